@@ -1,0 +1,20 @@
+// CI guard: generated/ must be what `npm run generate` makes from openapi.yaml right now.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const dir = mkdtempSync(join(tmpdir(), 'generated-'));
+try {
+  const bin = (name: string) => join('node_modules', '.bin', name);
+  execFileSync(bin('redocly'), ['bundle', 'openapi.yaml', '-o', join(dir, 'openapi.json')], { stdio: 'pipe' });
+  execFileSync(bin('openapi-typescript'), [join(dir, 'openapi.json'), '-o', join(dir, 'api.d.ts')], { stdio: 'pipe' });
+  const stale = ['openapi.json', 'api.d.ts'].filter((f) => readFileSync(join(dir, f), 'utf8') !== readFileSync(join('generated', f), 'utf8'));
+  if (stale.length) {
+    console.error(`generated/ is stale (${stale.join(', ')}): run \`npm run generate\` and commit the result.`);
+    process.exit(1);
+  }
+  console.log('generated/ is up to date');
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
