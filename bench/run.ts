@@ -1,0 +1,136 @@
+// `npm run bench`: every figure next to its baseline, in one run, with the ratios.
+//  (a) start-up: spawn `node src/main.ts` → first 200 from GET /health
+//  (b) GET /v1/api-keys through the full stack vs. a bare node:http + pg server running the same SQL
+//  (c) router matching cost with all operations loaded vs. one; ours (compiled) vs. openapi-backend's
+import { fork, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { OpenAPIRouter } from 'openapi-backend';
+import { startEmbeddedPostgres } from '../src/db/postgres-server.ts';
+import { createDb, migrateToLatest } from '../src/db/database.ts';
+import { createOrganization } from '../src/domain/organizations.ts';
+import { listOperations, loadDocument } from '../src/http/document.ts';
+import { CompiledRouter } from '../src/http/router.ts';
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+
+async function waitFor(url: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).status === 200) return;
+    } catch {}
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`${url} did not answer 200 in ${timeoutMs} ms`);
+}
+
+async function load(url: string, headers: Record<string, string>) {
+  const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return { rps: result.requests.average, p99: result.latency.p99 };
+}
+
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'msa-bench-'));
+  const pgServer = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
+  const children: Array<{ kill: () => void }> = [];
+  try {
+    const { db } = createDb(pgServer.url, 2);
+    await migrateToLatest(db as never);
+    const org = await createOrganization(db, loadDocument(), 'Bench org');
+    for (let i = 0; i < 9; i++) await createOrganization(db, loadDocument(), `Noise org ${i}`);
+    await db.destroy();
+    const env = { ...process.env, DATABASE_URL: pgServer.url, NODE_ENV: 'production', LOG_LEVEL: 'info', RUN_WORKERS: '1' };
+
+    // (a) start-up
+    const startups: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const port = await freePort();
+      const t0 = performance.now();
+      const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(port) }, stdio: 'ignore' });
+      await waitFor(`http://127.0.0.1:${port}/health`);
+      startups.push(performance.now() - t0);
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    const startup = Math.min(...startups);
+
+    // (b) full stack vs. bare baseline, each in its own process
+    const fullPort = await freePort();
+    const full = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(fullPort) }, stdio: 'ignore' });
+    children.push(full);
+    await waitFor(`http://127.0.0.1:${fullPort}/health`);
+    const basePort = await freePort();
+    const base = fork('bench/baseline-server.ts', [], { env: { ...env, PORT: String(basePort), BENCH_ORG_ID: org.organizationId }, stdio: 'ignore' });
+    children.push(base);
+    await new Promise((r) => base.once('message', r));
+
+    const auth = { authorization: `Bearer ${org.apiKey.secret}` };
+    await load(`http://127.0.0.1:${fullPort}/v1/api-keys`, auth); // warm-up
+    await load(`http://127.0.0.1:${basePort}/v1/api-keys`, {});
+    const fullResult = await load(`http://127.0.0.1:${fullPort}/v1/api-keys`, auth);
+    const baseResult = await load(`http://127.0.0.1:${basePort}/v1/api-keys`, {});
+
+    // (c) router matching cost
+    const doc = loadDocument();
+    const all = listOperations(doc);
+    const one = all.filter((o) => o.path === '/v1/contacts/{id}/consent');
+    const probe = { method: 'get', path: '/v1/contacts/3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b/consent' };
+    const perMatch = (match: () => unknown, n: number) => {
+      for (let i = 0; i < Math.min(n, 1000); i++) match();
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < n; i++) match();
+      return Number(process.hrtime.bigint() - t0) / n / 1000; // µs
+    };
+    const compiledAll = new CompiledRouter(all as never);
+    const compiledOne = new CompiledRouter(one as never);
+    const pathsOf = (ops: typeof all) => {
+      const paths: Record<string, Record<string, unknown>> = {};
+      for (const o of ops) (paths[o.path] ??= {})[o.method] = doc.paths[o.path]![o.method];
+      return { ...doc, paths };
+    };
+    const obAll = new OpenAPIRouter({ definition: pathsOf(all) as never });
+    const obOne = new OpenAPIRouter({ definition: pathsOf(one) as never });
+    const r = {
+      compiledAll: perMatch(() => compiledAll.match(probe.method, probe.path), 200_000),
+      compiledOne: perMatch(() => compiledOne.match(probe.method, probe.path), 200_000),
+      obAll: perMatch(() => obAll.matchOperation(probe as never), 300),
+      obOne: perMatch(() => obOne.matchOperation(probe as never), 20_000),
+    };
+
+    console.log(`\nbenchmark (${DURATION}s per load run, ${CONNECTIONS} connections, Node ${process.version})\n`);
+    console.log(`(a) start-up to first 200 from /health: ${fmt(startup)} ms (best of 3: ${startups.map((s) => fmt(s)).join(', ')} ms; goal < 1000 ms)`);
+    console.log(`(b) GET /v1/api-keys`);
+    console.log(`      full stack (auth, routing, validation, response check off in production, pino): ${fmt(fullResult.rps)} req/s, p99 ${fullResult.p99} ms`);
+    console.log(`      bare node:http + pg, same SQL:                                                   ${fmt(baseResult.rps)} req/s, p99 ${baseResult.p99} ms`);
+    console.log(`      ratio full/bare: ${fmt((fullResult.rps / baseResult.rps) * 100, 1)}% (goal ≥ 50%)`);
+    console.log(`(c) router match of GET /v1/contacts/{id}/consent`);
+    console.log(`      compiled router: ${fmt(r.compiledAll, 2)} µs with ${all.length} operations, ${fmt(r.compiledOne, 2)} µs with 1 → ratio ${fmt(r.compiledAll / r.compiledOne, 2)}x`);
+    console.log(`      openapi-backend: ${fmt(r.obAll, 1)} µs with ${all.length} operations, ${fmt(r.obOne, 1)} µs with 1 → ratio ${fmt(r.obAll / r.obOne, 1)}x`);
+    console.log(`      compiled vs. openapi-backend with all operations: ${fmt(r.obAll / r.compiledAll, 0)}x faster`);
+  } finally {
+    for (const c of children) c.kill();
+    await pgServer.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -1,0 +1,88 @@
+// Admin CLI: `npm run --silent admin -- <command> [options]`. Prints one JSON object on stdout.
+// Works against the same database as a running server: DATABASE_URL, or the embedded server in DATA_DIR
+// (shared while it runs, started and stopped here otherwise).
+import { parseArgs } from 'node:util';
+import { loadConfig } from '../config.ts';
+import { createApiKeyFor, createOrganization } from '../domain/organizations.ts';
+import { allScopes } from '../http/document.ts';
+import { startRuntime } from '../runtime.ts';
+
+const USAGE = `usage:
+  admin create-org --name <name>
+  admin create-key --org <organizationId> --name <name> --scopes <a,b,c | all>
+  admin simulate-inbound --org <organizationId> --from <E.164> --text <text>
+  admin migrate`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      org: { type: 'string' },
+      scopes: { type: 'string' },
+      from: { type: 'string' },
+      text: { type: 'string' },
+    },
+    strict: true,
+  });
+  const need = (key: keyof typeof values): string => {
+    const v = values[key];
+    if (typeof v !== 'string' || v === '') throw new UsageError(`--${key} is required`);
+    return v;
+  };
+  if (!command || !['create-org', 'create-key', 'simulate-inbound', 'migrate'].includes(command)) throw new UsageError(`unknown command "${command ?? ''}"`);
+  if (command === 'simulate-inbound') {
+    need('org');
+    need('from');
+    need('text');
+    console.error('simulate-inbound: not implemented yet (arrives with the message-lifecycle work)');
+    return 3;
+  }
+
+  const runtime = await startRuntime({ ...loadConfig(), logLevel: 'silent' }, { queue: false });
+  try {
+    const { db, document } = runtime.context;
+    switch (command) {
+      case 'migrate':
+        print({ migrated: true });
+        break;
+      case 'create-org':
+        print(await createOrganization(db, document, need('name')));
+        break;
+      case 'create-key': {
+        const org = need('org');
+        const raw = need('scopes');
+        const known = new Set(allScopes(document));
+        const scopes = raw === 'all' ? [...known] : raw.split(',').map((s) => s.trim()).filter(Boolean);
+        const unknown = scopes.filter((s) => !known.has(s));
+        if (unknown.length) throw new UsageError(`unknown scopes: ${unknown.join(', ')}`);
+        const exists = await db.selectFrom('organizations').select('id').where('id', '=', org).executeTakeFirst().catch(() => undefined);
+        if (!exists) throw new UsageError(`no organization ${org}`);
+        print(await createApiKeyFor(db, org, need('name'), scopes));
+        break;
+      }
+    }
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+class UsageError extends Error {}
+
+function print(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`${(error as Error).message}\n${USAGE}`);
+      process.exit(2);
+    }
+    console.error(error);
+    process.exit(1);
+  },
+);

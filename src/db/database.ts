@@ -1,0 +1,29 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Migrator } from 'kysely/migration';
+import type { Database } from './schema.ts';
+import { migrations } from './migrations/index.ts';
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+
+// timestamptz → Date (default), int8 → number where safe is done per query; numeric stays a string (money).
+export function createDb(url: string, poolSize = 10): { db: Db; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: 'messaging-service-api' });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return { db, pool };
+}
+
+export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
+}
+
+/** The one way to run a multi-step write: all of it commits, or none of it does. */
+export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(work);
+}

@@ -1,0 +1,78 @@
+// SQL for the API Keys section and for authentication. Tenant-scoped: every query names organization_id.
+import { sql } from 'kysely';
+import type { Db } from '../database.ts';
+import type { ApiKeyRow } from '../schema.ts';
+import { tenant } from '../tenant.ts';
+
+export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
+}
+
+export async function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }) {
+  const rows = await tenant(db.selectFrom('api_keys'), orgId)
+    .selectAll()
+    .select((eb) => eb.fn.countAll<string>().over().as('total_count'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return rows;
+}
+
+export async function countApiKeys(db: Db, orgId: string): Promise<number> {
+  const row = await tenant(db.selectFrom('api_keys'), orgId).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export function insertApiKey(
+  db: Db,
+  key: { organizationId: string; name: string; prefix: string; hash: Buffer; scopes: string[]; expiresAt: Date | null },
+): Promise<ApiKeyRow> {
+  return db
+    .insertInto('api_keys')
+    .values({
+      organization_id: key.organizationId,
+      name: key.name,
+      prefix: key.prefix,
+      secret_hash: key.hash,
+      scopes: key.scopes,
+      expires_at: key.expiresAt,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export function getApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
+  return tenant(db.selectFrom('api_keys'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Revokes once; a second revoke leaves revoked_at unchanged. */
+export function revokeApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
+  return tenant(db.updateTable('api_keys'), orgId)
+    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.fn<Date>('now')) }))
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Swaps prefix and hash in one statement, so the old secret stops matching at commit. */
+export function rotateApiKey(db: Db, orgId: string, id: string, next: { prefix: string; hash: Buffer }): Promise<ApiKeyRow | undefined> {
+  return tenant(db.updateTable('api_keys'), orgId)
+    .set({ prefix: next.prefix, secret_hash: next.hash })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', eb.fn<Date>('now'))]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Records use at most once a minute per key, so authentication does not write on every request. */
+export async function touchApiKey(db: Db, id: string): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: sql`now()` })
+    .where('id', '=', id)
+    .where(sql<boolean>`(last_used_at is null or last_used_at < now() - interval '60 seconds')`)
+    .execute();
+}

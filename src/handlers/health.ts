@@ -1,0 +1,38 @@
+// Common section: getHealth (no authentication). 200 while the database answers a trivial query within
+// 2 seconds, 503 (same body, status "degraded") otherwise.
+import { sql } from 'kysely';
+import { defineHandlers } from '../http/handler-types.ts';
+import pkg from '../../package.json' with { type: 'json' };
+
+async function probe(scope: Parameters<typeof healthHandlers.getHealth>[1]): Promise<number | null> {
+  const started = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      sql`select 1`.execute(scope.app.db),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), 2000);
+      }),
+    ]);
+    return Math.round(performance.now() - started);
+  } catch {
+    return null;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+export const healthHandlers = defineHandlers({
+  async getHealth(_input, scope) {
+    const latencyMs = await probe(scope);
+    const up = latencyMs !== null;
+    const body = {
+      status: up ? ('ok' as const) : ('degraded' as const),
+      version: pkg.version,
+      uptimeSeconds: Math.floor((Date.now() - scope.app.startedAt.getTime()) / 1000),
+      database: { status: up ? ('up' as const) : ('down' as const), latencyMs },
+      time: new Date().toISOString(),
+    };
+    return up ? { status: 200, body } : { status: 503, body };
+  },
+});

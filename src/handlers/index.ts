@@ -1,0 +1,11 @@
+// Every implemented operation's handler, keyed by operationId. Operations not built yet are listed in
+// not-implemented.ts and answer 501; src/http/api.ts refuses to start if the two lists and the document
+// disagree.
+import type { HandlerMap } from '../http/handler-types.ts';
+import { apiKeyHandlers } from './api-keys.ts';
+import { healthHandlers } from './health.ts';
+
+export const handlers: HandlerMap = {
+  ...healthHandlers,
+  ...apiKeyHandlers,
+};

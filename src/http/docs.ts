@@ -1,0 +1,26 @@
+// GET /openapi.json serves the bundled contract; /docs renders it with Redoc shipped in node_modules (no CDN).
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import express from 'express';
+import type { AppContext } from '../app-context.ts';
+
+const require = createRequire(import.meta.url);
+const redocBundle = join(dirname(require.resolve('redoc/package.json')), 'bundles', 'redoc.standalone.js');
+
+const page = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Messaging Service API reference</title>
+<meta name="viewport" content="width=device-width, initial-scale=1"></head>
+<body><redoc spec-url="/openapi.json"></redoc><script src="/docs/redoc.standalone.js"></script></body></html>`;
+
+export function mountDocs(server: express.Express, app: AppContext): void {
+  const json = JSON.stringify(app.document);
+  server.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(json);
+  });
+  server.get('/docs', (_req, res) => {
+    res.type('html').send(page);
+  });
+  server.get('/docs/redoc.standalone.js', (_req, res) => {
+    res.sendFile(redocBundle);
+  });
+}

@@ -1,0 +1,50 @@
+// The one error helper. Handlers throw ApiError; the HTTP layer turns it into an ErrorResponse.
+import type { components } from '../../generated/api.d.ts';
+
+export type ErrorCode = components['schemas']['ErrorCode'];
+export type FieldError = components['schemas']['FieldError'];
+export type ErrorResponse = components['schemas']['ErrorResponse'];
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly code: ErrorCode;
+  readonly details: FieldError[] | undefined;
+  readonly headers: Record<string, string> | undefined;
+  readonly extra: Record<string, unknown> | undefined;
+
+  constructor(
+    status: number,
+    code: ErrorCode,
+    message: string,
+    opts: { details?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+  ) {
+    super(message);
+    this.status = status;
+    this.code = code;
+    this.details = opts.details;
+    this.headers = opts.headers;
+    this.extra = opts.extra;
+  }
+
+  toBody(requestId: string): ErrorResponse {
+    return {
+      code: this.code,
+      message: this.message,
+      requestId,
+      ...(this.details ? { details: this.details } : {}),
+      ...(this.extra ?? {}),
+    };
+  }
+}
+
+export const badRequest = (message: string, details?: FieldError[], code: ErrorCode = 'VALIDATION_ERROR') =>
+  new ApiError(400, code, message, details ? { details } : {});
+export const invalidField = (field: string, message: string, code: ErrorCode = 'VALIDATION_ERROR') =>
+  new ApiError(400, code, message, { details: [{ field, message }] });
+export const unauthenticated = (message = 'Missing or invalid API key.') => new ApiError(401, 'UNAUTHENTICATED', message);
+export const forbidden = (message: string) => new ApiError(403, 'FORBIDDEN', message);
+export const notFound = (what = 'Resource') => new ApiError(404, 'NOT_FOUND', `${what} not found.`);
+export const conflict = (code: ErrorCode, message: string) => new ApiError(409, code, message);
+export const unprocessable = (code: ErrorCode, message: string) => new ApiError(422, code, message);
+export const notImplemented = (operationId: string) =>
+  new ApiError(501, 'NOT_IMPLEMENTED', `Operation ${operationId} is documented but not implemented by this server yet.`);

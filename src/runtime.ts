@@ -1,0 +1,41 @@
+// Assembles the parts every entry point needs (server, admin CLI, tests, benchmark): PostgreSQL (embedded
+// or DATABASE_URL), migrations, Kysely, pg-boss, logger. close() releases them in reverse order.
+import pino, { type Logger } from 'pino';
+import type { AppContext } from './app-context.ts';
+import type { Config } from './config.ts';
+import { createDb, migrateToLatest } from './db/database.ts';
+import { resolvePostgres } from './db/postgres-server.ts';
+import { loadDocument } from './http/document.ts';
+import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
+
+export type Runtime = {
+  context: AppContext;
+  queue: JobQueue | undefined;
+  databaseUrl: string;
+  close: () => Promise<void>;
+};
+
+export async function startRuntime(config: Config, opts: { log?: Logger; queue?: boolean } = {}): Promise<Runtime> {
+  const log = opts.log ?? pino({ level: config.logLevel });
+  const pgHandle = await resolvePostgres(config);
+  const { db } = createDb(pgHandle.url);
+  try {
+    await migrateToLatest(db as never);
+    const queue = opts.queue === false ? undefined : await startQueue(pgHandle.url, { workers: config.runWorkers });
+    const context: AppContext = { config, db, log, document: loadDocument(), startedAt: new Date() };
+    return {
+      context,
+      queue,
+      databaseUrl: pgHandle.url,
+      close: async () => {
+        if (queue) await stopQueue(queue);
+        await db.destroy();
+        await pgHandle.stop();
+      },
+    };
+  } catch (error) {
+    await db.destroy();
+    await pgHandle.stop();
+    throw error;
+  }
+}

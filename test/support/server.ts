@@ -1,0 +1,62 @@
+// A real server for one test file: the app over HTTP on a free port, against the run's database.
+import { createServer, type Server } from 'node:http';
+import pino from 'pino';
+import { inject } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import type { AppContext } from '../../src/app-context.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createDb } from '../../src/db/database.ts';
+import { loadDocument } from '../../src/http/document.ts';
+import { createApiKeyFor, createOrganization, type CreatedOrganization } from '../../src/domain/organizations.ts';
+
+export type TestServer = {
+  baseUrl: string;
+  context: AppContext;
+  /** A fresh organization with a full-scope key. */
+  newOrg: (name?: string) => Promise<CreatedOrganization>;
+  newKey: (organizationId: string, scopes: string[], expiresAt?: Date | null) => Promise<{ id: string; secret: string }>;
+  close: () => Promise<void>;
+};
+
+export async function startTestServer(): Promise<TestServer> {
+  const url = inject('databaseUrl');
+  const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true };
+  const { db } = createDb(url, 5);
+  const context: AppContext = { config, db, log: pino({ level: 'silent' }), document: loadDocument(), startedAt: new Date() };
+  const { express } = await createApp(context);
+  const server: Server = createServer(express);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    context,
+    newOrg: (name = 'Test org') => createOrganization(db, context.document, name),
+    newKey: (organizationId, scopes, expiresAt = null) => createApiKeyFor(db, organizationId, 'test key', scopes, expiresAt),
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await db.destroy();
+    },
+  };
+}
+
+export type CallOptions = { key?: string; body?: unknown; headers?: Record<string, string>; rawBody?: RequestInit['body'] };
+
+export type CallResult<T = any> = { status: number; body: T; headers: Headers; text: string };
+
+/** One HTTP call; JSON bodies are encoded and decoded. */
+export async function call<T = any>(srv: TestServer, method: string, path: string, opts: CallOptions = {}): Promise<CallResult<T>> {
+  const headers: Record<string, string> = { ...(opts.headers ?? {}) };
+  if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+  let body: RequestInit['body'] | undefined = opts.rawBody;
+  if (opts.body !== undefined) {
+    headers['content-type'] ??= 'application/json';
+    body = JSON.stringify(opts.body);
+  }
+  const res = await fetch(srv.baseUrl + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
+  return { status: res.status, body: parsed as T, headers: res.headers, text };
+}
