@@ -1,5 +1,6 @@
 // What every request handler can reach: configuration, the database and the logger. Built once at start.
 import type { Logger } from 'pino';
+import type { ApiKeyCache } from './auth/key-cache.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
 import type { OpenApiDocument } from './http/document.ts';
@@ -10,4 +11,6 @@ export type AppContext = {
   log: Logger;
   document: OpenApiDocument;
   startedAt: Date;
+  /** Authenticated keys, invalidated through LISTEN/NOTIFY; absent in one-shot tools (CLI). */
+  apiKeyCache?: ApiKeyCache;
 };

@@ -2,6 +2,7 @@
 // or DATABASE_URL), migrations, Kysely, pg-boss, logger. close() releases them in reverse order.
 import pino, { type Logger } from 'pino';
 import type { AppContext } from './app-context.ts';
+import { ApiKeyCache } from './auth/key-cache.ts';
 import type { Config } from './config.ts';
 import { createDb, migrateToLatest } from './db/database.ts';
 import { resolvePostgres } from './db/postgres-server.ts';
@@ -15,20 +16,23 @@ export type Runtime = {
   close: () => Promise<void>;
 };
 
-export async function startRuntime(config: Config, opts: { log?: Logger; queue?: boolean } = {}): Promise<Runtime> {
+export async function startRuntime(config: Config, opts: { log?: Logger; queue?: boolean; keyCache?: boolean } = {}): Promise<Runtime> {
   const log = opts.log ?? pino({ level: config.logLevel });
   const pgHandle = await resolvePostgres(config);
   const { db } = createDb(pgHandle.url);
   try {
     await migrateToLatest(db as never);
     const queue = opts.queue === false ? undefined : await startQueue(pgHandle.url, { workers: config.runWorkers });
-    const context: AppContext = { config, db, log, document: loadDocument(), startedAt: new Date() };
+    const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
+    await apiKeyCache?.start();
+    const context: AppContext = { config, db, log, document: loadDocument(), startedAt: new Date(), apiKeyCache };
     return {
       context,
       queue,
       databaseUrl: pgHandle.url,
       close: async () => {
         if (queue) await stopQueue(queue);
+        await apiKeyCache?.close();
         await db.destroy();
         await pgHandle.stop();
       },

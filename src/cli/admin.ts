@@ -40,7 +40,7 @@ async function main(argv: string[]): Promise<number> {
     return 3;
   }
 
-  const runtime = await startRuntime({ ...loadConfig(), logLevel: 'silent' }, { queue: false });
+  const runtime = await startRuntime({ ...loadConfig(), logLevel: 'silent' }, { queue: false, keyCache: false });
   try {
     const { db, document } = runtime.context;
     switch (command) {

@@ -55,6 +55,7 @@ export const apiKeyHandlers = defineHandlers({
     const { organizationId } = requirePrincipal(scope);
     const row = await q.revokeApiKey(scope.app.db, organizationId, path.id);
     if (!row) throw notFound('API key');
+    scope.app.apiKeyCache?.evict(row.id);
     return { status: 200, body: { data: toApiKey(row) } };
   },
 
@@ -62,6 +63,7 @@ export const apiKeyHandlers = defineHandlers({
     const { organizationId } = requirePrincipal(scope);
     const secret = generateSecret();
     const row = await q.rotateApiKey(scope.app.db, organizationId, path.id, secret);
+    if (row) scope.app.apiKeyCache?.evict(row.id);
     if (row) return { status: 200, body: { data: { ...toApiKey(row), secret: secret.secret } } };
     if (await q.getApiKey(scope.app.db, organizationId, path.id)) {
       throw conflict('INVALID_STATE', 'A revoked or expired API key cannot be rotated.');

@@ -97,7 +97,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     const header = c.request.headers.authorization;
     const value = Array.isArray(header) ? header[0] : header;
     try {
-      return { principal: await authenticate(app.db, value) };
+      return { principal: await authenticate(app.db, app.apiKeyCache, value) };
     } catch (error) {
       return { error };
     }

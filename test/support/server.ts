@@ -6,6 +6,7 @@ import { createApp } from '../../src/app.ts';
 import type { AppContext } from '../../src/app-context.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createDb } from '../../src/db/database.ts';
+import { ApiKeyCache } from '../../src/auth/key-cache.ts';
 import { loadDocument } from '../../src/http/document.ts';
 import { createApiKeyFor, createOrganization, type CreatedOrganization } from '../../src/domain/organizations.ts';
 
@@ -22,7 +23,9 @@ export async function startTestServer(): Promise<TestServer> {
   const url = inject('databaseUrl');
   const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true };
   const { db } = createDb(url, 5);
-  const context: AppContext = { config, db, log: pino({ level: 'silent' }), document: loadDocument(), startedAt: new Date() };
+  const apiKeyCache = new ApiKeyCache(url);
+  await apiKeyCache.start();
+  const context: AppContext = { config, db, log: pino({ level: 'silent' }), document: loadDocument(), startedAt: new Date(), apiKeyCache };
   const { express } = await createApp(context);
   const server: Server = createServer(express);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -36,6 +39,7 @@ export async function startTestServer(): Promise<TestServer> {
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await apiKeyCache.close();
       await db.destroy();
     },
   };

@@ -1,8 +1,9 @@
 // SQL for the API Keys section and for authentication. Tenant-scoped: every query names organization_id.
 import { sql } from 'kysely';
-import type { Db } from '../database.ts';
+import { inTransaction, type Db } from '../database.ts';
 import type { ApiKeyRow } from '../schema.ts';
 import { tenant } from '../tenant.ts';
+import { API_KEYS_CHANNEL } from '../../auth/key-cache.ts';
 
 export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
@@ -47,24 +48,37 @@ export function getApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyRow 
   return tenant(db.selectFrom('api_keys'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** Tells every API process to drop its cached copy of the key when the surrounding transaction commits. */
+async function notifyKeyChanged(db: Db, id: string): Promise<void> {
+  await sql`select pg_notify(${API_KEYS_CHANNEL}, ${id})`.execute(db);
+}
+
 /** Revokes once; a second revoke leaves revoked_at unchanged. */
 export function revokeApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
-  return tenant(db.updateTable('api_keys'), orgId)
-    .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.fn<Date>('now')) }))
-    .where('id', '=', id)
-    .returningAll()
-    .executeTakeFirst();
+  return inTransaction(db, async (tx) => {
+    const row = await tenant(tx.updateTable('api_keys'), orgId)
+      .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.fn<Date>('now')) }))
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await notifyKeyChanged(tx, row.id);
+    return row;
+  });
 }
 
 /** Swaps prefix and hash in one statement, so the old secret stops matching at commit. */
 export function rotateApiKey(db: Db, orgId: string, id: string, next: { prefix: string; hash: Buffer }): Promise<ApiKeyRow | undefined> {
-  return tenant(db.updateTable('api_keys'), orgId)
-    .set({ prefix: next.prefix, secret_hash: next.hash })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', eb.fn<Date>('now'))]))
-    .returningAll()
-    .executeTakeFirst();
+  return inTransaction(db, async (tx) => {
+    const row = await tenant(tx.updateTable('api_keys'), orgId)
+      .set({ prefix: next.prefix, secret_hash: next.hash })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', eb.fn<Date>('now'))]))
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await notifyKeyChanged(tx, row.id);
+    return row;
+  });
 }
 
 /** Records use at most once a minute per key, so authentication does not write on every request. */
