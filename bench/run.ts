@@ -17,6 +17,12 @@ import { CompiledRouter } from '../src/http/router.ts';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+};
 
 const freePort = () =>
   new Promise<number>((resolve) => {
@@ -59,7 +65,7 @@ async function main(): Promise<void> {
 
     // (a) start-up
     const startups: number[] = [];
-    for (let i = 0; i < 3; i++) {
+    for (let i = 0; i < 5; i++) {
       const port = await freePort();
       const t0 = performance.now();
       const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(port) }, stdio: 'ignore' });
@@ -68,7 +74,7 @@ async function main(): Promise<void> {
       child.kill('SIGTERM');
       await new Promise((r) => child.once('exit', r));
     }
-    const startup = Math.min(...startups);
+    const startup = median(startups);
 
     // (b) full stack vs. bare baseline, each in its own process
     const fullPort = await freePort();
@@ -80,22 +86,36 @@ async function main(): Promise<void> {
     children.push(base);
     await new Promise((r) => base.once('message', r));
 
+    // Alternating rounds, medians: both sides see the same machine noise.
     const auth = { authorization: `Bearer ${org.apiKey.secret}` };
-    await load(`http://127.0.0.1:${fullPort}/v1/api-keys`, auth); // warm-up
-    await load(`http://127.0.0.1:${basePort}/v1/api-keys`, {});
-    const fullResult = await load(`http://127.0.0.1:${fullPort}/v1/api-keys`, auth);
-    const baseResult = await load(`http://127.0.0.1:${basePort}/v1/api-keys`, {});
+    const fullUrl = `http://127.0.0.1:${fullPort}/v1/api-keys`;
+    const baseUrl = `http://127.0.0.1:${basePort}/v1/api-keys`;
+    await load(fullUrl, auth); // warm-up
+    await load(baseUrl, {});
+    const fullRuns: Array<{ rps: number; p99: number }> = [];
+    const baseRuns: Array<{ rps: number; p99: number }> = [];
+    for (let i = 0; i < ROUNDS; i++) {
+      fullRuns.push(await load(fullUrl, auth));
+      baseRuns.push(await load(baseUrl, {}));
+    }
+    const fullResult = { rps: median(fullRuns.map((r) => r.rps)), p99: median(fullRuns.map((r) => r.p99)) };
+    const baseResult = { rps: median(baseRuns.map((r) => r.rps)), p99: median(baseRuns.map((r) => r.p99)) };
 
     // (c) router matching cost
     const doc = loadDocument();
     const all = listOperations(doc);
     const one = all.filter((o) => o.path === '/v1/contacts/{id}/consent');
     const probe = { method: 'get', path: '/v1/contacts/3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b/consent' };
+    // Best of 5 trials: the least-disturbed measurement of the same work.
     const perMatch = (match: () => unknown, n: number) => {
       for (let i = 0; i < Math.min(n, 1000); i++) match();
-      const t0 = process.hrtime.bigint();
-      for (let i = 0; i < n; i++) match();
-      return Number(process.hrtime.bigint() - t0) / n / 1000; // µs
+      let best = Infinity;
+      for (let trial = 0; trial < 5; trial++) {
+        const t0 = process.hrtime.bigint();
+        for (let i = 0; i < n; i++) match();
+        best = Math.min(best, Number(process.hrtime.bigint() - t0) / n / 1000); // µs
+      }
+      return best;
     };
     const compiledAll = new CompiledRouter(all as never);
     const compiledOne = new CompiledRouter(one as never);
@@ -109,13 +129,13 @@ async function main(): Promise<void> {
     const r = {
       compiledAll: perMatch(() => compiledAll.match(probe.method, probe.path), 200_000),
       compiledOne: perMatch(() => compiledOne.match(probe.method, probe.path), 200_000),
-      obAll: perMatch(() => obAll.matchOperation(probe as never), 300),
+      obAll: perMatch(() => obAll.matchOperation(probe as never), 200),
       obOne: perMatch(() => obOne.matchOperation(probe as never), 20_000),
     };
 
-    console.log(`\nbenchmark (${DURATION}s per load run, ${CONNECTIONS} connections, Node ${process.version})\n`);
-    console.log(`(a) start-up to first 200 from /health: ${fmt(startup)} ms (best of 3: ${startups.map((s) => fmt(s)).join(', ')} ms; goal < 1000 ms)`);
-    console.log(`(b) GET /v1/api-keys`);
+    console.log(`\nbenchmark (${CONNECTIONS} connections, Node ${process.version}, ${process.env.BENCH_NOTE ?? 'shared machine'})\n`);
+    console.log(`(a) start-up to first 200 from /health: median ${fmt(startup)} ms of ${startups.map((s) => fmt(s)).join(', ')} ms (the first start also creates pg-boss's schema; goal < 1000 ms)`);
+    console.log(`(b) GET /v1/api-keys, median of ${ROUNDS} alternating ${DURATION}s rounds`);
     console.log(`      full stack (auth, routing, validation, response check off in production, pino): ${fmt(fullResult.rps)} req/s, p99 ${fullResult.p99} ms`);
     console.log(`      bare node:http + pg, same SQL:                                                   ${fmt(baseResult.rps)} req/s, p99 ${baseResult.p99} ms`);
     console.log(`      ratio full/bare: ${fmt((fullResult.rps / baseResult.rps) * 100, 1)}% (goal ≥ 50%)`);

@@ -1,4 +1,4 @@
-// `npm start`: serve the API on PORT. Graceful shutdown on SIGTERM/SIGINT: stop accepting, let in-flight
+// The API server: serve on PORT. Graceful shutdown on SIGTERM/SIGINT: stop accepting, let in-flight
 // requests finish, stop workers, close the pool, stop the embedded database.
 import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from './config.ts';
