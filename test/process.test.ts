@@ -1,0 +1,61 @@
+// The server and the admin CLI as processes, the way users run them: configuration errors, graceful
+// shutdown, and the CLI's one-JSON-object output against the same database.
+import { execFile, spawn } from 'node:child_process';
+import { promisify } from 'node:util';
+import { describe, expect, inject, it } from 'vitest';
+
+const run = promisify(execFile);
+const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0' });
+
+describe('server process', () => {
+  it('refuses a bad configuration with a clear message and exit code 2', async () => {
+    const err = await run(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: 'eighty' } }).catch((e: { code: number; stderr: string }) => e);
+    expect((err as { code: number }).code).toBe(2);
+    expect((err as { stderr: string }).stderr).toContain('PORT must be an integer');
+  });
+
+  it('serves, then shuts down gracefully on SIGTERM with exit code 0', async () => {
+    const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 20_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
+        const m = /listening on http:\/\/localhost:(\d+)/.exec(log);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    const health = await fetch(`http://127.0.0.1:${port}/health`);
+    expect(health.status).toBe(200);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(log).toContain('"msg":"stopped"');
+  });
+});
+
+describe('admin CLI', () => {
+  const admin = (...args: string[]) => run(process.execPath, ['src/cli/admin.ts', ...args], { env: env() });
+
+  it('create-org prints the organization, a full-scope key and an active sandbox sender', async () => {
+    const { stdout } = await admin('create-org', '--name', 'CLI org');
+    const out = JSON.parse(stdout);
+    expect(out).toEqual({ organizationId: expect.any(String), apiKey: { id: expect.any(String), secret: expect.stringMatching(/^msk_/) }, senderId: expect.any(String) });
+
+    const { stdout: keyOut } = await admin('create-key', '--org', out.organizationId, '--name', 'ci', '--scopes', 'api-keys:read,contacts:read');
+    const key = JSON.parse(keyOut);
+    expect(key).toEqual({ id: expect.any(String), secret: expect.stringMatching(/^msk_/), scopes: ['api-keys:read', 'contacts:read'] });
+  });
+
+  it('rejects unknown scopes and missing options with usage and exit code 2', async () => {
+    const bad = await admin('create-key', '--org', '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b', '--name', 'x', '--scopes', 'nope:read').catch((e: { code: number; stderr: string }) => e);
+    expect((bad as { code: number }).code).toBe(2);
+    expect((bad as { stderr: string }).stderr).toContain('unknown scopes');
+    const missing = await admin('create-org').catch((e: { code: number; stderr: string }) => e);
+    expect((missing as { code: number }).code).toBe(2);
+    expect((missing as { stderr: string }).stderr).toContain('--name is required');
+  });
+});
