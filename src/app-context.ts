@@ -4,6 +4,8 @@ import type { ApiKeyCache } from './auth/key-cache.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
 import type { OpenApiDocument } from './http/document.ts';
+import type { JobQueue } from './jobs/queue.ts';
+import type { MessagingProvider } from './providers/provider.ts';
 
 export type AppContext = {
   config: Config;
@@ -13,4 +15,8 @@ export type AppContext = {
   startedAt: Date;
   /** Authenticated keys, invalidated through LISTEN/NOTIFY; absent in one-shot tools (CLI). */
   apiKeyCache?: ApiKeyCache;
+  /** pg-boss, for enqueueing background work; absent in one-shot tools (CLI). */
+  queue?: JobQueue;
+  /** The carrier-side provider (the built-in simulator unless configured otherwise). */
+  provider: MessagingProvider;
 };

@@ -8,6 +8,8 @@ import { createDb, migrateToLatest } from './db/database.ts';
 import { resolvePostgres } from './db/postgres-server.ts';
 import { loadDocument } from './http/document.ts';
 import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
+import { createQueues, startWorkers } from './jobs/workers.ts';
+import { CarrierSimulator } from './providers/simulator.ts';
 
 export type Runtime = {
   context: AppContext;
@@ -25,7 +27,10 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     const queue = opts.queue === false ? undefined : await startQueue(pgHandle.url, { workers: config.runWorkers });
     const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
     await apiKeyCache?.start();
-    const context: AppContext = { config, db, log, document: loadDocument(), startedAt: new Date(), apiKeyCache };
+    if (queue) await createQueues(queue);
+    const provider = new CarrierSimulator();
+    const context: AppContext = { config, db, log, document: loadDocument(), startedAt: new Date(), apiKeyCache, queue, provider };
+    if (queue && config.runWorkers) await startWorkers(queue, context);
     return {
       context,
       queue,

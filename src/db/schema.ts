@@ -1,48 +1,11 @@
-// Table types for Kysely. Every table carries organization_id (tenant wall); see src/db/tenant.ts.
-import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+// Table types for Kysely, one file per section under tables/. Every table carries organization_id (the
+// tenant wall); queries add it through src/db/tenant.ts.
+import type { Selectable, Insertable, Updateable } from 'kysely';
+import type { CoreTables, ApiKeysTable } from './tables/core.ts';
+import type { ContactsTables } from './tables/contacts.ts';
+import type { ComplianceTables } from './tables/compliance.ts';
 
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
-type Timestamp = ColumnType<Date, Date | string, Date | string>;
-
-export interface OrganizationsTable {
-  id: Generated<string>;
-  name: string;
-  created_at: CreatedAt;
-}
-
-export interface ApiKeysTable {
-  id: Generated<string>;
-  organization_id: string;
-  name: string;
-  /** Public lookup part, e.g. `msk_a1b2c3d4` (unique). */
-  prefix: string;
-  /** SHA-256 of the whole secret; the secret itself is never stored. */
-  secret_hash: Buffer;
-  scopes: string[];
-  expires_at: Timestamp | null;
-  last_used_at: Timestamp | null;
-  revoked_at: Timestamp | null;
-  created_at: CreatedAt;
-}
-
-export interface SenderIdsTable {
-  id: Generated<string>;
-  organization_id: string;
-  name: string;
-  type: string;
-  status: string;
-  provider: string;
-  phone_number: string | null;
-  is_sandbox: boolean;
-  created_at: CreatedAt;
-  updated_at: Timestamp;
-}
-
-export interface Database {
-  organizations: OrganizationsTable;
-  api_keys: ApiKeysTable;
-  sender_ids: SenderIdsTable;
-}
+export interface Database extends CoreTables, ContactsTables, ComplianceTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;

@@ -1,11 +1,15 @@
-// Every implemented operation's handler, keyed by operationId. Operations not built yet are listed in
-// not-implemented.ts and answer 501; src/http/api.ts refuses to start if the two lists and the document
-// disagree.
+// Every implemented operation's handler, keyed by operationId, one module per section. Operations not
+// built yet are listed in not-implemented.ts and answer 501; src/http/api.ts refuses to start if the two
+// lists and the document disagree.
 import type { HandlerMap } from '../http/handler-types.ts';
 import { apiKeyHandlers } from './api-keys.ts';
+import { complianceHandlers } from './compliance.ts';
+import { contactHandlers } from './contacts.ts';
 import { healthHandlers } from './health.ts';
 
 export const handlers: HandlerMap = {
   ...healthHandlers,
   ...apiKeyHandlers,
+  ...contactHandlers,
+  ...complianceHandlers,
 };

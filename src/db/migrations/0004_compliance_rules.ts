@@ -1,0 +1,6 @@
+// Compliance section: DNC, content rules, keyword rules, consent overrides.
+import type { Kysely } from 'kysely';
+
+export async function up(_db: Kysely<unknown>): Promise<void> {}
+
+export async function down(_db: Kysely<unknown>): Promise<void> {}

@@ -1,0 +1,51 @@
+// Consent records shared by Contacts (history, opt-out flag), Compliance (overrides, reports, the gate) and
+// inbound keywords: the append-only ConsentAuditLog (consent_events) and the per-phone opt-out state.
+import { sql } from 'kysely';
+import type { Db } from '../database.ts';
+import type { Insertable, Selectable } from 'kysely';
+import type { ConsentEventsTable } from '../tables/compliance.ts';
+import { tenant } from '../tenant.ts';
+
+export type ConsentEventRow = Selectable<ConsentEventsTable>;
+
+export function recordConsentEvent(db: Db, event: Insertable<ConsentEventsTable>): Promise<ConsentEventRow> {
+  return db.insertInto('consent_events').values(event).returningAll().executeTakeFirstOrThrow();
+}
+
+/** A contact's consent history, newest first, with the total for pagination. */
+export async function listConsentEvents(db: Db, orgId: string, contactId: string, page: { limit: number; offset: number }) {
+  const rows = await tenant(db.selectFrom('consent_events'), orgId)
+    .selectAll()
+    .select(sql<string>`count(*) over()`.as('total_count'))
+    .where('contact_id', '=', contactId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+  return rows;
+}
+
+export async function isOptedOut(db: Db, orgId: string, phone: string): Promise<boolean> {
+  const row = await tenant(db.selectFrom('opt_outs'), orgId).select('phone').where('phone', '=', phone).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Phones among `phones` that are opted out (one query for a page of contacts). */
+export async function optedOutAmong(db: Db, orgId: string, phones: string[]): Promise<Set<string>> {
+  if (phones.length === 0) return new Set();
+  const rows = await tenant(db.selectFrom('opt_outs'), orgId).select('phone').where('phone', 'in', phones).execute();
+  return new Set(rows.map((r) => r.phone));
+}
+
+export async function setOptedOut(db: Db, orgId: string, phone: string, how: { source: string; keyword: string | null }): Promise<void> {
+  await db
+    .insertInto('opt_outs')
+    .values({ organization_id: orgId, phone, source: how.source, keyword: how.keyword, opted_out_at: new Date() })
+    .onConflict((oc) => oc.columns(['organization_id', 'phone']).doNothing())
+    .execute();
+}
+
+export async function clearOptOut(db: Db, orgId: string, phone: string): Promise<void> {
+  await tenant(db.deleteFrom('opt_outs'), orgId).where('phone', '=', phone).execute();
+}
