@@ -4,8 +4,9 @@ import type { Selectable, Insertable, Updateable } from 'kysely';
 import type { CoreTables, ApiKeysTable } from './tables/core.ts';
 import type { ContactsTables } from './tables/contacts.ts';
 import type { ComplianceTables } from './tables/compliance.ts';
+import type { WebhooksTables } from './tables/webhooks.ts';
 
-export interface Database extends CoreTables, ContactsTables, ComplianceTables {}
+export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;

@@ -6,10 +6,12 @@ import { apiKeyHandlers } from './api-keys.ts';
 import { complianceHandlers } from './compliance.ts';
 import { contactHandlers } from './contacts.ts';
 import { healthHandlers } from './health.ts';
+import { webhookHandlers } from './webhooks.ts';
 
 export const handlers: HandlerMap = {
   ...healthHandlers,
   ...apiKeyHandlers,
   ...contactHandlers,
   ...complianceHandlers,
+  ...webhookHandlers,
 };

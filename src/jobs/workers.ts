@@ -4,6 +4,7 @@ import type { AppContext } from '../app-context.ts';
 import type { JobQueue } from './queue.ts';
 import { contactJobs } from './contacts.ts';
 import { complianceJobs } from './compliance.ts';
+import { webhookJobs } from './webhooks.ts';
 
 export type JobDefinition<T extends object = object> = {
   queue: string;
@@ -14,7 +15,7 @@ export type JobDefinition<T extends object = object> = {
   batchSize?: number;
 };
 
-export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs] as JobDefinition[];
+export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
   for (const def of jobDefinitions) await boss.createQueue(def.queue, { notify: true, ...def.queueOptions });

@@ -4,9 +4,12 @@ import pino from 'pino';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import type { AppContext } from '../../src/app-context.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig, type Config } from '../../src/config.ts';
 import { createDb } from '../../src/db/database.ts';
 import { ApiKeyCache } from '../../src/auth/key-cache.ts';
+import { startQueue, stopQueue } from '../../src/jobs/queue.ts';
+import { createQueues, startWorkers } from '../../src/jobs/workers.ts';
+import { CarrierSimulator } from '../../src/providers/simulator.ts';
 import { loadDocument } from '../../src/http/document.ts';
 import { createApiKeyFor, createOrganization, type CreatedOrganization } from '../../src/domain/organizations.ts';
 
@@ -19,13 +22,26 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-export async function startTestServer(): Promise<TestServer> {
+/** `workers: true` also runs the background jobs (pg-boss) in this test file's process. */
+export async function startTestServer(opts: { workers?: boolean; config?: Partial<Config> } = {}): Promise<TestServer> {
   const url = inject('databaseUrl');
-  const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true };
+  const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true, ...opts.config };
   const { db } = createDb(url, 5);
   const apiKeyCache = new ApiKeyCache(url);
   await apiKeyCache.start();
-  const context: AppContext = { config, db, log: pino({ level: 'silent' }), document: loadDocument(), startedAt: new Date(), apiKeyCache };
+  const queue = opts.workers ? await startQueue(url, { workers: true }) : undefined;
+  if (queue) await createQueues(queue);
+  const context: AppContext = {
+    config,
+    db,
+    log: pino({ level: 'silent' }),
+    document: loadDocument(),
+    startedAt: new Date(),
+    apiKeyCache,
+    queue,
+    provider: new CarrierSimulator(),
+  };
+  if (queue) await startWorkers(queue, context);
   const { express } = await createApp(context);
   const server: Server = createServer(express);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -39,6 +55,7 @@ export async function startTestServer(): Promise<TestServer> {
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      if (queue) await stopQueue(queue);
       await apiKeyCache.close();
       await db.destroy();
     },

@@ -5,10 +5,12 @@ import * as m0001 from './0001_organizations_and_api_keys.ts';
 import * as m0002 from './0002_contacts_and_consent.ts';
 import * as m0003 from './0003_contacts_jobs.ts';
 import * as m0004 from './0004_compliance_rules.ts';
+import * as m0005 from './0005_webhooks.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
   '0002_contacts_and_consent': m0002,
   '0003_contacts_jobs': m0003,
   '0004_compliance_rules': m0004,
+  '0005_webhooks': m0005,
 };

@@ -1,0 +1,6 @@
+// Webhooks section: endpoints, events, delivery attempts.
+import type { Kysely } from 'kysely';
+
+export async function up(_db: Kysely<unknown>): Promise<void> {}
+
+export async function down(_db: Kysely<unknown>): Promise<void> {}

@@ -1,0 +1,2 @@
+// Webhooks section tables (endpoints, events, delivery attempts).
+export interface WebhooksTables {}
