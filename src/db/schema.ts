@@ -5,8 +5,9 @@ import type { CoreTables, ApiKeysTable } from './tables/core.ts';
 import type { ContactsTables } from './tables/contacts.ts';
 import type { ComplianceTables } from './tables/compliance.ts';
 import type { WebhooksTables } from './tables/webhooks.ts';
+import type { MessagingTables } from './tables/messaging.ts';
 
-export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables {}
+export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;

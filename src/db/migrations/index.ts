@@ -6,6 +6,7 @@ import * as m0002 from './0002_contacts_and_consent.ts';
 import * as m0003 from './0003_contacts_jobs.ts';
 import * as m0004 from './0004_compliance_rules.ts';
 import * as m0005 from './0005_webhooks.ts';
+import * as m0006 from './0006_messaging.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0003_contacts_jobs': m0003,
   '0004_compliance_rules': m0004,
   '0005_webhooks': m0005,
+  '0006_messaging': m0006,
 };

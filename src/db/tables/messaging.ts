@@ -1,0 +1,90 @@
+// Messaging tables: conversations, messages (both directions) and Idempotency-Key records.
+import type { Generated } from 'kysely';
+import type { CreatedAt, Json, TimestampDefault } from './columns.ts';
+
+export interface ConversationsTable {
+  id: Generated<string>;
+  organization_id: string;
+  contact_id: string;
+  sender_id: string;
+  /** open | closed */
+  status: Generated<string>;
+  /** bot | human: while human, bots do not reply */
+  handled_by: Generated<string>;
+  bot_id: string | null;
+  /** How it started: blast | bot | inbound | api | event | acquisition */
+  source_type: string;
+  source_blast_id: string | null;
+  source_bot_id: string | null;
+  source_campaign_id: string | null;
+  first_message_id: string | null;
+  last_message_at: Date | null;
+  last_message_preview: string | null;
+  last_inbound_at: Date | null;
+  last_outbound_at: Date | null;
+  /** Channel of the last inbound message: it opens the RCS/chat-app session window. */
+  session_channel: string | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface MessagesTable {
+  id: Generated<string>;
+  organization_id: string;
+  conversation_id: string;
+  contact_id: string;
+  contact_phone: string;
+  sender_id: string;
+  /** outbound | inbound */
+  direction: string;
+  requested_channel: string | null;
+  /** Channel chosen at send time (may change if RCS fails and fallback is allowed). */
+  planned_channel: string | null;
+  /** Channel that actually carried it, from the receipt (or at once for inbound). */
+  channel: string | null;
+  fallback_used: Generated<boolean>;
+  fallback_reason: string | null;
+  fallback_allowed: Generated<boolean>;
+  message_type: string | null;
+  status: string;
+  content: Json<Record<string, unknown>>;
+  segments: number;
+  encoding: string | null;
+  /** Price in 1/10,000 USD (see src/domain/messaging/pricing.ts); null until charged, null for inbound. */
+  cost_units: number | null;
+  estimated_cost_units: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  held_until: Date | null;
+  /** Internal: which provider carried it and its id there. Never exposed through the API. */
+  provider: string | null;
+  provider_message_id: string | null;
+  /** How the message entered the system: api | conversation | blast | bot | event | keyword_reply */
+  origin: string;
+  attempts: Generated<number>;
+  created_at: CreatedAt;
+  sent_at: Date | null;
+  delivered_at: Date | null;
+  read_at: Date | null;
+  failed_at: Date | null;
+  revoked_at: Date | null;
+  receipt_at: Date | null;
+  updated_at: TimestampDefault;
+}
+
+export interface IdempotencyKeysTable {
+  organization_id: string;
+  key: string;
+  operation_id: string;
+  /** SHA-256 of the canonical request body: the same key with another body is refused (409). */
+  request_hash: string;
+  response_status: number;
+  response_body: Json<unknown>;
+  created_at: CreatedAt;
+}
+
+export interface MessagingTables {
+  conversations: ConversationsTable;
+  messages: MessagesTable;
+  idempotency_keys: IdempotencyKeysTable;
+}

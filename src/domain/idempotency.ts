@@ -1,0 +1,85 @@
+// Idempotency-Key (Stripe's model, the spec's 24-hour window), scoped to the organization and stored in
+// PostgreSQL so every API process shares it.
+//
+// The key row is inserted at the start of the operation's own transaction. A concurrent retry with the same
+// key blocks on the primary key until the first transaction ends, then sees the stored answer and replays it:
+// two requests can never both do the work, whichever API process they reach. When the work fails (4xx or 5xx)
+// the transaction rolls back and the key is released, so a corrected retry can succeed; only successful
+// answers are stored and replayed. The same key with a different body (or for another operation) is 409.
+import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
+import { inTransaction, type Db, type Tx } from '../db/database.ts';
+import { conflict } from '../http/errors.ts';
+
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
+
+export type IdempotentResult<B> = { status: number; body: B; replayed: boolean };
+
+/** Canonical JSON (sorted keys) so that key order in the request does not make a "different body". */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonical(body)).digest('hex');
+}
+
+export async function withIdempotency<B>(
+  db: Db,
+  req: { organizationId: string; key: string | undefined; operationId: string; body: unknown },
+  work: (tx: Tx) => Promise<{ status: number; body: B }>,
+): Promise<IdempotentResult<B>> {
+  if (!req.key) return { ...(await inTransaction(db, work)), replayed: false };
+  const key = req.key;
+  const hash = requestHash(req.body);
+  return inTransaction(db, async (tx) => {
+    await tx
+      .deleteFrom('idempotency_keys')
+      .where('organization_id', '=', req.organizationId)
+      .where('key', '=', key)
+      .where(sql<boolean>`created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`)
+      .execute();
+    const claimed = await tx
+      .insertInto('idempotency_keys')
+      .values({ organization_id: req.organizationId, key, operation_id: req.operationId, request_hash: hash, response_status: 0, response_body: 'null' })
+      .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (!claimed) {
+      const stored = await tx
+        .selectFrom('idempotency_keys')
+        .select(['operation_id', 'request_hash', 'response_status', 'response_body'])
+        .where('organization_id', '=', req.organizationId)
+        .where('key', '=', key)
+        .executeTakeFirstOrThrow();
+      if (stored.operation_id !== req.operationId || stored.request_hash !== hash) {
+        throw conflict('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body.');
+      }
+      return { status: stored.response_status, body: stored.response_body as B, replayed: true };
+    }
+    const result = await work(tx);
+    await tx
+      .updateTable('idempotency_keys')
+      .set({ response_status: result.status, response_body: JSON.stringify(result.body) })
+      .where('organization_id', '=', req.organizationId)
+      .where('key', '=', key)
+      .execute();
+    return { ...result, replayed: false };
+  });
+}
+
+/** Drops records older than the replay window (run periodically). */
+export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
+  const res = await db
+    .deleteFrom('idempotency_keys')
+    .where(sql<boolean>`created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
+}
