@@ -2753,9 +2753,11 @@ export interface paths {
          *     - `keyword`: the pattern (≤ 500 characters) matches as whole words/phrase; `caseSensitive` defaults to false.
          *     - `regex`: an ECMAScript regular expression without delimiters or flags (`caseSensitive: false` adds the
          *       `i` flag). It is checked at creation: a pattern that does not compile, or that is prone to catastrophic
-         *       backtracking — a quantified group containing another quantifier (e.g. `(a+)+`, `(\w*)*`, `(a|aa)+`,
-         *       `(.*x){5}`) or a backreference (`\1`, `\k<name>`) — is refused with 400 `UNSAFE_REGEX` naming
-         *       `body.pattern`.
+         *       backtracking — a group repeated by `*`, `+`, `{n,}` or `{n,m}` with m > 1 that contains a quantifier or an
+         *       alternation (e.g. `(a+)+`, `(\w*)*`, `(a|aa)+`, `(.*x){5}`; `(cbd|thc)?` and `(ab){3}` are fine), or a
+         *       backreference (`\1`, `\k<name>`) — is refused with 400 `UNSAFE_REGEX` naming `body.pattern`. At send time
+         *       each regex also runs under a time budget (25 ms per rule, 100 ms for all rules of one message); a rule that
+         *       does not finish in time counts as matched.
          *
          *     An organization can have at most 200 content rules (422 `UNPROCESSABLE` beyond).
          */
@@ -2808,7 +2810,9 @@ export interface paths {
          *     rules and overrides. Not paginated. Sorted by keyword; a global rule comes before the organization rule that
          *     overrides it (`overriddenBy` / `overrides` link the two). An inbound message whose whole text, trimmed and
          *     case-insensitive, equals a keyword triggers the effective rule for it: the organization rule when there is
-         *     one, else the global rule.
+         *     one, else the global rule. Before comparing, the text is Unicode-normalized (NFKC, so full-width letters
+         *     count), leading and trailing punctuation and symbols are ignored and inner runs of whitespace count as one
+         *     space: `stop`, ` STOP `, `Stop.` and `STOP!` match STOP; `STOP please` and `S T O P` do not.
          *
          *     Global rules (scope `global`, `editable: false`, the same fixed ids in every organization):
          *
@@ -12015,8 +12019,9 @@ export interface components {
             enabled?: boolean;
         };
         /**
-         * @description Letters, digits and single inner spaces. Matching is case-insensitive against the whole inbound text, trimmed;
-         *     the keyword is stored and returned in upper case.
+         * @description Letters, digits and single inner spaces. Matching is case-insensitive against the whole inbound text, trimmed
+         *     (surrounding punctuation and symbols ignored, see `GET /v1/keyword-rules`); the keyword is stored and returned
+         *     in upper case.
          * @example PROMO
          */
         KeywordRuleKeyword: string;
