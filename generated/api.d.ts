@@ -3342,12 +3342,38 @@ export interface paths {
          *     **Destination rules** (400 `VALIDATION_ERROR`, `details[].field` = `body.url`): the url must be a public
          *     HTTPS URL; embedded credentials (`https://user:pass@host/…`) are refused; a host that is or resolves to a
          *     private, loopback, link-local, unique-local or otherwise non-public address (`10.0.0.0/8`, `172.16.0.0/12`,
-         *     `192.168.0.0/16`, `127.0.0.0/8`, `169.254.0.0/16`, `::1`, `fc00::/7`, `fe80::/10`, `localhost` …) is refused.
-         *     The address is checked again before every delivery, and redirects are followed only on the same origin.
+         *     `192.168.0.0/16`, `127.0.0.0/8`, `169.254.0.0/16`, `::1`, `fc00::/7`, `fe80::/10`, IPv4-mapped IPv6,
+         *     `localhost` …) is refused. The addresses are checked again when every delivery connects, and redirects are
+         *     followed only on the same origin. A server started with `WEBHOOK_ALLOW_PRIVATE=1` (local development only)
+         *     also accepts `http://` and loopback or private hosts.
          *
          *     **Secret**: this is the only response that carries `secret` (`whsec_` + base64). Store it now; it cannot
          *     be read again. To rotate it, delete the endpoint and create a new one. Deliveries are signed with it as
          *     described in the API's Webhooks section and on each event under `webhooks`.
+         *
+         *     **Verifying a delivery** with any Standard Webhooks library, here the `standardwebhooks` npm package (it
+         *     checks `webhook-signature` over the raw body in constant time and refuses timestamps more than 5 minutes
+         *     off):
+         *
+         *         import express from 'express';
+         *         import { Webhook } from 'standardwebhooks';
+         *
+         *         const wh = new Webhook(process.env.WEBHOOK_SECRET); // the whsec_… secret
+         *         express().post('/hooks', express.raw({ type: 'application/json' }), (req, res) => {
+         *           let event;
+         *           try {
+         *             event = wh.verify(req.body.toString('utf8'), req.headers);
+         *           } catch {
+         *             return res.sendStatus(400); // not signed by us, altered, or too old
+         *           }
+         *           if (event.data.test === true) return res.sendStatus(204); // acknowledge and ignore tests
+         *           // event.id (= webhook-id) is the same on every retry: process each id once.
+         *           res.sendStatus(204);
+         *         });
+         *
+         *     Without a library, compute HMAC-SHA256 of `<webhook-id>.<webhook-timestamp>.<raw body>` keyed with the
+         *     base64-decoded part after `whsec_`, and compare it in constant time with the base64 after `v1,` in
+         *     `webhook-signature` (or the hex after `v1=` in `X-Signature`).
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -3383,9 +3409,12 @@ export interface paths {
          *     A new url follows the same destination rules as on create (400 `VALIDATION_ERROR` on `body.url`).
          *
          *     An endpoint is disabled automatically after 10 consecutive failed deliveries (`isActive: false`,
-         *     `disabledReason: consecutive_failures`); events raised while it is disabled are not delivered.
+         *     `disabledReason: consecutive_failures`; a delivery has failed when all its retries failed) and at once when
+         *     the receiver answers `410 Gone` (`disabledReason: gone`). Disabling cancels pending retries; events raised
+         *     while it is disabled are not delivered.
          *     `isActive: true` re-enables it (also after a manual disable) and resets `consecutiveFailures` to 0;
-         *     `isActive: false` disables it (`disabledReason: manual`). Sending the current value again is a no-op.
+         *     `isActive: false` disables it (`disabledReason: manual`). Sending the current value again is a no-op. A new
+         *     `url` applies to later attempts, retries of earlier events included.
          *     The secret is unchanged by any update.
          */
         patch: operations["updateWebhookEndpoint"];
@@ -13675,8 +13704,12 @@ export interface components {
          * @description Public HTTPS URL that receives `POST` deliveries. Refused with 400 `VALIDATION_ERROR` (`details[].field`
          *     `body.url`): any scheme other than `https`; embedded credentials (`https://user:pass@…`); a host that is, or
          *     resolves to, a private, loopback, link-local, unique-local, multicast or otherwise non-public address
-         *     (e.g. `10.0.0.0/8`, `127.0.0.0/8`, `169.254.0.0/16`, `::1`, `fc00::/7`, `localhost`). The address is checked
-         *     again at every delivery. Redirects are followed only on the same origin.
+         *     (e.g. `10.0.0.0/8`, `100.64.0.0/10`, `127.0.0.0/8`, `169.254.0.0/16`, `::1`, `fc00::/7`, `fe80::/10`,
+         *     IPv4-mapped IPv6 such as `::ffff:127.0.0.1`, `localhost`). Every address the host resolves to must be public.
+         *     The addresses are checked again when each delivery connects, so a host that later resolves to a non-public
+         *     address is refused then. Redirects are followed only on the same origin. A server started with
+         *     `WEBHOOK_ALLOW_PRIVATE=1` (local development and tests only) also accepts `http://` URLs and loopback or
+         *     private hosts.
          * @example https://hooks.example.com/messaging/events
          */
         WebhookEndpointUrl: string;
@@ -13702,21 +13735,28 @@ export interface components {
             /** @description The event names this endpoint subscribes to. */
             events: components["schemas"]["WebhookEventName"][];
             /**
-             * @description `false` when disabled by a client (`PATCH isActive: false`) or automatically after 10 consecutive failed
-             *     deliveries. A disabled endpoint receives no deliveries; `PATCH` with `isActive: true` re-enables it.
+             * @description `false` when disabled by a client (`PATCH isActive: false`), automatically after 10 consecutive failed
+             *     deliveries, or when the receiver answered `410 Gone`. A disabled endpoint receives no deliveries and its
+             *     pending retries are cancelled; `PATCH` with `isActive: true` re-enables it.
              */
             isActive: boolean;
             /**
-             * @description Why the endpoint is inactive; null while active.
+             * @description Why the endpoint is inactive; null while active. `manual`: `PATCH isActive: false`;
+             *     `consecutive_failures`: 10 failed deliveries in a row; `gone`: the receiver answered `410 Gone` to a
+             *     delivery (a request to stop sending).
              * @enum {string|null}
              */
-            disabledReason: "manual" | "consecutive_failures" | null;
+            disabledReason: "manual" | "consecutive_failures" | "gone" | null;
             /**
              * Format: date-time
              * @description When the endpoint was disabled; null while active.
              */
             disabledAt: string | null;
-            /** @description Failed deliveries in a row (test deliveries do not count). Reset by a success or by re-enabling. */
+            /**
+             * @description Failed deliveries in a row (test deliveries do not count). A delivery (one event to this endpoint) has
+             *     failed when its last attempt failed: every retry was used, or the receiver answered `410 Gone`. Reset by
+             *     any successful attempt or by re-enabling.
+             */
             consecutiveFailures: number;
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];

@@ -1,5 +1,6 @@
 // What every request handler can reach: configuration, the database and the logger. Built once at start.
 import type { Logger } from 'pino';
+import type pg from 'pg';
 import type { ApiKeyCache } from './auth/key-cache.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
@@ -10,6 +11,8 @@ import type { MessagingProvider } from './providers/provider.ts';
 export type AppContext = {
   config: Config;
   db: Db;
+  /** The pool under `db`, for libraries that take a pg client (rate limiter). */
+  pool: pg.Pool;
   log: Logger;
   document: OpenApiDocument;
   startedAt: Date;

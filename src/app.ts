@@ -10,6 +10,7 @@ import { createApi, type Api, type ApiResponse } from './http/api.ts';
 import { ApiError } from './http/errors.ts';
 import { parseMultipart } from './http/multipart.ts';
 import { mountDocs } from './http/docs.ts';
+import { mountProviderCallbacks } from './providers/callbacks.ts';
 import { handlers } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
 
@@ -41,6 +42,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   );
 
   mountDocs(server, app);
+  mountProviderCallbacks(server, app);
 
   const jsonParser = express.json({ limit: app.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
 

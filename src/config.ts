@@ -13,6 +13,12 @@ export type Config = {
   webhookAllowPrivate: boolean;
   bodyLimitBytes: number;
   runWorkers: boolean;
+  /** Where providers (and the carrier simulator) send callbacks; default http://127.0.0.1:PORT. */
+  callbackBaseUrl: string | undefined;
+  /** How often pg-boss looks for jobs whose worker stopped heart-beating (a crashed process). */
+  queueSuperviseSeconds: number;
+  /** PostgreSQL schema of the job queue (pg-boss). Processes that share work must share it. */
+  queueSchema: string;
 };
 
 export class ConfigError extends Error {}
@@ -33,6 +39,24 @@ function bool(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean 
   if (['1', 'true', 'yes'].includes(raw.toLowerCase())) return true;
   if (['0', 'false', 'no'].includes(raw.toLowerCase())) return false;
   throw new ConfigError(`${name} must be 1/true/yes or 0/false/no (got "${raw}")`);
+}
+
+function identifier(env: NodeJS.ProcessEnv, name: string, fallback: string): string {
+  const raw = env[name] || fallback;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) throw new ConfigError(`${name} must be a lower-case SQL identifier (got "${raw}")`);
+  return raw;
+}
+
+function url(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (!raw) return undefined;
+  try {
+    const parsed = new URL(raw);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('protocol');
+    return raw.replace(/\/+$/, '');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL (got "${raw}")`);
+  }
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -60,5 +84,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     runWorkers: bool(env, 'RUN_WORKERS', true),
+    callbackBaseUrl: url(env, 'CALLBACK_BASE_URL'),
+    queueSuperviseSeconds: int(env, 'QUEUE_SUPERVISE_SECONDS', 60, 1, 3600),
+    queueSchema: identifier(env, 'QUEUE_SCHEMA', 'pgboss'),
   };
 }

@@ -21,15 +21,15 @@ export type Runtime = {
 export async function startRuntime(config: Config, opts: { log?: Logger; queue?: boolean; keyCache?: boolean } = {}): Promise<Runtime> {
   const log = opts.log ?? pino({ level: config.logLevel });
   const pgHandle = await resolvePostgres(config);
-  const { db } = createDb(pgHandle.url);
+  const { db, pool } = createDb(pgHandle.url);
   try {
     await migrateToLatest(db as never);
-    const queue = opts.queue === false ? undefined : await startQueue(pgHandle.url, { workers: config.runWorkers });
+    const queue = opts.queue === false ? undefined : await startQueue(pgHandle.url, { workers: config.runWorkers, superviseSeconds: config.queueSuperviseSeconds, schema: config.queueSchema });
     const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
     await apiKeyCache?.start();
     if (queue) await createQueues(queue);
-    const provider = new CarrierSimulator();
-    const context: AppContext = { config, db, log, document: loadDocument(), startedAt: new Date(), apiKeyCache, queue, provider };
+    const provider = new CarrierSimulator({ db, queue, callbackBaseUrl: config.callbackBaseUrl });
+    const context: AppContext = { config, db, pool, log, document: loadDocument(), startedAt: new Date(), apiKeyCache, queue, provider };
     if (queue && config.runWorkers) await startWorkers(queue, context);
     return {
       context,

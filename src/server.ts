@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from './config.ts';
 import { createApp } from './app.ts';
 import { startRuntime } from './runtime.ts';
+import { CarrierSimulator } from './providers/simulator.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -24,6 +25,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
+  if (runtime.context.provider instanceof CarrierSimulator) runtime.context.provider.callbackBaseUrl ??= `http://127.0.0.1:${port}`;
   log.info({ port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, `listening on http://localhost:${port}`);
 
   let stopping = false;

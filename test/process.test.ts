@@ -2,7 +2,8 @@
 // shutdown, and the CLI's one-JSON-object output against the same database.
 import { execFile, spawn } from 'node:child_process';
 import { promisify } from 'node:util';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { startTestServer, type TestServer } from './support/server.ts';
 
 const run = promisify(execFile);
 const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0' });
@@ -57,5 +58,26 @@ describe('admin CLI', () => {
     const missing = await admin('create-org').catch((e: { code: number; stderr: string }) => e);
     expect((missing as { code: number }).code).toBe(2);
     expect((missing as { stderr: string }).stderr).toContain('--name is required');
+  });
+});
+
+describe('admin CLI simulate-inbound', () => {
+  let srv: TestServer;
+  beforeAll(async () => {
+    srv = await startTestServer({ workers: true, sharedQueue: true });
+  });
+  afterAll(() => srv.close());
+
+  it('delivers an inbound message to the organization’s sandbox sender through a running server', async () => {
+    const org = await srv.newOrg('Inbound CLI org');
+    const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'simulate-inbound', '--org', org.organizationId, '--from', '+14155550142', '--text', 'Hello there'], { env: env() });
+    expect(JSON.parse(stdout)).toMatchObject({ providerMessageId: expect.any(String), from: '+14155550142' });
+    const deadline = Date.now() + 15_000;
+    let row;
+    while (!row && Date.now() < deadline) {
+      row = await srv.context.db.selectFrom('messages').select(['direction', 'status', 'content']).where('organization_id', '=', org.organizationId).executeTakeFirst();
+      if (!row) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(row).toMatchObject({ direction: 'inbound', status: 'received', content: { type: 'text', text: 'Hello there' } });
   });
 });

@@ -6,6 +6,8 @@ import { loadConfig } from '../config.ts';
 import { createApiKeyFor, createOrganization } from '../domain/organizations.ts';
 import { allScopes } from '../http/document.ts';
 import { startRuntime } from '../runtime.ts';
+import { parsePhone } from '../domain/phone.ts';
+import type { CarrierSimulator } from '../providers/simulator.ts';
 
 const USAGE = `usage:
   admin create-org --name <name>
@@ -32,15 +34,9 @@ async function main(argv: string[]): Promise<number> {
     return v;
   };
   if (!command || !['create-org', 'create-key', 'simulate-inbound', 'migrate'].includes(command)) throw new UsageError(`unknown command "${command ?? ''}"`);
-  if (command === 'simulate-inbound') {
-    need('org');
-    need('from');
-    need('text');
-    console.error('simulate-inbound: not implemented yet (arrives with the message-lifecycle work)');
-    return 3;
-  }
-
-  const runtime = await startRuntime({ ...loadConfig(), logLevel: 'silent' }, { queue: false, keyCache: false });
+  const inbound = command === 'simulate-inbound';
+  // simulate-inbound needs the job queue: the simulator's callback job is delivered by a running server's worker.
+  const runtime = await startRuntime({ ...loadConfig(), logLevel: 'silent', runWorkers: false }, { queue: inbound, keyCache: false });
   try {
     const { db, document } = runtime.context;
     switch (command) {
@@ -50,6 +46,24 @@ async function main(argv: string[]): Promise<number> {
       case 'create-org':
         print(await createOrganization(db, document, need('name')));
         break;
+      case 'simulate-inbound': {
+        const org = need('org');
+        const from = parsePhone(need('from'));
+        if (!from) throw new UsageError('--from must be a valid phone number in E.164 format');
+        const sender = await db
+          .selectFrom('sender_ids')
+          .select('phone_number')
+          .where('organization_id', '=', org)
+          .where('is_sandbox', '=', true)
+          .orderBy('created_at')
+          .executeTakeFirst()
+          .catch(() => undefined);
+        if (!sender?.phone_number) throw new UsageError(`organization ${org} has no sandbox sender`);
+        const simulator = runtime.context.provider as CarrierSimulator;
+        const providerMessageId = await simulator.injectInbound({ from: from.e164, to: sender.phone_number, text: need('text') });
+        print({ providerMessageId, from: from.e164, to: sender.phone_number });
+        break;
+      }
       case 'create-key': {
         const org = need('org');
         const raw = need('scopes');

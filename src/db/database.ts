@@ -26,7 +26,11 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   }
 }
 
-/** The one way to run a multi-step write: all of it commits, or none of it does. */
+/**
+ * The one way to run a multi-step write: all of it commits, or none of it does. Called inside a
+ * transaction, it joins that transaction, so domain functions compose without knowing their caller.
+ */
 export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
+  if (db.isTransaction) return work(db as Tx);
   return db.transaction().execute(work);
 }

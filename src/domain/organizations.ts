@@ -1,5 +1,6 @@
 // Creating a tenant: the organization, a key holding every scope and role, and an active sandbox sender
 // (carrier simulator) able to send RCS, SMS and MMS. Used by the admin CLI and by tests.
+import { randomInt } from 'node:crypto';
 import { generateSecret } from '../auth/api-key-secret.ts';
 import { inTransaction, type Db } from '../db/database.ts';
 import { insertApiKey } from '../db/queries/api-keys.ts';
@@ -23,22 +24,41 @@ export async function createOrganization(db: Db, doc: OpenApiDocument, name: str
       scopes: allScopes(doc),
       expiresAt: null,
     });
-    const sender = await tx
+    const sender = await insertSandboxSender(tx, org.id);
+    return { organizationId: org.id, apiKey: { id: key.id, secret: secret.secret }, senderId: sender.id };
+  });
+}
+
+/** The simulator takes what a busy production sender would; real senders default to 100/s. */
+const SANDBOX_THROUGHPUT = 2000;
+
+async function insertSandboxSender(tx: Db, organizationId: string): Promise<{ id: string }> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const row = await tx
       .insertInto('sender_ids')
       .values({
-        organization_id: org.id,
+        organization_id: organizationId,
         name: 'Sandbox sender',
         type: 'RCS_AGENT',
         status: 'ACTIVE',
         provider: 'PROVIDER_A',
-        phone_number: '+15005550000',
+        phone_number: sandboxNumber(),
         is_sandbox: true,
+        throughput_per_second: SANDBOX_THROUGHPUT,
         updated_at: new Date(),
       })
+      .onConflict((oc) => oc.column('phone_number').where('phone_number', 'is not', null).doNothing())
       .returning('id')
-      .executeTakeFirstOrThrow();
-    return { organizationId: org.id, apiKey: { id: key.id, secret: secret.secret }, senderId: sender.id };
-  });
+      .executeTakeFirst();
+    if (row) return row;
+  }
+  throw new Error('could not find a free sandbox number');
+}
+
+/** A sandbox sender's own number (+1 500 …, a range no real handset has): inbound messages find the
+ * organization by the number they were sent to, so each sandbox sender gets a distinct one. */
+function sandboxNumber(): string {
+  return `+1500${String(randomInt(0, 10_000_000)).padStart(7, '0')}`;
 }
 
 export async function createApiKeyFor(

@@ -2,9 +2,11 @@
 // built yet are listed in not-implemented.ts and answer 501; src/http/api.ts refuses to start if the two
 // lists and the document disagree.
 import type { HandlerMap } from '../http/handler-types.ts';
+import { analyticsHandlers } from './analytics.ts';
 import { apiKeyHandlers } from './api-keys.ts';
 import { complianceHandlers } from './compliance.ts';
 import { contactHandlers } from './contacts.ts';
+import { conversationHandlers } from './conversations.ts';
 import { healthHandlers } from './health.ts';
 import { webhookHandlers } from './webhooks.ts';
 
@@ -14,4 +16,6 @@ export const handlers: HandlerMap = {
   ...contactHandlers,
   ...complianceHandlers,
   ...webhookHandlers,
+  ...conversationHandlers,
+  ...analyticsHandlers,
 };

@@ -5,8 +5,15 @@ import { PgBoss } from 'pg-boss';
 
 export type JobQueue = PgBoss;
 
-export async function startQueue(url: string, opts: { workers: boolean }): Promise<JobQueue> {
-  const boss = new PgBoss({ connectionString: url, schema: 'pgboss', max: 4, supervise: opts.workers, schedule: opts.workers });
+export async function startQueue(url: string, opts: { workers: boolean; superviseSeconds?: number; schema?: string }): Promise<JobQueue> {
+  const boss = new PgBoss({
+    connectionString: url,
+    schema: opts.schema ?? 'pgboss',
+    max: 4,
+    supervise: opts.workers,
+    schedule: opts.workers,
+    ...(opts.superviseSeconds ? { superviseIntervalSeconds: opts.superviseSeconds, monitorIntervalSeconds: opts.superviseSeconds } : {}),
+  });
   boss.on('error', () => {}); // surfaced through job states; a transient connection error must not crash the process
   await boss.start();
   return boss;

@@ -5,17 +5,20 @@ import type { JobQueue } from './queue.ts';
 import { contactJobs } from './contacts.ts';
 import { complianceJobs } from './compliance.ts';
 import { webhookJobs } from './webhooks.ts';
+import { messagingJobs } from './messaging.ts';
 
 export type JobDefinition<T extends object = object> = {
   queue: string;
   /** Runs one job; throwing makes pg-boss retry it per the queue's policy. */
-  run: (data: T, app: AppContext, job: { id: string }) => Promise<void>;
-  queueOptions?: { retryLimit?: number; retryDelay?: number; retryBackoff?: boolean; expireInSeconds?: number };
+  run?: (data: T, app: AppContext, job: { id: string }) => Promise<void>;
+  /** Runs a whole fetched batch at once (set-based work); throwing retries the batch. */
+  runBatch?: (jobs: Array<{ id: string; data: T }>, app: AppContext) => Promise<void>;
+  queueOptions?: { retryLimit?: number; retryDelay?: number; retryBackoff?: boolean; expireInSeconds?: number; heartbeatSeconds?: number };
   /** Jobs fetched per poll; each is run in turn. */
   batchSize?: number;
 };
 
-export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs] as JobDefinition[];
+export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...messagingJobs] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
   for (const def of jobDefinitions) await boss.createQueue(def.queue, { notify: true, ...def.queueOptions });
@@ -23,8 +26,19 @@ export async function createQueues(boss: JobQueue): Promise<void> {
 
 export async function startWorkers(boss: JobQueue, app: AppContext): Promise<void> {
   for (const def of jobDefinitions) {
-    await boss.work<object>(def.queue, { batchSize: def.batchSize ?? 1, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-      for (const job of jobs) await def.run(job.data, app, { id: job.id });
+    const batchSize = def.batchSize ?? 1;
+    const polling = {
+      batchSize,
+      pollingIntervalSeconds: 0.5,
+      // NOTIFY wakes workers for new jobs, but not for jobs scheduled for later (retries, held messages,
+      // delayed receipts): poll every second as the backstop instead of pg-boss's 30 s default.
+      notifyPollingIntervalSeconds: 1,
+      // With a backlog, fetch the next batch at once instead of waiting for a poll.
+      ...(batchSize > 1 ? { burstWhenBatchFull: true } : {}),
+    };
+    await boss.work<object>(def.queue, polling, async (jobs) => {
+      if (def.runBatch) return def.runBatch(jobs.map((j) => ({ id: j.id, data: j.data })), app);
+      for (const job of jobs) await def.run!(job.data, app, { id: job.id });
     });
   }
 }

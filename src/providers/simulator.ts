@@ -1,23 +1,198 @@
 // The built-in carrier simulator: a deterministic sandbox like Twilio's magic numbers, so integrators and
-// tests can choose outcomes by phone number. Rules (documented in the README, "Carrier sandbox"):
-//   RCS capability by the number's last digit: 0–4 → RCS capable, 5–9 → not (SMS/MMS only).
-//   A number ending in 9999 → the capability check fails (provider error, not billable).
-import { ProviderError, type MessagingProvider, type ProviderName } from './provider.ts';
+// tests choose outcomes by phone number (rules in the README, "Carrier sandbox"):
+//   last digit 0–4 → RCS capable; 5–9 → SMS/MMS only
+//   …9999 → the capability lookup fails (provider error)
+//   …0666 → accepted, then reported undeliverable
+//   …0777 → refused at send (final failure)
+//   …0503 → the first two send attempts fail with a transient error, the third is accepted
+//   …0333 → an RCS message is not delivered (failed receipt), so the service falls back to SMS/MMS
+// It keeps what it accepted in simulator_messages (one row per dedupe key: a repeated send never reaches
+// the handset twice) and reports receipts and inbound messages through the provider callback route, signed,
+// like a real carrier — from a pg-boss job, so any worker process can deliver them.
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import {
+  ProviderError,
+  ProviderRejection,
+  type MessagingProvider,
+  type OutboundMessage,
+  type ProviderCallback,
+  type ProviderName,
+} from './provider.ts';
+
+export const SIMULATOR_CALLBACK_QUEUE = 'simulator.callback';
+const SECRET_SETTING = 'simulator_callback_secret';
 
 export function simulatedRcsCapable(phone: string): boolean {
   const last = Number(phone.at(-1));
   return last >= 0 && last <= 4;
 }
 
+const secrets = new WeakMap<Db, Promise<string>>();
+
+/** The shared secret that signs simulator callbacks; created once, read by every process (cached per pool). */
+export function simulatorSecret(db: Db): Promise<string> {
+  let secret = secrets.get(db);
+  if (!secret) {
+    secret = loadSecret(db);
+    secrets.set(db, secret);
+    secret.catch(() => secrets.delete(db));
+  }
+  return secret;
+}
+
+async function loadSecret(db: Db): Promise<string> {
+  await db
+    .insertInto('service_settings')
+    .values({ key: SECRET_SETTING, value: randomBytes(32).toString('base64url') })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .execute();
+  const row = await db.selectFrom('service_settings').select('value').where('key', '=', SECRET_SETTING).executeTakeFirstOrThrow();
+  return row.value;
+}
+
+export function signCallback(secret: string, body: string): string {
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+export type CallbackJob = { provider: ProviderName; delivery: ProviderCallback };
+
 export class CarrierSimulator implements MessagingProvider {
   readonly name: ProviderName;
+  private readonly db: Db | undefined;
+  private readonly queue: JobQueue | undefined;
+  /** Where callbacks go: the service's own base URL (set once the server listens). */
+  callbackBaseUrl: string | undefined;
 
-  constructor(name: ProviderName = 'PROVIDER_A') {
-    this.name = name;
+  constructor(opts: { name?: ProviderName; db?: Db; queue?: JobQueue; callbackBaseUrl?: string } = {}) {
+    this.name = opts.name ?? 'PROVIDER_A';
+    this.db = opts.db;
+    this.queue = opts.queue;
+    this.callbackBaseUrl = opts.callbackBaseUrl;
   }
 
   async checkRcsCapability(phone: string): Promise<{ rcsCapable: boolean }> {
     if (phone.endsWith('9999')) throw new ProviderError('simulated capability lookup failure');
     return { rcsCapable: simulatedRcsCapable(phone) };
   }
+
+  async send(message: OutboundMessage): Promise<{ providerMessageId: string }> {
+    const db = this.requireDb();
+    if (message.to.endsWith('0777')) throw new ProviderRejection('CARRIER_REJECTED', 'The carrier refused the destination number.');
+    if (message.to.endsWith('0503')) {
+      const calls = await this.countTransientFailure(message.dedupeKey);
+      if (calls <= 2) throw new ProviderError('simulated transient carrier error (HTTP 503)');
+    }
+    // One row per dedupe key: a repeated call returns the first acceptance and reaches no handset.
+    const inserted = await db
+      .insertInto('simulator_messages')
+      .values({
+        provider_message_id: `SIM${randomUUID().replaceAll('-', '')}`,
+        organization_id: message.organizationId,
+        provider: this.name,
+        dedupe_key: message.dedupeKey,
+        from_address: message.from,
+        to_phone: message.to,
+        channel: message.channel,
+        body: message.body,
+      })
+      .onConflict((oc) => oc.column('dedupe_key').doUpdateSet({ send_calls: sql`simulator_messages.send_calls + 1` }))
+      .returning(['provider_message_id', 'send_calls'])
+      .executeTakeFirstOrThrow();
+    if (inserted.send_calls === 1) await this.scheduleReceipts(message, inserted.provider_message_id);
+    return { providerMessageId: inserted.provider_message_id };
+  }
+
+  async revoke(providerMessageId: string): Promise<boolean> {
+    const db = this.requireDb();
+    // Too late once a delivered receipt has been scheduled and sent: the simulator decides by its own log.
+    const res = await db
+      .updateTable('simulator_messages')
+      .set({ revoked: true })
+      .where('provider_message_id', '=', providerMessageId)
+      .where('channel', '=', 'RCS')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  /** An inbound message from a handset to one of the service's senders. */
+  async injectInbound(inbound: { from: string; to: string; text: string | null; channel?: 'RCS' | 'SMS'; postback?: string | null }): Promise<string> {
+    const providerMessageId = `SIMIN${randomUUID().replaceAll('-', '')}`;
+    await this.enqueue([{ delivery: {
+      type: 'inbound',
+      providerMessageId,
+      from: inbound.from,
+      to: inbound.to,
+      channel: inbound.channel ?? (simulatedRcsCapable(inbound.from) ? 'RCS' : 'SMS'),
+      text: inbound.text,
+      postback: inbound.postback ?? null,
+      at: new Date().toISOString(),
+    } }]);
+    return providerMessageId;
+  }
+
+  private async scheduleReceipts(message: OutboundMessage, providerMessageId: string): Promise<void> {
+    const base = { type: 'receipt' as const, providerMessageId, dedupeKey: message.dedupeKey, channel: message.channel };
+    const at = new Date().toISOString();
+    if (message.to.endsWith('0666')) {
+      return this.enqueue([{ delivery: { ...base, status: 'undeliverable', errorCode: 'UNREACHABLE', errorMessage: 'The handset is unreachable.', at } }]);
+    }
+    if (message.channel === 'RCS' && message.to.endsWith('0333')) {
+      return this.enqueue([{ delivery: { ...base, status: 'failed', errorCode: 'UNREACHABLE', errorMessage: 'RCS delivery failed.', at } }]);
+    }
+    const receipts: Array<{ delivery: ProviderCallback; delaySeconds?: number }> = [{ delivery: { ...base, status: 'delivered', at } }];
+    if (message.channel === 'RCS') receipts.push({ delivery: { ...base, status: 'read', at }, delaySeconds: 1 });
+    return this.enqueue(receipts);
+  }
+
+  private async countTransientFailure(dedupeKey: string): Promise<number> {
+    const key = `simulator_503_${dedupeKey}`;
+    const row = await this.requireDb()
+      .insertInto('service_settings')
+      .values({ key, value: '1' })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: sql`(service_settings.value::int + 1)::text` }))
+      .returning('value')
+      .executeTakeFirstOrThrow();
+    return Number(row.value);
+  }
+
+  /** Queues callbacks in one insert; each becomes a signed POST to the service. */
+  private async enqueue(items: Array<{ delivery: ProviderCallback; delaySeconds?: number }>): Promise<void> {
+    if (!this.queue) throw new Error('carrier simulator has no job queue to deliver callbacks');
+    await this.queue.insert(
+      SIMULATOR_CALLBACK_QUEUE,
+      items.map(({ delivery, delaySeconds }) => ({
+        data: { provider: this.name, delivery } satisfies CallbackJob,
+        startAfter: new Date(Date.now() + (delaySeconds ?? 0) * 1000),
+        retryLimit: 10,
+        retryDelay: 1,
+        retryBackoff: true,
+      })),
+    );
+  }
+
+  private requireDb(): Db {
+    if (!this.db) throw new Error('carrier simulator needs the database');
+    return this.db;
+  }
+}
+
+/** Worker side: POST one callback to the service, signed as the provider signs it. */
+export async function deliverSimulatorCallback(db: Db, baseUrl: string, job: CallbackJob): Promise<void> {
+  if (job.delivery.type === 'receipt') {
+    // A revoked message was withdrawn before delivery: the carrier reports nothing more for it.
+    const row = await db.selectFrom('simulator_messages').select('revoked').where('provider_message_id', '=', job.delivery.providerMessageId).executeTakeFirst();
+    if (row?.revoked) return;
+  }
+  const body = JSON.stringify(job.delivery);
+  const signature = signCallback(await simulatorSecret(db), body);
+  const res = await fetch(`${baseUrl}/provider-callbacks/${job.provider}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-provider-signature': signature },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (!res.ok) throw new Error(`callback answered ${res.status}`);
 }

@@ -1,5 +1,6 @@
 // A real server for one test file: the app over HTTP on a free port, against the run's database.
 import { createServer, type Server } from 'node:http';
+import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
@@ -22,31 +23,38 @@ export type TestServer = {
   close: () => Promise<void>;
 };
 
-/** `workers: true` also runs the background jobs (pg-boss) in this test file's process. */
-export async function startTestServer(opts: { workers?: boolean; config?: Partial<Config> } = {}): Promise<TestServer> {
+/**
+ * `workers: true` also runs the background jobs (pg-boss) in this test file's process. Each test server has a
+ * job queue schema of its own, so test files never take each other's jobs; `sharedQueue: true` uses the
+ * default schema, for tests that hand work to other processes (CLI, spawned API and worker processes).
+ */
+export async function startTestServer(opts: { workers?: boolean; config?: Partial<Config>; sharedQueue?: boolean } = {}): Promise<TestServer> {
   const url = inject('databaseUrl');
   const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true, ...opts.config };
-  const { db } = createDb(url, 5);
+  const { db, pool } = createDb(url, 5);
   const apiKeyCache = new ApiKeyCache(url);
   await apiKeyCache.start();
-  const queue = opts.workers ? await startQueue(url, { workers: true }) : undefined;
-  if (queue) await createQueues(queue);
+  // Always a queue (accepting a message enqueues its dispatch); workers only when asked.
+  const queue = await startQueue(url, { workers: Boolean(opts.workers), schema: opts.sharedQueue ? 'pgboss' : `pgboss_t${randomBytes(4).toString('hex')}` });
+  await createQueues(queue);
   const context: AppContext = {
     config,
     db,
+    pool,
     log: pino({ level: 'silent' }),
     document: loadDocument(),
     startedAt: new Date(),
     apiKeyCache,
     queue,
-    provider: new CarrierSimulator(),
+    provider: new CarrierSimulator({ db, queue }),
   };
-  if (queue) await startWorkers(queue, context);
+  if (opts.workers) await startWorkers(queue, context);
   const { express } = await createApp(context);
   const server: Server = createServer(express);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
+  (context.provider as CarrierSimulator).callbackBaseUrl = `http://127.0.0.1:${port}`;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     context,
@@ -55,7 +63,7 @@ export async function startTestServer(opts: { workers?: boolean; config?: Partia
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      if (queue) await stopQueue(queue);
+      await stopQueue(queue);
       await apiKeyCache.close();
       await db.destroy();
     },

@@ -23,6 +23,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('last_inbound_at', 'timestamptz')
     .addColumn('last_outbound_at', 'timestamptz')
     .addColumn('session_channel', 'text')
+    .addColumn('session_started_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('conversations_org_contact_sender_key', ['organization_id', 'contact_id', 'sender_id'])
@@ -84,8 +85,42 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('idempotency_keys_pkey', ['organization_id', 'key'])
     .execute();
   await sql`create index idempotency_keys_created_idx on idempotency_keys (created_at)`.execute(db);
+
+  // Messages per second a sender may hand to its provider (carriers' per-number or per-campaign limits).
+  await sql`alter table sender_ids add column throughput_per_second integer not null default 100`.execute(db);
+  // rate-limiter-flexible's PostgreSQL store (its own table layout; infrastructure, keyed by sender id).
+  await sql`create table rate_limits (key varchar(255) primary key, points integer not null default 0, expire bigint)`.execute(db);
+
+  // A number belongs to one sender: inbound messages are routed by it.
+  await sql`create unique index sender_ids_phone_key on sender_ids (phone_number) where phone_number is not null`.execute(db);
+
+  // Process-wide settings shared by every API and worker process (e.g. the carrier simulator's signing secret).
+  await db.schema
+    .createTable('service_settings')
+    .addColumn('key', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .execute();
+
+  // The carrier simulator's own records, as a carrier sandbox keeps them: one row per message it accepted
+  // (unique dedupe key, so a repeated send never reaches the handset twice), plus a count of send calls.
+  await db.schema
+    .createTable('simulator_messages')
+    .addColumn('provider_message_id', 'text', (c) => c.primaryKey())
+    .addColumn('organization_id', 'uuid', (c) => c.notNull().references('organizations.id').onDelete('cascade'))
+    .addColumn('provider', 'text', (c) => c.notNull())
+    .addColumn('dedupe_key', 'text', (c) => c.notNull().unique())
+    .addColumn('from_address', 'text', (c) => c.notNull())
+    .addColumn('to_phone', 'text', (c) => c.notNull())
+    .addColumn('channel', 'text', (c) => c.notNull())
+    .addColumn('body', 'text')
+    .addColumn('send_calls', 'integer', (c) => c.notNull().defaultTo(1))
+    .addColumn('revoked', 'boolean', (c) => c.notNull().defaultTo(false))
+    .addColumn('accepted_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['idempotency_keys', 'messages', 'conversations']) await db.schema.dropTable(t).execute();
+  await sql`alter table sender_ids drop column throughput_per_second`.execute(db);
+  await sql`drop index if exists sender_ids_phone_key`.execute(db);
+  for (const t of ['rate_limits', 'simulator_messages', 'service_settings', 'idempotency_keys', 'messages', 'conversations']) await db.schema.dropTable(t).execute();
 }

@@ -7,6 +7,7 @@ import * as m0003 from './0003_contacts_jobs.ts';
 import * as m0004 from './0004_compliance_rules.ts';
 import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_messaging.ts';
+import * as m0007 from './0007_message_report.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0004_compliance_rules': m0004,
   '0005_webhooks': m0005,
   '0006_messaging': m0006,
+  '0007_message_report': m0007,
 };

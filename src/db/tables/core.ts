@@ -32,6 +32,8 @@ export interface SenderIdsTable {
   provider: string;
   phone_number: string | null;
   is_sandbox: boolean;
+  /** Messages per second this sender may hand to its provider. */
+  throughput_per_second: Generated<number>;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

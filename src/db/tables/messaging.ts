@@ -24,6 +24,8 @@ export interface ConversationsTable {
   last_outbound_at: Date | null;
   /** Channel of the last inbound message: it opens the RCS/chat-app session window. */
   session_channel: string | null;
+  /** Start of the current (or last) 24-hour session window. */
+  session_started_at: Date | null;
   created_at: CreatedAt;
   updated_at: TimestampDefault;
 }
@@ -83,8 +85,30 @@ export interface IdempotencyKeysTable {
   created_at: CreatedAt;
 }
 
+export interface ServiceSettingsTable {
+  key: string;
+  value: string;
+}
+
+/** The carrier simulator's log: what reached the (simulated) handset. */
+export interface SimulatorMessagesTable {
+  provider_message_id: string;
+  organization_id: string;
+  provider: string;
+  dedupe_key: string;
+  from_address: string;
+  to_phone: string;
+  channel: string;
+  body: string | null;
+  send_calls: Generated<number>;
+  revoked: Generated<boolean>;
+  accepted_at: CreatedAt;
+}
+
 export interface MessagingTables {
   conversations: ConversationsTable;
   messages: MessagesTable;
   idempotency_keys: IdempotencyKeysTable;
+  service_settings: ServiceSettingsTable;
+  simulator_messages: SimulatorMessagesTable;
 }

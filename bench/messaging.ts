@@ -1,0 +1,83 @@
+// Messaging benchmarks (issue 5), run by bench/run.ts:
+//  (d) POST /v1/messages/send through the full pipeline (auth, validation, compliance gate, channel plan,
+//      pricing, persist, dispatch enqueue) in an API process without workers, next to the bare baseline
+//  (e) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
+import { spawn, type ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
+import { createDb } from '../src/db/database.ts';
+
+type Ctx = {
+  databaseUrl: string;
+  organizationId: string;
+  apiKey: string;
+  env: NodeJS.ProcessEnv;
+  freePort: () => Promise<number>;
+  waitFor: (url: string) => Promise<void>;
+  children: Array<{ kill: () => void }>;
+  baselineRps: number;
+  seconds: number;
+  connections: number;
+};
+
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+
+export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
+  const { db } = createDb(ctx.databaseUrl, 4);
+  const lines: string[] = [];
+  try {
+    // Contacts that take RCS (last digit 0–4) or not, all with marketing consent.
+    const phones = Array.from({ length: 2000 }, (_, i) => `+1628${String(3_000_000 + i)}`);
+    await db
+      .insertInto('contacts')
+      .values(phones.map((phone, i) => ({ organization_id: ctx.organizationId, phone, attributes: '{}', rcs_capable: i % 2 === 0, consent_type: 'MARKETING' })))
+      .onConflict((oc) => oc.columns(['organization_id', 'phone']).doNothing())
+      .execute();
+    const contacts = await db.selectFrom('contacts').select('id').where('organization_id', '=', ctx.organizationId).where('phone', 'like', '+16283%').execute();
+
+    // (d) sends per second, API process without workers
+    const apiPort = await ctx.freePort();
+    const api = spawn(process.execPath, ['src/main.ts'], { env: { ...ctx.env, PORT: String(apiPort), RUN_WORKERS: '0' }, stdio: 'ignore' });
+    ctx.children.push(api);
+    await ctx.waitFor(`http://127.0.0.1:${apiPort}/health`);
+    let n = 0;
+    const bodyFor = () =>
+      JSON.stringify({ contactId: contacts[n++ % contacts.length]!.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped and arrives Thursday.' } });
+    const result = await autocannon({
+      url: `http://127.0.0.1:${apiPort}/v1/messages/send`,
+      method: 'POST',
+      connections: ctx.connections,
+      duration: ctx.seconds,
+      headers: { authorization: `Bearer ${ctx.apiKey}`, 'content-type': 'application/json' },
+      requests: [{ setupRequest: (req) => ({ ...req, body: bodyFor() }) }],
+    });
+    if (result.non2xx > 0 || result.errors > 0) throw new Error(`send bench: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    api.kill('SIGTERM');
+    lines.push(`(d) POST /v1/messages/send, full pipeline, API process without workers: ${fmt(result.requests.average)} sends/s, p99 ${result.latency.p99} ms`);
+    lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.requests.average / ctx.baselineRps) * 100, 1)}% — a send is a transaction of ~8 statements`);
+
+    // (e) dispatch throughput: the accepted backlog handed to the simulator by one worker process
+    const backlog = await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', '=', 'queued').executeTakeFirstOrThrow();
+    const total = Number(backlog.n);
+    const receiverPort = await ctx.freePort();
+    const receiver = spawn(process.execPath, ['src/main.ts'], { env: { ...ctx.env, PORT: String(receiverPort), RUN_WORKERS: '0' }, stdio: 'ignore' });
+    ctx.children.push(receiver);
+    await ctx.waitFor(`http://127.0.0.1:${receiverPort}/health`);
+    const started = performance.now();
+    const worker: ChildProcess = spawn(process.execPath, ['src/worker.ts'], { env: { ...ctx.env, CALLBACK_BASE_URL: `http://127.0.0.1:${receiverPort}` }, stdio: 'ignore' });
+    ctx.children.push(worker);
+    let sent = 0;
+    const deadline = Date.now() + 120_000;
+    while (sent < total && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      const row = await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', 'not in', ['queued', 'sending']).executeTakeFirstOrThrow();
+      sent = Number(row.n);
+    }
+    const seconds = (performance.now() - started) / 1000;
+    worker.kill('SIGTERM');
+    receiver.kill('SIGTERM');
+    lines.push(`(e) dispatch to the carrier simulator, one worker process: ${fmt(sent)} of ${fmt(total)} messages in ${fmt(seconds, 1)} s (incl. worker start-up) = ${fmt(sent / seconds)} messages/s (goal ≥ 1,000/s)`);
+    return lines;
+  } finally {
+    await db.destroy();
+  }
+}

@@ -1,0 +1,129 @@
+// Webhook deliveries per second to a local keep-alive receiver (node:http on 127.0.0.1):
+//  engine: emitEvents (events + deliveries + pg-boss jobs, committed together) → the webhook-delivery worker as
+//          src/jobs/workers.ts registers it (signed POST, attempt recorded) — clock stops when every attempt is
+//          recorded in PostgreSQL.
+//  burst:  the same engine and job code, with a worker that fetches again at once while batches come back full
+//          (pg-boss `burstWhenBatchFull`) instead of waiting out the 0.5 s polling interval between batches.
+//  bare:   the same number of signed POSTs made directly with a keep-alive agent, as many in flight as the worker
+//          runs at once; no queue, no database.
+import { createServer, request, Agent } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
+import { loadConfig } from '../src/config.ts';
+import { createOrganization } from '../src/domain/organizations.ts';
+import { loadDocument } from '../src/http/document.ts';
+import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
+import { createEndpoint } from '../src/domain/webhooks/endpoints.ts';
+import { emitEvents, envelopeBody, type NewEvent } from '../src/domain/webhooks/events.ts';
+import { DELIVERY_QUEUE, type DeliveryJob } from '../src/domain/webhooks/queue.ts';
+import { signedHeaders } from '../src/domain/webhooks/signing.ts';
+import { webhookJobs } from '../src/jobs/webhooks.ts';
+import { startRuntime, type Runtime } from '../src/runtime.ts';
+
+export type WebhookBenchResult = { deliveries: number; engine: number; burst: number; bare: number; emitMs: number };
+
+const CONCURRENCY = 50; // what runDeliveryBatch keeps in flight
+const EMIT_BATCH = 100; // events per emitEvents call, like a receipt worker's batch
+
+function startReceiver(): Promise<{ url: string; close: () => Promise<void>; count: () => number }> {
+  let count = 0;
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      count++;
+      res.writeHead(204).end();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        url: `http://127.0.0.1:${port}/hooks`,
+        count: () => count,
+        close: async () => {
+          server.closeAllConnections();
+          await new Promise((r) => server.close(r));
+        },
+      });
+    }),
+  );
+}
+
+async function bare(url: string, n: number, data: object): Promise<number> {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+  const secret = 'whsec_' + Buffer.alloc(24, 7).toString('base64');
+  const post = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const id = randomUUID();
+      const body = envelopeBody(id, 'message.delivered', new Date(), { ...data, messageId: randomUUID(), n: i });
+      const req = request(url, { method: 'POST', agent, headers: { ...signedHeaders(secret, id, body), 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        res.on('end', () => (res.statusCode === 204 ? resolve() : reject(new Error(`HTTP ${res.statusCode}`))));
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONCURRENCY }, async () => { while (next < n) await post(next++); }));
+  const seconds = (performance.now() - t0) / 1000;
+  agent.destroy();
+  return n / seconds;
+}
+
+async function engine(runtime: Runtime, url: string, n: number): Promise<{ perSecond: number; emitMs: number }> {
+  const { db, queue, document } = runtime.context;
+  const org = await createOrganization(db, document, `Webhook bench ${randomUUID()}`);
+  const { row: endpoint } = await createEndpoint(db, org.organizationId, { url, events: ['message.delivered'] }, true);
+  const data = (document as any).components.schemas.MessageDeliveredWebhookEvent.examples[0].data; // the documented example
+  const events: NewEvent[] = Array.from({ length: n }, () => ({ organizationId: org.organizationId, type: 'message.delivered', data: { ...data, messageId: randomUUID() } }));
+  const t0 = performance.now();
+  for (let i = 0; i < n; i += EMIT_BATCH) await emitEvents(db, queue!, events.slice(i, i + EMIT_BATCH));
+  const emitMs = performance.now() - t0;
+  for (;;) {
+    const { rows } = await sql<{ n: string }>`select count(*) as n from webhook_delivery_attempts where endpoint_id = ${endpoint.id} and success`.execute(db);
+    if (Number(rows[0]!.n) >= n) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return { perSecond: n / ((performance.now() - t0) / 1000), emitMs };
+}
+
+export async function benchWebhookDeliveries(databaseUrl: string, n = Number(process.env.BENCH_WEBHOOKS ?? 2_000)): Promise<WebhookBenchResult> {
+  const receiver = await startReceiver();
+  const env = { DATABASE_URL: databaseUrl, NODE_ENV: 'production', LOG_LEVEL: 'silent', WEBHOOK_ALLOW_PRIVATE: '1' } as const;
+  try {
+    const example = (loadDocument() as any).components.schemas.MessageDeliveredWebhookEvent.examples[0].data;
+    await bare(receiver.url, Math.min(200, n), example); // warm-up
+    const bareRate = await bare(receiver.url, n, example);
+
+    // As shipped: the runtime registers every worker, ours included.
+    const shipped = await startRuntime(loadConfig({ ...env, RUN_WORKERS: '1' }), { keyCache: false });
+    let shippedResult: { perSecond: number; emitMs: number };
+    try {
+      await engine(shipped, receiver.url, Math.min(200, n)); // warm-up: connections, prepared plans, JIT
+      shippedResult = await engine(shipped, receiver.url, n);
+    } finally {
+      await shipped.close();
+    }
+
+    // Same job code, worker fetching back to back while batches are full.
+    const burst = await startRuntime(loadConfig({ ...env, RUN_WORKERS: '0' }), { keyCache: false });
+    let burstResult: { perSecond: number };
+    try {
+      const def = webhookJobs.find((d) => d.queue === DELIVERY_QUEUE)!;
+      await burst.queue!.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: def.batchSize ?? 1, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true }, (jobs) =>
+        def.runBatch!(jobs.map((j) => ({ id: j.id, data: j.data })), burst.context),
+      );
+      await engine(burst, receiver.url, Math.min(200, n));
+      burstResult = await engine(burst, receiver.url, n);
+    } finally {
+      await burst.close();
+    }
+    return { deliveries: n, engine: shippedResult.perSecond, burst: burstResult.perSecond, bare: bareRate, emitMs: shippedResult.emitMs };
+  } finally {
+    closeDeliveryAgents();
+    await receiver.close();
+  }
+}

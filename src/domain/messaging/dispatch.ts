@@ -1,0 +1,217 @@
+// Dispatch: hands accepted messages to the provider, at least once, never twice to the handset.
+//
+// A batch of dispatch jobs is claimed in one UPDATE (queued/held/sending → sending). `sending` is claimable
+// again because a worker may have died after claiming: pg-boss redelivers its job, and the provider's dedupe
+// key (the message id) turns the repeated send into a no-op at the carrier. Per-sender throughput is enforced
+// with rate-limiter-flexible's PostgreSQL store, shared by every worker process, consumed once per sender per
+// batch; what does not fit is re-queued for the next window (never dropped). Transient provider errors are
+// retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal, the message
+// fails with a reason.
+import { sql, type Selectable } from 'kysely';
+import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import type { AppContext } from '../../app-context.ts';
+import type { MessagesTable } from '../../db/tables/messaging.ts';
+import type { SenderIdsTable } from '../../db/tables/core.ts';
+import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
+import { emitEvent, emitEvents } from '../webhooks/events.ts';
+import { messageEvent } from './events.ts';
+import { fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
+
+export const DISPATCH_QUEUE = 'message.dispatch';
+export const MAX_ATTEMPTS = 6;
+/** Retry backoff base; tests shorten it. */
+export const dispatchTuning = { backoffBaseSeconds: 2 };
+
+type MessageRow = Selectable<MessagesTable>;
+type SenderRow = Selectable<SenderIdsTable>;
+export type DispatchJob = { messageId: string };
+
+const limiters = new WeakMap<AppContext, Map<number, RateLimiterPostgres>>();
+
+/** One limiter per throughput value (points per 1-second window), keyed by sender id. */
+function limiterFor(app: AppContext, perSecond: number): RateLimiterPostgres {
+  let byRate = limiters.get(app);
+  if (!byRate) limiters.set(app, (byRate = new Map()));
+  let limiter = byRate.get(perSecond);
+  if (!limiter) {
+    limiter = new RateLimiterPostgres({
+      storeClient: app.pool,
+      storeType: 'pool',
+      tableName: 'rate_limits',
+      tableCreated: true,
+      clearExpiredByTimeout: false,
+      keyPrefix: `sender-mps-${perSecond}`,
+      points: perSecond,
+      duration: 1,
+    });
+    byRate.set(perSecond, limiter);
+  }
+  return limiter;
+}
+
+/** How many of `wanted` messages this sender may send now, and when the rest may go (seconds). */
+async function admit(app: AppContext, sender: SenderRow, wanted: number): Promise<{ allowed: number; retryAfterSeconds: number }> {
+  const limiter = limiterFor(app, sender.throughput_per_second);
+  try {
+    await limiter.consume(sender.id, wanted);
+    return { allowed: wanted, retryAfterSeconds: 0 };
+  } catch (res) {
+    if (!(res instanceof RateLimiterRes)) throw res;
+    const before = res.consumedPoints - wanted;
+    const allowed = Math.max(0, Math.min(wanted, sender.throughput_per_second - before));
+    if (wanted - allowed > 0) await limiter.reward(sender.id, wanted - allowed); // only the admitted ones count
+    return { allowed, retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+  }
+}
+
+/** Provider-side dedupe key: the message id, or a distinct key for the SMS/MMS fallback of a failed RCS send. */
+export function dedupeKeyOf(m: MessageRow): string {
+  return m.fallback_reason === 'RCS_DELIVERY_FAILED' ? `${m.id}:fallback` : m.id;
+}
+
+type Claimed = MessageRow & { contact_rcs_capable: boolean | null };
+type Accepted = { message: Claimed; channel: Channel; providerMessageId: string; segments: number; encoding: string | null; costUnits: number };
+
+export async function dispatchBatch(app: AppContext, jobs: Array<{ data: DispatchJob }>): Promise<void> {
+  const ids = [...new Set(jobs.map((j) => j.data.messageId))];
+  if (ids.length === 0) return;
+  // Claim the batch, reading each recipient's known RCS capability in the same statement.
+  const claimed = (await sql<Claimed>`
+    update messages m set status = 'sending', attempts = m.attempts + 1, updated_at = now()
+    from contacts c
+    where m.id = any(${ids}::uuid[]) and m.status in ('queued', 'held', 'sending') and c.id = m.contact_id
+    returning m.*, c.rcs_capable as contact_rcs_capable`.execute(app.db)).rows;
+  if (claimed.length === 0) return;
+
+  const senderIds = [...new Set(claimed.map((m) => m.sender_id))];
+  const senders = new Map((await app.db.selectFrom('sender_ids').selectAll().where('id', 'in', senderIds).execute()).map((s) => [s.id, s]));
+
+  const accepted: Accepted[] = [];
+  await Promise.all(
+    senderIds.map(async (senderId) => {
+      const sender = senders.get(senderId)!;
+      const mine = claimed.filter((m) => m.sender_id === senderId);
+      const { allowed, retryAfterSeconds } = await admit(app, sender, mine.length);
+      const later = mine.slice(allowed);
+      if (later.length) await requeue(app, later, retryAfterSeconds, false);
+      const results = await Promise.all(mine.slice(0, allowed).map((m) => sendOne(app, m, sender)));
+      for (const r of results) if (r) accepted.push(r);
+    }),
+  );
+  await recordAccepted(app, accepted, senders);
+}
+
+/** Hands one message to the provider; answers what to record, or undefined when it was settled otherwise. */
+async function sendOne(app: AppContext, message: Claimed, sender: SenderRow): Promise<Accepted | undefined> {
+  try {
+    const channel = await resolveChannel(app, message);
+    if (!channel) return undefined;
+    const rendering = render(channel, message.content as unknown as SendContent);
+    const { providerMessageId } = await app.provider.send({
+      dedupeKey: dedupeKeyOf(message),
+      organizationId: message.organization_id,
+      from: sender.phone_number ?? sender.name,
+      to: message.contact_phone,
+      channel,
+      body: rendering.body,
+      title: rendering.title,
+      mediaUrl: rendering.mediaUrl,
+    });
+    // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
+    if (process.env.MSA_FAULT === 'crash-after-provider-send') process.exit(137);
+    return { message, channel, providerMessageId, segments: rendering.segments, encoding: rendering.encoding, costUnits: rendering.costUnits };
+  } catch (error) {
+    if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
+      await requeue(app, [message], backoffSeconds(message.attempts), true);
+    } else if (error instanceof ProviderRejection) {
+      await fail(app, message, sender, error.code, error.message);
+    } else if (error instanceof ProviderError) {
+      await fail(app, message, sender, 'PROVIDER_UNAVAILABLE', `The provider kept failing after ${message.attempts} attempts: ${error.message}`);
+    } else {
+      throw error;
+    }
+    return undefined;
+  }
+}
+
+/** Records a batch of provider acceptances in one statement and announces them in one go. */
+async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Map<string, SenderRow>): Promise<void> {
+  if (accepted.length === 0) return;
+  const col = <T>(f: (a: Accepted) => T) => accepted.map(f);
+  const sent = (await sql<MessageRow>`
+    update messages m set
+      status = case when m.status = 'sending' then 'sent' else m.status end,
+      provider = ${app.provider.name},
+      provider_message_id = v.provider_message_id,
+      planned_channel = v.channel,
+      segments = v.segments,
+      encoding = v.encoding,
+      cost_units = v.cost_units,
+      sent_at = coalesce(m.sent_at, now()),
+      updated_at = now()
+    from unnest(${col((a) => a.message.id)}::uuid[], ${col((a) => a.providerMessageId)}::text[], ${col((a) => a.channel)}::text[],
+                ${col((a) => a.segments)}::int[], ${col((a) => a.encoding)}::text[], ${col((a) => a.costUnits)}::int[])
+      as v(id, provider_message_id, channel, segments, encoding, cost_units)
+    where m.id = v.id
+    returning m.*`.execute(app.db)).rows;
+  const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
+  await emitEvents(app.db, app.queue!, events);
+}
+
+/**
+ * The channel to send on now. RCS with unknown capability asks the provider (and remembers the answer on the
+ * contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails.
+ */
+async function resolveChannel(app: AppContext, message: Claimed): Promise<Channel | undefined> {
+  const planned = message.planned_channel as Channel;
+  if (planned !== 'RCS') return planned;
+  let capable = message.contact_rcs_capable;
+  let reason: 'RCS_NOT_SUPPORTED' | 'RCS_CAPABILITY_UNKNOWN' = 'RCS_NOT_SUPPORTED';
+  if (capable === null) {
+    try {
+      capable = (await app.provider.checkRcsCapability(message.contact_phone)).rcsCapable;
+      await app.db.updateTable('contacts').set({ rcs_capable: capable, rcs_checked_at: new Date() }).where('id', '=', message.contact_id).execute();
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      capable = false;
+      reason = 'RCS_CAPABILITY_UNKNOWN';
+    }
+  }
+  if (capable) return 'RCS';
+  if (!message.fallback_allowed) {
+    const sender = await app.db.selectFrom('sender_ids').selectAll().where('id', '=', message.sender_id).executeTakeFirstOrThrow();
+    await fail(app, message, sender, 'NO_CHANNEL_AVAILABLE', 'The handset cannot receive RCS and fallback to SMS is off.');
+    return undefined;
+  }
+  const fallback = fallbackChannelFor(message.content as unknown as SendContent);
+  await app.db.updateTable('messages').set({ planned_channel: fallback, fallback_used: true, fallback_reason: reason }).where('id', '=', message.id).execute();
+  message.fallback_reason = reason;
+  return fallback;
+}
+
+function backoffSeconds(attempt: number): number {
+  const base = dispatchTuning.backoffBaseSeconds * 2 ** Math.max(0, attempt - 1);
+  return base / 2 + Math.random() * base; // jitter around the exponential step
+}
+
+async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: number, countsAsAttempt: boolean): Promise<void> {
+  const ids = messages.map((m) => m.id);
+  await app.db
+    .updateTable('messages')
+    .set({ status: 'queued', attempts: countsAsAttempt ? sql`attempts` : sql`attempts - 1`, updated_at: sql`now()` })
+    .where('id', 'in', ids)
+    .where('status', '=', 'sending')
+    .execute();
+  await app.queue!.insert(DISPATCH_QUEUE, ids.map((messageId) => ({ data: { messageId }, startAfter: new Date(Date.now() + afterSeconds * 1000) })));
+}
+
+export async function fail(app: AppContext, message: MessageRow, sender: SenderRow, code: string, text: string): Promise<void> {
+  const failed = await app.db
+    .updateTable('messages')
+    .set({ status: 'failed', error_code: code, error_message: text, failed_at: sql`now()`, updated_at: sql`now()` })
+    .where('id', '=', message.id)
+    .where('status', 'in', ['queued', 'held', 'sending', 'sent'])
+    .returningAll()
+    .executeTakeFirst();
+  if (failed) await emitEvent(app.db, app.queue!, messageEvent('message.failed', failed, sender));
+}

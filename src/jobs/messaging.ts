@@ -1,0 +1,38 @@
+// Messaging background jobs: dispatch to the provider, the carrier simulator's callbacks, and the daily
+// purge of expired Idempotency-Key records.
+import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/messaging/dispatch.ts';
+import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.ts';
+import { CarrierSimulator, deliverSimulatorCallback, SIMULATOR_CALLBACK_QUEUE, type CallbackJob } from '../providers/simulator.ts';
+import type { JobDefinition } from './workers.ts';
+
+export const IDEMPOTENCY_PURGE_QUEUE = 'idempotency.purge';
+
+const dispatch: JobDefinition<DispatchJob> = {
+  queue: DISPATCH_QUEUE,
+  batchSize: 100,
+  // A worker that dies mid-batch stops heart-beating; pg-boss then hands the jobs to another worker, and the
+  // provider's dedupe key keeps the repeat from reaching the handset.
+  queueOptions: { retryLimit: 20, retryDelay: 1, retryBackoff: true, heartbeatSeconds: 10 },
+  runBatch: (jobs, app) => dispatchBatch(app, jobs),
+};
+
+const simulatorCallbacks: JobDefinition<CallbackJob> = {
+  queue: SIMULATOR_CALLBACK_QUEUE,
+  batchSize: 50,
+  queueOptions: { retryLimit: 10, retryDelay: 1, retryBackoff: true },
+  runBatch: async (jobs, app) => {
+    const simulator = app.provider instanceof CarrierSimulator ? app.provider : undefined;
+    const base = simulator?.callbackBaseUrl;
+    if (!base) throw new Error('no callback base URL: the simulator cannot reach the service yet');
+    await Promise.all(jobs.map((job) => deliverSimulatorCallback(app.db, base, job.data)));
+  },
+};
+
+const idempotencyPurge: JobDefinition = {
+  queue: IDEMPOTENCY_PURGE_QUEUE,
+  run: async (_data, app) => {
+    await purgeExpiredIdempotencyKeys(app.db);
+  },
+};
+
+export const messagingJobs: JobDefinition[] = [dispatch, simulatorCallbacks, idempotencyPurge] as JobDefinition[];

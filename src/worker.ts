@@ -1,0 +1,31 @@
+// `npm run worker`: background workers only (dispatch, receipts, webhooks, imports …), no HTTP. Run as many as
+// you like next to the API processes (RUN_WORKERS=0 on those). Callbacks from the carrier simulator go to
+// CALLBACK_BASE_URL (an API process). Stops gracefully on SIGTERM/SIGINT.
+import { enableCompileCache } from 'node:module';
+
+enableCompileCache?.();
+const { ConfigError, loadConfig } = await import('./config.ts');
+const { startRuntime } = await import('./runtime.ts');
+
+let config;
+try {
+  config = { ...loadConfig(), runWorkers: true };
+} catch (error) {
+  if (error instanceof ConfigError) {
+    console.error(`configuration error: ${error.message}`);
+    process.exit(2);
+  }
+  throw error;
+}
+const runtime = await startRuntime(config);
+runtime.context.log.info('worker started');
+let stopping = false;
+const stop = async (signal: string) => {
+  if (stopping) return;
+  stopping = true;
+  runtime.context.log.info({ signal }, 'worker stopping');
+  await runtime.close();
+  process.exit(0);
+};
+process.on('SIGTERM', () => void stop('SIGTERM'));
+process.on('SIGINT', () => void stop('SIGINT'));
