@@ -112,6 +112,17 @@ describe('sendMessage: compliance', () => {
     expect(rows).toEqual([]);
   });
 
+  it('refuses content that a blocking content rule matches (422 CONTENT_BLOCKED); other text goes through', async () => {
+    const rule = await call(srv, 'POST', '/v1/content-rules', { key, body: { name: 'No lottery', pattern: 'lottery', patternType: 'keyword', action: 'block' } });
+    expect(rule.status).toBe(201);
+    const c = await contact('2', { rcs_capable: true });
+    const blocked = await send({ contactId: c.id, content: text('You won the LOTTERY, claim now') });
+    expect(blocked.status).toBe(422);
+    expect(blocked.body.code).toBe('CONTENT_BLOCKED');
+    expect((await send({ contactId: c.id, content: text('Your parcel is on its way') })).status).toBe(200);
+    await call(srv, 'DELETE', `/v1/content-rules/${rule.body.data.id}`, { key });
+  });
+
   it('refuses MARKETING without marketing consent (422 NO_CONSENT)', async () => {
     const c = await contact('3', { rcs_capable: true, consent_type: 'NONE' });
     const res = await send({ contactId: c.id, content: text(), messageType: 'MARKETING' });
