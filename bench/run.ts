@@ -2,6 +2,9 @@
 //  (a) start-up: spawn `node src/main.ts` → first 200 from GET /health
 //  (b) GET /v1/api-keys through the full stack vs. a bare node:http + pg server running the same SQL
 //  (c) router matching cost with all operations loaded vs. one; ours (compiled) vs. openapi-backend's
+//  (w) webhook deliveries per second to a local keep-alive receiver vs. bare signed POSTs (bench/webhooks-delivery.ts)
+//  (d) contact CSV import of a ~10 MB, 150,000-row file vs. a plain load of the same rows (bench/contacts-import.ts)
+//  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -14,6 +17,9 @@ import { createDb, migrateToLatest } from '../src/db/database.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { listOperations, loadDocument } from '../src/http/document.ts';
 import { CompiledRouter } from '../src/http/router.ts';
+import { benchWebhookDeliveries } from './webhooks-delivery.ts';
+import { benchContactImport } from './contacts-import.ts';
+import { benchContactQueries } from './contacts-queries.ts';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -143,6 +149,39 @@ async function main(): Promise<void> {
     console.log(`      compiled router: ${fmt(r.compiledAll, 2)} µs with ${all.length} operations, ${fmt(r.compiledOne, 2)} µs with 1 → ratio ${fmt(r.compiledAll / r.compiledOne, 2)}x`);
     console.log(`      openapi-backend: ${fmt(r.obAll, 1)} µs with ${all.length} operations, ${fmt(r.obOne, 1)} µs with 1 → ratio ${fmt(r.obAll / r.obOne, 1)}x`);
     console.log(`      compiled vs. openapi-backend with all operations: ${fmt(r.obAll / r.compiledAll, 0)}x faster`);
+
+    // (w) webhook deliveries. The servers above stop first: their workers would take these jobs (and refuse the
+    // loopback receiver, having no WEBHOOK_ALLOW_PRIVATE).
+    for (const child of [full, base]) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const wh = await benchWebhookDeliveries(pgServer.url);
+    console.log(`(w) webhook deliveries to a local keep-alive receiver, ${fmt(wh.deliveries)} events (emitted in batches of 100 in ${fmt(wh.emitMs)} ms)`);
+    console.log(`      engine as registered (emitEvents → pg-boss → signed POST → attempt recorded): ${fmt(wh.engine)} deliveries/s`);
+    console.log(`      same engine, worker fetching back to back while batches are full:         ${fmt(wh.burst)} deliveries/s`);
+    console.log(`      bare signed POSTs, keep-alive agent, 50 in flight, no queue or database:     ${fmt(wh.bare)} deliveries/s`);
+    console.log(`      ratio engine/bare: ${fmt((wh.engine / wh.bare) * 100, 1)}% (burst/bare: ${fmt((wh.burst / wh.bare) * 100, 1)}%)`);
+
+    // (d) contact import, (e) contact and segment queries at a million contacts (the servers above are stopped).
+    const imp = await benchContactImport(pgServer.url);
+    console.log(`(d) contact CSV import, ${fmt(imp.bytes / 1024 / 1024, 1)} MB, ${fmt(imp.rows)} rows (${fmt(imp.imported)} created, ${fmt(imp.errors)} rejected rows reported), worker called directly`);
+    console.log(`      import (stored upload → csv-parse stream → validation → batched upserts, tags, consent entries): ${fmt(imp.importSeconds, 2)} s, ${fmt(imp.rows / imp.importSeconds)} rows/s (goal < 10 s)`);
+    console.log(`      same file again (every row matches an existing contact, nothing to change):                 ${fmt(imp.reimportSeconds, 2)} s, ${fmt(imp.rows / imp.reimportSeconds)} rows/s`);
+    console.log(`      plain load of the created rows, one INSERT … SELECT FROM unnest (pg-copy-streams is not installed, so no COPY):`);
+    console.log(`        into a table without indexes:        ${fmt(imp.plainSeconds, 2)} s, ${fmt(imp.imported / imp.plainSeconds)} rows/s → import/plain ${fmt(imp.importSeconds / imp.plainSeconds, 1)}x`);
+    console.log(`        into a copy of contacts with its indexes: ${fmt(imp.indexedSeconds, 2)} s, ${fmt(imp.imported / imp.indexedSeconds)} rows/s → import/indexed ${fmt(imp.importSeconds / imp.indexedSeconds, 1)}x`);
+    const qs = await benchContactQueries(pgServer.url);
+    console.log(`(e) queries on ${fmt(qs.contacts)} contacts of one organization (seeded in ${fmt(qs.seedSeconds, 1)} s), median of 5 after a warm-up, page of 20 + total count`);
+    for (const [title, rows] of [['listContacts', qs.list], ['previewSegment (count + 10 newest + their tags/opt-outs)', qs.segments]] as const) {
+      console.log(`      ${title}`);
+      for (const t of rows) {
+        const access = t.indexOnly ? 'indexes' : 'SEQ SCAN';
+        console.log(`        ${t.label.padEnd(44)} ${fmt(t.ms, 1).padStart(8)} ms  ${fmt(t.rows).padStart(9)} matching  ${access.padEnd(8)}  ${t.plan}`);
+      }
+    }
   } finally {
     for (const c of children) c.kill();
     await pgServer.stop();

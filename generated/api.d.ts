@@ -2302,7 +2302,8 @@ export interface paths {
          *     - A completed result is cached for 7 days. While a completed result less than 7 days old exists, it is
          *       returned with `cached: true`, `billable: false`, `cost: null` and no lookup is made.
          *     - A fresh completed lookup (`status: COMPLETED`, `cached: false`) is charged at the customer plan lookup
-         *       rate (`billable: true`, `cost`), including a valid negative result (`rcsCapable: false`).
+         *       rate, 0.0050 USD per lookup (`billable: true`, `cost`), including a valid negative result
+         *       (`rcsCapable: false`).
          *     - A lookup that cannot be performed answers 200 with `status: FAILED`, `rcsCapable: null`,
          *       `failureReason`; it is free and the contact is left unchanged.
          *
@@ -2408,7 +2409,8 @@ export interface paths {
          *     attributes, and tags are added (never removed); when nothing would change the row is counted in
          *     `skippedRows`. Empty cells never erase data. Re-importing the same file therefore creates no duplicates.
          *     Attribute cells are stored as strings. The `tags` cell holds tag names separated by `;` (a name that does
-         *     not exist yet is created). A `consentType` cell other than the current value writes a `CONSENT_UPDATED`
+         *     not exist yet is created; a row that would need a new tag beyond the organization's 1,000 tags is rejected
+         *     with `INVALID_VALUE`). A `consentType` cell other than the current value writes a `CONSENT_UPDATED`
          *     audit entry with source `IMPORT`. Rejected rows are counted in `errorCount`; the first 1,000 are described
          *     in `errors`. Imports never clear an opt-out.
          */
@@ -11198,8 +11200,8 @@ export interface components {
              *     `timeZone`, `consentType`, `attribute:<key>` (a `ContactAttributeKey`) or `ignore`. Example:
              *     `{"Mobile": "phone", "Full name": "name", "Tier": "attribute:loyaltyTier"}`. Exactly one column must map to
              *     `phone`. Without `mapping`, headers are matched case-insensitively: `phone`, `name`, `tags`, `timeZone`,
-             *     `consentType` map to those fields, any other header that is a valid attribute key becomes
-             *     `attribute:<header>`, and the remaining columns are ignored.
+             *     `consentType` map to those fields, a header written `attribute:<key>` maps to that attribute, any other
+             *     header that is a valid attribute key becomes `attribute:<header>`, and the remaining columns are ignored.
              */
             mapping?: string;
             /**

@@ -1,5 +1,5 @@
 // Contacts section tables. The core (contacts, tags, contact_tags) is shared with Compliance and messaging.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Json, TimestampDefault } from './columns.ts';
 
 export type AttributeValue = string | number | boolean | null;
@@ -39,8 +39,97 @@ export interface ContactTagsTable {
   created_at: CreatedAt;
 }
 
-export interface ContactsTables {
+export interface ContactsTables extends ContactJobsTables {
   contacts: ContactsTable;
   tags: TagsTable;
   contact_tags: ContactTagsTable;
+}
+
+// ---- Contacts section jobs and billing (migration 0003) ----
+
+/** A fresh completed RCS capability lookup: the billable record. */
+export interface ContactRcsLookupsTable {
+  id: Generated<string>;
+  organization_id: string;
+  contact_id: string;
+  phone: string;
+  provider: string;
+  rcs_capable: boolean;
+  /** numeric(12,4), read as a decimal string (money is never a float). */
+  price: ColumnType<string, string, never>;
+  currency: string;
+  /** API key id that asked for the lookup. */
+  actor: string | null;
+  created_at: CreatedAt;
+}
+
+export type BulkTagJobStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface ContactBulkTagJobsTable {
+  id: Generated<string>;
+  organization_id: string;
+  status: ColumnType<BulkTagJobStatus, BulkTagJobStatus | undefined, BulkTagJobStatus>;
+  tag_ids: string[];
+  contact_ids: string[];
+  total: number;
+  processed: Generated<number>;
+  tagged: Generated<number>;
+  already_tagged: Generated<number>;
+  not_found: Generated<number>;
+  failed: Generated<number>;
+  error: string | null;
+  created_at: CreatedAt;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+export type ImportJobStatus = 'queued' | 'processing' | 'completed' | 'failed';
+
+/** Where one CSV column goes: a contact field, `attribute:<key>`, or `ignore`. */
+export type ImportColumn = { header: string; target: string };
+
+export type ImportRowError = {
+  row: number;
+  column: string | null;
+  value: string | null;
+  code: 'INVALID_PHONE' | 'MISSING_PHONE' | 'DUPLICATE_IN_FILE' | 'INVALID_VALUE' | 'TOO_MANY_TAGS' | 'MALFORMED_ROW';
+  message: string;
+};
+
+export interface ContactImportJobsTable {
+  id: Generated<string>;
+  organization_id: string;
+  status: ColumnType<ImportJobStatus, ImportJobStatus | undefined, ImportJobStatus>;
+  file_name: string | null;
+  columns: Json<ImportColumn[]>;
+  default_country: string | null;
+  tag_ids: ColumnType<string[], string[] | undefined, string[]>;
+  actor: string | null;
+  total_rows: number | null;
+  processed_rows: Generated<number>;
+  imported_rows: Generated<number>;
+  updated_rows: Generated<number>;
+  skipped_rows: Generated<number>;
+  error_count: Generated<number>;
+  errors: ColumnType<ImportRowError[], string | undefined, string>;
+  lines_done: Generated<number>;
+  error: string | null;
+  created_at: CreatedAt;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+export interface ContactImportFilesTable {
+  job_id: string;
+  organization_id: string;
+  data: Buffer;
+  size: number;
+  created_at: CreatedAt;
+}
+
+export interface ContactJobsTables {
+  contact_rcs_lookups: ContactRcsLookupsTable;
+  contact_bulk_tag_jobs: ContactBulkTagJobsTable;
+  contact_import_jobs: ContactImportJobsTable;
+  contact_import_files: ContactImportFilesTable;
 }

@@ -1,0 +1,224 @@
+// SQL for contacts: CRUD, the indexed list, attribute keys, consent history, RCS lookups, and what a page of
+// contacts needs besides its rows (tags, opt-outs), each in one query. Tenant-scoped through tenant().
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../database.ts';
+import type { ContactsTable } from '../tables/contacts.ts';
+import type { ConsentEventRow } from './consent.ts';
+import { tenant } from '../tenant.ts';
+
+export type ContactRow = Selectable<ContactsTable>;
+
+/** The expression the trigram index covers (migration 0002): search must use exactly this one. */
+const SEARCH_TEXT = sql<string>`(coalesce(name, '') || ' ' || phone)`;
+
+/** `%term%` for LIKE/ILIKE, with the term's own wildcards taken literally. */
+export function likeContaining(term: string): string {
+  return `%${term.replace(/[\\%_]/g, '\\$&')}%`;
+}
+
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const e = error as { code?: string; constraint?: string };
+  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
+}
+
+export const CONTACT_PHONE_UNIQUE = 'contacts_org_phone_key';
+
+export type ContactListFilters = {
+  search?: string;
+  tag?: string;
+  rcsCap?: boolean;
+  sortBy: 'name' | 'phone' | 'createdAt';
+  sortOrder: 'asc' | 'desc';
+};
+
+function filtered(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
+  let q = tenant(db.selectFrom('contacts'), orgId);
+  if (f.search !== undefined) q = q.where(SEARCH_TEXT, 'ilike', likeContaining(f.search));
+  if (f.rcsCap !== undefined) q = q.where('rcs_capable', '=', f.rcsCap);
+  if (f.tag !== undefined) q = q.where('id', 'in', carriersOf(db, orgId, f.tag));
+  return q;
+}
+
+/** One page of contacts; every sort matches an index (see migrations 0002/0003), ties broken by id. */
+export function contactPageQuery(db: Db, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }) {
+  let q = filtered(db, orgId, f).selectAll();
+  const dir = f.sortOrder;
+  if (f.sortBy === 'createdAt') q = q.orderBy('created_at', dir).orderBy('id', dir);
+  // Contacts without a name come last in both orders.
+  else if (f.sortBy === 'name') q = q.orderBy(sql`lower(name)`, (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast()).orderBy('id', dir);
+  else q = q.orderBy('phone', dir); // unique within the organization
+  return q.limit(page.limit).offset(page.offset);
+}
+
+function carriersOf(db: Db, orgId: string, tagId: string) {
+  return tenant(db.selectFrom('contact_tags'), orgId).select('contact_id').where('tag_id', '=', tagId);
+}
+
+export function contactCountQuery(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
+  // With the tag as the only filter, the tag's links are the answer: an index-only count, no join.
+  if (f.tag !== undefined && f.search === undefined && f.rcsCap === undefined) {
+    return carriersOf(db, orgId, f.tag).clearSelect().select((eb) => eb.fn.countAll<string>().as('n'));
+  }
+  return filtered(db, orgId, f).select((eb) => eb.fn.countAll<string>().as('n'));
+}
+
+export function getContact(db: Db, orgId: string, id: string): Promise<ContactRow | undefined> {
+  return tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Locks the contact until the surrounding transaction ends. */
+export function getContactForUpdate(db: Db, orgId: string, id: string): Promise<ContactRow | undefined> {
+  return tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+export async function findContactIdByPhone(db: Db, orgId: string, phone: string): Promise<string | undefined> {
+  const row = await tenant(db.selectFrom('contacts'), orgId).select('id').where('phone', '=', phone).executeTakeFirst();
+  return row?.id;
+}
+
+export type NewContact = {
+  phone: string;
+  phoneCountry: string | null;
+  name: string | null;
+  attributes: Record<string, unknown>;
+  timeZone: string | null;
+  consentType: string;
+};
+
+/** Inserts unless the phone is taken (then undefined: the caller answers 409). */
+export function insertContact(db: Db, orgId: string, c: NewContact): Promise<ContactRow | undefined> {
+  return db
+    .insertInto('contacts')
+    .values({
+      organization_id: orgId,
+      phone: c.phone,
+      phone_country: c.phoneCountry,
+      name: c.name,
+      attributes: JSON.stringify(c.attributes),
+      time_zone: c.timeZone,
+      consent_type: c.consentType,
+    })
+    .onConflict((oc) => oc.columns(['organization_id', 'phone']).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function updateContact(
+  db: Db,
+  orgId: string,
+  id: string,
+  c: Omit<NewContact, 'consentType'> & { phoneChanged: boolean },
+): Promise<ContactRow | undefined> {
+  return tenant(db.updateTable('contacts'), orgId)
+    .set({
+      phone: c.phone,
+      phone_country: c.phoneCountry,
+      name: c.name,
+      attributes: JSON.stringify(c.attributes),
+      time_zone: c.timeZone,
+      updated_at: sql`now()`,
+      // A new number's handset is unknown.
+      ...(c.phoneChanged ? { rcs_capable: null, rcs_checked_at: null } : {}),
+    })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function deleteContact(db: Db, orgId: string, id: string): Promise<boolean> {
+  const row = await tenant(db.deleteFrom('contacts'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Makes the contact carry exactly `tagIds` (set-based: one delete, one insert). */
+export async function replaceContactTags(db: Db, orgId: string, contactId: string, tagIds: string[]): Promise<void> {
+  let del = tenant(db.deleteFrom('contact_tags'), orgId).where('contact_id', '=', contactId);
+  if (tagIds.length > 0) del = del.where('tag_id', 'not in', tagIds);
+  await del.execute();
+  await addContactTags(db, orgId, contactId, tagIds);
+}
+
+export async function addContactTags(db: Db, orgId: string, contactId: string, tagIds: string[]): Promise<void> {
+  if (tagIds.length === 0) return;
+  await db
+    .insertInto('contact_tags')
+    .values(tagIds.map((tagId) => ({ organization_id: orgId, contact_id: contactId, tag_id: tagId })))
+    .onConflict((oc) => oc.columns(['contact_id', 'tag_id']).doNothing())
+    .execute();
+}
+
+/** Tag ids of each contact of a page, in one query (in the order they were attached). */
+export async function tagIdsOf(db: Db, orgId: string, contactIds: string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  if (contactIds.length === 0) return out;
+  const rows = await tenant(db.selectFrom('contact_tags'), orgId)
+    .select(['contact_id', sql<string[]>`array_agg(tag_id order by created_at, tag_id)`.as('tag_ids')])
+    .where('contact_id', '=', sql<string>`any(${contactIds}::uuid[])`)
+    .groupBy('contact_id')
+    .execute();
+  for (const r of rows) out.set(r.contact_id, r.tag_ids);
+  return out;
+}
+
+/** Distinct attribute keys in code-point order, at most `cap` (+1 fetched to tell whether more exist). */
+export async function attributeKeys(db: Db, orgId: string, cap: number): Promise<{ keys: string[]; truncated: boolean }> {
+  const { rows } = await sql<{ key: string }>`
+    select distinct k.key collate "C" as key
+    from contacts, jsonb_object_keys(attributes) as k(key)
+    where organization_id = ${orgId}
+    order by 1
+    limit ${cap + 1}`.execute(db);
+  return { keys: rows.slice(0, cap).map((r) => r.key), truncated: rows.length > cap };
+}
+
+/**
+ * The contact's consent history, newest first: its own entries plus those written for its phone before it
+ * existed or without a contact (e.g. the opt-out of a deleted contact with the same number).
+ */
+export async function contactConsentHistory(
+  db: Db,
+  orgId: string,
+  contact: { id: string; phone: string; created_at: Date },
+  page: { limit: number; offset: number },
+): Promise<{ rows: ConsentEventRow[]; total: number }> {
+  const base = () =>
+    tenant(db.selectFrom('consent_events'), orgId).where((eb) =>
+      eb.or([
+        eb('contact_id', '=', contact.id),
+        eb.and([eb('phone', '=', contact.phone), eb.or([eb('contact_id', 'is', null), eb('created_at', '<', contact.created_at)])]),
+      ]),
+    );
+  const [rows, count] = await Promise.all([
+    base().selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    base().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+export function setRcsCapability(db: Db, orgId: string, id: string, capable: boolean, checkedAt: Date): Promise<ContactRow | undefined> {
+  return tenant(db.updateTable('contacts'), orgId)
+    .set({ rcs_capable: capable, rcs_checked_at: checkedAt, updated_at: sql`now()` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function recordRcsLookup(
+  db: Db,
+  lookup: { organizationId: string; contactId: string; phone: string; provider: string; rcsCapable: boolean; price: string; currency: string; actor: string | null; at: Date },
+): Promise<void> {
+  await db
+    .insertInto('contact_rcs_lookups')
+    .values({
+      organization_id: lookup.organizationId,
+      contact_id: lookup.contactId,
+      phone: lookup.phone,
+      provider: lookup.provider,
+      rcs_capable: lookup.rcsCapable,
+      price: lookup.price,
+      currency: lookup.currency,
+      actor: lookup.actor,
+      created_at: lookup.at,
+    })
+    .execute();
+}

@@ -1,0 +1,152 @@
+// SQL for tags and bulk (un)tagging. Bulk work is one set-based statement per call, over arrays of ids
+// (one bind parameter each, whatever their length).
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../database.ts';
+import type { TagsTable } from '../tables/contacts.ts';
+import { tenant } from '../tenant.ts';
+
+export type TagRow = Selectable<TagsTable>;
+
+/** Most tags a contact may carry (ContactTagIds maxItems). */
+export const MAX_TAGS_PER_CONTACT = 50;
+/** Most tags an organization may have. */
+export const MAX_TAGS_PER_ORGANIZATION = 1000;
+
+/** Serializes tag creation within an organization for the rest of the transaction (the 1,000-tag cap). */
+export async function lockTagCreation(db: Db, orgId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`tags:${orgId}`}, 0))`.execute(db);
+}
+
+export async function countTags(db: Db, orgId: string): Promise<number> {
+  const row = await tenant(db.selectFrom('tags'), orgId).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Inserts unless the name is taken, compared case-insensitively (then undefined). */
+export function insertTag(db: Db, orgId: string, name: string): Promise<TagRow | undefined> {
+  return db
+    .insertInto('tags')
+    .values({ organization_id: orgId, name })
+    .onConflict((oc) => oc.expression(sql`organization_id, lower(name)`).doNothing())
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export function listTags(db: Db, orgId: string): Promise<TagRow[]> {
+  return tenant(db.selectFrom('tags'), orgId).selectAll().orderBy(sql`lower(name)`).orderBy('name').orderBy('id').execute();
+}
+
+/**
+ * Of `ids`, those that are tags of the organization, locked against deletion until the transaction ends (so
+ * links written in the same transaction cannot point at a tag deleted meanwhile).
+ */
+export async function existingTagIds(db: Db, orgId: string, ids: string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await tenant(db.selectFrom('tags'), orgId)
+    .select('id')
+    .where('id', '=', sql<string>`any(${ids}::uuid[])`)
+    .forKeyShare()
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Tags of the organization by case-insensitive name, locked against deletion like existingTagIds. */
+export async function tagsByLowerName(db: Db, orgId: string, lowerNames: string[]): Promise<TagRow[]> {
+  if (lowerNames.length === 0) return [];
+  return tenant(db.selectFrom('tags'), orgId)
+    .selectAll()
+    .where(sql`lower(name)`, '=', sql<string>`any(${lowerNames}::text[])`)
+    .forKeyShare()
+    .execute();
+}
+
+/** Creates the named tags that do not exist yet (set-based); returns the created ones. */
+export function insertTagsByName(db: Db, orgId: string, names: string[]): Promise<TagRow[]> {
+  if (names.length === 0) return Promise.resolve([]);
+  return sql<TagRow>`
+    insert into tags (organization_id, name)
+    select ${orgId}, n from unnest(${names}::text[]) as n
+    on conflict (organization_id, lower(name)) do nothing
+    returning *`
+    .execute(db)
+    .then((r) => r.rows);
+}
+
+/**
+ * Deletes the tag; ON DELETE CASCADE removes it from every contact. The tag row is locked first so the count
+ * of contacts untagged cannot race with new links (inserting a link takes a key-share lock on the tag).
+ */
+export async function deleteTag(db: Db, orgId: string, id: string): Promise<{ contactsUntagged: number } | undefined> {
+  const tag = await tenant(db.selectFrom('tags'), orgId).select('id').where('id', '=', id).forUpdate().executeTakeFirst();
+  if (!tag) return undefined;
+  const { n } = await tenant(db.selectFrom('contact_tags'), orgId)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('tag_id', '=', id)
+    .executeTakeFirstOrThrow();
+  await tenant(db.deleteFrom('tags'), orgId).where('id', '=', id).execute();
+  return { contactsUntagged: Number(n) };
+}
+
+export type BulkTagCounts = { tagged: number; alreadyTagged: number; notFound: number; failed: number };
+
+/**
+ * Adds every tag to every contact of `contactIds` (distinct) in one statement: contacts of the organization
+ * are locked, a contact that would carry more than 50 tags is left unchanged (failed), links are inserted with
+ * ON CONFLICT DO NOTHING, and the touched contacts' updated_at moves.
+ */
+export async function tagContactsSet(db: Db, orgId: string, contactIds: string[], tagIds: string[]): Promise<BulkTagCounts> {
+  const { rows } = await sql<{ found: string; tagged: string; failed: string }>`
+    with found as (
+      select id from contacts
+      where organization_id = ${orgId} and id = any(${contactIds}::uuid[])
+      for update
+    ),
+    plan as (
+      select f.id,
+             count(ct.tag_id) as carried,
+             count(ct.tag_id) filter (where ct.tag_id = any(${tagIds}::uuid[])) as have
+      from found f
+      left join contact_tags ct on ct.contact_id = f.id
+      group by f.id
+    ),
+    eligible as (
+      select id from plan
+      where have < ${tagIds.length} and carried + ${tagIds.length} - have <= ${MAX_TAGS_PER_CONTACT}
+    ),
+    ins as (
+      insert into contact_tags (organization_id, contact_id, tag_id)
+      select ${orgId}, e.id, t.tag_id from eligible e cross join unnest(${tagIds}::uuid[]) as t(tag_id)
+      on conflict (contact_id, tag_id) do nothing
+      returning contact_id
+    ),
+    touched as (
+      update contacts set updated_at = now()
+      where id in (select contact_id from ins)
+      returning id
+    )
+    select (select count(*) from found) as found,
+           (select count(*) from touched) as tagged,
+           (select count(*) from plan where have < ${tagIds.length} and carried + ${tagIds.length} - have > ${MAX_TAGS_PER_CONTACT}) as failed`.execute(db);
+  const r = rows[0]!;
+  const found = Number(r.found);
+  const tagged = Number(r.tagged);
+  const failed = Number(r.failed);
+  return { tagged, failed, alreadyTagged: found - tagged - failed, notFound: contactIds.length - found };
+}
+
+/** Removes the tags from the contacts in one statement; returns the number of distinct contacts that lost one. */
+export async function untagContactsSet(db: Db, orgId: string, contactIds: string[], tagIds: string[]): Promise<number> {
+  const { rows } = await sql<{ untagged: string }>`
+    with del as (
+      delete from contact_tags
+      where organization_id = ${orgId} and contact_id = any(${contactIds}::uuid[]) and tag_id = any(${tagIds}::uuid[])
+      returning contact_id
+    ),
+    touched as (
+      update contacts set updated_at = now()
+      where organization_id = ${orgId} and id in (select contact_id from del)
+      returning id
+    )
+    select count(*) as untagged from touched`.execute(db);
+  return Number(rows[0]!.untagged);
+}

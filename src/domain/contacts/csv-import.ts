@@ -1,0 +1,355 @@
+// The contact import worker. The stored CSV is streamed through csv-parse; each row is validated (phone with
+// libphonenumber, duplicates within the file, cell values) and valid rows are written in batches of 5,000 with
+// a few set-based statements per batch, committed together with the job's progress. While one batch is being
+// written, the next one is parsed. A re-delivered job (crashed worker) resumes after the last committed batch.
+import { Readable } from 'node:stream';
+import { parse, type CsvError, type Info } from 'csv-parse';
+import type { AppContext } from '../../app-context.ts';
+import { inTransaction, type Db } from '../../db/database.ts';
+import * as jobs from '../../db/queries/contact-jobs.ts';
+import * as q from '../../db/queries/contacts-import.ts';
+import { MAX_TAGS_PER_CONTACT, MAX_TAGS_PER_ORGANIZATION, countTags, existingTagIds, insertTagsByName, lockTagCreation, tagsByLowerName } from '../../db/queries/tags.ts';
+import type { AttributeValue, ImportColumn, ImportRowError } from '../../db/tables/contacts.ts';
+import { parsePhone } from '../phone.ts';
+import { isKnownTimeZone } from '../compliance/tcpa.ts';
+import { pieces, type ImportJobData } from './import-request.ts';
+
+const BATCH_ROWS = 5000;
+const MAX_ERRORS_KEPT = 1000;
+const MAX_ATTRIBUTES = 100;
+const CONSENT_TYPES = new Set(['NONE', 'TRANSACTIONAL', 'MARKETING']);
+
+type Row = {
+  row: number;
+  phone: string;
+  country: string | null;
+  name?: string;
+  timeZone?: string;
+  consentType?: string;
+  attributes: Record<string, string>;
+  /** Tag names of the `tags` cell, distinct case-insensitively. */
+  tagNames: string[];
+};
+
+type Batch = { rows: Row[]; errors: ImportRowError[]; lastLine: number };
+
+export async function runContactImport(app: AppContext, data: ImportJobData): Promise<void> {
+  const { organizationId: orgId, jobId } = data;
+  const job = await jobs.startImportJob(app.db, orgId, jobId);
+  if (!job) return; // already ended (or swept)
+  const file = await jobs.importFileOf(app.db, orgId, jobId);
+  try {
+    if (!file) throw new Error('the uploaded file is no longer stored');
+    const totalRows = await importRows(app.db, job, file);
+    await jobs.finishImportJob(app.db, orgId, jobId, { totalRows, error: null });
+  } catch (error) {
+    app.log.error({ err: error, jobId }, 'contact import failed');
+    await jobs.finishImportJob(app.db, orgId, jobId, { totalRows: null, error: `Import stopped: ${(error as Error).message}` });
+  }
+}
+
+/** Parses and writes every row; returns the number of data rows in the file. */
+async function importRows(db: Db, job: jobs.ImportJobRow, file: Buffer): Promise<number> {
+  const read = rowReader(job.columns, job.default_country);
+  const resumeAfter = job.lines_done;
+  let errorsKept = job.errors.length;
+  let dataRows = 0;
+  let batch: Batch = { rows: [], errors: [], lastLine: resumeAfter };
+  // Two batches in flight, each on its own connection, so both cores work for PostgreSQL; they commit in file
+  // order (a batch's progress update waits for the previous commit), which keeps errors in order and makes
+  // `lines_done` a committed prefix. A batch resolves its tags only after the previous one has, so the
+  // tag-creation lock is always taken in batch order (no wait cycle between the two).
+  let previous: BatchWrite = { tagsResolved: Promise.resolve(), committed: Promise.resolve() };
+  const inFlight: BatchWrite[] = [];
+
+  const write = async () => {
+    const full = batch;
+    batch = { rows: [], errors: [], lastLine: full.lastLine };
+    if (inFlight.length === 2) await inFlight.shift()!.committed;
+    previous = writeBatch(db, job, full, previous, () => {
+      const room = Math.max(0, MAX_ERRORS_KEPT - errorsKept);
+      errorsKept += Math.min(room, full.errors.length);
+      return room;
+    });
+    previous.committed.catch(() => {}); // awaited below; a failure must not be reported as unhandled meanwhile
+    inFlight.push(previous);
+  };
+  const reject = (line: number, error: ImportRowError) => {
+    if (line <= resumeAfter) return; // counted by the run that committed it
+    batch.errors.push(error);
+    batch.lastLine = Math.max(batch.lastLine, line);
+  };
+
+  // csv-parse reports unparseable records through 'skip' while it may be ahead of this loop; they are merged
+  // back in line order.
+  const skipped: Array<{ line: number; message: string }> = [];
+  const parser = Readable.from(pieces(file)).pipe(
+    parse({ bom: true, info: true, relax_column_count: true, skip_empty_lines: true, skip_records_with_error: true }),
+  );
+  let lastSkippedLine = 0;
+  parser.on('skip', (err: CsvError) => {
+    const line = Number(err.lines ?? 0);
+    if (line === lastSkippedLine) return; // one row can raise several errors (e.g. two stray quotes)
+    lastSkippedLine = line;
+    skipped.push({ line, message: err.message });
+  });
+  const flushSkipped = (beforeLine: number) => {
+    while (skipped.length && skipped[0]!.line < beforeLine) {
+      const s = skipped.shift()!;
+      dataRows++;
+      reject(s.line, { row: Math.max(2, s.line), column: null, value: null, code: 'MALFORMED_ROW', message: s.message });
+    }
+  };
+
+  try {
+    await readAll();
+  } catch (error) {
+    await Promise.allSettled(inFlight.map((w) => w.committed)); // settle before the job is marked failed
+    throw error;
+  }
+  for (const w of inFlight) await w.committed;
+  return dataRows;
+
+  async function readAll(): Promise<void> {
+    let header = true;
+    for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: Info }>) {
+      const endLine = info.lines;
+      const row = endLine - newlinesIn(record);
+      flushSkipped(row);
+      if (header) {
+        header = false;
+        continue;
+      }
+      dataRows++;
+      const outcome = read(record, row);
+      if ('code' in outcome) {
+        reject(endLine, outcome);
+      } else if (endLine > resumeAfter) {
+        batch.rows.push(outcome);
+        batch.lastLine = endLine;
+      }
+      if (batch.rows.length + batch.errors.length >= BATCH_ROWS) await write();
+    }
+    flushSkipped(Infinity);
+    await write();
+  }
+}
+
+function newlinesIn(record: string[]): number {
+  let n = 0;
+  for (const cell of record) for (let i = cell.indexOf('\n'); i !== -1; i = cell.indexOf('\n', i + 1)) n++;
+  return n;
+}
+
+/** Validates one record: a row to write, or why it is rejected. Remembers phones to report duplicates. */
+function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
+  const seen = new Map<string, number>();
+  const zones = new Map<string, boolean>();
+  const at = (target: string) => columns.findIndex((c) => c.target === target);
+  const phoneAt = at('phone');
+  const nameAt = at('name');
+  const tagsAt = at('tags');
+  const zoneAt = at('timeZone');
+  const consentAt = at('consentType');
+  const attributes = columns.flatMap((c, i) => (c.target.startsWith('attribute:') ? [{ i, key: c.target.slice('attribute:'.length) }] : []));
+  const phoneHeader = columns[phoneAt]!.header;
+
+  return (record: string[], row: number): Row | ImportRowError => {
+    const fail = (code: ImportRowError['code'], column: number | null, message: string): ImportRowError => ({
+      row,
+      column: column === null ? null : columns[column]!.header,
+      value: column === null ? null : (record[column] ?? '').slice(0, 200),
+      code,
+      message,
+    });
+    if (record.length !== columns.length) return fail('MALFORMED_ROW', null, `Expected ${columns.length} columns, got ${record.length}.`);
+    const cell = (i: number) => (i < 0 ? '' : record[i]!.trim());
+
+    const rawPhone = cell(phoneAt);
+    if (!rawPhone) return fail('MISSING_PHONE', phoneAt, `The ${phoneHeader} cell is empty.`);
+    const phone = parsePhone(rawPhone, defaultCountry ?? undefined);
+    if (!phone) {
+      return fail('INVALID_PHONE', phoneAt, defaultCountry ? `Not a valid phone number for ${defaultCountry}.` : 'Not a valid international phone number (start with + and the country code, or set defaultCountry).');
+    }
+
+    const out: Row = { row, phone: phone.e164, country: phone.country, attributes: {}, tagNames: [] };
+    const name = cell(nameAt);
+    if (name.length > 200) return fail('INVALID_VALUE', nameAt, 'Names are at most 200 characters.');
+    if (name) out.name = name;
+    const zone = cell(zoneAt);
+    if (zone) {
+      if (!zones.has(zone)) zones.set(zone, /^[A-Za-z_]+(\/[A-Za-z0-9_+-]+)*$/.test(zone) && zone.length <= 64 && isKnownTimeZone(zone));
+      if (!zones.get(zone)) return fail('INVALID_VALUE', zoneAt, `Unknown IANA time zone "${zone}".`);
+      out.timeZone = zone;
+    }
+    const consent = cell(consentAt).toUpperCase();
+    if (consent) {
+      if (!CONSENT_TYPES.has(consent)) return fail('INVALID_VALUE', consentAt, 'consentType must be NONE, TRANSACTIONAL or MARKETING.');
+      out.consentType = consent;
+    }
+    for (const { i, key } of attributes) {
+      const value = cell(i);
+      if (value.length > 1000) return fail('INVALID_VALUE', i, 'Attribute values are at most 1,000 characters.');
+      if (value) out.attributes[key] = value;
+    }
+    if (tagsAt >= 0) {
+      const names = new Map<string, string>();
+      for (const part of cell(tagsAt).split(';')) {
+        const tag = part.trim();
+        if (!tag) continue;
+        if (tag.length > 50) return fail('INVALID_VALUE', tagsAt, `Tag names are at most 50 characters ("${tag.slice(0, 60)}").`);
+        if (!names.has(tag.toLowerCase())) names.set(tag.toLowerCase(), tag);
+      }
+      out.tagNames = [...names.values()];
+    }
+
+    const first = seen.get(out.phone);
+    if (first !== undefined) return fail('DUPLICATE_IN_FILE', phoneAt, `Same phone as row ${first}.`);
+    seen.set(out.phone, row);
+    return out;
+  };
+}
+
+type BatchWrite = { tagsResolved: Promise<void>; committed: Promise<void> };
+
+/** Writes one batch and its share of the job's progress in one transaction, committed after `previous`. */
+function writeBatch(db: Db, job: jobs.ImportJobRow, batch: Batch, previous: BatchWrite, errorRoom: () => number): BatchWrite {
+  let tagsDone!: () => void;
+  const tagsResolved = new Promise<void>((resolve) => (tagsDone = resolve));
+  const committed = (async () => {
+    try {
+      await previous.tagsResolved;
+      await inTransaction(db, (tx) => writeRows(tx, job, batch, tagsDone, async () => {
+        await previous.committed; // a failed previous batch rolls this one back too
+        return errorRoom();
+      }));
+    } finally {
+      tagsDone();
+    }
+  })();
+  return { tagsResolved, committed };
+}
+
+/**
+ * The batch's statements: tags, then up to three rounds of lock → upsert → tag links → consent entries, then
+ * the job's progress. `tagsDone` is called once the batch's tags exist; `beforeProgress` waits for the previous
+ * batch's commit and tells how many errors may still be kept.
+ */
+async function writeRows(tx: Db, job: jobs.ImportJobRow, batch: Batch, tagsDone: () => void, beforeProgress: () => Promise<number>): Promise<void> {
+  const orgId = job.organization_id;
+  const tagIdOf = await resolveTags(tx, orgId, batch.rows);
+  tagsDone();
+  const jobTags = [...(await existingTagIds(tx, orgId, job.tag_ids))];
+  const errors = [...batch.errors];
+  const counts = { imported: 0, updated: 0, skipped: 0 };
+
+  // Each row's tags as ids; a row whose new tag could not be created (1,000-tag cap) is rejected.
+  let pending: Array<{ row: Row; tagIds: string[] }> = [];
+  for (const row of batch.rows) {
+    const missing = row.tagNames.find((n) => !tagIdOf.has(n.toLowerCase()));
+    if (missing) {
+      errors.push(rowError(row, 'INVALID_VALUE', 'tags', missing, `Tag "${missing}" cannot be created: the organization has ${MAX_TAGS_PER_ORGANIZATION} tags.`));
+      continue;
+    }
+    pending.push({ row, tagIds: [...new Set([...row.tagNames.map((n) => tagIdOf.get(n.toLowerCase())!), ...jobTags])] });
+  }
+
+  // A phone created by someone else between our read and our write is retried as an existing contact.
+  for (let round = 0; pending.length > 0; round++) {
+    if (round === 3) throw new Error('contacts keep changing under the import; try again');
+    const existing = new Map((await q.lockContactsByPhone(tx, orgId, pending.map((p) => p.row.phone))).map((c) => [c.phone, c]));
+    const writes: Array<{ row: Row; values: q.UpsertRow; newTags: string[]; consentChanged: boolean }> = [];
+    for (const { row, tagIds } of pending) {
+      const current = existing.get(row.phone);
+      const plan = planRow(row, tagIds, current);
+      if ('code' in plan) errors.push(plan);
+      else if (plan.unchanged) counts.skipped++;
+      else writes.push({ row, ...plan });
+    }
+    const written = new Map((await q.upsertContacts(tx, orgId, writes.map((w) => w.values), [...existing.values()].map((c) => c.id))).map((r) => [r.phone, r]));
+    const links = { contactIds: [] as string[], tagIds: [] as string[] };
+    const consent: Array<{ contactId: string; phone: string; consentType: string }> = [];
+    const retry = new Set<string>();
+    for (const w of writes) {
+      const r = written.get(w.values.phone);
+      if (!r) {
+        retry.add(w.values.phone);
+        continue;
+      }
+      if (r.inserted) counts.imported++;
+      else counts.updated++;
+      for (const t of w.newTags) {
+        links.contactIds.push(r.id);
+        links.tagIds.push(t);
+      }
+      if (w.consentChanged) consent.push({ contactId: r.id, phone: r.phone, consentType: w.values.consentType });
+    }
+    await q.addTagLinks(tx, orgId, links.contactIds, links.tagIds);
+    await q.recordImportConsentChanges(tx, orgId, consent, job.actor);
+    pending = pending.filter((p) => retry.has(p.row.phone));
+  }
+
+  errors.sort((a, b) => a.row - b.row);
+  const room = await beforeProgress();
+  await jobs.addImportProgress(tx, orgId, job.id, {
+    ...counts,
+    errorCount: errors.length,
+    errors: errors.slice(0, room),
+    linesDone: batch.lastLine,
+  });
+}
+
+/** The row's effect on the contact with its phone (or a new one): merged values, tags to add, or a rejection. */
+function planRow(row: Row, tagIds: string[], current: q.ExistingContact | undefined) {
+  const carried = new Set(current?.tag_ids ?? []);
+  const newTags = tagIds.filter((t) => !carried.has(t));
+  if (carried.size + newTags.length > MAX_TAGS_PER_CONTACT) {
+    return rowError(row, 'TOO_MANY_TAGS', 'tags', null, `The contact would carry ${carried.size + newTags.length} tags; at most ${MAX_TAGS_PER_CONTACT}.`);
+  }
+  const attributes: Record<string, AttributeValue> = { ...(current?.attributes ?? {}), ...row.attributes };
+  if (Object.keys(attributes).length > MAX_ATTRIBUTES) {
+    return rowError(row, 'INVALID_VALUE', null, null, `The contact would have more than ${MAX_ATTRIBUTES} attributes.`);
+  }
+  const values: q.UpsertRow = {
+    phone: row.phone,
+    country: row.country,
+    name: row.name ?? current?.name ?? null,
+    timeZone: row.timeZone ?? current?.time_zone ?? null,
+    consentType: row.consentType ?? current?.consent_type ?? 'NONE',
+    attributes,
+  };
+  const consentChanged = values.consentType !== (current?.consent_type ?? 'NONE');
+  const unchanged =
+    current !== undefined &&
+    newTags.length === 0 &&
+    !consentChanged &&
+    values.name === current.name &&
+    values.timeZone === current.time_zone &&
+    Object.entries(row.attributes).every(([k, v]) => current.attributes[k] === v);
+  return { values, newTags, consentChanged, unchanged };
+}
+
+function rowError(row: Row, code: ImportRowError['code'], column: string | null, value: string | null, message: string): ImportRowError {
+  return { row: row.row, column, value: value === null ? null : value.slice(0, 200), code, message };
+}
+
+/**
+ * Tag ids by lower-case name for every name the batch uses, creating the missing ones (one statement) within
+ * the organization's 1,000-tag cap. Names left out of the map could not be created.
+ */
+async function resolveTags(db: Db, orgId: string, rows: Row[]): Promise<Map<string, string>> {
+  const wanted = new Map<string, string>();
+  for (const r of rows) for (const n of r.tagNames) if (!wanted.has(n.toLowerCase())) wanted.set(n.toLowerCase(), n);
+  const ids = new Map<string, string>();
+  if (wanted.size === 0) return ids;
+  const remember = (tags: Array<{ id: string; name: string }>) => tags.forEach((t) => ids.set(t.name.toLowerCase(), t.id));
+  remember(await tagsByLowerName(db, orgId, [...wanted.keys()]));
+  const missing = [...wanted].filter(([lower]) => !ids.has(lower)).map(([, name]) => name);
+  if (missing.length === 0) return ids;
+  await lockTagCreation(db, orgId);
+  const room = Math.max(0, MAX_TAGS_PER_ORGANIZATION - (await countTags(db, orgId)));
+  remember(await insertTagsByName(db, orgId, missing.slice(0, room)));
+  // Names created by someone else since the first read.
+  remember(await tagsByLowerName(db, orgId, missing.filter((n) => !ids.has(n.toLowerCase())).map((n) => n.toLowerCase())));
+  return ids;
+}

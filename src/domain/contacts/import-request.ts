@@ -1,0 +1,142 @@
+// Accepting a CSV import: everything that can be checked before the job starts is checked here (400/404, and
+// nothing is stored on failure); then the upload, the job row and the pg-boss job are written in one
+// transaction. Rows are handled by the worker (csv-import.ts).
+import { Readable } from 'node:stream';
+import { parse } from 'csv-parse';
+import { isSupportedCountry } from 'libphonenumber-js/max';
+import { fromKysely } from 'pg-boss';
+import type { components } from '../../../generated/api.d.ts';
+import type { AppContext } from '../../app-context.ts';
+import { inTransaction } from '../../db/database.ts';
+import { insertImportJob, type ImportJobRow } from '../../db/queries/contact-jobs.ts';
+import type { ImportColumn } from '../../db/tables/contacts.ts';
+import { invalidField } from '../../http/errors.ts';
+import type { UploadedFile } from '../../http/handler-types.ts';
+import { requireTags } from './contacts.ts';
+
+export const IMPORT_QUEUE = 'contacts.import';
+
+type ImportRequest = components['schemas']['ContactImportRequest'];
+export type ContactImportJob = components['schemas']['ContactImportJob'];
+export type ImportJobData = { organizationId: string; jobId: string };
+
+const FIELDS = ['phone', 'name', 'tags', 'timeZone', 'consentType'] as const;
+const ATTRIBUTE_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
+
+/** The buffer in 64 KiB pieces, so the parser streams with backpressure instead of one 10 MB synchronous pass. */
+export function* pieces(data: Buffer, size = 64 * 1024): Generator<Buffer> {
+  for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
+}
+
+/** The CSV header row (first record). */
+export async function readHeader(data: Buffer): Promise<string[]> {
+  const parser = Readable.from(pieces(data)).pipe(parse({ bom: true, to: 1, skip_empty_lines: true }));
+  try {
+    for await (const record of parser as AsyncIterable<string[]>) return record;
+  } catch (error) {
+    throw invalidField('body.file', `the header row cannot be parsed: ${(error as Error).message}`);
+  } finally {
+    parser.destroy();
+  }
+  throw invalidField('body.file', 'the file is empty: a header row is required');
+}
+
+/** Where each column goes, from `mapping` or, without it, from the header names (rules in the document). */
+export function resolveColumns(header: string[], mappingText: string | undefined): ImportColumn[] {
+  const columns = mappingText === undefined ? autoMapping(header) : explicitMapping(header, mappingText);
+  const field = mappingText === undefined ? 'body.file' : 'body.mapping';
+  const targets = columns.map((c) => c.target).filter((t) => t !== 'ignore');
+  const phones = targets.filter((t) => t === 'phone').length;
+  if (phones !== 1) {
+    throw invalidField(field, phones === 0 ? 'no column maps to phone' : `${phones} columns map to phone; exactly one must`);
+  }
+  const twice = targets.find((t, i) => targets.indexOf(t) !== i);
+  if (twice) throw invalidField(field, `more than one column maps to ${twice}`);
+  return columns;
+}
+
+function autoMapping(header: string[]): ImportColumn[] {
+  return header.map((raw) => {
+    const h = raw.trim();
+    const field = FIELDS.find((f) => f.toLowerCase() === h.toLowerCase());
+    if (field) return { header: raw, target: field };
+    if (h.toLowerCase().startsWith('attribute:') && ATTRIBUTE_KEY.test(h.slice('attribute:'.length))) {
+      return { header: raw, target: `attribute:${h.slice('attribute:'.length)}` };
+    }
+    return { header: raw, target: ATTRIBUTE_KEY.test(h) ? `attribute:${h}` : 'ignore' };
+  });
+}
+
+function explicitMapping(header: string[], text: string): ImportColumn[] {
+  let mapping: unknown;
+  try {
+    mapping = JSON.parse(text);
+  } catch {
+    throw invalidField('body.mapping', 'is not valid JSON');
+  }
+  if (typeof mapping !== 'object' || mapping === null || Array.isArray(mapping)) {
+    throw invalidField('body.mapping', 'must be a JSON object mapping header names to targets');
+  }
+  const entries = Object.entries(mapping as Record<string, unknown>);
+  for (const [name, target] of entries) {
+    if (!header.includes(name)) throw invalidField('body.mapping', `unknown header "${name}"`);
+    if (typeof target !== 'string' || !isTarget(target)) {
+      throw invalidField('body.mapping', `"${name}": unknown target ${JSON.stringify(target)} (phone, name, tags, timeZone, consentType, attribute:<key> or ignore)`);
+    }
+  }
+  const chosen = new Map(entries as Array<[string, string]>);
+  // A header that appears twice in the file gets the mapping on its first column only.
+  return header.map((h, i) => ({ header: h, target: header.indexOf(h) === i ? (chosen.get(h) ?? 'ignore') : 'ignore' }));
+}
+
+function isTarget(t: string): boolean {
+  return t === 'ignore' || (FIELDS as readonly string[]).includes(t) || (t.startsWith('attribute:') && ATTRIBUTE_KEY.test(t.slice('attribute:'.length)));
+}
+
+export async function startContactImport(
+  app: AppContext,
+  orgId: string,
+  actor: string,
+  body: ImportRequest,
+  files: UploadedFile[],
+): Promise<ImportJobRow> {
+  const file = files.find((f) => f.field === 'file');
+  if (!file) throw invalidField('body.file', 'must be a file part');
+  const columns = resolveColumns(await readHeader(file.data), body.mapping);
+  if (body.defaultCountry && !isSupportedCountry(body.defaultCountry)) {
+    throw invalidField('body.defaultCountry', `unknown or unsupported country ${body.defaultCountry}`);
+  }
+  const queue = app.queue;
+  if (!queue) throw new Error('contact imports need the job queue');
+  return inTransaction(app.db, async (tx) => {
+    const tagIds = body.tagIds ? await requireTags(tx, orgId, body.tagIds.split(','), 'body.tagIds', () => 'body.tagIds') : [];
+    const job = await insertImportJob(tx, orgId, {
+      fileName: file.filename || null,
+      columns,
+      defaultCountry: body.defaultCountry ?? null,
+      tagIds,
+      actor,
+      data: file.data,
+    });
+    await queue.send(IMPORT_QUEUE, { organizationId: orgId, jobId: job.id } satisfies ImportJobData, { db: fromKysely(tx) });
+    return job;
+  });
+}
+
+export function toImportJob(row: ImportJobRow): ContactImportJob {
+  return {
+    jobId: row.id,
+    status: row.status,
+    fileName: row.file_name,
+    totalRows: row.total_rows,
+    processedRows: row.processed_rows,
+    importedRows: row.imported_rows,
+    updatedRows: row.updated_rows,
+    skippedRows: row.skipped_rows,
+    errorCount: row.error_count,
+    errors: row.errors,
+    error: row.error,
+    createdAt: row.created_at.toISOString(),
+    completedAt: row.completed_at?.toISOString() ?? null,
+  };
+}

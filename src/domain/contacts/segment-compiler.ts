@@ -1,0 +1,91 @@
+// A SegmentQueryRequest compiled to one SQL predicate over `contacts as c`, so a segment is one query whatever
+// its conditions. Attribute comparisons are type-aware: equality through jsonb containment (type and value,
+// and it can use the attributes GIN index), ranges through SQL/JSON path (numbers with numbers, strings with
+// strings in code-point order, other types never match).
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import type { components } from '../../../generated/api.d.ts';
+import { likeContaining } from '../../db/queries/contacts.ts';
+
+export type SegmentQuery = components['schemas']['SegmentQueryRequest'];
+type Condition = SegmentQuery['conditions'][number];
+type Scalar = string | number | boolean | null;
+
+const TRUE = sql<SqlBool>`true`;
+
+/**
+ * The predicate for the organization's contacts. Membership in tags and opt-outs is written as `IN (subquery)`
+ * over the organization's rows, not as a correlated EXISTS: under `any` (OR) PostgreSQL then builds each set
+ * once (hashed subplan) instead of probing it once per contact, and under `all` it can still plan a semi-join.
+ */
+export function segmentPredicate(query: SegmentQuery, orgId: string): RawBuilder<SqlBool> {
+  const parts = query.conditions.map((c) => conditionSql(c, orgId));
+  if (parts.length === 0) return TRUE; // an empty list matches every contact, for `all` and `any` alike
+  return sql<SqlBool>`(${sql.join(parts, query.match === 'any' ? sql` or ` : sql` and `)})`;
+}
+
+function conditionSql(c: Condition, orgId: string): RawBuilder<SqlBool> {
+  switch (c.type) {
+    case 'tags':
+      return tagsSql(c.op, [...new Set(c.tagIds.map((id) => id.toLowerCase()))], orgId);
+    case 'attribute':
+      return attributeSql(c as AttributeCondition);
+    case 'rcsCap':
+      return c.value === null ? sql<SqlBool>`c.rcs_capable is null` : sql<SqlBool>`c.rcs_capable = ${c.value}`;
+    case 'createdAt': {
+      const bounds: RawBuilder<SqlBool>[] = [];
+      if (c.after) bounds.push(sql<SqlBool>`c.created_at >= ${new Date(c.after)}`);
+      if (c.before) bounds.push(sql<SqlBool>`c.created_at < ${new Date(c.before)}`);
+      return bounds.length ? sql<SqlBool>`(${sql.join(bounds, sql` and `)})` : TRUE;
+    }
+    case 'optedOut': {
+      const optedOut = sql`c.phone in (select o.phone from opt_outs o where o.organization_id = ${orgId})`;
+      return c.value ? sql<SqlBool>`${optedOut}` : sql<SqlBool>`not ${optedOut}`;
+    }
+  }
+}
+
+function tagsSql(op: 'any' | 'all' | 'none', tagIds: string[], orgId: string): RawBuilder<SqlBool> {
+  const carriers = sql`select ct.contact_id from contact_tags ct where ct.organization_id = ${orgId} and ct.tag_id = any(${tagIds}::uuid[])`;
+  if (op === 'any') return sql<SqlBool>`c.id in (${carriers})`;
+  if (op === 'none') return sql<SqlBool>`c.id not in (${carriers})`;
+  return sql<SqlBool>`c.id in (${carriers} group by ct.contact_id having count(*) = ${tagIds.length})`;
+}
+
+type AttributeCondition = {
+  attribute: string;
+  op: 'eq' | 'neq' | 'gt' | 'gte' | 'lt' | 'lte' | 'contains' | 'in' | 'exists' | 'notExists';
+  value?: Scalar | Scalar[];
+};
+
+const RANGE_OPERATORS = { gt: '>', gte: '>=', lt: '<', lte: '<=' } as const;
+
+/** `{"key": value}` for jsonb containment: same key, same JSON type and value. */
+const holds = (key: string, value: Scalar) => sql<SqlBool>`c.attributes @> ${JSON.stringify({ [key]: value })}::jsonb`;
+
+function attributeSql(c: AttributeCondition): RawBuilder<SqlBool> {
+  const key = c.attribute;
+  switch (c.op) {
+    case 'eq':
+      return holds(key, c.value as Scalar);
+    case 'neq': // also matches contacts without the attribute
+      return sql<SqlBool>`not ${holds(key, c.value as Scalar)}`;
+    case 'in':
+      return sql<SqlBool>`(${sql.join((c.value as Scalar[]).map((v) => holds(key, v)), sql` or `)})`;
+    case 'exists':
+      return sql<SqlBool>`c.attributes ? ${key}`;
+    case 'notExists':
+      return sql<SqlBool>`not (c.attributes ? ${key})`;
+    case 'contains':
+      return sql<SqlBool>`(case when jsonb_typeof(c.attributes -> ${key}) = 'string'
+        then (c.attributes ->> ${key}) ilike ${likeContaining(String(c.value))} else false end)`;
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte': {
+      // SQL/JSON path comparisons are typed (a mismatch is "unknown", hence coalesce) and compare strings by
+      // code point. The key is quoted as a path member; keys match ^[A-Za-z_][A-Za-z0-9_.-]*$ so need no escaping.
+      const path = `$."${key}" ${RANGE_OPERATORS[c.op]} $v`;
+      return sql<SqlBool>`coalesce(jsonb_path_match(c.attributes, ${path}::jsonpath, jsonb_build_object('v', ${JSON.stringify(c.value)}::jsonb)), false)`;
+    }
+  }
+}

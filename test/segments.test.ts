@@ -1,0 +1,168 @@
+// Segments through HTTP: every condition type (tags any/all/none, type-aware attribute comparisons, rcsCap,
+// createdAt, optedOut), all/any combination, preview count + sample, resolve pagination, tenant walls.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+let key: string;
+const tag: Record<string, string> = {};
+const id: Record<string, string> = {};
+
+// name → [phone, tags, attributes, rcsCapable, createdAt, optedOut]
+const PEOPLE: Record<string, [string, string[], Record<string, unknown>, boolean | null, string, boolean]> = {
+  ann: ['+14155551001', ['a', 'b'], { ltv: 1500, tier: 'gold', since: '2024-03-01', vip: true, note: null }, true, '2026-01-05T00:00:00Z', false],
+  ben: ['+14155551002', ['a'], { ltv: 999.5, tier: 'Silver', since: '2025-11-20', code: '1500' }, false, '2026-02-10T00:00:00Z', false],
+  cat: ['+14155551003', ['b'], { ltv: '2000', tier: 'bronze', vip: false }, null, '2026-03-15T00:00:00Z', true],
+  dan: ['+14155551004', [], { tier: 'gold' }, true, '2026-04-20T00:00:00Z', false],
+  eve: ['+14155551005', ['c'], {}, null, '2026-05-25T00:00:00Z', true],
+};
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  org = await srv.newOrg('Segments org');
+  key = org.apiKey.secret;
+  for (const t of ['a', 'b', 'c']) tag[t] = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `seg-${t}` } })).body.data.id;
+  for (const [name, [phone, tags, attributes, rcs, createdAt, optedOut]] of Object.entries(PEOPLE)) {
+    const res = await call(srv, 'POST', '/v1/contacts', { key, body: { phone, name, tags: tags.map((t) => tag[t]), attributes } });
+    expect(res.status, res.text).toBe(201);
+    id[name] = res.body.id;
+    await srv.context.db
+      .updateTable('contacts')
+      .set({ rcs_capable: rcs, rcs_checked_at: rcs === null ? null : new Date(), created_at: new Date(createdAt) as never })
+      .where('id', '=', res.body.id)
+      .execute();
+    if (optedOut) await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+  }
+});
+afterAll(() => srv.close());
+
+type Condition = Record<string, unknown>;
+
+/** Names of the matching contacts, newest first (from the preview sample), after checking the count. */
+async function matching(conditions: Condition[], match: 'all' | 'any' = 'all', k = key): Promise<string[]> {
+  const res = await call(srv, 'POST', '/v1/segments/preview', { key: k, body: { match, conditions } });
+  expect(res.status, res.text).toBe(200);
+  expect(res.body.data.count).toBe(res.body.data.sample.length);
+  return res.body.data.sample.map((c: { name: string }) => c.name);
+}
+
+describe('segment conditions', () => {
+  it('tags: any, all, none', async () => {
+    expect(await matching([{ type: 'tags', op: 'any', tagIds: [tag.a, tag.c] }])).toEqual(['eve', 'ben', 'ann']);
+    expect(await matching([{ type: 'tags', op: 'all', tagIds: [tag.a, tag.b, tag.a] }])).toEqual(['ann']);
+    expect(await matching([{ type: 'tags', op: 'none', tagIds: [tag.a, tag.b] }])).toEqual(['eve', 'dan']);
+    expect(await matching([{ type: 'tags', op: 'any', tagIds: ['00000000-0000-4000-8000-000000000009'] }])).toEqual([]);
+  });
+
+  it('attribute eq / neq compare JSON type and value', async () => {
+    expect(await matching([{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }])).toEqual(['dan', 'ann']);
+    expect(await matching([{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'silver' }])).toEqual([]); // case-sensitive
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'eq', value: 1500 }])).toEqual(['ann']);
+    expect(await matching([{ type: 'attribute', attribute: 'code', op: 'eq', value: 1500 }])).toEqual([]); // "1500" is a string
+    expect(await matching([{ type: 'attribute', attribute: 'vip', op: 'eq', value: false }])).toEqual(['cat']);
+    expect(await matching([{ type: 'attribute', attribute: 'note', op: 'eq', value: null }])).toEqual(['ann']);
+    expect(await matching([{ type: 'attribute', attribute: 'tier', op: 'neq', value: 'gold' }])).toEqual(['eve', 'cat', 'ben']);
+  });
+
+  it('attribute ranges: numbers with numbers, strings with strings in code-point order, other types never', async () => {
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'gte', value: 1000 }])).toEqual(['ann']); // cat's "2000" is a string
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'lt', value: 1000 }])).toEqual(['ben']);
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'gt', value: 999.5 }])).toEqual(['ann']);
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'lte', value: 999.5 }])).toEqual(['ben']);
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'gt', value: '1' }])).toEqual(['cat']);
+    expect(await matching([{ type: 'attribute', attribute: 'since', op: 'gte', value: '2025-01-01' }])).toEqual(['ben']);
+    // Code-point order: "Silver" < "bronze" < "gold".
+    expect(await matching([{ type: 'attribute', attribute: 'tier', op: 'lt', value: 'bronze' }])).toEqual(['ben']);
+  });
+
+  it('attribute contains (case-insensitive, strings only), in, exists, notExists', async () => {
+    expect(await matching([{ type: 'attribute', attribute: 'tier', op: 'contains', value: 'OL' }])).toEqual(['dan', 'ann']);
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'contains', value: '15' }])).toEqual([]);
+    expect(await matching([{ type: 'attribute', attribute: 'tier', op: 'contains', value: '%' }])).toEqual([]);
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'in', value: [1500, '2000', true] }])).toEqual(['cat', 'ann']);
+    expect(await matching([{ type: 'attribute', attribute: 'note', op: 'exists' }])).toEqual(['ann']);
+    expect(await matching([{ type: 'attribute', attribute: 'ltv', op: 'notExists' }])).toEqual(['eve', 'dan']);
+  });
+
+  it('rcsCap true, false, unknown', async () => {
+    expect(await matching([{ type: 'rcsCap', value: true }])).toEqual(['dan', 'ann']);
+    expect(await matching([{ type: 'rcsCap', value: false }])).toEqual(['ben']);
+    expect(await matching([{ type: 'rcsCap', value: null }])).toEqual(['eve', 'cat']);
+  });
+
+  it('createdAt: after inclusive, before exclusive', async () => {
+    expect(await matching([{ type: 'createdAt', after: '2026-02-10T00:00:00Z', before: '2026-04-20T00:00:00Z' }])).toEqual(['cat', 'ben']);
+    expect(await matching([{ type: 'createdAt', before: '2026-02-10T00:00:00Z' }])).toEqual(['ann']);
+  });
+
+  it('optedOut', async () => {
+    expect(await matching([{ type: 'optedOut', value: true }])).toEqual(['eve', 'cat']);
+    expect(await matching([{ type: 'optedOut', value: false }])).toEqual(['dan', 'ben', 'ann']);
+  });
+
+  it('combines with all (default) and any; an empty list matches everyone', async () => {
+    const conditions = [
+      { type: 'tags', op: 'any', tagIds: [tag.a] },
+      { type: 'rcsCap', value: true },
+    ];
+    expect(await matching(conditions)).toEqual(['ann']);
+    expect(await matching(conditions, 'any')).toEqual(['dan', 'ben', 'ann']);
+    expect(await matching([])).toEqual(['eve', 'dan', 'cat', 'ben', 'ann']);
+    expect(await matching([], 'any')).toEqual(['eve', 'dan', 'cat', 'ben', 'ann']);
+    const res = await call(srv, 'POST', '/v1/segments/preview', { key, body: { conditions: [{ type: 'optedOut', value: false }, { type: 'attribute', attribute: 'ltv', op: 'exists' }] } });
+    expect(res.body.data.sample.map((c: { name: string }) => c.name)).toEqual(['ben', 'ann']);
+  });
+
+  it('answers 400 when a value does not fit its operator', async () => {
+    const bad = [
+      { type: 'attribute', attribute: 'ltv', op: 'gt', value: true },
+      { type: 'attribute', attribute: 'ltv', op: 'in', value: 3 },
+      { type: 'attribute', attribute: 'ltv', op: 'exists', value: 1 },
+      { type: 'createdAt' },
+      { type: 'tags', op: 'some', tagIds: [tag.a] },
+    ];
+    for (const condition of bad) {
+      const res = await call(srv, 'POST', '/v1/segments/preview', { key, body: { conditions: [condition] } });
+      expect(res.status, JSON.stringify(condition)).toBe(400);
+      expect(res.body.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
+
+describe('previewSegment', () => {
+  it('returns the count and at most 10 full contacts, newest first', async () => {
+    const o = await srv.newOrg('Preview org');
+    for (let i = 0; i < 12; i++) {
+      await call(srv, 'POST', '/v1/contacts', { key: o.apiKey.secret, body: { phone: `+141555520${String(i).padStart(2, '0')}`, attributes: { n: i } } });
+    }
+    const res = await call(srv, 'POST', '/v1/segments/preview', { key: o.apiKey.secret, body: { conditions: [{ type: 'attribute', attribute: 'n', op: 'gte', value: 1 }] } });
+    expect(res.body.data.count).toBe(11);
+    expect(res.body.data.sample).toHaveLength(10);
+    expect(res.body.data.sample[0]).toMatchObject({ phone: '+14155552011', attributes: { n: 11 }, optedOut: false, tags: [] });
+    expect(res.body.data.sample.at(-1).attributes.n).toBe(2);
+  });
+
+  it("never counts another organization's contacts", async () => {
+    const o = await srv.newOrg('Empty segments org');
+    const res = await call(srv, 'POST', '/v1/segments/preview', { key: o.apiKey.secret, body: { conditions: [] } });
+    expect(res.body.data).toEqual({ count: 0, sample: [] });
+    const ids = await call(srv, 'POST', '/v1/segments/resolve', { key: o.apiKey.secret, body: { conditions: [{ type: 'tags', op: 'any', tagIds: [tag.a] }] } });
+    expect(ids.body).toEqual({ data: { contactIds: [] }, pagination: { page: 1, limit: 1000, total: 0, hasMore: false } });
+  });
+});
+
+describe('resolveSegment', () => {
+  it('pages through the matching ids in creation order', async () => {
+    const body = { match: 'any', conditions: [{ type: 'optedOut', value: false }, { type: 'tags', op: 'any', tagIds: [tag.c] }] };
+    const page1 = await call(srv, 'POST', '/v1/segments/resolve?limit=2', { key, body });
+    expect(page1.status, page1.text).toBe(200);
+    expect(page1.body).toEqual({ data: { contactIds: [id.ann, id.ben] }, pagination: { page: 1, limit: 2, total: 4, hasMore: true } });
+    const page2 = await call(srv, 'POST', '/v1/segments/resolve?limit=2&page=2', { key, body });
+    expect(page2.body).toEqual({ data: { contactIds: [id.dan, id.eve] }, pagination: { page: 2, limit: 2, total: 4, hasMore: false } });
+    const all = await call(srv, 'POST', '/v1/segments/resolve', { key, body });
+    expect(all.body.data.contactIds).toEqual([id.ann, id.ben, id.dan, id.eve]);
+    expect(all.body.pagination.limit).toBe(1000);
+    expect((await call(srv, 'POST', '/v1/segments/resolve?limit=1001', { key, body })).status).toBe(400);
+  });
+});
