@@ -1,7 +1,7 @@
 // Messaging benchmarks (issue 5), run by bench/run.ts:
-//  (d) POST /v1/messages/send through the full pipeline (auth, validation, compliance gate, channel plan,
+//  (m1) POST /v1/messages/send through the full pipeline (auth, validation, compliance gate, channel plan,
 //      pricing, persist, dispatch enqueue) in an API process without workers, next to the bare baseline
-//  (e) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
+//  (m2) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { createDb } from '../src/db/database.ts';
@@ -52,7 +52,7 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     });
     if (result.non2xx > 0 || result.errors > 0) throw new Error(`send bench: ${result.non2xx} non-2xx, ${result.errors} errors`);
     api.kill('SIGTERM');
-    lines.push(`(d) POST /v1/messages/send, full pipeline, API process without workers: ${fmt(result.requests.average)} sends/s, p99 ${result.latency.p99} ms`);
+    lines.push(`(m1) POST /v1/messages/send, full pipeline, API process without workers: ${fmt(result.requests.average)} sends/s, p99 ${result.latency.p99} ms`);
     lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.requests.average / ctx.baselineRps) * 100, 1)}% — a send is a transaction of ~8 statements`);
 
     // (e) dispatch throughput: the accepted backlog handed to the simulator by one worker process
@@ -75,7 +75,7 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     const seconds = (performance.now() - started) / 1000;
     worker.kill('SIGTERM');
     receiver.kill('SIGTERM');
-    lines.push(`(e) dispatch to the carrier simulator, one worker process: ${fmt(sent)} of ${fmt(total)} messages in ${fmt(seconds, 1)} s (incl. worker start-up) = ${fmt(sent / seconds)} messages/s (goal ≥ 1,000/s)`);
+    lines.push(`(m2) dispatch to the carrier simulator, one worker process: ${fmt(sent)} of ${fmt(total)} messages in ${fmt(seconds, 1)} s (incl. worker start-up) = ${fmt(sent / seconds)} messages/s (goal ≥ 1,000/s)`);
     return lines;
   } finally {
     await db.destroy();

@@ -5,6 +5,7 @@
 //  (w) webhook deliveries per second to a local keep-alive receiver vs. bare signed POSTs (bench/webhooks-delivery.ts)
 //  (d) contact CSV import of a ~10 MB, 150,000-row file vs. a plain load of the same rows (bench/contacts-import.ts)
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
+//  (m) sends per second through POST /v1/messages/send, and dispatch throughput to the simulator (bench/messaging.ts)
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -20,6 +21,7 @@ import { CompiledRouter } from '../src/http/router.ts';
 import { benchWebhookDeliveries } from './webhooks-delivery.ts';
 import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
+import { runMessagingBench } from './messaging.ts';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -182,6 +184,21 @@ async function main(): Promise<void> {
         console.log(`        ${t.label.padEnd(44)} ${fmt(t.ms, 1).padStart(8)} ms  ${fmt(t.rows).padStart(9)} matching  ${access.padEnd(8)}  ${t.plan}`);
       }
     }
+
+    // (m) the message pipeline: sends per second, and dispatch throughput to the carrier simulator.
+    const messaging = await runMessagingBench({
+      databaseUrl: pgServer.url,
+      organizationId: org.organizationId,
+      apiKey: org.apiKey.secret,
+      env: { ...env, RUN_WORKERS: '0', LOG_LEVEL: 'warn' },
+      freePort,
+      waitFor,
+      children,
+      baselineRps: baseResult.rps,
+      seconds: DURATION,
+      connections: CONNECTIONS,
+    });
+    for (const line of messaging) console.log(line);
   } finally {
     for (const c of children) c.kill();
     await pgServer.stop();

@@ -44,7 +44,13 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   mountDocs(server, app);
   mountProviderCallbacks(server, app);
 
-  const jsonParser = express.json({ limit: app.config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+  // One JSON parser per body limit: BODY_LIMIT_BYTES, or the operation's own `x-max-request-bytes`.
+  const jsonParsers = new Map<number, express.RequestHandler>();
+  const jsonParser = (limit: number) => {
+    let parser = jsonParsers.get(limit);
+    if (!parser) jsonParsers.set(limit, (parser = express.json({ limit, type: ['application/json', 'application/*+json'] })));
+    return parser;
+  };
 
   server.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
@@ -103,7 +109,7 @@ async function readBody(
   res: Response,
   operation: Operation,
   app: AppContext,
-  jsonParser: express.RequestHandler,
+  jsonParser: (limit: number) => express.RequestHandler,
 ): Promise<Parsed> {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
@@ -116,7 +122,7 @@ async function readBody(
   }
   const limit = (operation as { 'x-max-request-bytes'?: number })['x-max-request-bytes'] ?? app.config.bodyLimitBytes;
   if (mediaType === 'multipart/form-data') return parseMultipart(req, limit);
-  await new Promise<void>((resolve, reject) => jsonParser(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  await new Promise<void>((resolve, reject) => jsonParser(limit)(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
   return { body: req.body, files: [] };
 }
 

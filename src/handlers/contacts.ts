@@ -5,7 +5,9 @@ import * as q from '../db/queries/contacts.ts';
 import { countSegment, sampleSegment, segmentIdPage } from '../db/queries/segments.ts';
 import { deleteTag, listTags, untagContactsSet } from '../db/queries/tags.ts';
 import { tagContacts } from '../domain/contacts/bulk-tag.ts';
-import { toConsentAuditLog, toContacts, toContactView } from '../domain/contacts/contact-view.ts';
+import { toContacts, toContactView } from '../domain/contacts/contact-view.ts';
+import { toConsentAuditLog } from '../domain/compliance/consent-audit-log.ts';
+import { contactConsentHistory } from '../db/queries/consent.ts';
 import { createContact, listContacts, replaceContact, requireTags } from '../domain/contacts/contacts.ts';
 import { startContactImport, toImportJob } from '../domain/contacts/import-request.ts';
 import { checkContactRcs } from '../domain/contacts/rcs-check.ts';
@@ -87,7 +89,7 @@ export const contactHandlers = defineHandlers({
     const contact = await q.getContact(scope.app.db, organizationId, path.id);
     if (!contact) throw notFound('Contact');
     const page = pageOf(query);
-    const { rows, total } = await q.contactConsentHistory(scope.app.db, organizationId, contact, page);
+    const { rows, total } = await contactConsentHistory(scope.app.db, organizationId, contact, page);
     return { status: 200, body: paginated(rows.map((r) => toConsentAuditLog(r, contact.id)), total, page) };
   },
 

@@ -1,6 +1,5 @@
 // Consent records shared by Contacts (history, opt-out flag), Compliance (overrides, reports, the gate) and
 // inbound keywords: the append-only ConsentAuditLog (consent_events) and the per-phone opt-out state.
-import { sql } from 'kysely';
 import type { Db } from '../database.ts';
 import type { Insertable, Selectable } from 'kysely';
 import type { ConsentEventsTable } from '../tables/compliance.ts';
@@ -12,18 +11,28 @@ export function recordConsentEvent(db: Db, event: Insertable<ConsentEventsTable>
   return db.insertInto('consent_events').values(event).returningAll().executeTakeFirstOrThrow();
 }
 
-/** A contact's consent history, newest first, with the total for pagination. */
-export async function listConsentEvents(db: Db, orgId: string, contactId: string, page: { limit: number; offset: number }) {
-  const rows = await tenant(db.selectFrom('consent_events'), orgId)
-    .selectAll()
-    .select(sql<string>`count(*) over()`.as('total_count'))
-    .where('contact_id', '=', contactId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  return rows;
+/**
+ * The contact's consent history, newest first: its own entries plus those written for its phone before it
+ * existed or without a contact (e.g. the opt-out of a deleted contact with the same number).
+ */
+export async function contactConsentHistory(
+  db: Db,
+  orgId: string,
+  contact: { id: string; phone: string; created_at: Date },
+  page: { limit: number; offset: number },
+): Promise<{ rows: ConsentEventRow[]; total: number }> {
+  const base = () =>
+    tenant(db.selectFrom('consent_events'), orgId).where((eb) =>
+      eb.or([
+        eb('contact_id', '=', contact.id),
+        eb.and([eb('phone', '=', contact.phone), eb.or([eb('contact_id', 'is', null), eb('created_at', '<', contact.created_at)])]),
+      ]),
+    );
+  const [rows, count] = await Promise.all([
+    base().selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    base().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
 }
 
 export async function isOptedOut(db: Db, orgId: string, phone: string): Promise<boolean> {

@@ -171,30 +171,6 @@ export async function attributeKeys(db: Db, orgId: string, cap: number): Promise
   return { keys: rows.slice(0, cap).map((r) => r.key), truncated: rows.length > cap };
 }
 
-/**
- * The contact's consent history, newest first: its own entries plus those written for its phone before it
- * existed or without a contact (e.g. the opt-out of a deleted contact with the same number).
- */
-export async function contactConsentHistory(
-  db: Db,
-  orgId: string,
-  contact: { id: string; phone: string; created_at: Date },
-  page: { limit: number; offset: number },
-): Promise<{ rows: ConsentEventRow[]; total: number }> {
-  const base = () =>
-    tenant(db.selectFrom('consent_events'), orgId).where((eb) =>
-      eb.or([
-        eb('contact_id', '=', contact.id),
-        eb.and([eb('phone', '=', contact.phone), eb.or([eb('contact_id', 'is', null), eb('created_at', '<', contact.created_at)])]),
-      ]),
-    );
-  const [rows, count] = await Promise.all([
-    base().selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-    base().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
-}
-
 export function setRcsCapability(db: Db, orgId: string, id: string, capable: boolean, checkedAt: Date): Promise<ContactRow | undefined> {
   return tenant(db.updateTable('contacts'), orgId)
     .set({ rcs_capable: capable, rcs_checked_at: checkedAt, updated_at: sql`now()` })

@@ -1,5 +1,6 @@
 // Compliance reports: `consent` (every consent audit entry), `opt-outs` (OPT_OUT entries) and `dnc` (DNC
 // entries still listed), for an inclusive range of UTC dates, as JSON rows or CSV with the same columns.
+import { toConsentAuditLog } from './consent-audit-log.ts';
 import type { Db } from '../../db/database.ts';
 import type { ConsentEventRow } from '../../db/queries/consent.ts';
 import { consentEventsBetween, dncEntriesBetween } from '../../db/queries/compliance-reports.ts';
@@ -39,23 +40,6 @@ export function reportRange(
   return { ok: true, range: { startDate: isoDate(start), endDate: isoDate(end), from: start, to: new Date(end.getTime() + DAY_MS) } };
 }
 
-export function toConsentAuditLog(r: ConsentEventRow): ConsentAuditLog {
-  return {
-    id: r.id,
-    contactId: r.contact_id!,
-    phone: r.phone,
-    action: r.action as ConsentAuditLog['action'],
-    source: r.source as ConsentAuditLog['source'],
-    consentType: r.consent_type as ConsentAuditLog['consentType'],
-    keyword: r.keyword,
-    channel: r.channel as ConsentAuditLog['channel'],
-    messageId: r.message_id,
-    actor: r.actor,
-    reason: r.reason,
-    createdAt: r.created_at.toISOString(),
-    expiresAt: r.expires_at?.toISOString() ?? null,
-  };
-}
 
 const toOptOutRow = (r: ConsentEventRow): Schemas['ComplianceOptOutReportRow'] => ({
   id: r.id,
@@ -86,7 +70,7 @@ export const REPORT_COLUMNS: Record<ReportType, readonly string[]> = {
 export async function reportRows(db: Db, orgId: string, type: ReportType, range: ReportRange): Promise<ReportRow[]> {
   if (type === 'dnc') return (await dncEntriesBetween(db, orgId, range.from, range.to)).map(toDncRow);
   if (type === 'opt-outs') return (await consentEventsBetween(db, orgId, range.from, range.to, 'OPT_OUT')).map(toOptOutRow);
-  return (await consentEventsBetween(db, orgId, range.from, range.to)).map(toConsentAuditLog);
+  return (await consentEventsBetween(db, orgId, range.from, range.to)).map((r) => toConsentAuditLog(r));
 }
 
 export function reportCsv(type: ReportType, rows: ReportRow[]): string {

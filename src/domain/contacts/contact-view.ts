@@ -2,12 +2,11 @@
 // A page of contacts costs two more queries (tags, opt-outs), never one per contact.
 import type { components } from '../../../generated/api.d.ts';
 import type { Db } from '../../db/database.ts';
-import { optedOutAmong, type ConsentEventRow } from '../../db/queries/consent.ts';
+import { optedOutAmong } from '../../db/queries/consent.ts';
 import { tagIdsOf, type ContactRow } from '../../db/queries/contacts.ts';
 import { resolveTcpa } from '../compliance/tcpa.ts';
 
 export type Contact = components['schemas']['Contact'];
-type ConsentAuditLog = components['schemas']['ConsentAuditLog'];
 
 export async function toContacts(db: Db, orgId: string, rows: ContactRow[]): Promise<Contact[]> {
   const [tags, optedOut] = await Promise.all([
@@ -45,21 +44,3 @@ async function toContact(row: ContactRow, tags: string[], optedOut: boolean): Pr
   };
 }
 
-/** A consent audit entry of the contact's history (entries written before the contact existed are shown as its own). */
-export function toConsentAuditLog(row: ConsentEventRow, contactId: string): ConsentAuditLog {
-  return {
-    id: row.id,
-    contactId: row.contact_id ?? contactId,
-    phone: row.phone,
-    action: row.action as ConsentAuditLog['action'],
-    source: row.source as ConsentAuditLog['source'],
-    consentType: row.consent_type as ConsentAuditLog['consentType'],
-    keyword: row.keyword,
-    channel: row.channel as ConsentAuditLog['channel'],
-    messageId: row.message_id,
-    actor: row.actor,
-    reason: row.reason,
-    createdAt: row.created_at.toISOString(),
-    expiresAt: row.expires_at?.toISOString() ?? null,
-  };
-}
