@@ -71,6 +71,15 @@ describe('request bodies', () => {
     expect(res.body.code).toBe('PAYLOAD_TOO_LARGE');
   });
 
+  it("sizes the JSON limit by the operation's x-max-request-bytes", async () => {
+    // POST /v1/contacts/bulk/tag documents 5 MB; ~2 MB of ids must reach validation, not a 413.
+    const contactIds = Array.from({ length: 50_000 }, () => crypto.randomUUID());
+    const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [crypto.randomUUID()], contactIds } });
+    expect(res.status).not.toBe(413);
+    const huge = Array.from({ length: 150_000 }, () => crypto.randomUUID());
+    expect((await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [crypto.randomUUID()], contactIds: huge } })).status).toBe(413);
+  });
+
   it('answers 415 for a media type the operation does not take', async () => {
     const res = await call(srv, 'POST', '/v1/api-keys', { key, rawBody: 'name=x', headers: { 'content-type': 'text/plain' } });
     expect(res.status).toBe(415);
