@@ -5,6 +5,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { createDb } from '../src/db/database.ts';
+import { DISPATCH_QUEUE } from '../src/domain/messaging/dispatch.ts';
+import { startQueue } from '../src/jobs/queue.ts';
+
+const DISPATCH_BACKLOG = Number(process.env.BENCH_DISPATCH_BACKLOG ?? 5000);
 
 type Ctx = {
   databaseUrl: string;
@@ -55,27 +59,46 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     lines.push(`(m1) POST /v1/messages/send, full pipeline, API process without workers: ${fmt(result.requests.average)} sends/s, p99 ${result.latency.p99} ms`);
     lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.requests.average / ctx.baselineRps) * 100, 1)}% — a send is a transaction of ~8 statements`);
 
-    // (e) dispatch throughput: the accepted backlog handed to the simulator by one worker process
-    const backlog = await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', '=', 'queued').executeTakeFirstOrThrow();
-    const total = Number(backlog.n);
+    // (m2) dispatch throughput: top the accepted backlog up to DISPATCH_BACKLOG queued messages (rows and their
+    // dispatch jobs written directly: acceptance was measured above), then time one worker process from its
+    // first send to its last, so its start-up does not count.
+    const queue = await startQueue(ctx.databaseUrl, { workers: false });
+    const queued = async () =>
+      Number((await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', '=', 'queued').executeTakeFirstOrThrow()).n);
+    const missing = DISPATCH_BACKLOG - (await queued());
+    if (missing > 0) {
+      const template = await db.selectFrom('messages').selectAll().where('organization_id', '=', ctx.organizationId).where('status', '=', 'queued').limit(1).executeTakeFirstOrThrow();
+      for (let done = 0; done < missing; done += 1000) {
+        const rows = Array.from({ length: Math.min(1000, missing - done) }, (_, i) => {
+          const c = contacts[(done + i) % contacts.length]!;
+          const { id: _id, created_at: _c, updated_at: _u, attempts: _a, fallback_used: _f, fallback_allowed: _fa, ...rest } = template;
+          return { ...rest, contact_id: c.id, content: JSON.stringify(template.content) };
+        });
+        const ids = await db.insertInto('messages').values(rows).returning('id').execute();
+        await queue.insert(DISPATCH_QUEUE, ids.map((r) => ({ data: { messageId: r.id } })));
+      }
+    }
+    await queue.stop({ graceful: false });
+    const total = await queued();
     const receiverPort = await ctx.freePort();
     const receiver = spawn(process.execPath, ['src/main.ts'], { env: { ...ctx.env, PORT: String(receiverPort), RUN_WORKERS: '0' }, stdio: 'ignore' });
     ctx.children.push(receiver);
     await ctx.waitFor(`http://127.0.0.1:${receiverPort}/health`);
-    const started = performance.now();
     const worker: ChildProcess = spawn(process.execPath, ['src/worker.ts'], { env: { ...ctx.env, CALLBACK_BASE_URL: `http://127.0.0.1:${receiverPort}` }, stdio: 'ignore' });
     ctx.children.push(worker);
-    let sent = 0;
-    const deadline = Date.now() + 120_000;
-    while (sent < total && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      const row = await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', 'not in', ['queued', 'sending']).executeTakeFirstOrThrow();
-      sent = Number(row.n);
+    let first: number | undefined;
+    let left = total;
+    const deadline = Date.now() + 180_000;
+    while (left > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      left = Number((await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', 'in', ['queued', 'sending']).executeTakeFirstOrThrow()).n);
+      if (first === undefined && left < total) first = performance.now();
     }
-    const seconds = (performance.now() - started) / 1000;
+    const seconds = (performance.now() - (first ?? performance.now())) / 1000;
     worker.kill('SIGTERM');
     receiver.kill('SIGTERM');
-    lines.push(`(m2) dispatch to the carrier simulator, one worker process: ${fmt(sent)} of ${fmt(total)} messages in ${fmt(seconds, 1)} s (incl. worker start-up) = ${fmt(sent / seconds)} messages/s (goal ≥ 1,000/s)`);
+    const done = total - left;
+    lines.push(`(m2) dispatch to the carrier simulator, one worker process: ${fmt(done)} of ${fmt(total)} queued messages in ${fmt(seconds, 1)} s from first to last send = ${fmt(done / seconds)} messages/s (goal ≥ 1,000/s)`);
     return lines;
   } finally {
     await db.destroy();

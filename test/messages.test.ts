@@ -3,7 +3,7 @@
 // receipts, previewMessage, revokeMessage, inbound keywords.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { dispatchTuning } from '../src/domain/messaging/dispatch.ts';
+import { dispatchBatch, dispatchTuning } from '../src/domain/messaging/dispatch.ts';
 import type { CarrierSimulator } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
@@ -216,6 +216,18 @@ describe('dispatch outcomes', () => {
     expect(row.attempts).toBe(3);
     const handset = await srv.context.db.selectFrom('simulator_messages').select('send_calls').where('dedupe_key', '=', row.id).execute();
     expect(handset).toEqual([{ send_calls: 1 }]);
+  });
+
+  it('absorbs a repeated send of a message the worker did not record: one handset delivery', async () => {
+    const c = await contact('1', { rcs_capable: true });
+    const res = await send({ contactId: c.id, content: text() });
+    const sent = await until(res.body.data.messageId, ['sent', 'delivered', 'read']);
+    // As if the worker had died after the provider accepted it: the job runs again.
+    await srv.context.db.updateTable('messages').set({ status: 'sending', provider_message_id: null }).where('id', '=', sent.id).execute();
+    await dispatchBatch(srv.context, [{ data: { messageId: sent.id } }]);
+    const handset = await srv.context.db.selectFrom('simulator_messages').select(['provider_message_id', 'send_calls']).where('dedupe_key', '=', sent.id).execute();
+    expect(handset).toEqual([{ provider_message_id: sent.provider_message_id, send_calls: 2 }]);
+    expect((await messageRow(sent.id)).provider_message_id).toBe(sent.provider_message_id);
   });
 
   it('records a carrier refusal as failed with its reason', async () => {

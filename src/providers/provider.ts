@@ -23,6 +23,8 @@ export class ProviderRejection extends Error {
   }
 }
 
+export type SendOutcome = { ok: true; providerMessageId: string } | { ok: false; error: ProviderError | ProviderRejection };
+
 export type OutboundMessage = {
   /** Our message id: the provider keeps one message per key, so a repeated send never reaches the handset twice. */
   dedupeKey: string;
@@ -41,6 +43,8 @@ export interface MessagingProvider {
   checkRcsCapability(phone: string): Promise<{ rcsCapable: boolean }>;
   /** Hands one message to the carrier. Throws ProviderError (retry) or ProviderRejection (final). */
   send(message: OutboundMessage): Promise<{ providerMessageId: string }>;
+  /** Hands many messages over in one call (a carrier's batch API); one outcome per message, in order. */
+  sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]>;
   /** Withdraws an RCS message that has not been delivered; false when it is too late. */
   revoke(providerMessageId: string): Promise<boolean>;
 }

@@ -20,6 +20,7 @@ import {
   type OutboundMessage,
   type ProviderCallback,
   type ProviderName,
+  type SendOutcome,
 } from './provider.ts';
 
 export const SIMULATOR_CALLBACK_QUEUE = 'simulator.callback';
@@ -79,30 +80,52 @@ export class CarrierSimulator implements MessagingProvider {
   }
 
   async send(message: OutboundMessage): Promise<{ providerMessageId: string }> {
+    const [outcome] = await this.sendBatch([message]);
+    if (!outcome!.ok) throw outcome!.error;
+    return { providerMessageId: outcome!.providerMessageId };
+  }
+
+  async sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
     const db = this.requireDb();
-    if (message.to.endsWith('0777')) throw new ProviderRejection('CARRIER_REJECTED', 'The carrier refused the destination number.');
-    if (message.to.endsWith('0503')) {
-      const calls = await this.countTransientFailure(message.dedupeKey);
-      if (calls <= 2) throw new ProviderError('simulated transient carrier error (HTTP 503)');
+    const outcomes: Array<SendOutcome | undefined> = await Promise.all(
+      messages.map(async (m): Promise<SendOutcome | undefined> => {
+        if (m.to.endsWith('0777')) return { ok: false, error: new ProviderRejection('CARRIER_REJECTED', 'The carrier refused the destination number.') };
+        if (m.to.endsWith('0503') && (await this.countTransientFailure(m.dedupeKey)) <= 2) {
+          return { ok: false, error: new ProviderError('simulated transient carrier error (HTTP 503)') };
+        }
+        return undefined;
+      }),
+    );
+    const accepted = messages.filter((_, i) => !outcomes[i]);
+    if (accepted.length) {
+      // One row per dedupe key: a repeated call returns the first acceptance and reaches no handset.
+      const rows = await db
+        .insertInto('simulator_messages')
+        .values(
+          accepted.map((m) => ({
+            provider_message_id: `SIM${randomUUID().replaceAll('-', '')}`,
+            organization_id: m.organizationId,
+            provider: this.name,
+            dedupe_key: m.dedupeKey,
+            from_address: m.from,
+            to_phone: m.to,
+            channel: m.channel,
+            body: m.body,
+          })),
+        )
+        .onConflict((oc) => oc.column('dedupe_key').doUpdateSet({ send_calls: sql`simulator_messages.send_calls + 1` }))
+        .returning(['dedupe_key', 'provider_message_id', 'send_calls'])
+        .execute();
+      const byKey = new Map(rows.map((r) => [r.dedupe_key, r]));
+      const receipts: ReceiptItem[] = [];
+      for (const m of accepted) {
+        const row = byKey.get(m.dedupeKey)!;
+        outcomes[messages.indexOf(m)] = { ok: true, providerMessageId: row.provider_message_id };
+        if (row.send_calls === 1) receipts.push(...receiptsFor(m, row.provider_message_id));
+      }
+      if (receipts.length) await this.enqueue(receipts);
     }
-    // One row per dedupe key: a repeated call returns the first acceptance and reaches no handset.
-    const inserted = await db
-      .insertInto('simulator_messages')
-      .values({
-        provider_message_id: `SIM${randomUUID().replaceAll('-', '')}`,
-        organization_id: message.organizationId,
-        provider: this.name,
-        dedupe_key: message.dedupeKey,
-        from_address: message.from,
-        to_phone: message.to,
-        channel: message.channel,
-        body: message.body,
-      })
-      .onConflict((oc) => oc.column('dedupe_key').doUpdateSet({ send_calls: sql`simulator_messages.send_calls + 1` }))
-      .returning(['provider_message_id', 'send_calls'])
-      .executeTakeFirstOrThrow();
-    if (inserted.send_calls === 1) await this.scheduleReceipts(message, inserted.provider_message_id);
-    return { providerMessageId: inserted.provider_message_id };
+    return outcomes as SendOutcome[];
   }
 
   async revoke(providerMessageId: string): Promise<boolean> {
@@ -133,20 +156,6 @@ export class CarrierSimulator implements MessagingProvider {
     return providerMessageId;
   }
 
-  private async scheduleReceipts(message: OutboundMessage, providerMessageId: string): Promise<void> {
-    const base = { type: 'receipt' as const, providerMessageId, dedupeKey: message.dedupeKey, channel: message.channel };
-    const at = new Date().toISOString();
-    if (message.to.endsWith('0666')) {
-      return this.enqueue([{ delivery: { ...base, status: 'undeliverable', errorCode: 'UNREACHABLE', errorMessage: 'The handset is unreachable.', at } }]);
-    }
-    if (message.channel === 'RCS' && message.to.endsWith('0333')) {
-      return this.enqueue([{ delivery: { ...base, status: 'failed', errorCode: 'UNREACHABLE', errorMessage: 'RCS delivery failed.', at } }]);
-    }
-    const receipts: Array<{ delivery: ProviderCallback; delaySeconds?: number }> = [{ delivery: { ...base, status: 'delivered', at } }];
-    if (message.channel === 'RCS') receipts.push({ delivery: { ...base, status: 'read', at }, delaySeconds: 1 });
-    return this.enqueue(receipts);
-  }
-
   private async countTransientFailure(dedupeKey: string): Promise<number> {
     const key = `simulator_503_${dedupeKey}`;
     const row = await this.requireDb()
@@ -159,7 +168,7 @@ export class CarrierSimulator implements MessagingProvider {
   }
 
   /** Queues callbacks in one insert; each becomes a signed POST to the service. */
-  private async enqueue(items: Array<{ delivery: ProviderCallback; delaySeconds?: number }>): Promise<void> {
+  private async enqueue(items: ReceiptItem[]): Promise<void> {
     if (!this.queue) throw new Error('carrier simulator has no job queue to deliver callbacks');
     await this.queue.insert(
       SIMULATOR_CALLBACK_QUEUE,
@@ -177,6 +186,21 @@ export class CarrierSimulator implements MessagingProvider {
     if (!this.db) throw new Error('carrier simulator needs the database');
     return this.db;
   }
+}
+
+type ReceiptItem = { delivery: ProviderCallback; delaySeconds?: number };
+
+/** What the carrier will report for an accepted message, by the magic-number rules above. */
+function receiptsFor(message: OutboundMessage, providerMessageId: string): ReceiptItem[] {
+  const base = { type: 'receipt' as const, providerMessageId, dedupeKey: message.dedupeKey, channel: message.channel };
+  const at = new Date().toISOString();
+  if (message.to.endsWith('0666')) return [{ delivery: { ...base, status: 'undeliverable', errorCode: 'UNREACHABLE', errorMessage: 'The handset is unreachable.', at } }];
+  if (message.channel === 'RCS' && message.to.endsWith('0333')) {
+    return [{ delivery: { ...base, status: 'failed', errorCode: 'UNREACHABLE', errorMessage: 'RCS delivery failed.', at } }];
+  }
+  const receipts: ReceiptItem[] = [{ delivery: { ...base, status: 'delivered', at } }];
+  if (message.channel === 'RCS') receipts.push({ delivery: { ...base, status: 'read', at }, delaySeconds: 1 });
+  return receipts;
 }
 
 /** Worker side: POST one callback to the service, signed as the provider signs it. */

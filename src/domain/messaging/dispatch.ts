@@ -94,20 +94,22 @@ export async function dispatchBatch(app: AppContext, jobs: Array<{ data: Dispatc
       const { allowed, retryAfterSeconds } = await admit(app, sender, mine.length);
       const later = mine.slice(allowed);
       if (later.length) await requeue(app, later, retryAfterSeconds, false);
-      const results = await Promise.all(mine.slice(0, allowed).map((m) => sendOne(app, m, sender)));
-      for (const r of results) if (r) accepted.push(r);
+      accepted.push(...(await sendBatch(app, mine.slice(0, allowed), sender)));
     }),
   );
   await recordAccepted(app, accepted, senders);
 }
 
-/** Hands one message to the provider; answers what to record, or undefined when it was settled otherwise. */
-async function sendOne(app: AppContext, message: Claimed, sender: SenderRow): Promise<Accepted | undefined> {
-  try {
-    const channel = await resolveChannel(app, message);
-    if (!channel) return undefined;
-    const rendering = render(channel, message.content as unknown as SendContent);
-    const { providerMessageId } = await app.provider.send({
+/** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
+async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow): Promise<Accepted[]> {
+  const channels = await Promise.all(messages.map((message) => resolveChannel(app, message)));
+  const ready = messages.flatMap((message, i) => {
+    const channel = channels[i];
+    return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent) }] : [];
+  });
+  if (ready.length === 0) return [];
+  const outcomes = await app.provider.sendBatch(
+    ready.map(({ message, channel, rendering }) => ({
       dedupeKey: dedupeKeyOf(message),
       organizationId: message.organization_id,
       from: sender.phone_number ?? sender.name,
@@ -116,21 +118,32 @@ async function sendOne(app: AppContext, message: Claimed, sender: SenderRow): Pr
       body: rendering.body,
       title: rendering.title,
       mediaUrl: rendering.mediaUrl,
-    });
-    // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
-    if (process.env.MSA_FAULT === 'crash-after-provider-send') process.exit(137);
-    return { message, channel, providerMessageId, segments: rendering.segments, encoding: rendering.encoding, costUnits: rendering.costUnits };
-  } catch (error) {
-    if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
-      await requeue(app, [message], backoffSeconds(message.attempts), true);
-    } else if (error instanceof ProviderRejection) {
-      await fail(app, message, sender, error.code, error.message);
-    } else if (error instanceof ProviderError) {
-      await fail(app, message, sender, 'PROVIDER_UNAVAILABLE', `The provider kept failing after ${message.attempts} attempts: ${error.message}`);
-    } else {
-      throw error;
-    }
-    return undefined;
+    })),
+  );
+  // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
+  if (process.env.MSA_FAULT === 'crash-after-provider-send') process.exit(137);
+  const accepted: Accepted[] = [];
+  await Promise.all(
+    ready.map(async ({ message, channel, rendering }, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome.ok) {
+        accepted.push({ message, channel, providerMessageId: outcome.providerMessageId, segments: rendering.segments, encoding: rendering.encoding, costUnits: rendering.costUnits });
+      } else {
+        await settleFailure(app, message, sender, outcome.error);
+      }
+    }),
+  );
+  return accepted;
+}
+
+/** A provider error: retried with backoff while attempts remain; a refusal, or the last attempt, fails the message. */
+async function settleFailure(app: AppContext, message: Claimed, sender: SenderRow, error: ProviderError | ProviderRejection): Promise<void> {
+  if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
+    await requeue(app, [message], backoffSeconds(message.attempts), true);
+  } else if (error instanceof ProviderRejection) {
+    await fail(app, message, sender, error.code, error.message);
+  } else {
+    await fail(app, message, sender, 'PROVIDER_UNAVAILABLE', `The provider kept failing after ${message.attempts} attempts: ${error.message}`);
   }
 }
 
