@@ -2,7 +2,7 @@
 // purge of expired Idempotency-Key records.
 import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/messaging/dispatch.ts';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.ts';
-import { CarrierSimulator, deliverSimulatorCallback, SIMULATOR_CALLBACK_QUEUE, type CallbackJob } from '../providers/simulator.ts';
+import { CarrierSimulator, deliverSimulatorCallbacks, SIMULATOR_CALLBACK_QUEUE, type CallbackJob } from '../providers/simulator.ts';
 import type { JobDefinition } from './workers.ts';
 
 export const IDEMPOTENCY_PURGE_QUEUE = 'idempotency.purge';
@@ -24,7 +24,7 @@ const simulatorCallbacks: JobDefinition<CallbackJob> = {
     const simulator = app.provider instanceof CarrierSimulator ? app.provider : undefined;
     const base = simulator?.callbackBaseUrl;
     if (!base) throw new Error('no callback base URL: the simulator cannot reach the service yet');
-    await Promise.all(jobs.map((job) => deliverSimulatorCallback(app.db, base, job.data)));
+    await deliverSimulatorCallbacks(app.db, base, jobs.map((job) => job.data));
   },
 };
 

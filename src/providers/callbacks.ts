@@ -1,10 +1,10 @@
-// Carrier-facing callback route: POST /provider-callbacks/{PROVIDER_A|PROVIDER_B} with receipts and inbound
-// messages, authenticated by the provider's signature (HMAC-SHA256 of the raw body, hex, in
+// Carrier-facing callback route: POST /provider-callbacks/{PROVIDER_A|PROVIDER_B} with a receipt or inbound
+// message, or a JSON array of them, authenticated by the provider's signature (HMAC-SHA256 of the raw body, hex, in
 // X-Provider-Signature). Not part of the public API document: integrators never call it, carriers do.
 import { timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../app-context.ts';
-import { applyReceipt } from '../domain/messaging/receipts.ts';
+import { applyReceipts } from '../domain/messaging/receipts.ts';
 import { ingestInbound } from '../domain/messaging/inbound.ts';
 import type { ProviderCallback, ProviderName } from './provider.ts';
 import { signCallback, simulatorSecret } from './simulator.ts';
@@ -27,10 +27,13 @@ export function mountProviderCallbacks(server: express.Express, app: AppContext)
         const raw = typeof req.body === 'string' ? req.body : '';
         const expected = signCallback(await simulatorSecret(app.db), raw);
         if (!validSignature(expected, req.header('x-provider-signature'))) return void res.status(401).json({ error: 'bad signature' });
-        const payload = JSON.parse(raw) as ProviderCallback;
-        if (payload.type === 'receipt') await applyReceipt(app, provider as ProviderName, payload);
-        else if (payload.type === 'inbound') await ingestInbound(app, payload);
-        else return void res.status(400).json({ error: 'unknown callback type' });
+        // One callback or a batch of them (carriers batch delivery reports).
+        const parsed = JSON.parse(raw) as ProviderCallback | ProviderCallback[];
+        const payloads = Array.isArray(parsed) ? parsed : [parsed];
+        if (payloads.some((p) => p.type !== 'receipt' && p.type !== 'inbound')) return void res.status(400).json({ error: 'unknown callback type' });
+        const receipts = payloads.filter((p): p is Extract<ProviderCallback, { type: 'receipt' }> => p.type === 'receipt');
+        if (receipts.length) await applyReceipts(app, provider as ProviderName, receipts);
+        for (const p of payloads) if (p.type === 'inbound') await ingestInbound(app, p);
         res.status(204).end();
       } catch (error) {
         next(error);

@@ -203,20 +203,24 @@ function receiptsFor(message: OutboundMessage, providerMessageId: string): Recei
   return receipts;
 }
 
-/** Worker side: POST one callback to the service, signed as the provider signs it. */
-export async function deliverSimulatorCallback(db: Db, baseUrl: string, job: CallbackJob): Promise<void> {
-  if (job.delivery.type === 'receipt') {
-    // A revoked message was withdrawn before delivery: the carrier reports nothing more for it.
-    const row = await db.selectFrom('simulator_messages').select('revoked').where('provider_message_id', '=', job.delivery.providerMessageId).executeTakeFirst();
-    if (row?.revoked) return;
+/** Worker side: POST a batch of callbacks to the service in one request, signed as the provider signs it. */
+export async function deliverSimulatorCallbacks(db: Db, baseUrl: string, jobs: CallbackJob[]): Promise<void> {
+  const live: CallbackJob[] = [];
+  const receiptIds = jobs.flatMap((j) => (j.delivery.type === 'receipt' ? [j.delivery.providerMessageId] : []));
+  // A revoked message was withdrawn before delivery: the carrier reports nothing more for it.
+  const revoked = receiptIds.length
+    ? new Set((await db.selectFrom('simulator_messages').select('provider_message_id').where('provider_message_id', 'in', receiptIds).where('revoked', '=', true).execute()).map((r) => r.provider_message_id))
+    : new Set<string>();
+  for (const job of jobs) if (!(job.delivery.type === 'receipt' && revoked.has(job.delivery.providerMessageId))) live.push(job);
+  const secret = await simulatorSecret(db);
+  for (const provider of new Set(live.map((j) => j.provider))) {
+    const body = JSON.stringify(live.filter((j) => j.provider === provider).map((j) => j.delivery));
+    const res = await fetch(`${baseUrl}/provider-callbacks/${provider}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(secret, body) },
+      body,
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!res.ok) throw new Error(`callback answered ${res.status}`);
   }
-  const body = JSON.stringify(job.delivery);
-  const signature = signCallback(await simulatorSecret(db), body);
-  const res = await fetch(`${baseUrl}/provider-callbacks/${job.provider}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-provider-signature': signature },
-    body,
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (!res.ok) throw new Error(`callback answered ${res.status}`);
 }
