@@ -4,6 +4,7 @@
 //  (m2) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
 import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
+import { sql } from 'kysely';
 import { createDb } from '../src/db/database.ts';
 import { DISPATCH_QUEUE } from '../src/domain/messaging/dispatch.ts';
 import { startQueue } from '../src/jobs/queue.ts';
@@ -29,8 +30,9 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
   const { db } = createDb(ctx.databaseUrl, 4);
   const lines: string[] = [];
   try {
-    // Contacts that take RCS (last digit 0–4) or not, all with marketing consent.
-    const phones = Array.from({ length: 2000 }, (_, i) => `+1628${String(3_000_000 + i)}`);
+    // Contacts that take RCS (last digit 1) or not (last digit 8), all with marketing consent; no number ends in
+    // one of the sandbox's magic suffixes (…0333, …0503, …0666, …0777, …9999), so every send is a plain one.
+    const phones = Array.from({ length: 2000 }, (_, i) => `+1628${String(300_000 + i)}${i % 2 === 0 ? '1' : '8'}`);
     await db
       .insertInto('contacts')
       .values(phones.map((phone, i) => ({ organization_id: ctx.organizationId, phone, attributes: '{}', rcs_capable: i % 2 === 0, consent_type: 'MARKETING' })))
@@ -98,7 +100,14 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     worker.kill('SIGTERM');
     receiver.kill('SIGTERM');
     const done = total - left;
+    const span = await db
+      .selectFrom('messages')
+      .select([sql<number>`extract(epoch from max(sent_at) - min(sent_at))`.as('s'), sql<string>`count(*)`.as('n')])
+      .where('organization_id', '=', ctx.organizationId)
+      .where('sent_at', 'is not', null)
+      .executeTakeFirstOrThrow();
     lines.push(`(m2) dispatch to the carrier simulator, one worker process: ${fmt(done)} of ${fmt(total)} queued messages in ${fmt(seconds, 1)} s from first to last send = ${fmt(done / seconds)} messages/s (goal ≥ 1,000/s)`);
+    lines.push(`      by the messages' own sent_at: ${fmt(Number(span.n))} sent within ${fmt(Number(span.s), 2)} s = ${fmt(Number(span.n) / Number(span.s))} messages/s`);
     return lines;
   } finally {
     await db.destroy();

@@ -230,6 +230,27 @@ describe('dispatch outcomes', () => {
     expect((await messageRow(sent.id)).provider_message_id).toBe(sent.provider_message_id);
   });
 
+  it("honours a sender's throughput limit by queueing, never dropping", async () => {
+    const slow = await srv.context.db
+      .insertInto('sender_ids')
+      .values({ organization_id: org.organizationId, name: 'Slow sender', type: 'LONG_CODE', status: 'ACTIVE', provider: 'PROVIDER_A', phone_number: `+1500${String(Date.now()).slice(-7)}`, is_sandbox: true, throughput_per_second: 4, updated_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const c = await contact('6', { rcs_capable: false });
+      const res = await send({ contactId: c.id, senderId: slow.id, content: text(`throttled ${i}`) });
+      expect(res.status).toBe(200);
+      ids.push(res.body.data.messageId);
+    }
+    const sent = await Promise.all(ids.map((id) => until(id, ['sent', 'delivered'], 30_000)));
+    const handset = await srv.context.db.selectFrom('simulator_messages').select('dedupe_key').where('dedupe_key', 'in', ids).execute();
+    expect(handset).toHaveLength(12); // all of them, none dropped
+    // 12 messages at 4 per one-second window need at least three windows: the last starts ≥ 2 s after the first.
+    const times = sent.map((m) => m.sent_at!.getTime()).sort((a, b) => a - b);
+    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(1500);
+  });
+
   it('records a carrier refusal as failed with its reason', async () => {
     const c = await contact('0777', { rcs_capable: false });
     const res = await send({ contactId: c.id, content: text() });

@@ -9,7 +9,9 @@ export const IDEMPOTENCY_PURGE_QUEUE = 'idempotency.purge';
 
 const dispatch: JobDefinition<DispatchJob> = {
   queue: DISPATCH_QUEUE,
-  batchSize: 100,
+  batchSize: 200,
+  // Two batches in flight: one is with the provider while the next is claimed and recorded.
+  concurrency: 2,
   // A worker that dies mid-batch stops heart-beating; pg-boss then hands the jobs to another worker, and the
   // provider's dedupe key keeps the repeat from reaching the handset.
   queueOptions: { retryLimit: 20, retryDelay: 1, retryBackoff: true, heartbeatSeconds: 10 },

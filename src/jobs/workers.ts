@@ -16,6 +16,8 @@ export type JobDefinition<T extends object = object> = {
   queueOptions?: { retryLimit?: number; retryDelay?: number; retryBackoff?: boolean; expireInSeconds?: number; heartbeatSeconds?: number };
   /** Jobs fetched per poll; each is run in turn. */
   batchSize?: number;
+  /** Batches this process works on at once. */
+  concurrency?: number;
 };
 
 export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...messagingJobs] as JobDefinition[];
@@ -35,6 +37,7 @@ export async function startWorkers(boss: JobQueue, app: AppContext): Promise<voi
       notifyPollingIntervalSeconds: 1,
       // With a backlog, fetch the next batch at once instead of waiting for a poll.
       ...(batchSize > 1 ? { burstWhenBatchFull: true } : {}),
+      ...(def.concurrency ? { localConcurrency: def.concurrency } : {}),
     };
     await boss.work<object>(def.queue, polling, async (jobs) => {
       if (def.runBatch) return def.runBatch(jobs.map((j) => ({ id: j.id, data: j.data })), app);

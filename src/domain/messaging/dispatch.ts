@@ -60,7 +60,7 @@ async function admit(app: AppContext, sender: SenderRow, wanted: number): Promis
     const before = res.consumedPoints - wanted;
     const allowed = Math.max(0, Math.min(wanted, sender.throughput_per_second - before));
     if (wanted - allowed > 0) await limiter.reward(sender.id, wanted - allowed); // only the admitted ones count
-    return { allowed, retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
+    return { allowed, retryAfterSeconds: Math.max(0.05, res.msBeforeNext / 1000) }; // the next window, not a rounded second
   }
 }
 
