@@ -89,3 +89,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueSchema: identifier(env, 'QUEUE_SCHEMA', 'pgboss'),
   };
 }
+
+/** For entry points: the configuration, or a clear message and exit code 2. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(`configuration error: ${error.message}`);
+      process.exit(2);
+    }
+    throw error;
+  }
+}

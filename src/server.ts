@@ -1,22 +1,13 @@
 // The API server: serve on PORT. Graceful shutdown on SIGTERM/SIGINT: stop accepting, let in-flight
 // requests finish, stop workers, close the pool, stop the embedded database.
 import { createServer } from 'node:http';
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createApp } from './app.ts';
 import { startRuntime } from './runtime.ts';
 import { CarrierSimulator } from './providers/simulator.ts';
 
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(`configuration error: ${error.message}`);
-      process.exit(2);
-    }
-    throw error;
-  }
+  const config = loadConfigOrExit();
   const runtime = await startRuntime(config);
   const { log } = runtime.context;
   const { express } = await createApp(runtime.context);

@@ -4,19 +4,10 @@
 import { enableCompileCache } from 'node:module';
 
 enableCompileCache?.();
-const { ConfigError, loadConfig } = await import('./config.ts');
+const { loadConfigOrExit } = await import('./config.ts');
 const { startRuntime } = await import('./runtime.ts');
 
-let config;
-try {
-  config = { ...loadConfig(), runWorkers: true };
-} catch (error) {
-  if (error instanceof ConfigError) {
-    console.error(`configuration error: ${error.message}`);
-    process.exit(2);
-  }
-  throw error;
-}
+const config = { ...loadConfigOrExit(), runWorkers: true };
 const runtime = await startRuntime(config);
 runtime.context.log.info('worker started');
 let stopping = false;
