@@ -4,21 +4,14 @@ import { inTransaction, type Db } from '../database.ts';
 import type { ApiKeyRow } from '../schema.ts';
 import { tenant } from '../tenant.ts';
 import { API_KEYS_CHANNEL } from '../../auth/key-cache.ts';
+import { newestFirstPage } from '../paging.ts';
 
 export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
 }
 
 export async function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }) {
-  const rows = await tenant(db.selectFrom('api_keys'), orgId)
-    .selectAll()
-    .select((eb) => eb.fn.countAll<string>().over().as('total_count'))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  return rows;
+  return newestFirstPage(tenant(db.selectFrom('api_keys'), orgId).selectAll(), page).execute();
 }
 
 export async function countApiKeys(db: Db, orgId: string): Promise<number> {

@@ -4,6 +4,7 @@ import { inTransaction, type Db } from '../database.ts';
 import type { ContentRulesTable } from '../tables/compliance.ts';
 import { tenant } from '../tenant.ts';
 import { lockOrganizationScope } from './compliance-shared.ts';
+import { newestFirstPage } from '../paging.ts';
 
 export type ContentRuleRow = Selectable<ContentRulesTable>;
 
@@ -25,14 +26,7 @@ function filtered(db: Db, orgId: string, f: ContentRuleFilter) {
 }
 
 export async function listContentRules(db: Db, orgId: string, f: ContentRuleFilter, page: { limit: number; offset: number }) {
-  return filtered(db, orgId, f)
-    .selectAll()
-    .select(sql<string>`count(*) over()`.as('total_count'))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
+  return newestFirstPage(filtered(db, orgId, f).selectAll(), page).execute();
 }
 
 export async function countContentRules(db: Db, orgId: string, f: ContentRuleFilter): Promise<number> {

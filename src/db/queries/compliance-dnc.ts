@@ -3,6 +3,7 @@ import { sql, type Selectable } from 'kysely';
 import { inTransaction, type Db } from '../database.ts';
 import type { DncEntriesTable } from '../tables/compliance.ts';
 import { tenant } from '../tenant.ts';
+import { newestFirstPage } from '../paging.ts';
 
 export type DncEntryRow = Selectable<DncEntriesTable>;
 
@@ -11,15 +12,7 @@ export async function listDncEntries(db: Db, orgId: string, page: { limit: numbe
   let q = tenant(db.selectFrom('dnc_entries'), orgId);
   // The document restricts `search` to `+` and digits, so it holds no LIKE wildcards.
   if (search) q = q.where('phone', 'like', `%${search}%`);
-  const rows = await q
-    .selectAll()
-    .select(sql<string>`count(*) over()`.as('total_count'))
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute();
-  return rows;
+  return newestFirstPage(q.selectAll(), page).execute();
 }
 
 export async function countDncEntries(db: Db, orgId: string, search?: string): Promise<number> {

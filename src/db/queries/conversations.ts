@@ -2,8 +2,9 @@
 // last outbound one.
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.ts';
-import type { ConversationsTable, MessagesTable } from '../tables/messaging.ts';
+import type { ConversationsTable } from '../tables/messaging.ts';
 import { tenant } from '../tenant.ts';
+import { newestFirstPage } from '../paging.ts';
 
 export type ConversationView = Selectable<ConversationsTable> & { contact_phone: string; unread_count: string; total_count?: string };
 
@@ -37,13 +38,5 @@ export function getConversation(db: Db, orgId: string, id: string): Promise<Conv
 }
 
 export function listConversationMessages(db: Db, orgId: string, conversationId: string, page: { limit: number; offset: number }) {
-  return tenant(db.selectFrom('messages'), orgId)
-    .selectAll()
-    .select(sql<string>`count(*) over()`.as('total_count'))
-    .where('conversation_id', '=', conversationId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(page.limit)
-    .offset(page.offset)
-    .execute() as Promise<Array<Selectable<MessagesTable> & { total_count: string }>>;
+  return newestFirstPage(tenant(db.selectFrom('messages'), orgId).selectAll().where('conversation_id', '=', conversationId), page).execute();
 }
