@@ -146,10 +146,12 @@ describe('sendMessage: compliance', () => {
     const c = await contact('0', { rcs_capable: false });
     const sim = srv.context.provider as CarrierSimulator;
     await sim.injectInbound({ from: c.phone, to: (await senderNumber()), text: 'Stop.' });
+    // The opt-out commits first, the confirmation reply right after it: wait for both.
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       const out = await srv.context.db.selectFrom('opt_outs').select('phone').where('phone', '=', c.phone).executeTakeFirst();
-      if (out) break;
+      const reply = await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', c.id).where('origin', '=', 'keyword_reply').executeTakeFirst();
+      if (out && reply) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const res = await send({ contactId: c.id, content: text() });
