@@ -38,15 +38,8 @@ export function getContentRule(db: Db, orgId: string, id: string): Promise<Conte
   return tenant(db.selectFrom('content_rules'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export type ContentRuleFields = {
-  name: string;
-  pattern: string;
-  pattern_type: string;
-  action: string;
-  case_sensitive: boolean;
-  message_types: string[];
-  enabled: boolean;
-};
+/** The columns a caller sets (the table type less the ids and timestamps the database owns). */
+export type ContentRuleFields = Omit<ContentRuleRow, 'id' | 'organization_id' | 'created_at' | 'updated_at'>;
 
 /** Inserts under the organization's limit; undefined when the limit is reached. */
 export function insertContentRule(db: Db, orgId: string, rule: ContentRuleFields): Promise<ContentRuleRow | undefined> {

@@ -3,7 +3,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../database.ts';
 import type { ContactsTable } from '../tables/contacts.ts';
-import type { ConsentEventRow } from './consent.ts';
 import { tenant } from '../tenant.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
