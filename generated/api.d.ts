@@ -2753,13 +2753,14 @@ export interface paths {
          *     `flag`: the message is sent and the match is recorded for review. `enabled` defaults to true.
          *
          *     - `keyword`: the pattern (≤ 500 characters) matches as whole words/phrase; `caseSensitive` defaults to false.
-         *     - `regex`: an ECMAScript regular expression without delimiters or flags (`caseSensitive: false` adds the
-         *       `i` flag). It is checked at creation: a pattern that does not compile, or that is prone to catastrophic
-         *       backtracking — a group repeated by `*`, `+`, `{n,}` or `{n,m}` with m > 1 that contains a quantifier or an
-         *       alternation (e.g. `(a+)+`, `(\w*)*`, `(a|aa)+`, `(.*x){5}`; `(cbd|thc)?` and `(ab){3}` are fine), or a
-         *       backreference (`\1`, `\k<name>`) — is refused with 400 `UNSAFE_REGEX` naming `body.pattern`. At send time
-         *       each regex also runs under a time budget (25 ms per rule, 100 ms for all rules of one message); a rule that
-         *       does not finish in time counts as matched.
+         *     - `regex`: a regular expression without delimiters or flags, matched anywhere in the text by RE2, in time
+         *       linear in the text's length whatever the pattern (so `(a+)+` or `(\w*)*` are harmless). ECMAScript
+         *       spellings such as `(?<name>…)` and `\uXXXX` are accepted; `caseSensitive: false` folds case. Refused with
+         *       400 `UNSAFE_REGEX` naming `body.pattern`: a pattern that does not compile; backreferences (`\1`,
+         *       `\k<name>`) and lookaround (`(?=`, `(?!`, `(?<=`, `(?<!`), which RE2 does not run; or a pattern whose
+         *       repetitions expand too much (`.{0,100}` is fine, `.{0,1000}` is not; `\p{L}{5}` is fine, `\p{L}{10}` is
+         *       not). At send time all regex rules of one message share a 100 ms budget; a rule not checked in time counts
+         *       as matched.
          *
          *     An organization can have at most 200 content rules (422 `UNPROCESSABLE` beyond).
          */
@@ -3523,6 +3524,8 @@ export interface paths {
          * Revoke an API key
          * @description Revokes the key at once: its secret stops authenticating on the next request. The key stays listed with
          *     `status: revoked`. Revoking an already revoked key answers 200 with the same result (idempotent).
+         *     The calling key must hold every scope and role of the key it revokes; otherwise 403 `FORBIDDEN` and the key
+         *     stays active (a narrower key cannot lock out a wider one). Another organization's key id answers 404.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -3547,6 +3550,9 @@ export interface paths {
          * @description Issues a new secret and prefix for the key and invalidates the old secret immediately. The id, name,
          *     scopes and `expiresAt` are kept unchanged (to change the expiry, revoke and create a new key).
          *     A revoked or expired key cannot be rotated (409 `INVALID_STATE`).
+         *     The calling key must hold every scope and role of the key it rotates; otherwise 403 `FORBIDDEN` and the key
+         *     is left unchanged (a narrower key cannot obtain a wider key's secret). Another organization's key id
+         *     answers 404; the order is 404, then 403, then 409.
          */
         post: operations["rotateApiKey"];
         delete?: never;
@@ -5216,7 +5222,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.
@@ -5308,7 +5314,7 @@ export interface components {
         };
         /**
          * Format: date-time
-         * @description ISO 8601 instant in UTC.
+         * @description ISO 8601 instant in UTC. At most 64 characters (the longest useful form, nanoseconds and an offset, has 35).
          * @example 2026-11-21T09:30:00Z
          */
         Timestamp: string;
@@ -5552,7 +5558,7 @@ export interface components {
             data: components["schemas"]["RevokeMessageResult"];
         };
         /**
-         * @description Phone number in E.164 format.
+         * @description Phone number in E.164 format (`+` and at most 15 digits).
          * @example +14155550123
          */
         PhoneE164: string;
@@ -11906,7 +11912,7 @@ export interface components {
         ContentRuleAction: "block" | "flag";
         /**
          * @description `keyword`: the pattern is a word or phrase matched as whole words (word boundaries on both sides).
-         *     `regex`: an ECMAScript regular expression without delimiters or flags, matched anywhere in the text.
+         *     `regex`: a regular expression run by RE2 (linear time), matched anywhere in the text (see createContentRule).
          * @enum {string}
          */
         ContentRulePatternType: "keyword" | "regex";
@@ -12002,7 +12008,7 @@ export interface components {
          */
         ContentRuleCreateRequest: {
             name: string;
-            /** @description Keyword/phrase or regular expression (see `patternType`). A regex must compile and be safe (else 400 `UNSAFE_REGEX`). */
+            /** @description Keyword/phrase or regular expression (see `patternType`). A regex must compile in RE2 and stay within its size limit (else 400 `UNSAFE_REGEX`). */
             pattern: string;
             patternType: components["schemas"]["ContentRulePatternType"];
             action: components["schemas"]["ContentRuleAction"];
@@ -13704,7 +13710,7 @@ export interface components {
         /**
          * Format: uri
          * @description Public HTTPS URL that receives `POST` deliveries. Refused with 400 `VALIDATION_ERROR` (`details[].field`
-         *     `body.url`): any scheme other than `https`; embedded credentials (`https://user:pass@…`); a host that is, or
+         *     `body.url`): any scheme other than `https`; embedded credentials or any user info, even empty (`https://user:pass@…`, `https://user@…`, `https://:@…`, `https://@…`); a host that is, or
          *     resolves to, a private, loopback, link-local, unique-local, multicast or otherwise non-public address
          *     (e.g. `10.0.0.0/8`, `100.64.0.0/10`, `127.0.0.0/8`, `169.254.0.0/16`, `::1`, `fc00::/7`, `fe80::/10`,
          *     IPv4-mapped IPv6 such as `::ffff:127.0.0.1`, `localhost`). Every address the host resolves to must be public.
@@ -14084,6 +14090,7 @@ export interface components {
          */
         CreateApiKeyBody: {
             name: string;
+            /** @description At most 100 (the document defines 67 scopes and roles today). */
             scopes: components["schemas"]["ApiKeyScope"][];
             /**
              * Format: date-time
@@ -17588,7 +17595,10 @@ export interface components {
         IdempotencyKey: string;
         /** @description Resource id. */
         IdPath: components["schemas"]["Id"];
-        /** @description 1-based page number. */
+        /**
+         * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+         *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+         */
         Page: number;
         /** @description Page size. Default 20, maximum 100. */
         Limit: number;
@@ -17715,7 +17725,10 @@ export interface operations {
     listConversations: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -17778,7 +17791,10 @@ export interface operations {
     listConversationMessages: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -17951,7 +17967,10 @@ export interface operations {
                 status?: components["schemas"]["SenderIdStatus"];
                 /** @description Only sender IDs carried by this provider. */
                 provider?: components["schemas"]["SenderIdProvider"];
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -18385,7 +18404,10 @@ export interface operations {
     listSenderIdNumbers: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -19229,7 +19251,10 @@ export interface operations {
     listPrograms: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -19380,7 +19405,10 @@ export interface operations {
     listBlasts: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -19833,7 +19861,10 @@ export interface operations {
     listBots: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -20036,7 +20067,10 @@ export interface operations {
     listBotRevisions: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -20632,7 +20666,10 @@ export interface operations {
     listContacts: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -20812,7 +20849,10 @@ export interface operations {
     listContactConsent: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -21183,7 +21223,10 @@ export interface operations {
     resolveSegment: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Ids per page. Default 1,000, maximum 1,000. */
                 limit?: number;
@@ -21218,7 +21261,10 @@ export interface operations {
             query?: {
                 /** @description Substring of the phone number, e.g. `+1415` (URL-encode `+` as `%2B`) or `5550188`. */
                 search?: string;
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -21438,7 +21484,10 @@ export interface operations {
     listContentRules: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -22259,9 +22308,9 @@ export interface operations {
         parameters: {
             query?: {
                 kind?: "all" | "mo" | "mdr";
-                /** @description ISO 8601 date or date-time (UTC), inclusive. */
+                /** @description ISO 8601 date or date-time (UTC), inclusive; at most 64 characters. */
                 start?: string | unknown | unknown;
-                /** @description ISO 8601 date or date-time (UTC), inclusive. */
+                /** @description ISO 8601 date or date-time (UTC), inclusive; at most 64 characters. */
                 end?: string | unknown | unknown;
                 status?: components["schemas"]["MessageStatus"];
                 senderId?: components["schemas"]["Id"];
@@ -22455,7 +22504,10 @@ export interface operations {
     listWebhookDeliveries: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -22488,7 +22540,10 @@ export interface operations {
     listApiKeys: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -23073,7 +23128,10 @@ export interface operations {
             query?: {
                 /** @description Only pages in this state. */
                 status?: components["schemas"]["LandingPageStatus"];
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -23279,7 +23337,10 @@ export interface operations {
     listLandingPageSubmissions: {
         parameters: {
             query?: {
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];
@@ -23320,7 +23381,10 @@ export interface operations {
                 search?: string;
                 /** @description Also list assets whose processing failed. */
                 includeErrors?: boolean;
-                /** @description 1-based page number. */
+                /**
+                 * @description 1-based page number, at most 100000 (page × limit beyond that is not a list anyone pages through; filter
+                 *     instead). A larger, non-integer or non-finite value (`1e400`, `Infinity`) is a 400 `VALIDATION_ERROR`.
+                 */
                 page?: components["parameters"]["Page"];
                 /** @description Page size. Default 20, maximum 100. */
                 limit?: components["parameters"]["Limit"];

@@ -1,6 +1,7 @@
 // Contract rules beyond Redocly's, checked on the bundled document (generated/openapi.json):
 // section tags, scopes, 400/401/403/404/default responses, ErrorResponse on every 4xx, examples present and
-// valid, deprecation headers on /v1/channels, and no JSON Schema keywords our draft-07 validators ignore.
+// valid, deprecation headers on /v1/channels, no JSON Schema keywords our draft-07 validators ignore, and honest
+// bounds on every request input (checkRequestBounds).
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
@@ -93,8 +94,142 @@ export function checkDocument(doc: Json): string[] {
     }
   }
   delete doc.__inline;
+  problems.push(...checkRequestBounds(doc));
   const text = JSON.stringify(doc);
   for (const kw of DRAFT7_UNKNOWN) if (text.includes(`"${kw}"`)) problems.push(`document uses "${kw}", which our draft-07 validators (openapi-backend, Prism) ignore`);
+  return problems;
+}
+
+// ---- honest bounds on request inputs -----------------------------------------------------------------------
+// Every value a client can send (request bodies of every media type, path/query/header/cookie parameters) must
+// have an upper bound that the validator enforces before any work is done:
+// - a string needs `maxLength`, unless `enum`/`const` lists its values or its `format` only matches strings of a
+//   fixed, short length (SELF_BOUNDED_FORMATS). A `pattern` is not a bound: our validators run with `allErrors`,
+//   so the regex runs over the whole string whatever its length, and a reader should not have to prove a
+//   pattern finite. `format: binary` (a multipart file part) is bounded by the
+//   operation's `x-max-request-bytes`, so it is exempt. `propertyNames` schemas are strings too.
+// - an array needs `maxItems`;
+// - an object that takes arbitrary keys (`additionalProperties` a schema or `true`, `propertyNames`, or no
+//   `properties` and no `additionalProperties: false`) needs `maxProperties`.
+// A bound anywhere in an `allOf` conjunction (or on the schema that holds the `allOf`/`oneOf`/`anyOf`) bounds the
+// whole. The walk follows $ref, allOf/oneOf/anyOf, then/else, items, properties, additionalProperties and
+// propertyNames; each schema location is reported once.
+// Why these formats and not others: ajv-formats' `uuid` (36, or 45 with `urn:uuid:`), `date` (10) and `ipv4` (15)
+// match fixed-length strings, while `date-time`, `time`, `email`, `uri`, `hostname` … accept unbounded input
+// (`2026-01-01T00:00:00.<100,000 digits>Z` is a valid date-time), so they need maxLength too.
+export const SELF_BOUNDED_FORMATS = new Set(['uuid', 'date', 'binary', 'ipv4']);
+
+type Bounds = { string: boolean; array: boolean; object: boolean };
+const typesOf = (s: Json): Set<string> | undefined =>
+  typeof s.type === 'string' ? new Set([s.type]) : Array.isArray(s.type) ? new Set(s.type as string[]) : undefined;
+
+export function checkRequestBounds(doc: Json): string[] {
+  const problems: string[] = [];
+  const reported = new Set<string>();
+  const resolve = (ref: string): Json | undefined =>
+    ref.startsWith('#/') ? ref.slice(2).split('/').reduce((a: Json | undefined, p) => a?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc) : undefined;
+  // Follows $ref chains; returns the schema and the JSON pointer of where it lives.
+  const follow = (node: Json, at: string): [Json | undefined, string] => {
+    let n: Json | undefined = node;
+    let where = at;
+    for (let i = 0; n && typeof n.$ref === 'string' && i < 20; i++) {
+      where = n.$ref;
+      n = resolve(n.$ref);
+    }
+    return [n, where];
+  };
+  const own = (s: Json, seen = new Set<Json>()): Bounds => {
+    const listed = Array.isArray(s.enum) || 'const' in s;
+    const b: Bounds = {
+      string: listed || typeof s.maxLength === 'number' || (typeof s.format === 'string' && SELF_BOUNDED_FORMATS.has(s.format)),
+      array: listed || typeof s.maxItems === 'number',
+      object: listed || typeof s.maxProperties === 'number',
+    };
+    seen.add(s);
+    // Every allOf branch is a conjunct: its bounds hold for the whole.
+    for (const c of Array.isArray(s.allOf) ? (s.allOf as Json[]) : []) {
+      const [t] = follow(c, '');
+      if (!t || seen.has(t)) continue;
+      const tb = own(t, seen);
+      if (typeof c.$ref === 'string' && c !== t) or(tb, own(c, seen));
+      or(b, tb);
+    }
+    return b;
+  };
+  const or = (a: Bounds, b: Bounds): Bounds => {
+    a.string ||= b.string;
+    a.array ||= b.array;
+    a.object ||= b.object;
+    return a;
+  };
+  const visited = new Set<string>();
+  const walk = (node: unknown, at: string, where: string, inherited: Bounds, implicitType?: string): void => {
+    if (!node || typeof node !== 'object') return;
+    // Keywords next to a $ref (OpenAPI 3.1) apply together with the target: their bounds count.
+    const b: Bounds = { ...inherited };
+    let s: Json | undefined = node as Json;
+    let loc = at;
+    for (let i = 0; s && typeof s.$ref === 'string' && i < 20; i++) {
+      or(b, own(s));
+      loc = s.$ref;
+      s = resolve(s.$ref);
+    }
+    if (!s) return;
+    or(b, own(s));
+    const key = `${loc}|${b.string}|${b.array}|${b.object}`;
+    if (visited.has(key)) return;
+    visited.add(key);
+    const report = (what: string) => {
+      const k = `${loc}|${what}`;
+      if (reported.has(k)) return;
+      reported.add(k);
+      problems.push(`${where}: ${loc.replace(/^#\//, '')} ${what}`);
+    };
+    const types = typesOf(s) ?? (implicitType ? new Set([implicitType]) : undefined);
+    if (types?.has('string') && !b.string) {
+      report(`is a request string without maxLength${typeof s.pattern === 'string' ? ' (a pattern is not a bound)' : ''}`);
+    }
+    if (types?.has('array') && !b.array) report('is a request array without maxItems');
+    const isObject = types?.has('object') || s.properties !== undefined || s.additionalProperties !== undefined;
+    const openKeys =
+      (s.additionalProperties !== undefined && s.additionalProperties !== false) ||
+      s.propertyNames !== undefined ||
+      (types?.has('object') && s.properties === undefined && s.additionalProperties === undefined && !s.allOf && !s.oneOf && !s.anyOf);
+    if (isObject && openKeys && !b.object) report('is a request object with open keys (a map) without maxProperties');
+    for (const k of ['allOf', 'oneOf', 'anyOf'] as const) {
+      if (Array.isArray(s[k])) s[k].forEach((c: unknown, i: number) => walk(c, `${loc}/${k}/${i}`, where, b, implicitType));
+    }
+    for (const k of ['then', 'else'] as const) if (s[k]) walk(s[k], `${loc}/${k}`, where, b, implicitType);
+    const none: Bounds = { string: false, array: false, object: false };
+    if (s.items && typeof s.items === 'object') walk(s.items, `${loc}/items`, where, none);
+    if (s.properties && typeof s.properties === 'object') {
+      for (const [name, p] of Object.entries(s.properties as Json)) walk(p, `${loc}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, where, none);
+    }
+    if (s.additionalProperties && typeof s.additionalProperties === 'object') walk(s.additionalProperties, `${loc}/additionalProperties`, where, none);
+    if (s.propertyNames && typeof s.propertyNames === 'object') walk(s.propertyNames, `${loc}/propertyNames`, where, none, 'string');
+  };
+
+  const none: Bounds = { string: false, array: false, object: false };
+  for (const op of listOperations(doc as OpenApiDocument)) {
+    const where = `${op.method.toUpperCase()} ${op.path} (${op.operationId})`;
+    const item = doc.paths[op.path] as Json;
+    const operation = item[op.method] as Json;
+    const base = `#/paths/${op.path.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+    const params: Array<[unknown, string]> = [
+      ...((item.parameters ?? []) as unknown[]).map((p, i): [unknown, string] => [p, `${base}/parameters/${i}`]),
+      ...((operation.parameters ?? []) as unknown[]).map((p, i): [unknown, string] => [p, `${base}/${op.method}/parameters/${i}`]),
+    ];
+    for (const [raw, at] of params) {
+      const [p, loc] = follow(raw as Json, at);
+      if (!p) continue;
+      if (p.schema) walk(p.schema, `${loc}/schema`, where, none);
+      for (const [type, media] of Object.entries((p.content ?? {}) as Json)) walk((media as Json).schema, `${loc}/content/${type.replace(/\//g, '~1')}/schema`, where, none);
+    }
+    const [body, bodyLoc] = operation.requestBody ? follow(operation.requestBody as Json, `${base}/${op.method}/requestBody`) : [undefined, ''];
+    for (const [type, media] of Object.entries((body?.content ?? {}) as Json)) {
+      walk((media as Json).schema, `${bodyLoc}/content/${type.replace(/\//g, '~1')}/schema`, where, none);
+    }
+  }
   return problems;
 }
 

@@ -1,17 +1,14 @@
-// The contract itself: exactly the specification's operations, unique operationIds, one of the 16 section
-// tags each, and every rule of scripts/spec-rules.ts (scopes, error responses, valid examples …).
-import { readFileSync } from 'node:fs';
+// The contract itself: exactly the specification's operations (test/fixtures/endpoints.tsv, vendored from the
+// specification), unique operationIds, one of the 16 section tags each, and every rule of scripts/spec-rules.ts
+// (scopes, error responses, valid examples, honest bounds on request inputs …).
 import { describe, expect, it } from 'vitest';
 import { listOperations, loadDocument } from '../src/http/document.ts';
-import { checkDocument } from '../scripts/spec-rules.ts';
+import { checkDocument, checkRequestBounds } from '../scripts/spec-rules.ts';
+import { readEndpoints } from '../scripts/spec-coverage.ts';
 
 const doc = loadDocument();
 const ops = listOperations(doc);
-const tsv = readFileSync(new URL('../../shared/spec/endpoints.tsv', import.meta.url), 'utf8')
-  .trim()
-  .split('\n')
-  .slice(1)
-  .map((line) => line.split('\t') as [string, string, string]);
+const tsv = readEndpoints();
 
 describe('contract', () => {
   it('has exactly the operations of endpoints.tsv (method + path)', () => {
@@ -34,6 +31,86 @@ describe('contract', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.info.version).toBe('1.0.0');
     expect(checkDocument(structuredClone(doc) as never)).toEqual([]);
+  });
+
+  it('bounds the shared page parameter, so a huge or non-finite page is a 400, not a 500', () => {
+    const page = (doc as unknown as { components: { parameters: { Page: { schema: { maximum?: number } } } } }).components.parameters.Page;
+    expect(page.schema.maximum).toBe(100000);
+  });
+
+  it('refuses request inputs without an honest upper bound (the rule can fail)', () => {
+    const sample = {
+      openapi: '3.1.0',
+      info: { title: 'sample', version: '1.0.0' },
+      components: {
+        schemas: {
+          Name: { type: 'string', maxLength: 200 },
+          Slug: { type: 'string', pattern: '^[a-z]+$' },
+          Body: {
+            type: 'object',
+            additionalProperties: false,
+            properties: {
+              name: { $ref: '#/components/schemas/Name' },
+              slug: { $ref: '#/components/schemas/Slug' },
+              note: { type: ['string', 'null'] },
+              at: { type: 'string', format: 'date-time' },
+              id: { type: 'string', format: 'uuid' },
+              kind: { type: 'string', enum: ['a', 'b'] },
+              tags: { type: 'array', items: { type: 'string', maxLength: 10 } },
+              ids: { type: 'array', maxItems: 5, items: { type: 'string', format: 'uuid' } },
+              attrs: { type: 'object', additionalProperties: { type: 'string', maxLength: 10 } },
+              keyed: { type: 'object', maxProperties: 5, propertyNames: { pattern: '^[a-z]{1,8}$' }, additionalProperties: { type: 'integer' } },
+              both: { allOf: [{ $ref: '#/components/schemas/Slug' }, { maxLength: 20 }] },
+              either: { type: 'string', anyOf: [{ format: 'date' }, { format: 'date-time' }] },
+              capped: { $ref: '#/components/schemas/Slug', maxLength: 30 },
+            },
+          },
+        },
+      },
+      paths: {
+        '/things/{key}': {
+          parameters: [{ name: 'key', in: 'path', required: true, schema: { type: 'string' } }],
+          post: {
+            operationId: 'createThing',
+            parameters: [
+              { name: 'q', in: 'query', schema: { type: 'string', maxLength: 100 } },
+              { name: 'X-Trace', in: 'header', schema: { type: 'string' } },
+            ],
+            requestBody: {
+              content: {
+                'application/json': { schema: { $ref: '#/components/schemas/Body' } },
+                'multipart/form-data': {
+                  schema: { type: 'object', properties: { file: { type: 'string', format: 'binary' }, label: { type: 'string' } } },
+                },
+              },
+            },
+            responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object', properties: { free: { type: 'string' } } } } } } },
+          },
+        },
+      },
+    };
+    const problems = checkRequestBounds(sample);
+    const flagged = (fragment: string) => problems.some((p) => p.includes(fragment));
+    for (const where of [
+      'parameters/0/schema is a request string without maxLength', // path key
+      'parameters/1/schema is a request string without maxLength', // header X-Trace
+      'components/schemas/Slug is a request string without maxLength (a pattern is not a bound)',
+      'Body/properties/note is a request string',
+      'Body/properties/at is a request string', // date-time takes any number of fraction digits
+      'Body/properties/tags is a request array without maxItems',
+      'Body/properties/attrs is a request object with open keys',
+      'keyed/propertyNames is a request string', // a key pattern is not a bound either
+      'Body/properties/either is a request string',
+      'multipart~1form-data/schema/properties/label is a request string',
+    ]) {
+      expect(flagged(where), `${where}\n${problems.join('\n')}`).toBe(true);
+    }
+    for (const fine of ['/name ', '/id ', '/kind ', '/ids ', 'tags/items', 'attrs/additionalProperties', '/both', '/capped', 'properties/file', 'get/parameters/0', 'responses']) {
+      expect(problems.filter((p) => p.includes(fine)), fine).toEqual([]);
+    }
+    expect(problems).toHaveLength(10);
+    // Slug is reached through `slug` (unbounded) and through `both`/`capped` (bounded there): reported once.
+    expect(problems.filter((p) => p.includes('components/schemas/Slug '))).toHaveLength(1);
   });
 
   it('declares the events we push, each signed and carrying the routing fields', () => {
