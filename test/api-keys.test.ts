@@ -150,6 +150,65 @@ describe('rotateApiKey', () => {
   });
 });
 
+describe('privileges of the calling key (rotate and revoke follow the same rule as create)', () => {
+  const ALL = () => owner.apiKey.secret;
+
+  it('a key with only api-keys:update cannot rotate a key holding more (403); the target is unchanged', async () => {
+    const admin = await srv.newKey(owner.organizationId, ['api-keys:read', 'role:platform_admin', 'role:brand_admin']);
+    const updater = await srv.newKey(owner.organizationId, ['api-keys:update']);
+    const before = (await call(srv, 'GET', '/v1/api-keys?limit=100', { key: ALL() })).body.data.find((k: { id: string }) => k.id === admin.id);
+
+    const res = await call(srv, 'POST', `/v1/api-keys/${admin.id}/rotate`, { key: updater.secret });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+    expect(res.body.message).toContain('role:platform_admin');
+    expect(res.text).not.toMatch(/msk_[a-z0-9]{8}_/);
+
+    const after = (await call(srv, 'GET', '/v1/api-keys?limit=100', { key: ALL() })).body.data.find((k: { id: string }) => k.id === admin.id);
+    expect(after.prefix).toBe(before.prefix);
+    expect((await call(srv, 'GET', '/v1/api-keys', { key: admin.secret })).status).toBe(200); // old secret still works
+  });
+
+  it('a key with only api-keys:delete cannot revoke a brand admin key (403); the target stays active', async () => {
+    const brandAdmin = await srv.newKey(owner.organizationId, ['api-keys:read', 'role:brand_admin']);
+    const deleter = await srv.newKey(owner.organizationId, ['api-keys:delete']);
+    const res = await call(srv, 'DELETE', `/v1/api-keys/${brandAdmin.id}`, { key: deleter.secret });
+    expect(res.status).toBe(403);
+    expect(res.body.code).toBe('FORBIDDEN');
+    expect(res.body.message).toContain('role:brand_admin');
+    expect((await call(srv, 'GET', '/v1/api-keys', { key: brandAdmin.secret })).status).toBe(200);
+    const row = await srv.context.db.selectFrom('api_keys').select('revoked_at').where('id', '=', brandAdmin.id).executeTakeFirstOrThrow();
+    expect(row.revoked_at).toBeNull();
+  });
+
+  it('rotates and revokes a key whose scopes the caller holds, itself included', async () => {
+    const manager = await srv.newKey(owner.organizationId, ['api-keys:read', 'api-keys:update', 'api-keys:delete', 'contacts:read']);
+    const reader = await srv.newKey(owner.organizationId, ['contacts:read']);
+    const rotated = await call(srv, 'POST', `/v1/api-keys/${reader.id}/rotate`, { key: manager.secret });
+    expect(rotated.status).toBe(200);
+    expect((await call(srv, 'DELETE', `/v1/api-keys/${reader.id}`, { key: manager.secret })).status).toBe(200);
+    const self = await call(srv, 'POST', `/v1/api-keys/${manager.id}/rotate`, { key: manager.secret });
+    expect(self.status).toBe(200);
+    expect((await call(srv, 'GET', '/v1/api-keys', { key: self.body.data.secret })).status).toBe(200);
+  });
+
+  it("answers 404, not 403, for another organization's key even when it holds more than the caller", async () => {
+    const other = await srv.newOrg('Privileged other org');
+    const weak = await srv.newKey(owner.organizationId, ['api-keys:update', 'api-keys:delete']);
+    expect((await call(srv, 'POST', `/v1/api-keys/${other.apiKey.id}/rotate`, { key: weak.secret })).status).toBe(404);
+    expect((await call(srv, 'DELETE', `/v1/api-keys/${other.apiKey.id}`, { key: weak.secret })).status).toBe(404);
+    expect((await call(srv, 'GET', '/v1/api-keys', { key: other.apiKey.secret })).status).toBe(200);
+  });
+
+  it('checks the privilege before the state: a revoked admin key answers 403 to a weaker key, 409 to a stronger one', async () => {
+    const admin = await srv.newKey(owner.organizationId, ['role:platform_admin']);
+    await call(srv, 'DELETE', `/v1/api-keys/${admin.id}`, { key: ALL() });
+    const updater = await srv.newKey(owner.organizationId, ['api-keys:update']);
+    expect((await call(srv, 'POST', `/v1/api-keys/${admin.id}/rotate`, { key: updater.secret })).status).toBe(403);
+    expect((await call(srv, 'POST', `/v1/api-keys/${admin.id}/rotate`, { key: ALL() })).status).toBe(409);
+  });
+});
+
 describe('listApiKeys', () => {
   it('paginates newest first with the documented shape', async () => {
     const org = await srv.newOrg('Paging org');

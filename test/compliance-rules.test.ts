@@ -51,8 +51,10 @@ describe('content rules', () => {
     expect(await names()).toEqual([PAYDAY.name]);
   });
 
-  const unsafe = ['(a+)+$', '(a|a)*', '(.*a){20}', '([a-z]+)*@', '(\\w+)\\1', '(unclosed'];
-  for (const pattern of unsafe) {
+  // Regexes run on RE2 (linear time): what it cannot run — backreferences, lookaround, syntax errors, programs
+  // that expand too much — is refused when saved.
+  const refused = ['(\\w+)\\1', '(?<q>a)\\k<q>', '(?=free)\\w+', '(?<!\\d)\\d{10}', '(unclosed', '\\p{L}{100}', '.{1000}'];
+  for (const pattern of refused) {
     it(`refuses the regex ${pattern} with UNSAFE_REGEX`, async () => {
       const res = await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { ...CANNABIS, pattern } });
       expect(res.status).toBe(400);
@@ -60,15 +62,56 @@ describe('content rules', () => {
     });
   }
 
+  // Shapes that backtrack catastrophically or polynomially in V8 are harmless on RE2.
+  const nowSafe = ['(a+)+$', '(a|a)*', '(.*a){20}', '([a-z]+)*@', '(.*)*x', '\\w*\\w*\\w*y'];
+  for (const pattern of nowSafe) {
+    it(`accepts the regex ${pattern}`, async () => {
+      const org = await srv.newOrg(`Now safe ${pattern}`);
+      const res = await call(srv, 'POST', '/v1/content-rules', { key: org.apiKey.secret, body: { ...CANNABIS, pattern } });
+      expect(res.status).toBe(201);
+      expect(res.body.data.pattern).toBe(pattern);
+    });
+  }
+
+  it('matches polynomial patterns against a 1,600-character message correctly in a preview', async () => {
+    const org = await srv.newOrg('Polynomial rules org');
+    const key = org.apiKey.secret;
+    const rules = [
+      { name: 'star', pattern: '(.*)*x' },
+      { name: 'words', pattern: '\\w*\\w*\\w*y' },
+    ];
+    for (const r of rules) {
+      const res = await call(srv, 'POST', '/v1/content-rules', { key, body: { ...r, patternType: 'regex', action: 'block', messageTypes: ['TRANSACTIONAL'] } });
+      expect(res.status).toBe(201);
+    }
+    const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550121' } });
+    expect(contact.status).toBe(201);
+    const preview = async (text: string) => {
+      const res = await call(srv, 'POST', '/v1/messages/preview', {
+        key,
+        body: { contactId: contact.body.id, messageType: 'TRANSACTIONAL', channelType: 'SMS', content: { type: 'text', text } },
+      });
+      expect(res.status).toBe(200);
+      return res.body.data.warnings
+        .filter((w: { code: string }) => w.code === 'CONTENT_BLOCKED')
+        .map((w: { message: string }) => w.message)
+        .sort();
+    };
+    expect(await preview('a'.repeat(1600))).toEqual([]);
+    expect(await preview(`${'a'.repeat(1599)}y`)).toEqual(['Content rule "words" matched.']);
+    expect(await preview(`${'a'.repeat(1599)}x`)).toEqual(['Content rule "star" matched.']);
+    expect(await preview(`${' '.repeat(1598)}xy`)).toEqual(['Content rule "star" matched.', 'Content rule "words" matched.']);
+  });
+
   it('re-checks a pattern when the pattern or its type changes', async () => {
-    const kw = (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { ...PAYDAY, pattern: '(a+)+' } })).body.data;
-    expect(kw.pattern).toBe('(a+)+'); // literal text for a keyword rule
+    const kw = (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { ...PAYDAY, pattern: '(?<=a)b' } })).body.data;
+    expect(kw.pattern).toBe('(?<=a)b'); // literal text for a keyword rule
     const toRegex = await call(srv, 'PATCH', `/v1/content-rules/${kw.id}`, { key: owner.apiKey.secret, body: { patternType: 'regex' } });
     expect(toRegex.status).toBe(400);
     expect(toRegex.body.code).toBe('UNSAFE_REGEX');
 
     const re = (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: CANNABIS })).body.data;
-    const badPattern = await call(srv, 'PATCH', `/v1/content-rules/${re.id}`, { key: owner.apiKey.secret, body: { pattern: '(x|xx)+' } });
+    const badPattern = await call(srv, 'PATCH', `/v1/content-rules/${re.id}`, { key: owner.apiKey.secret, body: { pattern: '(x)\\1' } });
     expect(badPattern.status).toBe(400);
     expect(badPattern.body.details[0].field).toBe('body.pattern');
     const unchanged = await call(srv, 'GET', '/v1/content-rules?patternType=regex', { key: owner.apiKey.secret });

@@ -1,60 +1,100 @@
-// Compliance building blocks tested directly: regex safety, content-rule matching under a time budget,
-// quiet-hours arithmetic, CSV escaping and report date ranges.
+// Compliance building blocks tested directly: content-rule patterns (RE2) and matching, quiet-hours arithmetic,
+// CSV escaping and report date ranges.
 import { describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
-import { checkRegexSafety } from '../src/domain/compliance/regex-safety.ts';
-import { checkContentPattern, matchContentRules, testWithinBudget, type ContentRuleSpec } from '../src/domain/compliance/content-rules.ts';
+import { checkRegex, engineStats, expandedSize, testRegexes } from '../src/domain/compliance/regex-safety.ts';
+import { checkContentPattern, matchContentRules, type ContentRuleSpec } from '../src/domain/compliance/content-rules.ts';
 import { instantOfLocal, isQuietAt, quietHoursHoldUntil } from '../src/domain/compliance/quiet-hours.ts';
-import { csvField, toCsv } from '../src/domain/compliance/csv.ts';
+import { csvField, toCsv } from '../src/lib/csv.ts';
 import { reportRange } from '../src/domain/compliance/reports.ts';
 
-describe('checkRegexSafety', () => {
+describe('checkRegex (RE2)', () => {
   const refused: Array<[string, RegExp]> = [
-    ['(a+)+$', /repeated group/],
-    ['(a|a)*', /repeated group/],
-    ['(.*a){20}', /repeated group/],
-    ['([a-z]+)*@', /repeated group/],
-    ['(\\w*)*', /repeated group/],
-    ['(a|aa)+', /repeated group/],
-    ['(?:x+x+)+y', /repeated group/],
-    ['((ab)?c)+', /repeated group/],
-    ['(?<w>\\w+\\s?)*$', /repeated group/],
-    ['(a)\\1', /backreference/],
-    ['(?<q>["\'])x\\k<q>', /backreference/],
-    ['(', /does not compile/],
-    ['[a-', /does not compile/],
-    ['a{2,1}', /does not compile/],
+    ['(a)\\1', /RE2.*invalid escape sequence: \\1/], // backreference
+    ['(?<q>["\'])x\\k<q>', /RE2/], // named backreference
+    ['(?=a)b', /RE2.*lookaround/], // lookahead
+    ['(?<!\\d)\\d{10}', /RE2/], // lookbehind
+    ['(', /missing \)/],
+    ['[a-', /missing \]/],
+    ['a{2,1}', /invalid repetition size/],
+    ['a{1001}', /too large/],
+    // Programs too large to compile quickly, or at all, in re2-wasm's fixed heap (\p{L}{100} aborts it).
+    ['\\p{L}{100}', /too large.*20000 units/],
+    ['[\\p{L}\\p{N}]{10}', /too large/],
+    ['.{1000}', /too large/],
+    ['[\\s\\S]{500}', /too large/],
+    ['(?:\\S+\\s+){1,90}', /too large/],
+    ['(?:(?:a{10}){10}){11}', /too large/],
   ];
   for (const [pattern, reason] of refused) {
     it(`refuses ${pattern}`, () => {
-      const check = checkRegexSafety(pattern);
+      const check = checkRegex(pattern);
       expect(check.ok).toBe(false);
       expect(!check.ok && check.reason).toMatch(reason);
     });
   }
 
+  // The shapes the backtracking engine had to refuse or time-box run in linear time on RE2.
   const accepted = [
+    '(a+)+$',
+    '(a|a)*',
+    '(.*a){20}',
+    '([a-z]+)*@',
+    '(\\w*)*',
+    '(a|aa)+',
+    '(.*)*x',
+    '\\w*\\w*\\w*y',
+    '\\s*\\s*\\s*\\s*\\s*\\s*x',
     '\\b(cbd|thc|cannabis)\\b',
     'payday\\s+loan',
     '[a-z0-9._%+-]+@[a-z0-9.-]+\\.[a-z]{2,}',
     '\\d{3}-\\d{4}',
     '(cbd|thc)?',
-    '(a+)?',
     '(?:ab)*',
     '(ab){3}',
-    'x{',
     '[(]+\\)+',
-    '[\\]]+(x)+',
     '^free (money|cash)!$',
     '(?<year>\\d{4})-(?<month>\\d{2})',
+    'café',
+    '\\p{L}+',
+    '\\p{L}{5}',
+    '.{0,100}',
+    '\\w{500}',
+    'x{',
   ];
   for (const pattern of accepted) {
-    it(`accepts ${pattern}`, () => expect(checkRegexSafety(pattern)).toEqual({ ok: true }));
+    it(`accepts ${pattern}`, () => expect(checkRegex(pattern)).toEqual({ ok: true }));
   }
 
   it('refuses a blank keyword pattern but accepts any phrase', () => {
     expect(checkContentPattern('   ', 'keyword').ok).toBe(false);
     expect(checkContentPattern('(a+)+', 'keyword').ok).toBe(true); // a keyword is literal text
+    expect(checkContentPattern('(?=x)', 'keyword').ok).toBe(true);
+  });
+
+  it('frees what it compiles: refused patterns and evicted regexes do not pile up in the engine heap', () => {
+    // re2-wasm's heap is a fixed 16 MiB; re2-wasm itself keeps a refused pattern allocated in it, and the cache
+    // frees what it evicts. (Tens of thousands of refusals, which used to abort the module, are too slow here.)
+    const before = engineStats().loads;
+    for (let i = 0; i < 300; i++) expect(checkRegex(`(?<=a)b${i}${'x'.repeat(400)}`).ok).toBe(false);
+    for (let i = 0; i < 300; i++) expect(checkRegex(`(?:cbd|thc|x${i})\\w*(?:lorem|y${i})`).ok).toBe(true); // 600 compiled
+    expect(engineStats().compiled).toBeLessThanOrEqual(500);
+    expect(testRegexes([{ pattern: 'b(c)', flags: 'u' }], 'abc')).toEqual([true]);
+    expect(engineStats().loads).toBe(before); // never aborted, never reloaded
+  });
+
+  it('estimates the expanded size of a pattern', () => {
+    expect(expandedSize('abc')).toBe(3);
+    expect(expandedSize('a{10}')).toBe(10);
+    expect(expandedSize('(?:ab){3,5}')).toBe(10);
+    expect(expandedSize('a{3,}')).toBe(4);
+    expect(expandedSize('(?:a|bc)*')).toBe(3);
+    expect(expandedSize('\\d{3}-\\d{4}')).toBe(15);
+    expect(expandedSize('.{10}')).toBe(100);
+    expect(expandedSize('[^a]{10}')).toBe(100);
+    expect(expandedSize('[a-z\\p{L}]{2}')).toBe(400);
+    expect(expandedSize('(?<y>\\d{4})')).toBe(8);
+    expect(expandedSize('x{')).toBe(2);
   });
 });
 
@@ -80,6 +120,9 @@ describe('matchContentRules', () => {
     ['regex anywhere, i flag', { pattern: '\\b(cbd|thc)\\b', patternType: 'regex' }, 'Try THC now', true],
     ['regex case-sensitive', { pattern: 'THC', patternType: 'regex', caseSensitive: true }, 'thc', false],
     ['regex no match', { pattern: '\\d{3}-\\d{4}', patternType: 'regex' }, 'call 555 0188', false],
+    ['regex, unicode case folding', { pattern: 'café', patternType: 'regex' }, 'LE CAFÉ', true],
+    ['regex, named group', { pattern: '(?<d>\\d{3})-\\d{4}', patternType: 'regex' }, 'call 555-0188', true],
+    ['regex with a slash', { pattern: 'a/b', patternType: 'regex' }, 'x a/b y', true],
   ];
   for (const [name, spec, text, matches] of cases) {
     it(`${name}: ${matches ? 'matches' : 'does not match'}`, () => {
@@ -87,20 +130,69 @@ describe('matchContentRules', () => {
     });
   }
 
-  it('stops a slow (polynomial) regex within its budget, counts it as matched, and still runs the others', () => {
-    const slow = rule({ name: 'slow', pattern: '\\s*\\s*\\s*\\s*\\s*\\s*x', patternType: 'regex' });
-    const fast = rule({ name: 'fast', pattern: 'needle', patternType: 'regex' });
-    const other = rule({ name: 'other', pattern: 'absent', patternType: 'regex' });
-    const text = `${' '.repeat(3000)}needle`;
-    const matches = matchContentRules([slow, fast, other], text);
-    expect(matches.map((m) => [m.rule.name, m.timedOut])).toEqual([
-      ['slow', true],
-      ['fast', false],
-    ]);
+  it('answers polynomial patterns on long texts correctly (linear-time engine)', () => {
+    const star = rule({ name: 'star', pattern: '(.*)*x', patternType: 'regex' });
+    const words = rule({ name: 'words', pattern: '\\w*\\w*\\w*y', patternType: 'regex' });
+    const spaces = rule({ name: 'spaces', pattern: '\\s*\\s*\\s*\\s*\\s*\\s*x', patternType: 'regex' });
+    const names = (text: string) => matchContentRules([star, words, spaces], text).map((m) => [m.rule.name, m.timedOut]);
+    expect(names('a'.repeat(1600))).toEqual([]);
+    expect(names(`${'a'.repeat(1599)}y`)).toEqual([['words', false]]);
+    expect(names(`${' '.repeat(1599)}x`)).toEqual([['star', false], ['spaces', false]]);
   });
 
-  it('answers every regex when none is slow', () => {
-    expect(testWithinBudget([/a/, /b/, /c/], 'ac')).toEqual([true, false, true]);
+  it('keeps the order of the rules and answers every rule', () => {
+    const rules = [
+      rule({ name: 'a', pattern: 'a', patternType: 'regex' }),
+      rule({ name: 'kw', pattern: 'c' }),
+      rule({ name: 'b', pattern: 'b', patternType: 'regex' }),
+      rule({ name: 'c', pattern: 'c', patternType: 'regex' }),
+    ];
+    expect(matchContentRules(rules, 'a c').map((m) => m.rule.name)).toEqual(['a', 'kw', 'c']);
+  });
+
+  it('counts a stored pattern that RE2 cannot run (saved before RE2) as matched, and still runs the others', () => {
+    const legacy = rule({ name: 'legacy', pattern: '(?<!\\d)\\d{10}(?!\\d)', patternType: 'regex' });
+    const fast = rule({ name: 'fast', pattern: 'needle', patternType: 'regex' });
+    const other = rule({ name: 'other', pattern: 'absent', patternType: 'regex' });
+    for (let i = 0; i < 2; i++) {
+      expect(matchContentRules([legacy, fast, other], 'a needle').map((m) => [m.rule.name, m.timedOut])).toEqual([
+        ['legacy', true],
+        ['fast', false],
+      ]);
+    }
+  });
+
+  // Patterns that make RE2 build a large automaton on a/b noise: milliseconds per text, and together more than
+  // re2-wasm's fixed 16 MiB heap (which aborts the module).
+  let seed = 1;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const noise = () => Array.from({ length: 1600 }, () => (random() < 0.5 ? 'a' : 'b')).join('');
+  const heavy = Array.from({ length: 40 }, (_, k) => rule({ name: `heavy${k}`, pattern: `[ab]*a[ab]{${20 + (k % 3)}}c${k}`, patternType: 'regex' }));
+  const marker = rule({ name: 'marker', pattern: 'ab{3}a', patternType: 'regex' });
+  const outcome = (rules: ContentRuleSpec[], text: string) => new Map(matchContentRules(rules, text).map((m) => [m.rule.name, m.timedOut]));
+
+  it('stops running regexes when the time budget of the message is spent, and counts the rest as matched', () => {
+    const text = noise();
+    const result = outcome([marker, ...heavy], text);
+    expect(result.get('marker')).toBe(/ab{3}a/.test(text) ? false : undefined); // answered before the budget ran out
+    const unchecked = heavy.filter((r) => result.get(r.name) === true);
+    expect(unchecked.length).toBeGreaterThan(0);
+    for (const r of heavy) expect(result.get(r.name) ?? true).toBe(true); // none can match: unchecked, or absent
+  });
+
+  it('survives automata that together outgrow the engine heap, and keeps answering correctly', () => {
+    const before = engineStats().loads;
+    for (let t = 0; t < 4; t++) {
+      const text = noise();
+      for (let k = 0; k < heavy.length; k += 4) {
+        const result = outcome([marker, ...heavy.slice(k, k + 4)], text); // small groups: within the budget
+        expect(result.get('marker')).toBe(/ab{3}a/.test(text) ? false : undefined);
+        for (const r of heavy) expect(result.get(r.name) ?? true).toBe(true);
+      }
+    }
+    expect(engineStats().loads).toBeGreaterThan(before); // the heap did run out, and the engine was reloaded
+    expect(engineStats().uncached).toBeGreaterThan(0); // the patterns of that evaluation now run uncached
+    expect(outcome([rule({ name: 'after', pattern: '\\bok\\b', patternType: 'regex' })], 'all ok')).toEqual(new Map([['after', false]]));
   });
 });
 

@@ -2,7 +2,7 @@
 // retry schedule, and signing (checked against the standardwebhooks library's own signer).
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, isAllowedAddress } from '../src/domain/webhooks/destination-guard.ts';
+import { classifyAddress, hasUserinfo, isAllowedAddress } from '../src/domain/webhooks/destination-guard.ts';
 import { retryDelayMs } from '../src/domain/webhooks/retry-schedule.ts';
 import { generateWebhookSecret, signedHeaders } from '../src/domain/webhooks/signing.ts';
 import { DOCUMENTED_TUNING } from '../src/domain/webhooks/tuning.ts';
@@ -67,6 +67,23 @@ describe('classifyAddress', () => {
     expect(isAllowedAddress('224.0.0.1', true)).toBe(false);
     expect(isAllowedAddress('93.184.216.34', false)).toBe(true);
   });
+});
+
+describe('hasUserinfo', () => {
+  const cases: Array<[string, boolean]> = [
+    ['https://:@host.example/', true], // empty user and password: URL reports both as ''
+    ['https://@host.example/', true],
+    ['https://user:pw@host.example/', true],
+    ['https://user@host.example:8443/', true],
+    ['https:\\\\user@host.example/', true], // backslashes count as slashes in http(s) URLs
+    ['https://us\ter@host.example/', true], // tabs are dropped by the parser
+    [' https://u@host.example/', true],
+    ['https://host.example/a@b', false],
+    ['https://host.example?to=a@b', false],
+    ['https://host.example#@', false],
+    ['https://host.example:443/p', false],
+  ];
+  for (const [url, expected] of cases) it(`${JSON.stringify(url)} → ${expected}`, () => expect(hasUserinfo(url)).toBe(expected));
 });
 
 describe('retryDelayMs', () => {

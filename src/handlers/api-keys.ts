@@ -1,9 +1,7 @@
 // API Keys section: listApiKeys, createApiKey, revokeApiKey, rotateApiKey.
-import { generateSecret } from '../auth/api-key-secret.ts';
-import * as q from '../db/queries/api-keys.ts';
-import type { ApiKeyRow } from '../db/schema.ts';
+import * as keys from '../domain/api-keys/keys.ts';
+import type { ApiKeyRow } from '../domain/api-keys/keys.ts';
 import type { components } from '../../generated/api.d.ts';
-import { conflict, forbidden, invalidField, notFound } from '../http/errors.ts';
 import { defineHandlers, requirePrincipal } from '../http/handler-types.ts';
 import { pageOf, paginated } from '../http/pagination.ts';
 
@@ -26,48 +24,27 @@ export function toApiKey(row: ApiKeyRow, now = new Date()): ApiKey {
 
 export const apiKeyHandlers = defineHandlers({
   async listApiKeys({ query }, scope) {
-    const { organizationId } = requirePrincipal(scope);
     const page = pageOf(query);
-    const rows = await q.listApiKeys(scope.app.db, organizationId, page);
-    const total = rows[0] ? Number(rows[0].total_count) : page.offset > 0 ? await q.countApiKeys(scope.app.db, organizationId) : 0;
+    const { rows, total } = await keys.listKeys(scope.app.db, requirePrincipal(scope).organizationId, page);
     return { status: 200, body: paginated(rows.map((r) => toApiKey(r)), total, page) };
   },
 
   async createApiKey({ body }, scope) {
-    const principal = requirePrincipal(scope);
-    const missing = body.scopes.filter((s) => !principal.scopes.has(s));
-    if (missing.length) throw forbidden(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`);
-    const expiresAt = body.expiresAt ? new Date(body.expiresAt) : null;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) throw invalidField('body.expiresAt', 'must be in the future');
-    const secret = generateSecret();
-    const row = await q.insertApiKey(scope.app.db, {
-      organizationId: principal.organizationId,
-      name: body.name,
-      prefix: secret.prefix,
-      hash: secret.hash,
-      scopes: body.scopes,
-      expiresAt,
-    });
-    return { status: 201, body: { data: { ...toApiKey(row), secret: secret.secret } } };
+    const { row, secret } = await keys.createKey(scope.app.db, requirePrincipal(scope), body);
+    scope.app.apiKeyCache?.evictPrefix(row.prefix); // usable on this process at once (others: on the notification)
+    return { status: 201, body: { data: { ...toApiKey(row), secret } } };
   },
 
   async revokeApiKey({ path }, scope) {
-    const { organizationId } = requirePrincipal(scope);
-    const row = await q.revokeApiKey(scope.app.db, organizationId, path.id);
-    if (!row) throw notFound('API key');
+    const row = await keys.revokeKey(scope.app.db, requirePrincipal(scope), path.id);
     scope.app.apiKeyCache?.evict(row.id);
     return { status: 200, body: { data: toApiKey(row) } };
   },
 
   async rotateApiKey({ path }, scope) {
-    const { organizationId } = requirePrincipal(scope);
-    const secret = generateSecret();
-    const row = await q.rotateApiKey(scope.app.db, organizationId, path.id, secret);
-    if (row) scope.app.apiKeyCache?.evict(row.id);
-    if (row) return { status: 200, body: { data: { ...toApiKey(row), secret: secret.secret } } };
-    if (await q.getApiKey(scope.app.db, organizationId, path.id)) {
-      throw conflict('INVALID_STATE', 'A revoked or expired API key cannot be rotated.');
-    }
-    throw notFound('API key');
+    const { row, secret } = await keys.rotateKey(scope.app.db, requirePrincipal(scope), path.id);
+    scope.app.apiKeyCache?.evict(row.id);
+    scope.app.apiKeyCache?.evictPrefix(row.prefix);
+    return { status: 200, body: { data: { ...toApiKey(row), secret } } };
   },
 });

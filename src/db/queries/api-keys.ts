@@ -19,31 +19,43 @@ export async function countApiKeys(db: Db, orgId: string): Promise<number> {
   return Number(row.n);
 }
 
+/** Inserts a key; at commit every API process forgets that its prefix was unknown (see key-cache.ts). */
 export function insertApiKey(
   db: Db,
   key: { organizationId: string; name: string; prefix: string; hash: Buffer; scopes: string[]; expiresAt: Date | null },
 ): Promise<ApiKeyRow> {
-  return db
-    .insertInto('api_keys')
-    .values({
-      organization_id: key.organizationId,
-      name: key.name,
-      prefix: key.prefix,
-      secret_hash: key.hash,
-      scopes: key.scopes,
-      expires_at: key.expiresAt,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
+  return inTransaction(db, async (tx) => {
+    const row = await tx
+      .insertInto('api_keys')
+      .values({
+        organization_id: key.organizationId,
+        name: key.name,
+        prefix: key.prefix,
+        secret_hash: key.hash,
+        scopes: key.scopes,
+        expires_at: key.expiresAt,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await notifyPrefixAdded(tx, row.prefix);
+    return row;
+  });
 }
 
-export function getApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
-  return tenant(db.selectFrom('api_keys'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
+/** One key of the organization; `forUpdate` locks it until the surrounding transaction ends. */
+export function getApiKey(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ApiKeyRow | undefined> {
+  const q = tenant(db.selectFrom('api_keys'), orgId).selectAll().where('id', '=', id);
+  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 /** Tells every API process to drop its cached copy of the key when the surrounding transaction commits. */
 async function notifyKeyChanged(db: Db, id: string): Promise<void> {
   await sql`select pg_notify(${API_KEYS_CHANNEL}, ${id})`.execute(db);
+}
+
+/** Tells every API process, at commit, that a key now has this prefix (drops a cached "no such prefix"). */
+async function notifyPrefixAdded(db: Db, prefix: string): Promise<void> {
+  await sql`select pg_notify(${API_KEYS_CHANNEL}, ${prefix})`.execute(db);
 }
 
 /** Revokes once; a second revoke leaves revoked_at unchanged. */
@@ -69,7 +81,10 @@ export function rotateApiKey(db: Db, orgId: string, id: string, next: { prefix: 
       .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', eb.fn<Date>('now'))]))
       .returningAll()
       .executeTakeFirst();
-    if (row) await notifyKeyChanged(tx, row.id);
+    if (row) {
+      await notifyKeyChanged(tx, row.id);
+      await notifyPrefixAdded(tx, row.prefix);
+    }
     return row;
   });
 }

@@ -134,9 +134,21 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): URL {
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
     throw new DestinationRefusedError('must be an https:// URL');
   }
-  if (url.username || url.password) throw new DestinationRefusedError('must not contain credentials');
+  if (url.username || url.password || hasUserinfo(raw)) throw new DestinationRefusedError('must not contain credentials (user info before @)');
   checkLiteralHost(url, allowPrivate);
   return url;
+}
+
+/**
+ * Whether the URL's authority has a userinfo part, even an empty one (`https://:@host/`, `https://@host/`), which
+ * the URL parser reports as empty `username` and `password`. Read from the text as the WHATWG parser reads it:
+ * tabs and newlines are dropped, the authority of an http(s) URL starts after any run of `/` or `\` and ends
+ * at the first `/`, `\`, `?` or `#`; any `@` in it ends a userinfo.
+ */
+export function hasUserinfo(raw: string): boolean {
+  const text = raw.replace(/^[\u0000-\u0020]+|[\u0000-\u0020]+$/g, '').replace(/[\t\n\r]/g, '');
+  const authority = /^[A-Za-z][A-Za-z0-9+.-]*:[/\\]*([^/\\?#]*)/.exec(text)?.[1] ?? '';
+  return authority.includes('@');
 }
 
 /** Refuses a URL whose host is an IP literal (or localhost) outside the allowed ranges. */
