@@ -1,5 +1,6 @@
 // Configuration comes only from environment variables, validated once at start.
 import { resolve } from 'node:path';
+import { TEST_SECRETS_KEY, parseSecretsKey } from './lib/secrets.ts';
 
 export type Config = {
   port: number;
@@ -12,6 +13,10 @@ export type Config = {
   validateResponses: boolean;
   webhookAllowPrivate: boolean;
   bodyLimitBytes: number;
+  /** Bytes all multipart uploads of one process may hold in memory at once; more → 503 with Retry-After. */
+  uploadMemoryLimitBytes: number;
+  /** After SIGTERM, how long in-flight requests may take before their connections are closed. */
+  shutdownGraceMs: number;
   runWorkers: boolean;
   /** Where providers (and the carrier simulator) send callbacks; default http://127.0.0.1:PORT. */
   callbackBaseUrl: string | undefined;
@@ -19,6 +24,12 @@ export type Config = {
   queueSuperviseSeconds: number;
   /** PostgreSQL schema of the job queue (pg-boss). Processes that share work must share it. */
   queueSchema: string;
+  /**
+   * The 32-byte key sealing secrets at rest (AES-256-GCM, src/lib/secrets.ts): SECRETS_KEY; in NODE_ENV=test
+   * without it, the fixed public test key; otherwise undefined, and startRuntime uses DATA_DIR/secrets.key
+   * (generated on first start). Processes sharing a database must have the same key.
+   */
+  secretsKey: Buffer | undefined;
 };
 
 export class ConfigError extends Error {}
@@ -59,6 +70,16 @@ function url(env: NodeJS.ProcessEnv, name: string): string | undefined {
   }
 }
 
+function secretsKey(env: NodeJS.ProcessEnv, nodeEnv: Config['nodeEnv']): Buffer | undefined {
+  const raw = env.SECRETS_KEY;
+  if (raw === undefined || raw === '') return nodeEnv === 'test' ? TEST_SECRETS_KEY : undefined;
+  const key = parseSecretsKey(raw);
+  if (!key) {
+    throw new ConfigError(`SECRETS_KEY must be 32 bytes as base64 (44 characters) or hex (64 characters), e.g. from \`openssl rand -base64 32\` (got ${raw.length} characters)`);
+  }
+  return key;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
   if (nodeEnv !== 'production' && nodeEnv !== 'development' && nodeEnv !== 'test') {
@@ -83,10 +104,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     validateResponses: bool(env, 'VALIDATE_RESPONSES', nodeEnv !== 'production'),
     webhookAllowPrivate: bool(env, 'WEBHOOK_ALLOW_PRIVATE', false),
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+    uploadMemoryLimitBytes: int(env, 'UPLOAD_MEMORY_LIMIT_BYTES', 256 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
+    shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_SECONDS', 20, 0, 3600) * 1000,
     runWorkers: bool(env, 'RUN_WORKERS', true),
     callbackBaseUrl: url(env, 'CALLBACK_BASE_URL'),
     queueSuperviseSeconds: int(env, 'QUEUE_SUPERVISE_SECONDS', 60, 1, 3600),
     queueSchema: identifier(env, 'QUEUE_SCHEMA', 'pgboss'),
+    secretsKey: secretsKey(env, nodeEnv),
   };
 }
 

@@ -1,5 +1,6 @@
 // Assembles the parts every entry point needs (server, admin CLI, tests, benchmark): PostgreSQL (embedded
-// or DATABASE_URL), migrations, Kysely, pg-boss, logger. close() releases them in reverse order.
+// or DATABASE_URL), migrations, Kysely, pg-boss, logger. close() releases them in reverse order. The secrets key
+// (src/lib/secrets.ts) is installed first, and secrets stored in plain text are sealed right after migrating.
 import pino, { type Logger } from 'pino';
 import type { AppContext } from './app-context.ts';
 import { ApiKeyCache } from './auth/key-cache.ts';
@@ -9,6 +10,8 @@ import { resolvePostgres } from './db/postgres-server.ts';
 import { loadDocument } from './http/document.ts';
 import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
 import { createQueues, startWorkers } from './jobs/workers.ts';
+import { installSecretsKey, loadOrCreateKeyFile } from './lib/secrets.ts';
+import { sealStoredWebhookSecrets } from './domain/webhooks/signing.ts';
 import { CarrierSimulator } from './providers/simulator.ts';
 
 export type Runtime = {
@@ -20,10 +23,14 @@ export type Runtime = {
 
 export async function startRuntime(config: Config, opts: { log?: Logger; queue?: boolean; keyCache?: boolean } = {}): Promise<Runtime> {
   const log = opts.log ?? pino({ level: config.logLevel });
+  const secretsKey = config.secretsKey ?? loadOrCreateKeyFile(config.dataDir);
+  installSecretsKey(secretsKey);
   const pgHandle = await resolvePostgres(config);
   const { db, pool } = createDb(pgHandle.url);
   try {
     await migrateToLatest(db as never);
+    const { sealed } = await sealStoredWebhookSecrets(db, secretsKey);
+    if (sealed) log.info({ sealed }, 'sealed webhook signing secrets stored in plain text');
     const queue = opts.queue === false ? undefined : await startQueue(pgHandle.url, { workers: config.runWorkers, superviseSeconds: config.queueSuperviseSeconds, schema: config.queueSchema });
     const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
     await apiKeyCache?.start();

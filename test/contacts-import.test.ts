@@ -151,6 +151,19 @@ describe('importContacts', () => {
     expect(job.errors).toEqual([expect.objectContaining({ row: 2, code: 'MALFORMED_ROW', column: null })]);
   });
 
+  it('reports a cell holding a NUL character (U+0000) as INVALID_VALUE on its line and goes on', async () => {
+    const o = await srv.newOrg('NUL cell org');
+    const csv = ['phone,name,loyaltyTier,notes', '+14155550721,Ada\0Lovelace,,', '+14155550722,Fine,gold,', '+14155550723,Also fine,sil\0ver,', '+14155550724,Ignored column,,a\0b'].join('\n');
+    const job = await importCsv(o.apiKey.secret, csv, { mapping: '{"phone":"phone","name":"name","loyaltyTier":"attribute:loyaltyTier","notes":"ignore"}' });
+    expect(job).toMatchObject({ totalRows: 4, processedRows: 4, importedRows: 2, errorCount: 2, error: null });
+    expect(job.errors).toEqual([
+      { row: 2, column: 'name', value: 'Ada\uFFFDLovelace', code: 'INVALID_VALUE', message: 'The cell contains a NUL character (U+0000), which cannot be stored.' },
+      expect.objectContaining({ row: 4, column: 'loyaltyTier', code: 'INVALID_VALUE' }),
+    ]);
+    // A NUL in an ignored column stores nothing, so the row is imported.
+    expect((await contactsOf(o.apiKey.secret)).data.map((c: { name: string }) => c.name)).toEqual(['Fine', 'Ignored column']);
+  });
+
   it('keeps the first 1,000 errors and counts them all', async () => {
     const o = await srv.newOrg('Many errors org');
     const rows = Array.from({ length: 1200 }, (_, i) => `bad${i}`);
@@ -204,6 +217,23 @@ describe('importContacts', () => {
         expect(res.body.details.map((d: { field: string }) => d.field)).toContain(field);
       }
       expect(await jobs()).toEqual([]);
+    });
+
+    it('answers 400 for a header wider than 200 columns (80,000 here) and for a NUL in the header, quickly', async () => {
+      const wide = ['phone', ...Array.from({ length: 79_999 }, (_, i) => `c${i}`)].join(',');
+      expect(wide.length).toBeGreaterThan(500_000);
+      for (const mapping of [undefined, '{"phone":"phone"}']) {
+        const res = await upload(o.apiKey.secret, form(`${wide}\n+14155550904${','.repeat(79_999)}\n`, mapping ? { mapping } : {}));
+        expect(res.status, res.text).toBe(400);
+        expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.file', message: 'the header row has 80000 columns; at most 200' }] });
+      }
+      const atCap = ['phone', ...Array.from({ length: 199 }, (_, i) => `c${i}`)];
+      expect(resolveColumns(atCap, undefined)).toHaveLength(200);
+      const nul = await upload(o.apiKey.secret, form('phone,na\0me\n+14155550905,x\n'));
+      expect(nul.status).toBe(400);
+      expect(nul.body.details[0]).toMatchObject({ field: 'body.file', message: 'header column 2 contains a NUL character (U+0000)' });
+      expect(await jobs()).toEqual([]);
+      expect((await contactsOf(o.apiKey.secret)).data).toEqual([]);
     });
 
     it('answers 404 for an unknown tag id', async () => {

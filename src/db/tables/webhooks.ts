@@ -13,7 +13,11 @@ export interface WebhookEndpointsTable {
   description: string | null;
   /** Subscribed WebhookEventName values. */
   events: string[];
-  /** `whsec_` + base64; returned once by create, read only to sign deliveries. */
+  /**
+   * The `whsec_` secret sealed with AES-256-GCM: `v1:` + base64(iv | tag | ciphertext) (src/lib/secrets.ts; a
+   * CHECK constraint, migration 0008, refuses anything else). The plain secret is returned once by create and
+   * opened only to sign deliveries.
+   */
   secret: string;
   is_active: Generated<boolean>;
   disabled_reason: WebhookDisabledReason | null;

@@ -2,7 +2,7 @@
 // currency). Provider names and ids never reach a row: the query does not select them.
 import type { components } from '../../../generated/api.d.ts';
 import type { MessageReportDbRow } from '../../db/queries/message-report.ts';
-import { toCsv, type CsvValue } from '../compliance/csv.ts';
+import { toCsv, type CsvValue } from '../../lib/csv.ts';
 import { toMoney } from '../messaging/pricing.ts';
 
 type Schemas = components['schemas'];
@@ -76,7 +76,11 @@ export function toReportRow(r: MessageReportDbRow): MessageReportRow {
   };
 }
 
-/** CSV columns: the row's fields in order, `cost` split into `cost` (amount) and `currency`. */
+/**
+ * CSV columns: the row's fields in order, `cost` split into `cost` (amount) and `currency`. Written by the shared
+ * writer (src/lib/csv.ts), which neutralises formula-like strings (an error code `=HYPERLINK(…)` becomes
+ * `'=HYPERLINK(…)`); `segments` is a number and the amount a plain decimal, both left as they are.
+ */
 export const MESSAGE_REPORT_COLUMNS = [
   'messageId', 'kind', 'direction', 'createdAt', 'receiptAt', 'contactId', 'contactPhone', 'senderId', 'programId',
   'brand', 'campaign', 'carrier', 'channel', 'actualChannel', 'fallback', 'fallbackReason', 'messageType', 'status',

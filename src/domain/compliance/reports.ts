@@ -6,7 +6,7 @@ import type { ConsentEventRow } from '../../db/queries/consent.ts';
 import { consentEventsBetween, dncEntriesBetween } from '../../db/queries/compliance-reports.ts';
 import type { DncEntryRow } from '../../db/queries/compliance-dnc.ts';
 import type { components } from '../../../generated/api.d.ts';
-import { toCsv, type CsvValue } from './csv.ts';
+import { toCsv, type CsvValue } from '../../lib/csv.ts';
 
 type Schemas = components['schemas'];
 export type ConsentAuditLog = Schemas['ConsentAuditLog'];

@@ -44,7 +44,7 @@ export async function runContactImport(app: AppContext, data: ImportJobData): Pr
     await jobs.finishImportJob(app.db, orgId, jobId, { totalRows, error: null });
   } catch (error) {
     app.log.error({ err: error, jobId }, 'contact import failed');
-    await jobs.finishImportJob(app.db, orgId, jobId, { totalRows: null, error: `Import stopped: ${(error as Error).message}` });
+    await jobs.finishImportJob(app.db, orgId, jobId, { totalRows: null, error: storable(`Import stopped: ${(error as Error).message}`) });
   }
 }
 
@@ -97,7 +97,7 @@ async function importRows(db: Db, job: jobs.ImportJobRow, file: Buffer): Promise
     while (skipped.length && skipped[0]!.line < beforeLine) {
       const s = skipped.shift()!;
       dataRows++;
-      reject(s.line, { row: Math.max(2, s.line), column: null, value: null, code: 'MALFORMED_ROW', message: s.message });
+      reject(s.line, { row: Math.max(2, s.line), column: null, value: null, code: 'MALFORMED_ROW', message: storable(s.message) });
     }
   };
 
@@ -153,16 +153,21 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
   const consentAt = at('consentType');
   const attributes = columns.flatMap((c, i) => (c.target.startsWith('attribute:') ? [{ i, key: c.target.slice('attribute:'.length) }] : []));
   const phoneHeader = columns[phoneAt]!.header;
+  /** Columns whose cells are read (ignored ones are never stored, so what they hold does not matter). */
+  const used = columns.flatMap((c, i) => (c.target === 'ignore' ? [] : [i]));
 
   return (record: string[], row: number): Row | ImportRowError => {
     const fail = (code: ImportRowError['code'], column: number | null, message: string): ImportRowError => ({
       row,
       column: column === null ? null : columns[column]!.header,
-      value: column === null ? null : (record[column] ?? '').slice(0, 200),
+      value: column === null ? null : storable((record[column] ?? '').slice(0, 200)),
       code,
       message,
     });
     if (record.length !== columns.length) return fail('MALFORMED_ROW', null, `Expected ${columns.length} columns, got ${record.length}.`);
+    // PostgreSQL text and jsonb cannot hold U+0000 (22021 / 22P05): such a row would fail the whole batch.
+    const nul = used.find((i) => record[i]!.includes('\0'));
+    if (nul !== undefined) return fail('INVALID_VALUE', nul, 'The cell contains a NUL character (U+0000), which cannot be stored.');
     const cell = (i: number) => (i < 0 ? '' : record[i]!.trim());
 
     const rawPhone = cell(phoneAt);
@@ -331,6 +336,11 @@ function planRow(row: Row, tagIds: string[], current: q.ExistingContact | undefi
 
 function rowError(row: Row, code: ImportRowError['code'], column: string | null, value: string | null, message: string): ImportRowError {
   return { row: row.row, column, value: value === null ? null : value.slice(0, 200), code, message };
+}
+
+/** Text PostgreSQL can store (the job's errors are jsonb): U+0000 shown as U+FFFD, the replacement character. */
+function storable(text: string): string {
+  return text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text;
 }
 
 /**

@@ -23,13 +23,45 @@ export type ImportJobData = { organizationId: string; jobId: string };
 const FIELDS = ['phone', 'name', 'tags', 'timeZone', 'consentType'] as const;
 const ATTRIBUTE_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
+/**
+ * The widest header accepted. A contact holds 5 fields and at most 100 attributes (the worker's cap), so 200
+ * leaves room for as many ignored columns again; a wider file cannot be imported usefully, and refusing it here
+ * keeps a 10 MB upload with tens of thousands of columns from costing anything beyond reading its first line.
+ */
+export const MAX_IMPORT_COLUMNS = 200;
+
 /** The buffer in 64 KiB pieces, so the parser streams with backpressure instead of one 10 MB synchronous pass. */
 export function* pieces(data: Buffer, size = 64 * 1024): Generator<Buffer> {
   for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
 }
 
-/** The CSV header row (first record). */
+/**
+ * Columns of the first non-empty record, counted on the bytes (commas outside double quotes) without building
+ * it: a 10 MB header of commas would otherwise cost seconds and hundreds of MB in the parser before the cap
+ * could refuse it.
+ */
+function headerWidth(data: Buffer): number {
+  const COMMA = 0x2c, QUOTE = 0x22, CR = 0x0d, LF = 0x0a;
+  let at = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0; // UTF-8 BOM
+  while (data[at] === CR || data[at] === LF) at++; // skip_empty_lines
+  let width = 1;
+  let quoted = false;
+  for (; at < data.length; at++) {
+    const b = data[at];
+    if (b === QUOTE) quoted = !quoted; // a doubled quote toggles twice
+    else if (quoted) continue;
+    else if (b === COMMA) width++;
+    else if (b === CR || b === LF) break;
+  }
+  return width;
+}
+
+const tooWide = (width: number) => invalidField('body.file', `the header row has ${width} columns; at most ${MAX_IMPORT_COLUMNS}`);
+
+/** The CSV header row (first record); 400 when it is wider than MAX_IMPORT_COLUMNS. */
 export async function readHeader(data: Buffer): Promise<string[]> {
+  const width = headerWidth(data);
+  if (width > MAX_IMPORT_COLUMNS) throw tooWide(width);
   const parser = Readable.from(pieces(data)).pipe(parse({ bom: true, to: 1, skip_empty_lines: true }));
   try {
     for await (const record of parser as AsyncIterable<string[]>) return record;
@@ -43,6 +75,9 @@ export async function readHeader(data: Buffer): Promise<string[]> {
 
 /** Where each column goes, from `mapping` or, without it, from the header names (rules in the document). */
 export function resolveColumns(header: string[], mappingText: string | undefined): ImportColumn[] {
+  if (header.length > MAX_IMPORT_COLUMNS) throw tooWide(header.length);
+  const nul = header.findIndex((h) => h.includes('\0'));
+  if (nul >= 0) throw invalidField('body.file', `header column ${nul + 1} contains a NUL character (U+0000)`);
   const columns = mappingText === undefined ? autoMapping(header) : explicitMapping(header, mappingText);
   const field = mappingText === undefined ? 'body.file' : 'body.mapping';
   const targets = columns.map((c) => c.target).filter((t) => t !== 'ignore');
@@ -50,8 +85,11 @@ export function resolveColumns(header: string[], mappingText: string | undefined
   if (phones !== 1) {
     throw invalidField(field, phones === 0 ? 'no column maps to phone' : `${phones} columns map to phone; exactly one must`);
   }
-  const twice = targets.find((t, i) => targets.indexOf(t) !== i);
-  if (twice) throw invalidField(field, `more than one column maps to ${twice}`);
+  const seen = new Set<string>();
+  for (const t of targets) {
+    if (seen.has(t)) throw invalidField(field, `more than one column maps to ${t}`);
+    seen.add(t);
+  }
   return columns;
 }
 
@@ -78,15 +116,21 @@ function explicitMapping(header: string[], text: string): ImportColumn[] {
     throw invalidField('body.mapping', 'must be a JSON object mapping header names to targets');
   }
   const entries = Object.entries(mapping as Record<string, unknown>);
+  const names = new Set(header);
   for (const [name, target] of entries) {
-    if (!header.includes(name)) throw invalidField('body.mapping', `unknown header "${name}"`);
+    if (!names.has(name)) throw invalidField('body.mapping', `unknown header "${name}"`);
     if (typeof target !== 'string' || !isTarget(target)) {
       throw invalidField('body.mapping', `"${name}": unknown target ${JSON.stringify(target)} (phone, name, tags, timeZone, consentType, attribute:<key> or ignore)`);
     }
   }
   const chosen = new Map(entries as Array<[string, string]>);
   // A header that appears twice in the file gets the mapping on its first column only.
-  return header.map((h, i) => ({ header: h, target: header.indexOf(h) === i ? (chosen.get(h) ?? 'ignore') : 'ignore' }));
+  const mapped = new Set<string>();
+  return header.map((h) => {
+    const first = !mapped.has(h);
+    mapped.add(h);
+    return { header: h, target: first ? (chosen.get(h) ?? 'ignore') : 'ignore' };
+  });
 }
 
 function isTarget(t: string): boolean {
@@ -111,7 +155,8 @@ export async function startContactImport(
   return inTransaction(app.db, async (tx) => {
     const tagIds = body.tagIds ? await requireTags(tx, orgId, body.tagIds.split(','), 'body.tagIds', () => 'body.tagIds') : [];
     const job = await insertImportJob(tx, orgId, {
-      fileName: file.filename || null,
+      // PostgreSQL text cannot hold U+0000; the name is only shown back, so it is kept recognisable.
+      fileName: file.filename ? file.filename.replaceAll('\0', '\uFFFD') : null,
       columns,
       defaultCountry: body.defaultCountry ?? null,
       tagIds,

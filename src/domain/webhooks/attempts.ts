@@ -142,7 +142,7 @@ export async function runDeliveryBatch(app: AppContext, jobs: DeliveryJob[]): Pr
   const done = await mapConcurrently(due, BATCH_CONCURRENCY, async (item): Promise<Done> => {
     const outcome = await postEnvelope({
       url: item.delivery.url,
-      secret: item.delivery.secret,
+      sealedSecret: item.delivery.secret,
       eventId: item.delivery.event_id,
       body: item.delivery.body,
       timeoutMs: tuning.deliveryTimeoutMs,
@@ -178,7 +178,7 @@ export async function sendTestDelivery(app: AppContext, organizationId: string, 
   const eventId = randomUUID();
   const outcome = await postEnvelope({
     url: endpoint.url,
-    secret: endpoint.secret,
+    sealedSecret: endpoint.secret,
     eventId,
     body: envelopeBody(eventId, type, new Date(), { test: true }),
     timeoutMs: webhookTuning().testTimeoutMs,

@@ -4,6 +4,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { DestinationRefusedError, checkUrlShape, guardedLookup } from './destination-guard.ts';
+import { openSecret } from '../../lib/secrets.ts';
 import { signedHeaders } from './signing.ts';
 
 export type AttemptOutcome = {
@@ -121,7 +122,8 @@ function describe(error: unknown, timeoutMs: number): string {
  */
 export async function postEnvelope(input: {
   url: string;
-  secret: string;
+  /** The endpoint's secret as stored (sealed, `v1:…`): opened here, only to sign, and never kept. */
+  sealedSecret: string;
   eventId: string;
   body: string;
   timeoutMs: number;
@@ -130,13 +132,19 @@ export async function postEnvelope(input: {
   const attemptedAt = new Date();
   const started = performance.now();
   const deadline = started + input.timeoutMs;
-  const headers = signedHeaders(input.secret, input.eventId, input.body);
   const outcome = (o: Pick<AttemptOutcome, 'success' | 'statusCode' | 'error'>, sent = true): AttemptOutcome => ({
     ...o,
     durationMs: sent ? Math.round(performance.now() - started) : null,
     attemptedAt,
     completedAt: new Date(),
   });
+  let headers: Record<string, string>;
+  try {
+    headers = signedHeaders(openSecret(input.sealedSecret), input.eventId, input.body);
+  } catch (error) {
+    // Nothing is sent unsigned; the attempt fails (and is retried) with the reason.
+    return outcome({ success: false, statusCode: null, error: `signing secret unavailable: ${(error as Error).message}`.slice(0, 500) }, false);
+  }
 
   let url: URL;
   try {

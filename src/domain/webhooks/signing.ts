@@ -1,7 +1,13 @@
 // Standard Webhooks signing (https://www.standardwebhooks.com): HMAC-SHA256 over "<id>.<timestamp>.<body>",
 // keyed with the base64-decoded part of the `whsec_` secret. The same MAC goes out twice: base64 in
 // `webhook-signature: v1,<mac>` (what standard verifier libraries read) and hex in `X-Signature: t=<ts>,v1=<mac>`.
+//
+// At rest the secret is sealed (src/lib/secrets.ts): insertEndpoint seals it, deliver.ts opens it to sign, and
+// sealStoredWebhookSecrets (start-up) seals rows written in plain text before migration 0008.
 import { createHmac, randomBytes } from 'node:crypto';
+import type { Db } from '../../db/database.ts';
+import * as q from '../../db/queries/webhooks.ts';
+import { SecretDecryptionError, openSecret, sealSecret } from '../../lib/secrets.ts';
 
 const PREFIX = 'whsec_';
 
@@ -27,4 +33,36 @@ export function signedHeaders(secret: string, id: string, body: string, timestam
     'webhook-signature': `v1,${mac.toString('base64')}`,
     'x-signature': `t=${timestamp},v1=${mac.toString('hex')}`,
   };
+}
+
+/**
+ * Start-up, after migrations: seals every webhook secret still stored in plain text (idempotent: sealed rows carry
+ * the `v1:` prefix and are left alone; concurrent starters each seal a row at most once), then validates the
+ * constraint of migration 0008 and checks that the newest sealed secret opens with this process's key. A key that
+ * does not open it stops the start: deliveries would otherwise all fail, and endpoints created now would be
+ * unreadable by the other processes.
+ */
+export async function sealStoredWebhookSecrets(db: Db, key: Buffer): Promise<{ sealed: number }> {
+  let sealed = 0;
+  for (let after: string | null = null; ; ) {
+    const plain = await q.plainSecrets(db, after, 500);
+    if (!plain.length) break;
+    sealed += await q.replacePlainSecrets(db, plain.map((r) => ({ id: r.id, plain: r.secret, sealed: sealSecret(r.secret, key) })));
+    after = plain.at(-1)!.id;
+  }
+  await q.validateSealedSecretsConstraint(db);
+  const sample = await q.newestSealedSecret(db);
+  if (sample !== undefined) {
+    try {
+      openSecret(sample, key);
+    } catch (error) {
+      if (!(error instanceof SecretDecryptionError)) throw error;
+      throw new Error(
+        'Webhook signing secrets in this database were sealed with another key than this process has. Set SECRETS_KEY to the ' +
+          'key of the processes that created them (the same value on every process sharing the database; without SECRETS_KEY ' +
+          'a process uses DATA_DIR/secrets.key). If that key is lost, those endpoints must be deleted and created again.',
+      );
+    }
+  }
+  return { sealed };
 }
