@@ -2,6 +2,7 @@
 //  (a) start-up: spawn `node src/main.ts` → first 200 from GET /health
 //  (b) GET /v1/api-keys through the full stack vs. a bare node:http + pg server running the same SQL
 //  (c) router matching cost with all operations loaded vs. one; ours (compiled) vs. openapi-backend's
+//  (h) server RSS under stalled unauthenticated uploads, /health latency under polynomial-regex previews (bench/hostile-clients.ts)
 //  (w) webhook deliveries per second to a local keep-alive receiver vs. bare signed POSTs (bench/webhooks-delivery.ts)
 //  (d) contact CSV import of a ~10 MB, 150,000-row file vs. a plain load of the same rows (bench/contacts-import.ts)
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
@@ -19,6 +20,7 @@ import { createOrganization } from '../src/domain/organizations.ts';
 import { listOperations, loadDocument } from '../src/http/document.ts';
 import { CompiledRouter } from '../src/http/router.ts';
 import { benchWebhookDeliveries } from './webhooks-delivery.ts';
+import { benchHostileClients } from './hostile-clients.ts';
 import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
 import { runMessagingBench } from './messaging.ts';
@@ -151,6 +153,13 @@ async function main(): Promise<void> {
     console.log(`      compiled router: ${fmt(r.compiledAll, 2)} µs with ${all.length} operations, ${fmt(r.compiledOne, 2)} µs with 1 → ratio ${fmt(r.compiledAll / r.compiledOne, 2)}x`);
     console.log(`      openapi-backend: ${fmt(r.obAll, 1)} µs with ${all.length} operations, ${fmt(r.obOne, 1)} µs with 1 → ratio ${fmt(r.obAll / r.obOne, 1)}x`);
     console.log(`      compiled vs. openapi-backend with all operations: ${fmt(r.obAll / r.compiledAll, 0)}x faster`);
+
+    // (h) hostile clients against the same full-stack process
+    const hostile = await benchHostileClients({ baseUrl: `http://127.0.0.1:${fullPort}`, pid: full.pid!, apiKey: org.apiKey.secret });
+    console.log(`(h) hostile clients vs. the same server process`);
+    console.log(`      RSS idle ${fmt(hostile.idleRss)} MB → ${fmt(hostile.stalledRss)} MB with 100 unauthenticated 9.9 MB uploads stalled (+${fmt(hostile.stalledRss - hostile.idleRss, 1)} MB; each answered 401 on its headers) → ${fmt(hostile.afterRss)} MB after`);
+    console.log(`      GET /health idle: p50 ${fmt(hostile.idleHealth.p50, 2)} ms, p99 ${fmt(hostile.idleHealth.p99, 2)} ms`);
+    console.log(`      GET /health during 100 concurrent previews against a polynomial regex rule (${hostile.ruleAccepted ? 'accepted' : 'REFUSED'}; ${fmt(hostile.previewsPerSecond)} previews/s): p50 ${fmt(hostile.busyHealth.p50, 2)} ms, p99 ${fmt(hostile.busyHealth.p99, 2)} ms → p99 ratio busy/idle ${fmt(hostile.busyHealth.p99 / hostile.idleHealth.p99, 1)}x`);
 
     // (w) webhook deliveries. The servers above stop first: their workers would take these jobs (and refuse the
     // loopback receiver, having no WEBHOOK_ALLOW_PRIVATE).

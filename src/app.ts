@@ -1,14 +1,16 @@
 // The HTTP adapter: express + pino-http around the API. Order per request: request id and log line →
-// route (404/405 before any body is read) → body parsing with the operation's size limit and media types
-// (413/415) → openapi-backend (auth 401 → scope 403 → validation 400 → handler) → answer.
+// URL encoding (400) → route (404/405) → API key and scopes from the headers (401/403) — all before any body
+// byte is read → body parsing with the operation's size limit and media types (413/415) → openapi-backend
+// (validation 400 → handler) → answer.
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
-import type { Operation } from 'openapi-backend';
 import type { AppContext } from './app-context.ts';
 import { createApi, type Api, type ApiResponse } from './http/api.ts';
 import { ApiError } from './http/errors.ts';
-import { parseMultipart } from './http/multipart.ts';
+import { createBodyReader, discardUnreadBody, toBodyError } from './http/body.ts';
+import { EXPECTS_CONTINUE } from './http/http-server.ts';
+import { assertUrlEncoding } from './http/request-guards.ts';
 import { mountDocs } from './http/docs.ts';
 import { mountProviderCallbacks } from './providers/callbacks.ts';
 import { handlers } from './handlers/index.ts';
@@ -44,16 +46,11 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   mountDocs(server, app);
   mountProviderCallbacks(server, app);
 
-  // One JSON parser per body limit: BODY_LIMIT_BYTES, or the operation's own `x-max-request-bytes`.
-  const jsonParsers = new Map<number, express.RequestHandler>();
-  const jsonParser = (limit: number) => {
-    let parser = jsonParsers.get(limit);
-    if (!parser) jsonParsers.set(limit, (parser = express.json({ limit, type: ['application/json', 'application/*+json'] })));
-    return parser;
-  };
+  const readBody = createBodyReader(app.config);
 
   server.use(async (req: Request, res: Response, next: NextFunction) => {
     try {
+      assertUrlEncoding(req.originalUrl);
       const match = api.match(req.method, req.path);
       if (match.kind === 'notFound') throw new ApiError(404, 'ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}.`);
       if (match.kind === 'methodNotAllowed') {
@@ -62,7 +59,10 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         });
       }
       const operation = match.operation;
-      const { body, files } = await readBody(req, res, operation, app, jsonParser);
+      // The key and its scopes are checked on the headers: no body byte is read for an unknown caller.
+      const principal = await api.authorize(operation, req.headers);
+      if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
+      const { body, files } = await readBody(req, res, operation);
       const result = await api.handle({
         method: req.method,
         path: req.path,
@@ -73,6 +73,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         requestId: String(req.id),
         log: req.log,
         operation,
+        principal,
       });
       send(res, result);
     } catch (error) {
@@ -81,8 +82,10 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   });
 
   server.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const apiError = toApiError(error);
+    const mapped = toBodyError(error); // body-parser errors of routes outside the API (provider callbacks)
+    const apiError = mapped instanceof ApiError ? mapped : new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
     if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
+    discardUnreadBody(req, res);
     if (apiError.headers) res.set(apiError.headers);
     res.status(apiError.status).json(apiError.toBody(String(req.id)));
   });
@@ -100,45 +103,4 @@ function send(res: Response, result: ApiResponse): void {
   } else {
     res.json(result.body);
   }
-}
-
-type Parsed = { body: unknown; files: import('./http/handler-types.ts').UploadedFile[] };
-
-async function readBody(
-  req: Request,
-  res: Response,
-  operation: Operation,
-  app: AppContext,
-  jsonParser: (limit: number) => express.RequestHandler,
-): Promise<Parsed> {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
-  if (!hasBody || !content) return { body: undefined, files: [] };
-  const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-  if (!(mediaType in content)) {
-    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be ${Object.keys(content).join(' or ')}.`, {
-      details: [{ field: 'header.content-type', message: `unsupported media type "${mediaType || '(none)'}"` }],
-    });
-  }
-  const limit = (operation as { 'x-max-request-bytes'?: number })['x-max-request-bytes'] ?? app.config.bodyLimitBytes;
-  if (mediaType === 'multipart/form-data') return parseMultipart(req, limit);
-  await new Promise<void>((resolve, reject) => jsonParser(limit)(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-  return { body: req.body, files: [] };
-}
-
-function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
-  const e = error as { type?: string; status?: number; message?: string; limit?: number };
-  if (e?.type === 'entity.too.large') {
-    return new ApiError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${e.limit} bytes.`);
-  }
-  if (e?.type === 'entity.parse.failed') {
-    return new ApiError(400, 'VALIDATION_ERROR', 'Request body is not valid JSON.', {
-      details: [{ field: 'body', message: 'is not valid JSON', code: 'parse' }],
-    });
-  }
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') {
-    return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', e.message ?? 'Unsupported encoding.');
-  }
-  return new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
 }

@@ -1,38 +1,50 @@
 // The API server: serve on PORT. Graceful shutdown on SIGTERM/SIGINT: stop accepting, let in-flight
 // requests finish, stop workers, close the pool, stop the embedded database.
-import { createServer } from 'node:http';
 import { loadConfigOrExit } from './config.ts';
 import { createApp } from './app.ts';
 import { startRuntime } from './runtime.ts';
 import { CarrierSimulator } from './providers/simulator.ts';
+import { createHttpServer } from './http/http-server.ts';
+import { exitOnUncaughtErrors } from './process-guard.ts';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const runtime = await startRuntime(config);
   const { log } = runtime.context;
   const { express } = await createApp(runtime.context);
-  const server = createServer(express);
-  server.keepAliveTimeout = 65_000;
+  const server = createHttpServer(express);
   await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (runtime.context.provider instanceof CarrierSimulator) runtime.context.provider.callbackBaseUrl ??= `http://127.0.0.1:${port}`;
   log.info({ port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, `listening on http://localhost:${port}`);
 
+  exitOnUncaughtErrors(log);
+
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info({ signal }, 'shutting down');
+    const graceMs = config.shutdownGraceMs;
+    log.info({ signal, graceMs }, 'shutting down');
+    // Last resort only: closing the runtime itself hangs.
     const forced = setTimeout(() => {
-      log.error('shutdown took longer than 30 s; exiting');
+      log.error('shutdown did not finish; exiting');
       process.exit(1);
-    }, 30_000);
+    }, graceMs + 15_000);
     forced.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
+    // Stop accepting; idle keep-alive connections close now; requests in flight get the grace period, then
+    // whatever is still open (a client sending its body at 1 byte/s) is closed so the runtime can close cleanly.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), 250); // keep-alive connections as their last request ends
+    const grace = setTimeout(() => {
+      log.warn('grace period over; closing the remaining connections');
+      server.closeAllConnections();
+    }, graceMs);
+    await closed;
+    clearTimeout(grace);
+    clearInterval(sweep);
     await runtime.close();
     log.info('stopped');
     process.exit(0);

@@ -6,9 +6,11 @@ import { enableCompileCache } from 'node:module';
 enableCompileCache?.();
 const { loadConfigOrExit } = await import('./config.ts');
 const { startRuntime } = await import('./runtime.ts');
+const { exitOnUncaughtErrors } = await import('./process-guard.ts');
 
 const config = { ...loadConfigOrExit(), runWorkers: true };
 const runtime = await startRuntime(config);
+exitOnUncaughtErrors(runtime.context.log);
 runtime.context.log.info('worker started');
 let stopping = false;
 const stop = async (signal: string) => {

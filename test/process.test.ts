@@ -1,6 +1,7 @@
 // The server and the admin CLI as processes, the way users run them: configuration errors, graceful
 // shutdown, and the CLI's one-JSON-object output against the same database.
 import { execFile, spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -34,6 +35,40 @@ describe('server process', () => {
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    expect(log).toContain('"msg":"stopped"');
+  });
+});
+
+describe('server process shutdown with a slow client', () => {
+  it('closes a connection still sending its body after the grace period, then closes the runtime and exits 0', async () => {
+    const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'create-org', '--name', 'Slow client org'], { env: env() });
+    const secret = JSON.parse(stdout).apiKey.secret as string;
+    const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: '0', SHUTDOWN_GRACE_SECONDS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 20_000);
+      child.stdout!.on('data', (chunk: Buffer) => {
+        log += chunk.toString();
+        const m = /listening on http:\/\/localhost:(\d+)/.exec(log);
+        if (m) {
+          clearTimeout(timer);
+          resolve(Number(m[1]));
+        }
+      });
+    });
+    // An authenticated request whose body arrives one byte at a time, for longer than the grace period.
+    const socket = connect(port, '127.0.0.1');
+    socket.on('error', () => {});
+    socket.write(`POST /v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+    const drip = setInterval(() => socket.write(' '), 200);
+    await new Promise((r) => setTimeout(r, 300));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    child.kill('SIGTERM');
+    const code = await exited;
+    clearInterval(drip);
+    socket.destroy();
+    expect(code).toBe(0);
+    expect(log).toContain('grace period over');
     expect(log).toContain('"msg":"stopped"');
   });
 });

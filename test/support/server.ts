@@ -1,9 +1,10 @@
 // A real server for one test file: the app over HTTP on a free port, against the run's database.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
+import { createHttpServer } from '../../src/http/http-server.ts';
 import type { AppContext } from '../../src/app-context.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createDb } from '../../src/db/database.ts';
@@ -50,7 +51,7 @@ export async function startTestServer(opts: { workers?: boolean; config?: Partia
   };
   if (opts.workers) await startWorkers(queue, context);
   const { express } = await createApp(context);
-  const server: Server = createServer(express);
+  const server: Server = createHttpServer(express);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
