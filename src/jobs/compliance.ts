@@ -1,4 +1,4 @@
 // Compliance section background jobs.
-import type { JobDefinition } from './workers.ts';
+import type { JobDefinition } from './job-definition.ts';
 
 export const complianceJobs: JobDefinition[] = [];

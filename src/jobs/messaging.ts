@@ -3,9 +3,8 @@
 import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/messaging/dispatch.ts';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.ts';
 import { CarrierSimulator, deliverSimulatorCallbacks, SIMULATOR_CALLBACK_QUEUE, type CallbackJob } from '../providers/simulator.ts';
-import type { JobDefinition } from './workers.ts';
-
-export const IDEMPOTENCY_PURGE_QUEUE = 'idempotency.purge';
+import type { JobDefinition } from './job-definition.ts';
+import { QUEUES } from './queue-names.ts';
 
 const dispatch: JobDefinition<DispatchJob> = {
   queue: DISPATCH_QUEUE,
@@ -31,7 +30,9 @@ const simulatorCallbacks: JobDefinition<CallbackJob> = {
 };
 
 const idempotencyPurge: JobDefinition = {
-  queue: IDEMPOTENCY_PURGE_QUEUE,
+  queue: QUEUES.idempotencyPurge,
+  // Hourly: a key is kept for the 24-hour replay window and gone within the hour after it.
+  schedule: { cron: '17 * * * *' },
   run: async (_data, app) => {
     await purgeExpiredIdempotencyKeys(app.db);
   },

@@ -4,7 +4,7 @@
 // already recorded are not made twice.
 import { runDeliveryBatch } from '../domain/webhooks/attempts.ts';
 import { DELIVERY_QUEUE, type DeliveryJob } from '../domain/webhooks/queue.ts';
-import type { JobDefinition } from './workers.ts';
+import type { JobDefinition } from './job-definition.ts';
 
 const delivery: JobDefinition<DeliveryJob> = {
   queue: DELIVERY_QUEUE,

@@ -1,29 +1,21 @@
 // Background work is declared per section (src/jobs/<section>.ts) and registered here. A worker gets the
-// same AppContext as a request handler. Queues are created on start (idempotent).
+// same AppContext as a request handler. Queues and schedules are created on start (idempotent).
 import type { AppContext } from '../app-context.ts';
+import type { JobDefinition } from './job-definition.ts';
 import type { JobQueue } from './queue.ts';
 import { contactJobs } from './contacts.ts';
 import { complianceJobs } from './compliance.ts';
 import { webhookJobs } from './webhooks.ts';
 import { messagingJobs } from './messaging.ts';
 
-export type JobDefinition<T extends object = object> = {
-  queue: string;
-  /** Runs one job; throwing makes pg-boss retry it per the queue's policy. */
-  run?: (data: T, app: AppContext, job: { id: string }) => Promise<void>;
-  /** Runs a whole fetched batch at once (set-based work); throwing retries the batch. */
-  runBatch?: (jobs: Array<{ id: string; data: T }>, app: AppContext) => Promise<void>;
-  queueOptions?: { retryLimit?: number; retryDelay?: number; retryBackoff?: boolean; expireInSeconds?: number; heartbeatSeconds?: number };
-  /** Jobs fetched per poll; each is run in turn. */
-  batchSize?: number;
-  /** Batches this process works on at once. */
-  concurrency?: number;
-};
-
 export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...messagingJobs] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
-  for (const def of jobDefinitions) await boss.createQueue(def.queue, { notify: true, ...def.queueOptions });
+  for (const def of jobDefinitions) {
+    await boss.createQueue(def.queue, { notify: true, ...def.queueOptions });
+    // Idempotent (an upsert by queue name); pg-boss queues the job on each tick in the processes that run workers.
+    if (def.schedule) await boss.schedule(def.queue, def.schedule.cron, def.schedule.data ?? {}, { tz: 'UTC' });
+  }
 }
 
 export async function startWorkers(boss: JobQueue, app: AppContext): Promise<void> {

@@ -9,6 +9,7 @@
 // It keeps what it accepted in simulator_messages (one row per dedupe key: a repeated send never reaches
 // the handset twice) and reports receipts and inbound messages through the provider callback route, signed,
 // like a real carrier — from a pg-boss job, so any worker process can deliver them.
+import { QUEUES } from '../jobs/queue-names.ts';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
@@ -23,7 +24,7 @@ import {
   type SendOutcome,
 } from './provider.ts';
 
-export const SIMULATOR_CALLBACK_QUEUE = 'simulator.callback';
+export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 const SECRET_SETTING = 'simulator_callback_secret';
 
 export function simulatedRcsCapable(phone: string): boolean {

@@ -1,6 +1,7 @@
 // Bulk tagging. Up to 1,000 distinct contacts: one set-based statement, answered synchronously. More: a job
 // row plus a pg-boss job, enqueued in the same transaction; the worker runs the same statement over chunks
 // of ids, committing each chunk together with the job's progress (a re-delivered job resumes after it).
+import { QUEUES } from '../../jobs/queue-names.ts';
 import { fromKysely } from 'pg-boss';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction } from '../../db/database.ts';
@@ -8,7 +9,7 @@ import * as jobs from '../../db/queries/contact-jobs.ts';
 import { existingTagIds, tagContactsSet, type BulkTagCounts } from '../../db/queries/tags.ts';
 import { requireTags } from './contacts.ts';
 
-export const BULK_TAG_QUEUE = 'contacts.bulk-tag';
+export const BULK_TAG_QUEUE = QUEUES.contactBulkTag;
 /** Largest request answered synchronously (documented on POST /v1/contacts/bulk/tag). */
 export const SYNC_BULK_TAG_MAX = 1000;
 const CHUNK = 5000;

@@ -1,6 +1,7 @@
 // Accepting a CSV import: everything that can be checked before the job starts is checked here (400/404, and
 // nothing is stored on failure); then the upload, the job row and the pg-boss job are written in one
 // transaction. Rows are handled by the worker (csv-import.ts).
+import { QUEUES } from '../../jobs/queue-names.ts';
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { isSupportedCountry } from 'libphonenumber-js/max';
@@ -14,7 +15,7 @@ import { invalidField } from '../../http/errors.ts';
 import type { UploadedFile } from '../../http/handler-types.ts';
 import { requireTags } from './contacts.ts';
 
-export const IMPORT_QUEUE = 'contacts.import';
+export const IMPORT_QUEUE = QUEUES.contactImport;
 
 type ImportRequest = components['schemas']['ContactImportRequest'];
 export type ContactImportJob = components['schemas']['ContactImportJob'];

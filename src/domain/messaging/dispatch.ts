@@ -7,6 +7,7 @@
 // batch; what does not fit is re-queued for the next window (never dropped). Transient provider errors are
 // retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal, the message
 // fails with a reason.
+import { QUEUES } from '../../jobs/queue-names.ts';
 import { sql, type Selectable } from 'kysely';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppContext } from '../../app-context.ts';
@@ -17,7 +18,7 @@ import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { messageEvent } from './events.ts';
 import { fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
 
-export const DISPATCH_QUEUE = 'message.dispatch';
+export const DISPATCH_QUEUE = QUEUES.messageDispatch;
 export const MAX_ATTEMPTS = 6;
 /** Retry backoff base; tests shorten it. */
 export const dispatchTuning = { backoffBaseSeconds: 2 };

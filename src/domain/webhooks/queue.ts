@@ -1,11 +1,12 @@
 // The delivery queue: one pg-boss job per attempt. Jobs are inserted through the caller's transaction (pg-boss
 // `db` option), so an event, its deliveries and their jobs commit together or not at all: no delivery row
 // without a job, and no job for a rolled-back event.
+import { QUEUES } from '../../jobs/queue-names.ts';
 import { CompiledQuery } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 
-export const DELIVERY_QUEUE = 'webhook-delivery';
+export const DELIVERY_QUEUE = QUEUES.webhookDelivery;
 
 /** Attempt number `attempt` of delivery `deliveryId`; the worker ignores it once that attempt is recorded. */
 export type DeliveryJob = { organizationId: string; deliveryId: string; attempt: number };

@@ -1,0 +1,12 @@
+// Every background queue's name, in one place. The names are stored with each job in PostgreSQL, so they are
+// stable identifiers: renaming one would strand the jobs already queued under the old name.
+export const QUEUES = {
+  contactImport: 'contacts.import',
+  contactBulkTag: 'contacts.bulk-tag',
+  messageDispatch: 'message.dispatch',
+  simulatorCallback: 'simulator.callback',
+  webhookDelivery: 'webhook-delivery',
+  idempotencyPurge: 'idempotency.purge',
+} as const;
+
+export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -1,0 +1,48 @@
+// Background jobs: recurring work is scheduled in the database (pg-boss cron), once however many workers run,
+// and the idempotency purge removes keys past the 24-hour replay window.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUES } from '../src/jobs/queue-names.ts';
+import { jobDefinitions } from '../src/jobs/workers.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer({ workers: true });
+});
+afterAll(() => srv.close());
+
+describe('scheduled jobs', () => {
+  it('registers every schedule a job definition declares, the idempotency purge among them', async () => {
+    const schedules = await srv.context.queue!.getSchedules();
+    const declared = jobDefinitions.filter((d) => d.schedule).map((d) => ({ name: d.queue, cron: d.schedule!.cron }));
+    expect(declared).toContainEqual({ name: QUEUES.idempotencyPurge, cron: expect.any(String) });
+    for (const d of declared) expect(schedules).toContainEqual(expect.objectContaining(d));
+  });
+
+  it('every queue name is declared once in QUEUES', () => {
+    const names = jobDefinitions.map((d) => d.queue);
+    expect(new Set(names).size).toBe(names.length);
+    for (const n of names) expect(Object.values(QUEUES)).toContain(n);
+  });
+
+  it('the purge removes Idempotency-Key records older than 24 hours and keeps the others', async () => {
+    const { organizationId } = await srv.newOrg('Purge org');
+    const row = (key: string, hoursAgo: number) => ({
+      organization_id: organizationId,
+      key,
+      operation_id: 'sendMessage',
+      request_hash: 'x',
+      response_status: 200,
+      response_body: '{}',
+      created_at: sql<Date>`now() - make_interval(hours => ${hoursAgo})`,
+    });
+    await srv.context.db.insertInto('idempotency_keys').values([row('old', 25), row('fresh', 23)] as never).execute();
+    await srv.context.queue!.send(QUEUES.idempotencyPurge, {});
+    const keysLeft = async () =>
+      (await srv.context.db.selectFrom('idempotency_keys').select('key').where('organization_id', '=', organizationId).execute()).map((r) => r.key);
+    const deadline = Date.now() + 15_000;
+    while ((await keysLeft()).includes('old') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await keysLeft()).toEqual(['fresh']);
+  });
+});
