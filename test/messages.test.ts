@@ -182,6 +182,15 @@ describe('sendMessage: idempotency', () => {
     expect(rows).toHaveLength(1);
   });
 
+  it('reads the header whatever its case (Node lower-cases names; typed access to the mixed-case name used to turn idempotency off)', async () => {
+    const c = await contact('1', { rcs_capable: true });
+    const body = { contactId: c.id, content: text('any case') };
+    const first = await send(body, { 'IDEMPOTENCY-KEY': `case-${c.id}` });
+    const second = await send(body, { 'idempotency-key': `case-${c.id}` });
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.body).toEqual(first.body);
+  });
+
   it('answers 409 for the same key with a different body', async () => {
     const c = await contact('1', { rcs_capable: true });
     await send({ contactId: c.id, content: text('one') }, { 'Idempotency-Key': `d-${c.id}` });
@@ -190,12 +199,21 @@ describe('sendMessage: idempotency', () => {
     expect(res.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
-  it('sends once for parallel retries', async () => {
+  it('sends once for parallel retries: a retry while the first is running answers 409 IDEMPOTENCY_IN_PROGRESS, later ones replay', async () => {
     const c = await contact('1', { rcs_capable: true });
     const body = { contactId: c.id, content: text('parallel') };
     const answers = await Promise.all(Array.from({ length: 8 }, () => send(body, { 'Idempotency-Key': `p-${c.id}` })));
-    expect(answers.map((a) => a.status)).toEqual(Array(8).fill(200));
-    expect(new Set(answers.map((a) => a.body.data.messageId)).size).toBe(1);
+    for (const a of answers) {
+      if (a.status === 409) expect(a.body.code).toBe('IDEMPOTENCY_IN_PROGRESS');
+      else expect(a.status).toBe(200);
+    }
+    const ok = answers.filter((a) => a.status === 200);
+    expect(ok.length).toBeGreaterThanOrEqual(1);
+    expect(new Set(ok.map((a) => a.body.data.messageId)).size).toBe(1);
+    const replay = await send(body, { 'Idempotency-Key': `p-${c.id}` });
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.data.messageId).toBe(ok[0]!.body.data.messageId);
     const rows = await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', c.id).execute();
     expect(rows).toHaveLength(1);
   });

@@ -99,12 +99,20 @@ describe('exactly once to the handset', () => {
     const answers = await Promise.all(
       list.flatMap((c, i) =>
         apis.map(async (port) => {
-          const res = await fetch(`http://127.0.0.1:${port}/v1/messages/send`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${org.apiKey.secret}`, 'content-type': 'application/json', 'idempotency-key': `scale-${i}` },
-            body: JSON.stringify({ contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: `hello ${i}` } }),
-          });
-          return { i, status: res.status, body: (await res.json()) as { data: { messageId: string } } };
+          // A client retries 409 IDEMPOTENCY_IN_PROGRESS (the same key still running in the other process).
+          for (;;) {
+            const res = await fetch(`http://127.0.0.1:${port}/v1/messages/send`, {
+              method: 'POST',
+              headers: { authorization: `Bearer ${org.apiKey.secret}`, 'content-type': 'application/json', 'idempotency-key': `scale-${i}` },
+              body: JSON.stringify({ contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: `hello ${i}` } }),
+            });
+            const body = (await res.json()) as { code?: string; data: { messageId: string } };
+            if (res.status === 409 && body.code === 'IDEMPOTENCY_IN_PROGRESS') {
+              await new Promise((r) => setTimeout(r, 20));
+              continue;
+            }
+            return { i, status: res.status, body };
+          }
         }),
       ),
     );

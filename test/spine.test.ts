@@ -1,5 +1,6 @@
 // The request path every operation shares: routing, body handling, errors, request ids, health, docs,
 // response validation and the handler registry.
+import { definePublicHandlers } from '../src/http/handler-types.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApi, assertEveryOperationAccounted, type ApiRequest } from '../src/http/api.ts';
 import { CompiledRouter } from '../src/http/router.ts';
@@ -169,7 +170,7 @@ describe('handler registry', () => {
 
 describe('response validation', () => {
   it('turns a response that breaks the document into a 500', async () => {
-    const bad = { getHealth: async () => ({ status: 200, body: { status: 'fine' } }) } as never;
+    const bad = definePublicHandlers({ getHealth: async () => ({ status: 200, body: { status: 'fine' } }) } as never);
     const rest = ops().map((o) => o.operationId).filter((o) => o !== 'getHealth');
     const api = await createApi(srv.context, bad, rest);
     const req: ApiRequest = { method: 'GET', path: '/health', query: {}, headers: {}, body: undefined, files: [], requestId: 'r1', log: pino({ level: 'silent' }) };

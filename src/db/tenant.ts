@@ -1,9 +1,100 @@
-// The one tenant-scoped query pattern: every query on tenant data goes through tenant(), which adds
-// `organization_id = $org`. Another organization's ids therefore simply find nothing (→ 404).
+// Tenancy by construction. A request's handlers and services get a TenantDb: the database bound to the caller's
+// organization, whose every query is checked before it runs (TenantGuard) — a query that touches a tenant table
+// (one with an `organization_id` column) without naming the organization fails loudly instead of reading or
+// writing another organization's rows. Queries still say `tenant(qb, organizationId)`, the one scoping pattern;
+// the guard is the backstop for the one that forgets.
+//
+// Workers that legitimately cross organizations (dispatch, receipts, webhook deliveries) use the unguarded
+// system handle, `AppContext.db`; a worker acting for one organization binds it with bindTenant().
+import { sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
+import type { Db } from './database.ts';
+
 interface Whereable {
   where(lhs: never, op: never, rhs: never): unknown;
 }
 
+/** The one tenant-scoped query pattern: adds `organization_id = $org`; another organization's ids find nothing (→ 404). */
 export function tenant<QB extends Whereable>(qb: QB, organizationId: string, column = 'organization_id'): QB {
   return (qb as unknown as { where(l: string, o: string, r: string): QB }).where(column, '=', organizationId);
+}
+
+/** A database handle bound to one organization (see TenantGuard). Transactions opened on it are guarded too. */
+export type TenantDb = Db & { readonly __tenant: unique symbol };
+
+export class TenantScopeError extends Error {}
+
+/** Tables with an `organization_id` column, read from the database once (every tenant table has one). */
+export async function loadTenantTables(db: Db): Promise<ReadonlySet<string>> {
+  const rows = await sql<{ table_name: string }>`
+    select distinct table_name from information_schema.columns
+    where table_schema = current_schema() and column_name = 'organization_id'`.execute(db);
+  return new Set(rows.rows.map((r) => r.table_name));
+}
+
+export function bindTenant(db: Db, organizationId: string, tenantTables: ReadonlySet<string>): TenantDb {
+  return db.withPlugin(new TenantGuard(organizationId, tenantTables)) as TenantDb;
+}
+
+/**
+ * Refuses a query that touches a tenant table unless it names both the `organization_id` column and this
+ * organization's id (what tenant() adds, and what an insert's values carry). A cheap walk of the query tree.
+ */
+export class TenantGuard implements KyselyPlugin {
+  private readonly organizationId: string;
+  private readonly tables: ReadonlySet<string>;
+
+  constructor(organizationId: string, tables: ReadonlySet<string>) {
+    this.organizationId = organizationId;
+    this.tables = tables;
+  }
+
+  transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
+    assertScoped(node, this.organizationId, this.tables);
+    return node;
+  }
+
+  async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return result;
+  }
+}
+
+type Node = { kind?: string; [key: string]: unknown };
+
+export function assertScoped(root: RootOperationNode, organizationId: string, tables: ReadonlySet<string>): void {
+  const touched = new Set<string>();
+  let column = false;
+  let value = false;
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const n = stack.pop();
+    if (Array.isArray(n)) {
+      for (const x of n) if (x && typeof x === 'object') stack.push(x);
+      continue;
+    }
+    if (!n || typeof n !== 'object') continue;
+    const node = n as Node;
+    switch (node.kind) {
+      case 'TableNode': {
+        const name = ((node.table as Node).identifier as { name: string }).name;
+        if (tables.has(name)) touched.add(name);
+        break;
+      }
+      case 'IdentifierNode':
+        if (node.name === 'organization_id') column = true;
+        break;
+      case 'ValueNode':
+        if (node.value === organizationId) value = true;
+        break;
+      case 'PrimitiveValueListNode':
+        if ((node.values as unknown[]).includes(organizationId)) value = true;
+        break;
+      case 'RawNode':
+        if ((node.sqlFragments as string[]).some((f) => f.includes('organization_id'))) column = true;
+        break;
+    }
+    for (const child of Object.values(node)) if (child && typeof child === 'object') stack.push(child);
+  }
+  if (touched.size > 0 && !(column && value)) {
+    throw new TenantScopeError(`Query on ${[...touched].join(', ')} is not scoped to the organization (use tenant()).`);
+  }
 }

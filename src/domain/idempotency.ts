@@ -1,11 +1,15 @@
 // Idempotency-Key (Stripe's model, the spec's 24-hour window), scoped to the organization and stored in
 // PostgreSQL so every API process shares it.
 //
-// The key row is inserted at the start of the operation's own transaction. A concurrent retry with the same
-// key blocks on the primary key until the first transaction ends, then sees the stored answer and replays it:
-// two requests can never both do the work, whichever API process they reach. When the work fails (4xx or 5xx)
-// the transaction rolls back and the key is released, so a corrected retry can succeed; only successful
-// answers are stored and replayed. The same key with a different body (or for another operation) is 409.
+// Applied by the router (src/http/api.ts) to every operation whose document declares the `Idempotency-Key`
+// header, around the handler's whole work, in one transaction:
+// - a transaction-scoped advisory lock on (organization, key) is tried first: held by a request still running
+//   (in any API process) → 409 IDEMPOTENCY_IN_PROGRESS at once, as the document, Stripe and the IETF draft say
+//   (the client retries later and then gets the replay);
+// - then the key row is inserted; a row already there is the stored answer, replayed with its status and body;
+//   the same key with a different body (or for another operation) is 409 IDEMPOTENCY_KEY_REUSED;
+// - when the work fails (4xx or 5xx) the transaction rolls back and the key is released, so a corrected retry
+//   can succeed; only successful answers are stored and replayed.
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { inTransaction, type Db, type Tx } from '../db/database.ts';
@@ -40,6 +44,11 @@ export async function withIdempotency<B>(
   const key = req.key;
   const hash = requestHash(req.body);
   return inTransaction(db, async (tx) => {
+    const { rows } = await sql<{ locked: boolean }>`
+      select pg_try_advisory_xact_lock(hashtextextended(${req.organizationId} || ':' || ${key}, 0)) as locked`.execute(tx);
+    if (!rows[0]?.locked) {
+      throw conflict('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly to get its answer.');
+    }
     await tx
       .deleteFrom('idempotency_keys')
       .where('organization_id', '=', req.organizationId)

@@ -2,9 +2,9 @@
 // (list, get, messages, send inside, session, source, handoff). The pipeline itself is in src/domain/messaging/.
 import { sql } from 'kysely';
 import type { components } from '../../generated/api.d.ts';
+import { inTransaction } from '../db/database.ts';
 import { tenant } from '../db/tenant.ts';
 import { evaluateCompliance } from '../domain/compliance/gate.ts';
-import { withIdempotency } from '../domain/idempotency.ts';
 import { messageEvent } from '../domain/messaging/events.ts';
 import { toMoney } from '../domain/messaging/pricing.ts';
 import { channelAccepts, fallbackChannelFor, render, type Rendering, type Warning } from '../domain/messaging/render.ts';
@@ -43,22 +43,13 @@ function toPreview(r: Rendering, role: 'primary' | 'fallback'): PreviewRendering
   };
 }
 
-/** Header values arrive lower-cased from Node. */
-const header = (headers: Record<string, unknown>, name: string): string | undefined => {
-  const v = headers[name.toLowerCase()];
-  return typeof v === 'string' ? v : undefined;
-};
 
 export const conversationHandlers = defineHandlers({
-  async sendMessage({ body, headers }, scope) {
-    const { organizationId } = requirePrincipal(scope);
-    const result = await withIdempotency(
-      scope.app.db,
-      { organizationId, key: header(headers, 'Idempotency-Key'), operationId: 'sendMessage', body },
-      async (tx) => ({ status: 200, body: { data: await acceptMessage(scope.app, tx, { ...body, organizationId, origin: 'api' }) } }),
-    );
-    const replayed: Record<string, string> = result.replayed ? { 'Idempotent-Replayed': 'true' } : {};
-    return { status: 200, body: result.body, headers: replayed };
+  // Idempotency-Key is applied by the router (src/http/api.ts): scope.tenant.db is then the key's transaction.
+  async sendMessage({ body }, scope) {
+    const { organizationId, db } = scope.tenant;
+    const data = await inTransaction(db, (tx) => acceptMessage(scope.app, tx, { ...body, organizationId, origin: 'api' }));
+    return { status: 200, body: { data } };
   },
 
   async previewMessage({ body }, scope) {
@@ -143,29 +134,21 @@ export const conversationHandlers = defineHandlers({
     return { status: 200, body: paginated(rows.map(toMessage), Number(rows[0]?.total_count ?? 0), page) };
   },
 
-  async sendConversationMessage({ path, body, headers }, scope) {
-    const { organizationId } = requirePrincipal(scope);
+  async sendConversationMessage({ path, body }, scope) {
+    const { organizationId, db } = scope.tenant;
     const conversation = await conversationOrThrow(scope, path.id);
-    const result = await withIdempotency(
-      scope.app.db,
-      { organizationId, key: header(headers, 'Idempotency-Key'), operationId: 'sendConversationMessage', body: { conversationId: path.id, ...body } },
-      async (tx) => ({
-        status: 200,
-        body: {
-          data: await acceptMessage(scope.app, tx, {
-            ...body,
-            organizationId,
-            contactId: conversation.contact_id,
-            senderId: conversation.sender_id,
-            // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
-            channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
-            origin: 'conversation',
-          }),
-        },
+    const data = await inTransaction(db, (tx) =>
+      acceptMessage(scope.app, tx, {
+        ...body,
+        organizationId,
+        contactId: conversation.contact_id,
+        senderId: conversation.sender_id,
+        // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
+        channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
+        origin: 'conversation',
       }),
     );
-    const replayed: Record<string, string> = result.replayed ? { 'Idempotent-Replayed': 'true' } : {};
-    return { status: 200, body: result.body, headers: replayed };
+    return { status: 200, body: { data } };
   },
 
   async getConversationSession({ path }, scope) {

@@ -1,10 +1,10 @@
 // Common section: getHealth (no authentication). 200 while the database answers a trivial query within
 // 2 seconds, 503 (same body, status "degraded") otherwise.
 import { sql } from 'kysely';
-import { defineHandlers, type RequestScope } from '../http/handler-types.ts';
+import { definePublicHandlers, type PublicScope } from '../http/handler-types.ts';
 import pkg from '../../package.json' with { type: 'json' };
 
-async function probe(scope: RequestScope): Promise<number | null> {
+async function probe(scope: PublicScope): Promise<number | null> {
   const started = performance.now();
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -22,7 +22,7 @@ async function probe(scope: RequestScope): Promise<number | null> {
   }
 }
 
-export const healthHandlers = defineHandlers({
+export const healthHandlers = definePublicHandlers({
   async getHealth(_input, scope) {
     const latencyMs = await probe(scope);
     const up = latencyMs !== null;

@@ -7,8 +7,20 @@ import type { AppContext } from '../app-context.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import type { Principal } from '../auth/principal.ts';
 import { ApiError, forbidden, notImplemented, type FieldError } from './errors.ts';
-import type { HandlerInput, HandlerMap, HandlerResult, OperationId, RequestScope, UploadedFile } from './handler-types.ts';
+import {
+  isPublicHandler,
+  type Handler,
+  type HandlerInput,
+  type HandlerMap,
+  type OperationId,
+  type PublicHandler,
+  type RequestScope,
+  type UploadedFile,
+} from './handler-types.ts';
+import { bindTenant, loadTenantTables, type TenantDb } from '../db/tenant.ts';
+import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
+import { MAX_REPORTED_ERRORS } from './request-guards.ts';
 
 /** What the HTTP adapter hands to the API for one request. */
 export type ApiRequest = {
@@ -22,6 +34,8 @@ export type ApiRequest = {
   log: RequestScope['log'];
   /** Set by the router before openapi-backend runs. */
   operation?: Operation;
+  /** Set by authorize() before the body is read; undefined on `security: []` operations. */
+  principal?: Principal | undefined;
 };
 
 export type ApiResponse = {
@@ -33,11 +47,12 @@ export type ApiResponse = {
 
 export type Api = {
   match: (method: string, path: string) => MatchResult;
+  /** API key and scopes, from the headers alone: 401 before 403, and both before any byte of the body is read. */
+  authorize: (operation: Operation, headers: ApiRequest['headers']) => Promise<Principal | undefined>;
   handle: (req: ApiRequest) => Promise<ApiResponse>;
   operations: Operation[];
 };
 
-type SecurityResult = { principal: Principal } | { error: unknown };
 
 export async function createApi(app: AppContext, handlers: HandlerMap, notImplementedIds: readonly string[]): Promise<Api> {
   const backend = new OpenAPIBackend({
@@ -54,6 +69,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     },
   });
   await backend.init();
+  boundValidationErrors(backend);
 
   // openapi-backend recomputes these on every call; compute once.
   const operations = backend.router.getOperations();
@@ -65,13 +81,46 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
 
   assertEveryOperationAccounted(operations, handlers, notImplementedIds);
 
-  const scopeOf = (c: Context, req: ApiRequest): RequestScope => {
-    const sec = c.security?.apiKey as SecurityResult | undefined;
-    return {
-      app,
+  assertHandlersMatchSecurity(operations, handlers);
+
+  // Tenancy by construction: every authenticated handler gets the database bound to its organization.
+  const tenantTables = await loadTenantTables(app.db);
+  const { db: _systemDb, pool: _pool, ...services } = app;
+  const idempotent = new Set(operations.filter(declaresIdempotencyKey).map((op) => op.operationId!));
+
+  const run = async (operationId: string, handler: unknown, input: HandlerInput<OperationId>, req: ApiRequest): Promise<AnyResult> => {
+    if (isPublicHandler(handler)) {
+      return (handler as PublicHandler<OperationId>)(input, { app, requestId: req.requestId, log: req.log }) as Promise<AnyResult>;
+    }
+    const principal = req.principal!;
+    const scopeWith = (db: TenantDb): RequestScope => ({
+      tenant: { organizationId: principal.organizationId, apiKeyId: principal.apiKeyId, scopes: principal.scopes, db },
+      services,
       requestId: req.requestId,
       log: req.log,
-      principal: sec && 'principal' in sec ? sec.principal : undefined,
+      app,
+      principal,
+    });
+    const tenantDb = bindTenant(app.db, principal.organizationId, tenantTables);
+    const call = (db: TenantDb) => (handler as Handler<OperationId>)(input, scopeWith(db)) as Promise<AnyResult>;
+    if (!idempotent.has(operationId)) return call(tenantDb);
+    // One implementation for every operation that declares Idempotency-Key; Node lower-cases header names.
+    const header = req.headers['idempotency-key'];
+    const key = Array.isArray(header) ? header[0] : header;
+    let headers: Record<string, string> | undefined;
+    const result = await withIdempotency(
+      tenantDb,
+      { organizationId: principal.organizationId, key, operationId, body: { path: input.path, body: input.body } },
+      async (tx) => {
+        const answer = await call(tx as unknown as TenantDb);
+        headers = answer.headers;
+        return { status: answer.status, body: answer.body };
+      },
+    );
+    return {
+      status: result.status,
+      body: result.body,
+      headers: { ...(headers ?? {}), ...(result.replayed ? { 'Idempotent-Replayed': 'true' } : {}) },
     };
   };
 
@@ -84,7 +133,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
         body: c.request.requestBody,
         files: req.files,
       } as unknown as HandlerInput<OperationId>;
-      return (handler as (i: typeof input, s: RequestScope) => Promise<HandlerResult<OperationId>>)(input, scopeOf(c, req));
+      return run(operationId, handler, input, req);
     });
   }
   for (const id of notImplementedIds) {
@@ -93,32 +142,11 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     });
   }
 
-  backend.registerSecurityHandler('apiKey', async (c: Context): Promise<SecurityResult> => {
-    const header = c.request.headers.authorization;
-    const value = Array.isArray(header) ? header[0] : header;
-    try {
-      return { principal: await authenticate(app.db, app.apiKeyCache, value) };
-    } catch (error) {
-      return { error };
-    }
-  });
+  // Authentication and scopes ran before the body was read (authorize() below); openapi-backend only sees
+  // the result, so it never decides on its own.
+  backend.registerSecurityHandler('apiKey', (_c: Context, req: ApiRequest) => ({ principal: req.principal }));
 
   backend.register({
-    // 401 before 403 before 400: an unauthenticated caller learns nothing about validation.
-    postSecurityHandler: (c: Context) => {
-      const requirements = (c.operation.security ?? []) as Array<Record<string, string[]>>;
-      if (requirements.length === 0) return;
-      const sec = c.security?.apiKey as SecurityResult | undefined;
-      if (!sec || 'error' in sec) {
-        throw sec && sec.error instanceof ApiError ? sec.error : new ApiError(401, 'UNAUTHENTICATED', 'Authentication failed.');
-      }
-      const granted = sec.principal.scopes;
-      const satisfied = requirements.some((r) => Object.values(r).flat().every((s) => granted.has(s)));
-      if (!satisfied) {
-        const options = requirements.map((r) => Object.values(r).flat().join(' + ')).join(' or ');
-        throw forbidden(`This API key lacks the required scope or role: ${options}.`);
-      }
-    },
     unauthorizedHandler: () => {
       throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication failed.');
     },
@@ -143,6 +171,19 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   return {
     operations,
     match: (method, path) => router.match(method, path),
+    async authorize(operation, headers) {
+      const requirements = (operation.security ?? []) as Array<Record<string, string[]>>;
+      if (requirements.length === 0) return undefined;
+      const header = headers.authorization;
+      const principal = await authenticate(app.db, app.apiKeyCache, Array.isArray(header) ? header[0] : header);
+      const granted = principal.scopes;
+      const satisfied = requirements.some((r) => Object.values(r).flat().every((s) => granted.has(s)));
+      if (!satisfied) {
+        const options = requirements.map((r) => Object.values(r).flat().join(' + ')).join(' or ');
+        throw forbidden(`This API key lacks the required scope or role: ${options}.`);
+      }
+      return principal;
+    },
     async handle(req) {
       const result = (await backend.handleRequest(req as never, req)) as ApiResponse;
       if (validateResponses && req.operation && (result.contentType ?? 'application/json') === 'application/json') {
@@ -157,6 +198,25 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   };
 }
 
+/** Public handlers (definePublicHandlers) exactly on `security: []` operations; all others get a tenant. */
+function assertHandlersMatchSecurity(operations: Operation[], handlers: HandlerMap): void {
+  const problems: string[] = [];
+  for (const op of operations) {
+    const handler = handlers[op.operationId as OperationId];
+    if (!handler) continue;
+    const isPublicOp = ((op.security ?? []) as unknown[]).length === 0;
+    if (isPublicOp !== isPublicHandler(handler)) {
+      problems.push(`${op.operationId}: ${isPublicOp ? 'public operation needs definePublicHandlers' : 'authenticated operation must not use definePublicHandlers'}`);
+    }
+  }
+  if (problems.length) throw new Error(`handlers do not match the document's security:\n  ${problems.join('\n  ')}`);
+}
+
+type AnyResult = { status: number; body: unknown; headers?: Record<string, string>; contentType?: string };
+
+const declaresIdempotencyKey = (op: Operation): boolean =>
+  ((op.parameters ?? []) as Array<{ name?: string; in?: string }>).some((p) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key');
+
 /** Every operation must have a handler or be listed as not implemented (→ 501), never both, never neither. */
 export function assertEveryOperationAccounted(operations: Operation[], handlers: HandlerMap, notImplementedIds: readonly string[]): void {
   const ids = new Set(operations.map((o) => o.operationId!));
@@ -170,13 +230,39 @@ export function assertEveryOperationAccounted(operations: Operation[], handlers:
   if (problems.length) throw new Error(`operation registry out of step with the document:\n  ${problems.join('\n  ')}`);
 }
 
+/**
+ * openapi-backend spreads every Ajv error of a validator into one `push(...)`: 100,000 wrong items overflow
+ * the stack. Each validator is wrapped so it hands over at most MAX_REPORTED_ERRORS errors.
+ */
+function boundValidationErrors(backend: OpenAPIBackend): void {
+  type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+  const validator = backend.validator as unknown as { getRequestValidatorsForOperation(id: string): Validate[] | undefined };
+  const original = validator.getRequestValidatorsForOperation.bind(validator);
+  const wrappedById = new Map<string, Validate[]>();
+  validator.getRequestValidatorsForOperation = (id: string) => {
+    let wrapped = wrappedById.get(id);
+    if (!wrapped) {
+      wrapped = (original(id) ?? []).map((validate) => {
+        const bounded: Validate = (data: unknown) => {
+          const ok = validate(data);
+          bounded.errors = validate.errors ? validate.errors.slice(0, MAX_REPORTED_ERRORS) : null;
+          return ok;
+        };
+        return bounded;
+      });
+      wrappedById.set(id, wrapped);
+    }
+    return wrapped;
+  };
+}
+
 const LOCATION: Record<string, string> = { requestBody: 'body', query: 'query', path: 'path', header: 'header', cookie: 'cookie' };
 
 /** Ajv errors → `details`, with fields named `<location>.<dotted path>`. */
 export function toFieldErrors(errors: ErrorObject[]): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
-  for (const e of errors) {
+  for (const e of errors.slice(0, MAX_REPORTED_ERRORS)) {
     const parts = e.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.keyword === 'required') parts.push(String((e.params as { missingProperty: string }).missingProperty));
     if (e.keyword === 'additionalProperties') parts.push(String((e.params as { additionalProperty: string }).additionalProperty));

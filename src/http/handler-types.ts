@@ -4,6 +4,7 @@ import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../app-context.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Logger } from 'pino';
+import type { TenantDb } from '../db/tenant.ts';
 
 export type OperationId = keyof operations;
 type Op<K extends OperationId> = operations[K];
@@ -57,22 +58,52 @@ export type HandlerResult<K extends OperationId> = {
   };
 }[SuccessStatus<K>];
 
+/** The caller of an authenticated operation, with the database bound to its organization (src/db/tenant.ts). */
+export type Tenant = {
+  organizationId: string;
+  apiKeyId: string;
+  scopes: ReadonlySet<string>;
+  /** Every query through it must name the organization; inside an idempotent operation it is the transaction. */
+  db: TenantDb;
+};
+
+/** What a service may use besides the tenant: configuration, queue, provider, logger — no unscoped database. */
+export type Services = Omit<AppContext, 'db' | 'pool'>;
+
+/** What an authenticated operation's handler gets. */
 export type RequestScope = {
-  app: AppContext;
+  tenant: Tenant;
+  services: Services;
   requestId: string;
   log: Logger;
-  /** Present on every authenticated operation; undefined only on `security: []` operations. */
+  /** @deprecated Sections not yet moved onto `tenant` still read these; they go when the last one has moved. */
+  app: AppContext;
+  /** @deprecated Use `tenant`. */
   principal: Principal | undefined;
 };
 
-export type Handler<K extends OperationId> = (input: HandlerInput<K>, scope: RequestScope) => Promise<HandlerResult<K>>;
+/** What a public (`security: []`) operation's handler gets: the system handle, no tenant. */
+export type PublicScope = { app: AppContext; requestId: string; log: Logger };
 
-export type HandlerMap = { [K in OperationId]?: Handler<K> };
+export type Handler<K extends OperationId> = (input: HandlerInput<K>, scope: RequestScope) => Promise<HandlerResult<K>>;
+export type PublicHandler<K extends OperationId> = (input: HandlerInput<K>, scope: PublicScope) => Promise<HandlerResult<K>>;
+
+export type HandlerMap = { [K in OperationId]?: Handler<K> | PublicHandler<K> };
+
+const publicHandlers = new WeakSet<object>();
 
 /** Declares a section's handlers; unknown operationIds and wrong shapes fail to compile. */
-export function defineHandlers<T extends HandlerMap>(handlers: T & Record<Exclude<keyof T, OperationId>, never>): T {
+export function defineHandlers<T extends { [K in OperationId]?: Handler<K> }>(handlers: T & Record<Exclude<keyof T, OperationId>, never>): T {
   return handlers;
 }
+
+/** Declares handlers of public operations (`security: []`); start-up refuses them on any other operation. */
+export function definePublicHandlers<T extends { [K in OperationId]?: PublicHandler<K> }>(handlers: T & Record<Exclude<keyof T, OperationId>, never>): T {
+  for (const h of Object.values(handlers)) publicHandlers.add(h as object);
+  return handlers;
+}
+
+export const isPublicHandler = (handler: unknown): boolean => typeof handler === 'function' && publicHandlers.has(handler);
 
 /** The principal of an authenticated operation (throws if called on a public one). */
 export function requirePrincipal(scope: RequestScope): Principal {

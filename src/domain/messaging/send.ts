@@ -132,8 +132,7 @@ export async function acceptMessage(app: AppContext, tx: Tx, req: SendRequest): 
     .returningAll()
     .executeTakeFirstOrThrow();
 
-  await tx
-    .updateTable('conversations')
+  await tenant(tx.updateTable('conversations'), req.organizationId)
     .set({
       last_message_at: message.created_at,
       last_outbound_at: message.created_at,
