@@ -4,7 +4,7 @@ import type pg from 'pg';
 import type { ApiKeyCache } from './auth/key-cache.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
-import type { OpenApiDocument } from './http/document.ts';
+import type { OpenApiDocument } from './contract/document.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { MessagingProvider } from './providers/provider.ts';
 

@@ -7,7 +7,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { pinoHttp } from 'pino-http';
 import type { AppContext } from './app-context.ts';
 import { createApi, type Api, type ApiResponse } from './http/api.ts';
-import { ApiError } from './http/errors.ts';
+import { ApiError } from './domain/errors.ts';
 import { createBodyReader, discardUnreadBody, toBodyError } from './http/body.ts';
 import { EXPECTS_CONTINUE } from './http/http-server.ts';
 import { assertUrlEncoding } from './http/request-guards.ts';

@@ -7,7 +7,7 @@ import { ApiKeyCache } from './auth/key-cache.ts';
 import type { Config } from './config.ts';
 import { createDb, migrateToLatest } from './db/database.ts';
 import { resolvePostgres } from './db/postgres-server.ts';
-import { loadDocument } from './http/document.ts';
+import { loadDocument } from './contract/document.ts';
 import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
 import { createQueues, startWorkers } from './jobs/workers.ts';
 import { installSecretsKey, loadOrCreateKeyFile } from './lib/secrets.ts';

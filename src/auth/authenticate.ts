@@ -1,7 +1,7 @@
 // Bearer API key → Principal. Lookup by public prefix, constant-time digest comparison, then state checks.
 import type { Db } from '../db/database.ts';
-import { findApiKeyByPrefix, touchApiKey } from '../db/queries/api-keys.ts';
-import { unauthenticated } from '../http/errors.ts';
+import { findApiKeyByPrefix, touchApiKey } from '../db/queries/api-keys/api-keys.ts';
+import { unauthenticated } from '../domain/errors.ts';
 import { digestsEqual, hashSecret, prefixOf } from './api-key-secret.ts';
 import type { ApiKeyCache } from './key-cache.ts';
 import type { Principal } from './principal.ts';

@@ -4,7 +4,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { createApiKeyFor, createOrganization } from '../domain/organizations.ts';
-import { allScopes } from '../http/document.ts';
+import { allScopes } from '../contract/document.ts';
 import { startRuntime } from '../runtime.ts';
 import { parsePhone } from '../domain/phone.ts';
 import type { CarrierSimulator } from '../providers/simulator.ts';

@@ -1,13 +1,38 @@
-// The one list-page pattern: newest first (created_at, then id, both descending), `limit`/`offset`, and the
-// total in `total_count` from the same scan (count(*) over()), so a page costs one query. The HTTP side of
-// pagination (page/limit in, {data, pagination} out) is src/http/pagination.ts.
+// The one list-page pattern: `listPage(qb, page)` answers `{rows, total}` — the rows of one page and the total
+// from the same scan (count(*) over()), so a page costs one query; past the last page (no row to carry the
+// window count) one count query keeps `total` right. Order with `newestFirst` (created_at, then id, both
+// descending) unless the list documents another order. The HTTP side (page/limit in, {data, pagination} out)
+// is src/http/pagination.ts.
 import { sql, type SelectQueryBuilder } from 'kysely';
 
-export function newestFirstPage<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, page: { limit: number; offset: number }) {
-  return qb
+/** A page of a list: which rows (`limit` from `offset`) and, for the answer, its number. */
+export type PageRequest = { page: number; limit: number; offset: number };
+
+export type Page<O> = { rows: O[]; total: number };
+
+export function newestFirst<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O> {
+  return qb.orderBy(sql`created_at`, 'desc').orderBy(sql`id`, 'desc');
+}
+
+/** `qb` selects the rows and holds the filters and the order; listPage adds the window, the count and the limit. */
+export async function listPage<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, page: { limit: number; offset: number }): Promise<Page<O>> {
+  const rows = (await qb
     .select(sql<string>`count(*) over()`.as('total_count'))
-    .orderBy(sql`created_at`, 'desc')
-    .orderBy(sql`id`, 'desc')
     .limit(page.limit)
-    .offset(page.offset);
+    .offset(page.offset)
+    .execute()) as Array<O & { total_count: string }>;
+  if (rows.length > 0) {
+    const total = Number(rows[0]!.total_count);
+    return { rows: rows.map(({ total_count: _, ...row }) => row as O), total };
+  }
+  if (page.offset === 0) return { rows: [], total: 0 };
+  const counted = await (qb.clearSelect().clearOrderBy() as unknown as SelectQueryBuilder<DB, TB, object>)
+    .select(sql<string>`count(*)`.as('n'))
+    .executeTakeFirst();
+  return { rows: [], total: Number((counted as { n?: string } | undefined)?.n ?? 0) };
+}
+
+/** @deprecated Use `listPage(newestFirst(qb), page)`; kept until every query module has moved. */
+export function newestFirstPage<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, page: { limit: number; offset: number }) {
+  return newestFirst(qb).select(sql<string>`count(*) over()`.as('total_count')).limit(page.limit).offset(page.offset);
 }

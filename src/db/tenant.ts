@@ -23,12 +23,20 @@ export type TenantDb = Db & { readonly __tenant: unique symbol };
 
 export class TenantScopeError extends Error {}
 
-/** Tables with an `organization_id` column, read from the database once (every tenant table has one). */
-export async function loadTenantTables(db: Db): Promise<ReadonlySet<string>> {
-  const rows = await sql<{ table_name: string }>`
+let tenantTables: Promise<ReadonlySet<string>> | undefined;
+
+/** Tables with an `organization_id` column (every tenant table has one), read from the database once per process. */
+export function loadTenantTables(db: Db): Promise<ReadonlySet<string>> {
+  tenantTables ??= sql<{ table_name: string }>`
     select distinct table_name from information_schema.columns
-    where table_schema = current_schema() and column_name = 'organization_id'`.execute(db);
-  return new Set(rows.rows.map((r) => r.table_name));
+    where table_schema = current_schema() and column_name = 'organization_id'`
+    .execute(db)
+    .then((r) => new Set(r.rows.map((row) => row.table_name)))
+    .catch((error: unknown) => {
+      tenantTables = undefined;
+      throw error;
+    });
+  return tenantTables;
 }
 
 export function bindTenant(db: Db, organizationId: string, tenantTables: ReadonlySet<string>): TenantDb {

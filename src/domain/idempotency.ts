@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { inTransaction, type Db, type Tx } from '../db/database.ts';
-import { conflict } from '../http/errors.ts';
+import { conflict } from './errors.ts';
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 

@@ -3,8 +3,8 @@
 import { randomInt } from 'node:crypto';
 import { generateSecret } from '../auth/api-key-secret.ts';
 import { inTransaction, type Db } from '../db/database.ts';
-import { insertApiKey } from '../db/queries/api-keys.ts';
-import { allScopes, type OpenApiDocument } from '../http/document.ts';
+import { insertApiKey } from '../db/queries/api-keys/api-keys.ts';
+import { allScopes, type OpenApiDocument } from '../contract/document.ts';
 
 export type CreatedOrganization = {
   organizationId: string;

@@ -1,7 +1,7 @@
 // Analytics section: getMessageReport (the other analytics operations are not built yet).
 import { messageReportRows } from '../db/queries/message-report.ts';
 import { messageReportCsv, reportWindow, toReportRow } from '../domain/analytics/message-report.ts';
-import { invalidField } from '../http/errors.ts';
+import { invalidField } from '../domain/errors.ts';
 import { defineHandlers, requirePrincipal } from '../http/handler-types.ts';
 
 const DEFAULT_LIMIT = 100;

@@ -16,7 +16,7 @@ import { minutesOf } from '../domain/compliance/quiet-hours.ts';
 import { isReportType, reportCsv, reportFilename, reportRange, reportRows } from '../domain/compliance/reports.ts';
 import { DEFAULT_QUIET_HOURS_END, DEFAULT_QUIET_HOURS_START, isKnownTimeZone, resolveTcpa } from '../domain/compliance/tcpa.ts';
 import { parsePhone } from '../domain/phone.ts';
-import { ApiError, badRequest, conflict, invalidField, notFound, unprocessable, type FieldError } from '../http/errors.ts';
+import { ApiError, badRequest, conflict, invalidField, notFound, unprocessable, type FieldError } from '../domain/errors.ts';
 import { defineHandlers, requirePrincipal } from '../http/handler-types.ts';
 import { pageOf, paginated } from '../http/pagination.ts';
 

@@ -13,7 +13,7 @@ import { startContactImport, toImportJob } from '../domain/contacts/import-reque
 import { checkContactRcs } from '../domain/contacts/rcs-check.ts';
 import { segmentPredicate } from '../domain/contacts/segment-compiler.ts';
 import { createTag, toTag } from '../domain/contacts/tags.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../domain/errors.ts';
 import { defineHandlers, requirePrincipal } from '../http/handler-types.ts';
 import { pageOf, paginated } from '../http/pagination.ts';
 

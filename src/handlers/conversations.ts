@@ -10,7 +10,7 @@ import { toMoney } from '../domain/messaging/pricing.ts';
 import { channelAccepts, fallbackChannelFor, render, type Rendering, type Warning } from '../domain/messaging/render.ts';
 import { acceptMessage, planChannel, textOf } from '../domain/messaging/send.ts';
 import { emitEvent } from '../domain/webhooks/events.ts';
-import { ApiError, conflict, notFound } from '../http/errors.ts';
+import { ApiError, conflict, notFound } from '../domain/errors.ts';
 import { defineHandlers, requirePrincipal, type RequestScope } from '../http/handler-types.ts';
 import { pageOf, paginated } from '../http/pagination.ts';
 import * as q from '../db/queries/conversations.ts';

@@ -3,7 +3,7 @@ import type { components } from '../../generated/api.d.ts';
 import * as q from '../db/queries/webhooks.ts';
 import { sendTestDelivery } from '../domain/webhooks/attempts.ts';
 import { createEndpoint, updateEndpoint } from '../domain/webhooks/endpoints.ts';
-import { notFound } from '../http/errors.ts';
+import { notFound } from '../domain/errors.ts';
 import { defineHandlers, requirePrincipal } from '../http/handler-types.ts';
 import { pageOf, paginated } from '../http/pagination.ts';
 

@@ -6,7 +6,7 @@ import type { ErrorObject } from 'ajv';
 import type { AppContext } from '../app-context.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import type { Principal } from '../auth/principal.ts';
-import { ApiError, forbidden, notImplemented, type FieldError } from './errors.ts';
+import { ApiError, forbidden, notImplemented, type FieldError } from '../domain/errors.ts';
 import {
   isPublicHandler,
   type Handler,

@@ -4,7 +4,7 @@
 import express, { type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import type { Config } from '../config.ts';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../domain/errors.ts';
 import type { UploadedFile } from './handler-types.ts';
 import { parseMultipart } from './multipart.ts';
 import { assertStorableValue } from './request-guards.ts';

@@ -4,7 +4,10 @@ import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../app-context.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { Logger } from 'pino';
-import type { TenantDb } from '../db/tenant.ts';
+import type { Services, Tenant } from '../domain/tenant.ts';
+import type { UploadedFile } from '../domain/files.ts';
+
+export type { UploadedFile };
 
 export type OperationId = keyof operations;
 type Op<K extends OperationId> = operations[K];
@@ -31,13 +34,6 @@ type Responses<K extends OperationId> = Op<K>['responses'];
 // Any documented status (health answers 503 with its own body); errors are still normally thrown.
 type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, number>;
 
-export type UploadedFile = {
-  field: string;
-  filename: string;
-  mimeType: string;
-  size: number;
-  data: Buffer;
-};
 
 export type HandlerInput<K extends OperationId> = {
   path: Part<K, 'path'>;
@@ -58,17 +54,7 @@ export type HandlerResult<K extends OperationId> = {
   };
 }[SuccessStatus<K>];
 
-/** The caller of an authenticated operation, with the database bound to its organization (src/db/tenant.ts). */
-export type Tenant = {
-  organizationId: string;
-  apiKeyId: string;
-  scopes: ReadonlySet<string>;
-  /** Every query through it must name the organization; inside an idempotent operation it is the transaction. */
-  db: TenantDb;
-};
-
-/** What a service may use besides the tenant: configuration, queue, provider, logger — no unscoped database. */
-export type Services = Omit<AppContext, 'db' | 'pool'>;
+export type { Services, Tenant };
 
 /** What an authenticated operation's handler gets. */
 export type RequestScope = {

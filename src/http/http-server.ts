@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { ErrorCode } from './errors.ts';
+import type { ErrorCode } from '../domain/errors.ts';
 
 /** Documented in the README ("Limits"). */
 export const HTTP_LIMITS = {

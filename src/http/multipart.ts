@@ -7,7 +7,7 @@
 // that stalls is cut off, so neither many nor slow uploads can exhaust memory.
 import busboy from 'busboy';
 import type { IncomingMessage } from 'node:http';
-import { ApiError } from './errors.ts';
+import { ApiError } from '../domain/errors.ts';
 import type { UploadedFile } from './handler-types.ts';
 
 export type MultipartLimits = {

@@ -1,6 +1,8 @@
 // The one pagination helper: page/limit in (defaults from the document: page 1, limit 20, max 100),
 // `{data, pagination}` out.
-export type PageRequest = { page: number; limit: number; offset: number };
+import type { PageRequest } from '../db/paging.ts';
+
+export type { PageRequest };
 
 export function pageOf(query: { page?: number; limit?: number }): PageRequest {
   const page = query.page ?? 1;

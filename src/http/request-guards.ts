@@ -3,7 +3,7 @@
 // (decodeURIComponent throws), NUL characters (PostgreSQL refuses them in text), numbers JSON cannot carry
 // (`1e400` parses to Infinity and would be stored as null), lone surrogates (`"\ud800"` is not valid JSON for
 // PostgreSQL) and nesting deep enough to exhaust a recursive walk.
-import { ApiError, type FieldError } from './errors.ts';
+import { ApiError, type FieldError } from '../domain/errors.ts';
 
 /** Deeper JSON than this is refused; no document schema nests half as deep. */
 export const MAX_JSON_DEPTH = 32;

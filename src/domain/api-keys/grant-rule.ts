@@ -2,7 +2,7 @@
 // whose scopes and roles (roles are scopes named `role:…`) it holds itself. Otherwise a key limited to
 // `api-keys:update` could rotate an administrator's key and receive its new secret, or a key limited to
 // `api-keys:delete` could revoke an administrator's key.
-import { forbidden } from '../../http/errors.ts';
+import { forbidden } from '../errors.ts';
 
 export type GrantAction = 'create' | 'rotate' | 'revoke';
 

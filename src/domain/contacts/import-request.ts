@@ -11,8 +11,8 @@ import type { AppContext } from '../../app-context.ts';
 import { inTransaction } from '../../db/database.ts';
 import { insertImportJob, type ImportJobRow } from '../../db/queries/contact-jobs.ts';
 import type { ImportColumn } from '../../db/tables/contacts.ts';
-import { invalidField } from '../../http/errors.ts';
-import type { UploadedFile } from '../../http/handler-types.ts';
+import { invalidField } from '../errors.ts';
+import type { UploadedFile } from '../files.ts';
 import { requireTags } from './contacts.ts';
 
 export const IMPORT_QUEUE = QUEUES.contactImport;

@@ -1,7 +1,7 @@
 // Tags: unique names per organization (case-insensitive, trimmed), at most 1,000 per organization.
 import { inTransaction, type Db } from '../../db/database.ts';
 import { MAX_TAGS_PER_ORGANIZATION, countTags, insertTag, lockTagCreation, type TagRow } from '../../db/queries/tags.ts';
-import { ApiError, unprocessable } from '../../http/errors.ts';
+import { ApiError, unprocessable } from '../errors.ts';
 
 export async function createTag(db: Db, orgId: string, name: string): Promise<TagRow> {
   const trimmed = name.trim();

@@ -9,7 +9,7 @@ import type { AppContext } from '../../app-context.ts';
 import type { Tx } from '../../db/database.ts';
 import type { ContactsTable } from '../../db/tables/contacts.ts';
 import { tenant } from '../../db/tenant.ts';
-import { ApiError, notFound } from '../../http/errors.ts';
+import { ApiError, notFound } from '../errors.ts';
 import { evaluateCompliance } from '../compliance/gate.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { toMoney } from './pricing.ts';

@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { SenderIdsTable } from '../../db/tables/core.ts';
 import { tenant } from '../../db/tenant.ts';
-import { ApiError, conflict, notFound } from '../../http/errors.ts';
+import { ApiError, conflict, notFound } from '../errors.ts';
 
 export type SenderRow = Selectable<SenderIdsTable>;
 

@@ -2,7 +2,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/webhooks.ts';
-import { invalidField } from '../../http/errors.ts';
+import { invalidField } from '../errors.ts';
 import { DestinationRefusedError, checkDestination } from './destination-guard.ts';
 import { generateWebhookSecret } from './signing.ts';
 

@@ -1,22 +1,17 @@
 // SQL for the API Keys section and for authentication. Tenant-scoped: every query names organization_id.
 import { sql } from 'kysely';
-import { inTransaction, type Db } from '../database.ts';
-import type { ApiKeyRow } from '../schema.ts';
-import { tenant } from '../tenant.ts';
-import { API_KEYS_CHANNEL } from '../../auth/key-cache.ts';
-import { newestFirstPage } from '../paging.ts';
+import { inTransaction, type Db } from '../../database.ts';
+import type { ApiKeyRow } from '../../schema.ts';
+import { tenant } from '../../tenant.ts';
+import { API_KEYS_CHANNEL } from '../../../auth/key-cache.ts';
+import { listPage, newestFirst, type Page } from '../../paging.ts';
 
 export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
 }
 
-export async function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }) {
-  return newestFirstPage(tenant(db.selectFrom('api_keys'), orgId).selectAll(), page).execute();
-}
-
-export async function countApiKeys(db: Db, orgId: string): Promise<number> {
-  const row = await tenant(db.selectFrom('api_keys'), orgId).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  return Number(row.n);
+export function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
+  return listPage(newestFirst(tenant(db.selectFrom('api_keys'), orgId).selectAll()), page);
 }
 
 /** Inserts a key; at commit every API process forgets that its prefix was unknown (see key-cache.ts). */

@@ -1,4 +1,5 @@
-// The one error helper. Handlers throw ApiError; the HTTP layer turns it into an ErrorResponse.
+// The one error helper. Services (src/domain) throw ApiError with a stable code; the HTTP layer turns it into an
+// ErrorResponse. It lives in the domain because the rules that refuse a request are the domain's.
 import type { components } from '../../generated/api.d.ts';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
@@ -48,3 +49,9 @@ export const conflict = (code: ErrorCode, message: string) => new ApiError(409, 
 export const unprocessable = (code: ErrorCode, message: string) => new ApiError(422, code, message);
 export const notImplemented = (operationId: string) =>
   new ApiError(501, 'NOT_IMPLEMENTED', `Operation ${operationId} is documented but not implemented by this server yet.`);
+
+/** The one get-or-404: a row of the caller's organization, or 404 naming what was not found. */
+export function found<T>(row: T | null | undefined, what: string): T {
+  if (row === null || row === undefined) throw notFound(what);
+  return row;
+}
