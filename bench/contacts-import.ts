@@ -11,7 +11,7 @@ import { insertImportJob, getImportJob } from '../src/db/queries/contact-jobs.ts
 import { readHeader, resolveColumns } from '../src/domain/contacts/import-request.ts';
 import { runContactImport } from '../src/domain/contacts/csv-import.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
-import { loadDocument } from '../src/http/document.ts';
+import { loadDocument } from '../src/contract/document.ts';
 
 const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Linus', 'Radia', 'Ken', 'Dennis', 'Katherine', 'Tim', 'Hedy', 'Niklaus', 'Sophie', 'Guido', 'Anita'];
 const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'McCarthy', 'Hamilton', 'Torvalds', 'Perlman', 'Thompson', 'Ritchie', 'Johnson', 'Berners-Lee', 'Lamarr', 'Wirth', 'Wilson', 'van Rossum', 'Borg'];

@@ -11,7 +11,7 @@ import { toContacts } from '../src/domain/contacts/contact-view.ts';
 import { listContacts } from '../src/domain/contacts/contacts.ts';
 import { segmentPredicate, type SegmentQuery } from '../src/domain/contacts/segment-compiler.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
-import { loadDocument } from '../src/http/document.ts';
+import { loadDocument } from '../src/contract/document.ts';
 
 export type QueryTiming = { label: string; ms: number; rows: number; indexOnly: boolean; plan: string };
 export type QueriesBenchResult = { contacts: number; seedSeconds: number; list: QueryTiming[]; segments: QueryTiming[] };

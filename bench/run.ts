@@ -17,7 +17,7 @@ import { OpenAPIRouter } from 'openapi-backend';
 import { startEmbeddedPostgres } from '../src/db/postgres-server.ts';
 import { createDb, migrateToLatest } from '../src/db/database.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
-import { listOperations, loadDocument } from '../src/http/document.ts';
+import { listOperations, loadDocument } from '../src/contract/document.ts';
 import { CompiledRouter } from '../src/http/router.ts';
 import { benchWebhookDeliveries } from './webhooks-delivery.ts';
 import { benchHostileClients } from './hostile-clients.ts';

@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { loadConfig } from '../src/config.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
-import { loadDocument } from '../src/http/document.ts';
+import { loadDocument } from '../src/contract/document.ts';
 import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
 import { createEndpoint } from '../src/domain/webhooks/endpoints.ts';
 import { emitEvents, envelopeBody, type NewEvent } from '../src/domain/webhooks/events.ts';

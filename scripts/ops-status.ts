@@ -1,5 +1,5 @@
 // Lists which documented operations are built and which answer 501 NOT_IMPLEMENTED, per section.
-import { loadDocument, listOperations } from '../src/http/document.ts';
+import { loadDocument, listOperations } from '../src/contract/document.ts';
 import { handlers } from '../src/handlers/index.ts';
 import { notImplementedOperations } from '../src/handlers/not-implemented.ts';
 

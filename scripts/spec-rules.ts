@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { documentPath, listOperations, type OpenApiDocument } from '../src/http/document.ts';
+import { documentPath, listOperations, type OpenApiDocument } from '../src/contract/document.ts';
 
 const SECTIONS = ['Common', 'Sender IDs', 'Programs', 'Blasts', 'Bots', 'Dictionaries', 'Contacts', 'Compliance', 'Templates', 'Conversations', 'Analytics', 'Webhooks', 'API Keys', 'Events', 'Submissions', 'MCP'];
 const PUBLIC = new Set(['GET /health', 'POST /public/acquisition/{campaignId}/enroll']);

@@ -2,7 +2,7 @@
 // specification), unique operationIds, one of the 16 section tags each, and every rule of scripts/spec-rules.ts
 // (scopes, error responses, valid examples, honest bounds on request inputs …).
 import { describe, expect, it } from 'vitest';
-import { listOperations, loadDocument } from '../src/http/document.ts';
+import { listOperations, loadDocument } from '../src/contract/document.ts';
 import { checkDocument, checkRequestBounds } from '../scripts/spec-rules.ts';
 import { readEndpoints } from '../scripts/spec-coverage.ts';
 

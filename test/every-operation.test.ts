@@ -2,7 +2,7 @@
 // 501 NOT_IMPLEMENTED — never an unhandled 404/405 or a 500. Responses are validated against the document
 // by the test server, so a 2xx that breaks the contract fails here too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listOperations } from '../src/http/document.ts';
+import { listOperations } from '../src/contract/document.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;

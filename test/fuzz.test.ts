@@ -21,7 +21,7 @@
 // A larger run: FUZZ_RUNS=30 npx vitest run test/fuzz.test.ts (about 65,000 requests, under a minute).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { loadDocument } from '../src/http/document.ts';
+import { loadDocument } from '../src/contract/document.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { closeAgent, send, sendRaw } from './support/fuzz/http.ts';
 import { describeOperations, FOCUSES, requestArb, type FuzzRequest, type OpInfo } from './support/fuzz/requests.ts';

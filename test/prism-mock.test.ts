@@ -7,7 +7,7 @@ import { join, dirname } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import { documentPath, listOperations, loadDocument } from '../src/http/document.ts';
+import { documentPath, listOperations, loadDocument } from '../src/contract/document.ts';
 
 type Json = Record<string, any>;
 const doc = loadDocument() as Json;

@@ -12,7 +12,7 @@ import { ApiKeyCache } from '../../src/auth/key-cache.ts';
 import { startQueue, stopQueue } from '../../src/jobs/queue.ts';
 import { createQueues, startWorkers } from '../../src/jobs/workers.ts';
 import { CarrierSimulator } from '../../src/providers/simulator.ts';
-import { loadDocument } from '../../src/http/document.ts';
+import { loadDocument } from '../../src/contract/document.ts';
 import { createApiKeyFor, createOrganization, type CreatedOrganization } from '../../src/domain/organizations.ts';
 
 export type TestServer = {
