@@ -138,6 +138,8 @@ describe('the body is read only after the caller is known', () => {
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => {});
       socket.write(multipartHead('/v1/contacts/import', 10_400_000));
+      // A well-formed file part, so a server that parsed bodies before authenticating would buffer its bytes.
+      socket.write('--XYZ\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\n');
       for (let i = 0; i < 10; i++) socket.write(chunk); // then stall: never the last bytes
       return socket;
     });
