@@ -1,7 +1,7 @@
 // GET /openapi.json serves the bundled contract; /docs renders it with Redoc shipped in node_modules (no CDN).
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import express from 'express';
+import type express from 'express';
 import type { AppContext } from '../app-context.ts';
 
 const require = createRequire(import.meta.url);

@@ -1,0 +1,34 @@
+// ESLint (typescript-eslint, type-aware): promises that are never awaited or handed where a callback's result
+// is ignored, type-only imports written as such, and the layer boundaries of the architecture (README, "Adding
+// an operation"): handlers → domain → db/queries; src/db never imports src/domain or src/http.
+import tseslint from 'typescript-eslint';
+
+const layer = (files, patterns, message) => ({
+  files,
+  rules: { 'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }] },
+});
+
+/** The layer rules alone (test/architecture.test.ts proves they refuse a deliberate violation). */
+export const layers = [
+  layer(['src/handlers/**/*.ts'], ['**/db/*', '**/db/**'], 'Handlers call a service in src/domain/<section>/, which reaches SQL through src/db/queries.'),
+  layer(['src/db/**/*.ts'], ['**/domain/*', '**/domain/**', '**/http/*', '**/http/**'], 'src/db holds SQL only: no domain types, no ApiError, no HTTP.'),
+  layer(['src/domain/**/*.ts'], ['**/http/*', '**/http/**', '**/handlers/*', '**/handlers/**'], 'The domain never depends on the HTTP layer.'),
+];
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'generated/**', '.data/**', 'test/fixtures/**'] },
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false } }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  ...layers,
+);

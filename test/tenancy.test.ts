@@ -1,0 +1,50 @@
+// Tenancy by construction: the database handle a handler gets is bound to its organization, and a query on a
+// tenant table that does not name the organization fails before it reaches PostgreSQL.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bindTenant, loadTenantTables, TenantScopeError, tenant } from '../src/db/tenant.ts';
+import { startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+let orgA: string;
+let orgB: string;
+let tables: ReadonlySet<string>;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  orgA = (await srv.newOrg('Tenant A')).organizationId;
+  orgB = (await srv.newOrg('Tenant B')).organizationId;
+  tables = await loadTenantTables(srv.context.db);
+});
+afterAll(() => srv.close());
+
+describe('the tenant guard', () => {
+  it('knows the tenant tables from the schema (every table with organization_id)', () => {
+    for (const t of ['contacts', 'messages', 'api_keys', 'webhook_endpoints', 'idempotency_keys']) expect(tables.has(t), t).toBe(true);
+    expect(tables.has('organizations')).toBe(false);
+  });
+
+  it('refuses a deliberately unscoped query on a tenant table', async () => {
+    const db = bindTenant(srv.context.db, orgA, tables);
+    await expect(db.selectFrom('contacts').selectAll().execute()).rejects.toBeInstanceOf(TenantScopeError);
+    await expect(db.updateTable('contacts').set({ name: 'x' }).where('phone', '=', '+14155550100').execute()).rejects.toBeInstanceOf(TenantScopeError);
+    await expect(db.deleteFrom('tags').where('name', '=', 'x').execute()).rejects.toBeInstanceOf(TenantScopeError);
+  });
+
+  it('refuses a query scoped to another organization', async () => {
+    const db = bindTenant(srv.context.db, orgA, tables);
+    await expect(tenant(db.selectFrom('contacts'), orgB).selectAll().execute()).rejects.toBeInstanceOf(TenantScopeError);
+    await expect(db.insertInto('tags').values({ organization_id: orgB, name: 'other' }).execute()).rejects.toBeInstanceOf(TenantScopeError);
+  });
+
+  it('lets scoped queries, inserts carrying the organization, and transactions through', async () => {
+    const db = bindTenant(srv.context.db, orgA, tables);
+    await db.insertInto('tags').values({ organization_id: orgA, name: 'guarded' }).execute();
+    const rows = await tenant(db.selectFrom('tags'), orgA).select('name').execute();
+    expect(rows.map((r) => r.name)).toContain('guarded');
+    await db.transaction().execute(async (tx) => {
+      await expect(tx.selectFrom('tags').selectAll().execute()).rejects.toBeInstanceOf(TenantScopeError);
+    });
+    // Queries on tables without organization_id are not the guard's business.
+    await expect(db.selectFrom('organizations').select('id').where('id', '=', orgA).execute()).resolves.toHaveLength(1);
+  });
+});
