@@ -17494,6 +17494,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "INTERNAL_ERROR",
+                 *       "message": "Internal server error.",
+                 *       "requestId": "req_7f3a9c2e1b"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -17503,6 +17510,20 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "VALIDATION_ERROR",
+                 *       "message": "Request validation failed.",
+                 *       "requestId": "req_7f3a9c2e1b",
+                 *       "details": [
+                 *         {
+                 *           "field": "body.phone",
+                 *           "message": "is required",
+                 *           "code": "required"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -17544,6 +17565,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "NOT_FOUND",
+                 *       "message": "Resource not found.",
+                 *       "requestId": "req_7f3a9c2e1b"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -17553,6 +17581,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "CONFLICT",
+                 *       "message": "The resource's current state does not allow this.",
+                 *       "requestId": "req_7f3a9c2e1b"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -17562,6 +17597,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "UNPROCESSABLE",
+                 *       "message": "The request cannot be applied to the current data.",
+                 *       "requestId": "req_7f3a9c2e1b"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -17572,6 +17614,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "RATE_LIMITED",
+                 *       "message": "Too many requests; retry after the time in Retry-After.",
+                 *       "requestId": "req_7f3a9c2e1b"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -17581,6 +17630,13 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                /**
+                 * @example {
+                 *       "code": "PAYLOAD_TOO_LARGE",
+                 *       "message": "Request body exceeds the limit of 1048576 bytes.",
+                 *       "requestId": "req_7f3a9c2e1b"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18317,6 +18373,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "code": "UPSTREAM_ERROR",
+                     *       "message": "The provider refused the order; nothing was reserved.",
+                     *       "requestId": "req_7f3a9c2e1b"
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorResponse"];
                 };
             };

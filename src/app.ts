@@ -11,12 +11,24 @@ import { ApiError } from './domain/errors.ts';
 import { createBodyReader, discardUnreadBody, toBodyError } from './http/body.ts';
 import { EXPECTS_CONTINUE } from './http/http-server.ts';
 import { assertUrlEncoding } from './http/request-guards.ts';
+import { isDatabaseUnavailable } from './startup-errors.ts';
 import { mountDocs } from './http/docs.ts';
 import { mountProviderCallbacks } from './providers/callbacks.ts';
 import { handlers } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Query values can be personal data (`?search=+1415…`): log the names only. */
+function redactQuery(url: string): string {
+  const q = url.indexOf('?');
+  if (q === -1) return url;
+  const names = url
+    .slice(q + 1)
+    .split('&')
+    .map((part) => `${part.split('=')[0]}=…`);
+  return `${url.slice(0, q)}?${names.join('&')}`;
+}
 
 export async function createApp(app: AppContext): Promise<{ express: express.Express; api: Api }> {
   const api = await createApi(app, handlers, notImplementedOperations);
@@ -36,7 +48,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
       },
       // One short line per request; headers (and so Authorization) are never logged.
       serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactQuery(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
       redact: ['req.headers.authorization', 'req.headers.cookie', '*.secret', '*.password'],
@@ -83,7 +95,12 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
 
   server.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const mapped = toBodyError(error); // body-parser errors of routes outside the API (provider callbacks)
-    const apiError = mapped instanceof ApiError ? mapped : new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
+    const apiError =
+      mapped instanceof ApiError
+        ? mapped
+        : isDatabaseUnavailable(error)
+          ? new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', { headers: { 'Retry-After': '5' } })
+          : new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
     if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
     discardUnreadBody(req, res);
     if (apiError.headers) res.set(apiError.headers);

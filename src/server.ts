@@ -6,18 +6,30 @@ import { startRuntime } from './runtime.ts';
 import { CarrierSimulator } from './providers/simulator.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { exitOnUncaughtErrors } from './process-guard.ts';
+import { describeStartupError } from './startup-errors.ts';
+
+const config = loadConfigOrExit();
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
   const runtime = await startRuntime(config);
   const { log } = runtime.context;
   const { express } = await createApp(runtime.context);
   const server = createHttpServer(express);
-  await new Promise<void>((resolve) => server.listen(config.port, config.host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  }).catch(async (error: unknown) => {
+    await runtime.close();
+    throw error;
+  });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (runtime.context.provider instanceof CarrierSimulator) runtime.context.provider.callbackBaseUrl ??= `http://127.0.0.1:${port}`;
   log.info({ port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, `listening on http://localhost:${port}`);
+  log.info(`API reference: http://localhost:${port}/docs — first key: npm run --silent admin -- create-org --name <name>`);
 
   exitOnUncaughtErrors(log);
 
@@ -54,6 +66,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  console.error(error);
+  console.error(`cannot start: ${describeStartupError(error, config)}`);
+  if (config.logLevel === 'debug' || config.logLevel === 'trace') console.error(error);
   process.exit(1);
 });

@@ -8,8 +8,13 @@ const { loadConfigOrExit } = await import('./config.ts');
 const { startRuntime } = await import('./runtime.ts');
 const { exitOnUncaughtErrors } = await import('./process-guard.ts');
 
+const { describeStartupError } = await import('./startup-errors.ts');
+
 const config = { ...loadConfigOrExit(), runWorkers: true };
-const runtime = await startRuntime(config);
+const runtime = await startRuntime(config).catch((error: unknown) => {
+  console.error(`cannot start: ${describeStartupError(error, config)}`);
+  process.exit(1);
+});
 exitOnUncaughtErrors(runtime.context.log);
 runtime.context.log.info('worker started');
 let stopping = false;

@@ -150,4 +150,21 @@ describe('Prism mock', () => {
     expect(failures).toEqual([]);
     expect(operations.length).toBeGreaterThan(0);
   }, 180_000);
+
+  it('answers error states with their own examples (Prefer: code=…)', async () => {
+    const cases: Array<[string, string, number, string]> = [
+      ['get', '/v1/contacts/{id}', 404, 'NOT_FOUND'],
+      ['post', '/v1/contacts', 400, 'VALIDATION_ERROR'],
+      ['post', '/v1/contacts', 401, 'UNAUTHENTICATED'],
+      ['post', '/v1/contacts/import', 413, 'PAYLOAD_TOO_LARGE'],
+      ['delete', '/v1/tags/{id}', 409, 'CONFLICT'],
+    ];
+    for (const [method, path, status, code] of cases) {
+      if (!doc.paths[path]?.[method]?.responses?.[String(status)]) continue; // only documented statuses
+      const { url, init } = buildRequest(path, method);
+      const res = await fetch(url, { ...init, headers: { ...(init.headers as Record<string, string>), Prefer: `code=${status}` } });
+      expect(res.status, `${method} ${path}`).toBe(status);
+      expect(((await res.json()) as { code: string }).code, `${method} ${path}`).toBe(code);
+    }
+  }, 60_000);
 });

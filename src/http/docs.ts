@@ -1,4 +1,5 @@
 // GET /openapi.json serves the bundled contract; /docs renders it with Redoc shipped in node_modules (no CDN).
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type express from 'express';
@@ -20,7 +21,13 @@ export function mountDocs(server: express.Express, app: AppContext): void {
   server.get('/docs', (_req, res) => {
     res.type('html').send(page);
   });
+  // The bundle's only remote asset is the footer logo; an empty inline image keeps the page free of any CDN.
+  let bundle: string | undefined;
   server.get('/docs/redoc.standalone.js', (_req, res) => {
-    res.sendFile(redocBundle);
+    bundle ??= readFileSync(redocBundle, 'utf8').replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E");
+    res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(bundle);
+  });
+  server.get('/', (_req, res) => {
+    res.redirect(302, '/docs');
   });
 }

@@ -29,8 +29,8 @@ export type TestServer = {
  * job queue schema of its own, so test files never take each other's jobs; `sharedQueue: true` uses the
  * default schema, for tests that hand work to other processes (CLI, spawned API and worker processes).
  */
-export async function startTestServer(opts: { workers?: boolean; config?: Partial<Config>; sharedQueue?: boolean } = {}): Promise<TestServer> {
-  const url = inject('databaseUrl');
+export async function startTestServer(opts: { workers?: boolean; config?: Partial<Config>; sharedQueue?: boolean; databaseUrl?: string } = {}): Promise<TestServer> {
+  const url = opts.databaseUrl ?? inject('databaseUrl');
   const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true, ...opts.config };
   const { db, pool } = createDb(url, 5);
   const apiKeyCache = new ApiKeyCache(url);
