@@ -12,7 +12,7 @@
 // an expired override stops applying at once. With no time zone at all (non-geographic numbers such as +800),
 // quiet hours are checked in UTC.
 import type { Db } from '../../db/database.ts';
-import { loadGateFacts } from '../../db/queries/compliance-gate.ts';
+import { loadGateFacts } from '../../db/queries/compliance/gate.ts';
 import { matchContentRules, type ContentRuleSpec } from './content-rules.ts';
 import { quietHoursHoldUntil } from './quiet-hours.ts';
 import { resolveTcpa } from './tcpa.ts';
@@ -63,7 +63,11 @@ export async function evaluateCompliance(q: ComplianceQuestion): Promise<Complia
   if (facts.dncListed) reasons.push({ code: 'DNC_LISTED', message: 'The phone is on the Do-Not-Contact list.' });
   if (facts.optedOut && !overridden) reasons.push({ code: 'OPTED_OUT', message: 'The recipient opted out.' });
   if (messageType === 'MARKETING' && contact.consent_type !== 'MARKETING' && !overridden) {
-    reasons.push({ code: 'NO_CONSENT', message: 'MARKETING messages need the recipient’s marketing consent.' });
+    reasons.push({
+      code: 'NO_CONSENT',
+      message:
+        'MARKETING messages (the default messageType) need the recipient’s marketing consent: record it with PATCH /v1/contacts/{id}/tcpa {"consentType":"MARKETING"}, or send a TRANSACTIONAL or SERVICE message.',
+    });
   }
 
   const rules: ContentRuleSpec[] = facts.contentRules.map((r) => ({

@@ -11,9 +11,8 @@
 // entry (source KEYWORD, with keyword, channel and message id); OPT_IN lifts the opt-out and writes an OPT_IN
 // entry; HELP and AUTO_REPLY change nothing. Every action answers the reply text to send back (null: none).
 import { inTransaction, type Db } from '../../db/database.ts';
-import { clearOptOut, recordConsentEvent, setOptedOut } from '../../db/queries/consent.ts';
-import { listOrgKeywordRules } from '../../db/queries/compliance-keyword-rules.ts';
-import { effectiveKeywordRules, type EffectiveKeywordRule, type KeywordAction } from './keyword-rules.ts';
+import { clearOptOut, recordConsentEvent, setOptedOut } from '../../db/queries/compliance/consent.ts';
+import { effectiveKeywordRules, orgKeywordRules, type EffectiveKeywordRule, type KeywordAction } from './keyword-rules.ts';
 
 export function normalizeInboundText(text: string): string {
   return text
@@ -73,7 +72,7 @@ export async function applyKeyword(db: Db, inbound: InboundKeyword, match: Keywo
 
 /** Loads the organization's rules, matches `text` and applies the effects; null when no keyword matched. */
 export async function handleInboundKeyword(db: Db, inbound: InboundKeyword & { text: string }): Promise<KeywordOutcome | null> {
-  const rules = effectiveKeywordRules(await listOrgKeywordRules(db, inbound.organizationId));
+  const rules = effectiveKeywordRules(await orgKeywordRules(db, inbound.organizationId));
   const match = matchKeyword(rules, inbound.text);
   return match ? applyKeyword(db, inbound, match) : null;
 }

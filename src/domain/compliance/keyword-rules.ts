@@ -2,6 +2,15 @@
 // organization's own rules are merged with them. An organization rule with a global keyword overrides that
 // global rule; for the STOP-class keywords only the reply text can be overridden (an opt-out keyword always
 // opts out).
+//
+// The organization's rules: at most MAX_KEYWORD_RULES, one per keyword (stored upper case, 409 ALREADY_EXISTS
+// for a second), changed with the rule locked. Global rules cannot be changed or deleted (403
+// GLOBAL_RULE_IMMUTABLE): an organization rule with the same keyword overrides one.
+import { inTransaction, type Db } from '../../db/database.ts';
+import * as q from '../../db/queries/compliance/keyword-rules.ts';
+import { ApiError, conflict, found, invalidField } from '../errors.ts';
+import type { Tenant } from '../tenant.ts';
+import { assertBelowLimit } from './limits.ts';
 
 export type KeywordAction = 'OPT_OUT' | 'OPT_IN' | 'HELP' | 'AUTO_REPLY';
 
@@ -45,7 +54,7 @@ export function isStopClass(keyword: string): boolean {
   return globalsByKeyword.get(keyword)?.action === 'OPT_OUT';
 }
 
-/** Organization rule as stored. */
+/** An organization rule. */
 export type OrgKeywordRule = {
   id: string;
   keyword: string;
@@ -75,7 +84,7 @@ export function listedOrgRule(r: OrgKeywordRule): ListedKeywordRule {
 }
 
 /** Every global rule and every organization rule, by keyword, a global rule before the rule overriding it. */
-export function listKeywordRules(orgRules: OrgKeywordRule[]): ListedKeywordRule[] {
+export function mergeKeywordRules(orgRules: OrgKeywordRule[]): ListedKeywordRule[] {
   const orgByKeyword = new Map(orgRules.map((r) => [r.keyword, r]));
   const globals: ListedKeywordRule[] = GLOBAL_KEYWORD_RULES.map((g) => ({
     ...g,
@@ -133,4 +142,72 @@ export function resolveKeywordRule(
     text = DEFAULT_REPLY_TEXT[next.action];
   }
   return { ok: true, action: next.action, replyText: text };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The organization's rules
+// ---------------------------------------------------------------------------------------------------------------
+
+export const MAX_KEYWORD_RULES = 100;
+
+/** A stored organization rule (the query's row) as the domain sees it. */
+export function toOrgKeywordRule(r: q.KeywordRuleRow): OrgKeywordRule {
+  return { id: r.id, keyword: r.keyword, action: r.action as KeywordAction, replyText: r.reply_text, createdAt: r.created_at, updatedAt: r.updated_at };
+}
+
+/** The organization's own rules, by keyword (the keyword engine reads them with the system handle). */
+export async function orgKeywordRules(db: Db, organizationId: string): Promise<OrgKeywordRule[]> {
+  return (await q.listKeywordRules(db, organizationId)).map(toOrgKeywordRule);
+}
+
+function assertMutableKeywordRule(id: string): void {
+  if (isGlobalRuleId(id)) {
+    throw new ApiError(403, 'GLOBAL_RULE_IMMUTABLE', 'Global keyword rules cannot be edited or deleted; create an organization rule with the same keyword to override it.');
+  }
+}
+
+/** The global rules merged with the organization's (see mergeKeywordRules). */
+export async function listKeywordRules(tenant: Tenant): Promise<ListedKeywordRule[]> {
+  return mergeKeywordRules(await orgKeywordRules(tenant.db, tenant.organizationId));
+}
+
+/** 400 for an action or text the keyword cannot have, 422 UNPROCESSABLE beyond MAX_KEYWORD_RULES, 409 for a keyword the organization has. */
+export function createKeywordRule(
+  tenant: Tenant,
+  body: { keyword: string; action: KeywordAction; replyText?: string | null },
+): Promise<ListedKeywordRule> {
+  const keyword = body.keyword.toUpperCase();
+  const resolved = resolveKeywordRule(keyword, { action: body.action, replyText: body.replyText });
+  if (!resolved.ok) throw invalidField(resolved.field, resolved.message);
+  const orgId = tenant.organizationId;
+  return inTransaction(tenant.db, async (tx) => {
+    await q.lockKeywordRules(tx, orgId);
+    assertBelowLimit(await q.countKeywordRules(tx, orgId), MAX_KEYWORD_RULES, 'keyword rules');
+    const row = await q.insertKeywordRule(tx, orgId, { keyword, action: resolved.action, replyText: resolved.replyText });
+    if (!row) throw conflict('ALREADY_EXISTS', `The organization already has a keyword rule for ${keyword}.`);
+    return listedOrgRule(toOrgKeywordRule(row));
+  });
+}
+
+/** 403 for a global rule, 404 unknown in the organization, 400 for an action or text the keyword cannot have. */
+export function updateKeywordRule(
+  tenant: Tenant,
+  id: string,
+  body: { action?: KeywordAction; replyText?: string | null },
+): Promise<ListedKeywordRule> {
+  assertMutableKeywordRule(id);
+  const orgId = tenant.organizationId;
+  return inTransaction(tenant.db, async (tx) => {
+    const current = toOrgKeywordRule(found(await q.getKeywordRule(tx, orgId, id, { forUpdate: true }), 'Keyword rule'));
+    const resolved = resolveKeywordRule(current.keyword, { action: body.action ?? current.action, replyText: body.replyText }, current);
+    if (!resolved.ok) throw invalidField(resolved.field, resolved.message);
+    const row = found(await q.updateKeywordRule(tx, orgId, id, resolved), 'Keyword rule'); // locked: always found
+    return listedOrgRule(toOrgKeywordRule(row));
+  });
+}
+
+/** 403 for a global rule, 404 unknown in the organization. Answers the deleted rule's id. */
+export async function deleteKeywordRule(tenant: Tenant, id: string): Promise<string> {
+  assertMutableKeywordRule(id);
+  return found(await q.deleteKeywordRule(tenant.db, tenant.organizationId, id), 'Keyword rule');
 }

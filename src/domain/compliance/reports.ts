@@ -1,16 +1,11 @@
 // Compliance reports: `consent` (every consent audit entry), `opt-outs` (OPT_OUT entries) and `dnc` (DNC
-// entries still listed), for an inclusive range of UTC dates, as JSON rows or CSV with the same columns.
-import { toConsentAuditLog } from './consent-audit-log.ts';
-import type { Db } from '../../db/database.ts';
-import type { ConsentEventRow } from '../../db/queries/consent.ts';
-import { consentEventsBetween, dncEntriesBetween } from '../../db/queries/compliance-reports.ts';
-import type { DncEntryRow } from '../../db/queries/compliance-dnc.ts';
-import type { components } from '../../../generated/api.d.ts';
-import { toCsv, type CsvValue } from '../../lib/csv.ts';
-
-type Schemas = components['schemas'];
-export type ConsentAuditLog = Schemas['ConsentAuditLog'];
-export type ReportRow = Schemas['ComplianceConsentReportRow'] | Schemas['ComplianceOptOutReportRow'] | Schemas['ComplianceDncReportRow'];
+// entries still listed), for an inclusive range of UTC dates. The rows as JSON or CSV, the columns and the file
+// name are the document's shapes (mappers.ts).
+import type { ConsentEventRow } from '../../db/queries/compliance/consent.ts';
+import type { DncEntryRow } from '../../db/queries/compliance/dnc.ts';
+import { consentEventsBetween, dncEntriesBetween } from '../../db/queries/compliance/reports.ts';
+import { invalidField, notFound } from '../errors.ts';
+import type { Tenant } from '../tenant.ts';
 
 export const REPORT_TYPES = ['consent', 'opt-outs', 'dnc'] as const;
 export type ReportType = (typeof REPORT_TYPES)[number];
@@ -21,6 +16,13 @@ export const MAX_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export type ReportRange = { startDate: string; endDate: string; from: Date; to: Date };
+
+/** A report's stored rows, oldest first, with its range. */
+export type Report = { range: ReportRange } & (
+  | { type: 'consent'; rows: ConsentEventRow[] }
+  | { type: 'opt-outs'; rows: ConsentEventRow[] }
+  | { type: 'dnc'; rows: DncEntryRow[] }
+);
 
 const isoDate = (d: Date) => d.toISOString().slice(0, 10);
 
@@ -40,43 +42,19 @@ export function reportRange(
   return { ok: true, range: { startDate: isoDate(start), endDate: isoDate(end), from: start, to: new Date(end.getTime() + DAY_MS) } };
 }
 
-
-const toOptOutRow = (r: ConsentEventRow): Schemas['ComplianceOptOutReportRow'] => ({
-  id: r.id,
-  contactId: r.contact_id!,
-  phone: r.phone,
-  keyword: r.keyword,
-  channel: r.channel as Schemas['ComplianceOptOutReportRow']['channel'],
-  messageId: r.message_id,
-  createdAt: r.created_at.toISOString(),
-});
-
-const toDncRow = (r: DncEntryRow): Schemas['ComplianceDncReportRow'] => ({
-  id: r.id,
-  phone: r.phone,
-  reason: r.reason,
-  source: r.source as Schemas['ComplianceDncReportRow']['source'],
-  actor: r.actor,
-  createdAt: r.created_at.toISOString(),
-});
-
-/** Column order of each report: the JSON row fields, in order (the CSV header). */
-export const REPORT_COLUMNS: Record<ReportType, readonly string[]> = {
-  consent: ['id', 'contactId', 'phone', 'action', 'source', 'consentType', 'keyword', 'channel', 'messageId', 'actor', 'reason', 'createdAt', 'expiresAt'],
-  'opt-outs': ['id', 'contactId', 'phone', 'keyword', 'channel', 'messageId', 'createdAt'],
-  dnc: ['id', 'phone', 'reason', 'source', 'actor', 'createdAt'],
-};
-
-export async function reportRows(db: Db, orgId: string, type: ReportType, range: ReportRange): Promise<ReportRow[]> {
-  if (type === 'dnc') return (await dncEntriesBetween(db, orgId, range.from, range.to)).map(toDncRow);
-  if (type === 'opt-outs') return (await consentEventsBetween(db, orgId, range.from, range.to, 'OPT_OUT')).map(toOptOutRow);
-  return (await consentEventsBetween(db, orgId, range.from, range.to)).map((r) => toConsentAuditLog(r));
-}
-
-export function reportCsv(type: ReportType, rows: ReportRow[]): string {
-  return toCsv(REPORT_COLUMNS[type], rows as unknown as Array<Record<string, CsvValue>>);
-}
-
-export function reportFilename(type: ReportType, range: ReportRange, format: 'json' | 'csv'): string {
-  return `${type}-report-${range.startDate}-to-${range.endDate}.${format}`;
+/** 404 for an unknown report type, 400 for a range that is reversed or too long. */
+export async function exportComplianceReport(
+  tenant: Tenant,
+  type: string,
+  query: { startDate?: string; endDate?: string },
+  now = new Date(),
+): Promise<Report> {
+  if (!isReportType(type)) throw notFound(`Report type "${type}"`);
+  const checked = reportRange(query, now);
+  if (!checked.ok) throw invalidField(checked.field, checked.message);
+  const { range } = checked;
+  const { db, organizationId: orgId } = tenant;
+  if (type === 'dnc') return { type, range, rows: await dncEntriesBetween(db, orgId, range.from, range.to) };
+  if (type === 'opt-outs') return { type, range, rows: await consentEventsBetween(db, orgId, range.from, range.to, 'OPT_OUT') };
+  return { type, range, rows: await consentEventsBetween(db, orgId, range.from, range.to) };
 }

@@ -7,7 +7,7 @@ import {
   normalizeInboundText,
 } from '../src/domain/compliance/keyword-engine.ts';
 import { DEFAULT_REPLY_TEXT, effectiveKeywordRules, type OrgKeywordRule } from '../src/domain/compliance/keyword-rules.ts';
-import { isOptedOut } from '../src/db/queries/consent.ts';
+import { isOptedOut } from '../src/db/queries/compliance/consent.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;

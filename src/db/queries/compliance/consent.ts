@@ -1,9 +1,10 @@
 // Consent records shared by Contacts (history, opt-out flag), Compliance (overrides, reports, the gate) and
 // inbound keywords: the append-only ConsentAuditLog (consent_events) and the per-phone opt-out state.
-import type { Db } from '../database.ts';
 import type { Insertable, Selectable } from 'kysely';
-import type { ConsentEventsTable } from '../tables/compliance.ts';
-import { tenant } from '../tenant.ts';
+import type { Db } from '../../database.ts';
+import { listPage, newestFirst, type Page } from '../../paging.ts';
+import type { ConsentEventsTable } from '../../tables/compliance.ts';
+import { tenant } from '../../tenant.ts';
 
 export type ConsentEventRow = Selectable<ConsentEventsTable>;
 
@@ -15,24 +16,19 @@ export function recordConsentEvent(db: Db, event: Insertable<ConsentEventsTable>
  * The contact's consent history, newest first: its own entries plus those written for its phone before it
  * existed or without a contact (e.g. the opt-out of a deleted contact with the same number).
  */
-export async function contactConsentHistory(
+export function contactConsentHistory(
   db: Db,
   orgId: string,
   contact: { id: string; phone: string; created_at: Date },
   page: { limit: number; offset: number },
-): Promise<{ rows: ConsentEventRow[]; total: number }> {
-  const base = () =>
-    tenant(db.selectFrom('consent_events'), orgId).where((eb) =>
-      eb.or([
-        eb('contact_id', '=', contact.id),
-        eb.and([eb('phone', '=', contact.phone), eb.or([eb('contact_id', 'is', null), eb('created_at', '<', contact.created_at)])]),
-      ]),
-    );
-  const [rows, count] = await Promise.all([
-    base().selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
-    base().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+): Promise<Page<ConsentEventRow>> {
+  const q = tenant(db.selectFrom('consent_events'), orgId).where((eb) =>
+    eb.or([
+      eb('contact_id', '=', contact.id),
+      eb.and([eb('phone', '=', contact.phone), eb.or([eb('contact_id', 'is', null), eb('created_at', '<', contact.created_at)])]),
+    ]),
+  );
+  return listPage(newestFirst(q.selectAll()), page);
 }
 
 export async function isOptedOut(db: Db, orgId: string, phone: string): Promise<boolean> {
@@ -47,6 +43,7 @@ export async function optedOutAmong(db: Db, orgId: string, phones: string[]): Pr
   return new Set(rows.map((r) => r.phone));
 }
 
+/** Marks the phone opted out; an earlier opt-out is kept as it is. */
 export async function setOptedOut(db: Db, orgId: string, phone: string, how: { source: string; keyword: string | null }): Promise<void> {
   await db
     .insertInto('opt_outs')
