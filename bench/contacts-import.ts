@@ -7,9 +7,9 @@ import pino from 'pino';
 import { sql } from 'kysely';
 import type { AppContext } from '../src/app-context.ts';
 import { createDb } from '../src/db/database.ts';
-import { insertImportJob, getImportJob } from '../src/db/queries/contact-jobs.ts';
-import { readHeader, resolveColumns } from '../src/domain/contacts/import-request.ts';
-import { runContactImport } from '../src/domain/contacts/csv-import.ts';
+import { insertImportJob, getImportJob } from '../src/db/queries/contacts/imports.ts';
+import { readHeader, resolveColumns } from '../src/domain/contacts/import.ts';
+import { runImportJob as runContactImport } from '../src/domain/contacts/import-worker.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
 

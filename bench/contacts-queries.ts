@@ -3,13 +3,11 @@
 // plan of each list query checked for a sequential scan of contacts. Seeded with set-based INSERT … SELECT
 // generate_series statements (contacts, tag links, opt-outs), then VACUUM ANALYZE as autovacuum would.
 import { sql } from 'kysely';
-import type { ContactListFilters } from '../src/db/queries/contacts.ts';
-import { contactCountQuery, contactPageQuery } from '../src/db/queries/contacts.ts';
-import { countSegment, sampleSegment, segmentContacts } from '../src/db/queries/segments.ts';
+import type { ContactListFilters } from '../src/db/queries/contacts/contacts.ts';
+import { contactCountQuery, contactPageQuery, listContacts } from '../src/db/queries/contacts/contacts.ts';
+import { countSegment, sampleSegment, segmentContacts, segmentPredicate, type SegmentQuery } from '../src/db/queries/contacts/segments.ts';
 import { createDb, type Db } from '../src/db/database.ts';
-import { toContacts } from '../src/domain/contacts/contact-view.ts';
-import { listContacts } from '../src/domain/contacts/contacts.ts';
-import { segmentPredicate, type SegmentQuery } from '../src/domain/contacts/segment-compiler.ts';
+import { contactViews as toContacts } from '../src/domain/contacts/contacts.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
 

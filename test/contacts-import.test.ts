@@ -1,9 +1,9 @@
 // CSV import through HTTP and the job worker: good rows imported, bad rows reported with their line numbers,
 // re-imports without duplicates, header mapping, upload-time 400/404/413/415, and tenant walls.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getImportJob, insertImportJob } from '../src/db/queries/contact-jobs.ts';
-import { runContactImport } from '../src/domain/contacts/csv-import.ts';
-import { resolveColumns } from '../src/domain/contacts/import-request.ts';
+import { getImportJob, insertImportJob } from '../src/db/queries/contacts/imports.ts';
+import { runImportJob } from '../src/domain/contacts/import-worker.ts';
+import { resolveColumns } from '../src/domain/contacts/import.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -257,14 +257,14 @@ describe('importContacts', () => {
     const job = await insertImportJob(db, o.organizationId, { fileName: 'r.csv', columns: resolveColumns(['phone', 'name'], undefined), defaultCountry: null, tagIds: [], actor: null, data: Buffer.from(csv) });
     // A first run committed lines 1-3 (rows A and B), then its worker died.
     await db.updateTable('contact_import_jobs').set({ status: 'processing', imported_rows: 2, processed_rows: 2, lines_done: 3 }).where('id', '=', job.id).execute();
-    await runContactImport(srv.context, { organizationId: o.organizationId, jobId: job.id });
+    await runImportJob(srv.context, { organizationId: o.organizationId, jobId: job.id });
     const done = (await call(srv, 'GET', `/v1/contacts/import/${job.id}`, { key: o.apiKey.secret })).body;
     expect(done).toMatchObject({ status: 'completed', totalRows: 5, processedRows: 5, importedRows: 3, errorCount: 2 });
     expect(done.errors.map((e: { row: number; code: string }) => [e.row, e.code])).toEqual([[4, 'INVALID_PHONE'], [6, 'DUPLICATE_IN_FILE']]);
     expect((await contactsOf(o.apiKey.secret)).data.map((c: { name: string }) => c.name)).toEqual(['D']); // A and B were the first run's
     expect(await db.selectFrom('contact_import_files').select('job_id').where('job_id', '=', job.id).execute()).toEqual([]);
     // A job that already ended is left alone when delivered again.
-    await runContactImport(srv.context, { organizationId: o.organizationId, jobId: job.id });
+    await runImportJob(srv.context, { organizationId: o.organizationId, jobId: job.id });
     expect((await getImportJob(db, o.organizationId, job.id))!.processed_rows).toBe(5);
   });
 

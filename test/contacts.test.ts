@@ -257,6 +257,8 @@ describe('listContacts', () => {
     expect(last.body.data.map((c: { phone: string }) => c.phone)).toEqual(['+14155550101']);
     expect(last.body.pagination).toEqual({ page: 3, limit: 2, total: 5, hasMore: false });
     expect(await names('sortBy=createdAt&sortOrder=asc&limit=1')).toEqual(['bob Stone']);
+    const past = await call(srv, 'GET', '/v1/contacts?limit=2&page=4', { key: k });
+    expect(past.body).toEqual({ data: [], pagination: { page: 4, limit: 2, total: 5, hasMore: false } });
   });
 
   it('sorts by name case-insensitively, unnamed contacts last in both orders', async () => {

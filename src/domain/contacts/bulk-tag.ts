@@ -1,35 +1,37 @@
-// Bulk tagging. Up to 1,000 distinct contacts: one set-based statement, answered synchronously. More: a job
-// row plus a pg-boss job, enqueued in the same transaction; the worker runs the same statement over chunks
-// of ids, committing each chunk together with the job's progress (a re-delivered job resumes after it).
-import { QUEUES } from '../../jobs/queue-names.ts';
+// Bulk tagging and untagging. Tagging up to SYNC_BULK_TAG_MAX distinct contacts is one set-based statement,
+// answered synchronously. More: a job row plus a pg-boss job, enqueued in the same transaction; the worker
+// (bulk-tag-worker.ts) runs the same statement over chunks of ids. Untagging is always synchronous.
 import { fromKysely } from 'pg-boss';
-import type { AppContext } from '../../app-context.ts';
 import { inTransaction } from '../../db/database.ts';
-import * as jobs from '../../db/queries/contact-jobs.ts';
-import { existingTagIds, tagContactsSet, type BulkTagCounts } from '../../db/queries/tags.ts';
-import { requireTags } from './contacts.ts';
+import * as jobs from '../../db/queries/contacts/bulk-tag-jobs.ts';
+import { tagContactsSet, untagContactsSet, type BulkTagCounts } from '../../db/queries/contacts/tags.ts';
+import { QUEUES } from '../../jobs/queue-names.ts';
+import { found } from '../errors.ts';
+import type { Services, Tenant } from '../tenant.ts';
+import { MAX_TAGS_PER_CONTACT, requireTags } from './tags.ts';
 
 export const BULK_TAG_QUEUE = QUEUES.contactBulkTag;
 /** Largest request answered synchronously (documented on POST /v1/contacts/bulk/tag). */
 export const SYNC_BULK_TAG_MAX = 1000;
-const CHUNK = 5000;
 
 export type BulkTagJobData = { organizationId: string; jobId: string };
-
 export type BulkTagOutcome = { kind: 'done'; counts: BulkTagCounts } | { kind: 'queued'; job: jobs.BulkTagJobRow };
 
-export async function tagContacts(app: AppContext, orgId: string, body: { tagIds: string[]; contactIds: string[] }): Promise<BulkTagOutcome> {
+type BulkTagRequest = { tagIds: string[]; contactIds: string[] };
+
+export async function tagContacts(tenant: Tenant, services: Services, body: BulkTagRequest): Promise<BulkTagOutcome> {
+  const orgId = tenant.organizationId;
   const contactIds = distinctIds(body.contactIds);
   if (contactIds.length <= SYNC_BULK_TAG_MAX) {
-    const counts = await inTransaction(app.db, async (tx) => {
+    const counts = await inTransaction(tenant.db, async (tx) => {
       const tagIds = await requireTags(tx, orgId, body.tagIds, 'body.tagIds');
-      return tagContactsSet(tx, orgId, contactIds, tagIds);
+      return tagContactsSet(tx, orgId, contactIds, tagIds, MAX_TAGS_PER_CONTACT);
     });
     return { kind: 'done', counts };
   }
-  const queue = app.queue;
+  const queue = services.queue;
   if (!queue) throw new Error('bulk tagging of more than 1,000 contacts needs the job queue');
-  const job = await inTransaction(app.db, async (tx) => {
+  const job = await inTransaction(tenant.db, async (tx) => {
     const tagIds = await requireTags(tx, orgId, body.tagIds, 'body.tagIds');
     const row = await jobs.insertBulkTagJob(tx, orgId, tagIds, contactIds);
     await queue.send(BULK_TAG_QUEUE, { organizationId: orgId, jobId: row.id } satisfies BulkTagJobData, { db: fromKysely(tx) });
@@ -38,25 +40,18 @@ export async function tagContacts(app: AppContext, orgId: string, body: { tagIds
   return { kind: 'queued', job };
 }
 
-/** The worker: chunks from where the job stands; a tag deleted meanwhile is no longer added. */
-export async function runBulkTagJob(app: AppContext, data: BulkTagJobData): Promise<void> {
-  const { organizationId: orgId, jobId } = data;
-  const job = await jobs.startBulkTagJob(app.db, orgId, jobId);
-  if (!job) return; // already ended (or swept)
-  try {
-    for (let at = job.processed; at < job.contact_ids.length; at += CHUNK) {
-      const chunk = job.contact_ids.slice(at, at + CHUNK);
-      await inTransaction(app.db, async (tx) => {
-        const tagIds = [...(await existingTagIds(tx, orgId, job.tag_ids))];
-        if (tagIds.length === 0) throw new Error('every tag of the job has been deleted');
-        await jobs.addBulkTagProgress(tx, orgId, jobId, await tagContactsSet(tx, orgId, chunk, tagIds));
-      });
-    }
-    await jobs.finishBulkTagJob(app.db, orgId, jobId, null);
-  } catch (error) {
-    app.log.error({ err: error, jobId }, 'bulk tag job failed');
-    await jobs.finishBulkTagJob(app.db, orgId, jobId, `Bulk tagging stopped: ${(error as Error).message}`);
-  }
+/** Removes the tags from the contacts; answers the number of distinct contacts that lost one. */
+export function untagContacts(tenant: Tenant, body: BulkTagRequest): Promise<number> {
+  const orgId = tenant.organizationId;
+  const contactIds = distinctIds(body.contactIds);
+  return inTransaction(tenant.db, async (tx) => {
+    const tagIds = await requireTags(tx, orgId, body.tagIds, 'body.tagIds');
+    return untagContactsSet(tx, orgId, contactIds, tagIds);
+  });
+}
+
+export async function getBulkTagJob(tenant: Tenant, jobId: string): Promise<jobs.BulkTagJobSummary> {
+  return found(await jobs.getBulkTagJob(tenant.db, tenant.organizationId, jobId), 'Bulk tag job');
 }
 
 function distinctIds(ids: string[]): string[] {

@@ -1,16 +1,45 @@
-// Tags: unique names per organization (case-insensitive, trimmed), at most 1,000 per organization.
+// Tags: unique names per organization (case-insensitive, trimmed), at most MAX_TAGS_PER_ORGANIZATION per
+// organization; a contact carries at most MAX_TAGS_PER_CONTACT. Deleting a tag removes it from every contact.
 import { inTransaction, type Db } from '../../db/database.ts';
-import { MAX_TAGS_PER_ORGANIZATION, countTags, insertTag, lockTagCreation, type TagRow } from '../../db/queries/tags.ts';
-import { ApiError, unprocessable } from '../errors.ts';
+import * as q from '../../db/queries/contacts/tags.ts';
+import { ApiError, found, unprocessable } from '../errors.ts';
+import type { Tenant } from '../tenant.ts';
 
-export async function createTag(db: Db, orgId: string, name: string): Promise<TagRow> {
+export type TagRow = q.TagRow;
+
+/** Most tags a contact may carry (ContactTagIds maxItems). */
+export const MAX_TAGS_PER_CONTACT = 50;
+/** Most tags an organization may have. */
+export const MAX_TAGS_PER_ORGANIZATION = 1000;
+
+/** The section's one "limit reached" answer (documented on POST /v1/tags: 422 UNPROCESSABLE). */
+const tagLimitReached = () => unprocessable('UNPROCESSABLE', `An organization can have at most ${MAX_TAGS_PER_ORGANIZATION} tags.`);
+
+/**
+ * The distinct ids, after checking each is a tag of the organization (404 naming every unknown item, as
+ * `field[i]` unless `fieldOf` says otherwise). The tags stay locked against deletion until the transaction ends.
+ */
+export async function requireTags(db: Db, orgId: string, ids: string[], field: string, fieldOf = (i: number) => `${field}[${i}]`): Promise<string[]> {
+  const distinct = [...new Set(ids.map((id) => id.toLowerCase()))];
+  const existing = await q.existingTagIds(db, orgId, distinct);
+  const missing = ids.flatMap((id, i) => (existing.has(id.toLowerCase()) ? [] : [{ field: fieldOf(i), message: `no tag ${id} in this organization` }]));
+  if (missing.length) throw new ApiError(404, 'NOT_FOUND', 'Tag not found.', { details: missing });
+  return distinct;
+}
+
+/** Every tag of the organization, by name (case-insensitive). Not paginated: there are at most 1,000. */
+export function listTags(tenant: Tenant): Promise<TagRow[]> {
+  return q.listTags(tenant.db, tenant.organizationId);
+}
+
+/** 409 ALREADY_EXISTS for a name taken (case-insensitively), 422 beyond the organization's cap. */
+export async function createTag(tenant: Tenant, name: string): Promise<TagRow> {
+  const orgId = tenant.organizationId;
   const trimmed = name.trim();
-  return inTransaction(db, async (tx) => {
-    await lockTagCreation(tx, orgId); // the cap holds under concurrent creates
-    if ((await countTags(tx, orgId)) >= MAX_TAGS_PER_ORGANIZATION) {
-      throw unprocessable('UNPROCESSABLE', `An organization can have at most ${MAX_TAGS_PER_ORGANIZATION} tags.`);
-    }
-    const row = await insertTag(tx, orgId, trimmed);
+  return inTransaction(tenant.db, async (tx) => {
+    await q.lockTagCreation(tx, orgId); // the cap holds under concurrent creates
+    if ((await q.countTags(tx, orgId)) >= MAX_TAGS_PER_ORGANIZATION) throw tagLimitReached();
+    const row = await q.insertTag(tx, orgId, trimmed);
     if (!row) {
       throw new ApiError(409, 'ALREADY_EXISTS', `A tag named "${trimmed}" already exists.`, {
         details: [{ field: 'body.name', code: 'unique', message: 'a tag with this name (compared case-insensitively) already exists' }],
@@ -20,6 +49,16 @@ export async function createTag(db: Db, orgId: string, name: string): Promise<Ta
   });
 }
 
-export function toTag(row: TagRow) {
-  return { id: row.id, name: row.name, createdAt: row.created_at.toISOString() };
+/**
+ * Deletes the tag and, by cascade, its links; answers how many contacts carried it. The tag is locked first so
+ * the count cannot race with new links.
+ */
+export async function deleteTag(tenant: Tenant, id: string): Promise<{ contactsUntagged: number }> {
+  const orgId = tenant.organizationId;
+  return inTransaction(tenant.db, async (tx) => {
+    found(await q.lockTag(tx, orgId, id), 'Tag');
+    const contactsUntagged = await q.countTagLinks(tx, orgId, id);
+    await q.deleteTag(tx, orgId, id);
+    return { contactsUntagged };
+  });
 }

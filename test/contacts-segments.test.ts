@@ -165,4 +165,11 @@ describe('resolveSegment', () => {
     expect(all.body.pagination.limit).toBe(1000);
     expect((await call(srv, 'POST', '/v1/segments/resolve?limit=1001', { key, body })).status).toBe(400);
   });
+
+  it('keeps the total right past the last page', async () => {
+    const body = { conditions: [{ type: 'optedOut', value: false }] };
+    const past = await call(srv, 'POST', '/v1/segments/resolve?limit=2&page=5', { key, body });
+    expect(past.status, past.text).toBe(200);
+    expect(past.body).toEqual({ data: { contactIds: [] }, pagination: { page: 5, limit: 2, total: 3, hasMore: false } });
+  });
 });

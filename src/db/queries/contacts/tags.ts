@@ -1,18 +1,14 @@
 // SQL for tags and bulk (un)tagging. Bulk work is one set-based statement per call, over arrays of ids
-// (one bind parameter each, whatever their length).
+// (one bind parameter each, whatever their length). The limits are the domain's (src/domain/contacts/tags.ts)
+// and come in as arguments.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../database.ts';
-import type { TagsTable } from '../tables/contacts.ts';
-import { tenant } from '../tenant.ts';
+import type { Db } from '../../database.ts';
+import type { TagsTable } from '../../tables/contacts.ts';
+import { tenant } from '../../tenant.ts';
 
 export type TagRow = Selectable<TagsTable>;
 
-/** Most tags a contact may carry (ContactTagIds maxItems). */
-export const MAX_TAGS_PER_CONTACT = 50;
-/** Most tags an organization may have. */
-export const MAX_TAGS_PER_ORGANIZATION = 1000;
-
-/** Serializes tag creation within an organization for the rest of the transaction (the 1,000-tag cap). */
+/** Serializes tag creation within an organization for the rest of the transaction (the organization's tag cap). */
 export async function lockTagCreation(db: Db, orgId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`tags:${orgId}`}, 0))`.execute(db);
 }
@@ -32,6 +28,7 @@ export function insertTag(db: Db, orgId: string, name: string): Promise<TagRow |
     .executeTakeFirst();
 }
 
+/** Every tag of the organization by name, case-insensitively. */
 export function listTags(db: Db, orgId: string): Promise<TagRow[]> {
   return tenant(db.selectFrom('tags'), orgId).selectAll().orderBy(sql`lower(name)`).orderBy('name').orderBy('id').execute();
 }
@@ -73,28 +70,35 @@ export function insertTagsByName(db: Db, orgId: string, names: string[]): Promis
 }
 
 /**
- * Deletes the tag; ON DELETE CASCADE removes it from every contact. The tag row is locked first so the count
- * of contacts untagged cannot race with new links (inserting a link takes a key-share lock on the tag).
+ * Locks the tag until the transaction ends, so the count of its links cannot race with new ones (inserting a
+ * link takes a key-share lock on the tag). undefined when the organization has no such tag.
  */
-export async function deleteTag(db: Db, orgId: string, id: string): Promise<{ contactsUntagged: number } | undefined> {
-  const tag = await tenant(db.selectFrom('tags'), orgId).select('id').where('id', '=', id).forUpdate().executeTakeFirst();
-  if (!tag) return undefined;
+export async function lockTag(db: Db, orgId: string, id: string): Promise<{ id: string } | undefined> {
+  return tenant(db.selectFrom('tags'), orgId).select('id').where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** How many contacts carry the tag. */
+export async function countTagLinks(db: Db, orgId: string, id: string): Promise<number> {
   const { n } = await tenant(db.selectFrom('contact_tags'), orgId)
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('tag_id', '=', id)
     .executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/** Deletes the tag; ON DELETE CASCADE removes it from every contact. */
+export async function deleteTag(db: Db, orgId: string, id: string): Promise<void> {
   await tenant(db.deleteFrom('tags'), orgId).where('id', '=', id).execute();
-  return { contactsUntagged: Number(n) };
 }
 
 export type BulkTagCounts = { tagged: number; alreadyTagged: number; notFound: number; failed: number };
 
 /**
  * Adds every tag to every contact of `contactIds` (distinct) in one statement: contacts of the organization
- * are locked, a contact that would carry more than 50 tags is left unchanged (failed), links are inserted with
- * ON CONFLICT DO NOTHING, and the touched contacts' updated_at moves.
+ * are locked, a contact that would carry more than `maxPerContact` tags is left unchanged (failed), links are
+ * inserted with ON CONFLICT DO NOTHING, and the touched contacts' updated_at moves.
  */
-export async function tagContactsSet(db: Db, orgId: string, contactIds: string[], tagIds: string[]): Promise<BulkTagCounts> {
+export async function tagContactsSet(db: Db, orgId: string, contactIds: string[], tagIds: string[], maxPerContact: number): Promise<BulkTagCounts> {
   const { rows } = await sql<{ found: string; tagged: string; failed: string }>`
     with found as (
       select id from contacts
@@ -111,7 +115,7 @@ export async function tagContactsSet(db: Db, orgId: string, contactIds: string[]
     ),
     eligible as (
       select id from plan
-      where have < ${tagIds.length} and carried + ${tagIds.length} - have <= ${MAX_TAGS_PER_CONTACT}
+      where have < ${tagIds.length} and carried + ${tagIds.length} - have <= ${maxPerContact}
     ),
     ins as (
       insert into contact_tags (organization_id, contact_id, tag_id)
@@ -121,12 +125,12 @@ export async function tagContactsSet(db: Db, orgId: string, contactIds: string[]
     ),
     touched as (
       update contacts set updated_at = now()
-      where id in (select contact_id from ins)
+      where organization_id = ${orgId} and id in (select contact_id from ins)
       returning id
     )
     select (select count(*) from found) as found,
            (select count(*) from touched) as tagged,
-           (select count(*) from plan where have < ${tagIds.length} and carried + ${tagIds.length} - have > ${MAX_TAGS_PER_CONTACT}) as failed`.execute(db);
+           (select count(*) from plan where have < ${tagIds.length} and carried + ${tagIds.length} - have > ${maxPerContact}) as failed`.execute(db);
   const r = rows[0]!;
   const found = Number(r.found);
   const tagged = Number(r.tagged);

@@ -6,13 +6,14 @@ import { Readable } from 'node:stream';
 import { parse, type CsvError, type Info } from 'csv-parse';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
-import * as jobs from '../../db/queries/contact-jobs.ts';
-import * as q from '../../db/queries/contacts-import.ts';
-import { MAX_TAGS_PER_CONTACT, MAX_TAGS_PER_ORGANIZATION, countTags, existingTagIds, insertTagsByName, lockTagCreation, tagsByLowerName } from '../../db/queries/tags.ts';
+import * as q from '../../db/queries/contacts/imports.ts';
+import { countTags, existingTagIds, insertTagsByName, lockTagCreation, tagsByLowerName } from '../../db/queries/contacts/tags.ts';
 import type { AttributeValue, ImportColumn, ImportRowError } from '../../db/tables/contacts.ts';
-import { parsePhone } from '../phone.ts';
 import { isKnownTimeZone } from '../compliance/tcpa.ts';
-import { pieces, type ImportJobData } from './import-request.ts';
+import { parsePhone } from '../phone.ts';
+import { tenantFor } from '../tenant.ts';
+import { pieces, type ImportJobData } from './import.ts';
+import { MAX_TAGS_PER_CONTACT, MAX_TAGS_PER_ORGANIZATION } from './tags.ts';
 
 const BATCH_ROWS = 5000;
 const MAX_ERRORS_KEPT = 1000;
@@ -33,23 +34,28 @@ type Row = {
 
 type Batch = { rows: Row[]; errors: ImportRowError[]; lastLine: number };
 
-export async function runContactImport(app: AppContext, data: ImportJobData): Promise<void> {
-  const { organizationId: orgId, jobId } = data;
-  const job = await jobs.startImportJob(app.db, orgId, jobId);
+/**
+ * Runs (or resumes) an import job, for its organization (a tenant bound to it); a failure is recorded on the job,
+ * never thrown.
+ */
+export async function runImportJob(app: Pick<AppContext, 'db' | 'log'>, data: ImportJobData): Promise<void> {
+  const { db, organizationId: orgId } = await tenantFor(app, data.organizationId);
+  const { jobId } = data;
+  const job = await q.startImportJob(db, orgId, jobId);
   if (!job) return; // already ended (or swept)
-  const file = await jobs.importFileOf(app.db, orgId, jobId);
+  const file = await q.importFileOf(db, orgId, jobId);
   try {
     if (!file) throw new Error('the uploaded file is no longer stored');
-    const totalRows = await importRows(app.db, job, file);
-    await jobs.finishImportJob(app.db, orgId, jobId, { totalRows, error: null });
+    const totalRows = await importRows(db, job, file);
+    await q.finishImportJob(db, orgId, jobId, { totalRows, error: null });
   } catch (error) {
     app.log.error({ err: error, jobId }, 'contact import failed');
-    await jobs.finishImportJob(app.db, orgId, jobId, { totalRows: null, error: storable(`Import stopped: ${(error as Error).message}`) });
+    await q.finishImportJob(db, orgId, jobId, { totalRows: null, error: storable(`Import stopped: ${(error as Error).message}`) });
   }
 }
 
 /** Parses and writes every row; returns the number of data rows in the file. */
-async function importRows(db: Db, job: jobs.ImportJobRow, file: Buffer): Promise<number> {
+async function importRows(db: Db, job: q.ImportJobRow, file: Buffer): Promise<number> {
   const read = rowReader(job.columns, job.default_country);
   const resumeAfter = job.lines_done;
   let errorsKept = job.errors.length;
@@ -218,7 +224,7 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
 type BatchWrite = { tagsResolved: Promise<void>; committed: Promise<void> };
 
 /** Writes one batch and its share of the job's progress in one transaction, committed after `previous`. */
-function writeBatch(db: Db, job: jobs.ImportJobRow, batch: Batch, previous: BatchWrite, errorRoom: () => number): BatchWrite {
+function writeBatch(db: Db, job: q.ImportJobRow, batch: Batch, previous: BatchWrite, errorRoom: () => number): BatchWrite {
   let tagsDone!: () => void;
   const tagsResolved = new Promise<void>((resolve) => (tagsDone = resolve));
   const committed = (async () => {
@@ -240,7 +246,7 @@ function writeBatch(db: Db, job: jobs.ImportJobRow, batch: Batch, previous: Batc
  * the job's progress. `tagsDone` is called once the batch's tags exist; `beforeProgress` waits for the previous
  * batch's commit and tells how many errors may still be kept.
  */
-async function writeRows(tx: Db, job: jobs.ImportJobRow, batch: Batch, tagsDone: () => void, beforeProgress: () => Promise<number>): Promise<void> {
+async function writeRows(tx: Db, job: q.ImportJobRow, batch: Batch, tagsDone: () => void, beforeProgress: () => Promise<number>): Promise<void> {
   const orgId = job.organization_id;
   const tagIdOf = await resolveTags(tx, orgId, batch.rows);
   tagsDone();
@@ -296,7 +302,7 @@ async function writeRows(tx: Db, job: jobs.ImportJobRow, batch: Batch, tagsDone:
 
   errors.sort((a, b) => a.row - b.row);
   const room = await beforeProgress();
-  await jobs.addImportProgress(tx, orgId, job.id, {
+  await q.addImportProgress(tx, orgId, job.id, {
     ...counts,
     errorCount: errors.length,
     errors: errors.slice(0, room),

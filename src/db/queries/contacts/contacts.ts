@@ -1,9 +1,10 @@
-// SQL for contacts: CRUD, the indexed list, attribute keys, consent history, RCS lookups, and what a page of
-// contacts needs besides its rows (tags, opt-outs), each in one query. Tenant-scoped through tenant().
+// SQL for contacts: CRUD, the indexed list, attribute keys, RCS lookups, and what a page of contacts needs
+// besides its rows (tags), in one query. Tenant-scoped through tenant().
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../database.ts';
-import type { ContactsTable } from '../tables/contacts.ts';
-import { tenant } from '../tenant.ts';
+import type { Db } from '../../database.ts';
+import type { Page } from '../../paging.ts';
+import type { ContactsTable } from '../../tables/contacts.ts';
+import { tenant } from '../../tenant.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
 
@@ -38,6 +39,10 @@ function filtered(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 
   return q;
 }
 
+function carriersOf(db: Db, orgId: string, tagId: string) {
+  return tenant(db.selectFrom('contact_tags'), orgId).select('contact_id').where('tag_id', '=', tagId);
+}
+
 /** One page of contacts; every sort matches an index (see migrations 0002/0003), ties broken by id. */
 export function contactPageQuery(db: Db, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }) {
   let q = filtered(db, orgId, f).selectAll();
@@ -49,10 +54,6 @@ export function contactPageQuery(db: Db, orgId: string, f: ContactListFilters, p
   return q.limit(page.limit).offset(page.offset);
 }
 
-function carriersOf(db: Db, orgId: string, tagId: string) {
-  return tenant(db.selectFrom('contact_tags'), orgId).select('contact_id').where('tag_id', '=', tagId);
-}
-
 export function contactCountQuery(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
   // With the tag as the only filter, the tag's links are the answer: an index-only count, no join.
   if (f.tag !== undefined && f.search === undefined && f.rcsCap === undefined) {
@@ -61,13 +62,19 @@ export function contactCountQuery(db: Db, orgId: string, f: Omit<ContactListFilt
   return filtered(db, orgId, f).select((eb) => eb.fn.countAll<string>().as('n'));
 }
 
-export function getContact(db: Db, orgId: string, id: string): Promise<ContactRow | undefined> {
-  return tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
+/**
+ * A page of contacts with the total. Not listPage(): its `count(*) over()` makes PostgreSQL read every matching
+ * contact (whole rows) before the first one of the page, where the indexed page stops after `limit` rows and the
+ * count is index-only (bench/contacts-queries.ts, 1,000,000 contacts). Two queries, each on its index.
+ */
+export async function listContacts(db: Db, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }): Promise<Page<ContactRow>> {
+  const [rows, count] = await Promise.all([contactPageQuery(db, orgId, f, page).execute(), contactCountQuery(db, orgId, f).executeTakeFirstOrThrow()]);
+  return { rows, total: Number(count.n) };
 }
 
-/** Locks the contact until the surrounding transaction ends. */
-export function getContactForUpdate(db: Db, orgId: string, id: string): Promise<ContactRow | undefined> {
-  return tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+export function getContact(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ContactRow | undefined> {
+  const q = tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id);
+  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 export async function findContactIdByPhone(db: Db, orgId: string, phone: string): Promise<string | undefined> {
@@ -84,7 +91,7 @@ export type NewContact = {
   consentType: string;
 };
 
-/** Inserts unless the phone is taken (then undefined: the caller answers 409). */
+/** Inserts unless the phone is taken (then undefined). */
 export function insertContact(db: Db, orgId: string, c: NewContact): Promise<ContactRow | undefined> {
   return db
     .insertInto('contacts')
@@ -102,6 +109,7 @@ export function insertContact(db: Db, orgId: string, c: NewContact): Promise<Con
     .executeTakeFirst();
 }
 
+/** Writes the mutable fields; a changed phone also forgets the RCS capability. */
 export function updateContact(
   db: Db,
   orgId: string,
@@ -116,7 +124,6 @@ export function updateContact(
       attributes: JSON.stringify(c.attributes),
       time_zone: c.timeZone,
       updated_at: sql`now()`,
-      // A new number's handset is unknown.
       ...(c.phoneChanged ? { rcs_capable: null, rcs_checked_at: null } : {}),
     })
     .where('id', '=', id)
@@ -124,9 +131,9 @@ export function updateContact(
     .executeTakeFirst();
 }
 
-export async function deleteContact(db: Db, orgId: string, id: string): Promise<boolean> {
-  const row = await tenant(db.deleteFrom('contacts'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
-  return row !== undefined;
+/** The deleted contact's id, or undefined when the organization has no such contact. */
+export function deleteContact(db: Db, orgId: string, id: string): Promise<{ id: string } | undefined> {
+  return tenant(db.deleteFrom('contacts'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
 }
 
 /** Makes the contact carry exactly `tagIds` (set-based: one delete, one insert). */
@@ -180,12 +187,13 @@ export function setRcsCapability(db: Db, orgId: string, id: string, capable: boo
 
 export async function recordRcsLookup(
   db: Db,
-  lookup: { organizationId: string; contactId: string; phone: string; provider: string; rcsCapable: boolean; price: string; currency: string; actor: string | null; at: Date },
+  orgId: string,
+  lookup: { contactId: string; phone: string; provider: string; rcsCapable: boolean; price: string; currency: string; actor: string | null; at: Date },
 ): Promise<void> {
   await db
     .insertInto('contact_rcs_lookups')
     .values({
-      organization_id: lookup.organizationId,
+      organization_id: orgId,
       contact_id: lookup.contactId,
       phone: lookup.phone,
       provider: lookup.provider,

@@ -1,24 +1,25 @@
-// Accepting a CSV import: everything that can be checked before the job starts is checked here (400/404, and
-// nothing is stored on failure); then the upload, the job row and the pg-boss job are written in one
-// transaction. Rows are handled by the worker (csv-import.ts).
-import { QUEUES } from '../../jobs/queue-names.ts';
+// Contact imports (POST /v1/contacts/import): everything that can be checked before the job starts is checked
+// here (400/404, and nothing is stored on failure); then the upload, the job row and the pg-boss job are written
+// in one transaction. Rows are handled by the worker (import-worker.ts).
 import { Readable } from 'node:stream';
 import { parse } from 'csv-parse';
 import { isSupportedCountry } from 'libphonenumber-js/max';
 import { fromKysely } from 'pg-boss';
 import type { components } from '../../../generated/api.d.ts';
-import type { AppContext } from '../../app-context.ts';
 import { inTransaction } from '../../db/database.ts';
-import { insertImportJob, type ImportJobRow } from '../../db/queries/contact-jobs.ts';
+import * as q from '../../db/queries/contacts/imports.ts';
 import type { ImportColumn } from '../../db/tables/contacts.ts';
-import { invalidField } from '../errors.ts';
+import { QUEUES } from '../../jobs/queue-names.ts';
+import { found, invalidField } from '../errors.ts';
 import type { UploadedFile } from '../files.ts';
-import { requireTags } from './contacts.ts';
+import type { Services, Tenant } from '../tenant.ts';
+import { requireTags } from './tags.ts';
+
+export type ImportJobRow = q.ImportJobRow;
 
 export const IMPORT_QUEUE = QUEUES.contactImport;
 
 type ImportRequest = components['schemas']['ContactImportRequest'];
-export type ContactImportJob = components['schemas']['ContactImportJob'];
 export type ImportJobData = { organizationId: string; jobId: string };
 
 const FIELDS = ['phone', 'name', 'tags', 'timeZone', 'consentType'] as const;
@@ -138,30 +139,26 @@ function isTarget(t: string): boolean {
   return t === 'ignore' || (FIELDS as readonly string[]).includes(t) || (t.startsWith('attribute:') && ATTRIBUTE_KEY.test(t.slice('attribute:'.length)));
 }
 
-export async function startContactImport(
-  app: AppContext,
-  orgId: string,
-  actor: string,
-  body: ImportRequest,
-  files: UploadedFile[],
-): Promise<ImportJobRow> {
+/** Checks the upload and queues the import; the job as accepted. */
+export async function startImport(tenant: Tenant, services: Services, body: ImportRequest, files: UploadedFile[]): Promise<ImportJobRow> {
+  const orgId = tenant.organizationId;
   const file = files.find((f) => f.field === 'file');
   if (!file) throw invalidField('body.file', 'must be a file part');
   const columns = resolveColumns(await readHeader(file.data), body.mapping);
   if (body.defaultCountry && !isSupportedCountry(body.defaultCountry)) {
     throw invalidField('body.defaultCountry', `unknown or unsupported country ${body.defaultCountry}`);
   }
-  const queue = app.queue;
+  const queue = services.queue;
   if (!queue) throw new Error('contact imports need the job queue');
-  return inTransaction(app.db, async (tx) => {
+  return inTransaction(tenant.db, async (tx) => {
     const tagIds = body.tagIds ? await requireTags(tx, orgId, body.tagIds.split(','), 'body.tagIds', () => 'body.tagIds') : [];
-    const job = await insertImportJob(tx, orgId, {
+    const job = await q.insertImportJob(tx, orgId, {
       // PostgreSQL text cannot hold U+0000; the name is only shown back, so it is kept recognisable.
       fileName: file.filename ? file.filename.replaceAll('\0', '\uFFFD') : null,
       columns,
       defaultCountry: body.defaultCountry ?? null,
       tagIds,
-      actor,
+      actor: tenant.apiKeyId ?? null,
       data: file.data,
     });
     await queue.send(IMPORT_QUEUE, { organizationId: orgId, jobId: job.id } satisfies ImportJobData, { db: fromKysely(tx) });
@@ -169,20 +166,6 @@ export async function startContactImport(
   });
 }
 
-export function toImportJob(row: ImportJobRow): ContactImportJob {
-  return {
-    jobId: row.id,
-    status: row.status,
-    fileName: row.file_name,
-    totalRows: row.total_rows,
-    processedRows: row.processed_rows,
-    importedRows: row.imported_rows,
-    updatedRows: row.updated_rows,
-    skippedRows: row.skipped_rows,
-    errorCount: row.error_count,
-    errors: row.errors,
-    error: row.error,
-    createdAt: row.created_at.toISOString(),
-    completedAt: row.completed_at?.toISOString() ?? null,
-  };
+export async function getImportJob(tenant: Tenant, jobId: string): Promise<ImportJobRow> {
+  return found(await q.getImportJob(tenant.db, tenant.organizationId, jobId), 'Import job');
 }

@@ -1,26 +1,61 @@
-// A SegmentQueryRequest compiled to one SQL predicate over `contacts as c`, so a segment is one query whatever
-// its conditions. Attribute comparisons are type-aware: equality through jsonb containment (type and value,
-// and it can use the attributes GIN index), ranges through SQL/JSON path (numbers with numbers, strings with
-// strings in code-point order, other types never match).
+// SQL for segments. A segment query (SegmentQueryRequest) is compiled to one SQL predicate over `contacts as c`,
+// so a segment is one query whatever its conditions, applied to the organization's contacts for a count, a
+// sample or a page of ids. Attribute comparisons are type-aware: equality through jsonb containment (type and
+// value, and it can use the attributes GIN index), ranges through SQL/JSON path (numbers with numbers, strings
+// with strings in code-point order, other types never match).
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
-import type { components } from '../../../generated/api.d.ts';
-import { likeContaining } from '../../db/queries/contacts.ts';
+import type { Db } from '../../database.ts';
+import { listPage, type Page } from '../../paging.ts';
+import { tenant } from '../../tenant.ts';
+import { likeContaining, type ContactRow } from './contacts.ts';
 
-export type SegmentQuery = components['schemas']['SegmentQueryRequest'];
-type Condition = SegmentQuery['conditions'][number];
 type Scalar = string | number | boolean | null;
 
+/** The conditions of a segment (the shape of the document's SegmentQueryRequest, validated before it gets here). */
+export type SegmentQuery = {
+  match?: 'all' | 'any';
+  conditions: Array<
+    | { type: 'tags'; op: 'any' | 'all' | 'none'; tagIds: string[] }
+    | { type: 'attribute'; attribute: string; op: AttributeCondition['op']; value?: Scalar | Scalar[] }
+    | { type: 'rcsCap'; value: boolean | null }
+    | { type: 'createdAt'; after?: string; before?: string }
+    | { type: 'optedOut'; value: boolean }
+  >;
+};
+type Condition = SegmentQuery['conditions'][number];
+
 const TRUE = sql<SqlBool>`true`;
+
+/** The organization's contacts (as `c`) matching the predicate: the one query every segment operation builds on. */
+export function segmentContacts(db: Db, orgId: string, predicate: RawBuilder<SqlBool>) {
+  return tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id').where(predicate);
+}
+
+export async function countSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>): Promise<number> {
+  const row = await segmentContacts(db, orgId, predicate).select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The newest matching contacts first. */
+export function sampleSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, limit: number): Promise<ContactRow[]> {
+  return segmentContacts(db, orgId, predicate).selectAll('c').orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
+}
+
+/** A page of matching ids in creation order, then id (stable while contacts are not added or deleted), with the total. */
+export async function segmentIdPage(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, page: { limit: number; offset: number }): Promise<Page<string>> {
+  const { rows, total } = await listPage(segmentContacts(db, orgId, predicate).select('c.id').orderBy('c.created_at', 'asc').orderBy('c.id', 'asc'), page);
+  return { rows: rows.map((r) => r.id), total };
+}
 
 /**
  * The predicate for the organization's contacts. Membership in tags and opt-outs is written as `IN (subquery)`
  * over the organization's rows, not as a correlated EXISTS: under `any` (OR) PostgreSQL then builds each set
  * once (hashed subplan) instead of probing it once per contact, and under `all` it can still plan a semi-join.
  */
-export function segmentPredicate(query: SegmentQuery, orgId: string): RawBuilder<SqlBool> {
-  const parts = query.conditions.map((c) => conditionSql(c, orgId));
+export function segmentPredicate(segment: SegmentQuery, orgId: string): RawBuilder<SqlBool> {
+  const parts = segment.conditions.map((c) => conditionSql(c, orgId));
   if (parts.length === 0) return TRUE; // an empty list matches every contact, for `all` and `any` alike
-  return sql<SqlBool>`(${sql.join(parts, query.match === 'any' ? sql` or ` : sql` and `)})`;
+  return sql<SqlBool>`(${sql.join(parts, segment.match === 'any' ? sql` or ` : sql` and `)})`;
 }
 
 function conditionSql(c: Condition, orgId: string): RawBuilder<SqlBool> {

@@ -1,0 +1,179 @@
+// SQL for contact imports (POST /v1/contacts/import): the job with its stored upload, and the statements of one
+// batch — a few set-based statements over arrays (one bind parameter per column, whatever the batch size), never
+// one statement per row. Job records are kept 7 days after they end; older ones are swept when the organization
+// starts a new import.
+import { sql, type Selectable } from 'kysely';
+import { inTransaction, type Db } from '../../database.ts';
+import type { AttributeValue, ContactImportJobsTable, ImportColumn, ImportRowError } from '../../tables/contacts.ts';
+import { tenant } from '../../tenant.ts';
+
+export type ImportJobRow = Selectable<ContactImportJobsTable>;
+
+const RETENTION = sql<Date>`now() - interval '7 days'`;
+
+// ---- the job ----
+
+export async function insertImportJob(
+  db: Db,
+  orgId: string,
+  job: { fileName: string | null; columns: ImportColumn[]; defaultCountry: string | null; tagIds: string[]; actor: string | null; data: Buffer },
+): Promise<ImportJobRow> {
+  await tenant(db.deleteFrom('contact_import_jobs'), orgId).where('completed_at', '<', RETENTION).execute();
+  const row = await db
+    .insertInto('contact_import_jobs')
+    .values({
+      organization_id: orgId,
+      file_name: job.fileName,
+      columns: JSON.stringify(job.columns),
+      default_country: job.defaultCountry,
+      tag_ids: job.tagIds,
+      actor: job.actor,
+      total_rows: null,
+      error: null,
+      started_at: null,
+      completed_at: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await db.insertInto('contact_import_files').values({ job_id: row.id, organization_id: orgId, data: job.data, size: job.data.length }).execute();
+  return row;
+}
+
+export function getImportJob(db: Db, orgId: string, id: string): Promise<ImportJobRow | undefined> {
+  return tenant(db.selectFrom('contact_import_jobs'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Claims the job for a run: queued (or processing, when a crashed run is re-delivered) → processing. */
+export function startImportJob(db: Db, orgId: string, id: string): Promise<ImportJobRow | undefined> {
+  return tenant(db.updateTable('contact_import_jobs'), orgId)
+    .set({ status: 'processing', started_at: sql`coalesce(started_at, now())` })
+    .where('id', '=', id)
+    .where('status', 'in', ['queued', 'processing'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function importFileOf(db: Db, orgId: string, jobId: string): Promise<Buffer | undefined> {
+  const row = await tenant(db.selectFrom('contact_import_files'), orgId).select('data').where('job_id', '=', jobId).executeTakeFirst();
+  return row?.data;
+}
+
+export type ImportProgress = {
+  imported: number;
+  updated: number;
+  skipped: number;
+  errorCount: number;
+  /** Errors to append to the stored list (the caller keeps it to the first 1,000). */
+  errors: ImportRowError[];
+  linesDone: number;
+};
+
+/** Adds one committed batch's outcome (same transaction as the batch, so a resumed run never counts twice). */
+export async function addImportProgress(db: Db, orgId: string, id: string, p: ImportProgress): Promise<void> {
+  await tenant(db.updateTable('contact_import_jobs'), orgId)
+    .set((eb) => ({
+      imported_rows: eb('imported_rows', '+', p.imported),
+      updated_rows: eb('updated_rows', '+', p.updated),
+      skipped_rows: eb('skipped_rows', '+', p.skipped),
+      error_count: eb('error_count', '+', p.errorCount),
+      processed_rows: eb('processed_rows', '+', p.imported + p.updated + p.skipped + p.errorCount),
+      errors: sql<string>`errors || ${JSON.stringify(p.errors)}::jsonb`,
+      lines_done: p.linesDone,
+    }))
+    .where('id', '=', id)
+    .execute();
+}
+
+/** Ends the job and drops its stored upload, at once. */
+export function finishImportJob(db: Db, orgId: string, id: string, end: { totalRows: number | null; error: string | null }): Promise<void> {
+  return inTransaction(db, async (tx) => {
+    await tenant(tx.updateTable('contact_import_jobs'), orgId)
+      .set({ status: end.error ? 'failed' : 'completed', error: end.error, total_rows: end.totalRows, completed_at: sql`now()` })
+      .where('id', '=', id)
+      .execute();
+    await tenant(tx.deleteFrom('contact_import_files'), orgId).where('job_id', '=', id).execute();
+  });
+}
+
+// ---- one batch ----
+
+export type ExistingContact = {
+  id: string;
+  phone: string;
+  name: string | null;
+  time_zone: string | null;
+  consent_type: string;
+  attributes: Record<string, AttributeValue>;
+  tag_ids: string[];
+};
+
+/** The organization's contacts with these phones, with their tags, locked until the batch commits. */
+export async function lockContactsByPhone(db: Db, orgId: string, phones: string[]): Promise<ExistingContact[]> {
+  if (phones.length === 0) return [];
+  const { rows } = await sql<ExistingContact>`
+    select c.id, c.phone, c.name, c.time_zone, c.consent_type, c.attributes,
+           array(select ct.tag_id from contact_tags ct where ct.contact_id = c.id) as tag_ids
+    from contacts c
+    where c.organization_id = ${orgId} and c.phone = any(${phones}::text[])
+    for update of c`.execute(db);
+  return rows;
+}
+
+export type UpsertRow = {
+  phone: string;
+  country: string | null;
+  name: string | null;
+  timeZone: string | null;
+  consentType: string;
+  attributes: Record<string, AttributeValue>;
+};
+
+/**
+ * Inserts new contacts and writes the merged values of existing ones in one statement. Only rows locked by
+ * lockContactsByPhone (`lockedIds`) may be updated: a phone inserted by someone else since then is neither
+ * inserted nor updated, and is missing from the result (the caller retries it as an existing contact).
+ */
+export async function upsertContacts(
+  db: Db,
+  orgId: string,
+  rows: UpsertRow[],
+  lockedIds: string[],
+): Promise<Array<{ id: string; phone: string; inserted: boolean }>> {
+  if (rows.length === 0) return [];
+  const { rows: out } = await sql<{ id: string; phone: string; inserted: boolean }>`
+    insert into contacts as c (organization_id, phone, phone_country, name, time_zone, consent_type, attributes)
+    select ${orgId}, t.phone, t.country, t.name, t.tz, t.consent, t.attrs::jsonb
+    from unnest(${rows.map((r) => r.phone)}::text[], ${rows.map((r) => r.country)}::text[], ${rows.map((r) => r.name)}::text[],
+                ${rows.map((r) => r.timeZone)}::text[], ${rows.map((r) => r.consentType)}::text[],
+                ${rows.map((r) => JSON.stringify(r.attributes))}::text[]) as t(phone, country, name, tz, consent, attrs)
+    on conflict (organization_id, phone) do update
+      set name = excluded.name, time_zone = excluded.time_zone, consent_type = excluded.consent_type,
+          attributes = excluded.attributes, updated_at = now()
+      where c.id = any(${lockedIds}::uuid[])
+    returning c.id, c.phone, (c.xmax = 0) as inserted`.execute(db);
+  return out;
+}
+
+/** Adds (contact, tag) links, pairwise; existing links are kept. */
+export async function addTagLinks(db: Db, orgId: string, contactIds: string[], tagIds: string[]): Promise<void> {
+  if (contactIds.length === 0) return;
+  await sql`
+    insert into contact_tags (organization_id, contact_id, tag_id)
+    select ${orgId}, l.contact_id, l.tag_id from unnest(${contactIds}::uuid[], ${tagIds}::uuid[]) as l(contact_id, tag_id)
+    on conflict (contact_id, tag_id) do nothing`.execute(db);
+}
+
+/** CONSENT_UPDATED audit entries with source IMPORT, one per changed contact. */
+export async function recordImportConsentChanges(
+  db: Db,
+  orgId: string,
+  changes: Array<{ contactId: string; phone: string; consentType: string }>,
+  actor: string | null,
+): Promise<void> {
+  if (changes.length === 0) return;
+  await sql`
+    insert into consent_events (organization_id, contact_id, phone, action, source, consent_type, actor)
+    select ${orgId}, e.contact_id, e.phone, 'CONSENT_UPDATED', 'IMPORT', e.consent_type, ${actor}
+    from unnest(${changes.map((c) => c.contactId)}::uuid[], ${changes.map((c) => c.phone)}::text[],
+                ${changes.map((c) => c.consentType)}::text[]) as e(contact_id, phone, consent_type)`.execute(db);
+}
