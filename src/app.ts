@@ -13,7 +13,7 @@ import { EXPECTS_CONTINUE } from './http/http-server.ts';
 import { assertUrlEncoding } from './http/request-guards.ts';
 import { isDatabaseUnavailable } from './startup-errors.ts';
 import { mountDocs } from './http/docs.ts';
-import { mountProviderCallbacks } from './providers/callbacks.ts';
+import { mountProviderCallbacks } from './http/provider-callbacks.ts';
 import { handlers } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
 

@@ -83,6 +83,27 @@ describe('a conversation started by an API send, then answered', () => {
   });
 });
 
+describe('pagination', () => {
+  it('reports the real total past the last page, for conversations as for contacts, and for a conversation’s messages', async () => {
+    const c = await contact('+14155550105');
+    const send = (text: string) => call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text } } });
+    const first = await send('one');
+    await send('two');
+    const id = first.body.data.conversationId;
+
+    const list = await call(srv, 'GET', `/v1/conversations?contactId=${c.id}&page=5`, { key });
+    expect(list.status).toBe(200);
+    expect(list.body).toEqual({ data: [], pagination: { page: 5, limit: 20, total: 1, hasMore: false } });
+
+    const messages = await call(srv, 'GET', `/v1/conversations/${id}/messages?page=5&limit=1`, { key });
+    expect(messages.status).toBe(200);
+    expect(messages.body).toEqual({ data: [], pagination: { page: 5, limit: 1, total: 2, hasMore: false } });
+    const last = await call(srv, 'GET', `/v1/conversations/${id}/messages?page=2&limit=1`, { key });
+    expect(last.body.pagination).toEqual({ page: 2, limit: 1, total: 2, hasMore: false });
+    expect(last.body.data.map((m: { id: string }) => m.id)).toEqual([first.body.data.messageId]);
+  });
+});
+
 describe('handoffConversation', () => {
   it('hands to a human (idempotently) and refuses an unknown bot with 404', async () => {
     const c = await contact('+14155550103');

@@ -84,7 +84,7 @@ describe('exactly once to the handset', () => {
     const handset = await srv.context.db.selectFrom('simulator_messages').select(['dedupe_key', 'send_calls', 'provider_message_id']).where('dedupe_key', 'in', ids).execute();
     expect(handset).toHaveLength(ids.length); // one per message: nothing twice
     // Whether a message was sent again (and absorbed by the dedupe key) or settled first by its receipt depends
-    // on timing; test/messages.test.ts checks the repeated send itself.
+    // on timing; test/conversations-messages.test.ts checks the repeated send itself.
     const recorded = await srv.context.db.selectFrom('messages').select(['id', 'provider_message_id']).where('id', 'in', ids).execute();
     for (const m of recorded) expect(m.provider_message_id).toBe(handset.find((h) => h.dedupe_key === m.id)!.provider_message_id);
   }, 120_000);

@@ -6,9 +6,9 @@ import type { JobQueue } from './queue.ts';
 import { contactJobs } from './contacts.ts';
 import { complianceJobs } from './compliance.ts';
 import { webhookJobs } from './webhooks.ts';
-import { messagingJobs } from './messaging.ts';
+import { conversationJobs } from './conversations.ts';
 
-export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...messagingJobs] as JobDefinition[];
+export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
   for (const def of jobDefinitions) {

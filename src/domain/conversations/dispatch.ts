@@ -7,15 +7,19 @@
 // batch; what does not fit is re-queued for the next window (never dropped). Transient provider errors are
 // retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal, the message
 // fails with a reason.
-import { QUEUES } from '../../jobs/queue-names.ts';
-import { sql, type Selectable } from 'kysely';
+//
+// A worker across organizations: it uses the system handle (AppContext.db).
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppContext } from '../../app-context.ts';
-import type { MessagesTable } from '../../db/tables/messaging.ts';
-import type { SenderIdsTable } from '../../db/tables/core.ts';
+import * as contacts from '../../db/queries/conversations/contacts.ts';
+import * as q from '../../db/queries/conversations/dispatch.ts';
+import type { MessageRow } from '../../db/queries/conversations/messages.ts';
+import { sendersByIds, type SenderRow } from '../../db/queries/conversations/senders.ts';
+import { QUEUES } from '../../jobs/queue-names.ts';
 import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
-import { messageEvent } from './events.ts';
+import { queueOf } from './context.ts';
+import { messageEvent } from './message-events.ts';
 import { fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
 
 export const DISPATCH_QUEUE = QUEUES.messageDispatch;
@@ -23,8 +27,6 @@ export const MAX_ATTEMPTS = 6;
 /** Retry backoff base; tests shorten it. */
 export const dispatchTuning = { backoffBaseSeconds: 2 };
 
-type MessageRow = Selectable<MessagesTable>;
-type SenderRow = Selectable<SenderIdsTable>;
 export type DispatchJob = { messageId: string };
 
 const limiters = new WeakMap<AppContext, Map<number, RateLimiterPostgres>>();
@@ -70,22 +72,18 @@ export function dedupeKeyOf(m: MessageRow): string {
   return m.fallback_reason === 'RCS_DELIVERY_FAILED' ? `${m.id}:fallback` : m.id;
 }
 
-type Claimed = MessageRow & { contact_rcs_capable: boolean | null };
+type Claimed = q.ClaimedMessage;
 type Accepted = { message: Claimed; channel: Channel; providerMessageId: string; segments: number; encoding: string | null; costUnits: number };
 
 export async function dispatchBatch(app: AppContext, jobs: Array<{ data: DispatchJob }>): Promise<void> {
   const ids = [...new Set(jobs.map((j) => j.data.messageId))];
   if (ids.length === 0) return;
   // Claim the batch, reading each recipient's known RCS capability in the same statement.
-  const claimed = (await sql<Claimed>`
-    update messages m set status = 'sending', attempts = m.attempts + 1, updated_at = now()
-    from contacts c
-    where m.id = any(${ids}::uuid[]) and m.status in ('queued', 'held', 'sending') and c.id = m.contact_id
-    returning m.*, c.rcs_capable as contact_rcs_capable`.execute(app.db)).rows;
+  const claimed = await q.claimForDispatch(app.db, ids);
   if (claimed.length === 0) return;
 
   const senderIds = [...new Set(claimed.map((m) => m.sender_id))];
-  const senders = new Map((await app.db.selectFrom('sender_ids').selectAll().where('id', 'in', senderIds).execute()).map((s) => [s.id, s]));
+  const senders = new Map((await sendersByIds(app.db, senderIds)).map((s) => [s.id, s]));
 
   const accepted: Accepted[] = [];
   await Promise.all(
@@ -103,7 +101,7 @@ export async function dispatchBatch(app: AppContext, jobs: Array<{ data: Dispatc
 
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
 async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow): Promise<Accepted[]> {
-  const channels = await Promise.all(messages.map((message) => resolveChannel(app, message)));
+  const channels = await Promise.all(messages.map((message) => resolveChannel(app, message, sender)));
   const ready = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent) }] : [];
@@ -151,32 +149,20 @@ async function settleFailure(app: AppContext, message: Claimed, sender: SenderRo
 /** Records a batch of provider acceptances in one statement and announces them in one go. */
 async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Map<string, SenderRow>): Promise<void> {
   if (accepted.length === 0) return;
-  const col = <T>(f: (a: Accepted) => T) => accepted.map(f);
-  const sent = (await sql<MessageRow>`
-    update messages m set
-      status = case when m.status = 'sending' then 'sent' else m.status end,
-      provider = ${app.provider.name},
-      provider_message_id = v.provider_message_id,
-      planned_channel = v.channel,
-      segments = v.segments,
-      encoding = v.encoding,
-      cost_units = v.cost_units,
-      sent_at = coalesce(m.sent_at, now()),
-      updated_at = now()
-    from unnest(${col((a) => a.message.id)}::uuid[], ${col((a) => a.providerMessageId)}::text[], ${col((a) => a.channel)}::text[],
-                ${col((a) => a.segments)}::int[], ${col((a) => a.encoding)}::text[], ${col((a) => a.costUnits)}::int[])
-      as v(id, provider_message_id, channel, segments, encoding, cost_units)
-    where m.id = v.id
-    returning m.*`.execute(app.db)).rows;
+  const sent = await q.recordAccepted(
+    app.db,
+    app.provider.name,
+    accepted.map((a) => ({ id: a.message.id, providerMessageId: a.providerMessageId, channel: a.channel, segments: a.segments, encoding: a.encoding, costUnits: a.costUnits })),
+  );
   const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
-  await emitEvents(app.db, app.queue!, events);
+  await emitEvents(app.db, queueOf(app), events);
 }
 
 /**
  * The channel to send on now. RCS with unknown capability asks the provider (and remembers the answer on the
  * contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails.
  */
-async function resolveChannel(app: AppContext, message: Claimed): Promise<Channel | undefined> {
+async function resolveChannel(app: AppContext, message: Claimed, sender: SenderRow): Promise<Channel | undefined> {
   const planned = message.planned_channel as Channel;
   if (planned !== 'RCS') return planned;
   let capable = message.contact_rcs_capable;
@@ -184,7 +170,7 @@ async function resolveChannel(app: AppContext, message: Claimed): Promise<Channe
   if (capable === null) {
     try {
       capable = (await app.provider.checkRcsCapability(message.contact_phone)).rcsCapable;
-      await app.db.updateTable('contacts').set({ rcs_capable: capable, rcs_checked_at: new Date() }).where('id', '=', message.contact_id).execute();
+      await contacts.setRcsCapable(app.db, message.organization_id, message.contact_id, capable, new Date());
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
       capable = false;
@@ -193,12 +179,11 @@ async function resolveChannel(app: AppContext, message: Claimed): Promise<Channe
   }
   if (capable) return 'RCS';
   if (!message.fallback_allowed) {
-    const sender = await app.db.selectFrom('sender_ids').selectAll().where('id', '=', message.sender_id).executeTakeFirstOrThrow();
     await fail(app, message, sender, 'NO_CHANNEL_AVAILABLE', 'The handset cannot receive RCS and fallback to SMS is off.');
     return undefined;
   }
   const fallback = fallbackChannelFor(message.content as unknown as SendContent);
-  await app.db.updateTable('messages').set({ planned_channel: fallback, fallback_used: true, fallback_reason: reason }).where('id', '=', message.id).execute();
+  await q.planFallback(app.db, message.organization_id, message.id, fallback, reason);
   message.fallback_reason = reason;
   return fallback;
 }
@@ -210,22 +195,11 @@ function backoffSeconds(attempt: number): number {
 
 async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: number, countsAsAttempt: boolean): Promise<void> {
   const ids = messages.map((m) => m.id);
-  await app.db
-    .updateTable('messages')
-    .set({ status: 'queued', attempts: countsAsAttempt ? sql`attempts` : sql`attempts - 1`, updated_at: sql`now()` })
-    .where('id', 'in', ids)
-    .where('status', '=', 'sending')
-    .execute();
-  await app.queue!.insert(DISPATCH_QUEUE, ids.map((messageId) => ({ data: { messageId }, startAfter: new Date(Date.now() + afterSeconds * 1000) })));
+  await q.requeueMessages(app.db, ids, countsAsAttempt);
+  await queueOf(app).insert(DISPATCH_QUEUE, ids.map((messageId) => ({ data: { messageId }, startAfter: new Date(Date.now() + afterSeconds * 1000) })));
 }
 
 export async function fail(app: AppContext, message: MessageRow, sender: SenderRow, code: string, text: string): Promise<void> {
-  const failed = await app.db
-    .updateTable('messages')
-    .set({ status: 'failed', error_code: code, error_message: text, failed_at: sql`now()`, updated_at: sql`now()` })
-    .where('id', '=', message.id)
-    .where('status', 'in', ['queued', 'held', 'sending', 'sent'])
-    .returningAll()
-    .executeTakeFirst();
-  if (failed) await emitEvent(app.db, app.queue!, messageEvent('message.failed', failed, sender));
+  const failed = await q.failMessage(app.db, message.organization_id, message.id, code, text);
+  if (failed) await emitEvent(app.db, queueOf(app), messageEvent('message.failed', failed, sender));
 }

@@ -1,12 +1,10 @@
 // Webhook payloads for message events (openapi/schemas/events.yaml: MessageStatusWebhookData). Provider
 // names and provider message ids never appear.
-import type { Selectable } from 'kysely';
 import type { components } from '../../../generated/api.d.ts';
-import type { MessagesTable } from '../../db/tables/messaging.ts';
-import { toMoney } from './pricing.ts';
+import type { MessageRow } from '../../db/queries/conversations/messages.ts';
 import type { NewEvent } from '../webhooks/events.ts';
+import { toMoney } from './pricing.ts';
 
-type MessageRow = Selectable<MessagesTable>;
 export type MessageStatusData = components['schemas']['MessageStatusWebhookData'];
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;

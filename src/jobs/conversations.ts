@@ -1,6 +1,6 @@
-// Messaging background jobs: dispatch to the provider, the carrier simulator's callbacks, and the daily
-// purge of expired Idempotency-Key records.
-import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/messaging/dispatch.ts';
+// Conversations section background jobs: dispatch to the provider, the carrier simulator's callbacks, and the
+// hourly purge of expired Idempotency-Key records.
+import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/conversations/dispatch.ts';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.ts';
 import { CarrierSimulator, deliverSimulatorCallbacks, SIMULATOR_CALLBACK_QUEUE, type CallbackJob } from '../providers/simulator.ts';
 import type { JobDefinition } from './job-definition.ts';
@@ -38,4 +38,4 @@ const idempotencyPurge: JobDefinition = {
   },
 };
 
-export const messagingJobs: JobDefinition[] = [dispatch, simulatorCallbacks, idempotencyPurge] as JobDefinition[];
+export const conversationJobs: JobDefinition[] = [dispatch, simulatorCallbacks, idempotencyPurge] as JobDefinition[];

@@ -1,0 +1,26 @@
+// SQL on contacts that the message pipeline needs: the recipient of a send, the contact behind an inbound
+// number (created when the number is new), and the RCS capability learnt at dispatch. Tenant-scoped.
+import type { Selectable } from 'kysely';
+import type { Db } from '../../database.ts';
+import type { ContactsTable } from '../../tables/contacts.ts';
+import { tenant } from '../../tenant.ts';
+
+export type ContactRow = Selectable<ContactsTable>;
+
+export function getContact(db: Db, orgId: string, id: string): Promise<ContactRow | undefined> {
+  return tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** The contact with this phone, created (no attributes, no consent) when there is none. */
+export async function ensureContactByPhone(db: Db, orgId: string, phone: string, country: string | null): Promise<{ id: string; phone: string }> {
+  await db
+    .insertInto('contacts')
+    .values({ organization_id: orgId, phone, phone_country: country, attributes: '{}' })
+    .onConflict((oc) => oc.columns(['organization_id', 'phone']).doNothing())
+    .execute();
+  return tenant(db.selectFrom('contacts'), orgId).select(['id', 'phone']).where('phone', '=', phone).executeTakeFirstOrThrow();
+}
+
+export async function setRcsCapable(db: Db, orgId: string, id: string, capable: boolean, checkedAt: Date): Promise<void> {
+  await tenant(db.updateTable('contacts'), orgId).set({ rcs_capable: capable, rcs_checked_at: checkedAt }).where('id', '=', id).execute();
+}

@@ -1,0 +1,67 @@
+// SQL of the dispatch worker. It claims and records batches of messages of any organization with the system
+// handle (AppContext.db); per-message changes still name the message's organization.
+import { sql } from 'kysely';
+import type { Db } from '../../database.ts';
+import { tenant } from '../../tenant.ts';
+import type { MessageRow } from './messages.ts';
+
+/** A claimed message, with the recipient's known RCS capability (null: unknown). */
+export type ClaimedMessage = MessageRow & { contact_rcs_capable: boolean | null };
+
+/** Claims messages for sending (queued/held/sending → sending, one more attempt) in one statement. */
+export async function claimForDispatch(db: Db, ids: string[]): Promise<ClaimedMessage[]> {
+  return (await sql<ClaimedMessage>`
+    update messages m set status = 'sending', attempts = m.attempts + 1, updated_at = now()
+    from contacts c
+    where m.id = any(${ids}::uuid[]) and m.status in ('queued', 'held', 'sending') and c.id = m.contact_id
+    returning m.*, c.rcs_capable as contact_rcs_capable`.execute(db)).rows;
+}
+
+export type AcceptedByProvider = { id: string; providerMessageId: string; channel: string; segments: number; encoding: string | null; costUnits: number };
+
+/** Records a batch of provider acceptances in one statement (a message already past `sending` keeps its status). */
+export async function recordAccepted(db: Db, provider: string, accepted: AcceptedByProvider[]): Promise<MessageRow[]> {
+  if (accepted.length === 0) return [];
+  const col = <T>(f: (a: AcceptedByProvider) => T) => accepted.map(f);
+  return (await sql<MessageRow>`
+    update messages m set
+      status = case when m.status = 'sending' then 'sent' else m.status end,
+      provider = ${provider},
+      provider_message_id = v.provider_message_id,
+      planned_channel = v.channel,
+      segments = v.segments,
+      encoding = v.encoding,
+      cost_units = v.cost_units,
+      sent_at = coalesce(m.sent_at, now()),
+      updated_at = now()
+    from unnest(${col((a) => a.id)}::uuid[], ${col((a) => a.providerMessageId)}::text[], ${col((a) => a.channel)}::text[],
+                ${col((a) => a.segments)}::int[], ${col((a) => a.encoding)}::text[], ${col((a) => a.costUnits)}::int[])
+      as v(id, provider_message_id, channel, segments, encoding, cost_units)
+    where m.id = v.id
+    returning m.*`.execute(db)).rows;
+}
+
+/** Puts claimed messages back to `queued`; an attempt that never reached the provider is given back. */
+export async function requeueMessages(db: Db, ids: string[], countsAsAttempt: boolean): Promise<void> {
+  await db
+    .updateTable('messages')
+    .set({ status: 'queued', attempts: countsAsAttempt ? sql`attempts` : sql`attempts - 1`, updated_at: sql`now()` })
+    .where('id', 'in', ids)
+    .where('status', '=', 'sending')
+    .execute();
+}
+
+/** Fails a message not yet final; undefined when it already was. */
+export function failMessage(db: Db, orgId: string, id: string, code: string, text: string): Promise<MessageRow | undefined> {
+  return tenant(db.updateTable('messages'), orgId)
+    .set({ status: 'failed', error_code: code, error_message: text, failed_at: sql`now()`, updated_at: sql`now()` })
+    .where('id', '=', id)
+    .where('status', 'in', ['queued', 'held', 'sending', 'sent'])
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** The message goes by its SMS/MMS fallback instead of RCS, for `reason`. */
+export async function planFallback(db: Db, orgId: string, id: string, channel: string, reason: string): Promise<void> {
+  await tenant(db.updateTable('messages'), orgId).set({ planned_channel: channel, fallback_used: true, fallback_reason: reason }).where('id', '=', id).execute();
+}

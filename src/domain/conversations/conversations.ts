@@ -1,0 +1,100 @@
+// Conversations: one per contact and sender, created by whatever started it (an API send, an inbound message,
+// a blast, a bot, an event or an acquisition enrollment) and reused afterwards. Reading them, their messages,
+// their 24-hour session window and their source; handing them to a human.
+import type { components } from '../../../generated/api.d.ts';
+import type { Db } from '../../db/database.ts';
+import type { Page, PageRequest } from '../../db/paging.ts';
+import * as q from '../../db/queries/conversations/conversations.ts';
+import * as messages from '../../db/queries/conversations/messages.ts';
+import { emitEvent } from '../webhooks/events.ts';
+import { found, notFound } from '../errors.ts';
+import type { Services, Tenant } from '../tenant.ts';
+import { inTenantTransaction, queueOf } from './context.ts';
+
+export type { ConversationRow, ConversationView } from '../../db/queries/conversations/conversations.ts';
+export type { MessageRow } from '../../db/queries/conversations/messages.ts';
+
+/** An inbound message opens (or extends) a session of this many hours. */
+export const SESSION_HOURS = 24;
+
+export type ConversationSource = {
+  type: 'blast' | 'bot' | 'inbound' | 'api' | 'event' | 'acquisition';
+  blastId?: string;
+  botId?: string;
+  campaignId?: string;
+};
+
+/** The conversation of (contact, sender), created with `source` when there is none; locked for the caller's transaction. */
+export function openConversation(db: Db, organizationId: string, contactId: string, senderId: string, source: ConversationSource): Promise<q.ConversationRow> {
+  return q.upsertConversation(db, organizationId, {
+    contactId,
+    senderId,
+    sourceType: source.type,
+    sourceBlastId: source.blastId ?? null,
+    sourceBotId: source.botId ?? null,
+    sourceCampaignId: source.campaignId ?? null,
+    // A conversation a bot starts is the bot's until it is handed to a human.
+    handledBy: source.type === 'bot' ? 'bot' : 'human',
+    botId: source.botId ?? null,
+  });
+}
+
+export function listConversations(tenant: Tenant, filter: q.ConversationFilter, page: PageRequest): Promise<Page<q.ConversationView>> {
+  return q.listConversations(tenant.db, tenant.organizationId, filter, page);
+}
+
+export async function getConversation(tenant: Tenant, id: string): Promise<q.ConversationView> {
+  return found(await q.getConversation(tenant.db, tenant.organizationId, id), 'Conversation');
+}
+
+/** A page of the conversation's messages, newest first; 404 when the conversation is not the organization's. */
+export async function listConversationMessages(tenant: Tenant, id: string, page: PageRequest): Promise<Page<messages.MessageRow>> {
+  await getConversation(tenant, id);
+  return messages.listConversationMessages(tenant.db, tenant.organizationId, id, page);
+}
+
+export type Session = {
+  conversation: q.ConversationView;
+  state: 'active' | 'expired' | 'none';
+  expiresAt: Date | null;
+};
+
+/** The 24-hour window opened by the last inbound message: none before any, expired once it has passed. */
+export async function conversationSession(tenant: Tenant, id: string, now = new Date()): Promise<Session> {
+  const conversation = await getConversation(tenant, id);
+  const expiresAt = conversation.last_inbound_at ? new Date(conversation.last_inbound_at.getTime() + SESSION_HOURS * 3600_000) : null;
+  const state = !expiresAt ? 'none' : expiresAt.getTime() > now.getTime() ? 'active' : 'expired';
+  return { conversation, state, expiresAt };
+}
+
+type HandoffRequest = components['schemas']['ConversationHandoffRequest'];
+
+/**
+ * Hands the conversation to a human (idempotent: `conversation.handed_off` is raised once, by the change).
+ * Bots are not built yet (their operations answer 501), so no bot of the organization can be found: 404.
+ */
+export function handoffConversation(tenant: Tenant, services: Services, id: string, body: HandoffRequest, now = new Date()): Promise<q.ConversationView> {
+  return inTenantTransaction(tenant, async (t) => {
+    const c = await getConversation(t, id);
+    if (body.to === 'bot') throw notFound('Bot');
+    const changed = await q.handOffToHuman(t.db, t.organizationId, c.id);
+    if (changed) {
+      await emitEvent(t.db, queueOf(services), {
+        organizationId: t.organizationId,
+        type: 'conversation.handed_off',
+        data: {
+          conversationId: c.id,
+          senderIdId: c.sender_id,
+          contactId: c.contact_id,
+          contactPhone: c.contact_phone,
+          channel: (c.session_channel as components['schemas']['Channel'] | null) ?? 'SMS',
+          botId: c.bot_id,
+          initiatedBy: 'API',
+          reason: body.note ?? null,
+          handedOffAt: now.toISOString(),
+        },
+      });
+    }
+    return getConversation(t, c.id);
+  });
+}

@@ -1,0 +1,130 @@
+// Conversations section: stored rows → the document's shapes. Provider names and provider message ids are
+// never part of them.
+import type { components } from '../../../generated/api.d.ts';
+import type { ConversationView } from '../../db/queries/conversations/conversations.ts';
+import type { MessageRow } from '../../db/queries/conversations/messages.ts';
+import type { Session } from './conversations.ts';
+import type { Preview } from './preview.ts';
+import { toMoney } from './pricing.ts';
+import type { Rendering } from './render.ts';
+
+type S = components['schemas'];
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+export function toMessage(m: MessageRow): S['Message'] {
+  return {
+    id: m.id,
+    conversationId: m.conversation_id,
+    contactId: m.contact_id,
+    contactPhone: m.contact_phone,
+    senderId: m.sender_id,
+    direction: m.direction as S['Direction'],
+    requestedChannel: (m.requested_channel as S['Channel'] | null) ?? null,
+    channel: (m.channel as S['Channel'] | null) ?? null,
+    fallbackUsed: m.fallback_used,
+    fallbackReason: m.fallback_reason as S['FallbackReason'],
+    messageType: (m.message_type as S['MessageType'] | null) ?? null,
+    status: m.status as S['MessageStatus'],
+    content: m.content as S['MessageContent'],
+    segments: m.segments,
+    cost: m.cost_units === null || m.direction === 'inbound' ? null : toMoney(m.cost_units),
+    error: m.error_code ? { code: m.error_code, message: m.error_message ?? m.error_code } : null,
+    heldUntil: iso(m.held_until),
+    createdAt: m.created_at.toISOString(),
+    sentAt: iso(m.sent_at),
+    deliveredAt: iso(m.delivered_at),
+    readAt: iso(m.read_at),
+    revokedAt: iso(m.revoked_at),
+  };
+}
+
+/** An accepted outbound message (sendMessage, sendConversationMessage). */
+export function toSendResult(m: MessageRow): S['MessageSendResult'] {
+  return {
+    messageId: m.id,
+    conversationId: m.conversation_id,
+    contactId: m.contact_id,
+    senderId: m.sender_id,
+    status: m.status as S['MessageSendResult']['status'],
+    requestedChannel: m.requested_channel as S['Channel'],
+    plannedChannel: m.planned_channel as S['Channel'],
+    fallbackUsed: m.fallback_used,
+    fallbackReason: m.fallback_reason as S['FallbackReason'],
+    messageType: m.message_type as S['MessageType'],
+    segments: m.segments,
+    encoding: m.encoding as S['MessageSendResult']['encoding'],
+    estimatedCost: toMoney(m.estimated_cost_units ?? 0),
+    heldUntil: iso(m.held_until),
+    createdAt: m.created_at.toISOString(),
+  };
+}
+
+export function toRevokeResult(m: MessageRow): S['RevokeMessageResult'] {
+  return { messageId: m.id, status: 'revoked', revokedAt: m.revoked_at!.toISOString() };
+}
+
+function toPreviewRendering(r: Rendering, role: 'primary' | 'fallback'): S['MessagePreviewRendering'] {
+  return {
+    channel: r.channel,
+    role,
+    body: r.body,
+    title: r.title,
+    mediaUrl: r.mediaUrl,
+    actions: r.actions,
+    replies: r.replies,
+    segments: r.segments,
+    encoding: r.encoding,
+    characters: r.characters,
+    cost: toMoney(r.costUnits),
+    warnings: r.warnings,
+  };
+}
+
+export function toMessagePreview(p: Preview): S['MessagePreview'] {
+  return {
+    requestedChannel: p.requestedChannel,
+    plannedChannel: p.plannedChannel,
+    renderings: p.renderings.map(({ rendering, role }) => toPreviewRendering(rendering, role)),
+    warnings: p.warnings,
+  };
+}
+
+export function toConversation(c: ConversationView): S['Conversation'] {
+  return {
+    id: c.id,
+    contactId: c.contact_id,
+    contactPhone: c.contact_phone,
+    senderId: c.sender_id,
+    status: c.status as 'open' | 'closed',
+    handledBy: c.handled_by as 'bot' | 'human',
+    botId: c.bot_id,
+    source: c.source_type as S['ConversationSourceType'],
+    lastMessageAt: iso(c.last_message_at),
+    lastMessagePreview: c.last_message_preview,
+    unreadCount: Number(c.unread_count),
+    createdAt: c.created_at.toISOString(),
+  };
+}
+
+export function toConversationSession({ conversation: c, state, expiresAt }: Session): S['ConversationSession'] {
+  return {
+    conversationId: c.id,
+    channel: (c.session_channel as S['Channel'] | null) ?? null,
+    state,
+    startedAt: iso(c.session_started_at),
+    expiresAt: iso(expiresAt),
+    lastInboundAt: iso(c.last_inbound_at),
+  };
+}
+
+export function toConversationSource(c: ConversationView): S['ConversationSource'] {
+  return {
+    conversationId: c.id,
+    type: c.source_type as S['ConversationSourceType'],
+    blastId: c.source_blast_id,
+    botId: c.source_bot_id,
+    campaignId: c.source_campaign_id,
+    firstMessageId: c.first_message_id ?? c.id,
+    startedAt: c.created_at.toISOString(),
+  };
+}

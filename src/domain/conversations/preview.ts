@@ -1,0 +1,50 @@
+// previewMessage: how a message would look and cost on its channel and on the SMS/MMS fallback, and, for a
+// contact, the channel a send would use first and what the compliance gate would say. Nothing is stored.
+import type { components } from '../../../generated/api.d.ts';
+import * as contacts from '../../db/queries/conversations/contacts.ts';
+import { evaluateCompliance } from '../compliance/gate.ts';
+import { found } from '../errors.ts';
+import type { Tenant } from '../tenant.ts';
+import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
+import { assertChannelAccepts, planChannel, textOf } from './send.ts';
+
+type PreviewRequest = components['schemas']['MessagePreviewRequest'];
+
+export type Preview = {
+  requestedChannel: Channel;
+  plannedChannel: Channel | null;
+  renderings: Array<{ role: 'primary' | 'fallback'; rendering: Rendering }>;
+  warnings: Warning[];
+};
+
+export async function previewMessage(tenant: Tenant, body: PreviewRequest, now = new Date()): Promise<Preview> {
+  const requested = body.channelType ?? 'RCS';
+  const fallbackAllowed = body.fallbackToSms ?? true;
+  assertChannelAccepts(requested, body.content);
+  const renderings: Preview['renderings'] = [{ role: 'primary', rendering: render(requested, body.content) }];
+  if ((requested === 'RCS' || requested === 'CHATAPP') && fallbackAllowed) {
+    renderings.push({ role: 'fallback', rendering: render(fallbackChannelFor(body.content), body.content) });
+  }
+
+  const warnings: Warning[] = [];
+  let plannedChannel: Channel | null = null;
+  if (body.contactId) {
+    const contact = found(await contacts.getContact(tenant.db, tenant.organizationId, body.contactId), 'Contact');
+    const plan = planChannel(requested, body.content, contact.rcs_capable, fallbackAllowed, false);
+    plannedChannel = plan?.planned ?? null;
+    if (!plan) warnings.push({ code: 'NO_CHANNEL_AVAILABLE', message: 'No channel can carry this message to the contact with the current settings.' });
+    if (requested === 'RCS' && contact.rcs_capable === null) {
+      warnings.push({ code: 'CAPABILITY_UNKNOWN', message: "The contact's RCS capability is unknown: RCS is attempted, the fallback used if it is not delivered." });
+    }
+    const verdict = await evaluateCompliance({
+      db: tenant.db,
+      organizationId: tenant.organizationId,
+      contact,
+      messageType: body.messageType ?? 'MARKETING',
+      content: textOf(body.content),
+      now,
+    });
+    for (const reason of verdict.reasons) warnings.push({ code: reason.code, message: reason.message });
+  }
+  return { requestedChannel: requested, plannedChannel, renderings, warnings };
+}

@@ -1,0 +1,31 @@
+// revokeMessage: withdraws an outbound message that has not reached the handset — any message not yet sent,
+// or an RCS message in flight that the carrier can still withdraw. Revoking twice answers the same.
+import * as messages from '../../db/queries/conversations/messages.ts';
+import { conflict, found } from '../errors.ts';
+import type { Services, Tenant } from '../tenant.ts';
+import { emitEvent } from '../webhooks/events.ts';
+import { inTenantTransaction, queueOf } from './context.ts';
+import { messageEvent } from './message-events.ts';
+
+export async function revokeMessage(tenant: Tenant, services: Services, id: string): Promise<messages.MessageRow> {
+  const message = found(await messages.getMessage(tenant.db, tenant.organizationId, id), 'Message');
+  if (message.status === 'revoked') return message;
+  const notYetSent = message.status === 'queued' || message.status === 'held';
+  const rcsInFlight = (message.status === 'sending' || message.status === 'sent') && message.planned_channel === 'RCS';
+  if (message.direction !== 'outbound' || !(notYetSent || rcsInFlight)) {
+    throw conflict(
+      'INVALID_STATE',
+      `A ${message.direction} message in status ${message.status} on ${message.planned_channel ?? 'no channel'} cannot be revoked; only undelivered RCS messages (or any message not yet sent) can.`,
+    );
+  }
+  // The carrier is asked first (outside any transaction): once it has delivered, nothing changes here.
+  if (rcsInFlight && message.provider_message_id && !(await services.provider.revoke(message.provider_message_id))) {
+    throw conflict('INVALID_STATE', 'The carrier has already delivered this message.');
+  }
+  return inTenantTransaction(tenant, async ({ db, organizationId }) => {
+    const revoked = await messages.revokeMessage(db, organizationId, message.id, message.status);
+    if (!revoked) throw conflict('INVALID_STATE', 'The message changed state while being revoked; read it again.');
+    await emitEvent(db, queueOf(services), messageEvent('message.revoked', revoked, { id: revoked.sender_id }));
+    return revoked;
+  });
+}

@@ -1,0 +1,160 @@
+// Inbound messages as carriers deliver them: signed POSTs to /provider-callbacks/PROVIDER_A (what the carrier
+// simulator's job sends). Ingestion is one transaction (message, keyword, consent, events, the reply's dispatch
+// job), and the route answers with carrier semantics: 2xx once stored, retries idempotent, never an API
+// ErrorResponse.
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signCallback, simulatorSecret } from '../src/providers/simulator.ts';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+let senderNumber: string;
+let seq = 0;
+
+beforeAll(async () => {
+  // No workers: webhook deliveries stay queued, so the stored events can be counted.
+  srv = await startTestServer({ config: { webhookAllowPrivate: true } });
+  org = await srv.newOrg('Inbound org');
+  const hook = await call(srv, 'POST', '/v1/webhook-endpoints', {
+    key: org.apiKey.secret,
+    body: { url: 'http://127.0.0.1:9/hooks', events: ['message.received', 'contact.opted_out'] },
+  });
+  expect(hook.status).toBe(201);
+  senderNumber = (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()).phone_number!;
+});
+afterAll(() => srv.close());
+
+const phone = () => `+1415555${String(9000 + ++seq).padStart(4, '0')}`;
+
+const inbound = (from: string, text: string) => ({
+  type: 'inbound',
+  providerMessageId: `SIMIN${randomUUID().replaceAll('-', '')}`,
+  from,
+  to: senderNumber,
+  channel: 'SMS',
+  text,
+  at: new Date().toISOString(),
+});
+
+/** POSTs `payload` as the carrier does: the exact bytes, signed. */
+async function deliver(payload: unknown): Promise<{ status: number; text: string }> {
+  const body = typeof payload === 'string' ? payload : JSON.stringify(payload);
+  const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), body) },
+    body,
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** A carrier's answer is never the public API's ErrorResponse ({code, message, requestId}). */
+function expectCarrierAnswer(res: { text: string }) {
+  if (!res.text) return;
+  const body = JSON.parse(res.text) as Record<string, unknown>;
+  expect(body).not.toHaveProperty('code');
+  expect(body).not.toHaveProperty('requestId');
+}
+
+const events = (type: string) =>
+  srv.context.db.selectFrom('webhook_events').select('body').where('organization_id', '=', org.organizationId).where('type', '=', type).execute();
+
+async function stateOf(from: string) {
+  const db = srv.context.db;
+  const messages = await db.selectFrom('messages').select(['direction', 'origin', 'status']).where('organization_id', '=', org.organizationId).where('contact_phone', '=', from).orderBy('created_at').execute();
+  const optedOut = await db.selectFrom('opt_outs').select('phone').where('organization_id', '=', org.organizationId).where('phone', '=', from).executeTakeFirst();
+  const consent = await db.selectFrom('consent_events').select(['action', 'keyword']).where('organization_id', '=', org.organizationId).where('phone', '=', from).execute();
+  const optedOutEvents = (await events('contact.opted_out')).filter((e) => e.body.includes(from));
+  const receivedEvents = (await events('message.received')).filter((e) => e.body.includes(from));
+  return { messages: messages.map((m) => `${m.direction}:${m.origin}:${m.status}`), optedOut: Boolean(optedOut), consent, optedOutEvents: optedOutEvents.length, receivedEvents: receivedEvents.length };
+}
+
+describe('inbound STOP', () => {
+  it('is stored with its opt-out, its events and the confirmation in one go', async () => {
+    const from = phone();
+    const res = await deliver(inbound(from, 'STOP'));
+    expect(res.status).toBe(204);
+    // No waiting: everything committed with the message, before the carrier got its answer.
+    expect(await stateOf(from)).toEqual({
+      messages: ['inbound:inbound:received', 'outbound:keyword_reply:queued'],
+      optedOut: true,
+      consent: [{ action: 'OPT_OUT', keyword: 'STOP' }],
+      optedOutEvents: 1,
+      receivedEvents: 1,
+    });
+  });
+
+  it('while the sender is SUSPENDED: the carrier gets 2xx, contact.opted_out is emitted once, a retry is harmless', async () => {
+    const from = phone();
+    await srv.context.db.updateTable('sender_ids').set({ status: 'SUSPENDED' }).where('id', '=', org.senderId).execute();
+    try {
+      const payload = inbound(from, 'Stop.');
+      const first = await deliver(payload);
+      expect(first.status).toBeGreaterThanOrEqual(200);
+      expect(first.status).toBeLessThan(300);
+      expectCarrierAnswer(first);
+      const expected = {
+        messages: ['inbound:inbound:received'], // the confirmation cannot go from a suspended sender (logged)
+        optedOut: true,
+        consent: [{ action: 'OPT_OUT', keyword: 'STOP' }],
+        optedOutEvents: 1,
+        receivedEvents: 1,
+      };
+      expect(await stateOf(from)).toEqual(expected);
+
+      const retry = await deliver(payload);
+      expect(retry.status).toBeGreaterThanOrEqual(200);
+      expect(retry.status).toBeLessThan(300);
+      expect(await stateOf(from)).toEqual(expected);
+    } finally {
+      await srv.context.db.updateTable('sender_ids').set({ status: 'ACTIVE' }).where('id', '=', org.senderId).execute();
+    }
+  });
+
+  it('stores nothing when ingestion fails half-way (the carrier is told to retry), and everything on the retry', async () => {
+    const from = phone();
+    // A failure inside the keyword's consent write, after the message itself was written.
+    const fn = sql.raw(`test_fail_consent_${randomUUID().replaceAll('-', '')}`);
+    await sql`create function ${fn}() returns trigger language plpgsql as $$
+      begin if new.phone = ${sql.lit(from)} then raise exception 'simulated failure'; end if; return new; end $$`.execute(srv.context.db);
+    await sql`create trigger ${fn} before insert on consent_events for each row execute function ${fn}()`.execute(srv.context.db);
+    const payload = inbound(from, 'STOP');
+    try {
+      const failed = await deliver(payload);
+      expect(failed.status).toBeGreaterThanOrEqual(500);
+      expectCarrierAnswer(failed);
+      expect(await stateOf(from)).toEqual({ messages: [], optedOut: false, consent: [], optedOutEvents: 0, receivedEvents: 0 });
+    } finally {
+      await sql`drop trigger ${fn} on consent_events`.execute(srv.context.db);
+      await sql`drop function ${fn}()`.execute(srv.context.db);
+    }
+    const retried = await deliver(payload);
+    expect(retried.status).toBe(204);
+    expect(await stateOf(from)).toMatchObject({ messages: ['inbound:inbound:received', 'outbound:keyword_reply:queued'], optedOut: true, optedOutEvents: 1, receivedEvents: 1 });
+  });
+});
+
+describe('carrier semantics', () => {
+  it('answers a signed body that is not a callback with 400 in the carrier’s terms, never an ErrorResponse', async () => {
+    for (const body of ['{not json', 'null', '{"type":"nope"}', '[{"type":"inbound"}, 7]']) {
+      const res = await deliver(body);
+      expect(res.status, body).toBe(400);
+      expectCarrierAnswer(res);
+    }
+  });
+
+  it('refuses a bad signature (401) and an unknown provider (404) in the carrier’s terms', async () => {
+    const bad = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-provider-signature': '0'.repeat(64) }, body: '{}' });
+    expect(bad.status).toBe(401);
+    expectCarrierAnswer({ text: await bad.text() });
+    const unknown = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_Z`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(unknown.status).toBe(404);
+    expectCarrierAnswer({ text: await unknown.text() });
+  });
+
+  it('answers 2xx for a number no sender owns (nothing to retry)', async () => {
+    const res = await deliver({ ...inbound(phone(), 'hello'), to: '+447700900999' });
+    expect(res.status).toBe(204);
+  });
+});
