@@ -15,6 +15,7 @@ import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
 import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
 import { createEndpoint } from '../src/domain/webhooks/endpoints.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
 import { emitEvents, envelopeBody, type NewEvent } from '../src/domain/webhooks/events.ts';
 import { DELIVERY_QUEUE, type DeliveryJob } from '../src/domain/webhooks/queue.ts';
 import { signedHeaders } from '../src/domain/webhooks/signing.ts';
@@ -76,7 +77,7 @@ async function bare(url: string, n: number, data: object): Promise<number> {
 async function engine(runtime: Runtime, url: string, n: number): Promise<{ perSecond: number; emitMs: number }> {
   const { db, queue, document } = runtime.context;
   const org = await createOrganization(db, document, `Webhook bench ${randomUUID()}`);
-  const { row: endpoint } = await createEndpoint(db, org.organizationId, { url, events: ['message.delivered'] }, true);
+  const { row: endpoint } = await createEndpoint(await tenantFor(runtime.context, org.organizationId), runtime.context, { url, events: ['message.delivered'] });
   const data = (document as any).components.schemas.MessageDeliveredWebhookEvent.examples[0].data; // the documented example
   const events: NewEvent[] = Array.from({ length: n }, () => ({ organizationId: org.organizationId, type: 'message.delivered', data: { ...data, messageId: randomUUID() } }));
   const t0 = performance.now();

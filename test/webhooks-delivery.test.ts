@@ -9,12 +9,13 @@ import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { Ajv } from 'ajv';
+import { sql } from 'kysely';
 import addFormats from 'ajv-formats';
 import { PgBoss } from 'pg-boss';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { inTransaction } from '../src/db/database.ts';
-import { runDeliveryJob } from '../src/domain/webhooks/attempts.ts';
+import { runDeliveryBatch, runDeliveryJob } from '../src/domain/webhooks/attempts.ts';
 import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
 import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
 import { emitEvent, emitEvents, type NewEvent } from '../src/domain/webhooks/events.ts';
@@ -328,6 +329,50 @@ describe('retries', () => {
     await runDeliveryJob(srv.context, { organizationId: 'b0b0b0b0-0000-4000-8000-000000000000', deliveryId: row.id, attempt: 2 }); // another tenant
     expect(requestsTo(new URL(ep.url).pathname)).toHaveLength(1);
     expect((await attempts(ep.id)).data).toHaveLength(1);
+  });
+});
+
+describe('concurrent recording', () => {
+  // Two recordings (two workers' batches, or a worker and a PATCH) each lock endpoints, then deliveries. They used
+  // to take them in different orders (a batch reset the streak of its succeeding endpoints before locking its
+  // failing ones in id order): two batches could deadlock, one was aborted, and pg-boss ran it again — its
+  // receivers got every event of the batch a second time.
+  it('locks the endpoints of a batch in id order, before anything else, so recordings never deadlock', async () => {
+    restoreTuning = tuneWebhooksForTests({ retryDelaysMs: [] });
+    const [low, high] = [await endpoint(path('ok')), await endpoint(path('ok'))].sort((x, y) => (x.id < y.id ? -1 : 1));
+    await call(srv, 'PATCH', `/v1/webhook-endpoints/${low!.id}`, { key: org.apiKey.secret, body: { url: `${base}${path('fail')}` } });
+    await srv.context.db.updateTable('webhook_endpoints').set({ consecutive_failures: 3 }).where('id', '=', high!.id).execute();
+    // Deliveries without jobs: this test runs the batch itself.
+    await emitEvent(srv.context.db, { insert: async () => [] } as unknown as PgBoss, delivered());
+    const deliveries = await srv.context.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', 'in', [low!.id, high!.id]).execute();
+    expect(deliveries).toHaveLength(2);
+    const jobs = deliveries.map((d) => ({ organizationId: org.organizationId, deliveryId: d.id, attempt: 1 }));
+    const waiting = async () =>
+      Number(
+        (
+          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+            where datname = current_database() and wait_event_type = 'Lock' and query like '%webhook_endpoints%'`.execute(srv.context.db)
+        ).rows[0]!.n,
+      );
+
+    let outcome: unknown;
+    // Another recording holds `low` and then takes `high`, as the lock order allows.
+    await srv.context.db.transaction().execute(async (tx) => {
+      await sql`select id from webhook_endpoints where id = ${low!.id} for no key update`.execute(tx);
+      const batch = runDeliveryBatch(srv.context, jobs).then(
+        () => 'recorded',
+        (error: unknown) => error,
+      );
+      await until(waiting, (n) => n > 0, 'the batch to wait for the held endpoint');
+      await sql`set local lock_timeout = '5s'`.execute(tx);
+      await sql`select id from webhook_endpoints where id = ${high!.id} for no key update`.execute(tx);
+      outcome = batch;
+    });
+    expect(await outcome).toBe('recorded');
+    expect(await getEndpoint(low!.id)).toMatchObject({ consecutiveFailures: 1, isActive: true });
+    expect(await getEndpoint(high!.id)).toMatchObject({ consecutiveFailures: 0, isActive: true });
+    expect((await attempts(low!.id)).data).toMatchObject([{ success: false, statusCode: 500 }]);
+    expect((await attempts(high!.id)).data).toMatchObject([{ success: true }]);
   });
 });
 

@@ -1,14 +1,18 @@
-// The message report: its time window, its rows (JSON) and its CSV (the same rows, `cost` split into cost and
-// currency). Provider names and ids never reach a row: the query does not select them.
-import type { components } from '../../../generated/api.d.ts';
-import type { MessageReportDbRow } from '../../db/queries/message-report.ts';
-import { toCsv, type CsvValue } from '../../lib/csv.ts';
-import { toMoney } from '../messaging/pricing.ts';
+// The message report (GET /v1/reports/messages): its time window, its defaults and its rows, limit + 1 read so
+// that `hasMore` is known. Provider names and ids never reach a row: the query does not select them. The rows'
+// JSON and CSV shapes are in mappers.ts.
+import type { operations } from '../../../generated/api.d.ts';
+import { messageReportRows, type MessageReportDbRow } from '../../db/queries/analytics/message-report.ts';
+import { invalidField } from '../errors.ts';
+import type { Tenant } from '../tenant.ts';
 
-type Schemas = components['schemas'];
-export type MessageReportRow = Schemas['MessageReportRow'];
+export type { MessageReportDbRow };
+
+/** The operation's query parameters, as validated against the document. */
+export type MessageReportParams = NonNullable<operations['getMessageReport']['parameters']['query']>;
 
 export const DEFAULT_WINDOW_DAYS = 30;
+export const DEFAULT_LIMIT = 100;
 const DAY_MS = 86_400_000;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -47,49 +51,30 @@ function parseInstant(s: unknown): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
-export function toReportRow(r: MessageReportDbRow): MessageReportRow {
-  return {
-    messageId: r.id,
-    kind: r.direction === 'inbound' ? 'mo' : 'mdr',
-    direction: r.direction as MessageReportRow['direction'],
-    createdAt: r.created_at.toISOString(),
-    receiptAt: r.receipt_at?.toISOString() ?? null,
-    contactId: r.contact_id,
-    contactPhone: r.contact_phone,
-    senderId: r.sender_id,
-    programId: r.program_id,
-    brand: r.brand,
-    campaign: r.campaign,
-    carrier: r.carrier,
-    channel: r.requested_channel as MessageReportRow['channel'],
-    actualChannel: r.channel as MessageReportRow['actualChannel'],
-    fallback: r.is_fallback ? 'fallback' : 'primary',
-    fallbackReason: r.fallback_reason as MessageReportRow['fallbackReason'],
-    messageType: r.message_type as MessageReportRow['messageType'],
-    status: r.status as MessageReportRow['status'],
-    errorCode: r.error_code,
-    segments: r.segments,
-    cost: r.cost_units === null ? null : toMoney(r.cost_units),
-    // Blasts are not built yet: no message belongs to one.
-    blastId: null,
-    conversationId: r.conversation_id,
-  };
-}
-
 /**
- * CSV columns: the row's fields in order, `cost` split into `cost` (amount) and `currency`. Written by the shared
- * writer (src/lib/csv.ts), which neutralises formula-like strings (an error code `=HYPERLINK(…)` becomes
- * `'=HYPERLINK(…)`); `segments` is a number and the amount a plain decimal, both left as they are.
+ * The organization's message records in the window, filtered and sorted: at most `limit` rows (default 100) and
+ * whether more matched. 400 on `query.start` / `query.end` when the window is not one.
  */
-export const MESSAGE_REPORT_COLUMNS = [
-  'messageId', 'kind', 'direction', 'createdAt', 'receiptAt', 'contactId', 'contactPhone', 'senderId', 'programId',
-  'brand', 'campaign', 'carrier', 'channel', 'actualChannel', 'fallback', 'fallbackReason', 'messageType', 'status',
-  'errorCode', 'segments', 'cost', 'currency', 'blastId', 'conversationId',
-] as const;
-
-export function messageReportCsv(rows: readonly MessageReportRow[]): string {
-  return toCsv(
-    MESSAGE_REPORT_COLUMNS,
-    rows.map((r): Record<string, CsvValue> => ({ ...r, cost: r.cost?.amount ?? null, currency: r.cost?.currency ?? null })),
-  );
+export async function getMessageReport(tenant: Tenant, query: MessageReportParams, now = new Date()): Promise<{ rows: MessageReportDbRow[]; hasMore: boolean }> {
+  const range = reportWindow(query, now);
+  if (!range.ok) throw invalidField(range.field, range.message);
+  const limit = query.limit ?? DEFAULT_LIMIT;
+  const kind = query.kind ?? 'all';
+  const rows = await messageReportRows(tenant.db, tenant.organizationId, {
+    ...range.window,
+    direction: kind === 'mo' ? 'inbound' : kind === 'mdr' ? 'outbound' : undefined,
+    status: query.status,
+    senderId: query.senderId,
+    carrier: query.carrier,
+    brand: query.brand,
+    campaign: query.campaign,
+    programId: query.programId,
+    channel: query.channel,
+    actualChannel: query.actualChannel,
+    fallback: query.fallback,
+    sort: query.sort ?? 'createdAt',
+    dir: query.dir ?? 'desc',
+    limit: limit + 1,
+  });
+  return { rows: rows.slice(0, limit), hasMore: rows.length > limit };
 }

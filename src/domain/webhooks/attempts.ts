@@ -7,23 +7,35 @@
 // receiver may see an event twice (same `webhook-id`, as documented); an attempt already recorded is never made
 // again.
 //
+// Every recording transaction locks the endpoints concerned first (organization by organization in id order,
+// endpoints in id order), then their deliveries: the order PATCH …/{id} takes too (endpoint, then its pending
+// deliveries), so two workers, or a worker and a PATCH, never wait on each other in a circle.
+//
 // sendTestDelivery (POST …/test): one synchronous attempt, recorded with `test: true`, never retried, and it does
-// not touch the endpoint's state.
+// not touch the endpoint's state. listDeliveries: the endpoint's attempt log (GET …/deliveries).
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
-import * as q from '../../db/queries/webhooks.ts';
+import type { Page, PageRequest } from '../../db/paging.ts';
+import * as attemptsQ from '../../db/queries/webhooks/attempts.ts';
+import * as deliveriesQ from '../../db/queries/webhooks/deliveries.ts';
+import * as endpointsQ from '../../db/queries/webhooks/endpoints.ts';
 import type { WebhookDisabledReason } from '../../db/tables/webhooks.ts';
+import { found, notFound } from '../errors.ts';
+import type { Services, Tenant } from '../tenant.ts';
 import { postEnvelope, type AttemptOutcome } from './deliver.ts';
 import { envelopeBody } from './events.ts';
 import { enqueueAttempts, type DeliveryJob } from './queue.ts';
 import { retryDelayMs } from './retry-schedule.ts';
 import { AUTO_DISABLE_AFTER, webhookTuning } from './tuning.ts';
 
+export type { WebhookAttemptRow } from '../../db/queries/webhooks/attempts.ts';
+
 /** How many requests of one batch are in flight at once. */
 const BATCH_CONCURRENCY = 50;
 
-type Due = { job: DeliveryJob; delivery: q.DeliveryForAttempt };
+type Delivery = deliveriesQ.DeliveryForAttempt;
+type Due = { job: DeliveryJob; delivery: Delivery };
 type Done = Due & { outcome: AttemptOutcome; nextRetryAt: Date | null; gone: boolean };
 type Retry = { job: DeliveryJob; startAfter: Date };
 
@@ -52,36 +64,36 @@ function attemptFields(outcome: AttemptOutcome) {
 }
 
 /** The deliveries the jobs ask for, minus those already done, cancelled or deleted; inactive endpoints' to cancel. */
-async function loadDue(db: Db, jobs: DeliveryJob[]): Promise<{ due: Due[]; cancel: Map<string, string[]> }> {
+async function loadDue(db: Db, jobs: DeliveryJob[]): Promise<{ due: Due[]; cancel: Due[] }> {
   const due: Due[] = [];
-  const cancel = new Map<string, string[]>();
+  const cancel: Due[] = [];
   for (const [organizationId, group] of Map.groupBy(jobs, (j) => j.organizationId)) {
-    const rows = await q.deliveriesForAttempts(db, organizationId, group.map((j) => j.deliveryId));
+    const rows = await deliveriesQ.deliveriesForAttempts(db, organizationId, group.map((j) => j.deliveryId));
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const job of group) {
       const delivery = byId.get(job.deliveryId);
       // Deleted endpoint (cascade), finished or cancelled delivery, or an attempt an earlier run already recorded.
       if (!delivery || delivery.status !== 'pending' || delivery.attempts !== job.attempt - 1) continue;
-      if (delivery.is_active) due.push({ job, delivery });
-      else cancel.set(organizationId, [...(cancel.get(organizationId) ?? []), delivery.id]);
+      (delivery.is_active ? due : cancel).push({ job, delivery });
     }
   }
   return { due, cancel };
 }
 
+type EndpointState = { id: string; is_active: boolean; consecutive_failures: number };
+
 /**
  * Applies successes (streak reset) and final failures (streak + 1; disable at AUTO_DISABLE_AFTER, or at once on
- * 410 Gone) in completion order. Test events do not count. Returns the endpoints disabled now.
+ * 410 Gone) in completion order, on endpoints the caller has locked. Test events do not count. Returns the
+ * endpoints disabled now.
  */
-async function updateStreaks(tx: Db, organizationId: string, done: Done[]): Promise<Set<string>> {
+async function updateStreaks(tx: Db, organizationId: string, states: EndpointState[], done: Done[]): Promise<Set<string>> {
   const counted = done.filter((d) => !d.delivery.test && (d.outcome.success || !d.nextRetryAt));
   const byEndpoint = Map.groupBy(counted, (d) => d.delivery.endpoint_id);
-  const failing = [...byEndpoint].filter(([, items]) => items.some((i) => !i.outcome.success)).map(([id]) => id);
-  await q.resetStreaks(tx, organizationId, [...byEndpoint.keys()].filter((id) => !failing.includes(id)));
   const disabled = new Set<string>();
-  if (!failing.length) return disabled;
-  for (const state of await q.lockEndpointStates(tx, organizationId, failing)) {
-    const items = byEndpoint.get(state.id)!.sort((a, b) => a.outcome.completedAt.getTime() - b.outcome.completedAt.getTime());
+  for (const state of states) {
+    const items = byEndpoint.get(state.id)?.sort((a, b) => a.outcome.completedAt.getTime() - b.outcome.completedAt.getTime());
+    if (!items) continue;
     let streak = state.consecutive_failures;
     let disable: WebhookDisabledReason | null = null;
     for (const item of items) {
@@ -94,15 +106,20 @@ async function updateStreaks(tx: Db, organizationId: string, done: Done[]): Prom
       else if (state.is_active && streak >= AUTO_DISABLE_AFTER) disable = 'consecutive_failures';
       if (disable) break;
     }
-    await q.setEndpointState(tx, organizationId, state.id, { consecutiveFailures: streak, disable });
+    if (streak === state.consecutive_failures && !disable) continue; // nothing changed: no write
+    await endpointsQ.setEndpointState(tx, organizationId, state.id, { consecutiveFailures: streak, disable });
     if (disable) disabled.add(state.id);
   }
   return disabled;
 }
 
-/** Records one organization's finished attempts; returns the retries to queue. */
-async function recordOutcomes(tx: Db, organizationId: string, done: Done[]): Promise<Retry[]> {
-  const advanced = await q.advanceDeliveries(
+/** Records one organization's finished attempts and cancellations; returns the retries to queue. */
+async function recordOutcomes(tx: Db, organizationId: string, done: Done[], cancel: Due[]): Promise<Retry[]> {
+  // The endpoints first (id order), then their deliveries: see the head of this file.
+  const endpointIds = [...new Set([...done, ...cancel].map((d) => d.delivery.endpoint_id))];
+  const states = await endpointsQ.lockEndpointStates(tx, organizationId, endpointIds);
+  await deliveriesQ.cancelDeliveries(tx, organizationId, cancel.map((d) => d.delivery.id));
+  const advanced = await deliveriesQ.advanceDeliveries(
     tx,
     organizationId,
     done.map((d) => ({
@@ -113,8 +130,8 @@ async function recordOutcomes(tx: Db, organizationId: string, done: Done[]): Pro
     })),
   );
   const recorded = done.filter((d) => advanced.has(d.delivery.id));
-  const disabled = await updateStreaks(tx, organizationId, recorded);
-  for (const endpointId of disabled) await q.cancelPendingDeliveries(tx, organizationId, endpointId);
+  const disabled = await updateStreaks(tx, organizationId, states, recorded);
+  for (const endpointId of disabled) await deliveriesQ.cancelPendingDeliveries(tx, organizationId, endpointId);
   const retries: Retry[] = [];
   const rows = recorded.map((d) => {
     const nextRetryAt = d.nextRetryAt && !disabled.has(d.delivery.endpoint_id) ? d.nextRetryAt : null;
@@ -131,11 +148,14 @@ async function recordOutcomes(tx: Db, organizationId: string, done: Done[]): Pro
       next_retry_at: nextRetryAt,
     };
   });
-  await q.insertAttempts(tx, organizationId, rows);
+  await attemptsQ.insertAttempts(tx, organizationId, rows);
   return retries;
 }
 
-/** Makes the attempts of a fetched batch of jobs and records them. Throws only when the database fails. */
+/**
+ * Makes the attempts of a fetched batch of jobs and records them. Throws only when the database fails. Crosses
+ * organizations: runs on the system handle (`app.db`), each query naming the organization of its jobs.
+ */
 export async function runDeliveryBatch(app: AppContext, jobs: DeliveryJob[]): Promise<void> {
   const { due, cancel } = await loadDue(app.db, jobs);
   const tuning = webhookTuning();
@@ -153,12 +173,14 @@ export async function runDeliveryBatch(app: AppContext, jobs: DeliveryJob[]): Pr
     const delay = outcome.success || gone || item.delivery.test ? null : retryDelayMs(item.job.attempt, tuning);
     return { ...item, outcome, gone, nextRetryAt: delay === null ? null : new Date(outcome.completedAt.getTime() + delay) };
   });
-  if (!done.length && !cancel.size) return;
+  if (!done.length && !cancel.length) return;
+  const doneByOrg = Map.groupBy(done, (d) => d.job.organizationId);
+  const cancelByOrg = Map.groupBy(cancel, (d) => d.job.organizationId);
+  const organizations = [...new Set([...doneByOrg.keys(), ...cancelByOrg.keys()])].sort();
   await inTransaction(app.db, async (tx) => {
-    for (const [organizationId, ids] of cancel) await q.cancelDeliveries(tx, organizationId, ids);
     const retries: Retry[] = [];
-    for (const [organizationId, items] of Map.groupBy(done, (d) => d.job.organizationId)) {
-      retries.push(...(await recordOutcomes(tx, organizationId, items)));
+    for (const organizationId of organizations) {
+      retries.push(...(await recordOutcomes(tx, organizationId, doneByOrg.get(organizationId) ?? [], cancelByOrg.get(organizationId) ?? [])));
     }
     if (!retries.length) return;
     if (!app.queue) throw new Error('webhook retries need the job queue');
@@ -171,10 +193,12 @@ export function runDeliveryJob(app: AppContext, job: DeliveryJob): Promise<void>
   return runDeliveryBatch(app, [job]);
 }
 
-/** Sends `{test: true}` as event `type` to the endpoint now; undefined when the endpoint does not exist. */
-export async function sendTestDelivery(app: AppContext, organizationId: string, endpointId: string, type: string): Promise<q.WebhookAttemptRow | undefined> {
-  const endpoint = await q.getEndpoint(app.db, organizationId, endpointId);
-  if (!endpoint) return undefined;
+/**
+ * POST …/test: sends `{test: true}` as event `type` (default `test`) to the endpoint now and records the attempt.
+ * 404 when the organization has no such endpoint (or it was deleted meanwhile).
+ */
+export async function sendTestDelivery(tenant: Tenant, services: Services, endpointId: string, type: string = 'test'): Promise<attemptsQ.WebhookAttemptRow> {
+  const endpoint = found(await endpointsQ.getEndpoint(tenant.db, tenant.organizationId, endpointId), 'Webhook endpoint');
   const eventId = randomUUID();
   const outcome = await postEnvelope({
     url: endpoint.url,
@@ -182,15 +206,21 @@ export async function sendTestDelivery(app: AppContext, organizationId: string, 
     eventId,
     body: envelopeBody(eventId, type, new Date(), { test: true }),
     timeoutMs: webhookTuning().testTimeoutMs,
-    allowPrivate: app.config.webhookAllowPrivate,
+    allowPrivate: services.config.webhookAllowPrivate,
   });
   try {
-    const [row] = await q.insertAttempts(app.db, organizationId, [
+    const [row] = await attemptsQ.insertAttempts(tenant.db, tenant.organizationId, [
       { ...attemptFields(outcome), endpoint_id: endpoint.id, delivery_id: null, event_id: eventId, event_type: type, attempt: 1, test: true, url: endpoint.url, next_retry_at: null },
     ]);
-    return row;
+    return row!;
   } catch (error) {
-    if ((error as { code?: string }).code === '23503') return undefined; // the endpoint was deleted meanwhile
+    if ((error as { code?: string }).code === '23503') throw notFound('Webhook endpoint'); // deleted meanwhile
     throw error;
   }
+}
+
+/** GET …/deliveries: a page of the endpoint's attempts, newest first. 404 when the organization has no such endpoint. */
+export async function listDeliveries(tenant: Tenant, endpointId: string, page: PageRequest): Promise<Page<attemptsQ.WebhookAttemptRow>> {
+  found(await endpointsQ.getEndpoint(tenant.db, tenant.organizationId, endpointId), 'Webhook endpoint');
+  return attemptsQ.listAttempts(tenant.db, tenant.organizationId, endpointId, page);
 }

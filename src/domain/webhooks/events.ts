@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
-import * as q from '../../db/queries/webhooks.ts';
+import { insertEventsAndDeliveries, type NewEventRow } from '../../db/queries/webhooks/deliveries.ts';
+import { subscribedEndpoints } from '../../db/queries/webhooks/endpoints.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { enqueueAttempts } from './queue.ts';
 
@@ -60,10 +61,10 @@ export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): P
   let queued = 0;
   const byOrg = Map.groupBy(events, (e) => e.organizationId);
   for (const [organizationId, group] of byOrg) {
-    const endpoints = await q.subscribedEndpoints(db, organizationId, [...new Set(group.map((e) => e.type))]);
+    const endpoints = await subscribedEndpoints(db, organizationId, [...new Set(group.map((e) => e.type))]);
     if (!endpoints.length) continue;
     const createdAt = new Date();
-    const rows: q.NewEventRow[] = [];
+    const rows: NewEventRow[] = [];
     const targets: Array<{ eventId: string; endpointId: string }> = [];
     for (const event of group) {
       const subscribers = endpoints.filter((ep) => ep.events.includes(event.type));
@@ -72,7 +73,7 @@ export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): P
       rows.push({ id, type: event.type, test: isTestData(event.data), body: envelopeBody(id, event.type, createdAt, event.data), createdAt });
       for (const ep of subscribers) targets.push({ eventId: id, endpointId: ep.id });
     }
-    const deliveries = await q.insertEventsAndDeliveries(db, organizationId, rows, targets);
+    const deliveries = await insertEventsAndDeliveries(db, organizationId, rows, targets);
     await enqueueAttempts(queue, db, deliveries.map((d) => ({ job: { organizationId, deliveryId: d.id, attempt: 1 } })));
     stored += rows.length;
     queued += deliveries.length;

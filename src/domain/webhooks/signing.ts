@@ -2,11 +2,11 @@
 // keyed with the base64-decoded part of the `whsec_` secret. The same MAC goes out twice: base64 in
 // `webhook-signature: v1,<mac>` (what standard verifier libraries read) and hex in `X-Signature: t=<ts>,v1=<mac>`.
 //
-// At rest the secret is sealed (src/lib/secrets.ts): insertEndpoint seals it, deliver.ts opens it to sign, and
+// At rest the secret is sealed (src/lib/secrets.ts): createEndpoint (endpoints.ts) seals it, deliver.ts opens it to sign, and
 // sealStoredWebhookSecrets (start-up) seals rows written in plain text before migration 0008.
 import { createHmac, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.ts';
-import * as q from '../../db/queries/webhooks.ts';
+import * as q from '../../db/queries/webhooks/secrets.ts';
 import { SecretDecryptionError, openSecret, sealSecret } from '../../lib/secrets.ts';
 
 const PREFIX = 'whsec_';

@@ -1,8 +1,8 @@
 // SQL for the message report (GET /v1/reports/messages): one tenant-scoped query with every filter, the sort
 // and limit + 1 (the caller derives hasMore). Provider columns are never selected. Indexes: migration 0007.
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Db } from '../database.ts';
-import { tenant } from '../tenant.ts';
+import type { Db } from '../../database.ts';
+import { tenant } from '../../tenant.ts';
 
 export type ReportSort = 'createdAt' | 'receiptAt' | 'direction' | 'channel' | 'actualChannel' | 'fallbackReason';
 
