@@ -21,6 +21,7 @@ import { bindTenant, loadTenantTables, type TenantDb } from '../db/tenant.ts';
 import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
+import { createOneOfNarrower } from './one-of-errors.ts';
 
 /** What the HTTP adapter hands to the API for one request. */
 export type ApiRequest = {
@@ -70,6 +71,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   });
   await backend.init();
   boundValidationErrors(backend);
+  const narrowOneOf = createOneOfNarrower(app.document as unknown as Record<string, unknown>);
 
   // openapi-backend recomputes these on every call; compute once.
   const operations = backend.router.getOperations();
@@ -98,8 +100,6 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       services,
       requestId: req.requestId,
       log: req.log,
-      app,
-      principal,
     });
     const tenantDb = bindTenant(app.db, principal.organizationId, tenantTables);
     const call = (db: TenantDb) => (handler as Handler<OperationId>)(input, scopeWith(db)) as Promise<AnyResult>;
@@ -151,9 +151,9 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication failed.');
     },
     validationFail: (c: Context) => {
-      throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', {
-        details: toFieldErrors(c.validation.errors ?? []),
-      });
+      const content = (c.operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
+      const errors = narrowOneOf(c.validation.errors ?? [], c.request.requestBody, content?.['application/json']?.schema);
+      throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: toFieldErrors(errors) });
     },
     notFound: () => {
       throw new ApiError(404, 'ROUTE_NOT_FOUND', 'No such route.');
@@ -245,7 +245,8 @@ function boundValidationErrors(backend: OpenAPIBackend): void {
       wrapped = (original(id) ?? []).map((validate) => {
         const bounded: Validate = (data: unknown) => {
           const ok = validate(data);
-          bounded.errors = validate.errors ? validate.errors.slice(0, MAX_REPORTED_ERRORS) : null;
+          // Enough to narrow a oneOf (its own error comes after its branches'); toFieldErrors keeps the first 20.
+          bounded.errors = validate.errors ? validate.errors.slice(0, 10 * MAX_REPORTED_ERRORS) : null;
           return ok;
         };
         return bounded;

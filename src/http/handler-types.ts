@@ -2,7 +2,6 @@
 // the operation in openapi.yaml. A handler returns only success answers; errors are thrown as ApiError.
 import type { operations } from '../../generated/api.d.ts';
 import type { AppContext } from '../app-context.ts';
-import type { Principal } from '../auth/principal.ts';
 import type { Logger } from 'pino';
 import type { Services, Tenant } from '../domain/tenant.ts';
 import type { UploadedFile } from '../domain/files.ts';
@@ -62,10 +61,6 @@ export type RequestScope = {
   services: Services;
   requestId: string;
   log: Logger;
-  /** @deprecated Sections not yet moved onto `tenant` still read these; they go when the last one has moved. */
-  app: AppContext;
-  /** @deprecated Use `tenant`. */
-  principal: Principal | undefined;
 };
 
 /** What a public (`security: []`) operation's handler gets: the system handle, no tenant. */
@@ -91,8 +86,3 @@ export function definePublicHandlers<T extends { [K in OperationId]?: PublicHand
 
 export const isPublicHandler = (handler: unknown): boolean => typeof handler === 'function' && publicHandlers.has(handler);
 
-/** The principal of an authenticated operation (throws if called on a public one). */
-export function requirePrincipal(scope: RequestScope): Principal {
-  if (!scope.principal) throw new Error('requirePrincipal called on an unauthenticated operation');
-  return scope.principal;
-}
