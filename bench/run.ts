@@ -25,6 +25,40 @@ import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
 import { runMessagingBench } from './messaging.ts';
 
+const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 'm'] as const;
+type Part = (typeof PARTS)[number];
+const USAGE = `npm run bench [-- --only <parts>]
+
+Every figure next to its baseline, in one run, with the ratios. Parts (default: all):
+  a  start-up to the first /health 200          b  authenticated GET vs. bare node:http + pg
+  c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex)
+  w  webhook deliveries vs. bare signed POSTs   d  contact CSV import vs. a plain load
+  e  queries at 1,000,000 contacts              m  sends per second and dispatch throughput
+Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE.
+A figure that misses its goal is marked ✗ MISSED.`;
+
+function selectedParts(argv: string[]): Set<Part> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const i = argv.indexOf('--only');
+  if (i === -1) return new Set(PARTS);
+  const wanted = (argv[i + 1] ?? '').split(',').filter(Boolean);
+  const unknown = wanted.filter((w) => !PARTS.includes(w as Part));
+  if (wanted.length === 0 || unknown.length) {
+    console.error(`unknown part(s) ${unknown.join(', ') || '(none given)'}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  // (h) runs against the server of (b); (m) compares with (b)'s baseline.
+  return new Set([...(wanted as Part[]), ...(wanted.includes('h') || wanted.includes('m') ? (['b'] as Part[]) : [])]);
+}
+
+const parts = selectedParts(process.argv.slice(2));
+
+/** The goal after a figure, marked met or missed. */
+const goal = (met: boolean, text: string) => (met ? `goal ${text} ✓` : `✗ MISSED goal ${text}`);
+
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -65,6 +99,21 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'msa-bench-'));
   const pgServer = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
   const children: Array<{ kill: () => void }> = [];
+  // Interrupted (Ctrl-C, SIGTERM): stop the children and the database, remove the temporary cluster.
+  let cleaning = false;
+  const cleanUp = async () => {
+    if (cleaning) return;
+    cleaning = true;
+    for (const c of children) c.kill();
+    await pgServer.stop().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  };
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      console.error(`\n${signal}: cleaning up`);
+      void cleanUp().then(() => process.exit(130));
+    });
+  }
   try {
     const { db } = createDb(pgServer.url, 2);
     await migrateToLatest(db as never);
@@ -73,145 +122,159 @@ async function main(): Promise<void> {
     await db.destroy();
     const env = { ...process.env, DATABASE_URL: pgServer.url, NODE_ENV: 'production', LOG_LEVEL: 'info', RUN_WORKERS: '1' };
 
-    // (a) start-up
-    const startups: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const port = await freePort();
-      const t0 = performance.now();
-      const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(port) }, stdio: 'ignore' });
-      await waitFor(`http://127.0.0.1:${port}/health`);
-      startups.push(performance.now() - t0);
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    }
-    const startup = median(startups);
+    console.log(`\nbenchmark (${CONNECTIONS} connections, Node ${process.version}, ${process.env.BENCH_NOTE ?? 'shared machine'}; parts ${[...parts].join(', ')})\n`);
 
-    // (b) full stack vs. bare baseline, each in its own process
-    const fullPort = await freePort();
-    const full = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(fullPort) }, stdio: 'ignore' });
-    children.push(full);
-    await waitFor(`http://127.0.0.1:${fullPort}/health`);
-    const basePort = await freePort();
-    const base = fork('bench/baseline-server.ts', [], { env: { ...env, PORT: String(basePort), BENCH_ORG_ID: org.organizationId }, stdio: 'ignore' });
-    children.push(base);
-    await new Promise((r) => base.once('message', r));
-
-    // Alternating rounds, medians: both sides see the same machine noise.
-    const auth = { authorization: `Bearer ${org.apiKey.secret}` };
-    const fullUrl = `http://127.0.0.1:${fullPort}/v1/api-keys`;
-    const baseUrl = `http://127.0.0.1:${basePort}/v1/api-keys`;
-    await load(fullUrl, auth); // warm-up
-    await load(baseUrl, {});
-    const fullRuns: Array<{ rps: number; p99: number }> = [];
-    const baseRuns: Array<{ rps: number; p99: number }> = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      fullRuns.push(await load(fullUrl, auth));
-      baseRuns.push(await load(baseUrl, {}));
-    }
-    const fullResult = { rps: median(fullRuns.map((r) => r.rps)), p99: median(fullRuns.map((r) => r.p99)) };
-    const baseResult = { rps: median(baseRuns.map((r) => r.rps)), p99: median(baseRuns.map((r) => r.p99)) };
-
-    // (c) router matching cost
-    const doc = loadDocument();
-    const all = listOperations(doc);
-    const one = all.filter((o) => o.path === '/v1/contacts/{id}/consent');
-    const probe = { method: 'get', path: '/v1/contacts/3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b/consent' };
-    // Best of 5 trials: the least-disturbed measurement of the same work.
-    const perMatch = (match: () => unknown, n: number) => {
-      for (let i = 0; i < Math.min(n, 1000); i++) match();
-      let best = Infinity;
-      for (let trial = 0; trial < 5; trial++) {
-        const t0 = process.hrtime.bigint();
-        for (let i = 0; i < n; i++) match();
-        best = Math.min(best, Number(process.hrtime.bigint() - t0) / n / 1000); // µs
+    if (parts.has('a')) {
+      const startups: number[] = [];
+      for (let i = 0; i < 5; i++) {
+        const port = await freePort();
+        const t0 = performance.now();
+        const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(port) }, stdio: 'ignore' });
+        await waitFor(`http://127.0.0.1:${port}/health`);
+        startups.push(performance.now() - t0);
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
       }
-      return best;
-    };
-    const compiledAll = new CompiledRouter(all as never);
-    const compiledOne = new CompiledRouter(one as never);
-    const pathsOf = (ops: typeof all) => {
-      const paths: Record<string, Record<string, unknown>> = {};
-      for (const o of ops) (paths[o.path] ??= {})[o.method] = doc.paths[o.path]![o.method];
-      return { ...doc, paths };
-    };
-    const obAll = new OpenAPIRouter({ definition: pathsOf(all) as never });
-    const obOne = new OpenAPIRouter({ definition: pathsOf(one) as never });
-    const r = {
-      compiledAll: perMatch(() => compiledAll.match(probe.method, probe.path), 200_000),
-      compiledOne: perMatch(() => compiledOne.match(probe.method, probe.path), 200_000),
-      obAll: perMatch(() => obAll.matchOperation(probe as never), 200),
-      obOne: perMatch(() => obOne.matchOperation(probe as never), 20_000),
-    };
-
-    console.log(`\nbenchmark (${CONNECTIONS} connections, Node ${process.version}, ${process.env.BENCH_NOTE ?? 'shared machine'})\n`);
-    console.log(`(a) start-up to first 200 from /health: median ${fmt(startup)} ms of ${startups.map((s) => fmt(s)).join(', ')} ms (the first start also creates pg-boss's schema; goal < 1000 ms)`);
-    console.log(`(b) GET /v1/api-keys, median of ${ROUNDS} alternating ${DURATION}s rounds`);
-    console.log(`      full stack (auth, routing, validation, response check off in production, pino): ${fmt(fullResult.rps)} req/s, p99 ${fullResult.p99} ms`);
-    console.log(`      bare node:http + pg, same SQL:                                                   ${fmt(baseResult.rps)} req/s, p99 ${baseResult.p99} ms`);
-    console.log(`      ratio full/bare: ${fmt((fullResult.rps / baseResult.rps) * 100, 1)}% (goal ≥ 50%)`);
-    console.log(`(c) router match of GET /v1/contacts/{id}/consent`);
-    console.log(`      compiled router: ${fmt(r.compiledAll, 2)} µs with ${all.length} operations, ${fmt(r.compiledOne, 2)} µs with 1 → ratio ${fmt(r.compiledAll / r.compiledOne, 2)}x`);
-    console.log(`      openapi-backend: ${fmt(r.obAll, 1)} µs with ${all.length} operations, ${fmt(r.obOne, 1)} µs with 1 → ratio ${fmt(r.obAll / r.obOne, 1)}x`);
-    console.log(`      compiled vs. openapi-backend with all operations: ${fmt(r.obAll / r.compiledAll, 0)}x faster`);
-
-    // (h) hostile clients against the same full-stack process
-    const hostile = await benchHostileClients({ baseUrl: `http://127.0.0.1:${fullPort}`, pid: full.pid!, apiKey: org.apiKey.secret });
-    console.log(`(h) hostile clients vs. the same server process`);
-    console.log(`      RSS idle ${fmt(hostile.idleRss)} MB → ${fmt(hostile.stalledRss)} MB with 100 unauthenticated 9.9 MB uploads stalled (+${fmt(hostile.stalledRss - hostile.idleRss, 1)} MB; each answered 401 on its headers) → ${fmt(hostile.afterRss)} MB after`);
-    console.log(`      GET /health idle: p50 ${fmt(hostile.idleHealth.p50, 2)} ms, p99 ${fmt(hostile.idleHealth.p99, 2)} ms`);
-    console.log(`      GET /health during 100 concurrent previews against a polynomial regex rule (${hostile.ruleAccepted ? 'accepted' : 'REFUSED'}; ${fmt(hostile.previewsPerSecond)} previews/s): p50 ${fmt(hostile.busyHealth.p50, 2)} ms, p99 ${fmt(hostile.busyHealth.p99, 2)} ms → p99 ratio busy/idle ${fmt(hostile.busyHealth.p99 / hostile.idleHealth.p99, 1)}x`);
-
-    // (w) webhook deliveries. The servers above stop first: their workers would take these jobs (and refuse the
-    // loopback receiver, having no WEBHOOK_ALLOW_PRIVATE).
-    for (const child of [full, base]) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGTERM');
-      await exited;
+      const startup = median(startups);
+      console.log(`(a) start-up to first 200 from /health: median ${fmt(startup)} ms of ${startups.map((s) => fmt(s)).join(', ')} ms (the first start also creates pg-boss's schema; ${goal(startup < 1000, '< 1000 ms')})`);
     }
-    const wh = await benchWebhookDeliveries(pgServer.url);
-    console.log(`(w) webhook deliveries to a local keep-alive receiver, ${fmt(wh.deliveries)} events (emitted in batches of 100 in ${fmt(wh.emitMs)} ms)`);
-    console.log(`      engine as registered (emitEvents → pg-boss → signed POST → attempt recorded): ${fmt(wh.engine)} deliveries/s`);
-    console.log(`      same engine, worker fetching back to back while batches are full:         ${fmt(wh.burst)} deliveries/s`);
-    console.log(`      bare signed POSTs, keep-alive agent, 50 in flight, no queue or database:     ${fmt(wh.bare)} deliveries/s`);
-    console.log(`      ratio engine/bare: ${fmt((wh.engine / wh.bare) * 100, 1)}% (burst/bare: ${fmt((wh.burst / wh.bare) * 100, 1)}%)`);
 
-    // (d) contact import, (e) contact and segment queries at a million contacts (the servers above are stopped).
-    const imp = await benchContactImport(pgServer.url);
-    console.log(`(d) contact CSV import, ${fmt(imp.bytes / 1024 / 1024, 1)} MB, ${fmt(imp.rows)} rows (${fmt(imp.imported)} created, ${fmt(imp.errors)} rejected rows reported), worker called directly`);
-    console.log(`      import (stored upload → csv-parse stream → validation → batched upserts, tags, consent entries): ${fmt(imp.importSeconds, 2)} s, ${fmt(imp.rows / imp.importSeconds)} rows/s (goal < 10 s)`);
-    console.log(`      same file again (every row matches an existing contact, nothing to change):                 ${fmt(imp.reimportSeconds, 2)} s, ${fmt(imp.rows / imp.reimportSeconds)} rows/s`);
-    console.log(`      plain load of the created rows, one INSERT … SELECT FROM unnest (pg-copy-streams is not installed, so no COPY):`);
-    console.log(`        into a table without indexes:        ${fmt(imp.plainSeconds, 2)} s, ${fmt(imp.imported / imp.plainSeconds)} rows/s → import/plain ${fmt(imp.importSeconds / imp.plainSeconds, 1)}x`);
-    console.log(`        into a copy of contacts with its indexes: ${fmt(imp.indexedSeconds, 2)} s, ${fmt(imp.imported / imp.indexedSeconds)} rows/s → import/indexed ${fmt(imp.importSeconds / imp.indexedSeconds, 1)}x`);
-    const qs = await benchContactQueries(pgServer.url);
-    console.log(`(e) queries on ${fmt(qs.contacts)} contacts of one organization (seeded in ${fmt(qs.seedSeconds, 1)} s), median of 5 after a warm-up, page of 20 + total count`);
-    for (const [title, rows] of [['listContacts', qs.list], ['previewSegment (count + 10 newest + their tags/opt-outs)', qs.segments]] as const) {
-      console.log(`      ${title}`);
-      for (const t of rows) {
-        const access = t.indexOnly ? 'indexes' : 'SEQ SCAN';
-        console.log(`        ${t.label.padEnd(44)} ${fmt(t.ms, 1).padStart(8)} ms  ${fmt(t.rows).padStart(9)} matching  ${access.padEnd(8)}  ${t.plan}`);
+    // (b) full stack vs. bare baseline, each in its own process; (h) uses the same full-stack process.
+    let baselineRps: number | undefined;
+    if (parts.has('b')) {
+      const fullPort = await freePort();
+      const full = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(fullPort) }, stdio: 'ignore' });
+      children.push(full);
+      await waitFor(`http://127.0.0.1:${fullPort}/health`);
+      const basePort = await freePort();
+      const base = fork('bench/baseline-server.ts', [], { env: { ...env, PORT: String(basePort), BENCH_ORG_ID: org.organizationId }, stdio: 'ignore' });
+      children.push(base);
+      await new Promise((r) => base.once('message', r));
+
+      // Alternating rounds, medians: both sides see the same machine noise.
+      const auth = { authorization: `Bearer ${org.apiKey.secret}` };
+      const fullUrl = `http://127.0.0.1:${fullPort}/v1/api-keys`;
+      const baseUrl = `http://127.0.0.1:${basePort}/v1/api-keys`;
+      await load(fullUrl, auth); // warm-up
+      await load(baseUrl, {});
+      const fullRuns: Array<{ rps: number; p99: number }> = [];
+      const baseRuns: Array<{ rps: number; p99: number }> = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        fullRuns.push(await load(fullUrl, auth));
+        baseRuns.push(await load(baseUrl, {}));
+      }
+      const fullResult = { rps: median(fullRuns.map((r) => r.rps)), p99: median(fullRuns.map((r) => r.p99)) };
+      const baseResult = { rps: median(baseRuns.map((r) => r.rps)), p99: median(baseRuns.map((r) => r.p99)) };
+      baselineRps = baseResult.rps;
+      const ratio = (fullResult.rps / baseResult.rps) * 100;
+      console.log(`(b) GET /v1/api-keys, median of ${ROUNDS} alternating ${DURATION}s rounds`);
+      console.log(`      full stack (auth, routing, validation, response check off in production, pino): ${fmt(fullResult.rps)} req/s, p99 ${fullResult.p99} ms`);
+      console.log(`      bare node:http + pg, same SQL:                                                   ${fmt(baseResult.rps)} req/s, p99 ${baseResult.p99} ms`);
+      console.log(`      ratio full/bare: ${fmt(ratio, 1)}% (${goal(ratio >= 50, '≥ 50%')})`);
+
+      if (parts.has('h')) {
+        const hostile = await benchHostileClients({ baseUrl: `http://127.0.0.1:${fullPort}`, pid: full.pid!, apiKey: org.apiKey.secret });
+        const grown = hostile.stalledRss - hostile.idleRss;
+        const slowdown = hostile.busyHealth.p99 / hostile.idleHealth.p99;
+        console.log(`(h) hostile clients vs. the same server process`);
+        console.log(`      RSS idle ${fmt(hostile.idleRss)} MB → ${fmt(hostile.stalledRss)} MB with 100 unauthenticated 9.9 MB uploads stalled (+${fmt(grown, 1)} MB; each answered 401 on its headers) → ${fmt(hostile.afterRss)} MB after (${goal(grown < 20, '< +20 MB')})`);
+        console.log(`      GET /health idle: p50 ${fmt(hostile.idleHealth.p50, 2)} ms, p99 ${fmt(hostile.idleHealth.p99, 2)} ms`);
+        console.log(`      GET /health during 100 concurrent previews against a polynomial regex rule (${hostile.ruleAccepted ? 'accepted' : 'REFUSED'}; ${fmt(hostile.previewsPerSecond)} previews/s): p50 ${fmt(hostile.busyHealth.p50, 2)} ms, p99 ${fmt(hostile.busyHealth.p99, 2)} ms → p99 busy/idle ${fmt(slowdown, 1)}x`);
+      }
+      // The servers above stop before (w): their workers would take those jobs (and refuse the loopback receiver).
+      for (const child of [full, base]) {
+        if (child.exitCode !== null || child.signalCode !== null) continue;
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGTERM');
+        await exited;
       }
     }
 
-    // (m) the message pipeline: sends per second, and dispatch throughput to the carrier simulator.
-    const messaging = await runMessagingBench({
-      databaseUrl: pgServer.url,
-      organizationId: org.organizationId,
-      apiKey: org.apiKey.secret,
-      env: { ...env, RUN_WORKERS: '0', LOG_LEVEL: 'warn' },
-      freePort,
-      waitFor,
-      children,
-      baselineRps: baseResult.rps,
-      seconds: DURATION,
-      connections: CONNECTIONS,
-    });
-    for (const line of messaging) console.log(line);
+    if (parts.has('c')) {
+      const doc = loadDocument();
+      const all = listOperations(doc);
+      const one = all.filter((o) => o.path === '/v1/contacts/{id}/consent');
+      const probe = { method: 'get', path: '/v1/contacts/3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b/consent' };
+      // Best of 5 trials: the least-disturbed measurement of the same work.
+      const perMatch = (match: () => unknown, n: number) => {
+        for (let i = 0; i < Math.min(n, 1000); i++) match();
+        let best = Infinity;
+        for (let trial = 0; trial < 5; trial++) {
+          const t0 = process.hrtime.bigint();
+          for (let i = 0; i < n; i++) match();
+          best = Math.min(best, Number(process.hrtime.bigint() - t0) / n / 1000); // µs
+        }
+        return best;
+      };
+      const compiledAll = new CompiledRouter(all as never);
+      const compiledOne = new CompiledRouter(one as never);
+      const pathsOf = (ops: typeof all) => {
+        const paths: Record<string, Record<string, unknown>> = {};
+        for (const o of ops) (paths[o.path] ??= {})[o.method] = doc.paths[o.path]![o.method];
+        return { ...doc, paths };
+      };
+      const obAll = new OpenAPIRouter({ definition: pathsOf(all) as never });
+      const obOne = new OpenAPIRouter({ definition: pathsOf(one) as never });
+      const r = {
+        compiledAll: perMatch(() => compiledAll.match(probe.method, probe.path), 200_000),
+        compiledOne: perMatch(() => compiledOne.match(probe.method, probe.path), 200_000),
+        obAll: perMatch(() => obAll.matchOperation(probe as never), 200),
+        obOne: perMatch(() => obOne.matchOperation(probe as never), 20_000),
+      };
+      console.log(`(c) router match of GET /v1/contacts/{id}/consent`);
+      console.log(`      compiled router: ${fmt(r.compiledAll, 2)} µs with ${all.length} operations, ${fmt(r.compiledOne, 2)} µs with 1 → ratio ${fmt(r.compiledAll / r.compiledOne, 2)}x`);
+      console.log(`      openapi-backend: ${fmt(r.obAll, 1)} µs with ${all.length} operations, ${fmt(r.obOne, 1)} µs with 1 → ratio ${fmt(r.obAll / r.obOne, 1)}x`);
+      console.log(`      compiled vs. openapi-backend with all operations: ${fmt(r.obAll / r.compiledAll, 0)}x faster`);
+    }
+
+    if (parts.has('w')) {
+      const wh = await benchWebhookDeliveries(pgServer.url);
+      console.log(`(w) webhook deliveries to a local keep-alive receiver, ${fmt(wh.deliveries)} events (emitted in batches of 100 in ${fmt(wh.emitMs)} ms)`);
+      console.log(`      engine as registered (emitEvents → pg-boss → signed POST → attempt recorded): ${fmt(wh.engine)} deliveries/s`);
+      console.log(`      same engine, worker fetching back to back while batches are full:         ${fmt(wh.burst)} deliveries/s`);
+      console.log(`      bare signed POSTs, keep-alive agent, 50 in flight, no queue or database:     ${fmt(wh.bare)} deliveries/s`);
+      console.log(`      ratio engine/bare: ${fmt((wh.engine / wh.bare) * 100, 1)}% (burst/bare: ${fmt((wh.burst / wh.bare) * 100, 1)}%)`);
+    }
+
+    if (parts.has('d')) {
+      const imp = await benchContactImport(pgServer.url);
+      console.log(`(d) contact CSV import, ${fmt(imp.bytes / 1024 / 1024, 1)} MB, ${fmt(imp.rows)} rows (${fmt(imp.imported)} created, ${fmt(imp.errors)} rejected rows reported), worker called directly`);
+      console.log(`      import (stored upload → csv-parse stream → validation → batched upserts, tags, consent entries): ${fmt(imp.importSeconds, 2)} s, ${fmt(imp.rows / imp.importSeconds)} rows/s (${goal(imp.importSeconds < 10, '< 10 s')})`);
+      console.log(`      same file again (every row matches an existing contact, nothing to change):                 ${fmt(imp.reimportSeconds, 2)} s, ${fmt(imp.rows / imp.reimportSeconds)} rows/s`);
+      console.log(`      plain load of the created rows, one INSERT … SELECT FROM unnest (pg-copy-streams is not installed, so no COPY):`);
+      console.log(`        into a table without indexes:        ${fmt(imp.plainSeconds, 2)} s, ${fmt(imp.imported / imp.plainSeconds)} rows/s → import/plain ${fmt(imp.importSeconds / imp.plainSeconds, 1)}x`);
+      console.log(`        into a copy of contacts with its indexes: ${fmt(imp.indexedSeconds, 2)} s, ${fmt(imp.imported / imp.indexedSeconds)} rows/s → import/indexed ${fmt(imp.importSeconds / imp.indexedSeconds, 1)}x`);
+    }
+
+    if (parts.has('e')) {
+      const qs = await benchContactQueries(pgServer.url);
+      console.log(`(e) queries on ${fmt(qs.contacts)} contacts of one organization (seeded in ${fmt(qs.seedSeconds, 1)} s), median of 5 after a warm-up, page of 20 + total count`);
+      for (const [title, rows] of [['listContacts', qs.list], ['previewSegment (count + 10 newest + their tags/opt-outs)', qs.segments]] as const) {
+        console.log(`      ${title}`);
+        for (const t of rows) {
+          const access = t.indexOnly ? 'indexes' : 'SEQ SCAN';
+          console.log(`        ${t.label.padEnd(44)} ${fmt(t.ms, 1).padStart(8)} ms  ${fmt(t.rows).padStart(9)} matching  ${access.padEnd(8)}  ${t.plan}`);
+        }
+      }
+    }
+
+    if (parts.has('m')) {
+      const messaging = await runMessagingBench({
+        databaseUrl: pgServer.url,
+        organizationId: org.organizationId,
+        apiKey: org.apiKey.secret,
+        env: { ...env, RUN_WORKERS: '0', LOG_LEVEL: 'warn' },
+        freePort,
+        waitFor,
+        children,
+        baselineRps: baselineRps!,
+        seconds: DURATION,
+        connections: CONNECTIONS,
+      });
+      for (const line of messaging) console.log(line);
+    }
   } finally {
-    for (const c of children) c.kill();
-    await pgServer.stop();
-    rmSync(dir, { recursive: true, force: true });
+    await cleanUp();
   }
 }
 

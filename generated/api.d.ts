@@ -5214,7 +5214,7 @@ export interface components {
              *     `failed`/`undeliverable`.
              * @default true
              */
-            fallbackToSms: boolean;
+            fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
         };
         /**
@@ -5416,7 +5416,7 @@ export interface components {
             channelType?: components["schemas"]["SendMessageChannelType"];
             messageType?: components["schemas"]["MessageType"];
             /** @default true */
-            fallbackToSms: boolean;
+            fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
         };
         MessagePreviewWarning: {
@@ -5884,7 +5884,7 @@ export interface components {
             /** @description Defaults to `MARKETING` as for `POST /v1/messages/send`; send answers to the contact's questions as `SERVICE`. */
             messageType?: components["schemas"]["MessageType"];
             /** @default true */
-            fallbackToSms: boolean;
+            fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
         };
         /**
@@ -6080,22 +6080,22 @@ export interface components {
              * @description SMS. Replace Unicode look-alike characters (curly quotes, long dashes) with GSM-7 ones so a segment holds 160 characters.
              * @default true
              */
-            smartEncoding: boolean;
+            smartEncoding?: boolean;
             /**
              * @description MMS. Resize or re-encode media that exceeds the carrier's size limit instead of failing the message.
              * @default true
              */
-            mmsTranscoding: boolean;
+            mmsTranscoding?: boolean;
             /**
              * @description SMS, MMS, RCS. How long an undelivered message may wait in the queue before it fails.
              * @default 14400
              */
-            validityPeriodSeconds: number;
+            validityPeriodSeconds?: number;
             /**
              * @description RCS. Default per-recipient fallback to SMS/MMS when the handset cannot receive RCS (a send request can still override it).
              * @default true
              */
-            fallbackToSms: boolean;
+            fallbackToSms?: boolean;
             /**
              * Format: uuid
              * @description RCS. Id of the same-organization `LONG_CODE`, `TOLL_FREE` or `SHORT_CODE` sender used for fallback
@@ -6391,7 +6391,7 @@ export interface components {
              * @default US
              * @enum {string}
              */
-            countryCode: "US" | "CA";
+            countryCode?: "US" | "CA";
             /** @description Search one provider only; omitted searches every provider available to the organization. */
             provider?: components["schemas"]["SenderIdProvider"];
             /**
@@ -6410,7 +6410,7 @@ export interface components {
              * @description Maximum rows returned.
              * @default 10
              */
-            limit: number;
+            limit?: number;
         };
         /**
          * @description One row of a number search (the "Sender ID number" of the specification). `numberKey`, `number` and
@@ -7596,7 +7596,7 @@ export interface components {
              * @description ISO 3166-1 alpha-2 country that issued `taxId`.
              * @default US
              */
-            taxIdCountry: string;
+            taxIdCountry?: string;
             firstName?: string;
             lastName?: string;
             /** @description Sole proprietors only; receives the registry's one-time verification code. */
@@ -7624,7 +7624,7 @@ export interface components {
              * @description Also order external vetting (higher throughput); the vetting fee is passed through at cost.
              * @default false
              */
-            requestVetting: boolean;
+            requestVetting?: boolean;
         } & (unknown & unknown);
         /**
          * @description Identity verification result reported by the registry; null until known.
@@ -7745,29 +7745,29 @@ export interface components {
              * @description Messages contain URLs.
              * @default false
              */
-            embeddedLink: boolean;
+            embeddedLink?: boolean;
             /**
              * @description Messages contain phone numbers.
              * @default false
              */
-            embeddedPhone: boolean;
+            embeddedPhone?: boolean;
             /**
              * @description More than 49 numbers will send under the campaign.
              * @default false
              */
-            numberPool: boolean;
+            numberPool?: boolean;
             /**
              * @description Content is age-gated (alcohol, firearms …).
              * @default false
              */
-            ageGated: boolean;
+            ageGated?: boolean;
             /**
              * @description Content is about direct lending or loan arrangements.
              * @default false
              */
-            directLending: boolean;
+            directLending?: boolean;
             /** @default false */
-            affiliateMarketing: boolean;
+            affiliateMarketing?: boolean;
             /** Format: uri */
             privacyPolicyUrl?: string;
             /** Format: uri */
@@ -8436,7 +8436,7 @@ export interface components {
              * @default MEDIUM
              * @enum {string}
              */
-            mediaHeight: "SHORT" | "MEDIUM" | "TALL";
+            mediaHeight?: "SHORT" | "MEDIUM" | "TALL";
             actions?: components["schemas"]["BlastAction"][];
         } | unknown | unknown;
         /**
@@ -8683,7 +8683,7 @@ export interface components {
             senderId: components["schemas"]["Id"];
             messageType?: components["schemas"]["MessageType"];
             /** @default true */
-            fallbackToSms: boolean;
+            fallbackToSms?: boolean;
             /**
              * Format: date-time
              * @description Planned start. Only stored here; the blast is scheduled by `launch` (if still in the future then) or `schedule`.
@@ -9415,7 +9415,7 @@ export interface components {
              * @default reply
              * @enum {string}
              */
-            from: "reply" | "intent";
+            from?: "reply" | "intent";
         };
         /** @description A step of the flow. Which fields apply depends on `type` (see `BotNodeType`). */
         BotNode: {
@@ -10019,7 +10019,7 @@ export interface components {
              * @description Send the RCS test-device opt-in invite when the bot is linked to a provider-managed RCS sender.
              * @default true
              */
-            sendRcsInvite: boolean;
+            sendRcsInvite?: boolean;
         } & (unknown | unknown);
         /**
          * @example {
@@ -10123,7 +10123,7 @@ export interface components {
              */
             categoryId?: string | null;
             /** @default true */
-            active: boolean;
+            active?: boolean;
         };
         /**
          * @example {
@@ -11497,7 +11497,7 @@ export interface components {
              * @default all
              * @enum {string}
              */
-            match: "all" | "any";
+            match?: "all" | "any";
             conditions: components["schemas"]["SegmentCondition"][];
         };
         /**
@@ -11820,7 +11820,7 @@ export interface components {
              * @default CONSENT_GRANT
              * @enum {string}
              */
-            type: "CONSENT_GRANT";
+            type?: "CONSENT_GRANT";
             /** @description Why the override is needed; stored in the consent audit log. */
             reason: string;
         };
@@ -12013,10 +12013,10 @@ export interface components {
             patternType: components["schemas"]["ContentRulePatternType"];
             action: components["schemas"]["ContentRuleAction"];
             /** @default false */
-            caseSensitive: boolean;
+            caseSensitive?: boolean;
             messageTypes?: components["schemas"]["ContentRuleMessageTypes"];
             /** @default true */
-            enabled: boolean;
+            enabled?: boolean;
         };
         /**
          * @example {
@@ -13342,32 +13342,32 @@ export interface components {
             frequency: "weekly";
             dayOfWeek: number;
             /** @default 8 */
-            hour: number;
+            hour?: number;
             recipients: string[];
             /**
              * @default [
              *       "overview"
              *     ]
              */
-            datasets: components["schemas"]["AnalyticsExportType"][];
+            datasets?: components["schemas"]["AnalyticsExportType"][];
             /** @default true */
-            active: boolean;
+            active?: boolean;
         } | {
             name: string;
             /** @constant */
             frequency: "monthly";
             dayOfMonth: number;
             /** @default 8 */
-            hour: number;
+            hour?: number;
             recipients: string[];
             /**
              * @default [
              *       "overview"
              *     ]
              */
-            datasets: components["schemas"]["AnalyticsExportType"][];
+            datasets?: components["schemas"]["AnalyticsExportType"][];
             /** @default true */
-            active: boolean;
+            active?: boolean;
         };
         /**
          * @example {
@@ -13911,7 +13911,7 @@ export interface components {
              *     `{"test": true}`. Defaults to `test`.
              * @default test
              */
-            event: components["schemas"]["WebhookEventName"];
+            event?: components["schemas"]["WebhookEventName"];
         };
         /** @description One delivery attempt (one row per attempt in the deliveries list). */
         WebhookDelivery: {
@@ -14614,7 +14614,7 @@ export interface components {
              * @default DRAFT
              * @enum {string}
              */
-            status: "DRAFT" | "ACTIVE";
+            status?: "DRAFT" | "ACTIVE";
             /** @description A tag of the caller's organization that enrolled contacts receive. */
             listId: components["schemas"]["Id"];
             /** @description Join keyword; stored uppercase and matched case-insensitively. */
@@ -15063,7 +15063,7 @@ export interface components {
              * @description The visitor must fill it in. The `phone` field is always required whatever this says.
              * @default false
              */
-            required: boolean;
+            required?: boolean;
             /** @description Choices of a `select` field (required for `select`, null for every other type). */
             options?: string[] | null;
             /**
@@ -15088,7 +15088,7 @@ export interface components {
              * @description The form cannot be submitted without ticking the box. When false, an unticked box records no consent.
              * @default true
              */
-            required: boolean;
+            required?: boolean;
             /** @description The kind of consent recorded on the contact when the box is ticked (default MARKETING). */
             messageType?: components["schemas"]["MessageType"];
         };
@@ -15099,9 +15099,9 @@ export interface components {
              * @description Button and accent colour.
              * @default #1A73E8
              */
-            primaryColor: string;
+            primaryColor?: string;
             /** @default #FFFFFF */
-            backgroundColor: string;
+            backgroundColor?: string;
         };
         LandingPageTheme: components["schemas"]["LandingPageThemeInput"] & Record<string, never>;
         /**
@@ -16124,7 +16124,7 @@ export interface components {
              * @default inside
              * @enum {string}
              */
-            fit: "cover" | "contain" | "inside";
+            fit?: "cover" | "contain" | "inside";
         };
         /**
          * @example {

@@ -203,6 +203,16 @@ describe('client mistakes are 4xx, never 500', () => {
     expect(created.body.data).toEqual([]);
   });
 
+  it('reports the mistakes of the content type that was sent, not of every oneOf branch', async () => {
+    const card = await call(srv, 'POST', '/v1/messages/preview', { key, body: { content: { type: 'card', text: 5 } } });
+    expect(card.status).toBe(400);
+    const fields = card.body.details.map((d: { field: string; code: string }) => `${d.field}:${d.code}`).sort();
+    expect(fields).toEqual(['body.content.text:type', 'body.content.title:required']);
+    const unknown = await call(srv, 'POST', '/v1/messages/preview', { key, body: { content: { type: 'hologram' } } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.details).toEqual([{ field: 'body.content.type', message: 'must be one of: text, card, carousel, media', code: 'enum' }]);
+  });
+
   it('answers 400 to page numbers no list can reach', async () => {
     for (const page of ['1e400', 'Infinity', '9223372036854775807', '-1', '0']) {
       const res = await call(srv, 'GET', `/v1/contacts?page=${page}`, { key });
