@@ -2,6 +2,7 @@
 // output at the end. The common failures are reproduced for real where the machine allows it: a DATA_DIR the
 // postgres user cannot reach (only as root: PostgreSQL then runs as the system user "postgres"), the port taken,
 // a cluster of another PostgreSQL version; the classification itself is checked on PostgreSQL's messages.
+import { freePort } from './support/processes.ts';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -20,15 +21,6 @@ const fresh = (mode = 0o755) => {
 };
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 const failure = (p: Promise<unknown>) => p.then(() => expect.fail('the server started'), (e: unknown) => e as Error);
 

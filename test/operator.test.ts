@@ -1,10 +1,11 @@
 // What an operator meets: one-line start-up failures with the fix, 503 (not 401) while the database is away,
 // and SIGTERM to `npm start` stopping the server itself.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { startServing } from './support/processes.ts';
 
 const run = promisify(execFile);
 const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0' });
@@ -92,19 +93,7 @@ describe('while the database is away', () => {
 
 describe('npm start', () => {
   it('stops the server itself on SIGTERM (no node process left serving)', async () => {
-    const child = spawn('npm', ['start'], { env: { ...env(), PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let log = '';
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 30_000);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        const m = /listening on http:\/\/localhost:(\d+)/.exec(log);
-        if (m) {
-          clearTimeout(timer);
-          resolve(Number(m[1]));
-        }
-      });
-    });
+    const { child, port, log: output } = await startServing('npm', ['start'], { ...env(), PORT: '0' });
     expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
     const exited = new Promise((r) => child.on('exit', r));
     child.kill('SIGTERM');
@@ -116,6 +105,6 @@ describe('npm start', () => {
       if (stillServing) await new Promise((r) => setTimeout(r, 100));
     }
     expect(stillServing).toBe(false);
-    expect(log).toContain('"msg":"stopped"');
+    expect(output()).toContain('"msg":"stopped"');
   }, 60_000);
 });

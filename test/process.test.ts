@@ -1,10 +1,11 @@
 // The server and the admin CLI as processes, the way users run them: configuration errors, graceful
 // shutdown, and the CLI's one-JSON-object output against the same database.
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { connect } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startTestServer, type TestServer } from './support/server.ts';
+import { startServing } from './support/processes.ts';
 
 const run = promisify(execFile);
 const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0' });
@@ -17,25 +18,13 @@ describe('server process', () => {
   });
 
   it('serves, then shuts down gracefully on SIGTERM with exit code 0', async () => {
-    const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let log = '';
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 20_000);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        const m = /listening on http:\/\/localhost:(\d+)/.exec(log);
-        if (m) {
-          clearTimeout(timer);
-          resolve(Number(m[1]));
-        }
-      });
-    });
+    const { child, port, log: output } = await startServing(process.execPath, ['src/main.ts'], { ...env(), PORT: '0' });
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(log).toContain('"msg":"stopped"');
+    expect(output()).toContain('"msg":"stopped"');
   });
 });
 
@@ -43,19 +32,7 @@ describe('server process shutdown with a slow client', () => {
   it('closes a connection still sending its body after the grace period, then closes the runtime and exits 0', async () => {
     const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'create-org', '--name', 'Slow client org'], { env: env() });
     const secret = JSON.parse(stdout).apiKey.secret as string;
-    const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: '0', SHUTDOWN_GRACE_SECONDS: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let log = '';
-    const port = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no listening line:\n${log}`)), 20_000);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        log += chunk.toString();
-        const m = /listening on http:\/\/localhost:(\d+)/.exec(log);
-        if (m) {
-          clearTimeout(timer);
-          resolve(Number(m[1]));
-        }
-      });
-    });
+    const { child, port, log: output } = await startServing(process.execPath, ['src/main.ts'], { ...env(), PORT: '0', SHUTDOWN_GRACE_SECONDS: '1' });
     // An authenticated request whose body arrives one byte at a time, for longer than the grace period.
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => {});
@@ -68,8 +45,8 @@ describe('server process shutdown with a slow client', () => {
     clearInterval(drip);
     socket.destroy();
     expect(code).toBe(0);
-    expect(log).toContain('grace period over');
-    expect(log).toContain('"msg":"stopped"');
+    expect(output()).toContain('grace period over');
+    expect(output()).toContain('"msg":"stopped"');
   });
 });
 

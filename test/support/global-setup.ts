@@ -1,10 +1,10 @@
 // One PostgreSQL for the whole run: DATABASE_URL when set, else an embedded server in a temporary folder
 // with fsync off (tests trade durability for speed). Migrated once; test files create their own
 // organizations, so they never see each other's rows.
+import { freePort } from './processes.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createServer } from 'node:net';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateToLatest } from '../../src/db/database.ts';
 import { startEmbeddedPostgres, type PostgresHandle } from '../../src/db/postgres-server.ts';
@@ -15,15 +15,6 @@ declare module 'vitest' {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() => (typeof addr === 'object' && addr ? resolve(addr.port) : reject(new Error('no port'))));
-    });
-  });
-}
 
 let handle: PostgresHandle | undefined;
 let dir: string | undefined;
