@@ -83,6 +83,25 @@ describe('a conversation started by an API send, then answered', () => {
   });
 });
 
+describe('sendConversationMessage: Idempotency-Key', () => {
+  it('is applied by the router whatever the header’s case: a retry replays and sends once', async () => {
+    const c = await contact('+14155550131');
+    const first = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hi' } } });
+    const conversationId = first.body.data.conversationId;
+    const body = { messageType: 'SERVICE', content: { type: 'text', text: 'Once only' } };
+    const a = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, { key, headers: { 'IdEmPoTeNcY-KeY': `conv-${c.id}` }, body });
+    const b = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, { key, headers: { 'idempotency-key': `conv-${c.id}` }, body });
+    expect(a.status).toBe(200);
+    expect(b.headers.get('idempotent-replayed')).toBe('true');
+    expect(b.body).toEqual(a.body);
+    const reused = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, { key, headers: { 'Idempotency-Key': `conv-${c.id}` }, body: { ...body, content: { type: 'text', text: 'Other' } } });
+    expect(reused.status).toBe(409);
+    expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
+    const stored = await srv.context.db.selectFrom('messages').select('id').where('conversation_id', '=', conversationId).where('direction', '=', 'outbound').execute();
+    expect(stored).toHaveLength(2); // the first send and one conversation message
+  });
+});
+
 describe('pagination', () => {
   it('reports the real total past the last page, for conversations as for contacts, and for a conversation’s messages', async () => {
     const c = await contact('+14155550105');

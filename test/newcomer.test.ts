@@ -1,5 +1,8 @@
 // Small things a newcomer meets in the first hour.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { createApp } from '../src/app.ts';
+import { createHttpServer } from '../src/http/http-server.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -20,6 +23,20 @@ describe('first hour', () => {
     const bundle = await (await fetch(`${srv.baseUrl}/docs/redoc.standalone.js`)).text();
     expect(page).not.toMatch(/https?:\/\//);
     expect(bundle).not.toContain('cdn.redoc.ly');
+  });
+
+  it('request logs carry query parameter names, never their values (a search can be a phone number)', async () => {
+    const lines: string[] = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) });
+    const { express } = await createApp({ ...srv.context, log });
+    const server = createHttpServer(express);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as { port: number }).port;
+    await fetch(`http://127.0.0.1:${port}/v1/contacts?search=%2B14155550123&limit=5`);
+    await new Promise<void>((r) => server.close(() => r()));
+    const text = lines.join('');
+    expect(text).toContain('/v1/contacts?search=…&limit=…');
+    expect(text).not.toContain('14155550123');
   });
 
   it('a local webhook receiver is refused with the setting that allows it in development', async () => {

@@ -2,6 +2,9 @@
 // and SIGTERM to `npm start` stopping the server itself.
 import { execFile } from 'node:child_process';
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
@@ -31,6 +34,22 @@ describe('start-up failures are one line with the fix', () => {
     expect(stderr).toContain(`cannot start: port ${busy.port} is already in use`);
     expect(stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
+
+  it('the embedded database’s port in use', async () => {
+    const busy = await listenOn();
+    const dataDir = mkdtempSync(join(tmpdir(), 'msa-busy-pg-'));
+    try {
+      const { DATABASE_URL: _unused, ...noDatabaseUrl } = env();
+      const err = await run(process.execPath, ['src/main.ts'], { env: { ...noDatabaseUrl, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(busy.port), PORT: '0' }, timeout: 60_000 }).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect((err as { code: number }).code).toBe(1);
+      expect((err as { stderr: string }).stderr).toContain(`Port ${busy.port} (EMBEDDED_PG_PORT) is already in use`);
+    } finally {
+      busy.server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
 
   it('an unreachable DATABASE_URL', async () => {
     const closed = await listenOn();
