@@ -51,6 +51,20 @@ describe('start-up failures are one line with the fix', () => {
     }
   }, 90_000);
 
+  it.skipIf(process.getuid?.() !== 0)('as root, a DATA_DIR the database’s own user cannot enter', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'msa-private-')); // 0700, owned by root
+    try {
+      const { DATABASE_URL: _unused, ...noDatabaseUrl } = env();
+      const err = await run(process.execPath, ['src/main.ts'], { env: { ...noDatabaseUrl, DATA_DIR: join(parent, 'data'), PORT: '0' }, timeout: 60_000 }).catch(
+        (e: { code: number; stderr: string }) => e,
+      );
+      expect((err as { code: number }).code).toBe(1);
+      expect((err as { stderr: string }).stderr).toMatch(/cannot start: The embedded PostgreSQL cannot use .*permission denied\. Running as root/);
+    } finally {
+      rmSync(parent, { recursive: true, force: true });
+    }
+  }, 90_000);
+
   it('an unreachable DATABASE_URL', async () => {
     const closed = await listenOn();
     closed.server.close(); // a port nobody listens on
