@@ -19,7 +19,10 @@ export interface paths {
          *     recipient.
          *
          *     **Sender.** `senderId`, or the organization's default active sender when omitted (422 `UNPROCESSABLE` when
-         *     there is none). An unknown `senderId` answers 404; a sender that is not active answers 409 `INVALID_STATE`.
+         *     there is none). A sender that is not active answers 409 `INVALID_STATE`.
+         *
+         *     **Unknown ids.** A `contactId` or `senderId` that is not the organization's (another organization's
+         *     included) answers 404 `NOT_FOUND` with `details` naming it (`body.contactId`, `body.senderId`; see "Errors").
          *
          *     **Channel and fallback.** `channelType` is the preferred channel, default `RCS`: RCS is tried first. When the
          *     contact's handset is known not to support RCS, the message is planned as SMS (MMS for media and cards with an
@@ -79,7 +82,9 @@ export interface paths {
          *     by the same segment count. Pricing: 0.0039 USD per text segment, 0.0150 USD per card, carousel, media or MMS
          *     message; carrier pass-through fees are not included.
          *
-         *     With `contactId` (404 when unknown), `plannedChannel` is resolved from the contact's known RCS capability, and
+         *     An unknown `contactId` or `senderId` (another organization's included) answers 404 `NOT_FOUND` with
+         *     `details` naming it (`body.contactId`, `body.senderId`), as the send would. With `contactId`,
+         *     `plannedChannel` is resolved from the contact's known RCS capability, and
          *     compliance findings that would make `POST /v1/messages/send` refuse the message (`DNC_LISTED`, `OPTED_OUT`,
          *     `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`) or hold it (`QUIET_HOURS`) are returned as warnings,
          *     not errors. A content rule that blocks is reported as the warning `CONTENT_BLOCKED` even without a contact.
@@ -196,7 +201,8 @@ export interface paths {
          *     `CHATAPP` the message goes by CHATAPP, otherwise RCS with per-recipient fallback to SMS/MMS when `fallbackToSms`
          *     is true. A closed conversation is reopened. Sending does not change `handledBy`: while a bot handles the
          *     conversation it keeps answering inbound messages; hand the conversation to a human first
-         *     (`POST …/handoff`). 409 `INVALID_STATE` when the conversation's sender is no longer active.
+         *     (`POST …/handoff`). 409 `INVALID_STATE` when the conversation's sender is no longer active. The body names
+         *     no id: an unknown conversation (another organization's included) is a plain 404 `NOT_FOUND`.
          *
          *     Idempotency: with `Idempotency-Key`, a retry within 24 hours with the same body replays the original answer
          *     (`Idempotent-Replayed: true`); a different body answers 409 `IDEMPOTENCY_KEY_REUSED`, a concurrent retry 409
@@ -275,9 +281,10 @@ export interface paths {
          * Hand the conversation to a human or a bot
          * @description `to: human` sets `handledBy: human`: the bot stops answering inbound messages (they stay in the conversation
          *     for a human to answer with `POST …/messages`) until the conversation is handed back. `to: bot` sets
-         *     `handledBy: bot` and `botId`; the bot must be published (422 `UNPROCESSABLE` otherwise; 404 when the bot is not
-         *     in the organization) and answers from the next inbound message on, starting at its Start node. `botId` is
-         *     required with `to: bot` and not allowed with `to: human` (400). Handing to the current handler (same bot) changes
+         *     `handledBy: bot` and `botId`; the bot must be published (422 `UNPROCESSABLE` otherwise; an unknown `botId`,
+         *     another organization's included, answers 404 `NOT_FOUND` with `details` naming `body.botId`) and answers from
+         *     the next inbound message on, starting at its Start node. `botId` is required with `to: bot` and not allowed
+         *     with `to: human` (400). Handing to the current handler (same bot) changes
          *     nothing and answers 200. Each effective handoff sends a `conversation.handed_off` event carrying `note`.
          */
         post: operations["handoffConversation"];
@@ -505,7 +512,8 @@ export interface paths {
          *        without a number) and the `Idempotency-Key` header. For Local both are optional (without a draft a new
          *        `LONG_CODE` sender is created); sending `Idempotency-Key` is still recommended.
          *     3. Missing, expired or contradictory selection evidence fails closed with 400 `SELECTION_PROOF_INVALID`
-         *        before any provider is contacted: a missing or altered field, a proof signed for another organization,
+         *        before any provider is contacted: a missing or altered field (an evidence field absent from the body is
+         *        `SELECTION_PROOF_INVALID` too, not `VALIDATION_ERROR`: the evidence is judged as a whole), a proof signed for another organization,
          *        an expired proof, an `inventoryType` or draft provider that contradicts the proof. A missing
          *        Idempotency-Key or draft on a Toll-Free purchase answers 400 `VALIDATION_ERROR`, also before any
          *        provider access. A draft of the wrong type answers 400 `VALIDATION_ERROR`, an unknown draft 404
@@ -827,6 +835,8 @@ export interface paths {
          *
          *     Runs a live check of the channel against its provider (credentials, sender status, protocol) and returns
          *     the result. No message is sent. A failing check is a 200 with `status` `DEGRADED`, `DOWN` or `UNKNOWN`, not an error.
+         *     The answer is a bare `ChannelHealth` (not `{data: …}`) because the specification names that type as the
+         *     answer, as it does for the other bare resources (see the README's "Integrating").
          */
         post: operations["testChannel"];
         delete?: never;
@@ -1322,7 +1332,8 @@ export interface paths {
          *     - At least one of `segmentId` or `contactIds` (max 10,000 ids); with both, the audience is their union
          *       without duplicates. Otherwise 400 `VALIDATION_ERROR`.
          *     - `senderId`, `botId`, `segmentId` and every contact id must exist in the caller's organization; an unknown
-         *       id answers 400 `VALIDATION_ERROR` with `details` naming the field (e.g. `body.contactIds.3`).
+         *       id (another organization's included) answers 404 `NOT_FOUND` with `details` naming each such field (e.g.
+         *       `body.senderId`, `body.contactIds.3`) and nothing is created.
          *     - `messageType` defaults to `MARKETING` (needs marketing consent per recipient and honours quiet hours);
          *       `fallbackToSms` defaults to true.
          *     - `scheduledAt` is only stored: `launch` schedules the blast when it is still in the future then.
@@ -1360,7 +1371,8 @@ export interface paths {
          *     - On a `SCHEDULED` blast `scheduledAt` must be in the future and at most 90 days ahead (it reschedules the
          *       blast) and cannot be null (use `send` to start now or `cancel`); 400 `VALIDATION_ERROR` otherwise. On a
          *       `DRAFT` blast null clears it.
-         *     - An unknown `senderId` answers 400 `VALIDATION_ERROR`.
+         *     - An unknown `senderId` (another organization's included) answers 404 `NOT_FOUND` with `details` naming
+         *       `body.senderId`.
          */
         put: operations["updateBlast"];
         post?: never;
@@ -1389,8 +1401,9 @@ export interface paths {
         /**
          * Replace a blast's content
          * @description Replaces the content source with exactly one of `botId`, `contentJson` or `variants` (the other two are
-         *     cleared); none or more than one answers 400 `VALIDATION_ERROR`, as do an unknown `botId` and variants whose
-         *     keys repeat or whose weights do not add up to 100. Only `DRAFT` and `SCHEDULED` blasts can be changed; any
+         *     cleared); none or more than one answers 400 `VALIDATION_ERROR`, as do variants whose keys repeat or whose
+         *     weights do not add up to 100. An unknown `botId` (another organization's included) answers 404 `NOT_FOUND`
+         *     with `details` naming `body.botId`. Only `DRAFT` and `SCHEDULED` blasts can be changed; any
          *     other state answers 409 `INVALID_STATE`. The state is unchanged.
          */
         put: operations["updateBlastContent"];
@@ -1415,7 +1428,8 @@ export interface paths {
         /**
          * Replace a blast's audience
          * @description Replaces the audience with `segmentId` and/or `contactIds` (at least one; an omitted one is cleared; max
-         *     10,000 contact ids). Unknown segment or contact ids answer 400 `VALIDATION_ERROR` naming the field. Only
+         *     10,000 contact ids). An unknown segment or contact id (another organization's included) answers 404
+         *     `NOT_FOUND` with `details` naming each such field (`body.segmentId`, `body.contactIds.3`); nothing changes. Only
          *     `DRAFT` and `SCHEDULED` blasts can be changed; any other state answers 409 `INVALID_STATE`. The answer
          *     (designed; the specification says only "object") is the new audience with the number of contacts it
          *     resolves to now; the audience is resolved again when sending starts.
@@ -1477,8 +1491,9 @@ export interface paths {
          *     stats. Each recipient gets the same compliance checks as `POST /v1/messages/send`; a rejected recipient
          *     appears in `results` with its error code (`DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT`,
          *     `NO_CHANNEL_AVAILABLE`) instead of failing the request. Content matching a blocking content rule answers
-         *     422 `CONTENT_BLOCKED`. More than 10 recipients in total, an unknown contact id or an unknown variant
-         *     answers 400 `VALIDATION_ERROR`. The answer is designed (the specification says only "object").
+         *     422 `CONTENT_BLOCKED`. More than 10 recipients in total or an unknown variant answers 400
+         *     `VALIDATION_ERROR`; an unknown contact id (another organization's included) answers 404 `NOT_FOUND` with
+         *     `details` naming it (`body.contactIds.1`). The answer is designed (the specification says only "object").
          */
         post: operations["testBlast"];
         delete?: never;
@@ -1671,7 +1686,8 @@ export interface paths {
          * @description Creates a bot in status `DRAFT` with `version` 1, `publishedFlow` null, and records revision 1. Without
          *     `draftFlow` the draft holds a single `START` node. The draft is stored even when it would not pass
          *     publish validation (only its shape is checked here: ids, types, bounds — 400 `VALIDATION_ERROR`); use
-         *     `validate` to check it. An unknown `senderId` answers 400 `VALIDATION_ERROR`.
+         *     `validate` to check it. An unknown `senderId` (another organization's included) answers 404 `NOT_FOUND`
+         *     with `details` naming `body.senderId`.
          */
         post: operations["createBot"];
         delete?: never;
@@ -1708,6 +1724,8 @@ export interface paths {
          *       `publish`.
          *     - With `expectedVersion` different from the current `version` the update answers 409 `CONFLICT` and changes
          *       nothing (optimistic locking for concurrent editors).
+         *     - An unknown `senderId` (another organization's included) answers 404 `NOT_FOUND` with `details` naming
+         *       `body.senderId`.
          */
         put: operations["updateBot"];
         post?: never;
@@ -1820,8 +1838,8 @@ export interface paths {
         put?: never;
         /**
          * Add a tester to a bot
-         * @description Adds a tester by exactly one of `contactId` (an existing contact; unknown id → 400 `VALIDATION_ERROR` on
-         *     `body.contactId`) or `phone` (E.164; the organization's contact with that phone is reused, or created —
+         * @description Adds a tester by exactly one of `contactId` (an existing contact; an unknown id, another organization's
+         *     included, answers 404 `NOT_FOUND` with `details` naming `body.contactId`) or `phone` (E.164; the organization's contact with that phone is reused, or created —
          *     `contactCreated` says which; an unparseable number → 400 `INVALID_PHONE`).
          *
          *     When the bot is linked (`senderId`) to a provider-managed RCS sender, an RCS test-device opt-in invite is
@@ -2185,7 +2203,7 @@ export interface paths {
          *     (`field: body.phone`, `code: unique`) — or find it with `GET /v1/contacts?search=<phone>`.
          *
          *     Every id in `tags` must be a tag of the organization (else 404 `NOT_FOUND`, `details` naming the item, e.g.
-         *     `body.tags[0]`). If the phone opted out earlier (even for a since-deleted contact) the new contact starts
+         *     `body.tags.0`). If the phone opted out earlier (even for a since-deleted contact) the new contact starts
          *     with `optedOut: true`. TCPA settings start at their defaults (quiet hours 21:00–08:00 local time);
          *     `consentType` defaults to `NONE`.
          */
@@ -2242,7 +2260,7 @@ export interface paths {
          *     The phone may change, with the same rules as on create: 400 `VALIDATION_ERROR` / `INVALID_PHONE`, 409
          *     `ALREADY_EXISTS` when another contact of the organization has it. A new phone resets `rcsCapable` and
          *     `rcsCheckedAt` to null, and `optedOut` becomes the new number's opt-out state. Unknown tag ids answer 404
-         *     `NOT_FOUND` naming the item (e.g. `body.tags[1]`).
+         *     `NOT_FOUND` naming the item (e.g. `body.tags.1`).
          */
         put: operations["replaceContact"];
         post?: never;
@@ -2337,7 +2355,7 @@ export interface paths {
          *     - More than 1,000: 202 `ContactBulkTagJob` (status `queued`) with a `Location` header; follow it with
          *       `GET /v1/contacts/bulk/tag/{jobId}`.
          *
-         *     Every tag id must be a tag of the organization (else 404 `NOT_FOUND` naming `body.tagIds[i]`, nothing
+         *     Every tag id must be a tag of the organization (else 404 `NOT_FOUND` naming `body.tagIds.<i>`, nothing
          *     tagged). Contact ids that are not contacts of the organization are counted as `notFound`; repeated ids count
          *     once. A contact cannot carry more than 50 tags: a contact that would exceed it is left unchanged and counted
          *     as `failed` (in both the synchronous answer and the job). A body at
@@ -2349,7 +2367,7 @@ export interface paths {
          * @description Removes every tag of `tagIds` from every contact of `contactIds`, synchronously, whatever the number of
          *     contacts (up to 100,000). Idempotent: contacts without the tags and ids that are not contacts of the
          *     organization are ignored. Every tag id must be a tag of the organization (else 404 `NOT_FOUND` naming
-         *     `body.tagIds[i]`). Same body and size limit as `POST` (413 beyond 5 MB).
+         *     `body.tagIds.<i>`). Same body and size limit as `POST` (413 beyond 5 MB).
          */
         delete: operations["untagContacts"];
         options?: never;
@@ -2534,11 +2552,25 @@ export interface paths {
         put?: never;
         /**
          * Resolve a segment to contact ids
-         * @description Evaluates a `SegmentQueryRequest` (same form as `POST /v1/segments/preview`) and returns the matching
-         *     contact ids, one page at a time: `page` (default 1) and `limit` (default 1,000, maximum 1,000 — larger than
-         *     elsewhere). Ids are ordered by contact creation time, then id, so pages are stable while contacts are not
-         *     added or deleted. `pagination.total` is the number of matching contacts. Read-only (scope
-         *     `contacts:read`); nothing is stored.
+         * @description Evaluates a `SegmentQueryRequest` (same form as `POST /v1/segments/preview`), saves it as a segment of the
+         *     organization and returns its `segmentId` with the matching contact ids, one page at a time: `page`
+         *     (default 1) and `limit` (default 1,000, maximum 1,000 — larger than elsewhere). Ids are ordered by contact
+         *     creation time, then id, so pages are stable while contacts are not added or deleted. `pagination.total` is
+         *     the number of matching contacts.
+         *
+         *     **Saved segments.** `segmentId` is the audience `POST /v1/blasts` and `PUT /v1/blasts/{id}/audience` take:
+         *     resolve the query, then put `data.segmentId` in the blast. What is saved is the query, not the ids on these
+         *     pages: a blast evaluates the query again when sending starts, so its audience is the contacts that match
+         *     then. The same query in the same organization always answers the same `segmentId` (queries are compared as
+         *     canonical JSON: `match` defaulted to `all`, object keys in any order; the order of `conditions` and of
+         *     arrays counts), so resolving again — any page — is safe and creates nothing new. Another organization's
+         *     identical query has another id. A segment is kept 90 days after its last use (a resolve of the same query,
+         *     or a blast that references it) and then deleted, within a day, by a scheduled purge; `segmentExpiresAt`
+         *     says until when. Resolving the query again after that gives a new `segmentId`; `POST /v1/blasts` and
+         *     `PUT /v1/blasts/{id}/audience` answer 404 `NOT_FOUND` naming `body.segmentId` for a purged or unknown one.
+         *
+         *     Scope `contacts:read`, although the segment is saved: saving it creates no contact data and changes no
+         *     contact — it only records the question asked, like a cached query.
          */
         post: operations["resolveSegment"];
         delete?: never;
@@ -3313,6 +3345,11 @@ export interface paths {
          *     id. At most `limit` rows (default 100, maximum 1000); `hasMore` tells whether more matched — narrow `start`/`end`
          *     to read on. `format=csv` returns the same rows as `text/csv` (header row, field order of
          *     `MessageReportRow`, `cost` split into `cost` and `currency`).
+         *
+         *     A row says what the message itself, its `message.*` events and `GET /v1/conversations/{id}/messages` say.
+         *     `fallbackReason` is set only when a fallback channel carried the message (or was attempted for it after RCS
+         *     was accepted); a message refused before any channel carried it has `fallbackReason: null`,
+         *     `actualChannel: null`, `fallback: primary` and its failure reason in `errorCode` (e.g. `CARRIER_REJECTED`).
          */
         get: operations["getMessageReport"];
         put?: never;
@@ -3578,7 +3615,8 @@ export interface paths {
          *     no trigger is still recorded and answers 200 with empty arrays.
          *
          *     Identify the contact by exactly one of `contactId` or `phone`. A `phone` with no contact in the
-         *     organization creates the contact (`contactCreated: true`); an unknown `contactId` answers 404 `NOT_FOUND`.
+         *     organization creates the contact (`contactCreated: true`); an unknown `contactId` (another organization's
+         *     included) answers 404 `NOT_FOUND` with `details` naming `body.contactId`.
          *     Compliance is applied per message, never as an error: DNC-listed, opted-out and (for MARKETING)
          *     non-consenting contacts are skipped with `DNC_LISTED`, `OPTED_OUT` or `NO_CONSENT`; MARKETING messages
          *     are `held` during the recipient's quiet hours. `messageType` defaults to MARKETING.
@@ -3606,10 +3644,10 @@ export interface paths {
         /**
          * Send up to 100 business events
          * @description Sends 1 to 100 events in one call. The body is validated as a whole (400 `VALIDATION_ERROR`, with
-         *     `details` fields such as `body.events[3].phone`, when any item is malformed; nothing is processed then).
+         *     `details` fields such as `body.events.3.phone`, when any item is malformed; nothing is processed then).
          *     Well-formed items are then processed independently and in order, exactly as `POST /v1/events` would:
-         *     an item that fails (e.g. unknown `contactId` → `NOT_FOUND`) gets `status: failed` with an `error`, and
-         *     does not affect the others. The answer is 200 whenever the batch was accepted; `results[i]` belongs to
+         *     an item that fails (e.g. an unknown `contactId` → `NOT_FOUND` with `details` naming
+         *     `body.events.3.contactId`) gets `status: failed` with an `error`, and does not affect the others. The answer is 200 whenever the batch was accepted; `results[i]` belongs to
          *     `events[i]`.
          *
          *     `Idempotency-Key` covers the whole batch (24-hour replay; 409 `IDEMPOTENCY_KEY_REUSED` /
@@ -3674,8 +3712,9 @@ export interface paths {
          * Create an acquisition campaign
          * @description Creates a campaign in DRAFT (default) or ACTIVE status. `type`, `listId`, `keyword` and `shortcode` are
          *     fixed at creation: they cannot be changed later. KEYWORD campaigns need `keyword` and `shortcode`; other
-         *     types must not send them. `listId` must be a tag of the organization and `senderId` one of its sender IDs
-         *     (400 `VALIDATION_ERROR` otherwise). The answer carries the public `enrollmentUrl`.
+         *     types must not send them. `listId` must be a tag of the organization and `senderId` one of its sender IDs:
+         *     an unknown one (another organization's included) answers 404 `NOT_FOUND` with `details` naming
+         *     `body.listId` or `body.senderId`. The answer carries the public `enrollmentUrl`.
          *
          *     409 `ALREADY_EXISTS` when another campaign that has not ENDED already uses the same keyword on the same
          *     short code.
@@ -3711,7 +3750,8 @@ export interface paths {
          *     campaign to change them.
          *
          *     `status` moves the campaign: DRAFT→ACTIVE, ACTIVE⇄PAUSED, DRAFT/ACTIVE/PAUSED→ENDED; ENDED is final.
-         *     Any other move answers 409 `INVALID_STATE`. 404 `NOT_FOUND` when the campaign does not exist.
+         *     Any other move answers 409 `INVALID_STATE`. 404 `NOT_FOUND` when the campaign does not exist, and, with
+         *     `details` naming `body.senderId`, when `senderId` is not one of the organization's sender IDs.
          */
         put: operations["updateAcquisitionCampaign"];
         post?: never;
@@ -4104,7 +4144,7 @@ export interface paths {
          *
          *     The asset is answered at once with `status: processing`; its original `url` works immediately and the
          *     variants appear when processing ends (`ready`), or `status: error` with `error` set if it fails.
-         *     An unknown `folderId` answers 400 `VALIDATION_ERROR`.
+         *     An unknown `folderId` answers 404 `NOT_FOUND` naming `body.folderId`.
          */
         post: operations["uploadAsset"];
         delete?: never;
@@ -4132,7 +4172,7 @@ export interface paths {
          *     every file failed still answers 201.
          *
          *     The whole request is refused, and nothing stored, when it holds no `files` part or more than 20 (400
-         *     `VALIDATION_ERROR`), when `folderId` is unknown (400), when the body exceeds 100 MB (413
+         *     `VALIDATION_ERROR`), when `folderId` is unknown (404 `NOT_FOUND` naming `body.folderId`), when the body exceeds 100 MB (413
          *     `PAYLOAD_TOO_LARGE`), or when it is not `multipart/form-data` (415 `UNSUPPORTED_MEDIA_TYPE`).
          */
         post: operations["uploadAssetBatch"];
@@ -4172,7 +4212,7 @@ export interface paths {
         /**
          * Rename or move an asset
          * @description Renames the asset (`name`) and/or moves it to another folder (`folderId`; `null` makes it unfiled). The
-         *     file itself cannot be replaced: upload a new asset. An unknown `folderId` answers 400 `VALIDATION_ERROR`.
+         *     file itself cannot be replaced: upload a new asset. An unknown `folderId` answers 404 `NOT_FOUND` naming `body.folderId`.
          */
         patch: operations["updateAsset"];
         trace?: never;
@@ -4283,7 +4323,7 @@ export interface paths {
         /**
          * Create an asset folder
          * @description Creates a folder under `parentId` (omitted or null = root). Names are unique among siblings (409
-         *     `ALREADY_EXISTS`). An unknown `parentId` answers 400 `VALIDATION_ERROR`. Folders nest at most 10 levels
+         *     `ALREADY_EXISTS`). An unknown `parentId` answers 404 `NOT_FOUND` naming `body.parentId`. Folders nest at most 10 levels
          *     deep and an organization has at most 1,000 folders (400 `VALIDATION_ERROR` beyond).
          */
         post: operations["createAssetFolder"];
@@ -4319,7 +4359,7 @@ export interface paths {
          * @description Renames the folder and/or moves it, with its subfolders and assets, under another parent (`parentId: null`
          *     makes it a root folder). Moving a folder into itself or into one of its own descendants answers 409
          *     `CONFLICT` (no cycles); a name already used by a sibling at the destination answers 409 `ALREADY_EXISTS`.
-         *     An unknown `parentId`, or a move that would nest deeper than 10 levels, answers 400 `VALIDATION_ERROR`.
+         *     An unknown `parentId` answers 404 `NOT_FOUND` naming `body.parentId`; a move that would nest deeper than 10 levels answers 400 `VALIDATION_ERROR`.
          */
         patch: operations["updateAssetFolder"];
         trace?: never;
@@ -4428,7 +4468,7 @@ export interface webhooks {
         /**
          * Message delivered
          * @description Delivery receipt: the handset received the message (`status: delivered`). `channel` is the channel that actually
-         *     carried it. A test delivery (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data` of
+         *     carried it; `fallbackUsed`/`fallbackReason` say whether and why that was SMS/MMS instead of RCS. A test delivery (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data` of
          *     exactly `{"test": true}`: acknowledge it with 2xx and ignore it.
          *
          *     Delivered as a signed `POST` with the envelope `{id, type, createdAt, apiVersion, data}`. Verify the signature
@@ -4490,9 +4530,12 @@ export interface webhooks {
         /**
          * Message failed
          * @description Delivery receipt: the message finally failed (`status: failed`, or `undeliverable` when the carrier reports the
-         *     destination cannot receive messages). `error` carries the code and description. A test delivery (`POST
-         *     /v1/webhook-endpoints/{id}/test`) may carry this event name with `data` of exactly `{"test": true}`: acknowledge
-         *     it with 2xx and ignore it.
+         *     destination cannot receive messages). `error` carries the code and description. A message refused before any
+         *     channel carried it (e.g. refused by the carrier at send, `CARRIER_REJECTED`) has `channel: null`,
+         *     `fallbackUsed: false` and `fallbackReason: null`, whatever fallback had been planned; `fallbackReason` is set
+         *     only when a fallback channel carried the message or was attempted after RCS had been accepted. A test delivery
+         *     (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data` of exactly `{"test": true}`:
+         *     acknowledge it with 2xx and ignore it.
          *
          *     Delivered as a signed `POST` with the envelope `{id, type, createdAt, apiVersion, data}`. Verify the signature
          *     (`webhook-signature`, or `X-Signature`) over the raw body before parsing, reject timestamps older than 5
@@ -5198,9 +5241,12 @@ export interface components {
          *     }
          */
         SendMessageRequest: {
-            /** @description The recipient; must be a contact of the organization (404 otherwise). */
+            /** @description The recipient; must be a contact of the organization (404 `NOT_FOUND` naming `body.contactId` otherwise). */
             contactId: components["schemas"]["Id"];
-            /** @description Sender ID to send from. Defaults to the organization's default active sender. */
+            /**
+             * @description Sender ID to send from (404 `NOT_FOUND` naming `body.senderId` when it is not one of the organization's).
+             *     Defaults to the organization's default active sender.
+             */
             senderId?: components["schemas"]["Id"];
             channelType?: components["schemas"]["SendMessageChannelType"];
             /**
@@ -5286,7 +5332,7 @@ export interface components {
          */
         Channel: "RCS" | "SMS" | "MMS" | "CHATAPP";
         /**
-         * @description Why a message went by SMS/MMS instead of RCS; null when no fallback happened.
+         * @description Why a message went by SMS/MMS instead of RCS. Set only when a fallback channel carried the message, or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`); null when no fallback happened, including for a message refused before any channel carried it (its reason is in `error`).
          * @enum {string|null}
          */
         FallbackReason: "RCS_NOT_SUPPORTED" | "RCS_CAPABILITY_UNKNOWN" | "RCS_DELIVERY_FAILED" | "RCS_EXPIRED" | null;
@@ -5409,9 +5455,12 @@ export interface components {
          *     }
          */
         MessagePreviewRequest: {
-            /** @description Optional recipient (404 when it is not a contact of the organization). */
+            /** @description Optional recipient (404 `NOT_FOUND` naming `body.contactId` when it is not a contact of the organization). */
             contactId?: components["schemas"]["Id"];
-            /** @description Sender ID; defaults to the organization's default active sender. */
+            /**
+             * @description Sender ID (404 `NOT_FOUND` naming `body.senderId` when it is not one of the organization's); defaults to the
+             *     organization's default active sender.
+             */
             senderId?: components["schemas"]["Id"];
             channelType?: components["schemas"]["SendMessageChannelType"];
             messageType?: components["schemas"]["MessageType"];
@@ -5753,7 +5802,17 @@ export interface components {
             direction: components["schemas"]["Direction"];
             requestedChannel: components["schemas"]["Channel"] | null;
             channel: components["schemas"]["Channel"] | null;
+            /**
+             * @description True when the message goes (or went) by SMS/MMS instead of the requested channel; false for inbound messages
+             *     and for a message that ended before any channel carried it.
+             */
             fallbackUsed: boolean;
+            /**
+             * @description Why SMS/MMS was used instead of RCS: the plan while the message is on its way; once it has ended, set only
+             *     when a fallback channel carried it or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`).
+             *     A message refused before any channel carried it (e.g. refused by the carrier at send) has
+             *     `fallbackUsed: false`, `fallbackReason: null`, `channel: null` and its reason in `error`.
+             */
             fallbackReason: components["schemas"]["FallbackReason"];
             /** @description Null for inbound messages. */
             messageType: components["schemas"]["MessageType"] | null;
@@ -6068,33 +6127,24 @@ export interface components {
         SenderProtocolStatus: "PENDING" | "ACTIVE" | "FAILED" | "DISABLED";
         /**
          * @description Protocol-specific settings. Each key applies to the protocol types named in its description; sending a key
-         *     that does not apply to the protocol answers 400 `VALIDATION_ERROR`. Omitted keys keep their defaults
-         *     (on enable) or their current value (on update). Responses carry every key that applies to the protocol.
+         *     that does not apply to the protocol answers 400 `VALIDATION_ERROR`. Omitted keys take their default on
+         *     enable (`smartEncoding` true, `mmsTranscoding` true, `validityPeriodSeconds` 14400, `fallbackToSms` true,
+         *     `fallbackSenderIdId` null) and keep their current value on update: the defaults are applied by the server on
+         *     enable, never by request validation, so a PATCH of one key changes that key only. Responses carry every key
+         *     that applies to the protocol.
          * @example {
          *       "smartEncoding": true,
          *       "validityPeriodSeconds": 14400
          *     }
          */
         SenderProtocolConfig: {
-            /**
-             * @description SMS. Replace Unicode look-alike characters (curly quotes, long dashes) with GSM-7 ones so a segment holds 160 characters.
-             * @default true
-             */
+            /** @description SMS. Replace Unicode look-alike characters (curly quotes, long dashes) with GSM-7 ones so a segment holds 160 characters. */
             smartEncoding?: boolean;
-            /**
-             * @description MMS. Resize or re-encode media that exceeds the carrier's size limit instead of failing the message.
-             * @default true
-             */
+            /** @description MMS. Resize or re-encode media that exceeds the carrier's size limit instead of failing the message. */
             mmsTranscoding?: boolean;
-            /**
-             * @description SMS, MMS, RCS. How long an undelivered message may wait in the queue before it fails.
-             * @default 14400
-             */
+            /** @description SMS, MMS, RCS. How long an undelivered message may wait in the queue before it fails. */
             validityPeriodSeconds?: number;
-            /**
-             * @description RCS. Default per-recipient fallback to SMS/MMS when the handset cannot receive RCS (a send request can still override it).
-             * @default true
-             */
+            /** @description RCS. Default per-recipient fallback to SMS/MMS when the handset cannot receive RCS (a send request can still override it). */
             fallbackToSms?: boolean;
             /**
              * Format: uuid
@@ -8551,7 +8601,11 @@ export interface components {
             botId: string | null;
             contentJson: components["schemas"]["BlastMessageContent"] | null;
             variants: components["schemas"]["BlastVariants"] | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The saved segment in the audience: the `segmentId` from `POST /v1/segments/resolve`; re-evaluated at
+             *     launch (the recipients are the contacts matching its query when sending starts). Null without one.
+             */
             segmentId: string | null;
             /** @description Number of explicit contact ids in the audience. */
             contactIdCount: number;
@@ -8693,6 +8747,12 @@ export interface components {
             botId?: components["schemas"]["Id"];
             contentJson?: components["schemas"]["BlastMessageContent"];
             variants?: components["schemas"]["BlastVariants"];
+            /**
+             * @description The `segmentId` from `POST /v1/segments/resolve` (resolve the query, then put `data.segmentId` here);
+             *     re-evaluated at launch: the recipients are the contacts matching its query when sending starts, not the
+             *     ids that resolve returned. Must be a saved segment of the organization (kept 90 days after its last use;
+             *     a blast that references it keeps it alive), else 404 `NOT_FOUND` naming `body.segmentId`.
+             */
             segmentId?: components["schemas"]["Id"];
             contactIds?: components["schemas"]["BlastContactIds"];
         } | unknown | unknown) & (unknown | unknown | unknown);
@@ -8876,13 +8936,22 @@ export interface components {
          *     }
          */
         BlastAudienceRequest: {
+            /**
+             * @description The `segmentId` from `POST /v1/segments/resolve` (resolve the query, then put `data.segmentId` here);
+             *     re-evaluated at launch: the recipients are the contacts matching its query when sending starts, not the
+             *     ids that resolve returned. Must be a saved segment of the organization (kept 90 days after its last use;
+             *     a blast that references it keeps it alive), else 404 `NOT_FOUND` naming `body.segmentId`.
+             */
             segmentId?: components["schemas"]["Id"];
             contactIds?: components["schemas"]["BlastContactIds"];
         } | unknown | unknown;
         /** @description The blast's audience after the change. `recipientCount` is what it resolves to right now (before exclusions); it is resolved again when sending starts. */
         BlastAudience: {
             blastId: components["schemas"]["Id"];
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The `segmentId` from `POST /v1/segments/resolve`, or null; re-evaluated at launch (`recipientCount` is what it matches now).
+             */
             segmentId: string | null;
             contactIds: components["schemas"]["Id"][];
             recipientCount: number;
@@ -11551,8 +11620,13 @@ export interface components {
             hasMore: boolean;
         };
         /**
+         * @description The saved segment (its id, for `POST /v1/blasts` and `PUT /v1/blasts/{id}/audience`, and until when it is
+         *     kept) and a page of the contacts matching its query now. The id names the query, not these contacts: a blast
+         *     evaluates the query again when sending starts.
          * @example {
          *       "data": {
+         *         "segmentId": "5a1b2c3d-4e5f-4a6b-9c7d-8e9f0a1b2c3d",
+         *         "segmentExpiresAt": "2027-02-19T09:30:00Z",
          *         "contactIds": [
          *           "7c2a1b3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
          *           "5b1f0e7a-2c3d-4e5f-8a9b-0c1d2e3f4a5b"
@@ -11568,6 +11642,16 @@ export interface components {
          */
         SegmentResolveResponse: {
             data: {
+                /**
+                 * @description The saved segment of this query: the `segmentId` of `POST /v1/blasts` and `PUT /v1/blasts/{id}/audience`.
+                 *     The same on every page and every resolve of the same query in this organization while it is kept.
+                 */
+                segmentId: components["schemas"]["Id"];
+                /**
+                 * @description Until when the segment is kept: 90 days after its last use (this resolve, a later resolve of the same
+                 *     query, or a blast that references it). It is deleted within a day after; blasts then refuse its id.
+                 */
+                segmentExpiresAt: components["schemas"]["Timestamp"];
                 /** @description Ids of matching contacts on this page, ordered by creation time then id (stable across pages). */
                 contactIds: components["schemas"]["Id"][];
             };
@@ -13655,6 +13739,13 @@ export interface components {
              * @enum {string}
              */
             fallback: "primary" | "fallback";
+            /**
+             * @description Why SMS/MMS was used instead of RCS. Set only when a fallback channel carried the message, is carrying it
+             *     (a queued or sending message: the plan) or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`).
+             *     Null otherwise, and in particular for a message refused before any channel carried it (for example
+             *     refused by the carrier at send: `status: failed`, `actualChannel: null`, `fallback: primary`,
+             *     `errorCode: CARRIER_REJECTED`).
+             */
             fallbackReason: components["schemas"]["FallbackReason"];
             messageType: components["schemas"]["MessageType"] | null;
             status: components["schemas"]["MessageStatus"];
@@ -14396,7 +14487,7 @@ export interface components {
          *               "message": "Contact not found.",
          *               "details": [
          *                 {
-         *                   "field": "body.events[1].contactId",
+         *                   "field": "body.events.1.contactId",
          *                   "message": "no such contact in this organization",
          *                   "code": "not_found"
          *                 }
@@ -16414,8 +16505,18 @@ export interface components {
             requestedChannel: components["schemas"]["Channel"];
             /** @description The channel that actually carried the message; null while it is queued or held. */
             channel: components["schemas"]["Channel"] | null;
-            /** @description `true` when the message went by SMS/MMS instead of the requested RCS. */
+            /**
+             * @description `true` when the message goes (or went) by SMS/MMS instead of the requested RCS; `false` on the
+             *     `message.failed` or `message.revoked` event of a message that ended before any channel carried it.
+             */
             fallbackUsed: boolean;
+            /**
+             * @description Why SMS/MMS was used instead of RCS. On `message.queued`/`message.held` it is the plan; on `message.sent`,
+             *     `message.delivered` and `message.read` the reason the fallback channel carried it; on `message.failed` it
+             *     is set only when a fallback channel carried the message or was attempted after RCS had been accepted
+             *     (`RCS_DELIVERY_FAILED`). A message refused before any channel carried it (e.g. refused by the carrier at
+             *     send, `error.code: CARRIER_REJECTED`) has `fallbackUsed: false`, `fallbackReason: null` and `channel: null`.
+             */
             fallbackReason: components["schemas"]["FallbackReason"];
             /** @description Billable SMS segments (1 for RCS and MMS messages); null until the message was sent. */
             segments: number | null;
@@ -16575,7 +16676,8 @@ export interface components {
         };
         /**
          * @description Envelope of a `message.delivered` delivery. Delivery receipt: the handset received the message (`status:
-         *     delivered`). `channel` is the channel that actually carried it.
+         *     delivered`). `channel` is the channel that actually carried it; `fallbackUsed`/`fallbackReason` say whether and
+         *     why that was SMS/MMS instead of RCS.
          * @example {
          *       "id": "2a4c6e8f-1b3d-4f5a-9c7e-0d2f4a6b8c1e",
          *       "type": "message.delivered",
@@ -16696,7 +16798,10 @@ export interface components {
         /**
          * @description Envelope of a `message.failed` delivery. Delivery receipt: the message finally failed (`status: failed`, or
          *     `undeliverable` when the carrier reports the destination cannot receive messages). `error` carries the code and
-         *     description.
+         *     description. A message refused before any channel carried it (e.g. refused by the carrier at send,
+         *     `CARRIER_REJECTED`) has `channel: null`, `fallbackUsed: false` and `fallbackReason: null`, whatever fallback had
+         *     been planned; `fallbackReason` is set only when a fallback channel carried the message or was attempted after
+         *     RCS had been accepted.
          * @example {
          *       "id": "2a4c6e8f-1b3d-4f5a-9c7e-0d2f4a6b8c1e",
          *       "type": "message.failed",
@@ -19524,6 +19629,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -19980,6 +20086,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -21304,7 +21411,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description A page of matching contact ids. */
+            /** @description The saved segment's id and a page of matching contact ids. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -22880,6 +22987,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             default: components["responses"]["Error"];
         };

@@ -1,6 +1,11 @@
 // Segments through HTTP: every condition type (tags any/all/none, type-aware attribute comparisons, rcsCap,
-// createdAt, optedOut), all/any combination, preview count + sample, resolve pagination, tenant walls.
+// createdAt, optedOut), all/any combination, preview count + sample, resolve pagination, tenant walls; saved
+// segments (resolve answers a segmentId per query and organization) and their scheduled purge.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SEGMENT_TTL_DAYS, useSavedSegment } from '../src/domain/contacts/segments.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
+import { QUEUES } from '../src/jobs/queue-names.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -19,7 +24,7 @@ const PEOPLE: Record<string, [string, string[], Record<string, unknown>, boolean
 };
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  srv = await startTestServer({ workers: true }); // workers: the saved-segment purge runs through the queue
   org = await srv.newOrg('Segments org');
   key = org.apiKey.secret;
   for (const t of ['a', 'b', 'c']) tag[t] = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `seg-${t}` } })).body.data.id;
@@ -148,7 +153,10 @@ describe('previewSegment', () => {
     const res = await call(srv, 'POST', '/v1/segments/preview', { key: o.apiKey.secret, body: { conditions: [] } });
     expect(res.body.data).toEqual({ count: 0, sample: [] });
     const ids = await call(srv, 'POST', '/v1/segments/resolve', { key: o.apiKey.secret, body: { conditions: [{ type: 'tags', op: 'any', tagIds: [tag.a] }] } });
-    expect(ids.body).toEqual({ data: { contactIds: [] }, pagination: { page: 1, limit: 1000, total: 0, hasMore: false } });
+    expect(ids.body).toEqual({
+      data: { segmentId: expect.any(String), segmentExpiresAt: expect.any(String), contactIds: [] },
+      pagination: { page: 1, limit: 1000, total: 0, hasMore: false },
+    });
   });
 });
 
@@ -157,9 +165,10 @@ describe('resolveSegment', () => {
     const body = { match: 'any', conditions: [{ type: 'optedOut', value: false }, { type: 'tags', op: 'any', tagIds: [tag.c] }] };
     const page1 = await call(srv, 'POST', '/v1/segments/resolve?limit=2', { key, body });
     expect(page1.status, page1.text).toBe(200);
-    expect(page1.body).toEqual({ data: { contactIds: [id.ann, id.ben] }, pagination: { page: 1, limit: 2, total: 4, hasMore: true } });
+    const segment = { segmentId: page1.body.data.segmentId, segmentExpiresAt: expect.any(String) };
+    expect(page1.body).toEqual({ data: { ...segment, contactIds: [id.ann, id.ben] }, pagination: { page: 1, limit: 2, total: 4, hasMore: true } });
     const page2 = await call(srv, 'POST', '/v1/segments/resolve?limit=2&page=2', { key, body });
-    expect(page2.body).toEqual({ data: { contactIds: [id.dan, id.eve] }, pagination: { page: 2, limit: 2, total: 4, hasMore: false } });
+    expect(page2.body).toEqual({ data: { ...segment, contactIds: [id.dan, id.eve] }, pagination: { page: 2, limit: 2, total: 4, hasMore: false } });
     const all = await call(srv, 'POST', '/v1/segments/resolve', { key, body });
     expect(all.body.data.contactIds).toEqual([id.ann, id.ben, id.dan, id.eve]);
     expect(all.body.pagination.limit).toBe(1000);
@@ -170,6 +179,88 @@ describe('resolveSegment', () => {
     const body = { conditions: [{ type: 'optedOut', value: false }] };
     const past = await call(srv, 'POST', '/v1/segments/resolve?limit=2&page=5', { key, body });
     expect(past.status, past.text).toBe(200);
-    expect(past.body).toEqual({ data: { contactIds: [] }, pagination: { page: 5, limit: 2, total: 3, hasMore: false } });
+    expect(past.body).toMatchObject({ data: { contactIds: [] }, pagination: { page: 5, limit: 2, total: 3, hasMore: false } });
+  });
+});
+
+describe('saved segments', () => {
+  const DAY_MS = 24 * 60 * 60 * 1000;
+  const resolve = async (body: unknown, k = key) => {
+    const res = await call(srv, 'POST', '/v1/segments/resolve', { key: k, body });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data as { segmentId: string; segmentExpiresAt: string; contactIds: string[] };
+  };
+  const stored = (segmentId: string) => srv.context.db.selectFrom('saved_segments').selectAll().where('id', '=', segmentId).executeTakeFirst();
+
+  it('resolve saves the query and answers its segmentId, kept 90 days after this use', async () => {
+    const before = Date.now();
+    const query = { match: 'all', conditions: [{ type: 'tags', op: 'any', tagIds: [tag.a] }] };
+    const data = await resolve(query);
+    expect(data.segmentId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(data.contactIds).toEqual([id.ann, id.ben]);
+    const expires = Date.parse(data.segmentExpiresAt);
+    expect(expires).toBeGreaterThanOrEqual(before + SEGMENT_TTL_DAYS * DAY_MS - 1000);
+    expect(expires).toBeLessThanOrEqual(Date.now() + SEGMENT_TTL_DAYS * DAY_MS + 1000);
+    // The query is what is saved (not the ids): a blast evaluates it again when sending starts.
+    const row = await stored(data.segmentId);
+    expect(row).toMatchObject({ organization_id: org.organizationId, query });
+  });
+
+  it('the same query, keys in another order and match defaulted, gives the same id; another query another id', async () => {
+    const a = await resolve({ match: 'all', conditions: [{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true }] });
+    const b = await resolve({ conditions: [{ value: 'gold', op: 'eq', attribute: 'tier', type: 'attribute' }, { value: true, type: 'rcsCap' }] });
+    expect(b.segmentId).toBe(a.segmentId);
+    expect(Date.parse(b.segmentExpiresAt)).toBeGreaterThanOrEqual(Date.parse(a.segmentExpiresAt)); // the resolve touched it
+    const anotherPage = { conditions: [{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true }] };
+    const paged = await call(srv, 'POST', '/v1/segments/resolve?limit=1&page=2', { key, body: anotherPage });
+    expect(paged.body.data.segmentId).toBe(a.segmentId); // any page: the id names the query, not the page
+    const other = await resolve({ match: 'any', conditions: [{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true }] });
+    expect(other.segmentId).not.toBe(a.segmentId);
+    const count = await srv.context.db
+      .selectFrom('saved_segments')
+      .select(sql<string>`count(*)`.as('n'))
+      .where('id', 'in', [a.segmentId, other.segmentId])
+      .executeTakeFirstOrThrow();
+    expect(Number(count.n)).toBe(2);
+  });
+
+  it("another organization's identical query gets another id, and cannot use this one", async () => {
+    const query = { conditions: [{ type: 'optedOut', value: false }] };
+    const mine = await resolve(query);
+    const o = await srv.newOrg('Segments tenancy org');
+    const theirs = await resolve(query, o.apiKey.secret);
+    expect(theirs.segmentId).not.toBe(mine.segmentId);
+    expect(theirs.contactIds).toEqual([]);
+    // What a blast does with a segmentId (useSavedSegment): only the owning organization finds it.
+    expect(await useSavedSegment(await tenantFor(srv.context, o.organizationId), mine.segmentId)).toBeUndefined();
+    const used = await useSavedSegment(await tenantFor(srv.context, org.organizationId), mine.segmentId);
+    expect(used).toMatchObject({ segmentId: mine.segmentId, query: { match: 'all', conditions: query.conditions } });
+  });
+
+  it('the scheduled purge removes segments unused for 90 days and keeps the others; a blast use keeps one alive', async () => {
+    const expired = await resolve({ conditions: [{ type: 'createdAt', before: '2026-02-01T00:00:00Z' }] });
+    const fresh = await resolve({ conditions: [{ type: 'createdAt', before: '2026-03-01T00:00:00Z' }] });
+    const revived = await resolve({ conditions: [{ type: 'createdAt', before: '2026-04-01T00:00:00Z' }] });
+    const age = (segmentId: string, days: number) =>
+      srv.context.db.updateTable('saved_segments').set({ last_used_at: sql<Date>`now() - make_interval(days => ${days})` }).where('id', '=', segmentId).execute();
+    await age(expired.segmentId, SEGMENT_TTL_DAYS + 1);
+    await age(fresh.segmentId, SEGMENT_TTL_DAYS - 1);
+    await age(revived.segmentId, SEGMENT_TTL_DAYS + 1);
+    // A blast referencing a segment marks it used (useSavedSegment), so the purge keeps it.
+    const used = await useSavedSegment(await tenantFor(srv.context, org.organizationId), revived.segmentId);
+    expect(used!.expiresAt.getTime()).toBeGreaterThan(Date.now() + (SEGMENT_TTL_DAYS - 1) * DAY_MS);
+
+    await srv.context.queue!.send(QUEUES.segmentPurge, {});
+    const deadline = Date.now() + 15_000;
+    while ((await stored(expired.segmentId)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await stored(expired.segmentId)).toBeUndefined();
+    expect(await stored(fresh.segmentId)).toBeDefined();
+    expect(await stored(revived.segmentId)).toBeDefined();
+
+    // Resolving a purged query again saves it anew, under a new id; a kept one keeps its id.
+    const again = await resolve({ conditions: [{ type: 'createdAt', before: '2026-02-01T00:00:00Z' }] });
+    expect(again.segmentId).not.toBe(expired.segmentId);
+    expect(again.contactIds).toEqual([id.ann]);
+    expect((await resolve({ conditions: [{ type: 'createdAt', before: '2026-03-01T00:00:00Z' }] })).segmentId).toBe(fresh.segmentId);
   });
 });

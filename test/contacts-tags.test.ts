@@ -118,7 +118,7 @@ describe('bulk tag, synchronous (up to 1,000 contacts)', () => {
     const [c] = await seedContacts(org.organizationId, 1, '+1415555031');
     const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [tag, '00000000-0000-4000-8000-000000000002'], contactIds: [c] } });
     expect(res.status).toBe(404);
-    expect(res.body.details).toEqual([expect.objectContaining({ field: 'body.tagIds[1]' })]);
+    expect(res.body.details).toEqual([expect.objectContaining({ field: 'body.tagIds.1' })]);
     expect(await tagsOf(c!)).toEqual([]);
     const foreignTag = await newTag('Their bulk tag', other.apiKey.secret);
     expect((await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [foreignTag], contactIds: [c] } })).status).toBe(404);

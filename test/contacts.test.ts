@@ -101,7 +101,7 @@ describe('createContact', () => {
     const res = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: p, tags: [known, foreign] } });
     expect(res.status).toBe(404);
     expect(res.body.code).toBe('NOT_FOUND');
-    expect(res.body.details).toEqual([expect.objectContaining({ field: 'body.tags[1]' })]);
+    expect(res.body.details).toEqual([expect.objectContaining({ field: 'body.tags.1' })]);
     const list = await call(srv, 'GET', `/v1/contacts?search=${encodeURIComponent(p)}`, { key });
     expect(list.body.data).toEqual([]);
   });
@@ -160,7 +160,7 @@ describe('replaceContact', () => {
     expect(invalid.body.code).toBe('INVALID_PHONE');
     const tag = await call(srv, 'PUT', `/v1/contacts/${b.id}`, { key, body: { phone: b.phone, tags: ['00000000-0000-4000-8000-000000000000'] } });
     expect(tag.status).toBe(404);
-    expect(tag.body.details[0].field).toBe('body.tags[0]');
+    expect(tag.body.details[0].field).toBe('body.tags.0');
     expect((await call(srv, 'GET', `/v1/contacts/${b.id}`, { key })).body.phone).toBe(b.phone);
   });
 });

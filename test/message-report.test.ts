@@ -1,8 +1,11 @@
 // GET /v1/reports/messages through HTTP: every filter, every sort in both directions, limit + hasMore, kind,
-// fallback, the date window, CSV, no provider fields, tenant isolation. Rows are inserted directly.
+// fallback, the date window, CSV, no provider fields, tenant isolation. Rows are inserted directly; the last
+// block sends real messages through the carrier simulator to check that a row, the message and its events agree
+// on the fallback.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Insertable } from 'kysely';
 import type { MessagesTable } from '../src/db/tables/messaging.ts';
+import { dispatchTuning } from '../src/domain/conversations/dispatch.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -250,5 +253,124 @@ describe('getMessageReport', () => {
     expect((await report('', key.secret)).status).toBe(403);
     const reader = await srv.newKey(orgA.organizationId, ['analytics:read']);
     expect((await report('', reader.secret)).status).toBe(200);
+  });
+});
+
+// A message that never left has no fallback to report; one that really fell back keeps its reason. Sent through
+// HTTP, the dispatch worker and the carrier simulator (numbers ending 0777: refused at send; 0333: RCS accepted
+// but not delivered, then SMS), so the report, the stored message and the message events are the real ones.
+describe('getMessageReport: fallbackReason of messages sent for real', () => {
+  let live: TestServer;
+  let org: Awaited<ReturnType<TestServer['newOrg']>>;
+  let seq = 0;
+
+  beforeAll(async () => {
+    dispatchTuning.backoffBaseSeconds = 0.2;
+    live = await startTestServer({ workers: true, config: { webhookAllowPrivate: true } });
+    org = await live.newOrg('Report fallback org');
+    // An endpoint that never answers: the events are stored (and their deliveries retried), so they can be read.
+    const hook = await call(live, 'POST', '/v1/webhook-endpoints', {
+      key: org.apiKey.secret,
+      body: { url: 'http://127.0.0.1:9/hooks', events: ['message.queued', 'message.sent', 'message.delivered', 'message.failed'] },
+    });
+    expect(hook.status, hook.text).toBe(201);
+  });
+  afterAll(() => live.close());
+
+  async function contact(suffix: string, rcsCapable: boolean | null) {
+    const phone = `+1415${String(++seq).padStart(7 - suffix.length, '0')}${suffix}`;
+    return live.context.db
+      .insertInto('contacts')
+      .values({ organization_id: org.organizationId, phone, attributes: '{}', rcs_capable: rcsCapable, consent_type: 'MARKETING', time_zone: 'UTC' })
+      .returning(['id', 'phone'])
+      .executeTakeFirstOrThrow();
+  }
+
+  async function sendAndWait(contactId: string, statuses: string[]) {
+    const res = await call(live, 'POST', '/v1/messages/send', {
+      key: org.apiKey.secret,
+      body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped.' } },
+    });
+    expect(res.status, res.text).toBe(200);
+    const id: string = res.body.data.messageId;
+    const deadline = Date.now() + 15_000;
+    for (;;) {
+      const row = await live.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      if (statuses.includes(row.status)) return { send: res.body.data, row };
+      if (Date.now() > deadline) throw new Error(`message ${id} is ${row.status}, expected ${statuses.join('/')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  const reportRow = async (id: string) => {
+    const res = await call(live, 'GET', '/v1/reports/messages?kind=mdr&limit=1000', { key: org.apiKey.secret });
+    expect(res.status).toBe(200);
+    return res.body.data.find((r: { messageId: string }) => r.messageId === id);
+  };
+  const eventData = async (id: string, type: string) => {
+    const rows = await live.context.db.selectFrom('webhook_events').select('body').where('organization_id', '=', org.organizationId).where('type', '=', type).execute();
+    return rows.map((r) => JSON.parse(r.body).data).filter((d: { messageId: string }) => d.messageId === id);
+  };
+  const conversationMessage = async (conversationId: string, id: string) => {
+    const res = await call(live, 'GET', `/v1/conversations/${conversationId}/messages`, { key: org.apiKey.secret });
+    expect(res.status).toBe(200);
+    return res.body.data.find((m: { id: string }) => m.id === id);
+  };
+
+  // Capability unknown at send (found out at dispatch, then SMS planned) and known at send (SMS planned at once).
+  for (const rcsCapable of [null, false]) {
+    it(`a message refused by the carrier at send has no fallbackReason (capability ${rcsCapable === null ? 'unknown' : 'known'} at send)`, async () => {
+      const c = await contact('0777', rcsCapable);
+      const { send, row } = await sendAndWait(c.id, ['failed']);
+      // The send answer is the plan: SMS at once when the handset is known not to take RCS.
+      expect(send.fallbackReason).toBe(rcsCapable === false ? 'RCS_NOT_SUPPORTED' : null);
+
+      expect(row).toMatchObject({ status: 'failed', channel: null, fallback_used: false, fallback_reason: null, error_code: 'CARRIER_REJECTED' });
+      expect(await reportRow(row.id)).toMatchObject({
+        channel: 'RCS',
+        actualChannel: null,
+        fallback: 'primary',
+        fallbackReason: null,
+        status: 'failed',
+        errorCode: 'CARRIER_REJECTED',
+        cost: null,
+      });
+      const failed = await eventData(row.id, 'message.failed');
+      expect(failed).toHaveLength(1);
+      expect(failed[0]).toMatchObject({ status: 'failed', channel: null, fallbackUsed: false, fallbackReason: null, error: { code: 'CARRIER_REJECTED' } });
+      expect(await conversationMessage(row.conversation_id, row.id)).toMatchObject({
+        status: 'failed',
+        channel: null,
+        fallbackUsed: false,
+        fallbackReason: null,
+        error: { code: 'CARRIER_REJECTED' },
+      });
+    });
+  }
+
+  it('a message RCS did not deliver and SMS did still reports RCS_DELIVERY_FAILED everywhere', async () => {
+    const c = await contact('0333', true);
+    const { row } = await sendAndWait(c.id, ['delivered']);
+    expect(row).toMatchObject({ channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED' });
+    expect(await reportRow(row.id)).toMatchObject({
+      channel: 'RCS',
+      actualChannel: 'SMS',
+      fallback: 'fallback',
+      fallbackReason: 'RCS_DELIVERY_FAILED',
+      status: 'delivered',
+      errorCode: null,
+    });
+    const delivered = await eventData(row.id, 'message.delivered');
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]).toMatchObject({ channel: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_DELIVERY_FAILED', error: null });
+    expect(await eventData(row.id, 'message.failed')).toEqual([]);
+    expect(await conversationMessage(row.conversation_id, row.id)).toMatchObject({ channel: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_DELIVERY_FAILED' });
+  });
+
+  it('a message the handset could not take by RCS, carried by SMS, reports RCS_NOT_SUPPORTED', async () => {
+    const c = await contact('8', null);
+    const { row } = await sendAndWait(c.id, ['delivered']);
+    expect(await reportRow(row.id)).toMatchObject({ actualChannel: 'SMS', fallback: 'fallback', fallbackReason: 'RCS_NOT_SUPPORTED' });
+    expect((await eventData(row.id, 'message.delivered'))[0]).toMatchObject({ channel: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_NOT_SUPPORTED' });
   });
 });

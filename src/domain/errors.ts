@@ -50,6 +50,26 @@ export const unprocessable = (code: ErrorCode, message: string) => new ApiError(
 export const notImplemented = (operationId: string) =>
   new ApiError(501, 'NOT_IMPLEMENTED', `Operation ${operationId} is documented but not implemented by this server yet.`);
 
+/** Most `details` one answer lists (the API description's "Errors"; request validation keeps as many). */
+export const MAX_FIELD_ERRORS = 20;
+
+/**
+ * The one answer for an id inside a request body that names no resource of the caller's organization (another
+ * organization's ids included): 404 NOT_FOUND with one `details` entry per such field. Fields are named as request
+ * validation names them, `<location>.<dotted path>` with numeric indices: `body.contactId`, `body.tags.3`,
+ * `body.events.3.contactId` (see `bodyField`). `what` is the resource in lower case ("contact", "sender ID").
+ * An id in the path answers `notFound()` / `found()` instead: there is no field to point at.
+ */
+export function unknownReference(field: string | readonly string[], what: string): ApiError {
+  const fields = typeof field === 'string' ? [field] : field;
+  return new ApiError(404, 'NOT_FOUND', `${what.charAt(0).toUpperCase()}${what.slice(1)} not found.`, {
+    details: fields.slice(0, MAX_FIELD_ERRORS).map((f) => ({ field: f, message: `no such ${what} in this organization`, code: 'not_found' })),
+  });
+}
+
+/** `bodyField('contactIds', 3)` → `body.contactIds.3`: the field path form of every `details` entry. */
+export const bodyField = (...path: ReadonlyArray<string | number>): string => ['body', ...path].join('.');
+
 /** The one get-or-404: a row of the caller's organization, or 404 naming what was not found. */
 export function found<T>(row: T | null | undefined, what: string): T {
   if (row === null || row === undefined) throw notFound(what);

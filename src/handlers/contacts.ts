@@ -93,8 +93,8 @@ export const contactHandlers = defineHandlers({
 
   async resolveSegment({ body, query }, { tenant }) {
     const page = pageOf({ page: query.page, limit: query.limit ?? segments.RESOLVE_DEFAULT_LIMIT });
-    const { rows, total } = await segments.resolveSegment(tenant, body, page);
-    const { data, pagination } = paginated(rows, total, page);
-    return { status: 200, body: { data: { contactIds: data }, pagination } };
+    const { segmentId, expiresAt, page: ids } = await segments.resolveSegment(tenant, body, page);
+    const { data, pagination } = paginated(ids.rows, ids.total, page);
+    return { status: 200, body: { data: { segmentId, segmentExpiresAt: expiresAt.toISOString(), contactIds: data }, pagination } };
   },
 });

@@ -1,11 +1,14 @@
-// Contacts section background jobs (imports, bulk tagging). Each acts for one organization, through a tenant
-// bound to it (tenantFor). Both workers catch their own failures and record them on the job row; a crashed
-// worker's job is re-delivered by pg-boss and resumes where it stood.
+// Contacts section background jobs (imports, bulk tagging, the saved-segment purge). Imports and bulk tagging
+// act for one organization, through a tenant bound to it (tenantFor); both catch their own failures and record
+// them on the job row, and a crashed worker's job is re-delivered by pg-boss and resumes where it stood. The
+// purge crosses organizations (system handle).
 import { runBulkTagJob } from '../domain/contacts/bulk-tag-worker.ts';
 import { BULK_TAG_QUEUE, type BulkTagJobData } from '../domain/contacts/bulk-tag.ts';
 import { runImportJob } from '../domain/contacts/import-worker.ts';
 import { IMPORT_QUEUE, type ImportJobData } from '../domain/contacts/import.ts';
+import { purgeExpiredSegments } from '../domain/contacts/segments.ts';
 import type { JobDefinition } from './job-definition.ts';
+import { QUEUES } from './queue-names.ts';
 
 const importJob: JobDefinition<ImportJobData> = {
   queue: IMPORT_QUEUE,
@@ -19,4 +22,13 @@ const bulkTagJob: JobDefinition<BulkTagJobData> = {
   queueOptions: { retryLimit: 2, retryDelay: 5, expireInSeconds: 15 * 60 },
 };
 
-export const contactJobs: JobDefinition[] = [importJob, bulkTagJob] as JobDefinition[];
+const segmentPurge: JobDefinition = {
+  queue: QUEUES.segmentPurge,
+  // Daily: a saved segment is kept SEGMENT_TTL_DAYS (90) after its last use and gone within the day after.
+  schedule: { cron: '41 3 * * *' },
+  run: async (_data, app) => {
+    await purgeExpiredSegments(app.db);
+  },
+};
+
+export const contactJobs: JobDefinition[] = [importJob, bulkTagJob, segmentPurge] as JobDefinition[];

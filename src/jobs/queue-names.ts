@@ -3,6 +3,7 @@
 export const QUEUES = {
   contactImport: 'contacts.import',
   contactBulkTag: 'contacts.bulk-tag',
+  segmentPurge: 'contacts.segment-purge',
   messageDispatch: 'message.dispatch',
   simulatorCallback: 'simulator.callback',
   webhookDelivery: 'webhook-delivery',

@@ -9,6 +9,8 @@ import * as m0005 from './0005_webhooks.ts';
 import * as m0006 from './0006_messaging.ts';
 import * as m0007 from './0007_message_report.ts';
 import * as m0008 from './0008_webhook_secrets_sealed.ts';
+import * as m0009 from './0009_saved_segments.ts';
+import * as m0010 from './0010_fallback_reason_of_unsent.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -19,4 +21,6 @@ export const migrations: Record<string, Migration> = {
   '0006_messaging': m0006,
   '0007_message_report': m0007,
   '0008_webhook_secrets_sealed': m0008,
+  '0009_saved_segments': m0009,
+  '0010_fallback_reason_of_unsent': m0010,
 };

@@ -39,10 +39,24 @@ export interface ContactTagsTable {
   created_at: CreatedAt;
 }
 
+/** A segment query stored by POST /v1/segments/resolve (migration 0009): its id is the `segmentId` blasts take. */
+export interface SavedSegmentsTable {
+  id: Generated<string>;
+  organization_id: string;
+  /** Hex SHA-256 of the canonical JSON of `query`; unique per organization. */
+  query_hash: string;
+  /** The SegmentQueryRequest, evaluated again whenever the segment is used. */
+  query: Json<unknown>;
+  created_at: CreatedAt;
+  /** Last resolve (or, once blasts are built, blast) that used it; purged SEGMENT_TTL_DAYS after it. */
+  last_used_at: TimestampDefault;
+}
+
 export interface ContactsTables extends ContactJobsTables {
   contacts: ContactsTable;
   tags: TagsTable;
   contact_tags: ContactTagsTable;
+  saved_segments: SavedSegmentsTable;
 }
 
 // ---- Contacts section jobs and billing (migration 0003) ----

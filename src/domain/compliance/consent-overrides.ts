@@ -6,7 +6,7 @@ import { inTransaction } from '../../db/database.ts';
 import { recordConsentEvent } from '../../db/queries/compliance/consent.ts';
 import * as q from '../../db/queries/compliance/consent-overrides.ts';
 import { findDncEntryByPhone } from '../../db/queries/compliance/dnc.ts';
-import { ApiError, forbidden, unprocessable } from '../errors.ts';
+import { forbidden, unknownReference, unprocessable } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 
 export type ComplianceOverrideRow = q.ComplianceOverrideRow;
@@ -25,9 +25,7 @@ export async function createComplianceOverride(
   const orgId = tenant.organizationId;
   return inTransaction(tenant.db, async (tx) => {
     const contact = await q.getContactForOverride(tx, orgId, body.contactId);
-    if (!contact) {
-      throw new ApiError(404, 'NOT_FOUND', 'Contact not found.', { details: [{ field: 'body.contactId', message: 'is not a contact of this organization' }] });
-    }
+    if (!contact) throw unknownReference('body.contactId', 'contact');
     if (await findDncEntryByPhone(tx, orgId, contact.phone)) {
       throw unprocessable('DNC_LISTED', 'The contact’s phone is on the Do-Not-Contact list; an override cannot lift it.');
     }

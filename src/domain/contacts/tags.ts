@@ -2,7 +2,7 @@
 // organization; a contact carries at most MAX_TAGS_PER_CONTACT. Deleting a tag removes it from every contact.
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/contacts/tags.ts';
-import { ApiError, found, unprocessable } from '../errors.ts';
+import { ApiError, found, unknownReference, unprocessable } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 
 export type TagRow = q.TagRow;
@@ -16,14 +16,15 @@ export const MAX_TAGS_PER_ORGANIZATION = 1000;
 const tagLimitReached = () => unprocessable('UNPROCESSABLE', `An organization can have at most ${MAX_TAGS_PER_ORGANIZATION} tags.`);
 
 /**
- * The distinct ids, after checking each is a tag of the organization (404 naming every unknown item, as
- * `field[i]` unless `fieldOf` says otherwise). The tags stay locked against deletion until the transaction ends.
+ * The distinct ids, after checking each is a tag of the organization: an unknown one (another organization's
+ * included) answers 404 NOT_FOUND naming every such item, as `field.i` (`body.tags.3`) unless `fieldOf` says
+ * otherwise (`unknownReference`). The tags stay locked against deletion until the transaction ends.
  */
-export async function requireTags(db: Db, orgId: string, ids: string[], field: string, fieldOf = (i: number) => `${field}[${i}]`): Promise<string[]> {
+export async function requireTags(db: Db, orgId: string, ids: string[], field: string, fieldOf = (i: number) => `${field}.${i}`): Promise<string[]> {
   const distinct = [...new Set(ids.map((id) => id.toLowerCase()))];
   const existing = await q.existingTagIds(db, orgId, distinct);
-  const missing = ids.flatMap((id, i) => (existing.has(id.toLowerCase()) ? [] : [{ field: fieldOf(i), message: `no tag ${id} in this organization` }]));
-  if (missing.length) throw new ApiError(404, 'NOT_FOUND', 'Tag not found.', { details: missing });
+  const missing = ids.flatMap((id, i) => (existing.has(id.toLowerCase()) ? [] : [fieldOf(i)]));
+  if (missing.length) throw unknownReference([...new Set(missing)], 'tag');
   return distinct;
 }
 

@@ -7,7 +7,7 @@ import type { Page, PageRequest } from '../../db/paging.ts';
 import * as q from '../../db/queries/conversations/conversations.ts';
 import * as messages from '../../db/queries/conversations/messages.ts';
 import { emitEvent } from '../webhooks/events.ts';
-import { found, notFound } from '../errors.ts';
+import { bodyField, found, unknownReference } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 
@@ -71,12 +71,13 @@ type HandoffRequest = components['schemas']['ConversationHandoffRequest'];
 
 /**
  * Hands the conversation to a human (idempotent: `conversation.handed_off` is raised once, by the change).
- * Bots are not built yet (their operations answer 501), so no bot of the organization can be found: 404.
+ * Bots are not built yet (their operations answer 501), so no bot of the organization can be found: `botId`
+ * answers 404 naming `body.botId` (`unknownReference`), after the conversation itself was found.
  */
 export function handoffConversation(tenant: Tenant, services: Services, id: string, body: HandoffRequest, now = new Date()): Promise<q.ConversationView> {
   return inTenantTransaction(tenant, async (t) => {
     const c = await getConversation(t, id);
-    if (body.to === 'bot') throw notFound('Bot');
+    if (body.to === 'bot') throw unknownReference(bodyField('botId'), 'bot');
     const changed = await q.handOffToHuman(t.db, t.organizationId, c.id);
     if (changed) {
       await emitEvent(t.db, queueOf(services), {

@@ -6,7 +6,7 @@
 // with rate-limiter-flexible's PostgreSQL store, shared by every worker process, consumed once per sender per
 // batch; what does not fit is re-queued for the next window (never dropped). Transient provider errors are
 // retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal, the message
-// fails with a reason.
+// fails with a reason (and, when no carrier ever accepted it, without the fallback it had planned: fallback.ts).
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
@@ -19,6 +19,7 @@ import { QUEUES } from '../../jobs/queue-names.ts';
 import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
+import { dropsFallbackOnEnd } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
 import { fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
 
@@ -199,7 +200,8 @@ async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: nu
   await queueOf(app).insert(DISPATCH_QUEUE, ids.map((messageId) => ({ data: { messageId }, startAfter: new Date(Date.now() + afterSeconds * 1000) })));
 }
 
+/** Fails the message with its reason; one no carrier ever accepted drops its planned fallback (fallback.ts). */
 export async function fail(app: AppContext, message: MessageRow, sender: SenderRow, code: string, text: string): Promise<void> {
-  const failed = await q.failMessage(app.db, message.organization_id, message.id, code, text);
+  const failed = await q.failMessage(app.db, message.organization_id, message.id, code, text, { dropFallback: dropsFallbackOnEnd(message) });
   if (failed) await emitEvent(app.db, queueOf(app), messageEvent('message.failed', failed, sender));
 }

@@ -3,9 +3,10 @@
 import type { components } from '../../../generated/api.d.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import { evaluateCompliance } from '../compliance/gate.ts';
-import { found } from '../errors.ts';
+import { bodyField, unknownReference } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
+import { requireSender } from './senders.ts';
 import { assertChannelAccepts, planChannel, textOf } from './send.ts';
 
 type PreviewRequest = components['schemas']['MessagePreviewRequest'];
@@ -17,8 +18,13 @@ export type Preview = {
   warnings: Warning[];
 };
 
+/** An unknown `contactId` or `senderId` answers 404 naming it, as `POST /v1/messages/send` would. */
 export async function previewMessage(tenant: Tenant, body: PreviewRequest, now = new Date()): Promise<Preview> {
   const requested = body.channelType ?? 'RCS';
+  // The ids first, in the order the send checks them.
+  const contact = body.contactId ? await contacts.getContact(tenant.db, tenant.organizationId, body.contactId) : undefined;
+  if (body.contactId && !contact) throw unknownReference(bodyField('contactId'), 'contact');
+  if (body.senderId) await requireSender(tenant.db, tenant.organizationId, body.senderId, bodyField('senderId'));
   const fallbackAllowed = body.fallbackToSms ?? true;
   assertChannelAccepts(requested, body.content);
   const renderings: Preview['renderings'] = [{ role: 'primary', rendering: render(requested, body.content) }];
@@ -28,8 +34,7 @@ export async function previewMessage(tenant: Tenant, body: PreviewRequest, now =
 
   const warnings: Warning[] = [];
   let plannedChannel: Channel | null = null;
-  if (body.contactId) {
-    const contact = found(await contacts.getContact(tenant.db, tenant.organizationId, body.contactId), 'Contact');
+  if (contact) {
     const plan = planChannel(requested, body.content, contact.rcs_capable, fallbackAllowed, false);
     plannedChannel = plan?.planned ?? null;
     if (!plan) warnings.push({ code: 'NO_CHANNEL_AVAILABLE', message: 'No channel can carry this message to the contact with the current settings.' });

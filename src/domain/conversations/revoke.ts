@@ -5,6 +5,7 @@ import { conflict, found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
+import { dropsFallbackOnEnd } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
 
 export async function revokeMessage(tenant: Tenant, services: Services, id: string): Promise<messages.MessageRow> {
@@ -23,7 +24,7 @@ export async function revokeMessage(tenant: Tenant, services: Services, id: stri
     throw conflict('INVALID_STATE', 'The carrier has already delivered this message.');
   }
   return inTenantTransaction(tenant, async ({ db, organizationId }) => {
-    const revoked = await messages.revokeMessage(db, organizationId, message.id, message.status);
+    const revoked = await messages.revokeMessage(db, organizationId, message.id, message.status, { dropFallback: dropsFallbackOnEnd(message) });
     if (!revoked) throw conflict('INVALID_STATE', 'The message changed state while being revoked; read it again.');
     await emitEvent(db, queueOf(services), messageEvent('message.revoked', revoked, { id: revoked.sender_id }));
     return revoked;

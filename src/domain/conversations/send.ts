@@ -9,7 +9,7 @@ import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as conversations from '../../db/queries/conversations/conversations.ts';
 import * as messages from '../../db/queries/conversations/messages.ts';
 import { evaluateCompliance } from '../compliance/gate.ts';
-import { badRequest, found, unprocessable, type ErrorCode } from '../errors.ts';
+import { badRequest, bodyField, notFound, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
@@ -33,6 +33,11 @@ export type SendRequest = {
   conversationSource?: ConversationSource;
   /** Keyword replies (STOP/HELP confirmations) must reach even an opted-out number: they skip the gate. */
   skipComplianceGate?: boolean;
+  /**
+   * Where the request named `contactId` and `senderId` (`body.contactId`), for the 404 of an unknown one
+   * (`unknownReference`). Absent when the ids come from stored data (a conversation, an inbound message).
+   */
+  fields?: { contactId?: string; senderId?: string };
   now?: Date;
 };
 
@@ -80,8 +85,9 @@ export function acceptMessage(tenant: Tenant, services: Services, req: SendReque
     const messageType = req.messageType ?? 'MARKETING';
     const fallbackAllowed = req.fallbackToSms ?? true;
 
-    const contact = found(await contacts.getContact(db, organizationId, req.contactId), 'Contact');
-    const sender = await resolveSender(db, organizationId, req.senderId);
+    const contact = await contacts.getContact(db, organizationId, req.contactId);
+    if (!contact) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact');
+    const sender = await resolveSender(db, organizationId, req.senderId, req.fields?.senderId);
     assertChannelAccepts(requested, req.content);
 
     let heldUntil: Date | null = null;
@@ -145,12 +151,15 @@ export function acceptMessage(tenant: Tenant, services: Services, req: SendReque
 type SendMessageRequest = components['schemas']['SendMessageRequest'];
 type ConversationSendMessageRequest = components['schemas']['ConversationSendMessageRequest'];
 
-/** POST /v1/messages/send. */
+/** POST /v1/messages/send: an unknown `contactId` or `senderId` answers 404 naming it. */
 export function sendMessage(tenant: Tenant, services: Services, body: SendMessageRequest): Promise<MessageRow> {
-  return acceptMessage(tenant, services, { ...body, origin: 'api' });
+  return acceptMessage(tenant, services, { ...body, origin: 'api', fields: { contactId: bodyField('contactId'), senderId: bodyField('senderId') } });
 }
 
-/** A message inside a conversation: to its contact, from its sender. */
+/**
+ * A message inside a conversation: to its contact, from its sender. The body names no id: an unknown or another
+ * organization's conversation is the path's plain 404, and no body field is blamed.
+ */
 export function sendConversationMessage(tenant: Tenant, services: Services, conversationId: string, body: ConversationSendMessageRequest): Promise<MessageRow> {
   return inTenantTransaction(tenant, async (t) => {
     const conversation = await getConversation(t, conversationId);

@@ -3,6 +3,7 @@
 // sample or a page of ids. Attribute comparisons are type-aware: equality through jsonb containment (type and
 // value, and it can use the attributes GIN index), ranges through SQL/JSON path (numbers with numbers, strings
 // with strings in code-point order, other types never match).
+// Saved segments (saved_segments, migration 0009): the queries resolve stored, one row per distinct query.
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
@@ -45,6 +46,43 @@ export function sampleSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBo
 export async function segmentIdPage(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, page: { limit: number; offset: number }): Promise<Page<string>> {
   const { rows, total } = await listPage(segmentContacts(db, orgId, predicate).select('c.id').orderBy('c.created_at', 'asc').orderBy('c.id', 'asc'), page);
   return { rows: rows.map((r) => r.id), total };
+}
+
+// ---- Saved segments ----
+
+export type SavedSegmentRow = { id: string; query: SegmentQuery; lastUsedAt: Date };
+
+/**
+ * Stores the query under its hash, or finds the one stored, and marks it used now: one statement, so concurrent
+ * resolves of the same query meet on the unique index and all get the same row.
+ */
+export async function upsertSavedSegment(db: Db, orgId: string, queryHash: string, query: SegmentQuery): Promise<Omit<SavedSegmentRow, 'query'>> {
+  const row = await db
+    .insertInto('saved_segments')
+    .values({ organization_id: orgId, query_hash: queryHash, query: JSON.stringify(query) })
+    .onConflict((oc) => oc.columns(['organization_id', 'query_hash']).doUpdateSet({ last_used_at: sql`now()` }))
+    .returning(['id', 'last_used_at'])
+    .executeTakeFirstOrThrow();
+  return { id: row.id, lastUsedAt: row.last_used_at };
+}
+
+/** The organization's saved segment, marked used now; undefined when there is none (unknown, another organization's, or purged). */
+export async function useSavedSegment(db: Db, orgId: string, segmentId: string): Promise<SavedSegmentRow | undefined> {
+  const row = await tenant(db.updateTable('saved_segments'), orgId)
+    .set({ last_used_at: sql`now()` })
+    .where('id', '=', segmentId)
+    .returning(['id', 'query', 'last_used_at'])
+    .executeTakeFirst();
+  return row && { id: row.id, query: row.query as SegmentQuery, lastUsedAt: row.last_used_at };
+}
+
+/** Every organization's segments unused for `days` days (the system handle: the purge crosses organizations). */
+export async function deleteSegmentsUnusedFor(db: Db, days: number): Promise<number> {
+  const res = await db
+    .deleteFrom('saved_segments')
+    .where(sql<boolean>`last_used_at < now() - make_interval(days => ${days})`)
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
 }
 
 /**

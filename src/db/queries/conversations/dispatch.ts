@@ -51,10 +51,17 @@ export async function requeueMessages(db: Db, ids: string[], countsAsAttempt: bo
     .execute();
 }
 
-/** Fails a message not yet final; undefined when it already was. */
-export function failMessage(db: Db, orgId: string, id: string, code: string, text: string): Promise<MessageRow | undefined> {
+/** Fails a message not yet final; undefined when it already was. `dropFallback` clears the planned fallback. */
+export function failMessage(db: Db, orgId: string, id: string, code: string, text: string, opts: { dropFallback: boolean }): Promise<MessageRow | undefined> {
   return tenant(db.updateTable('messages'), orgId)
-    .set({ status: 'failed', error_code: code, error_message: text, failed_at: sql`now()`, updated_at: sql`now()` })
+    .set({
+      status: 'failed',
+      error_code: code,
+      error_message: text,
+      failed_at: sql`now()`,
+      updated_at: sql`now()`,
+      ...(opts.dropFallback ? { fallback_used: false, fallback_reason: null } : {}),
+    })
     .where('id', '=', id)
     .where('status', 'in', ['queued', 'held', 'sending', 'sent'])
     .returningAll()

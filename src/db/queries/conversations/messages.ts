@@ -36,10 +36,19 @@ export function listConversationMessages(db: Db, orgId: string, conversationId: 
   return listPage(newestFirst(tenant(db.selectFrom('messages'), orgId).selectAll().where('conversation_id', '=', conversationId)), page);
 }
 
-/** Revokes the message if it is still in `fromStatus` (undefined when it changed meanwhile); a revoked message is not billed. */
-export function revokeMessage(db: Db, orgId: string, id: string, fromStatus: string): Promise<MessageRow | undefined> {
+/**
+ * Revokes the message if it is still in `fromStatus` (undefined when it changed meanwhile); a revoked message is not
+ * billed. `dropFallback` clears the planned fallback.
+ */
+export function revokeMessage(db: Db, orgId: string, id: string, fromStatus: string, opts: { dropFallback: boolean }): Promise<MessageRow | undefined> {
   return tenant(db.updateTable('messages'), orgId)
-    .set({ status: 'revoked', revoked_at: sql`now()`, cost_units: null, updated_at: sql`now()` })
+    .set({
+      status: 'revoked',
+      revoked_at: sql`now()`,
+      cost_units: null,
+      updated_at: sql`now()`,
+      ...(opts.dropFallback ? { fallback_used: false, fallback_reason: null } : {}),
+    })
     .where('id', '=', id)
     .where('status', '=', fromStatus)
     .returningAll()
