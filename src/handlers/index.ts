@@ -9,6 +9,9 @@ import { contactHandlers } from './contacts.ts';
 import { conversationHandlers } from './conversations.ts';
 import { healthHandlers } from './health.ts';
 import { webhookHandlers } from './webhooks.ts';
+import { senderIdsHandlers } from './sender-ids.ts';
+import { senderIdProtocolsHandlers } from './sender-id-protocols.ts';
+import { senderIdNumbersHandlers } from './sender-id-numbers.ts';
 
 export const handlers: HandlerMap = {
   ...healthHandlers,
@@ -18,4 +21,7 @@ export const handlers: HandlerMap = {
   ...webhookHandlers,
   ...conversationHandlers,
   ...analyticsHandlers,
+  ...senderIdsHandlers,
+  ...senderIdProtocolsHandlers,
+  ...senderIdNumbersHandlers,
 };
