@@ -3677,8 +3677,15 @@ export interface paths {
          * @description Server-side enrollment (for a point-of-sale, a CRM or your own form backend). Finds the contact by `phone`
          *     or creates it, stores `name` when the contact has none, merges `attributes`, tags the contact with the
          *     campaign's `listId`, records marketing consent (source: this campaign, with the consent text) and queues
-         *     the campaign's welcome message, if any. An opted-out contact who enrolls is opted back in by the new
-         *     consent.
+         *     the campaign's welcome message, if any.
+         *
+         *     An API call never undoes a STOP: after an opt-out only the handset's own opt-in keyword (START, UNSTOP, YES)
+         *     opts back in (TCPA; the same rule as `Contact.optedOut` and `PATCH /v1/contacts/{id}/tcpa`). An opted-out
+         *     contact who enrolls is recorded and answered like any other (`status: enrolled`, the consent stored with
+         *     this campaign as its source) but stays opted out, and nothing is sent to it — no welcome message and no
+         *     confirmation request — until the handset opts back in. (A one-time confirmation text after an opt-out is
+         *     allowed by the FCC only within 5 minutes of the STOP and only to confirm it; this service sends just the
+         *     STOP confirmation itself.)
          *
          *     Idempotent per phone and campaign: enrolling an already enrolled phone answers 200 with
          *     `status: already_enrolled` and sends nothing again.
@@ -8992,8 +8999,10 @@ export interface components {
          * @description Delivery cost estimate for the blast's current content and audience. Eligible recipients are placed on RCS
          *     when their last capability check says RCS, otherwise on SMS (text) or MMS (rich content) when `fallbackToSms`
          *     is true; recipients with unknown capability are counted on the fallback channel and in `rcsCapabilityUnknown`.
-         *     Text is counted in segments: SMS by GSM-7 (160/153 characters) or UCS-2 (70/67) rules, RCS per 160
-         *     characters. Rich content (card, carousel, media, MMS) is one unit per message. A bot content source is
+         *     Text is counted in segments by the one rule that `previewMessage` and `sendMessage` bill with, on every
+         *     channel, RCS included: GSM-7 160 characters in one segment, 153 per part beyond; UCS-2 70, then 67 per part;
+         *     escape characters count twice and a surrogate pair is never split. So an estimate equals the bill for the
+         *     same content. Rich content (card, carousel, media, MMS) is one unit per message. A bot content source is
          *     estimated from the first message of its published flow; A/B variants by their weights. Carrier and registry
          *     pass-through fees are not included.
          */
@@ -9808,7 +9817,12 @@ export interface components {
             channel: components["schemas"]["Channel"];
             /**
              * Format: uuid
-             * @description Sender ID the bot answers on; RCS tester invites need a provider-managed RCS sender.
+             * @description Sender ID the bot answers on (RCS tester invites need a provider-managed RCS sender). The binding says where
+             *     the bot's messages leave from and which conversations it may take; it does not by itself start the bot: an
+             *     inbound message to that sender starts the published bot only in a conversation handed to it
+             *     (`POST /v1/conversations/{id}/handoff` with `to: bot`) or started by one of the bot's event triggers (see
+             *     `POST /v1/events`: an event whose trigger names the bot). Any other inbound message to the sender is an ordinary conversation message
+             *     (`message.received`), handled by a human or your webhook.
              */
             senderId: string | null;
             status: components["schemas"]["BotStatus"];
