@@ -4,6 +4,7 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../config.ts';
 import { createApiKeyFor, createOrganization } from '../domain/organizations.ts';
+import { MAX_PLATFORM_ACCOUNT_ID, setPlatformMapping } from '../domain/mcp/config.ts';
 import { allScopes } from '../contract/document.ts';
 import { startRuntime } from '../runtime.ts';
 import { parsePhone } from '../domain/phone.ts';
@@ -13,6 +14,7 @@ const USAGE = `usage:
   admin create-org --name <name>
   admin create-key --org <organizationId> --name <name> --scopes <a,b,c | all>
   admin simulate-inbound --org <organizationId> --from <E.164> --text <text>
+  admin set-platform-mapping --org <organizationId> --account <platformAccountId>
   admin migrate`;
 
 async function main(argv: string[]): Promise<number> {
@@ -25,6 +27,7 @@ async function main(argv: string[]): Promise<number> {
       scopes: { type: 'string' },
       from: { type: 'string' },
       text: { type: 'string' },
+      account: { type: 'string' },
     },
     strict: true,
   });
@@ -33,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
     if (typeof v !== 'string' || v === '') throw new UsageError(`--${key} is required`);
     return v;
   };
-  if (!command || !['create-org', 'create-key', 'simulate-inbound', 'migrate'].includes(command)) throw new UsageError(`unknown command "${command ?? ''}"`);
+  if (!command || !['create-org', 'create-key', 'simulate-inbound', 'set-platform-mapping', 'migrate'].includes(command)) throw new UsageError(`unknown command "${command ?? ''}"`);
   const inbound = command === 'simulate-inbound';
   // simulate-inbound needs the job queue: the simulator's callback job is delivered by a running server's worker.
   const runtime = await startRuntime({ ...loadConfig(), logLevel: 'silent', runWorkers: false }, { queue: inbound, keyCache: false });
@@ -64,6 +67,17 @@ async function main(argv: string[]): Promise<number> {
         print({ providerMessageId, from: from.e164, to: sender.phone_number });
         break;
       }
+      case 'set-platform-mapping': {
+        // The link between the organization and its account on the messaging platform (needed by saveMcpConfig).
+        const org = need('org');
+        const account = need('account').trim();
+        if (!UUID.test(org)) throw new UsageError(`no organization ${org}`);
+        if (!account || account.length > MAX_PLATFORM_ACCOUNT_ID) throw new UsageError(`--account must be 1 to ${MAX_PLATFORM_ACCOUNT_ID} characters`);
+        const row = await setPlatformMapping(db, org, account);
+        if (!row) throw new UsageError(`no organization ${org}`);
+        print({ organizationId: row.organization_id, platformAccountId: row.platform_account_id, createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString() });
+        break;
+      }
       case 'create-key': {
         const org = need('org');
         const raw = need('scopes');
@@ -84,6 +98,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 class UsageError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 function print(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
