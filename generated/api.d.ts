@@ -361,8 +361,11 @@ export interface paths {
          * @description Partial update; only the fields sent change. `name` can change in any status except `DEACTIVATED`.
          *     `address`, `provider` and `countryCode` can change only while the sender is `DRAFT` or `REJECTED`
          *     (before resubmission) and only for types that take them on create. Changing them in another status, or
-         *     any change to a `DEACTIVATED` sender, answers 409 `INVALID_STATE`. Status is changed only by the
-         *     activate, suspend, reactivate and delete operations, never by PATCH.
+         *     any change to a `DEACTIVATED` sender, answers 409 `INVALID_STATE` naming the current status in `message`
+         *     and in one `details` entry for the refused field (`{"field": "body.address", "message": "the sender ID is
+         *     ACTIVE", "code": "invalid_state"}`; `path.id` for a `DEACTIVATED` sender). The per-type rules of
+         *     `CreateSenderIdBody` hold for the new values (400 `VALIDATION_ERROR`, 422 `UNPROCESSABLE`). Status is
+         *     changed only by the activate, suspend, reactivate and delete operations, never by PATCH.
          */
         patch: operations["updateSenderId"];
         trace?: never;
@@ -391,6 +394,9 @@ export interface paths {
          *     | `DRAFT` | 409 `INVALID_STATE` (submit it for registration first) |
          *     | `SUSPENDED` | 409 `INVALID_STATE` (use `reactivate`) |
          *     | `REJECTED`, `DEACTIVATED` | 409 `INVALID_STATE` |
+         *
+         *     A refusal (409 `INVALID_STATE`) names the sender's current status in `message` and in one `details` entry,
+         *     `{"field": "path.id", "message": "the sender ID is SUSPENDED", "code": "invalid_state"}`; nothing changes.
          */
         post: operations["activateSenderId"];
         delete?: never;
@@ -422,6 +428,9 @@ export interface paths {
          *     | `ACTIVE` | `SUSPENDED` (`suspendedAt` set) |
          *     | `SUSPENDED` | unchanged, 200 (idempotent) |
          *     | `DRAFT`, `PENDING`, `REJECTED`, `DEACTIVATED` | 409 `INVALID_STATE` |
+         *
+         *     A refusal (409 `INVALID_STATE`) names the sender's current status in `message` and in one `details` entry,
+         *     `{"field": "path.id", "message": "the sender ID is SUSPENDED", "code": "invalid_state"}`; nothing changes.
          */
         post: operations["suspendSenderId"];
         delete?: never;
@@ -453,6 +462,9 @@ export interface paths {
          *     | `SUSPENDED`, `suspendedBy: PLATFORM` or `CARRIER` | 409 `INVALID_STATE` (cannot be lifted through the API; `statusReason` says why) |
          *     | `SUSPENDED`, `sendReady: false` | 409 `INVALID_STATE` (for example the registration lapsed) |
          *     | `DRAFT`, `PENDING`, `REJECTED`, `DEACTIVATED` | 409 `INVALID_STATE` |
+         *
+         *     A refusal (409 `INVALID_STATE`) names the sender's current status in `message` and in one `details` entry,
+         *     `{"field": "path.id", "message": "the sender ID is SUSPENDED", "code": "invalid_state"}`; nothing changes.
          */
         post: operations["reactivateSenderId"];
         delete?: never;
@@ -511,10 +523,11 @@ export interface paths {
          *     2. Toll-Free additionally requires an owning draft (`draftSenderId`: a `TOLL_FREE` sender in `DRAFT`
          *        without a number) and the `Idempotency-Key` header. For Local both are optional (without a draft a new
          *        `LONG_CODE` sender is created); sending `Idempotency-Key` is still recommended.
-         *     3. Missing, expired or contradictory selection evidence fails closed with 400 `SELECTION_PROOF_INVALID`
-         *        before any provider is contacted: a missing or altered field (an evidence field absent from the body is
-         *        `SELECTION_PROOF_INVALID` too, not `VALIDATION_ERROR`: the evidence is judged as a whole), a proof signed for another organization,
-         *        an expired proof, an `inventoryType` or draft provider that contradicts the proof. A missing
+         *     3. Defective selection evidence fails closed with 400 `SELECTION_PROOF_INVALID` before any provider is
+         *        contacted: an altered field, a proof signed for another organization, an expired proof, an
+         *        `inventoryType` or draft provider that contradicts the proof. An evidence field missing from the body
+         *        (`numberKey`, `number`, `selectionProof`) is refused earlier by request validation, as every missing
+         *        required field is: 400 `VALIDATION_ERROR` naming it. A missing
          *        Idempotency-Key or draft on a Toll-Free purchase answers 400 `VALIDATION_ERROR`, also before any
          *        provider access. A draft of the wrong type answers 400 `VALIDATION_ERROR`, an unknown draft 404
          *        `NOT_FOUND`, a draft that is not `DRAFT` or already has a number 409 `INVALID_STATE`.
@@ -3858,15 +3871,23 @@ export interface paths {
          * Save the MCP server configuration
          * @description Creates or replaces the organization's MCP server configuration.
          *
-         *     - `baseUrl` must be an `https` URL (400 `VALIDATION_ERROR` on `body.baseUrl` otherwise).
-         *     - `credentials` are write-only: encrypted at rest and never returned in the clear; responses carry only
-         *       `credentialsSet`, `credentialsType` and a masked `credentialsHint`. They are required the first time
-         *       (400 otherwise); omit them later to keep the stored ones.
-         *     - 422 `NO_PLATFORM_MAPPING` when the organization has no platform mapping (the link between the organization
-         *       and its account on the messaging platform, set up by a platform admin); nothing is saved.
+         *     - `baseUrl` must be an `https` URL without user info whose host is public: the same rules as webhook URLs,
+         *       checked now (400 `VALIDATION_ERROR` on `body.baseUrl`) and again on every address when a test connects.
+         *       An OAuth 2.0 `tokenUrl` follows the same rules (400 on `body.credentials.tokenUrl`). On a server started
+         *       with `WEBHOOK_ALLOW_PRIVATE=1` (local development and tests only) `http://` URLs and loopback or private
+         *       hosts are allowed, exactly as for webhooks.
+         *     - `credentials` are write-only: encrypted at rest (AES-256-GCM with the server's `SECRETS_KEY`) and never
+         *       returned; responses carry only `credentialsSet`, `credentialsType` and a masked `credentialsHint`. They are
+         *       required the first time (400 `VALIDATION_ERROR` on `body.credentials` otherwise); omit them later to keep the
+         *       stored ones, send them to replace them.
+         *     - 422 `NO_PLATFORM_MAPPING` when the organization has no platform mapping; nothing is saved. The platform
+         *       mapping is the link between the organization and its account on the messaging platform. A platform admin
+         *       sets it with the admin CLI (`admin set-platform-mapping --org <organizationId> --account
+         *       <platformAccountId>`); organizations created with `admin create-org` have none until then.
          *
+         *     Checked in this order: `baseUrl` (and `tokenUrl`), the platform mapping, the first-time credentials.
          *     Saving does not contact the server; use `POST /v1/mcp/test` to check it. Channel health is reset to
-         *     `unknown` when `baseUrl` or the credentials change.
+         *     `unknown` when `baseUrl` or the credentials change, and kept otherwise.
          */
         put: operations["saveMcpConfig"];
         post?: never;
@@ -3889,11 +3910,25 @@ export interface paths {
          * Test the MCP server configuration
          * @description Checks the configured MCP server for one channel or, without `channelType`, for all three (RCS, chat-app,
          *     SMS), and answers with each channel's health. `channelType` accepts `RCS`, `CHATAPP` (or its short alias
-         *     `CA`) and `SMS`; results always name the chat-app channel `CHATAPP`. A failing channel is reported in the
-         *     200 body (`status: unhealthy`, `error`), not as an error of this call. The results become the configuration's
-         *     last known `health`.
+         *     `CA`) and `SMS`; results always name the chat-app channel `CHATAPP`.
          *
-         *     400 `NOT_CONFIGURED` when no MCP provider is configured.
+         *     What a channel's health means: the service connects to `baseUrl` with the MCP Streamable HTTP transport,
+         *     sending the stored credentials (`bearer`: `Authorization: Bearer <token>`; `basic`: `Authorization: Basic`;
+         *     `oauth2_client_credentials`: first a `POST` of `grant_type=client_credentials` (and `scope`) to `tokenUrl`
+         *     with the client id and secret as HTTP Basic, then the `access_token` as a bearer token). The server must
+         *     expose a tool named `check_channel` taking `{"channel": "RCS" | "CHATAPP" | "SMS"}`; it is called once per
+         *     checked channel:
+         *     - `healthy`: the tool returns a result without `isError` within 2 s (`latencyMs` is the call's round trip);
+         *     - `degraded`: the same, slower than 2 s (up to the 10 s limit);
+         *     - `unhealthy`: the result has `isError` (its text is in `error`), the call takes more than 10 s, the server is
+         *       unreachable or refuses the connection or credentials, its address is refused by the destination rules of
+         *       `baseUrl`, or it has no `check_channel` tool; `error` says which.
+         *
+         *     A failing or unreachable server is reported in the 200 body (`status: unhealthy`, `error`), never as an
+         *     error of this call. `success` is true when every checked channel is healthy. The results become the
+         *     configuration's last known `health` (the channels not checked keep theirs).
+         *
+         *     400 `NOT_CONFIGURED` when no MCP server is configured.
          */
         post: operations["testMcpConfig"];
         delete?: never;
@@ -6074,6 +6109,14 @@ export interface components {
          *     - `ALPHANUMERIC`: a 1–11 character alphanumeric sender name; one-way SMS only, in countries that allow it.
          *     - `RCS_AGENT`: an RCS business messaging agent; RCS only; moves through `rcsAgentPhase`.
          *     - `CHATAPP_BUSINESS`: a chat-app business account (E.164 `address`); CHATAPP only.
+         *
+         *     The sandbox sender every organization gets on a server running the carrier sandbox (`create-org`) is an
+         *     ordinary `LONG_CODE` on its own `+1500…` number (a range no handset has), `countryCode: US`, `ACTIVE` and
+         *     send-ready from the start, without a number lease (`numberId: null`). It sends SMS and MMS on its number and,
+         *     being in the sandbox, also RCS through the sandbox's simulated RCS (the one `LONG_CODE` that carries RCS; no
+         *     RCS agent or launch is involved). It starts without protocol rows (`protocols: []`): until protocols are
+         *     enabled on it, its channels are the sandbox's three. It is read, renamed, suspended, reactivated and deleted
+         *     like any sender.
          * @example LONG_CODE
          * @enum {string}
          */
@@ -6170,7 +6213,12 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
-        /** @description A sender identity of the organization (number, short code, alphanumeric name, RCS agent or chat-app account). */
+        /**
+         * @description A sender identity of the organization (number, short code, alphanumeric name, RCS agent or chat-app account).
+         *     `POST /v1/messages/send` sends from this record: it must be `ACTIVE` (otherwise 409 `INVALID_STATE`, as that
+         *     operation says) and `sendReady` (otherwise 422 `UNPROCESSABLE`); nothing is stored or queued when it is refused.
+         *     The organization's default sender is its oldest `ACTIVE`, send-ready sender.
+         */
         SenderId: {
             id: components["schemas"]["Id"];
             type: components["schemas"]["SenderIdType"];
@@ -6319,6 +6367,8 @@ export interface components {
          *       `countryCode` required, and the country must allow alphanumeric senders (US and CA do not: 422 `UNPROCESSABLE`).
          *     - `RCS_AGENT`: omit `address` (the agent id is assigned by the provider); the agent starts in phase `TESTING`.
          *     - `CHATAPP_BUSINESS`: `address` required, the E.164 number of the chat-app business account.
+         *     `countryCode` is taken by `LONG_CODE`, `TOLL_FREE`, `SHORT_CODE` and `ALPHANUMERIC`; an `RCS_AGENT` or
+         *     `CHATAPP_BUSINESS` is not tied to one country, so sending it for them is a broken rule too.
          *     A rule broken answers 400 `VALIDATION_ERROR` naming the field.
          * @example {
          *       "type": "TOLL_FREE",
@@ -14888,7 +14938,12 @@ export interface components {
         };
         /**
          * Format: uri
-         * @description HTTPS base URL of the MCP server (any other scheme is refused with 400).
+         * @description HTTPS URL of the MCP server's Streamable HTTP endpoint. The same destination rules as webhook URLs, refused
+         *     with 400 `VALIDATION_ERROR` on `body.baseUrl`: any scheme other than `https`; user info (`https://user:pass@…`,
+         *     even empty); a host that is, or resolves to, a private, loopback, link-local or otherwise non-public address.
+         *     Every address is checked again when a test connects (DNS rebinding fails). A server started with
+         *     `WEBHOOK_ALLOW_PRIVATE=1` (local development and tests only) also accepts `http://` URLs and loopback or
+         *     private hosts, exactly as for webhooks.
          * @example https://mcp.example.com/v1
          */
         McpBaseUrl: string;
@@ -14928,7 +14983,8 @@ export interface components {
             credentialsSet: boolean;
             credentialsType: components["schemas"]["McpCredentialsType"] | null;
             /**
-             * @description Masked hint of the stored secret (its last 4 characters), e.g. `••••3f9a`; null when none is stored.
+             * @description Masked hint of the stored secret (token, password or client secret): `••••` and its last 4 characters, e.g.
+             *     `••••3f9a`; only `••••` when the secret is shorter than 8 characters. Null when none is stored.
              * @example ••••3f9a
              */
             credentialsHint: string | null;
@@ -14996,8 +15052,12 @@ export interface components {
             type: "oauth2_client_credentials";
             clientId: string;
             clientSecret: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description Token endpoint, under the same destination rules as `baseUrl` (400 on `body.credentials.tokenUrl`).
+             */
             tokenUrl: string;
+            /** @description Sent as `scope` in the token request when given. */
             scope?: string;
         };
         /**

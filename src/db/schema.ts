@@ -6,8 +6,13 @@ import type { ContactsTables } from './tables/contacts.ts';
 import type { ComplianceTables } from './tables/compliance.ts';
 import type { WebhooksTables } from './tables/webhooks.ts';
 import type { MessagingTables } from './tables/messaging.ts';
+import type { SenderNumbersTables } from './tables/sender-numbers.ts';
+import type { McpTables } from './tables/mcp.ts';
+import type { SenderIdsTables } from './tables/sender-ids.ts';
 
-export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables {}
+export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
+
+export interface Database extends McpTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;

@@ -1,5 +1,7 @@
 // Creating a tenant: the organization, a key holding every scope and role, and an active sandbox sender
-// (carrier simulator) able to send RCS, SMS and MMS. Used by the admin CLI and by tests.
+// (carrier simulator): an ordinary LONG_CODE sender on its own +1500… number (US), ACTIVE and send-ready, that
+// sends SMS and MMS on the number and RCS through the sandbox's simulated RCS (openapi/schemas/sender-ids.yaml,
+// `SenderIdType`). Used by the admin CLI and by tests.
 import { randomInt } from 'node:crypto';
 import { generateSecret } from '../auth/api-key-secret.ts';
 import { inTransaction, type Db } from '../db/database.ts';
@@ -39,12 +41,15 @@ async function insertSandboxSender(tx: Db, organizationId: string): Promise<{ id
       .values({
         organization_id: organizationId,
         name: 'Sandbox sender',
-        type: 'RCS_AGENT',
+        type: 'LONG_CODE',
         status: 'ACTIVE',
         provider: 'PROVIDER_A',
         phone_number: sandboxNumber(),
+        country_code: 'US',
         is_sandbox: true,
+        send_ready: true,
         throughput_per_second: SANDBOX_THROUGHPUT,
+        activated_at: new Date(),
         updated_at: new Date(),
       })
       .onConflict((oc) => oc.column('phone_number').where('phone_number', 'is not', null).doNothing())

@@ -8,6 +8,7 @@ import { complianceHandlers } from './compliance.ts';
 import { contactHandlers } from './contacts.ts';
 import { conversationHandlers } from './conversations.ts';
 import { healthHandlers } from './health.ts';
+import { mcpHandlers } from './mcp.ts';
 import { webhookHandlers } from './webhooks.ts';
 import { senderIdsHandlers } from './sender-ids.ts';
 import { senderIdProtocolsHandlers } from './sender-id-protocols.ts';
@@ -21,6 +22,7 @@ export const handlers: HandlerMap = {
   ...webhookHandlers,
   ...conversationHandlers,
   ...analyticsHandlers,
+  ...mcpHandlers,
   ...senderIdsHandlers,
   ...senderIdProtocolsHandlers,
   ...senderIdNumbersHandlers,

@@ -2,6 +2,7 @@
 // plays both). Sending is synchronous acceptance; what happens next (delivered, read, failed, inbound
 // messages) comes back later through the provider callback route (src/http/provider-callbacks.ts).
 import type { Channel } from '../domain/conversations/render.ts';
+import type { InventoryNumber, InventoryType, NumberCapability, NumberSearchQuery } from './simulator-inventory.ts';
 
 export type ProviderName = 'PROVIDER_A' | 'PROVIDER_B';
 
@@ -47,7 +48,50 @@ export interface MessagingProvider {
   sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]>;
   /** Withdraws an RCS message that has not been delivered; false when it is too late. */
   revoke(providerMessageId: string): Promise<boolean>;
+
+  // --- Voice forwarding (Sender IDs section, voice-forwarding.ts) ---
+  /**
+   * Applies a number's inbound-call forwarding at the voice provider and resolves once the provider confirms it.
+   * Throws ProviderError (no confirmation) or ProviderRejection (refused): the provider's setting is then unchanged.
+   */
+  syncVoiceForwarding(change: VoiceForwardingChange): Promise<{ confirmedAt: Date }>;
+
+  // --- Numbers (Sender IDs section: search, purchase, import, release; inventory in simulator-inventory.ts) ---
+  /** Purchasable inventory of `query.provider` (assigned numbers excluded). Throws ProviderError when unreachable. */
+  searchNumbers(query: NumberSearchQuery): Promise<InventoryNumber[]>;
+  /**
+   * Orders one inventory row for the organization; `orderKey` makes a repeated order a no-op. Throws
+   * ProviderRejection (`NUMBER_UNAVAILABLE`: taken or unknown; `ORDER_REFUSED`) when nothing was reserved, and
+   * NumberOrderUncertain when the outcome is not known.
+   */
+  orderNumber(order: NumberOrder): Promise<void>;
+  /** Whether `number` is in the organization's own account at `provider` (import). Throws ProviderError when unreachable. */
+  confirmNumberOwnership(request: { provider: ProviderName; organizationId: string; number: string; inventoryType: InventoryType }): Promise<{ owned: boolean; capabilities: NumberCapability[] }>;
+  /** Returns a purchased number to the provider (an imported one stays in the customer's account). Throws ProviderError or ProviderRejection. */
+  releaseNumber(request: { provider: ProviderName; organizationId: string; number: string; source: 'PURCHASED' | 'IMPORTED' }): Promise<void>;
 }
+
+/** One number order (purchase): `orderKey` is the purchase attempt's id. */
+export type NumberOrder = { provider: ProviderName; organizationId: string; numberKey: string; number: string; orderKey: string };
+
+/** The provider may or may not have completed a number order (timeout, lost answer): the purchase needs reconciliation. */
+export class NumberOrderUncertain extends Error {
+  readonly upstreamOrderState: 'UNKNOWN' | 'PENDING' | 'COMPLETED';
+  constructor(message: string, upstreamOrderState: 'UNKNOWN' | 'PENDING' | 'COMPLETED' = 'UNKNOWN') {
+    super(message);
+    this.upstreamOrderState = upstreamOrderState;
+  }
+}
+
+/** The forwarding one sender's number should have at its voice provider (`destination` kept when disabled). */
+export type VoiceForwardingChange = {
+  organizationId: string;
+  senderId: string;
+  /** The sender's own number (E.164), whose inbound calls are forwarded. */
+  number: string | null;
+  destination: string;
+  enabled: boolean;
+};
 
 /** What a provider reports back through the callback route. */
 export type ProviderCallback =

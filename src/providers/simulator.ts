@@ -15,14 +15,18 @@ import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import {
+  NumberOrderUncertain,
   ProviderError,
   ProviderRejection,
   type MessagingProvider,
+  type NumberOrder,
   type OutboundMessage,
   type ProviderCallback,
   type ProviderName,
   type SendOutcome,
+  type VoiceForwardingChange,
 } from './provider.ts';
+import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf, type InventoryNumber, type InventoryType, type NumberCapability, type NumberSearchQuery } from './simulator-inventory.ts';
 
 export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 const SECRET_SETTING = 'simulator_callback_secret';
@@ -140,6 +144,81 @@ export class CarrierSimulator implements MessagingProvider {
       .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
+
+  // --- Voice forwarding (Sender IDs section) ---
+  // Magic destinations: …0502 → the provider refuses the forwarding (enable only); …0504 → the change is not
+  // confirmed (timeout), enable or disable. Otherwise the setting is recorded in simulator_voice_forwardings.
+  async syncVoiceForwarding(change: VoiceForwardingChange): Promise<{ confirmedAt: Date }> {
+    if (change.enabled && change.destination.endsWith('0502')) throw new ProviderRejection('FORWARDING_REJECTED', 'The voice provider refused the forwarding destination.');
+    if (change.destination.endsWith('0504')) throw new ProviderError('simulated voice provider timeout: the forwarding change was not confirmed');
+    const confirmedAt = new Date();
+    await this.requireDb()
+      .insertInto('simulator_voice_forwardings')
+      .values({
+        sender_id: change.senderId,
+        organization_id: change.organizationId,
+        provider: this.name,
+        number: change.number,
+        destination: change.destination,
+        enabled: change.enabled,
+        updated_at: confirmedAt,
+      })
+      .onConflict((oc) =>
+        oc.column('sender_id').doUpdateSet({ provider: this.name, number: change.number, destination: change.destination, enabled: change.enabled, updated_at: confirmedAt }),
+      )
+      .execute();
+    return { confirmedAt };
+  }
+
+  // --- Numbers (Sender IDs section): inventory in simulator-inventory.ts, assignments in simulator_numbers ---
+  async searchNumbers(query: NumberSearchQuery): Promise<InventoryNumber[]> {
+    const rows = matchInventory(query);
+    if (!rows.length) return [];
+    const taken = new Set(
+      (await this.requireDb().selectFrom('simulator_numbers').select('number').where('number', 'in', rows.map((r) => r.number)).execute()).map((r) => r.number),
+    );
+    return rows.filter((r) => !taken.has(r.number));
+  }
+
+  async orderNumber(order: NumberOrder): Promise<void> {
+    const row = inventoryRow(order.numberKey);
+    if (!row || row.number !== order.number || row.provider !== order.provider || !row.purchasable) {
+      throw new ProviderRejection('NUMBER_UNAVAILABLE', 'The number is not in the inventory.');
+    }
+    const outcome = orderOutcomeOf(row.number);
+    if (outcome === 'refused') throw new ProviderRejection('ORDER_REFUSED', 'The provider refused the order.');
+    const db = this.requireDb();
+    const claimed = await db
+      .insertInto('simulator_numbers')
+      .values({ number: row.number, provider: row.provider, organization_id: order.organizationId, order_key: order.orderKey, state: 'ASSIGNED' })
+      .onConflict((oc) => oc.column('number').doNothing())
+      .returning('number')
+      .executeTakeFirst();
+    if (!claimed) {
+      const held = await db.selectFrom('simulator_numbers').select(['order_key', 'state']).where('number', '=', row.number).executeTakeFirst();
+      if (held?.order_key !== order.orderKey || held.state !== 'ASSIGNED') throw new ProviderRejection('NUMBER_UNAVAILABLE', 'The number is no longer available.');
+    }
+    // The order reached the carrier and was assigned, but the answer is lost: the caller cannot know.
+    if (outcome === 'timeout') throw new NumberOrderUncertain('simulated order timeout', 'UNKNOWN');
+  }
+
+  async confirmNumberOwnership(request: { provider: ProviderName; organizationId: string; number: string; inventoryType: InventoryType }): Promise<{ owned: boolean; capabilities: NumberCapability[] }> {
+    if (request.number.endsWith('0502')) throw new ProviderError('simulated provider outage (number ownership lookup)');
+    const owned = !request.number.endsWith('0422') && !isInventoryNumber(request.number) && !request.number.startsWith('+1500');
+    return { owned, capabilities: ['SMS', 'MMS', 'VOICE'] };
+  }
+
+  async releaseNumber(request: { provider: ProviderName; organizationId: string; number: string; source: 'PURCHASED' | 'IMPORTED' }): Promise<void> {
+    if (request.source !== 'PURCHASED') return; // an imported number stays in the customer's own account
+    // Released numbers age: the sandbox never offers them again.
+    await this.requireDb()
+      .updateTable('simulator_numbers')
+      .set({ state: 'RELEASED' })
+      .where('number', '=', request.number)
+      .where('organization_id', '=', request.organizationId)
+      .execute();
+  }
+  // --- end of numbers ---
 
   /** An inbound message from a handset to one of the service's senders. */
   async injectInbound(inbound: { from: string; to: string; text: string | null; channel?: 'RCS' | 'SMS'; postback?: string | null }): Promise<string> {

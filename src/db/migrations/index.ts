@@ -11,6 +11,10 @@ import * as m0007 from './0007_message_report.ts';
 import * as m0008 from './0008_webhook_secrets_sealed.ts';
 import * as m0009 from './0009_saved_segments.ts';
 import * as m0010 from './0010_fallback_reason_of_unsent.ts';
+import * as m0013 from './0013_sender_numbers.ts';
+import * as m0014 from './0014_mcp.ts';
+import * as m0011 from './0011_sender_ids.ts';
+import * as m0012 from './0012_sender_protocols.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -23,4 +27,8 @@ export const migrations: Record<string, Migration> = {
   '0008_webhook_secrets_sealed': m0008,
   '0009_saved_segments': m0009,
   '0010_fallback_reason_of_unsent': m0010,
+  '0011_sender_ids': m0011,
+  '0012_sender_protocols': m0012,
+  '0013_sender_numbers': m0013,
+  '0014_mcp': m0014,
 };

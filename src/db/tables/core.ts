@@ -29,11 +29,30 @@ export interface SenderIdsTable {
   name: string;
   type: string;
   status: string;
-  provider: string;
+  /** PROVIDER_A | PROVIDER_B; null only for a DRAFT whose provider is not chosen yet. */
+  provider: string | null;
+  /** E.164 number of a LONG_CODE / TOLL_FREE sender (unique; inbound messages are routed by it). */
   phone_number: string | null;
+  /** The document's `address` for senders without a phone number: short code digits, alphanumeric name,
+   * RCS agent id, chat-app E.164. The answer's `address` is `phone_number ?? address`. */
+  address: string | null;
+  country_code: string | null;
   is_sandbox: boolean;
   /** Messages per second this sender may hand to its provider. */
   throughput_per_second: Generated<number>;
+  /** Every prerequisite for sending is met (see `SenderId.sendReady`); sending also needs status ACTIVE. Omitted
+   * on insert: a trigger sets it to `status = 'ACTIVE'` (migration 0011). */
+  send_ready: Generated<boolean>;
+  /** TESTING | LAUNCH_PENDING | LAUNCHED | REJECTED | SUSPENDED for RCS_AGENT; null otherwise. */
+  rcs_agent_phase: string | null;
+  /** The SenderIdNumber (lease) backing the sender. */
+  number_id: string | null;
+  status_reason: string | null;
+  /** CUSTOMER | PLATFORM | CARRIER while SUSPENDED; null otherwise. */
+  suspended_by: string | null;
+  activated_at: Timestamp | null;
+  suspended_at: Timestamp | null;
+  deactivated_at: Timestamp | null;
   created_at: CreatedAt;
   updated_at: Timestamp;
 }

@@ -18,6 +18,7 @@ import { DISPATCH_QUEUE } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
 import { resolveSender } from './senders.ts';
+import { channelAvailability } from '../sender-ids/protocols.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
@@ -68,13 +69,34 @@ export function assertChannelAccepts(requested: Channel, content: SendContent): 
 }
 
 /** The channel to use first, given what is known now about the handset (null = unknown: RCS is tried). */
-export function planChannel(requested: Channel, content: SendContent, rcsCapable: boolean | null, fallbackAllowed: boolean, chatSessionOpen: boolean): ChannelPlan | undefined {
-  if (requested === 'SMS' || requested === 'MMS') return { requested, planned: requested, fallbackUsed: false, fallbackReason: null };
+export function planChannel(
+  requested: Channel,
+  content: SendContent,
+  rcsCapable: boolean | null,
+  fallbackAllowed: boolean,
+  chatSessionOpen: boolean,
+  /** Whether the sender's protocols let it use a channel (channelAvailability); every channel when omitted. */
+  usable: (channel: Channel) => boolean = () => true,
+): ChannelPlan | undefined {
+  if (requested === 'SMS' || requested === 'MMS') return usable(requested) ? { requested, planned: requested, fallbackUsed: false, fallbackReason: null } : undefined;
+  const fallbackChannel = fallbackChannelFor(content);
   const fallback = (reason: ChannelPlan['fallbackReason']): ChannelPlan | undefined =>
-    fallbackAllowed ? { requested, planned: fallbackChannelFor(content), fallbackUsed: true, fallbackReason: reason } : undefined;
-  if (requested === 'CHATAPP') return chatSessionOpen ? { requested, planned: 'CHATAPP', fallbackUsed: false, fallbackReason: null } : fallback('RCS_NOT_SUPPORTED');
-  if (rcsCapable === false) return fallback('RCS_NOT_SUPPORTED');
+    fallbackAllowed && usable(fallbackChannel) ? { requested, planned: fallbackChannel, fallbackUsed: true, fallbackReason: reason } : undefined;
+  if (requested === 'CHATAPP') return chatSessionOpen && usable('CHATAPP') ? { requested, planned: 'CHATAPP', fallbackUsed: false, fallbackReason: null } : fallback('RCS_NOT_SUPPORTED');
+  if (rcsCapable === false || !usable('RCS')) return fallback('RCS_NOT_SUPPORTED');
   return { requested, planned: 'RCS', fallbackUsed: false, fallbackReason: null };
+}
+
+/** Why planChannel found no channel, for the 422 NO_CHANNEL_AVAILABLE. */
+function noChannelMessage(requested: Channel, content: SendContent, fallbackAllowed: boolean, usable: (channel: Channel) => boolean): string {
+  if ((requested === 'SMS' || requested === 'MMS') && !usable(requested)) return `The sender's ${requested} protocol is not active.`;
+  const fallbackChannel = fallbackChannelFor(content);
+  const first =
+    requested === 'CHATAPP'
+      ? usable('CHATAPP') ? 'No chat-app session is open with this contact' : "The sender's CHATAPP protocol is not active"
+      : usable('RCS') ? "The contact's handset cannot receive RCS" : "The sender's RCS protocol is not active";
+  if (!fallbackAllowed) return `${first} and fallbackToSms is false.`;
+  return `${first} and the sender's ${fallbackChannel} protocol, the fallback, is not active.`;
 }
 
 /** Accepts a message: the stored row (queued, or held for quiet hours), its dispatch job and its event. */
@@ -89,6 +111,9 @@ export function acceptMessage(tenant: Tenant, services: Services, req: SendReque
     if (!contact) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact');
     const sender = await resolveSender(db, organizationId, req.senderId, req.fields?.senderId);
     assertChannelAccepts(requested, req.content);
+    // The sender's protocols (none stored: every channel, as always); a closed fallback channel means no fallback.
+    const usable = await channelAvailability(db, organizationId, sender.id);
+    const fallbackStored = fallbackAllowed && usable(fallbackChannelFor(req.content));
 
     let heldUntil: Date | null = null;
     if (!req.skipComplianceGate) {
@@ -103,15 +128,8 @@ export function acceptMessage(tenant: Tenant, services: Services, req: SendReque
     const conversation = await openConversation(db, organizationId, contact.id, sender.id, req.conversationSource ?? { type: 'api' });
     const chatSessionOpen =
       conversation.session_channel === 'CHATAPP' && conversation.last_inbound_at !== null && now.getTime() - conversation.last_inbound_at.getTime() < SESSION_HOURS * 3600_000;
-    const plan = planChannel(requested, req.content, contact.rcs_capable, fallbackAllowed, chatSessionOpen);
-    if (!plan) {
-      throw unprocessable(
-        'NO_CHANNEL_AVAILABLE',
-        requested === 'CHATAPP'
-          ? 'No chat-app session is open with this contact and fallbackToSms is false.'
-          : "The contact's handset cannot receive RCS and fallbackToSms is false.",
-      );
-    }
+    const plan = planChannel(requested, req.content, contact.rcs_capable, fallbackAllowed, chatSessionOpen, usable);
+    if (!plan) throw unprocessable('NO_CHANNEL_AVAILABLE', noChannelMessage(requested, req.content, fallbackAllowed, usable));
     const rendering = render(plan.planned, req.content);
 
     const message = await messages.insertMessage(db, organizationId, {
@@ -124,7 +142,7 @@ export function acceptMessage(tenant: Tenant, services: Services, req: SendReque
       planned_channel: plan.planned,
       fallback_used: plan.fallbackUsed,
       fallback_reason: plan.fallbackReason,
-      fallback_allowed: fallbackAllowed,
+      fallback_allowed: fallbackStored,
       message_type: messageType,
       status: heldUntil ? 'held' : 'queued',
       content: JSON.stringify(req.content),

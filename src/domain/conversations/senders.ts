@@ -1,8 +1,8 @@
-// Which sender a message goes from: the one named (404 unknown, 409 not ACTIVE), or the organization's default,
-// its oldest ACTIVE sender (422 when it has none).
+// Which sender a message goes from: the one named (404 unknown, 409 not ACTIVE, 422 ACTIVE but not send-ready),
+// or the organization's default, its oldest ACTIVE send-ready sender (422 when it has none).
 import * as q from '../../db/queries/conversations/senders.ts';
 import type { Db } from '../../db/database.ts';
-import { conflict, found, unknownReference, unprocessable } from '../errors.ts';
+import { ApiError, found, unknownReference, unprocessable } from '../errors.ts';
 
 export type SenderRow = q.SenderRow;
 
@@ -14,12 +14,30 @@ export type SenderRow = q.SenderRow;
 export async function resolveSender(db: Db, organizationId: string, senderId: string | undefined, field?: string): Promise<SenderRow> {
   if (senderId) {
     const sender = await requireSender(db, organizationId, senderId, field);
-    if (sender.status !== 'ACTIVE') throw conflict('INVALID_STATE', `Sender ID ${senderId} is ${sender.status}, not ACTIVE.`);
+    assertSendable(sender, field);
     return sender;
   }
   const sender = await q.oldestActiveSender(db, organizationId);
-  if (!sender) throw unprocessable('UNPROCESSABLE', 'The organization has no ACTIVE sender ID; create one or name `senderId`.');
+  if (!sender) throw unprocessable('UNPROCESSABLE', 'The organization has no ACTIVE, send-ready sender ID; activate one or name `senderId`.');
   return sender;
+}
+
+/**
+ * A sender may send when it is ACTIVE (else 409 INVALID_STATE, as `sendMessage` documents, with its status) and
+ * send-ready (else 422 UNPROCESSABLE: every prerequisite is not met, e.g. registration lapsed or no protocol
+ * ACTIVE). Checked before anything is stored or queued.
+ */
+export function assertSendable(sender: SenderRow, field?: string): void {
+  if (sender.status !== 'ACTIVE') {
+    throw new ApiError(409, 'INVALID_STATE', `Sender ID ${sender.id} is ${sender.status}, not ACTIVE.`, {
+      ...(field ? { details: [{ field, message: `the sender ID is ${sender.status}`, code: 'invalid_state' }] } : {}),
+    });
+  }
+  if (!sender.send_ready) {
+    throw new ApiError(422, 'UNPROCESSABLE', `Sender ID ${sender.id} is ACTIVE but not send-ready${sender.status_reason ? `: ${sender.status_reason}` : ''}.`, {
+      ...(field ? { details: [{ field, message: 'the sender ID is not send-ready', code: 'not_send_ready' }] } : {}),
+    });
+  }
 }
 
 /** A sender ID of the organization in any status; 404 (naming `field` when given) otherwise. */

@@ -12,20 +12,28 @@ export function getSender(db: Db, orgId: string, id: string): Promise<SenderRow 
   return tenant(db.selectFrom('sender_ids'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** The organization's oldest ACTIVE sender (its default). */
+/** The organization's oldest ACTIVE, send-ready sender (its default). */
 export function oldestActiveSender(db: Db, orgId: string): Promise<SenderRow | undefined> {
   return tenant(db.selectFrom('sender_ids'), orgId)
     .selectAll()
     .where('status', '=', 'ACTIVE')
+    .where('send_ready', '=', true)
     .orderBy('created_at')
     .orderBy('id')
     .limit(1)
     .executeTakeFirst();
 }
 
-/** System handle: the sender that owns a phone number, whatever its organization (inbound routing). */
-export function senderByPhoneNumber(db: Db, phoneNumber: string): Promise<SenderRow | undefined> {
-  return db.selectFrom('sender_ids').selectAll().where('phone_number', '=', phoneNumber).executeTakeFirst();
+/** System handle: the sender that owns a phone number, whatever its organization (inbound routing). A sender
+ * with a number always has its provider (a number purchase or import sets it). */
+export async function senderByPhoneNumber(db: Db, phoneNumber: string): Promise<(SenderRow & { provider: string }) | undefined> {
+  const row = await db
+    .selectFrom('sender_ids')
+    .selectAll()
+    .where('phone_number', '=', phoneNumber)
+    .where('provider', 'is not', null)
+    .executeTakeFirst();
+  return row as (SenderRow & { provider: string }) | undefined;
 }
 
 /** System handle: senders by id, whatever their organization (the dispatcher's batch). */

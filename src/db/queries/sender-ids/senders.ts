@@ -1,8 +1,9 @@
 // SQL for sender IDs (the Sender IDs section). Tenant-scoped through tenant(); the columns grow with the
 // section's migrations (src/db/migrations/0011_* onwards).
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { SenderIdsTable } from '../../tables/core.ts';
+import { listPage, newestFirst, type Page } from '../../paging.ts';
 import { tenant } from '../../tenant.ts';
 
 export type SenderRow = Selectable<SenderIdsTable>;
@@ -19,4 +20,26 @@ export function insertSender(db: Db, organizationId: string, sender: NewSender):
 export function getSender(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SenderRow | undefined> {
   const q = tenant(db.selectFrom('sender_ids'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export type SenderFilters = { type?: string; status?: string; provider?: string };
+
+/** A page of the organization's senders, newest first, every filter optional (AND). */
+export function listSenders(db: Db, organizationId: string, filters: SenderFilters, page: { limit: number; offset: number }): Promise<Page<SenderRow>> {
+  let qb = tenant(db.selectFrom('sender_ids'), organizationId).selectAll();
+  if (filters.type) qb = qb.where('type', '=', filters.type);
+  if (filters.status) qb = qb.where('status', '=', filters.status);
+  if (filters.provider) qb = qb.where('provider', '=', filters.provider);
+  return listPage(newestFirst(qb), page);
+}
+
+export type SenderPatch = Omit<Updateable<SenderIdsTable>, 'id' | 'organization_id' | 'created_at'>;
+
+/** Writes `patch` (and `updated_at`) to one sender of the organization; undefined when there is none. */
+export function updateSender(db: Db, organizationId: string, id: string, patch: SenderPatch): Promise<SenderRow | undefined> {
+  return tenant(db.updateTable('sender_ids'), organizationId)
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
