@@ -13,12 +13,12 @@ import { webhookHandlers } from './webhooks.ts';
 import { senderIdsHandlers } from './sender-ids.ts';
 import { senderIdProtocolsHandlers } from './sender-id-protocols.ts';
 import { senderIdNumbersHandlers } from './sender-id-numbers.ts';
-
 import { submissionHandlers } from './submissions.ts';
 import { programHandlers } from './programs.ts';
 import { senderIdChannelsHandlers } from './sender-id-channels.ts';
 import { dictionaryHandlers } from './dictionaries.ts';
 import { assetHandlers } from './assets.ts';
+
 export const handlers: HandlerMap = {
   ...healthHandlers,
   ...apiKeyHandlers,
