@@ -12,6 +12,7 @@ import { createBodyReader, discardUnreadBody, toBodyError } from './http/body.ts
 import { EXPECTS_CONTINUE } from './http/http-server.ts';
 import { assertUrlEncoding } from './http/request-guards.ts';
 import { isDatabaseUnavailable } from './startup-errors.ts';
+import { deprecationHeadersFor } from './contract/deprecations.ts';
 import { mountDocs } from './http/docs.ts';
 import { mountProviderCallbacks } from './http/provider-callbacks.ts';
 import { handlers } from './handlers/index.ts';
@@ -71,6 +72,8 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         });
       }
       const operation = match.operation;
+      const deprecation = deprecationHeadersFor(operation as { path: string; deprecated?: boolean });
+      if (deprecation) res.set(deprecation); // on every answer of the operation, errors included
       // The key and its scopes are checked on the headers: no body byte is read for an unknown caller.
       const principal = await api.authorize(operation, req.headers);
       if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();

@@ -69,7 +69,23 @@ export interface MessagingProvider {
   confirmNumberOwnership(request: { provider: ProviderName; organizationId: string; number: string; inventoryType: InventoryType }): Promise<{ owned: boolean; capabilities: NumberCapability[] }>;
   /** Returns a purchased number to the provider (an imported one stays in the customer's account). Throws ProviderError or ProviderRejection. */
   releaseNumber(request: { provider: ProviderName; organizationId: string; number: string; source: 'PURCHASED' | 'IMPORTED' }): Promise<void>;
+
+  // --- Channel health and RCS testers (Sender IDs section, deprecated channels view: src/domain/sender-ids/channels.ts) ---
+  /** A live check of one sender at the provider (credentials, the sender as the provider knows it). Throws ProviderError when unreachable. */
+  checkSenderHealth(request: SenderHealthRequest): Promise<SenderHealthReport>;
+  /** Sends an RCS tester invite from an agent to a handset; FAILED when the handset cannot be invited. Throws ProviderError when unreachable. */
+  inviteRcsTester(request: { organizationId: string; senderId: string; phone: string }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }>;
 }
+
+/** What the provider is asked to check (channel health). */
+export type SenderHealthRequest = { organizationId: string; senderId: string; name: string; address: string | null; type: string; channel: Channel };
+
+/** The provider's own checks: `ok` false on any is a failure; `degraded` marks a usable sender with warnings. */
+export type SenderHealthReport = {
+  latencyMs: number;
+  degraded: boolean;
+  checks: Array<{ name: string; ok: boolean; message: string | null }>;
+};
 
 /** One number order (purchase): `orderKey` is the purchase attempt's id. */
 export type NumberOrder = { provider: ProviderName; organizationId: string; numberKey: string; number: string; orderKey: string };

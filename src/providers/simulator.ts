@@ -25,6 +25,8 @@ import {
   type ProviderName,
   type SendOutcome,
   type VoiceForwardingChange,
+  type SenderHealthReport,
+  type SenderHealthRequest,
 } from './provider.ts';
 import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf, type InventoryNumber, type InventoryType, type NumberCapability, type NumberSearchQuery } from './simulator-inventory.ts';
 
@@ -221,6 +223,29 @@ export class CarrierSimulator implements MessagingProvider {
   // --- end of numbers ---
 
   /** An inbound message from a handset to one of the service's senders. */
+  // --- Channel health and RCS testers (Sender IDs section, deprecated channels view) ---
+  // Sandbox rules (README "Carrier sandbox"): a sender whose name ends in `-degraded` answers slowly (DEGRADED), one
+  // ending in `-down` has its credentials refused (DOWN), one ending in `-unreachable` gets no answer (UNKNOWN).
+  // A tester invite to a handset that is not RCS capable (last digit 5–9) FAILS; one to a number ending in `1111`
+  // is accepted at once; any other stays INVITED.
+  async checkSenderHealth(request: SenderHealthRequest): Promise<SenderHealthReport> {
+    const name = request.name.toLowerCase();
+    if (name.endsWith('-unreachable')) throw new ProviderError('simulated provider timeout: the health check got no answer');
+    const down = name.endsWith('-down');
+    const degraded = name.endsWith('-degraded');
+    return {
+      latencyMs: degraded ? 2400 : 40,
+      degraded,
+      checks: [{ name: 'credentials', ok: !down, message: down ? 'The provider refused the account credentials.' : null }],
+    };
+  }
+
+  async inviteRcsTester(request: { organizationId: string; senderId: string; phone: string }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }> {
+    if (!simulatedRcsCapable(request.phone)) return { status: 'FAILED', acceptedAt: null };
+    if (request.phone.endsWith('1111')) return { status: 'ACCEPTED', acceptedAt: new Date() };
+    return { status: 'INVITED', acceptedAt: null };
+  }
+
   async injectInbound(inbound: { from: string; to: string; text: string | null; channel?: 'RCS' | 'SMS'; postback?: string | null }): Promise<string> {
     const providerMessageId = `SIMIN${randomUUID().replaceAll('-', '')}`;
     await this.enqueue([{ delivery: {

@@ -1,17 +1,22 @@
 // Sender IDs core: stored rows → the document's shapes (openapi/schemas/sender-ids.yaml `SenderId`).
 import type { components } from '../../../generated/api.d.ts';
 import type { SenderProtocolRow } from '../../db/queries/sender-ids/protocols.ts';
-import type { SenderRow } from '../../db/queries/sender-ids/senders.ts';
+import type { RcsAgentProfileRow, SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { toSenderProtocol } from './protocol-mappers.ts';
 
 type SenderId = components['schemas']['SenderId'];
 const PROTOCOL_ORDER = ['SMS', 'MMS', 'RCS', 'CHATAPP'];
 
-/** A sender row with its protocol rows, as the service loads it. */
-export type SenderWithProtocols = { row: SenderRow; protocols: readonly SenderProtocolRow[] };
+/** A sender row with its protocol rows (and an RCS_AGENT's agent details, when loaded), as the service loads it. */
+export type SenderWithProtocols = { row: SenderRow; protocols: readonly SenderProtocolRow[]; rcsAgent?: RcsAgentProfileRow | null };
+
+/** An RCS_AGENT's stored agent details → `RcsAgentDetails`. */
+export function toRcsAgentDetails(profile: RcsAgentProfileRow): components['schemas']['RcsAgentDetails'] {
+  return { displayName: profile.display_name, description: profile.description, brandColor: profile.brand_color, logoUrl: profile.logo_url };
+}
 
 /** One sender with its protocols (any order; answered SMS, MMS, RCS, CHATAPP). */
-export function toSenderId({ row, protocols }: SenderWithProtocols): SenderId {
+export function toSenderId({ row, protocols, rcsAgent }: SenderWithProtocols): SenderId {
   return {
     id: row.id,
     type: row.type as SenderId['type'],
@@ -33,5 +38,6 @@ export function toSenderId({ row, protocols }: SenderWithProtocols): SenderId {
     activatedAt: row.activated_at?.toISOString() ?? null,
     suspendedAt: row.status === 'SUSPENDED' ? (row.suspended_at?.toISOString() ?? null) : null,
     deactivatedAt: row.deactivated_at?.toISOString() ?? null,
+    rcsAgent: row.type === 'RCS_AGENT' && rcsAgent ? toRcsAgentDetails(rcsAgent) : null,
   };
 }

@@ -1,6 +1,7 @@
 // Sender IDs core: list, create, get, update, delete and the lifecycle actions (activate, suspend, reactivate).
 // The lifecycle is the table in transitions.ts; this module applies it under a row lock and writes the
 // timestamps and reasons each move sets. Another organization's id is 404 everywhere (getSender is tenant-scoped).
+import * as programsQ from '../../db/queries/programs/programs.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
 import * as protocolsQ from '../../db/queries/sender-ids/protocols.ts';
@@ -43,7 +44,13 @@ export function invalidState(status: string, message: string, field = 'path.id')
 
 async function withProtocols(db: Db, organizationId: string, rows: q.SenderRow[]): Promise<SenderWithProtocols[]> {
   const protocols = await protocolsQ.listProtocolsOfSenders(db, organizationId, rows.map((r) => r.id));
-  return rows.map((row) => ({ row, protocols: protocols.filter((p) => p.sender_id === row.id) }));
+  // RCS agent details (channels work, migration 0016): loaded for RCS_AGENT senders only.
+  const agents = await q.listRcsAgentProfiles(db, organizationId, rows.filter((r) => r.type === 'RCS_AGENT').map((r) => r.id));
+  return rows.map((row) => ({
+    row,
+    protocols: protocols.filter((p) => p.sender_id === row.id),
+    rcsAgent: agents.find((a) => a.sender_id === row.id) ?? null,
+  }));
 }
 
 async function one(db: Db, organizationId: string, row: q.SenderRow): Promise<SenderWithProtocols> {
@@ -87,30 +94,35 @@ function checkAlphanumericCountry(type: string, countryCode: string | null): voi
 
 export async function createSenderId(
   tenant: Tenant,
-  body: { type: SenderType; name: string; provider?: string; address?: string; countryCode?: string },
+  body: { type: SenderType; name: string; provider?: string; address?: string; countryCode?: string; rcsAgent?: RcsAgentInput },
 ): Promise<SenderWithProtocols> {
   checkTypeRules(body.type, body, true);
   checkAlphanumericCountry(body.type, body.countryCode ?? null);
-  const row = await q.insertSender(tenant.db, tenant.organizationId, {
-    name: body.name,
-    type: body.type,
-    status: 'DRAFT',
-    provider: body.provider ?? null,
-    phone_number: null,
-    address: body.address ?? null,
-    country_code: body.countryCode ?? null,
-    is_sandbox: false,
-    send_ready: false,
-    rcs_agent_phase: body.type === 'RCS_AGENT' ? 'TESTING' : null,
-    updated_at: new Date(),
+  checkRcsAgentTaken(body.type, body.rcsAgent);
+  return inTransaction(tenant.db, async (tx) => {
+    const db: Db = tx;
+    const row = await q.insertSender(db, tenant.organizationId, {
+      name: body.name,
+      type: body.type,
+      status: 'DRAFT',
+      provider: body.provider ?? null,
+      phone_number: null,
+      address: body.address ?? null,
+      country_code: body.countryCode ?? null,
+      is_sandbox: false,
+      send_ready: false,
+      rcs_agent_phase: body.type === 'RCS_AGENT' ? 'TESTING' : null,
+      updated_at: new Date(),
+    });
+    const rcsAgent = body.rcsAgent ? await q.upsertRcsAgentProfile(db, tenant.organizationId, row.id, rcsAgentFields(body.rcsAgent, null)) : null;
+    return { row, protocols: [], rcsAgent };
   });
-  return { row, protocols: [] };
 }
 
 export async function updateSenderId(
   tenant: Tenant,
   id: string,
-  body: { name?: string } & RegistrationFields,
+  body: { name?: string; rcsAgent?: RcsAgentPatch } & RegistrationFields,
 ): Promise<SenderWithProtocols> {
   return inTransaction(tenant.db, async (tx) => {
     const db: Db = tx;
@@ -128,6 +140,11 @@ export async function updateSenderId(
     }
     checkTypeRules(type, body, false);
     checkAlphanumericCountry(type, body.countryCode ?? current.country_code);
+    if (body.rcsAgent !== undefined) {
+      checkRcsAgentTaken(type, body.rcsAgent);
+      const stored = await q.getRcsAgentProfile(db, tenant.organizationId, id);
+      await q.upsertRcsAgentProfile(db, tenant.organizationId, id, rcsAgentFields(body.rcsAgent, stored ?? null));
+    }
     const row = await q.updateSender(db, tenant.organizationId, id, {
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.provider !== undefined ? { provider: body.provider } : {}),
@@ -138,6 +155,31 @@ export async function updateSenderId(
   });
 }
 
+// --- RCS agent details (channels work, migration 0016): `rcsAgent` on create and update, stored once per sender
+// (rcs_agent_profiles) and written the same way by the deprecated createRcsSender (channels.ts). ---
+export type RcsAgentInput = { displayName: string; description?: string; brandColor?: string; logoUrl?: string };
+export type RcsAgentPatch = { displayName?: string; description?: string | null; brandColor?: string | null; logoUrl?: string | null };
+
+/** `rcsAgent` is taken by an RCS_AGENT only (400 naming it). */
+function checkRcsAgentTaken(type: SenderType, rcsAgent: unknown): void {
+  if (rcsAgent !== undefined && type !== 'RCS_AGENT') throw invalidField('body.rcsAgent', `a ${type} sender has no RCS agent details; omit rcsAgent`);
+}
+
+/** The stored details after `patch` (keys sent change, null clears); 400 when an agent without details gets no displayName. */
+function rcsAgentFields(patch: RcsAgentPatch, stored: q.RcsAgentProfileFields | null): q.RcsAgentProfileFields {
+  const displayName = patch.displayName ?? stored?.display_name;
+  if (displayName === undefined) throw invalidField('body.rcsAgent.displayName', 'displayName is required while the agent has no details yet');
+  const pick = (sent: string | null | undefined, kept: string | null | undefined): string | null => (sent !== undefined ? sent : (kept ?? null));
+  return {
+    display_name: displayName,
+    description: pick(patch.description, stored?.description),
+    brand_color: pick(patch.brandColor, stored?.brand_color),
+    logo_url: pick(patch.logoUrl, stored?.logo_url),
+  };
+}
+
+// --- end RCS agent details ---
+
 const STATUS_REASON = {
   SUSPENDED: 'Suspended by the customer.',
   DEACTIVATED: 'Deleted by API request.',
@@ -146,7 +188,7 @@ const STATUS_REASON = {
 /**
  * Applies one lifecycle action through the transition table (transitions.ts); 409 INVALID_STATE when it refuses.
  * Deactivation (delete) also turns voice forwarding off (synced to the provider first: 502 and nothing changed
- * when it refuses) and disables the sender's protocols, in the same transaction.
+ * when it refuses), disables the sender's protocols and ends its program attachments, in the same transaction.
  */
 export async function transitionSenderId(tenant: Tenant, services: Services, id: string, action: SenderAction, now = new Date()): Promise<SenderWithProtocols> {
   return inTransaction(tenant.db, async (tx) => {
@@ -165,6 +207,7 @@ export async function transitionSenderId(tenant: Tenant, services: Services, id:
           await protocolsQ.updateSenderProtocol(db, tenant.organizationId, id, p.type, { status: 'DISABLED', statusReason: 'The sender ID was deleted.', now });
         }
       }
+      await programsQ.detachSenderFromAllPrograms(db, tenant.organizationId, id, now); // ended, never deleted
     }
     const patch: q.SenderPatch =
       decision.to === 'ACTIVE'

@@ -100,3 +100,25 @@ export const EDITABLE: Readonly<Record<SenderStatus, { name: boolean; registrati
   REJECTED: { name: true, registration: true },
   DEACTIVATED: { name: false, registration: false },
 };
+
+// ── Registry transitions (Submissions section) ───────────────────────────────────────────────────────────────
+// What a registry or carrier outcome does to the sender, in one place. `submitted`: a submission, brand or
+// campaign registration was handed over (a DRAFT or REJECTED sender waits as PENDING). `approved`: a sender
+// submission was approved, or the sender's campaign is REGISTERED while it is attached to its program (PENDING →
+// ACTIVE, send-ready). `rejected`: the submission or campaign was refused (PENDING → REJECTED). Any other pair
+// leaves the status as it is (null).
+export const REGISTRY_EVENTS = ['submitted', 'approved', 'rejected'] as const;
+export type RegistryEvent = (typeof REGISTRY_EVENTS)[number];
+
+export const REGISTRY_TRANSITIONS: Readonly<Partial<Record<SenderStatus, Partial<Record<RegistryEvent, SenderStatus>>>>> = {
+  DRAFT: { submitted: 'PENDING' },
+  REJECTED: { submitted: 'PENDING' },
+  PENDING: { approved: 'ACTIVE', rejected: 'REJECTED' },
+};
+
+/** The sender's next status after a registry event; null when it does not move. */
+export function decideRegistry(status: string, event: RegistryEvent): SenderStatus | null {
+  if (!isSenderStatus(status)) return null;
+  return REGISTRY_TRANSITIONS[status]?.[event] ?? null;
+}
+// ── end registry transitions ─────────────────────────────────────────────────────────────────────────────────

@@ -104,3 +104,19 @@ export function deactivateSenderOfNumber(db: Db, organizationId: string, senderI
     .returningAll()
     .executeTakeFirst();
 }
+
+// ── Submissions and programs (campaign registration) ─────────────────────────────────────────────────────────
+/**
+ * A campaign reached REGISTERED: the live PENDING leases of its sender start billing (status ACTIVE,
+ * `billing_started_at`). Leases already billing, released or needing reconciliation are left alone.
+ */
+export function startBillingOfSenderNumbers(db: Db, organizationId: string, senderId: string, at: Date): Promise<NumberRow[]> {
+  return tenant(db.updateTable('sender_numbers'), organizationId)
+    .set({ status: 'ACTIVE', billing_started_at: at })
+    .where('sender_id', '=', senderId)
+    .where('status', '=', 'PENDING')
+    .where('billing_started_at', 'is', null)
+    .returningAll()
+    .execute();
+}
+// ── end Submissions and programs ─────────────────────────────────────────────────────────────────────────────

@@ -3,6 +3,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { SenderIdsTable } from '../../tables/core.ts';
+import type { RcsAgentProfilesTable } from '../../tables/channels.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import { tenant } from '../../tenant.ts';
 
@@ -42,4 +43,29 @@ export function updateSender(db: Db, organizationId: string, id: string, patch: 
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
+}
+
+// --- RCS agent details (rcs_agent_profiles, migration 0016): written by createSenderId/updateSenderId `rcsAgent`
+// and by the deprecated createRcsSender; read into `SenderId.rcsAgent`, the channel view and submissions. ---
+export type RcsAgentProfileRow = Selectable<RcsAgentProfilesTable>;
+export type RcsAgentProfileFields = { display_name: string; description: string | null; brand_color: string | null; logo_url: string | null };
+
+export function getRcsAgentProfile(db: Db, organizationId: string, senderId: string): Promise<RcsAgentProfileRow | undefined> {
+  return tenant(db.selectFrom('rcs_agent_profiles'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
+}
+
+export function listRcsAgentProfiles(db: Db, organizationId: string, senderIds: readonly string[]): Promise<RcsAgentProfileRow[]> {
+  if (senderIds.length === 0) return Promise.resolve([]);
+  return tenant(db.selectFrom('rcs_agent_profiles'), organizationId).selectAll().where('sender_id', 'in', [...senderIds]).execute();
+}
+
+/** Inserts or replaces the agent details of one sender. */
+export function upsertRcsAgentProfile(db: Db, organizationId: string, senderId: string, fields: RcsAgentProfileFields): Promise<RcsAgentProfileRow> {
+  const now = new Date();
+  return db
+    .insertInto('rcs_agent_profiles')
+    .values({ sender_id: senderId, organization_id: organizationId, ...fields, updated_at: now })
+    .onConflict((oc) => oc.column('sender_id').doUpdateSet({ ...fields, updated_at: now }).where('rcs_agent_profiles.organization_id', '=', organizationId))
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
