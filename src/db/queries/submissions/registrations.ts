@@ -1,0 +1,96 @@
+// SQL for the Submissions section: RCS launch requests, sender submissions, brand and campaign registrations.
+// Tenant-scoped through tenant(); workers pass a tenant handle (tenantFor) too.
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Db } from '../../database.ts';
+import type { BrandRegistrationsTable, CampaignRegistrationsTable, RcsAgentLaunchesTable, SenderSubmissionsTable } from '../../tables/submissions.ts';
+import { tenant } from '../../tenant.ts';
+
+export type LaunchRow = Selectable<RcsAgentLaunchesTable>;
+export type SubmissionRow = Selectable<SenderSubmissionsTable>;
+export type BrandRow = Selectable<BrandRegistrationsTable>;
+export type CampaignRow = Selectable<CampaignRegistrationsTable>;
+
+export type RegistrationTable = 'sender_submissions' | 'brand_registrations' | 'campaign_registrations';
+
+export function getLaunch(db: Db, organizationId: string, senderId: string): Promise<LaunchRow | undefined> {
+  return tenant(db.selectFrom('rcs_agent_launches'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
+}
+
+/** Records the first launch request of a sender; a repeated one keeps the first time. */
+export async function recordLaunch(db: Db, organizationId: string, senderId: string, at: Date): Promise<LaunchRow> {
+  await db
+    .insertInto('rcs_agent_launches')
+    .values({ sender_id: senderId, organization_id: organizationId, requested_at: at })
+    .onConflict((oc) => oc.column('sender_id').doNothing())
+    .execute();
+  return (await getLaunch(db, organizationId, senderId))!;
+}
+
+export function latestSubmission(db: Db, organizationId: string, senderId: string): Promise<SubmissionRow | undefined> {
+  return tenant(db.selectFrom('sender_submissions'), organizationId)
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export function insertSubmission(db: Db, organizationId: string, row: Omit<Insertable<SenderSubmissionsTable>, 'organization_id'>): Promise<SubmissionRow> {
+  return db.insertInto('sender_submissions').values({ ...row, organization_id: organizationId }).returningAll().executeTakeFirstOrThrow();
+}
+
+export function latestBrand(db: Db, organizationId: string, senderId: string, opts: { forUpdate?: boolean } = {}): Promise<BrandRow | undefined> {
+  const q = tenant(db.selectFrom('brand_registrations'), organizationId)
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1);
+  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export function insertBrand(db: Db, organizationId: string, row: Omit<Insertable<BrandRegistrationsTable>, 'organization_id'>): Promise<BrandRow> {
+  return db.insertInto('brand_registrations').values({ ...row, organization_id: organizationId }).returningAll().executeTakeFirstOrThrow();
+}
+
+export function latestCampaign(db: Db, organizationId: string, senderId: string): Promise<CampaignRow | undefined> {
+  return tenant(db.selectFrom('campaign_registrations'), organizationId)
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export function insertCampaign(db: Db, organizationId: string, row: Omit<Insertable<CampaignRegistrationsTable>, 'organization_id'>): Promise<CampaignRow> {
+  return db.insertInto('campaign_registrations').values({ ...row, organization_id: organizationId }).returningAll().executeTakeFirstOrThrow();
+}
+
+export function getBrand(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<BrandRow | undefined> {
+  const q = tenant(db.selectFrom('brand_registrations'), organizationId).selectAll().where('id', '=', id);
+  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export function getCampaign(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<CampaignRow | undefined> {
+  const q = tenant(db.selectFrom('campaign_registrations'), organizationId).selectAll().where('id', '=', id);
+  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export function getSubmission(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SubmissionRow | undefined> {
+  const q = tenant(db.selectFrom('sender_submissions'), organizationId).selectAll().where('id', '=', id);
+  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export function updateBrand(db: Db, organizationId: string, id: string, patch: Updateable<BrandRegistrationsTable>): Promise<BrandRow> {
+  return tenant(db.updateTable('brand_registrations'), organizationId).set({ ...patch, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateCampaign(db: Db, organizationId: string, id: string, patch: Updateable<CampaignRegistrationsTable>): Promise<CampaignRow> {
+  return tenant(db.updateTable('campaign_registrations'), organizationId).set({ ...patch, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+export function updateSubmission(db: Db, organizationId: string, id: string, patch: Updateable<SenderSubmissionsTable>): Promise<SubmissionRow> {
+  return tenant(db.updateTable('sender_submissions'), organizationId).set({ ...patch, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}

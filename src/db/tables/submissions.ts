@@ -1,0 +1,105 @@
+// Submissions and programs tables (migration 0015).
+import type { Generated } from 'kysely';
+import type { CreatedAt, Json, Timestamp, TimestampDefault } from './columns.ts';
+
+export type SubmissionError = { code: string; message: string };
+export type CarrierStatus = { carrier: string; status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'SUSPENDED' };
+
+/** One submission of a sender to its carriers (RCS launch, toll-free verification, sender registration). */
+export interface SenderSubmissionsTable {
+  id: Generated<string>;
+  organization_id: string;
+  sender_id: string;
+  kind: string;
+  status: string;
+  details: Json<Record<string, unknown>>;
+  rejection_reasons: Json<string[]>;
+  error: Json<SubmissionError> | null;
+  submitted_at: Timestamp | null;
+  decided_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface BrandRegistrationsTable {
+  id: Generated<string>;
+  organization_id: string;
+  sender_id: string;
+  status: string;
+  identity_status: string | null;
+  entity_type: string;
+  display_name: string;
+  company_name: string | null;
+  country: string;
+  vertical: string;
+  /** The whole registration body as sent to the registry. */
+  details: Json<Record<string, unknown>>;
+  registry_brand_id: string | null;
+  vetting_score: number | null;
+  rejection_reasons: Json<string[]>;
+  submitted_at: TimestampDefault;
+  registered_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface CampaignRegistrationsTable {
+  id: Generated<string>;
+  organization_id: string;
+  sender_id: string;
+  brand_registration_id: string;
+  status: string;
+  use_case: string;
+  sub_use_cases: Json<string[]>;
+  description: string;
+  details: Json<Record<string, unknown>>;
+  registry_campaign_id: string | null;
+  carrier_statuses: Json<CarrierStatus[]>;
+  rejection_reasons: Json<string[]>;
+  /** numeric: read as a string. */
+  monthly_fee: string | null;
+  submitted_at: TimestampDefault;
+  registered_at: Timestamp | null;
+  expires_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface ProgramsTable {
+  id: Generated<string>;
+  organization_id: string;
+  name: string;
+  status: string;
+  channels: string[];
+  sender_id: string;
+  brand_registration_id: string | null;
+  campaign_registration_id: string | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface ProgramSendersTable {
+  id: Generated<string>;
+  organization_id: string;
+  program_id: string;
+  sender_id: string;
+  role: string;
+  status: string;
+  attached_at: TimestampDefault;
+  detached_at: Timestamp | null;
+}
+
+export interface RcsAgentLaunchesTable {
+  sender_id: string;
+  organization_id: string;
+  requested_at: TimestampDefault;
+}
+
+export interface SubmissionsTables {
+  rcs_agent_launches: RcsAgentLaunchesTable;
+  sender_submissions: SenderSubmissionsTable;
+  brand_registrations: BrandRegistrationsTable;
+  campaign_registrations: CampaignRegistrationsTable;
+  programs: ProgramsTable;
+  program_senders: ProgramSendersTable;
+}

@@ -1,0 +1,64 @@
+// A registry or carrier outcome applied to the sender: through the registry table of
+// src/domain/sender-ids/transitions.ts (nothing else decides), with a `sender_id.status_changed` event.
+import type { Db } from '../../db/database.ts';
+import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
+import type { SenderRow } from '../../db/queries/sender-ids/senders.ts';
+import { decideRegistry, type RegistryEvent } from '../sender-ids/transitions.ts';
+import { emitEvent } from '../webhooks/events.ts';
+import type { Services } from '../tenant.ts';
+
+/** Moves the sender when the table says so (row already locked by the caller or not: last write wins); returns the row. */
+export async function applyRegistryEvent(
+  db: Db,
+  services: Pick<Services, 'queue'>,
+  organizationId: string,
+  sender: SenderRow,
+  event: RegistryEvent,
+  reason: string | null,
+  now = new Date(),
+): Promise<SenderRow> {
+  const to = decideRegistry(sender.status, event);
+  if (to === null) return sender;
+  const patch: sendersQ.SenderPatch =
+    to === 'ACTIVE'
+      ? { status: 'ACTIVE', send_ready: true, activated_at: now, status_reason: null }
+      : to === 'REJECTED'
+        ? { status: 'REJECTED', send_ready: false, status_reason: reason }
+        : { status: to, send_ready: false, status_reason: reason };
+  const row = (await sendersQ.updateSender(db, organizationId, sender.id, patch))!;
+  if (services.queue) {
+    await emitEvent(db, services.queue, {
+      organizationId,
+      type: 'sender_id.status_changed',
+      data: { senderIdId: sender.id, contactPhone: null, previousStatus: sender.status as 'DRAFT', status: to, reason, occurredAt: now.toISOString() },
+    });
+  }
+  return row;
+}
+
+export type SubmissionType = 'SENDER_ID' | 'RCS_AGENT' | 'BRAND' | 'CAMPAIGN';
+
+/** `submission.status_changed` for one registration or submission. */
+export async function emitSubmissionChanged(
+  db: Db,
+  services: Pick<Services, 'queue'>,
+  organizationId: string,
+  e: { senderId: string; type: SubmissionType; submissionId: string; previousStatus: string | null; status: string; reasons: string[] },
+  now = new Date(),
+): Promise<void> {
+  if (!services.queue) return;
+  await emitEvent(db, services.queue, {
+    organizationId,
+    type: 'submission.status_changed',
+    data: {
+      senderIdId: e.senderId,
+      contactPhone: null,
+      submissionType: e.type,
+      submissionId: e.submissionId,
+      previousStatus: e.previousStatus,
+      status: e.status,
+      reasons: e.reasons,
+      occurredAt: now.toISOString(),
+    },
+  });
+}
