@@ -757,7 +757,8 @@ export interface paths {
          * List channels (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (use `GET /v1/sender-ids`); sunset 2026-09-01, after which the
-         *     operation may be removed. Responses carry `Deprecation` and `Sunset` headers.
+         *     operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Lists every channel of the organization, oldest first. Not paginated (legacy behaviour). Each channel
          *     names its `senderIdId` for migration.
@@ -768,7 +769,8 @@ export interface paths {
          * Create a channel (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (use `POST /v1/sender-ids` and `POST /v1/sender-ids/{id}/protocols`);
-         *     sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation` and `Sunset` headers.
+         *     sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Binds a new channel of `type` to an existing sender ID of the organization and runs a health check, whose
          *     result is returned in `health`. The sender ID must not be `DEACTIVATED` and must carry the matching protocol
@@ -795,8 +797,8 @@ export interface paths {
          * Get a channel (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (use `GET /v1/sender-ids/{id}` with the channel's
-         *     `senderIdId`); sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation`
-         *     and `Sunset` headers.
+         *     `senderIdId`); sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Returns one channel. Run `POST /v1/channels/{id}/test` for its current health.
          */
@@ -805,7 +807,8 @@ export interface paths {
          * Replace a channel (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (use `PATCH /v1/sender-ids/{id}`); sunset 2026-09-01, after
-         *     which the operation may be removed. Responses carry `Deprecation` and `Sunset` headers.
+         *     which the operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Replaces the channel's editable fields (`name`, `senderIdId`; `type` cannot change) and runs a health
          *     check, returned in `health`. The new sender ID must carry the channel's protocol and not be `DEACTIVATED`
@@ -817,7 +820,8 @@ export interface paths {
          * Delete a channel (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids`; sunset 2026-09-01, after which the operation may be removed.
-         *     Responses carry `Deprecation` and `Sunset` headers.
+         *     Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Deletes the channel and its RCS sender bindings. The sender ID behind it is not changed (delete it with
          *     `DELETE /v1/sender-ids/{id}` if wanted). A deleted channel answers 404 afterwards.
@@ -844,7 +848,8 @@ export interface paths {
          * Check a channel's health (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (read `status` and `sendReady` of `GET /v1/sender-ids/{id}`);
-         *     sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation` and `Sunset` headers.
+         *     sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Runs a live check of the channel against its provider (credentials, sender status, protocol) and returns
          *     the result. No message is sent. A failing check is a 200 with `status` `DEGRADED`, `DOWN` or `UNKNOWN`, not an error.
@@ -872,7 +877,8 @@ export interface paths {
          * List a channel's RCS senders (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (use `GET /v1/sender-ids?type=RCS_AGENT`); sunset 2026-09-01,
-         *     after which the operation may be removed. Responses carry `Deprecation` and `Sunset` headers.
+         *     after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Lists the RCS senders (agents) of an RCS channel. Not paginated (legacy behaviour).
          */
@@ -882,7 +888,8 @@ export interface paths {
          * Create an RCS sender (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (use `POST /v1/sender-ids` with `type: RCS_AGENT`); sunset
-         *     2026-09-01, after which the operation may be removed. Responses carry `Deprecation` and `Sunset` headers.
+         *     2026-09-01, after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Creates an RCS agent under an RCS channel, with its `RCS_AGENT` sender ID (`senderIdId`), in phase
          *     `TESTING`: it can message its test devices only until launched with `POST /v1/sender-ids/{id}/launch`.
@@ -912,8 +919,8 @@ export interface paths {
          * Get an RCS sender (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids` (use `GET /v1/sender-ids/{id}` with the sender's
-         *     `senderIdId`); sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation`
-         *     and `Sunset` headers.
+         *     `senderIdId`); sunset 2026-09-01, after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Returns one RCS sender of the channel with its agent phase and test devices.
          */
@@ -942,7 +949,8 @@ export interface paths {
          * List an RCS sender's test devices (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids`; sunset 2026-09-01, after which the operation may be removed.
-         *     Responses carry `Deprecation` and `Sunset` headers.
+         *     Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Lists the agent's test devices with their invite status, newest first. Not paginated.
          */
@@ -952,7 +960,8 @@ export interface paths {
          * Add an RCS test device (deprecated)
          * @deprecated
          * @description **Deprecated** in favour of `/v1/sender-ids`; sunset 2026-09-01, after which the operation may be removed.
-         *     Responses carry `Deprecation` and `Sunset` headers.
+         *     Responses carry `Deprecation`, `Sunset`
+         *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
          *     Registers a handset as a test device of the agent and sends it a tester invite; the device is `INVITED`
          *     until the user accepts on the handset (`ACCEPTED`), after which it receives messages from the agent while
@@ -1025,8 +1034,14 @@ export interface paths {
          *       502 with `SubmitSenderIdFailedResponse` (`code: UPSTREAM_ERROR`, `senderId`, `submission.status: failed`,
          *       `submission.error`). Nothing was reviewed; the call may be repeated.
          *
-         *     Status changes after review are sent as `submission.status_changed` events; `POST
-         *     /v1/sender-ids/{id}/refresh-status` re-reads them on demand.
+         *     The sender profile holds neither a use-case description nor sample messages, so `useCaseDescription` and
+         *     `sampleMessages` are required in the body (400 naming the missing ones).
+         *
+         *     Status changes after review (`submitted` → `in_review` → `approved` | `rejected`) are sent as
+         *     `submission.status_changed` events (and, for an RCS agent, `RCS_AGENT` phase events: `LAUNCHED` or
+         *     `REJECTED`); approval moves a `PENDING` sender to `ACTIVE`, rejection to `REJECTED`
+         *     (`sender_id.status_changed`). `POST /v1/sender-ids/{id}/refresh-status` re-reads them on demand. Sandbox: a
+         *     sender whose name contains `REJECT` is rejected with reasons; `UPSTREAM` makes the submission fail (502).
          */
         post: operations["submitSenderId"];
         delete?: never;
@@ -1052,8 +1067,9 @@ export interface paths {
          * @description Re-reads the sender's regulatory state from the carriers and registries now instead of waiting for the next
          *     automatic update: sender status, RCS agent phase, latest submission, brand and campaign registration status.
          *     Changes are stored and announced with `submission.status_changed` / `sender_id.status_changed` events
-         *     (`changed: true`). Safe to repeat; no body. 502 `UPSTREAM_ERROR` when an upstream cannot be reached
-         *     (nothing is changed).
+         *     (`changed: true`): a review step that is due is applied now instead of by the queued job. Safe to repeat; no
+         *     body. 502 `UPSTREAM_ERROR` when an upstream cannot be reached (nothing is changed; in the sandbox, a sender
+         *     whose name contains `UPSTREAM`).
          */
         post: operations["refreshSenderIdStatus"];
         delete?: never;
@@ -1086,6 +1102,11 @@ export interface paths {
          *     - 409 `INVALID_STATE` when the sender already has a brand registration that is `PENDING`, `IN_REVIEW`,
          *       `REGISTERED` or `SUSPENDED`. After `REJECTED`, registering again replaces the rejected registration.
          *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached; nothing is recorded.
+         *     - The first brand registration of a sender creates its program (see `GET /v1/programs`), named after
+         *       `displayName`; a `DRAFT` or `REJECTED` sender becomes `PENDING` (`sender_id.status_changed`). A rejection
+         *       moves a `PENDING` sender to `REJECTED`.
+         *     - Sandbox (README, "Carrier sandbox"): a `displayName` containing `REJECT` is rejected with reasons, one
+         *       containing `UPSTREAM` answers 502; review steps are `SANDBOX_REGISTRY_STEP_MS` apart (default 2 s).
          */
         post: operations["registerSenderBrand"];
         delete?: never;
@@ -1146,6 +1167,14 @@ export interface paths {
          *     - 409 `INVALID_STATE` when the sender already has a campaign registration that is `PENDING`, `IN_REVIEW`,
          *       `REGISTERED` or `SUSPENDED`. After `REJECTED` or `EXPIRED`, registering again creates a new registration.
          *     - `subUseCases` only with `useCase` `MIXED` or `LOW_VOLUME` (400).
+         *     - Checked against the organization's keyword rules (global rules merged with its own,
+         *       `/v1/compliance/keyword-rules`), 400 naming each problem: every `optInKeywords`, `optOutKeywords` and
+         *       `helpKeywords` entry (defaults included) must be handled by a rule of action `OPT_IN`, `OPT_OUT` or `HELP`,
+         *       and at least one sample message must show how to opt out (contain one of the opt-out keywords as a word).
+         *     - Sets the campaign of the sender's program. When it is `REGISTERED`, the sender's number leases start
+         *       billing, and a `PENDING` sender attached to the program becomes `ACTIVE` and send-ready; a rejection moves
+         *       a `PENDING` sender to `REJECTED`.
+         *     - Sandbox: a `description` containing `REJECT` is rejected with reasons, one containing `UPSTREAM` answers 502.
          *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached; nothing is recorded.
          */
         post: operations["registerSenderCampaign"];
@@ -1195,9 +1224,19 @@ export interface paths {
          *     (active and detached), readiness, required actions and next action. Provider names and internal routing ids
          *     are never included.
          *
-         *     Programs are set up from brand and campaign registrations (see Submissions); there is no create call. A
-         *     `DRAFT` program becomes `ACTIVE` once it is ready for the first time (brand and campaign `REGISTERED`, an
-         *     active `PRIMARY` sender attached); `ARCHIVED` programs are read-only.
+         *     Programs are set up from brand and campaign registrations (see Submissions); there is no create call:
+         *
+         *     1. `POST /v1/sender-ids/{id}/brand/register` creates the sender's program (one per sender), named after the
+         *        brand's `displayName`, `DRAFT`, holding the brand and with `campaign` null. Registering the brand again
+         *        after a rejection points the program at the new registration.
+         *     2. `POST /v1/sender-ids/{id}/campaign/register` (once the brand is `REGISTERED`) sets the program's campaign.
+         *     3. `POST /v1/programs/{id}/senders` attaches the sender (or another one of the organization) as `PRIMARY`.
+         *
+         *     When the campaign is `REGISTERED` and the sender is attached, a `PENDING` sender becomes `ACTIVE` and
+         *     send-ready (`sender_id.status_changed`). A `DRAFT` program becomes `ACTIVE` once it is ready for the first
+         *     time (brand and campaign `REGISTERED`, an active `PRIMARY` sender attached, every attached sender active and
+         *     with one of the program's channels enabled); `ARCHIVED` programs are read-only. `test/programs.test.ts` runs
+         *     these steps end to end against the sandbox registry.
          */
         get: operations["listPrograms"];
         put?: never;
@@ -1887,7 +1926,9 @@ export interface paths {
          * @description Creates an intent. `value` is normalized (surrounding whitespace trimmed, lowercased) before it is stored;
          *     it is the postback token bot flows branch on and cannot be changed later except through
          *     `POST /v1/intents/{id}/rewrite`. `label` defaults to the normalized value, `active` to true.
-         *     `categoryId` must be a folder of the caller's organization (400 `VALIDATION_ERROR` on `body.categoryId`).
+         *     `categoryId` must be a folder of the caller's organization: an unknown folder, another organization's
+         *     included, answers 404 `NOT_FOUND` naming `body.categoryId` in `details` (the API's rule for unknown ids),
+         *     and nothing is stored.
          *
          *     409 `ALREADY_EXISTS` when an intent with the same normalized value already exists in the organization.
          */
@@ -1923,7 +1964,8 @@ export interface paths {
         /**
          * Update an intent
          * @description Partially updates `label`, `description`, `categoryId` (folder; null unfiles it) and `active`. Fields not
-         *     sent keep their values.
+         *     sent keep their values. A `categoryId` that names no folder of the organization answers 404 `NOT_FOUND`
+         *     naming `body.categoryId`, and nothing is changed.
          *
          *     The value is immutable. The body may carry `value` only so that this rule can be checked: when it differs
          *     from the stored value after normalization (trim, lowercase) the request fails with 400 `TOKEN_IMMUTABLE`
@@ -2006,7 +2048,8 @@ export interface paths {
          * @description Creates a variable definition. `name` is normalized (trimmed, lowercased) and is immutable afterwards
          *     (rename with `POST /v1/variable-definitions/{id}/rewrite`). `items` (1-500 unique values) is required when
          *     `type` is `list` and rejected for any other type. `categoryId` must be a folder of the caller's
-         *     organization (400 `VALIDATION_ERROR` on `body.categoryId`).
+         *     organization: an unknown folder, another organization's included, answers 404 `NOT_FOUND` naming
+         *     `body.categoryId` in `details`, and nothing is stored.
          *
          *     409 `ALREADY_EXISTS` when a definition with the same normalized name already exists in the organization.
          */
@@ -2041,8 +2084,10 @@ export interface paths {
         /**
          * Update a variable definition
          * @description Partially updates `type`, `items` and `categoryId` (folder; null unfiles it). Fields not sent keep their
-         *     values. Switching `type` away from `list` clears `items` (they become null); switching to `list` requires
-         *     `items`; `items` sent with a non-list type, or alone on a non-list definition, is a 400 `VALIDATION_ERROR`.
+         *     values. A `categoryId` that names no folder of the organization answers 404 `NOT_FOUND` naming
+         *     `body.categoryId`, and nothing is changed. Switching `type` away from `list` clears `items` (they become
+         *     null); switching to `list` requires `items`; `items` sent with a non-list type, or alone on a non-list
+         *     definition, is a 400 `VALIDATION_ERROR`.
          *
          *     The name is immutable. The body may carry `name` only so that this rule can be checked: when it differs
          *     from the stored name after normalization (trim, lowercase) the request fails with 400 `TOKEN_IMMUTABLE`
@@ -4187,6 +4232,12 @@ export interface paths {
          *     The asset is answered at once with `status: processing`; its original `url` works immediately and the
          *     variants appear when processing ends (`ready`), or `status: error` with `error` set if it fails.
          *     An unknown `folderId` answers 404 `NOT_FOUND` naming `body.folderId`.
+         *
+         *     Also refused with 400 `VALIDATION_ERROR` naming `body.file`, nothing stored: an empty (0-byte) file; a file
+         *     whose content starts like an image (JPEG, PNG, WebP, GIF) but cannot be read as one; an image whose header
+         *     declares more than 50 megapixels (width × height of one frame), refused from the header before any pixel
+         *     is decoded. A name (the `name` part or the filename) keeps only its last path segment, without control
+         *     characters: `../../etc/passwd` is stored as `passwd`.
          */
         post: operations["uploadAsset"];
         delete?: never;
@@ -4278,7 +4329,8 @@ export interface paths {
          *     while `processing` or in `error`). The rectangle must lie inside the source (`x + width` ≤ source width,
          *     `y + height` ≤ source height), otherwise 400 `VALIDATION_ERROR`.
          *     The new asset keeps the source's format (a GIF stays animated), type and folder, and is named
-         *     `<source name> (cropped)`; it is processed like an upload (answered `processing`).
+         *     `<source name> (cropped)`; it is processed like an upload (answered `processing`). An image sharp cannot
+         *     edit (all frames of an animation together above 50 megapixels, a damaged file) also answers 422 `UNPROCESSABLE`.
          */
         post: operations["cropAsset"];
         delete?: never;
@@ -4306,7 +4358,7 @@ export interface paths {
          *     assets only: any other type answers 422 `UNPROCESSABLE`; a GIF gives a still JPEG of its first frame;
          *     transparency is flattened onto white. The source must be `ready` (409 `INVALID_STATE` while `processing`
          *     or in `error`). The new asset keeps the source's folder, is named `<source name> (<width>x<height>)` and
-         *     is processed like an upload.
+         *     is processed like an upload. An image that cannot be decoded answers 422 `UNPROCESSABLE`.
          */
         post: operations["resizeAsset"];
         delete?: never;
@@ -6214,6 +6266,29 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
+         * @description An RCS agent's details, stored once per `RCS_AGENT` sender ID and read by every view of it (`SenderId.rcsAgent`,
+         *     the deprecated `RcsSender`) and by the submission of the agent.
+         */
+        RcsAgentDetails: {
+            /**
+             * @description Name shown to recipients.
+             * @example Acme Coffee
+             */
+            displayName: string;
+            /** @description Short description shown in the agent's info page. */
+            description: string | null;
+            /**
+             * @description Brand colour as `#RRGGBB`.
+             * @example #6B3E26
+             */
+            brandColor: string | null;
+            /**
+             * Format: uri
+             * @description Public HTTPS URL of a 224×224 px logo.
+             */
+            logoUrl: string | null;
+        };
+        /**
          * @description A sender identity of the organization (number, short code, alphanumeric name, RCS agent or chat-app account).
          *     `POST /v1/messages/send` sends from this record: it must be `ACTIVE` (otherwise 409 `INVALID_STATE`, as that
          *     operation says) and `sendReady` (otherwise 422 `UNPROCESSABLE`); nothing is stored or queued when it is refused.
@@ -6276,6 +6351,14 @@ export interface components {
             suspendedAt: string | null;
             /** Format: date-time */
             deactivatedAt: string | null;
+            /**
+             * @description The agent details of an `RCS_AGENT` (what handsets show and what a submission sends to the carriers); null
+             *     for other types and for an agent whose details were never set (answers about numbers, which are never an
+             *     `RCS_AGENT`, may leave it out). Set them with `rcsAgent` on
+             *     `POST /v1/sender-ids` or `PATCH /v1/sender-ids/{id}`; the deprecated `POST /v1/channels/{channelId}/rcs/senders`
+             *     writes the same record.
+             */
+            rcsAgent?: components["schemas"]["RcsAgentDetails"] | null;
         };
         /**
          * @example {
@@ -6310,7 +6393,8 @@ export interface components {
          *           "updatedAt": "2026-10-20T08:12:44Z",
          *           "activatedAt": "2026-10-20T08:12:44Z",
          *           "suspendedAt": null,
-         *           "deactivatedAt": null
+         *           "deactivatedAt": null,
+         *           "rcsAgent": null
          *         },
          *         {
          *           "id": "2d7f1c3b-8e4a-4b6d-9f0e-5a1c2b3d4e5f",
@@ -6343,7 +6427,13 @@ export interface components {
          *           "updatedAt": "2026-11-01T10:00:00Z",
          *           "activatedAt": null,
          *           "suspendedAt": null,
-         *           "deactivatedAt": null
+         *           "deactivatedAt": null,
+         *           "rcsAgent": {
+         *             "displayName": "Acme Coffee",
+         *             "description": "Order updates and offers from Acme Coffee.",
+         *             "brandColor": "#6B3E26",
+         *             "logoUrl": "https://cdn.example.com/acme/logo-224.png"
+         *           }
          *         }
          *       ],
          *       "pagination": {
@@ -6358,6 +6448,20 @@ export interface components {
             data: components["schemas"]["SenderId"][];
             pagination: components["schemas"]["Pagination"];
         };
+        /** @description The agent details of a new `RCS_AGENT` (only for that type; otherwise 400 `VALIDATION_ERROR`). */
+        CreateRcsAgentDetails: {
+            /** @description Name shown to recipients. */
+            displayName: string;
+            /** @description Short description shown in the agent's info page. */
+            description?: string;
+            /** @description Brand colour as `#RRGGBB`; must contrast with white. */
+            brandColor?: string;
+            /**
+             * Format: uri
+             * @description Public HTTPS URL of a 224×224 px logo.
+             */
+            logoUrl?: string;
+        };
         /**
          * @description Creates a `DRAFT` sender. Rules by type:
          *     - `LONG_CODE`, `TOLL_FREE`: omit `address`; the number comes from a purchase (`draftSenderId`) or an import.
@@ -6366,6 +6470,7 @@ export interface components {
          *     - `ALPHANUMERIC`: `address` required, 1–11 characters of `A–Z a–z 0–9` and spaces with at least one letter;
          *       `countryCode` required, and the country must allow alphanumeric senders (US and CA do not: 422 `UNPROCESSABLE`).
          *     - `RCS_AGENT`: omit `address` (the agent id is assigned by the provider); the agent starts in phase `TESTING`.
+         *       Its agent details (display name, description, colour, logo) go in `rcsAgent`, taken by this type only.
          *     - `CHATAPP_BUSINESS`: `address` required, the E.164 number of the chat-app business account.
          *     `countryCode` is taken by `LONG_CODE`, `TOLL_FREE`, `SHORT_CODE` and `ALPHANUMERIC`; an `RCS_AGENT` or
          *     `CHATAPP_BUSINESS` is not tied to one country, so sending it for them is a broken rule too.
@@ -6381,6 +6486,7 @@ export interface components {
             provider?: components["schemas"]["SenderIdProvider"];
             address?: string;
             countryCode?: components["schemas"]["SenderIdCountryCode"];
+            rcsAgent?: components["schemas"]["CreateRcsAgentDetails"];
         };
         /**
          * @example {
@@ -6414,7 +6520,8 @@ export interface components {
          *         "updatedAt": "2026-10-20T08:12:44Z",
          *         "activatedAt": "2026-10-20T08:12:44Z",
          *         "suspendedAt": null,
-         *         "deactivatedAt": null
+         *         "deactivatedAt": null,
+         *         "rcsAgent": null
          *       }
          *     }
          */
@@ -6442,12 +6549,25 @@ export interface components {
          *         "updatedAt": "2026-11-21T09:30:00Z",
          *         "activatedAt": "2026-10-20T08:12:44Z",
          *         "suspendedAt": null,
-         *         "deactivatedAt": "2026-11-21T09:30:00Z"
+         *         "deactivatedAt": "2026-11-21T09:30:00Z",
+         *         "rcsAgent": null
          *       }
          *     }
          */
         DeleteSenderIdResponse: {
             data: components["schemas"]["SenderId"];
+        };
+        /**
+         * @description Changes the keys sent; the others keep their value. `null` clears `description`, `brandColor` or `logoUrl`.
+         *     An agent without details yet needs `displayName` (400 `VALIDATION_ERROR`). Only for an `RCS_AGENT`, in any
+         *     status but `DEACTIVATED` (409 `INVALID_STATE`).
+         */
+        UpdateRcsAgentDetails: {
+            displayName?: string;
+            description?: string | null;
+            brandColor?: string | null;
+            /** Format: uri */
+            logoUrl?: string | null;
         };
         /**
          * @description Partial update. `name` can change in any state except `DEACTIVATED`. `address`, `provider` and `countryCode`
@@ -6462,6 +6582,7 @@ export interface components {
             provider?: components["schemas"]["SenderIdProvider"];
             address?: string;
             countryCode?: components["schemas"]["SenderIdCountryCode"];
+            rcsAgent?: components["schemas"]["UpdateRcsAgentDetails"];
         };
         /**
          * @description Number inventory a number comes from.
@@ -6711,7 +6832,8 @@ export interface components {
          *           "updatedAt": "2026-11-21T09:31:02Z",
          *           "activatedAt": null,
          *           "suspendedAt": null,
-         *           "deactivatedAt": null
+         *           "deactivatedAt": null,
+         *           "rcsAgent": null
          *         },
          *         "number": {
          *           "id": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
@@ -6857,7 +6979,8 @@ export interface components {
          *           "updatedAt": "2026-11-21T09:30:00Z",
          *           "activatedAt": null,
          *           "suspendedAt": null,
-         *           "deactivatedAt": null
+         *           "deactivatedAt": null,
+         *           "rcsAgent": null
          *         },
          *         "number": {
          *           "id": "6c0e4a8b-3d5f-4b7c-9e1a-2f4b6d8c0e3a",
@@ -7247,7 +7370,14 @@ export interface components {
          * @example acme-coffee
          */
         RcsSenderName: string;
-        /** @description Deprecated. An RCS agent registered under an RCS channel, identified by `senderName`. */
+        /**
+         * @description Deprecated. An RCS agent registered under an RCS channel, identified by `senderName`. How the two relate: an
+         *     RCS channel binds one `RCS_AGENT` sender ID (the channel's `senderIdId`); each RCS sender under it is another,
+         *     separate `RCS_AGENT` sender ID (its own `senderIdId`), created by `createRcsSender` and grouped under the channel
+         *     by `senderName` only. The channel's own agent is not one of its RCS senders. `displayName`, `description`,
+         *     `brandColor` and `logoUrl` are that sender ID's `rcsAgent` (one record: a change through `PATCH /v1/sender-ids/{id}`
+         *     shows here), `phase` its `rcsAgentPhase`. Deleting the channel removes the bindings, not the sender IDs.
+         */
         RcsSender: {
             senderName: components["schemas"]["RcsSenderName"];
             channelId: components["schemas"]["Id"];
@@ -8159,11 +8289,17 @@ export interface components {
             id: components["schemas"]["Id"];
             name: string;
             status: components["schemas"]["ProgramStatus"];
-            /** @description The channels the program covers; an attached sender must have at least one of them enabled. */
+            /**
+             * @description The channels the program covers, set when it is created: `[CHATAPP]` for a `CHATAPP_BUSINESS` sender's
+             *     program, `[RCS, SMS, MMS]` otherwise. An attached sender must have at least one of them enabled.
+             */
             channels: components["schemas"]["Channel"][];
-            /** @description Brand submission state; null before a brand is registered. */
+            /**
+             * @description Brand submission state. A program is created by the brand registration of its sender, so programs made by
+             *     this service always have one; null is kept for a program whose brand registration was removed.
+             */
             brand: components["schemas"]["ProgramBrand"] | null;
-            /** @description Campaign submission state; null before a campaign is registered. */
+            /** @description Campaign submission state; null until a campaign is registered for the program's sender. */
             campaign: components["schemas"]["ProgramCampaign"] | null;
             /** @description Sender attachments, active and detached (audit trail), newest first. */
             senders: components["schemas"]["ProgramSenderAttachment"][];
@@ -10252,7 +10388,7 @@ export interface components {
             description?: string | null;
             /**
              * Format: uuid
-             * @description A dictionary category of the caller's organization (400 `VALIDATION_ERROR` on `body.categoryId` otherwise); null or absent leaves the intent unfiled.
+             * @description A dictionary category of the caller's organization (404 `NOT_FOUND` naming `body.categoryId` otherwise); null or absent leaves the intent unfiled.
              */
             categoryId?: string | null;
             /** @default true */
@@ -18927,15 +19063,53 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ListChannelsResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -18957,17 +19131,79 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelWithHealthResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["Unprocessable"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Semantically invalid for the current data (`UNPROCESSABLE`). Carries the deprecation headers. */
+            422: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -18988,16 +19224,66 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19022,17 +19308,79 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelWithHealthResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            422: components["responses"]["Unprocessable"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Semantically invalid for the current data (`UNPROCESSABLE`). Carries the deprecation headers. */
+            422: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19053,16 +19401,66 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteChannelResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19083,16 +19481,66 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelHealth"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19113,16 +19561,66 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ListRcsSendersResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19147,18 +19645,92 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RcsSenderResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
-            422: components["responses"]["Unprocessable"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current data (`ALREADY_EXISTS`). Carries the deprecation headers. */
+            409: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Semantically invalid for the current data (`UNPROCESSABLE`). Carries the deprecation headers. */
+            422: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19181,16 +19753,66 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GetRcsSenderResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19213,16 +19835,66 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ListRcsTestDevicesResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -19249,17 +19921,79 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RcsTestDeviceResponse"];
                 };
             };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            409: components["responses"]["Conflict"];
+            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+            400: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+            401: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+            403: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+            404: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description Conflicts with the current data (`ALREADY_EXISTS`). Carries the deprecation headers. */
+            409: {
+                headers: {
+                    Deprecation: components["headers"]["Deprecation"];
+                    Sunset: components["headers"]["Sunset"];
+                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+                    Link?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };
@@ -20455,6 +21189,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             default: components["responses"]["Error"];
         };
@@ -20629,6 +21364,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             default: components["responses"]["Error"];
         };

@@ -1,5 +1,6 @@
 // Configuration comes only from environment variables, validated once at start.
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { TEST_SECRETS_KEY, parseSecretsKey } from './lib/secrets.ts';
 
 export type Config = {
@@ -30,7 +31,27 @@ export type Config = {
    * (generated on first start). Processes sharing a database must have the same key.
    */
   secretsKey: Buffer | undefined;
+  /** Where asset files are kept (src/lib/storage/): the filesystem under DATA_DIR, or an S3-compatible bucket. */
+  storage: StorageConfig;
+  /** Base of the asset URLs the API answers (`url` of assets and variants); default http://localhost:PORT. */
+  assetBaseUrl: string;
 };
+
+export type StorageConfig =
+  | { kind: 'fs'; dir: string }
+  | {
+      kind: 's3';
+      bucket: string;
+      /** Custom endpoint (MinIO, R2, s3rver …); undefined = AWS. */
+      endpoint: string | undefined;
+      region: string;
+      /** Both or neither; neither = the SDK's default credential chain. */
+      accessKeyId: string | undefined;
+      secretAccessKey: string | undefined;
+      forcePathStyle: boolean;
+      /** Key prefix inside the bucket. */
+      prefix: string;
+    };
 
 export class ConfigError extends Error {}
 
@@ -80,6 +101,37 @@ function secretsKey(env: NodeJS.ProcessEnv, nodeEnv: Config['nodeEnv']): Buffer 
   return key;
 }
 
+function storage(env: NodeJS.ProcessEnv, dataDir: string, nodeEnv: Config['nodeEnv']): StorageConfig {
+  const kind = env.STORAGE || 'fs';
+  if (kind === 'fs') {
+    // Tests that set neither directory keep their uploads out of the development DATA_DIR.
+    const fallback = nodeEnv === 'test' && !env.DATA_DIR ? join(tmpdir(), 'messaging-service-test-assets') : resolve(dataDir, 'assets');
+    return { kind: 'fs', dir: resolve(env.STORAGE_DIR || fallback) };
+  }
+  if (kind !== 's3') throw new ConfigError(`STORAGE must be fs or s3 (got "${kind}")`);
+  const bucket = env.S3_BUCKET;
+  if (!bucket || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(bucket)) {
+    throw new ConfigError(`STORAGE=s3 needs S3_BUCKET, a bucket name of 3–63 lower-case letters, digits, dots and hyphens (got "${bucket ?? ''}")`);
+  }
+  const accessKeyId = env.S3_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || undefined;
+  if (Boolean(accessKeyId) !== Boolean(secretAccessKey)) {
+    throw new ConfigError('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together (or neither, for the default AWS credential chain)');
+  }
+  const prefix = env.S3_PREFIX ?? '';
+  if (prefix && (!/^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*\/?$/.test(prefix) || prefix.split('/').some((p) => p === '.' || p === '..'))) throw new ConfigError(`S3_PREFIX must be a path like "media/" (got "${prefix}")`);
+  return {
+    kind: 's3',
+    bucket,
+    endpoint: url(env, 'S3_ENDPOINT'),
+    region: env.S3_REGION || 'us-east-1',
+    accessKeyId,
+    secretAccessKey,
+    forcePathStyle: bool(env, 'S3_FORCE_PATH_STYLE', false),
+    prefix: prefix && !prefix.endsWith('/') ? `${prefix}/` : prefix,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
   if (nodeEnv !== 'production' && nodeEnv !== 'development' && nodeEnv !== 'test') {
@@ -93,11 +145,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "${logLevel}")`);
   }
+  const port = int(env, 'PORT', 3000, 0, 65535);
+  const dataDir = resolve(env.DATA_DIR || './.data');
   return {
-    port: int(env, 'PORT', 3000, 0, 65535),
+    port,
     host: env.HOST || '0.0.0.0',
     databaseUrl,
-    dataDir: resolve(env.DATA_DIR || './.data'),
+    dataDir,
     embeddedPgPort: int(env, 'EMBEDDED_PG_PORT', 54329, 1024, 65535),
     logLevel,
     nodeEnv,
@@ -111,6 +165,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     queueSuperviseSeconds: int(env, 'QUEUE_SUPERVISE_SECONDS', 60, 1, 3600),
     queueSchema: identifier(env, 'QUEUE_SCHEMA', 'pgboss'),
     secretsKey: secretsKey(env, nodeEnv),
+    storage: storage(env, dataDir, nodeEnv),
+    assetBaseUrl: url(env, 'ASSET_BASE_URL') ?? `http://localhost:${port}`,
   };
 }
 

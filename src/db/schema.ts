@@ -8,11 +8,23 @@ import type { WebhooksTables } from './tables/webhooks.ts';
 import type { MessagingTables } from './tables/messaging.ts';
 import type { SenderNumbersTables } from './tables/sender-numbers.ts';
 import type { McpTables } from './tables/mcp.ts';
+import type { AssetsTables } from './tables/assets.ts';
 import type { SenderIdsTables } from './tables/sender-ids.ts';
+import type { SubmissionsTables } from './tables/submissions.ts';
+import type { DictionariesTables } from './tables/dictionaries.ts';
+import type { ChannelsTables } from './tables/channels.ts';
 
 export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
 
 export interface Database extends McpTables {}
+
+export interface Database extends AssetsTables {}
+
+export interface Database extends SubmissionsTables {}
+
+export interface Database extends DictionariesTables {}
+
+export interface Database extends ChannelsTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;

@@ -8,6 +8,8 @@ export const QUEUES = {
   simulatorCallback: 'simulator.callback',
   webhookDelivery: 'webhook-delivery',
   idempotencyPurge: 'idempotency.purge',
+  submissionReview: 'submissions.review',
+  assetProcess: 'assets.process',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -7,8 +7,10 @@ import { contactJobs } from './contacts.ts';
 import { complianceJobs } from './compliance.ts';
 import { webhookJobs } from './webhooks.ts';
 import { conversationJobs } from './conversations.ts';
+import { submissionJobs } from './submissions.ts';
+import { assetJobs } from './assets.ts';
 
-export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs] as JobDefinition[];
+export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs, ...submissionJobs, ...assetJobs] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
   for (const def of jobDefinitions) {

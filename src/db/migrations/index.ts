@@ -13,8 +13,12 @@ import * as m0009 from './0009_saved_segments.ts';
 import * as m0010 from './0010_fallback_reason_of_unsent.ts';
 import * as m0013 from './0013_sender_numbers.ts';
 import * as m0014 from './0014_mcp.ts';
+import * as m0018 from './0018_assets.ts';
+import * as m0016 from './0016_channels_rcs.ts';
+import * as m0015 from './0015_submissions_programs.ts';
 import * as m0011 from './0011_sender_ids.ts';
 import * as m0012 from './0012_sender_protocols.ts';
+import * as m0017 from './0017_dictionaries.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -31,4 +35,8 @@ export const migrations: Record<string, Migration> = {
   '0012_sender_protocols': m0012,
   '0013_sender_numbers': m0013,
   '0014_mcp': m0014,
+  '0016_channels_rcs': m0016,
+  '0015_submissions_programs': m0015,
+  '0017_dictionaries': m0017,
+  '0018_assets': m0018,
 };
