@@ -1035,7 +1035,10 @@ export interface paths {
          *       `submission.error`). Nothing was reviewed; the call may be repeated.
          *
          *     The sender profile holds neither a use-case description nor sample messages, so `useCaseDescription` and
-         *     `sampleMessages` are required in the body (400 naming the missing ones).
+         *     `sampleMessages` are required in the body (400 naming the missing ones). An RCS agent is reviewed as
+         *     recipients will see it: its details (`rcsAgent` of `POST`/`PATCH /v1/sender-ids`, or the deprecated
+         *     `createRcsSender`) go with the submission, and `displayName`, `description` and `logoUrl` are required
+         *     (400 naming `rcsAgent.description` … for the missing ones).
          *
          *     Status changes after review (`submitted` → `in_review` → `approved` | `rejected`) are sent as
          *     `submission.status_changed` events (and, for an RCS agent, `RCS_AGENT` phase events: `LAUNCHED` or

@@ -22,8 +22,12 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
+/** An RCS agent's details the launch review reads (set through the sender operations). */
+const AGENT = { displayName: 'Acme Coffee', description: 'Orders and offers from Acme Coffee.', logoUrl: 'https://cdn.example.com/acme-224.png' };
+
 async function sender(body: Record<string, unknown>, k = key): Promise<string> {
-  const res = await call(srv, 'POST', '/v1/sender-ids', { key: k, body });
+  const withAgent = body.type === 'RCS_AGENT' && !('rcsAgent' in body) ? { ...body, rcsAgent: AGENT } : body;
+  const res = await call(srv, 'POST', '/v1/sender-ids', { key: k, body: withAgent });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.id as string;
 }
@@ -102,6 +106,20 @@ describe('launchSenderId', () => {
 });
 
 describe('submitSenderId', () => {
+  it('sends the RCS agent’s details, set through the sender operations, to the review; incomplete details are a 400 naming them', async () => {
+    const id = await sender({ type: 'RCS_AGENT', name: 'Detailless agent', provider: 'PROVIDER_A', rcsAgent: { displayName: 'Bare' } });
+    await call(srv, 'POST', `/v1/sender-ids/${id}/launch`, { key });
+    const incomplete = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
+    expect(incomplete.status).toBe(400);
+    expect(incomplete.body.details.map((d: { field: string }) => d.field)).toEqual(['rcsAgent.description', 'rcsAgent.logoUrl']);
+    const patched = await call(srv, 'PATCH', `/v1/sender-ids/${id}`, { key, body: { rcsAgent: { description: AGENT.description, logoUrl: AGENT.logoUrl } } });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    const res = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const stored = await srv.context.db.selectFrom('sender_submissions').select('details').where('sender_id', '=', id).executeTakeFirstOrThrow();
+    expect((stored.details as { rcsAgent: unknown }).rcsAgent).toEqual({ displayName: 'Bare', description: AGENT.description, brandColor: null, logoUrl: AGENT.logoUrl });
+  });
+
   it('is reviewed over time: submitted → in_review → approved; the agent is LAUNCHED and the sender ACTIVE, with webhooks', async () => {
     const id = await sender({ type: 'RCS_AGENT', name: 'Reviewed agent', provider: 'PROVIDER_A' });
     const early = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });

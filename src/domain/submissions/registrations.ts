@@ -83,6 +83,13 @@ export type SubmitBody = { useCaseDescription?: string; sampleMessages?: string[
  * The reviewer needs a use-case description and at least one sample message; the sender profile holds neither,
  * so both come from the body (400 naming the missing fields).
  */
+/** What an RCS agent's launch review needs from its details (column, field name in the document). */
+const RCS_AGENT_REQUIRED = [
+  ['display_name', 'displayName'],
+  ['description', 'description'],
+  ['logo_url', 'logoUrl'],
+] as const;
+
 export async function submitSenderId(tenant: Tenant, services: Services, id: string, body: SubmitBody, now = new Date()): Promise<q.SubmissionRow> {
   const outcome = await inTransaction(tenant.db, async (tx) => {
     const db: Db = tx;
@@ -94,9 +101,20 @@ export async function submitSenderId(tenant: Tenant, services: Services, id: str
     if (!body.useCaseDescription) missing.push({ field: 'body.useCaseDescription', message: 'required by the reviewer (not in the sender profile)', code: 'required' });
     if (!body.sampleMessages?.length) missing.push({ field: 'body.sampleMessages', message: 'required by the reviewer (not in the sender profile)', code: 'required' });
     if (missing.length) throw badRequest('Information the reviewer requires is missing.', missing);
+    let details: Record<string, unknown> = { ...body };
     if (sender.type === 'RCS_AGENT') {
       const phase = sender.rcs_agent_phase ?? 'TESTING';
       if (phase !== 'LAUNCH_PENDING' && phase !== 'REJECTED') throw invalidState(sender.status, `The RCS agent is ${phase}; launch it first (POST /v1/sender-ids/{id}/launch)`);
+      // The carriers review the agent as recipients will see it: its details (set with PATCH /v1/sender-ids/{id}
+      // `rcsAgent`, or the deprecated createRcsSender) go with the submission.
+      const agent = await sendersQ.getRcsAgentProfile(db, organizationId, id);
+      const lacking = RCS_AGENT_REQUIRED.filter(([column]) => !agent?.[column]).map(([, field]) => ({
+        field: `rcsAgent.${field}`,
+        message: 'required to launch an RCS agent; set it with PATCH /v1/sender-ids/{id}',
+        code: 'required',
+      }));
+      if (lacking.length) throw badRequest('The RCS agent’s details the carriers review are incomplete.', lacking);
+      details = { ...details, rcsAgent: { displayName: agent!.display_name, description: agent!.description, brandColor: agent!.brand_color, logoUrl: agent!.logo_url } };
     }
     const latest = await q.latestSubmission(db, organizationId, id);
     if (latest && OPEN_SUBMISSION.has(latest.status)) throw invalidState(sender.status, `A submission is already ${latest.status}`);
@@ -104,10 +122,10 @@ export async function submitSenderId(tenant: Tenant, services: Services, id: str
       registryAccept('SENDER', sender.name);
     } catch (e) {
       if (!(e instanceof ProviderError)) throw e;
-      const failed = await q.insertSubmission(db, organizationId, { sender_id: id, kind, status: 'failed', details: body, rejection_reasons: '[]', error: { code: 'UPSTREAM_UNAVAILABLE', message: e.message } });
+      const failed = await q.insertSubmission(db, organizationId, { sender_id: id, kind, status: 'failed', details, rejection_reasons: '[]', error: { code: 'UPSTREAM_UNAVAILABLE', message: e.message } });
       return { ok: false as const, row: failed };
     }
-    const row = await q.insertSubmission(db, organizationId, { sender_id: id, kind, status: 'submitted', details: body, rejection_reasons: '[]', submitted_at: now });
+    const row = await q.insertSubmission(db, organizationId, { sender_id: id, kind, status: 'submitted', details, rejection_reasons: '[]', submitted_at: now });
     await emitSubmissionChanged(db, services, organizationId, { senderId: id, type: 'SENDER_ID', submissionId: row.id, previousStatus: null, status: 'submitted', reasons: [] }, now);
     await applyRegistryEvent(db, services, organizationId, sender, 'submitted', 'Waiting for the carriers to approve the submission.', now);
     if (sender.type === 'RCS_AGENT' && sender.rcs_agent_phase === 'REJECTED') {
