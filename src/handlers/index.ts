@@ -18,6 +18,11 @@ import { programHandlers } from './programs.ts';
 import { senderIdChannelsHandlers } from './sender-id-channels.ts';
 import { dictionaryHandlers } from './dictionaries.ts';
 import { assetHandlers } from './assets.ts';
+import { blastHandlers } from './blasts.ts';
+import { eventHandlers } from './events.ts';
+import { publicEventHandlers } from './events-public.ts';
+import { botHandlers } from './bots.ts';
+import { templateHandlers } from './templates.ts';
 
 export const handlers: HandlerMap = {
   ...healthHandlers,
@@ -36,4 +41,9 @@ export const handlers: HandlerMap = {
   ...programHandlers,
   ...dictionaryHandlers,
   ...assetHandlers,
+  ...blastHandlers,
+  ...eventHandlers,
+  ...publicEventHandlers,
+  ...botHandlers,
+  ...templateHandlers,
 };
