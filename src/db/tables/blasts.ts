@@ -1,0 +1,48 @@
+// Blasts section tables: the blast and its recipients (one row per blast and contact, the idempotency unit).
+import type { ColumnType, Generated } from 'kysely';
+import type { CreatedAt, TimestampDefault } from './columns.ts';
+
+type JsonColumn<T> = ColumnType<T, string, string>;
+
+export interface BlastsTable {
+  id: Generated<string>;
+  organization_id: string;
+  name: string;
+  status: string;
+  message_type: string;
+  sender_id: string;
+  fallback_to_sms: boolean;
+  content_source: string;
+  bot_id: string | null;
+  content_json: ColumnType<unknown, string | null, string | null>;
+  variants: ColumnType<unknown, string | null, string | null>;
+  segment_id: string | null;
+  contact_ids: JsonColumn<string[]>;
+  recipient_count: number | null;
+  scheduled_at: Date | null;
+  launched_at: Date | null;
+  dispatched_at: Date | null;
+  completed_at: Date | null;
+  cancelled_at: Date | null;
+  failure_reason: ColumnType<{ code: string; message: string } | null, string | null, string | null>;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface BlastRecipientsTable {
+  organization_id: string;
+  blast_id: string;
+  contact_id: string;
+  batch: number;
+  variant_key: string | null;
+  /** pending → accepted (message_id set) | skipped (skip_reason) | cancelled */
+  status: string;
+  skip_reason: string | null;
+  message_id: string | null;
+  updated_at: TimestampDefault;
+}
+
+export interface BlastsTables {
+  blasts: BlastsTable;
+  blast_recipients: BlastRecipientsTable;
+}
