@@ -9,11 +9,15 @@ export type TriggeredEvent = {
   contactId: string;
   properties: Record<string, unknown>;
   occurredAt: Date;
+  /** The request's `messageType` when it sent one (a trigger's own `messageType` applies otherwise). */
+  messageType?: 'MARKETING' | 'TRANSACTIONAL' | 'SERVICE';
 };
 
 /** What one matching trigger did for one event (reported in `matchedTriggers`, `messages`, `skipped`). */
 export type TriggerOutcome = {
   triggerId: string;
+  /** The trigger's name as its source shows it (`matchedTriggers[].name`); the trigger id when absent. */
+  name?: string;
   /** Messages accepted through sendMessage's path (acceptMessage), with their ids. */
   messageIds: string[];
   /** Why nothing was sent, when nothing was: DNC_LISTED, OPTED_OUT, NO_CONSENT, FREQUENCY_CAPPED … */
