@@ -1,4 +1,9 @@
 // Templates section (openapi/paths/templates.yaml): see README "Adding an operation".
+import { listChatAppTemplates } from '../domain/templates/templates.ts';
 import { defineHandlers } from '../http/handler-types.ts';
 
-export const templateHandlers = defineHandlers({});
+export const templateHandlers = defineHandlers({
+  async listChatAppTemplates({ query }, { tenant, services }) {
+    return { status: 200, body: { data: await listChatAppTemplates(tenant, services, query.senderId) } };
+  },
+});

@@ -7,9 +7,10 @@ import type { Page, PageRequest } from '../../db/paging.ts';
 import * as q from '../../db/queries/conversations/conversations.ts';
 import * as messages from '../../db/queries/conversations/messages.ts';
 import { emitEvent } from '../webhooks/events.ts';
-import { bodyField, found, unknownReference } from '../errors.ts';
+import { found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
+import { handOffToBot } from '../bots/runtime.ts';
 
 export type { ConversationRow, ConversationView } from '../../db/queries/conversations/conversations.ts';
 export type { MessageRow } from '../../db/queries/conversations/messages.ts';
@@ -71,13 +72,16 @@ type HandoffRequest = components['schemas']['ConversationHandoffRequest'];
 
 /**
  * Hands the conversation to a human (idempotent: `conversation.handed_off` is raised once, by the change).
- * Bots are not built yet (their operations answer 501), so no bot of the organization can be found: `botId`
- * answers 404 naming `body.botId` (`unknownReference`), after the conversation itself was found.
+ * To a bot: the published bot of the organization takes the conversation and its flow starts at once
+ * (src/domain/bots/runtime.ts); an unknown or unpublished `botId` answers 404 naming `body.botId`.
  */
 export function handoffConversation(tenant: Tenant, services: Services, id: string, body: HandoffRequest, now = new Date()): Promise<q.ConversationView> {
   return inTenantTransaction(tenant, async (t) => {
     const c = await getConversation(t, id);
-    if (body.to === 'bot') throw unknownReference(bodyField('botId'), 'bot');
+    if (body.to === 'bot') {
+      await handOffToBot(t, services, c, body.botId); // 404 naming body.botId unless a published bot of the organization
+      return getConversation(t, c.id);
+    }
     const changed = await q.handOffToHuman(t.db, t.organizationId, c.id);
     if (changed) {
       await emitEvent(t.db, queueOf(services), {

@@ -24,6 +24,7 @@ import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { openConversation, SESSION_HOURS } from './conversations.ts';
 import { acceptMessage } from './send.ts';
+import { runBotTurn } from '../bots/runtime.ts';
 
 export type Inbound = Extract<ProviderCallback, { type: 'inbound' }>;
 
@@ -114,6 +115,7 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
       },
     });
   }
+  await runBotTurn(tenant, services, conversation, message); // a conversation handed to a bot gets its answer
   if (!inbound.text) return 'stored';
 
   // The keyword engine joins this transaction (it opens none of its own inside one).

@@ -1,0 +1,98 @@
+// SQL for running bot flows: sessions per conversation, the conversation's handler, trigger cool-downs, and what
+// a flow reads (contact attributes, intents).
+import { sql, type Selectable } from 'kysely';
+import type { Db } from '../../database.ts';
+import type { BotSessionsTable } from '../../tables/bots.ts';
+import { tenant } from '../../tenant.ts';
+
+export type BotSessionRow = Selectable<BotSessionsTable>;
+
+export function activeSession(db: Db, orgId: string, conversationId: string): Promise<BotSessionRow | undefined> {
+  return tenant(db.selectFrom('bot_sessions'), orgId).selectAll().where('conversation_id', '=', conversationId).where('status', '=', 'ACTIVE').forUpdate().executeTakeFirst();
+}
+
+/** Ends any running session of the conversation, then starts one. */
+export async function startSession(
+  db: Db,
+  orgId: string,
+  s: { botId: string; conversationId: string; contactId: string; flow: unknown; variables: Record<string, string> },
+): Promise<BotSessionRow> {
+  await tenant(db.updateTable('bot_sessions'), orgId).set({ status: 'ENDED', updated_at: sql`now()` }).where('conversation_id', '=', s.conversationId).where('status', '=', 'ACTIVE').execute();
+  return db
+    .insertInto('bot_sessions')
+    .values({ organization_id: orgId, bot_id: s.botId, conversation_id: s.conversationId, contact_id: s.contactId, flow: JSON.stringify(s.flow), variables: JSON.stringify(s.variables) })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function saveSession(
+  db: Db,
+  orgId: string,
+  id: string,
+  change: { nodeId: string | null; variables: Record<string, string>; status: string; lastInboundMessageId?: string },
+): Promise<void> {
+  await tenant(db.updateTable('bot_sessions'), orgId)
+    .set({
+      node_id: change.nodeId,
+      variables: JSON.stringify(change.variables),
+      status: change.status,
+      ...(change.lastInboundMessageId ? { last_inbound_message_id: change.lastInboundMessageId } : {}),
+      updated_at: sql`now()`,
+    })
+    .where('id', '=', id)
+    .execute();
+}
+
+/** The conversation is the bot's (handoff to a bot) or a human's again (a HANDOFF node). */
+export async function setConversationHandler(db: Db, orgId: string, conversationId: string, botId: string | null): Promise<void> {
+  await tenant(db.updateTable('conversations'), orgId)
+    .set({ handled_by: botId ? 'bot' : 'human', bot_id: botId })
+    .where('id', '=', conversationId)
+    .execute();
+}
+
+export function conversationById(db: Db, orgId: string, id: string) {
+  return tenant(db.selectFrom('conversations'), orgId).select(['id', 'contact_id', 'sender_id', 'handled_by', 'bot_id']).where('id', '=', id).executeTakeFirst();
+}
+
+export function contactAttributes(db: Db, orgId: string, contactId: string) {
+  return tenant(db.selectFrom('contacts'), orgId).select(['id', 'name', 'phone', 'attributes']).where('id', '=', contactId).executeTakeFirst();
+}
+
+export async function intentsByText(db: Db, orgId: string): Promise<Array<{ value: string; label: string }>> {
+  return tenant(db.selectFrom('intents'), orgId).select(['value', 'label']).where('active', '=', true).execute();
+}
+
+export async function lastFire(db: Db, orgId: string, botId: string, triggerId: string, contactId: string): Promise<Date | undefined> {
+  const r = await tenant(db.selectFrom('bot_trigger_fires'), orgId)
+    .select('fired_at')
+    .where('bot_id', '=', botId)
+    .where('trigger_id', '=', triggerId)
+    .where('contact_id', '=', contactId)
+    .forUpdate()
+    .executeTakeFirst();
+  return r?.fired_at;
+}
+
+export async function recordFire(db: Db, orgId: string, botId: string, triggerId: string, contactId: string, at: Date): Promise<void> {
+  await db
+    .insertInto('bot_trigger_fires')
+    .values({ organization_id: orgId, bot_id: botId, trigger_id: triggerId, contact_id: contactId, fired_at: at })
+    .onConflict((oc) => oc.columns(['organization_id', 'bot_id', 'trigger_id', 'contact_id']).doUpdateSet({ fired_at: at }))
+    .execute();
+}
+
+/** Published bots of the organization that have at least one trigger. */
+export function triggeredBots(db: Db, orgId: string) {
+  return tenant(db.selectFrom('bots'), orgId)
+    .selectAll()
+    .where('published_flow', 'is not', null)
+    .where(sql<boolean>`jsonb_array_length(triggers) > 0`)
+    .orderBy('created_at')
+    .execute();
+}
+
+/** Conversations the bot was handling go back to a human (the bot is being deleted; its sessions go with it). */
+export async function releaseConversations(db: Db, orgId: string, botId: string): Promise<void> {
+  await tenant(db.updateTable('conversations'), orgId).set({ handled_by: 'human', bot_id: null }).where('bot_id', '=', botId).where('handled_by', '=', 'bot').execute();
+}

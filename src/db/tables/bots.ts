@@ -1,0 +1,74 @@
+// Bots section tables: bots (flows and triggers as jsonb), revisions, testers.
+import type { ColumnType, Generated } from 'kysely';
+import type { CreatedAt, Json, Timestamp, TimestampDefault } from './columns.ts';
+
+export interface BotsTable {
+  id: Generated<string>;
+  organization_id: string;
+  name: string;
+  description: string | null;
+  channel: string;
+  sender_id: string | null;
+  status: ColumnType<string, string | undefined, string>;
+  version: ColumnType<number, number | undefined, number>;
+  published_version: number | null;
+  draft_flow: Json<unknown>;
+  published_flow: Json<unknown> | null;
+  triggers: ColumnType<unknown, unknown, unknown>;
+  published_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface BotRevisionsTable {
+  id: Generated<string>;
+  organization_id: string;
+  bot_id: string;
+  version: number;
+  flow: Json<unknown>;
+  created_at: CreatedAt;
+  published_at: Timestamp | null;
+}
+
+export interface BotTestersTable {
+  id: Generated<string>;
+  organization_id: string;
+  bot_id: string;
+  contact_id: string;
+  phone: string;
+  rcs_invite_status: string;
+  rcs_invite_sent_at: Timestamp | null;
+  rcs_invite_error: string | null;
+  created_at: CreatedAt;
+}
+
+export interface BotSessionsTable {
+  id: Generated<string>;
+  organization_id: string;
+  bot_id: string;
+  conversation_id: string;
+  contact_id: string;
+  flow: Json<unknown>;
+  node_id: string | null;
+  variables: Json<Record<string, string>>;
+  status: ColumnType<string, string | undefined, string>;
+  last_inbound_message_id: string | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+export interface BotTriggerFiresTable {
+  organization_id: string;
+  bot_id: string;
+  trigger_id: string;
+  contact_id: string;
+  fired_at: Timestamp;
+}
+
+export interface BotsTables {
+  bot_sessions: BotSessionsTable;
+  bot_trigger_fires: BotTriggerFiresTable;
+  bots: BotsTable;
+  bot_revisions: BotRevisionsTable;
+  bot_testers: BotTestersTable;
+}
