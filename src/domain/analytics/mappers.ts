@@ -54,3 +54,211 @@ export function messageReportCsv(rows: readonly MessageReportRow[]): string {
     rows.map((r): Record<string, CsvValue> => ({ ...r, cost: r.cost?.amount ?? null, currency: r.cost?.currency ?? null })),
   );
 }
+
+// ---- Figures (figures.ts): rollup sums → AnalyticsMessageMetrics and friends. Rates: 4 decimals, 0 when the
+// denominator is 0. Money from integer units (toMoney), so the cost equals the message report's sum exactly.
+type Sums = { sent: number; delivered: number; read: number; failed: number; received: number; fallback: number; costUnits: number };
+type Period = { startDate: string; endDate: string };
+
+export const rate = (part: number, whole: number): number => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
+
+export function toMetrics(s: Sums): Schemas['AnalyticsMessageMetrics'] {
+  return {
+    sent: s.sent,
+    delivered: s.delivered,
+    read: s.read,
+    failed: s.failed,
+    received: s.received,
+    fallback: s.fallback,
+    deliveryRate: rate(s.delivered, s.sent),
+    readRate: rate(s.read, s.delivered),
+    cost: toMoney(s.costUnits),
+  };
+}
+
+export function toTimelinePoint(p: Sums & { bucket: Date }): Schemas['AnalyticsTimelinePoint'] {
+  return {
+    bucketStart: p.bucket.toISOString().replace('.000Z', 'Z'),
+    sent: p.sent,
+    delivered: p.delivered,
+    read: p.read,
+    failed: p.failed,
+    received: p.received,
+    fallback: p.fallback,
+    cost: toMoney(p.costUnits),
+  };
+}
+
+const toPeriod = (p: Period): Schemas['AnalyticsPeriod'] => ({ startDate: p.startDate, endDate: p.endDate });
+
+export function toChannelMetrics(channel: string, s: Sums, totalSent: number): Schemas['AnalyticsChannelMetrics'] {
+  return { channel: channel as Schemas['AnalyticsChannelMetrics']['channel'], share: rate(s.sent, totalSent), metrics: toMetrics(s) };
+}
+
+export function toProtocols(r: {
+  period: Period;
+  brandId: string | null;
+  campaignId: string | null;
+  totalSent: number;
+  protocols: Array<{ channel: string; sums: Sums }>;
+}): Schemas['AnalyticsProtocols'] {
+  return {
+    period: toPeriod(r.period),
+    brandId: r.brandId,
+    campaignId: r.campaignId,
+    protocols: r.protocols.map((p) => toChannelMetrics(p.channel, p.sums, r.totalSent)),
+  };
+}
+
+export function toSenderSummary(r: { senderId: string; name: string | null; type: string; sums: Sums }): Schemas['AnalyticsSenderSummary'] {
+  return { senderId: r.senderId, name: r.name, type: r.type, metrics: toMetrics(r.sums) };
+}
+
+export function toSenderDetail(r: {
+  senderId: string;
+  name: string | null;
+  type: string;
+  period: Period;
+  granularity: Schemas['AnalyticsSenderDetail']['granularity'];
+  totals: Sums;
+  byChannel: Array<Sums & { channel: string }>;
+  timeline: Array<Sums & { bucket: Date }>;
+}): Schemas['AnalyticsSenderDetail'] {
+  return {
+    senderId: r.senderId,
+    name: r.name,
+    type: r.type,
+    period: toPeriod(r.period),
+    granularity: r.granularity,
+    metrics: toMetrics(r.totals),
+    byChannel: r.byChannel.map((c) => toChannelMetrics(c.channel, c, r.totals.sent)),
+    timeline: r.timeline.map(toTimelinePoint),
+  };
+}
+
+export function toUsage(r: {
+  period: Period;
+  granularity: Schemas['AnalyticsUsage']['granularity'];
+  brandId: string | null;
+  campaignId: string | null;
+  lines: Array<{ item: Schemas['AnalyticsUsageLine']['item']; quantity: number; unitPrice: number | null; costUnits: number }>;
+  totalUnits: number;
+  timeline: Array<{ date: string; textSegments: number; richMessages: number; capabilityChecks: number; costUnits: number }>;
+}): Schemas['AnalyticsUsage'] {
+  return {
+    period: toPeriod(r.period),
+    granularity: r.granularity,
+    brandId: r.brandId,
+    campaignId: r.campaignId,
+    lines: r.lines.map((l) => ({ item: l.item, quantity: l.quantity, unitPrice: l.unitPrice === null ? null : toMoney(l.unitPrice), cost: toMoney(l.costUnits) })),
+    total: toMoney(r.totalUnits),
+    timeline: r.timeline.map((p) => ({ date: p.date, textSegments: p.textSegments, richMessages: p.richMessages, capabilityChecks: p.capabilityChecks, cost: toMoney(p.costUnits) })),
+  };
+}
+
+type Activity = { conversations: number; sessions: number; newContacts: number; optOuts: number };
+const TREND_METRICS = ['sent', 'delivered', 'read', 'failed', 'received', 'fallback', 'deliveryRate', 'readRate', 'conversations', 'sessions', 'newContacts', 'optOuts'] as const;
+
+function trendValues(s: Sums, a: Activity): Record<(typeof TREND_METRICS)[number], number> {
+  return { ...s, deliveryRate: rate(s.delivered, s.sent), readRate: rate(s.read, s.delivered), ...a };
+}
+
+const direction = (change: number): 'up' | 'down' | 'flat' => (change > 0 ? 'up' : change < 0 ? 'down' : 'flat');
+const changePercent = (current: number, previous: number): number | null =>
+  previous === 0 ? null : Math.round(((current - previous) / previous) * 1000) / 10;
+
+export function toTrends(r: {
+  period: Schemas['AnalyticsTrends']['period'];
+  current: Period;
+  previous: Period;
+  cur: { sums: Sums; activity: Activity };
+  prev: { sums: Sums; activity: Activity };
+}): Schemas['AnalyticsTrends'] {
+  const c = trendValues(r.cur.sums, r.cur.activity);
+  const p = trendValues(r.prev.sums, r.prev.activity);
+  return {
+    period: r.period,
+    current: toPeriod(r.current),
+    previous: toPeriod(r.previous),
+    metrics: TREND_METRICS.map((metric) => {
+      // Rates are ratios of 4 decimals: their difference is rounded the same way (no float noise).
+      const change = Math.round((c[metric] - p[metric]) * 10_000) / 10_000;
+      return { metric, current: c[metric], previous: p[metric], change, changePercent: changePercent(c[metric], p[metric]), direction: direction(change) };
+    }),
+    cost: {
+      current: toMoney(r.cur.sums.costUnits),
+      previous: toMoney(r.prev.sums.costUnits),
+      changePercent: changePercent(r.cur.sums.costUnits, r.prev.sums.costUnits),
+      direction: direction(r.cur.sums.costUnits - r.prev.sums.costUnits),
+    },
+  };
+}
+
+export function toReport(r: {
+  id: string; name: string; frequency: string; day_of_week: number | null; day_of_month: number | null; hour: number;
+  recipients: string[]; datasets: string[]; active: boolean; next_run_at: Date | null; last_sent_at: Date | null;
+  created_at: Date; updated_at: Date;
+}): Schemas['AnalyticsReport'] {
+  return {
+    id: r.id,
+    name: r.name,
+    frequency: r.frequency as Schemas['AnalyticsReport']['frequency'],
+    dayOfWeek: r.day_of_week,
+    dayOfMonth: r.day_of_month,
+    hour: r.hour,
+    recipients: r.recipients,
+    datasets: r.datasets as Schemas['AnalyticsReport']['datasets'],
+    active: r.active,
+    nextRunAt: r.next_run_at?.toISOString() ?? null,
+    lastSentAt: r.last_sent_at?.toISOString() ?? null,
+    createdAt: r.created_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
+  };
+}
+
+type SessionSums = { sessions: number; uniqueContacts: number; inboundMessages: number; outboundMessages: number; durationSeconds: number };
+
+function toSessionMetrics(s: SessionSums): Schemas['AnalyticsSessionMetrics'] {
+  return {
+    sessions: s.sessions,
+    uniqueContacts: s.uniqueContacts,
+    inboundMessages: s.inboundMessages,
+    outboundMessages: s.outboundMessages,
+    averageDurationSeconds: s.sessions === 0 ? 0 : Math.round((s.durationSeconds / s.sessions) * 10) / 10,
+  };
+}
+
+export function toSessions(r: { period: Period; groupBy: 'day' | 'source'; totals: SessionSums; timeline: Array<{ key: string; figures: SessionSums }> }): Schemas['AnalyticsSessions'] {
+  return {
+    period: toPeriod(r.period),
+    groupBy: r.groupBy,
+    totals: toSessionMetrics(r.totals),
+    timeline: r.timeline.map((t) =>
+      r.groupBy === 'day'
+        ? { date: t.key, ...toSessionMetrics(t.figures) }
+        : { source: t.key as Schemas['AnalyticsSessionSource'], ...toSessionMetrics(t.figures) }),
+  };
+}
+
+export function toOverview(r: {
+  period: Period;
+  granularity: Schemas['AnalyticsOverview']['granularity'];
+  brandId: string | null;
+  campaignId: string | null;
+  totals: Sums;
+  timeline: Array<Sums & { bucket: Date }>;
+  activity: Activity;
+  counts: { contactsTotal: number; botsPublished: number; botSessions: number };
+}): Schemas['AnalyticsOverview'] {
+  return {
+    period: toPeriod(r.period),
+    granularity: r.granularity,
+    brandId: r.brandId,
+    campaignId: r.campaignId,
+    messages: toMetrics(r.totals),
+    conversations: { started: r.activity.conversations, sessions: r.activity.sessions },
+    contacts: { total: r.counts.contactsTotal, new: r.activity.newContacts, optedOut: r.activity.optOuts },
+    bots: { published: r.counts.botsPublished, sessions: r.counts.botSessions },
+    timeline: r.timeline.map(toTimelinePoint),
+  };
+}

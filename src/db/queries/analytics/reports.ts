@@ -1,0 +1,48 @@
+// SQL for scheduled reports (analytics_reports, migration 0022): tenant-scoped CRUD, the per-organization lock that
+// makes the "at most 5" rule race-free, and the due-report scan of the scheduler job (system handle, all orgs).
+import { sql, type Insertable, type Updateable } from 'kysely';
+import type { Db } from '../../database.ts';
+import type { AnalyticsReportsTable } from '../../tables/analytics.ts';
+import { tenant } from '../../tenant.ts';
+
+export type NewReport = Omit<Insertable<AnalyticsReportsTable>, 'organization_id'>;
+export type ReportChanges = Updateable<AnalyticsReportsTable>;
+
+/** Serializes report creation of one organization until the transaction ends. */
+export async function lockOrganizationReports(db: Db, orgId: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtext('analytics_reports'), hashtext(${orgId}))`.execute(db);
+}
+
+export async function countReports(db: Db, orgId: string): Promise<number> {
+  const r = await tenant(db.selectFrom('analytics_reports'), orgId).select(sql<string>`count(*)::int8`.as('n')).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+export function insertReport(db: Db, orgId: string, report: NewReport) {
+  return db.insertInto('analytics_reports').values({ ...report, organization_id: orgId }).returningAll().executeTakeFirstOrThrow();
+}
+
+export function listReports(db: Db, orgId: string) {
+  return tenant(db.selectFrom('analytics_reports'), orgId).selectAll().orderBy('created_at').orderBy('id').execute();
+}
+
+export function findReport(db: Db, orgId: string, id: string, forUpdate = false) {
+  const q = tenant(db.selectFrom('analytics_reports'), orgId).selectAll().where('id', '=', id);
+  return (forUpdate ? q.forUpdate() : q).executeTakeFirst();
+}
+
+export function updateReport(db: Db, orgId: string, id: string, changes: ReportChanges) {
+  return tenant(db.updateTable('analytics_reports'), orgId).set({ ...changes, updated_at: sql<Date>`now()` }).where('id', '=', id).returningAll().executeTakeFirst();
+}
+
+export async function deleteReport(db: Db, orgId: string, id: string): Promise<boolean> {
+  const r = await tenant(db.deleteFrom('analytics_reports'), orgId).where('id', '=', id).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
+}
+
+/** Active reports whose next run is due, across organizations (the scheduler job's system handle). */
+export function dueReports(db: Db, now: Date, limit: number) {
+  return db.selectFrom('analytics_reports').select(['id', 'organization_id']).where('active', '=', true).where('next_run_at', '<=', now).orderBy('next_run_at').limit(limit).execute();
+}
+
+export type ReportRow = Awaited<ReturnType<typeof listReports>>[number];

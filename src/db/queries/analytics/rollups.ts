@@ -1,0 +1,145 @@
+// SQL over the exact hourly message rollup (analytics_message_rollups plus its pending analytics_message_deltas,
+// migration 0022: the trigger on messages appends deltas in the writer's transaction, a job folds them). Every message figure of the analytics operations is read here, never
+// from the messages table. Counts are summed as int8 and returned as numbers (safe: far below 2^53).
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../database.ts';
+import { tenant } from '../../tenant.ts';
+
+export type RollupGranularity = 'hour' | 'day' | 'week' | 'month';
+
+export type RollupFilter = {
+  /** Inclusive start (a UTC midnight). */
+  from: Date;
+  /** Exclusive end (the UTC midnight after the last day). */
+  to: Date;
+  senderId?: string;
+  /**
+   * Brand / campaign registration filters. Messages do not record a brand or campaign yet (as in the message
+   * report), so a filter on either matches no message rather than being ignored.
+   */
+  brandId?: string;
+  campaignId?: string;
+};
+
+export type MetricSums = {
+  sent: number;
+  delivered: number;
+  read: number;
+  failed: number;
+  received: number;
+  fallback: number;
+  costUnits: number;
+};
+
+// A message counts as `sent` when outbound and not revoked (see AnalyticsMessageMetrics).
+const SENT = sql`direction = 'outbound' and status <> 'revoked'`;
+const sumWhere = (column: 'messages' | 'cost_units', where: RawBuilder<unknown>) =>
+  sql<string>`coalesce(sum(${sql.ref(column)}) filter (where ${where}), 0)::int8`;
+const METRICS = [
+  sumWhere('messages', SENT).as('sent'),
+  sumWhere('messages', sql`${SENT} and status in ('delivered', 'read')`).as('delivered'),
+  sumWhere('messages', sql`${SENT} and status = 'read'`).as('read'),
+  sumWhere('messages', sql`${SENT} and status in ('failed', 'undeliverable')`).as('failed'),
+  sumWhere('messages', sql`direction = 'inbound'`).as('received'),
+  sumWhere('messages', sql`${SENT} and is_fallback`).as('fallback'),
+  sumWhere('cost_units', SENT).as('cost_units'),
+] as const;
+
+type RawSums = { sent: string; delivered: string; read: string; failed: string; received: string; fallback: string; cost_units: string };
+const toSums = (r: RawSums): MetricSums => ({
+  sent: Number(r.sent),
+  delivered: Number(r.delivered),
+  read: Number(r.read),
+  failed: Number(r.failed),
+  received: Number(r.received),
+  fallback: Number(r.fallback),
+  costUnits: Number(r.cost_units),
+});
+
+const COLUMNS = [
+  'bucket_hour', 'sender_id', 'direction', 'requested_channel', 'channel', 'status', 'message_type', 'is_fallback',
+  'messages', 'segments', 'cost_units', 'text_segments', 'rich_messages',
+] as const;
+
+/**
+ * The organization's rollup rows of the range plus the deltas not folded yet (appended by the trigger in the
+ * writers' transactions): together they equal the messages table at this statement's snapshot.
+ */
+function scoped(db: Db, orgId: string, f: RollupFilter) {
+  const part = (table: 'analytics_message_rollups' | 'analytics_message_deltas') => {
+    let q = tenant(db.selectFrom(table), orgId).select([...COLUMNS]).where('bucket_hour', '>=', f.from).where('bucket_hour', '<', f.to);
+    if (f.senderId !== undefined) q = q.where('sender_id', '=', f.senderId);
+    if (f.brandId !== undefined || f.campaignId !== undefined) q = q.where(sql<boolean>`false`);
+    return q;
+  };
+  return db.selectFrom(part('analytics_message_rollups').unionAll(part('analytics_message_deltas')).as('r'));
+}
+
+/** Folds every committed delta into the rollup (system handle; exact and idempotent: see migration 0022). */
+export async function compactRollup(db: Db): Promise<number> {
+  const r = await sql<{ folded: string }>`select analytics_rollup_compact() as folded`.execute(db);
+  return Number(r.rows[0]?.folded ?? 0);
+}
+
+/** The totals of the range. */
+export async function rollupTotals(db: Db, orgId: string, f: RollupFilter): Promise<MetricSums> {
+  const row = await scoped(db, orgId, f).select([...METRICS]).executeTakeFirstOrThrow();
+  return toSums(row as RawSums);
+}
+
+/** Per carrying channel (the actual one; the requested one while not yet known). Channels without rows are absent. */
+export async function rollupByChannel(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { channel: string }>> {
+  const channel = sql<string>`coalesce(nullif(channel, ''), nullif(requested_channel, ''), '')`;
+  const rows = await scoped(db, orgId, f).select([channel.as('ch'), ...METRICS]).groupBy(channel).execute();
+  return rows.map((r) => ({ channel: (r as { ch: string }).ch, ...toSums(r as RawSums) }));
+}
+
+/** Per sender ID. */
+export async function rollupBySender(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { senderId: string }>> {
+  const rows = await scoped(db, orgId, f).select(['sender_id', ...METRICS]).groupBy('sender_id').execute();
+  return rows.map((r) => ({ senderId: r.sender_id, ...toSums(r as unknown as RawSums) }));
+}
+
+/** Per UTC bucket (hour, day, ISO week from Monday, calendar month); buckets without rows are absent. */
+export async function rollupTimeline(db: Db, orgId: string, f: RollupFilter, granularity: RollupGranularity): Promise<Array<MetricSums & { bucket: Date }>> {
+  const unit = sql.lit(granularity);
+  const bucket = sql<Date>`(date_trunc(${unit}, bucket_hour at time zone 'UTC') at time zone 'UTC')`;
+  const rows = await scoped(db, orgId, f).select([bucket.as('bucket'), ...METRICS]).groupBy(bucket).orderBy(bucket).execute();
+  return rows.map((r) => ({ bucket: (r as { bucket: Date }).bucket, ...toSums(r as RawSums) }));
+}
+
+/** Name and type of the organization's sender IDs (all of them, or the given ones). */
+export function senderNames(db: Db, orgId: string, ids?: readonly string[]) {
+  let q = tenant(db.selectFrom('sender_ids'), orgId).select(['id', 'name', 'type']);
+  if (ids) q = ids.length ? q.where('id', 'in', ids) : q.where(sql<boolean>`false`);
+  return q.execute();
+}
+
+export type UsageSums = { bucket: Date; textSegments: number; richMessages: number; costUnits: number };
+
+/** Billable items per UTC day or month, over every message charged in the range (any direction and status). */
+export async function rollupUsage(db: Db, orgId: string, f: RollupFilter, granularity: 'day' | 'month'): Promise<UsageSums[]> {
+  const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, bucket_hour at time zone 'UTC') at time zone 'UTC')`;
+  const rows = await scoped(db, orgId, f)
+    .select([
+      bucket.as('bucket'),
+      sql<string>`coalesce(sum(text_segments), 0)::int8`.as('text_segments'),
+      sql<string>`coalesce(sum(rich_messages), 0)::int8`.as('rich_messages'),
+      sql<string>`coalesce(sum(cost_units), 0)::int8`.as('cost_units'),
+    ])
+    .groupBy(bucket)
+    .execute();
+  return rows.map((r) => ({ bucket: r.bucket, textSegments: Number(r.text_segments), richMessages: Number(r.rich_messages), costUnits: Number(r.cost_units) }));
+}
+
+/** Fresh completed RCS capability lookups (contact_rcs_lookups) per UTC day or month: organization-wide. */
+export async function capabilityChecks(db: Db, orgId: string, from: Date, to: Date, granularity: 'day' | 'month'): Promise<Array<{ bucket: Date; checks: number }>> {
+  const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, created_at at time zone 'UTC') at time zone 'UTC')`;
+  const rows = await tenant(db.selectFrom('contact_rcs_lookups'), orgId)
+    .select([bucket.as('bucket'), sql<string>`count(*)::int8`.as('checks')])
+    .where('created_at', '>=', from)
+    .where('created_at', '<', to)
+    .groupBy(bucket)
+    .execute();
+  return rows.map((r) => ({ bucket: r.bucket, checks: Number(r.checks) }));
+}

@@ -1,0 +1,60 @@
+// Analytics tables: the exact hourly rollup of messages and its pending deltas (migration 0022, appended by a
+// trigger on messages, folded by the job analytics.rollup-compact) and the
+// scheduled reports.
+import type { Generated } from 'kysely';
+import type { CreatedAt, Json, TimestampDefault } from './columns.ts';
+export interface AnalyticsMessageRollupsTable {
+  organization_id: string;
+  /** Start of the UTC hour of the messages' created_at. */
+  bucket_hour: Date;
+  sender_id: string;
+  direction: string;
+  /** '' when the message has none. */
+  requested_channel: string;
+  channel: string;
+  status: string;
+  message_type: string;
+  /** Requested as RCS and carried by SMS/MMS. */
+  is_fallback: boolean;
+  /** bigint: read as strings by pg; the queries cast the sums to int8 and convert. */
+  messages: string;
+  segments: string;
+  cost_units: string;
+  /** Billable text segments (messages charged segments × 0.0039 USD). */
+  text_segments: string;
+  /** Billable card/media messages (charged 0.0150 USD each). */
+  rich_messages: string;
+}
+
+export interface AnalyticsReportsTable {
+  id: Generated<string>;
+  organization_id: string;
+  name: string;
+  /** weekly | monthly */
+  frequency: string;
+  day_of_week: number | null;
+  day_of_month: number | null;
+  hour: number;
+  recipients: Json<string[]>;
+  datasets: Json<string[]>;
+  active: boolean;
+  next_run_at: Date | null;
+  /** Stays null: email delivery is not built (see migration 0022). */
+  last_sent_at: Date | null;
+  last_run_at: Date | null;
+  /** Object-store key of the last run's file. */
+  last_run_key: string | null;
+  created_at: CreatedAt;
+  updated_at: TimestampDefault;
+}
+
+/** Signed changes appended by the trigger, not yet folded into the rollup (same columns plus an id). */
+export interface AnalyticsMessageDeltasTable extends AnalyticsMessageRollupsTable {
+  id: Generated<string>;
+}
+
+export interface AnalyticsTables {
+  analytics_message_rollups: AnalyticsMessageRollupsTable;
+  analytics_message_deltas: AnalyticsMessageDeltasTable;
+  analytics_reports: AnalyticsReportsTable;
+}

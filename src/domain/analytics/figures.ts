@@ -1,0 +1,231 @@
+// Analytics figures read from the exact hourly message rollup (src/db/queries/analytics/rollups.ts): the range
+// rules shared by every analytics operation (ISO dates, UTC, both days inclusive; defaults; granularity limits)
+// and the per-channel and per-sender operations. Shapes are built in mappers.ts.
+import {
+  compactRollup,
+  rollupByChannel,
+  rollupBySender,
+  rollupTimeline,
+  rollupTotals,
+  rollupUsage,
+  capabilityChecks,
+  senderNames,
+  type MetricSums,
+  type RollupFilter,
+  type RollupGranularity,
+} from '../../db/queries/analytics/rollups.ts';
+import { activityCounts, overviewCounts, type ActivityCounts } from '../../db/queries/analytics/activity.ts';
+import { sessionFigures, type SessionRow } from '../../db/queries/analytics/sessions.ts';
+import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE } from '../conversations/pricing.ts';
+import { found, invalidField } from '../errors.ts';
+import type { Tenant } from '../tenant.ts';
+
+export type { ActivityCounts, MetricSums, RollupGranularity };
+
+const DAY_MS = 86_400_000;
+/** Default range: the 30 days ending `endDate` (both inclusive). */
+export const DEFAULT_RANGE_DAYS = 30;
+/** Longest range (days, inclusive) per granularity; beyond it 400 VALIDATION_ERROR. */
+export const MAX_RANGE_DAYS: Partial<Record<RollupGranularity, number>> = { hour: 7, day: 365 };
+export const CHANNELS = ['RCS', 'SMS', 'MMS', 'CHATAPP'] as const;
+
+export type Period = { startDate: string; endDate: string; from: Date; to: Date; days: number };
+export type RangeQuery = { startDate?: string; endDate?: string };
+
+const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+
+function parseDay(value: string, field: string): Date {
+  const d = new Date(`${value}T00:00:00Z`);
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(d.getTime()) || isoDay(d) !== value) {
+    throw invalidField(field, 'must be an ISO date (YYYY-MM-DD)');
+  }
+  return d;
+}
+
+/** The range after defaults: [from, to) in UTC, `to` the midnight after `endDate`. */
+export function periodOf(query: RangeQuery, now = new Date()): Period {
+  const end = query.endDate !== undefined ? parseDay(query.endDate, 'query.endDate') : new Date(`${isoDay(now)}T00:00:00Z`);
+  const start = query.startDate !== undefined
+    ? parseDay(query.startDate, 'query.startDate')
+    : new Date(end.getTime() - (DEFAULT_RANGE_DAYS - 1) * DAY_MS);
+  if (start > end) throw invalidField('query.startDate', 'must not be after endDate');
+  const days = Math.round((end.getTime() - start.getTime()) / DAY_MS) + 1;
+  return { startDate: isoDay(start), endDate: isoDay(end), from: start, to: new Date(end.getTime() + DAY_MS), days };
+}
+
+/** Refuses a granularity too fine for the range (hourly up to 7 days, daily up to 365). */
+export function checkGranularity(period: Period, granularity: RollupGranularity): void {
+  const max = MAX_RANGE_DAYS[granularity];
+  if (max !== undefined && period.days > max) {
+    throw invalidField('query.granularity', `${granularity} granularity allows ranges of at most ${max} days (this one has ${period.days}); use a coarser granularity`);
+  }
+}
+
+/** Start of every UTC bucket overlapping [from, to): hours, days, ISO weeks (Monday), calendar months. */
+export function bucketsOf(period: Period, granularity: RollupGranularity): Date[] {
+  const first = new Date(period.from);
+  if (granularity === 'week') first.setUTCDate(first.getUTCDate() - ((first.getUTCDay() + 6) % 7));
+  if (granularity === 'month') first.setUTCDate(1);
+  const out: Date[] = [];
+  for (let b = first; b < period.to; ) {
+    out.push(b);
+    const n = new Date(b);
+    if (granularity === 'hour') n.setUTCHours(n.getUTCHours() + 1);
+    else if (granularity === 'day') n.setUTCDate(n.getUTCDate() + 1);
+    else if (granularity === 'week') n.setUTCDate(n.getUTCDate() + 7);
+    else n.setUTCMonth(n.getUTCMonth() + 1);
+    b = n;
+  }
+  return out;
+}
+
+export const ZERO: MetricSums = { sent: 0, delivered: 0, read: 0, failed: 0, received: 0, fallback: 0, costUnits: 0 };
+
+/** The timeline zero-filled over every bucket of the range. */
+export async function timeline(tenant: Tenant, filter: RollupFilter, period: Period, granularity: RollupGranularity) {
+  const rows = await rollupTimeline(tenant.db, tenant.organizationId, filter, granularity);
+  const byTime = new Map(rows.map((r) => [r.bucket.getTime(), r]));
+  return bucketsOf(period, granularity).map((bucket) => ({ ...(byTime.get(bucket.getTime()) ?? ZERO), bucket }));
+}
+
+export type Filters = { brandId?: string; campaignId?: string };
+
+/** Figures per carrying channel: always RCS, SMS, MMS, CHATAPP in that order (zero-filled). */
+export async function getProtocols(tenant: Tenant, query: RangeQuery & Filters) {
+  const period = periodOf(query);
+  const filter: RollupFilter = { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId };
+  const rows = await rollupByChannel(tenant.db, tenant.organizationId, filter);
+  const totalSent = rows.reduce((n, r) => n + r.sent, 0);
+  const protocols = CHANNELS.map((channel) => ({ channel, sums: rows.find((r) => r.channel === channel) ?? ZERO }));
+  return { period, brandId: query.brandId ?? null, campaignId: query.campaignId ?? null, totalSent, protocols };
+}
+
+/** One entry per sender ID with a message in the range, most `sent` first (ties by id). */
+export async function listSenderFigures(tenant: Tenant, query: RangeQuery & Filters) {
+  const period = periodOf(query);
+  const rows = await rollupBySender(tenant.db, tenant.organizationId, { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId });
+  const names = new Map((await senderNames(tenant.db, tenant.organizationId, rows.map((r) => r.senderId))).map((s) => [s.id, s]));
+  return rows
+    .sort((a, b) => b.sent - a.sent || (a.senderId < b.senderId ? -1 : a.senderId > b.senderId ? 1 : 0))
+    .map((r) => ({ sums: r, senderId: r.senderId, name: names.get(r.senderId)?.name ?? null, type: names.get(r.senderId)?.type ?? 'UNKNOWN' }));
+}
+
+/** Totals, per-channel breakdown (channels with messages, most `sent` first) and timeline of one sender ID. */
+export async function getSenderFigures(tenant: Tenant, senderId: string, query: RangeQuery & { granularity?: RollupGranularity }) {
+  const [sender] = await senderNames(tenant.db, tenant.organizationId, [senderId]);
+  const s = found(sender, 'Sender ID');
+  const granularity = query.granularity ?? 'day';
+  const period = periodOf(query);
+  checkGranularity(period, granularity);
+  const filter: RollupFilter = { from: period.from, to: period.to, senderId };
+  const [totals, channels, points] = await Promise.all([
+    rollupTotals(tenant.db, tenant.organizationId, filter),
+    rollupByChannel(tenant.db, tenant.organizationId, filter),
+    timeline(tenant, filter, period, granularity),
+  ]);
+  const byChannel = channels
+    .filter((c) => (CHANNELS as readonly string[]).includes(c.channel))
+    .sort((a, b) => b.sent - a.sent || a.channel.localeCompare(b.channel));
+  return { senderId: s.id, name: s.name, type: s.type, period, granularity, totals, byChannel, timeline: points };
+}
+
+/**
+ * Billable usage. The specification's prices are the only charges: 0.0039 USD per text segment, 0.0150 USD per
+ * card or media message, no per-call fee — so capability checks are counted at a unit price of 0. Nothing records
+ * carrier, registry or vetting fees yet: the pass-through line is 0. The total is the sum of the lines and equals
+ * the message report's cost over the same range.
+ */
+export const CAPABILITY_CHECK_PRICE = 0;
+
+export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { granularity?: 'day' | 'month' }) {
+  const granularity = query.granularity ?? 'day';
+  const period = periodOf(query);
+  const filter: RollupFilter = { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId };
+  const [usage, checks] = await Promise.all([
+    rollupUsage(tenant.db, tenant.organizationId, filter, granularity),
+    capabilityChecks(tenant.db, tenant.organizationId, period.from, period.to, granularity),
+  ]);
+  const usageAt = new Map(usage.map((u) => [u.bucket.getTime(), u]));
+  const checksAt = new Map(checks.map((c) => [c.bucket.getTime(), c.checks]));
+  const timeline = bucketsOf(period, granularity).map((bucket) => {
+    const u = usageAt.get(bucket.getTime());
+    const capabilityChecks = checksAt.get(bucket.getTime()) ?? 0;
+    const textSegments = u?.textSegments ?? 0;
+    const richMessages = u?.richMessages ?? 0;
+    return {
+      date: bucket.toISOString().slice(0, 10),
+      textSegments,
+      richMessages,
+      capabilityChecks,
+      costUnits: textSegments * TEXT_SEGMENT_PRICE + richMessages * CARD_OR_MEDIA_PRICE + capabilityChecks * CAPABILITY_CHECK_PRICE,
+    };
+  });
+  const sum = (k: 'textSegments' | 'richMessages' | 'capabilityChecks') => timeline.reduce((n, p) => n + p[k], 0);
+  const lines = [
+    { item: 'text_segment' as const, quantity: sum('textSegments'), unitPrice: TEXT_SEGMENT_PRICE },
+    { item: 'rich_message' as const, quantity: sum('richMessages'), unitPrice: CARD_OR_MEDIA_PRICE },
+    { item: 'capability_check' as const, quantity: sum('capabilityChecks'), unitPrice: CAPABILITY_CHECK_PRICE },
+    { item: 'pass_through_fee' as const, quantity: 0, unitPrice: null },
+  ].map((l) => ({ ...l, costUnits: l.unitPrice === null ? 0 : l.quantity * l.unitPrice }));
+  return { period, granularity, brandId: query.brandId ?? null, campaignId: query.campaignId ?? null, lines, totalUnits: lines.reduce((n, l) => n + l.costUnits, 0), timeline };
+}
+
+export const TREND_PERIODS = { '7d': 7, '30d': 30, '90d': 90 } as const;
+export type TrendPeriod = keyof typeof TREND_PERIODS;
+
+/** The `period` days ending today (UTC) against the same number of days just before. */
+export async function getTrends(tenant: Tenant, query: { period?: TrendPeriod }, now = new Date()) {
+  const name = query.period ?? '30d';
+  const days = TREND_PERIODS[name];
+  const current = periodOf({}, now);
+  const currentPeriod = periodOf({ endDate: current.endDate, startDate: isoDay(new Date(current.to.getTime() - days * DAY_MS)) });
+  const previousPeriod = periodOf({
+    startDate: isoDay(new Date(currentPeriod.from.getTime() - days * DAY_MS)),
+    endDate: isoDay(new Date(currentPeriod.from.getTime() - DAY_MS)),
+  });
+  const figures = async (p: Period) => {
+    const [sums, activity] = await Promise.all([
+      rollupTotals(tenant.db, tenant.organizationId, { from: p.from, to: p.to }),
+      activityCounts(tenant.db, tenant.organizationId, p.from, p.to),
+    ]);
+    return { sums, activity };
+  };
+  const [cur, prev] = await Promise.all([figures(currentPeriod), figures(previousPeriod)]);
+  return { period: name, current: currentPeriod, previous: previousPeriod, cur, prev };
+}
+
+export const SESSION_SOURCES = ['blast', 'bot', 'inbound', 'api', 'event', 'acquisition'] as const;
+export type SessionFigures = Omit<SessionRow, 'day' | 'source'>;
+const NO_SESSIONS: SessionFigures = { sessions: 0, uniqueContacts: 0, inboundMessages: 0, outboundMessages: 0, durationSeconds: 0 };
+
+/** Sessions started in the range: totals, and the daily series (zero-filled) or the six sources. */
+export async function getSessions(tenant: Tenant, query: RangeQuery & { groupBy?: 'source' }) {
+  const period = periodOf(query);
+  const by: 'day' | 'source' = query.groupBy === 'source' ? 'source' : 'day';
+  const [totals, rows] = await Promise.all([
+    sessionFigures(tenant.db, tenant.organizationId, period.from, period.to, 'none'),
+    sessionFigures(tenant.db, tenant.organizationId, period.from, period.to, by),
+  ]);
+  const keyOf = (r: SessionRow) => (by === 'day' ? r.day : r.source);
+  const byKey = new Map(rows.map((r) => [keyOf(r), r]));
+  const keys = by === 'day' ? bucketsOf(period, 'day').map(isoDay) : [...SESSION_SOURCES];
+  return { period, groupBy: by, totals: totals[0] ?? NO_SESSIONS, timeline: keys.map((key) => ({ key, figures: byKey.get(key) ?? NO_SESSIONS })) };
+}
+
+/** Folds the pending deltas into the rollup (the job analytics.rollup-compact; `db` is the system handle). */
+export const compactMessageRollup = compactRollup;
+
+/** Message totals and timeline (brand/campaign filtered) plus organization-wide conversation, contact and bot counts. */
+export async function getOverview(tenant: Tenant, query: RangeQuery & Filters & { granularity?: RollupGranularity }) {
+  const granularity = query.granularity ?? 'day';
+  const period = periodOf(query);
+  checkGranularity(period, granularity);
+  const filter: RollupFilter = { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId };
+  const [totals, points, activity, counts] = await Promise.all([
+    rollupTotals(tenant.db, tenant.organizationId, filter),
+    timeline(tenant, filter, period, granularity),
+    activityCounts(tenant.db, tenant.organizationId, period.from, period.to),
+    overviewCounts(tenant.db, tenant.organizationId, period.from, period.to),
+  ]);
+  return { period, granularity, brandId: query.brandId ?? null, campaignId: query.campaignId ?? null, totals, timeline: points, activity, counts };
+}

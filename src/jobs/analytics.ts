@@ -1,0 +1,46 @@
+// Analytics section background jobs: the message-rollup compaction and the scheduled-report runner. Every 5 minutes it looks for active reports
+// whose nextRunAt has come (system handle, across organizations) and runs each for its organization (tenantFor):
+// the report's CSV files go to the object store (src/domain/analytics/report-runs.ts). Email is not sent: there is
+// no mail library in this server yet.
+import { tenantFor } from '../domain/tenant.ts';
+import { dueScheduledReports } from '../domain/analytics/reports.ts';
+import { runScheduledReport } from '../domain/analytics/report-runs.ts';
+import { compactMessageRollup } from '../domain/analytics/figures.ts';
+import { storeFor } from '../lib/storage/index.ts';
+import type { AppContext } from '../app-context.ts';
+import type { JobDefinition } from './job-definition.ts';
+import { QUEUES } from './queue-names.ts';
+
+/** Reports run per tick at most; the rest wait for the next tick. */
+export const REPORTS_PER_TICK = 50;
+
+export async function runDueReports(app: AppContext, now = new Date()): Promise<string[]> {
+  const store = storeFor(app.config);
+  const keys: string[] = [];
+  for (const due of await dueScheduledReports(app.db, now, REPORTS_PER_TICK)) {
+    keys.push(...(await runScheduledReport(await tenantFor(app, due.organization_id), store, due.id, now)));
+  }
+  return keys;
+}
+
+const scheduledReports: JobDefinition = {
+  queue: QUEUES.analyticsScheduledReports,
+  schedule: { cron: '*/5 * * * *' },
+  queueOptions: { retryLimit: 2, retryDelay: 30, expireInSeconds: 10 * 60 },
+  run: async (_data, app) => {
+    await runDueReports(app);
+  },
+};
+
+// Every minute: the message rollup's pending deltas (appended by the trigger on messages) are folded into it.
+// Answers are exact whether or not it has run (queries add the pending deltas); it keeps that addition small.
+const rollupCompact: JobDefinition = {
+  queue: QUEUES.analyticsRollupCompact,
+  schedule: { cron: '* * * * *' },
+  queueOptions: { retryLimit: 1, retryDelay: 10, expireInSeconds: 5 * 60 },
+  run: async (_data, app) => {
+    await compactMessageRollup(app.db);
+  },
+};
+
+export const analyticsJobs: JobDefinition[] = [scheduledReports, rollupCompact];
