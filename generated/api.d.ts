@@ -1383,7 +1383,8 @@ export interface paths {
          *
          *     - Exactly one content source: `botId` (a bot of the organization; it must have a published flow by the time
          *       sending starts), `contentJson` (one message) or `variants` (2–5 A/B variants whose weights add up to 100).
-         *       None or more than one answers 400 `VALIDATION_ERROR`.
+         *       None or more than one answers 400 `VALIDATION_ERROR`. Until blasts can start bots, a `botId` content
+         *       source answers 422 `UNPROCESSABLE` and nothing is created.
          *     - At least one of `segmentId` or `contactIds` (max 10,000 ids); with both, the audience is their union
          *       without duplicates. Otherwise 400 `VALIDATION_ERROR`.
          *     - `senderId`, `botId`, `segmentId` and every contact id must exist in the caller's organization; an unknown
@@ -1458,7 +1459,8 @@ export interface paths {
          * @description Replaces the content source with exactly one of `botId`, `contentJson` or `variants` (the other two are
          *     cleared); none or more than one answers 400 `VALIDATION_ERROR`, as do variants whose keys repeat or whose
          *     weights do not add up to 100. An unknown `botId` (another organization's included) answers 404 `NOT_FOUND`
-         *     with `details` naming `body.botId`. Only `DRAFT` and `SCHEDULED` blasts can be changed; any
+         *     with `details` naming `body.botId`; until blasts can start bots, any `botId` answers 422 `UNPROCESSABLE`.
+         *     Only `DRAFT` and `SCHEDULED` blasts can be changed; any
          *     other state answers 409 `INVALID_STATE`. The state is unchanged.
          */
         put: operations["updateBlastContent"];
@@ -3214,7 +3216,7 @@ export interface paths {
         /**
          * Get billable usage and costs
          * @description Billable usage of the range with Money costs: text segments (0.0039 USD each), card, carousel, media and MMS
-         *     messages (0.0150 USD each), RCS capability checks at the plan's lookup rate, and carrier, registry and vetting
+         *     messages (0.0150 USD each), RCS capability checks (counted, at no charge: there is no per-call fee), and carrier, registry and vetting
          *     fees passed through at cost. There is no per-call fee. `granularity` is `day` (default) or `month` (calendar
          *     months, UTC). `brandId` and `campaignId` restrict message usage and its carrier fees; capability checks stay
          *     organization-wide. Default range: the 30 days ending today (UTC); `startDate` after `endDate` answers 400 `VALIDATION_ERROR`.
@@ -3685,6 +3687,22 @@ export interface paths {
          *     Idempotency: send an `Idempotency-Key` to make retries safe (24-hour replay of the original answer;
          *     409 `IDEMPOTENCY_KEY_REUSED` for the same key with a different body, 409 `IDEMPOTENCY_IN_PROGRESS` while
          *     the first request runs).
+         *
+         *     **Where triggers are configured: on bots.** A bot's published definition carries its event triggers
+         *     (event name, optional conditions on `properties`, message type, a per-contact cool-down):
+         *     `BotCreateRequest.triggers` / `BotUpdateRequest.triggers`, each a `BotTrigger` (see the Bots section). Only
+         *     active triggers of published bots match; a matching event starts the bot's published flow for the contact, whose first messages go
+         *     through the same send path as `POST /v1/messages/send`. `triggerId` in the answer is the `BotTrigger.id`.
+         *     For example, a bot published with
+         *
+         *     ```json
+         *     {"triggers": [{"eventName": "order.shipped", "conditions": [{"property": "carrier", "operator": "equals", "value": "UPS"}], "messageType": "TRANSACTIONAL", "cooldownSeconds": 3600}]}
+         *     ```
+         *
+         *     answers `POST /v1/events` `{"event": "order.shipped", "phone": "+14155550123", "properties": {"order_id": "A-10293", "carrier": "UPS"}, "messageType": "TRANSACTIONAL"}`
+         *     with that trigger in `matchedTriggers` and its first message in `messages` (or in `skipped` with
+         *     `FREQUENCY_CAPPED` when the same contact was messaged by it within the cool-down). The event is recorded
+         *     in any case.
          */
         post: operations["triggerEvent"];
         delete?: never;
@@ -3713,6 +3731,14 @@ export interface paths {
          *
          *     `Idempotency-Key` covers the whole batch (24-hour replay; 409 `IDEMPOTENCY_KEY_REUSED` /
          *     `IDEMPOTENCY_IN_PROGRESS`).
+         *
+         *     Triggers are configured on bots, exactly as for `POST /v1/events`: a bot's published definition carries
+         *     its event triggers (event name, optional conditions on `properties`, message type, a per-contact
+         *     cool-down) in `BotCreateRequest.triggers`. For example, with a bot triggered on `order.shipped`, the batch
+         *     `{"events": [{"event": "order.shipped", "phone": "+14155550123", "messageType": "TRANSACTIONAL"},
+         *     {"event": "order.shipped", "contactId": "8d7c6b5a-4f3e-4d2c-9b1a-0f9e8d7c6b5a"}]}` answers the first
+         *     item `processed` with the bot's message and the second `failed` with `NOT_FOUND` naming
+         *     `body.events.1.contactId` when that contact is not the organization's.
          */
         post: operations["triggerEventBatch"];
         delete?: never;
@@ -9802,6 +9828,62 @@ export interface components {
             edges: components["schemas"]["BotEdge"][];
         };
         /**
+         * @description A test on the event's `properties` (`POST /v1/events`). `property` is a top-level key of `properties`;
+         *     `exists`/`notExists` ignore `value`; `equals`/`notEquals` compare as strings; `contains` is a substring test.
+         */
+        BotTriggerCondition: {
+            /** @example carrier */
+            property: string;
+            /** @enum {string} */
+            operator: "equals" | "notEquals" | "contains" | "exists" | "notExists";
+            value?: string | null;
+        };
+        /**
+         * @description An event trigger of the bot (the home of event triggers: `POST /v1/events` runs them). When an event named
+         *     `eventName` arrives for a contact, every condition holds and the bot is `PUBLISHED` or `MODIFIED` (its
+         *     published flow runs), the published flow starts for that contact: its first messages go out through the
+         *     ordinary send path (compliance gate, channel plan, pricing) as `messageType`, with `{{name}}` placeholders
+         *     filled from the event's `properties`, then the contact's attributes. A contact that got a message from this
+         *     trigger less than `cooldownSeconds` ago is skipped with `FREQUENCY_CAPPED`; DNC-listed, opted-out and (for
+         *     MARKETING) non-consenting contacts are skipped with `DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT`. Inactive triggers
+         *     and bots that were never published never match.
+         * @example {
+         *       "id": "5c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+         *       "eventName": "order.shipped",
+         *       "conditions": [
+         *         {
+         *           "property": "carrier",
+         *           "operator": "equals",
+         *           "value": "UPS"
+         *         }
+         *       ],
+         *       "messageType": "TRANSACTIONAL",
+         *       "cooldownSeconds": 3600,
+         *       "active": true
+         *     }
+         */
+        BotTrigger: {
+            /**
+             * @description Assigned by the server when absent (a bot always answers it); keep it in a PUT to keep the trigger's
+             *     cool-down history. It is the `triggerId` of the trigger in `POST /v1/events` results.
+             */
+            id?: components["schemas"]["Id"];
+            /** @example order.shipped */
+            eventName: string;
+            /** @description All must hold (AND). None means every event of that name matches. */
+            conditions?: components["schemas"]["BotTriggerCondition"][];
+            messageType?: components["schemas"]["MessageType"];
+            /**
+             * @description Per contact; 0 means no cool-down.
+             * @default 0
+             */
+            cooldownSeconds?: number;
+            /** @default true */
+            active?: boolean;
+        };
+        /** @description The bot's event triggers (ids unique within the bot); a PUT with `triggers` replaces them all. */
+        BotTriggerList: components["schemas"]["BotTrigger"][];
+        /**
          * @description Without `draftFlow` the bot starts with a flow holding a single `START` node.
          * @example {
          *       "name": "Demo booking",
@@ -9851,7 +9933,21 @@ export interface components {
          *             "intent": "book_demo"
          *           }
          *         ]
-         *       }
+         *       },
+         *       "triggers": [
+         *         {
+         *           "eventName": "order.shipped",
+         *           "conditions": [
+         *             {
+         *               "property": "carrier",
+         *               "operator": "equals",
+         *               "value": "UPS"
+         *             }
+         *           ],
+         *           "messageType": "TRANSACTIONAL",
+         *           "cooldownSeconds": 3600
+         *         }
+         *       ]
          *     }
          */
         BotCreateRequest: {
@@ -9864,6 +9960,7 @@ export interface components {
              */
             senderId?: string | null;
             draftFlow?: components["schemas"]["BotFlow"];
+            triggers?: components["schemas"]["BotTriggerList"];
         };
         /**
          * @description A conversational bot. `version` starts at 1 and is bumped each time the draft flow changes (a revision is
@@ -9994,6 +10091,22 @@ export interface components {
          *         ]
          *       },
          *       "publishedAt": "2026-11-18T12:00:00Z",
+         *       "triggers": [
+         *         {
+         *           "id": "5c1d2e3f-4a5b-4c6d-8e7f-9a0b1c2d3e4f",
+         *           "eventName": "order.shipped",
+         *           "conditions": [
+         *             {
+         *               "property": "carrier",
+         *               "operator": "equals",
+         *               "value": "UPS"
+         *             }
+         *           ],
+         *           "messageType": "TRANSACTIONAL",
+         *           "cooldownSeconds": 3600,
+         *           "active": true
+         *         }
+         *       ],
          *       "createdAt": "2026-11-10T08:00:00Z",
          *       "updatedAt": "2026-11-21T09:30:00Z"
          *     }
@@ -10021,6 +10134,7 @@ export interface components {
             publishedFlow: components["schemas"]["BotFlow"] | null;
             /** Format: date-time */
             publishedAt: string | null;
+            triggers?: components["schemas"]["BotTriggerList"];
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
@@ -10110,6 +10224,7 @@ export interface components {
             /** Format: uuid */
             senderId?: string | null;
             draftFlow?: components["schemas"]["BotFlow"];
+            triggers?: components["schemas"]["BotTriggerList"];
             /** @description When given and different from the bot's current `version`, the update answers 409 `CONFLICT` and changes nothing. */
             expectedVersion?: number;
         };
@@ -13344,7 +13459,7 @@ export interface components {
         /**
          * @description One billable item. `text_segment`: 0.0039 USD per SMS segment and per RCS/CHATAPP text segment.
          *     `rich_message`: 0.0150 USD per card, carousel, media or MMS message. `capability_check`: fresh completed RCS
-         *     device checks (`GET /v1/contacts/{id}/rcs-check`) at the plan's lookup rate. `pass_through_fee`: carrier,
+         *     device checks (`GET /v1/contacts/{id}/rcs-check`), counted at no charge (unit price 0.0000 USD: no per-call fee). `pass_through_fee`: carrier,
          *     registry and vetting fees at cost (`unitPrice` null).
          */
         AnalyticsUsageLine: {
@@ -13417,11 +13532,11 @@ export interface components {
          *             "item": "capability_check",
          *             "quantity": 200,
          *             "unitPrice": {
-         *               "amount": "0.0010",
+         *               "amount": "0.0000",
          *               "currency": "USD"
          *             },
          *             "cost": {
-         *               "amount": "0.2000",
+         *               "amount": "0.0000",
          *               "currency": "USD"
          *             }
          *           },
@@ -13436,7 +13551,7 @@ export interface components {
          *           }
          *         ],
          *         "total": {
-         *           "amount": "35.9000",
+         *           "amount": "35.7000",
          *           "currency": "USD"
          *         },
          *         "timeline": [
@@ -13446,7 +13561,7 @@ export interface components {
          *             "richMessages": 600,
          *             "capabilityChecks": 120,
          *             "cost": {
-         *               "amount": "18.4600",
+         *               "amount": "18.3400",
          *               "currency": "USD"
          *             }
          *           },
@@ -13456,7 +13571,7 @@ export interface components {
          *             "richMessages": 400,
          *             "capabilityChecks": 80,
          *             "cost": {
-         *               "amount": "17.4400",
+         *               "amount": "17.3600",
          *               "currency": "USD"
          *             }
          *           }
@@ -20441,6 +20556,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             default: components["responses"]["Error"];
         };
     };
@@ -20562,6 +20678,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             default: components["responses"]["Error"];
         };
     };

@@ -66,6 +66,12 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
       assertUrlEncoding(req.originalUrl);
       const match = api.match(req.method, req.path);
       if (match.kind === 'notFound') throw new ApiError(404, 'ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}.`);
+      if (match.kind === 'methodNotAllowed' && req.method === 'OPTIONS' && req.path.startsWith('/public/')) {
+        // CORS preflight of a public form (a landing page on another origin posting an enrollment).
+        res.set({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': match.allow.join(', '), 'Access-Control-Allow-Headers': 'Content-Type', 'Access-Control-Max-Age': '600' });
+        res.status(204).end();
+        return;
+      }
       if (match.kind === 'methodNotAllowed') {
         throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}.`, {
           headers: { Allow: match.allow.join(', ') },

@@ -13,6 +13,10 @@ import type { SenderIdsTables } from './tables/sender-ids.ts';
 import type { SubmissionsTables } from './tables/submissions.ts';
 import type { DictionariesTables } from './tables/dictionaries.ts';
 import type { ChannelsTables } from './tables/channels.ts';
+import type { BlastsTables } from './tables/blasts.ts';
+import type { EventsTables } from './tables/events.ts';
+import type { AnalyticsTables } from './tables/analytics.ts';
+import type { BotsTables } from './tables/bots.ts';
 
 export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
 
@@ -25,6 +29,14 @@ export interface Database extends SubmissionsTables {}
 export interface Database extends DictionariesTables {}
 
 export interface Database extends ChannelsTables {}
+
+export interface Database extends BlastsTables {}
+
+export interface Database extends EventsTables {}
+
+export interface Database extends AnalyticsTables {}
+
+export interface Database extends BotsTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;

@@ -10,6 +10,11 @@ export const QUEUES = {
   idempotencyPurge: 'idempotency.purge',
   submissionReview: 'submissions.review',
   assetProcess: 'assets.process',
+  blastStart: 'blasts.start',
+  blastSendBatch: 'blasts.send-batch',
+  blastAdvance: 'blasts.advance',
+  analyticsScheduledReports: 'analytics.scheduled-reports',
+  analyticsRollupCompact: 'analytics.rollup-compact',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

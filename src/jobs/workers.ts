@@ -9,8 +9,10 @@ import { webhookJobs } from './webhooks.ts';
 import { conversationJobs } from './conversations.ts';
 import { submissionJobs } from './submissions.ts';
 import { assetJobs } from './assets.ts';
+import { blastJobs } from './blasts.ts';
+import { analyticsJobs } from './analytics.ts';
 
-export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs, ...submissionJobs, ...assetJobs] as JobDefinition[];
+export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs, ...submissionJobs, ...assetJobs, ...blastJobs, ...analyticsJobs] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
   for (const def of jobDefinitions) {

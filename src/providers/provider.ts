@@ -75,7 +75,34 @@ export interface MessagingProvider {
   checkSenderHealth(request: SenderHealthRequest): Promise<SenderHealthReport>;
   /** Sends an RCS tester invite from an agent to a handset; FAILED when the handset cannot be invited. Throws ProviderError when unreachable. */
   inviteRcsTester(request: { organizationId: string; senderId: string; phone: string }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }>;
+
+  // --- BEGIN Templates section (src/domain/templates/templates.ts) ---
+  /** Every template registered for a chat-app business sender, with its review status. Throws ProviderError when unreachable. */
+  listChatAppTemplates(request: { organizationId: string; senderId: string; senderName: string }): Promise<ProviderChatAppTemplate[]>;
+  // --- END Templates section ---
 }
+
+// --- BEGIN Templates section ---
+/** A chat-app template as the provider reports it (the platform's review status included). */
+export type ProviderChatAppTemplate = {
+  /** The provider's own id; never shown to API clients. */
+  providerTemplateId: string;
+  name: string;
+  language: string;
+  category: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+  status: 'APPROVED' | 'PENDING' | 'REJECTED' | 'PAUSED';
+  components: Array<{
+    type: 'HEADER' | 'BODY' | 'FOOTER' | 'BUTTONS';
+    format?: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT' | 'LOCATION';
+    text?: string;
+    buttons?: Array<{ type: 'QUICK_REPLY' | 'URL' | 'PHONE_NUMBER' | 'COPY_CODE'; text: string; url?: string; phoneNumber?: string }>;
+  }>;
+  /** Example values per placeholder, `{component, index, example}`. */
+  examples: Array<{ component: 'HEADER' | 'BODY' | 'BUTTONS'; index: number; example: string }>;
+  approvedAt: Date | null;
+  updatedAt: Date;
+};
+// --- END Templates section ---
 
 /** What the provider is asked to check (channel health). */
 export type SenderHealthRequest = { organizationId: string; senderId: string; name: string; address: string | null; type: string; channel: Channel };

@@ -27,6 +27,7 @@ import {
   type VoiceForwardingChange,
   type SenderHealthReport,
   type SenderHealthRequest,
+  type ProviderChatAppTemplate, // Templates section
 } from './provider.ts';
 import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf, type InventoryNumber, type InventoryType, type NumberCapability, type NumberSearchQuery } from './simulator-inventory.ts';
 
@@ -245,6 +246,91 @@ export class CarrierSimulator implements MessagingProvider {
     if (request.phone.endsWith('1111')) return { status: 'ACCEPTED', acceptedAt: new Date() };
     return { status: 'INVITED', acceptedAt: null };
   }
+
+  // --- BEGIN Templates section ---
+  /**
+   * The sandbox's chat-app template catalogue, the same for every chat-app sender: three approved templates, one
+   * pending and one rejected (not listed by the API). A sender whose name contains `UPSTREAM` cannot be reached.
+   */
+  async listChatAppTemplates(request: { organizationId: string; senderId: string; senderName: string }): Promise<ProviderChatAppTemplate[]> {
+    if (request.senderName.includes('UPSTREAM')) throw new ProviderError('The chat-app platform cannot be reached (sandbox).');
+    const at = new Date('2026-11-10T12:00:00Z');
+    const id = (name: string, language: string) => `SIMTPL_${request.senderId.slice(0, 8)}_${name}_${language}`;
+    return [
+      {
+        providerTemplateId: id('appointment_reminder', 'en_US'),
+        name: 'appointment_reminder',
+        language: 'en_US',
+        category: 'UTILITY',
+        status: 'APPROVED',
+        components: [
+          { type: 'HEADER', format: 'TEXT', text: 'Appointment reminder' },
+          { type: 'BODY', text: 'Hi {{1}}, your appointment is on {{2}}. Reply to confirm or reschedule.' },
+          { type: 'FOOTER', text: 'Reply STOP to opt out' },
+          { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'Confirm' }, { type: 'QUICK_REPLY', text: 'Reschedule' }] },
+        ],
+        examples: [
+          { component: 'BODY', index: 1, example: 'Maria' },
+          { component: 'BODY', index: 2, example: 'Friday, 28 November at 10:00' },
+        ],
+        approvedAt: at,
+        updatedAt: at,
+      },
+      {
+        providerTemplateId: id('appointment_reminder', 'es'),
+        name: 'appointment_reminder',
+        language: 'es',
+        category: 'UTILITY',
+        status: 'APPROVED',
+        components: [{ type: 'BODY', text: 'Hola {{1}}, su cita es el {{2}}.' }],
+        examples: [
+          { component: 'BODY', index: 1, example: 'María' },
+          { component: 'BODY', index: 2, example: 'viernes 28 de noviembre a las 10:00' },
+        ],
+        approvedAt: at,
+        updatedAt: at,
+      },
+      {
+        providerTemplateId: id('order_shipped', 'en_US'),
+        name: 'order_shipped',
+        language: 'en_US',
+        category: 'UTILITY',
+        status: 'APPROVED',
+        components: [
+          { type: 'BODY', text: 'Your order {{1}} has shipped.' },
+          { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Track order', url: 'https://example.com/track' }] },
+        ],
+        examples: [
+          { component: 'BODY', index: 1, example: 'A-1042' },
+        ],
+        approvedAt: at,
+        updatedAt: at,
+      },
+      {
+        providerTemplateId: id('spring_sale', 'en_US'),
+        name: 'spring_sale',
+        language: 'en_US',
+        category: 'MARKETING',
+        status: 'PENDING',
+        components: [{ type: 'BODY', text: 'Spring sale: 20% off.' }],
+        examples: [],
+        approvedAt: null,
+        updatedAt: at,
+      },
+      {
+        providerTemplateId: id('login_code', 'en_US'),
+        name: 'login_code',
+        language: 'en_US',
+        category: 'AUTHENTICATION',
+        status: 'REJECTED',
+        components: [{ type: 'BODY', text: 'Your code is {{1}}.' }],
+        examples: [{ component: 'BODY', index: 1, example: '123456' }],
+        approvedAt: null,
+        updatedAt: at,
+      },
+    ];
+  }
+  // --- END Templates section ---
 
   async injectInbound(inbound: { from: string; to: string; text: string | null; channel?: 'RCS' | 'SMS'; postback?: string | null }): Promise<string> {
     const providerMessageId = `SIMIN${randomUUID().replaceAll('-', '')}`;

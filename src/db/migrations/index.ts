@@ -14,11 +14,15 @@ import * as m0010 from './0010_fallback_reason_of_unsent.ts';
 import * as m0013 from './0013_sender_numbers.ts';
 import * as m0014 from './0014_mcp.ts';
 import * as m0018 from './0018_assets.ts';
+import * as m0019 from './0019_blasts.ts';
+import * as m0020 from './0020_events.ts';
+import * as m0021 from './0021_bots.ts';
 import * as m0016 from './0016_channels_rcs.ts';
 import * as m0015 from './0015_submissions_programs.ts';
 import * as m0011 from './0011_sender_ids.ts';
 import * as m0012 from './0012_sender_protocols.ts';
 import * as m0017 from './0017_dictionaries.ts';
+import * as m0022 from './0022_analytics.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -39,4 +43,8 @@ export const migrations: Record<string, Migration> = {
   '0015_submissions_programs': m0015,
   '0017_dictionaries': m0017,
   '0018_assets': m0018,
+  '0019_blasts': m0019,
+  '0020_events': m0020,
+  '0021_bots': m0021,
+  '0022_analytics': m0022,
 };

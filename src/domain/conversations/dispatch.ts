@@ -9,8 +9,10 @@
 // fails with a reason (and, when no carrier ever accepted it, without the fallback it had planned: fallback.ts).
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
+import { fromKysely } from 'pg-boss';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppContext } from '../../app-context.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as q from '../../db/queries/conversations/dispatch.ts';
 import type { MessageRow } from '../../db/queries/conversations/messages.ts';
@@ -150,13 +152,16 @@ async function settleFailure(app: AppContext, message: Claimed, sender: SenderRo
 /** Records a batch of provider acceptances in one statement and announces them in one go. */
 async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Map<string, SenderRow>): Promise<void> {
   if (accepted.length === 0) return;
-  const sent = await q.recordAccepted(
-    app.db,
-    app.provider.name,
-    accepted.map((a) => ({ id: a.message.id, providerMessageId: a.providerMessageId, channel: a.channel, segments: a.segments, encoding: a.encoding, costUnits: a.costUnits })),
-  );
-  const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
-  await emitEvents(app.db, queueOf(app), events);
+  // The state and its events commit together: a crash between them must not lose `message.sent`.
+  await inTransaction(app.db, async (tx) => {
+    const sent = await q.recordAccepted(
+      tx,
+      app.provider.name,
+      accepted.map((a) => ({ id: a.message.id, providerMessageId: a.providerMessageId, channel: a.channel, segments: a.segments, encoding: a.encoding, costUnits: a.costUnits })),
+    );
+    const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
+    await emitEvents(tx, queueOf(app), events);
+  });
 }
 
 /**
@@ -196,12 +201,21 @@ function backoffSeconds(attempt: number): number {
 
 async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: number, countsAsAttempt: boolean): Promise<void> {
   const ids = messages.map((m) => m.id);
-  await q.requeueMessages(app.db, ids, countsAsAttempt);
-  await queueOf(app).insert(DISPATCH_QUEUE, ids.map((messageId) => ({ data: { messageId }, startAfter: new Date(Date.now() + afterSeconds * 1000) })));
+  // Back to queued and its next dispatch job in one transaction: a crash between them would strand the message.
+  await inTransaction(app.db, async (tx) => {
+    await q.requeueMessages(tx, ids, countsAsAttempt);
+    await queueOf(app).insert(
+      DISPATCH_QUEUE,
+      ids.map((messageId) => ({ data: { messageId }, startAfter: new Date(Date.now() + afterSeconds * 1000) })),
+      { db: fromKysely(tx) },
+    );
+  });
 }
 
 /** Fails the message with its reason; one no carrier ever accepted drops its planned fallback (fallback.ts). */
 export async function fail(app: AppContext, message: MessageRow, sender: SenderRow, code: string, text: string): Promise<void> {
-  const failed = await q.failMessage(app.db, message.organization_id, message.id, code, text, { dropFallback: dropsFallbackOnEnd(message) });
-  if (failed) await emitEvent(app.db, queueOf(app), messageEvent('message.failed', failed, sender));
+  await inTransaction(app.db, async (tx) => {
+    const failed = await q.failMessage(tx, message.organization_id, message.id, code, text, { dropFallback: dropsFallbackOnEnd(message) });
+    if (failed) await emitEvent(tx, queueOf(app), messageEvent('message.failed', failed, sender));
+  });
 }
