@@ -246,7 +246,24 @@ describe('enrollPublicAcquisitionContact', () => {
   });
 });
 
-describe('KEYWORD campaigns (the inbound hook, called directly until the inbound path calls it)', () => {
+describe('KEYWORD campaigns', () => {
+  it('a handset texting the keyword to the campaign’s number through the carrier is enrolled and welcomed', async () => {
+    const sender = await srv.context.db.selectFrom('sender_ids').select(['phone_number']).where('id', '=', org.senderId).executeTakeFirstOrThrow();
+    const c = await campaign({ type: 'KEYWORD', keyword: 'deals', shortcode: sender.phone_number });
+    const { signCallback, simulatorSecret } = await import('../src/providers/simulator.ts');
+    const payload = JSON.stringify({ type: 'inbound', providerMessageId: `SIMIN${Date.now()}`, from: phone(3501), to: sender.phone_number, channel: 'SMS', text: 'Deals', at: new Date().toISOString() });
+    const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), payload) }, body: payload });
+    expect(res.status).toBeLessThan(300);
+    const deadline = Date.now() + 10_000;
+    let stats = (await call(srv, 'GET', `/acquisition-campaigns/${c.id}`, { key })).body.stats;
+    while (stats.enrolledCount === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50));
+      stats = (await call(srv, 'GET', `/acquisition-campaigns/${c.id}`, { key })).body.stats;
+    }
+    expect(stats).toMatchObject({ enrolledCount: 1 });
+  });
+
+
   it('enrolls a handset texting the keyword to the campaign’s number, once', async () => {
     const sender = await srv.context.db.selectFrom('sender_ids').select(['phone_number', 'address']).where('id', '=', org.senderId).executeTakeFirstOrThrow();
     const c = await campaign({ type: 'KEYWORD', keyword: 'join', shortcode: sender.phone_number });

@@ -298,6 +298,18 @@ describe('exactly once', () => {
 });
 
 describe('test sends', () => {
+  it('go now, inside the recipient’s quiet hours too (a MARKETING blast sent for real would be held)', async () => {
+    const quiet = await srv.context.db
+      .insertInto('contacts')
+      .values({ organization_id: org.organizationId, phone: '+14155558811', attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: '00:00', quiet_hours_end: '23:59' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const id = (await createBlast({ contentJson: text('test in quiet hours'), contactIds: [quiet.id] })).body.id;
+    const res = await call(srv, 'POST', `/v1/blasts/${id}/test`, { key, body: { contactIds: [quiet.id] } });
+    expect(res.status).toBe(200);
+    expect(res.body.data.results[0]).toMatchObject({ contactId: quiet.id, status: 'queued', error: null });
+  });
+
   it('sends to phones and contacts, reporting refusals; more than 10 is 400', async () => {
     const ok = await contact('1');
     const opted = await contact('2');

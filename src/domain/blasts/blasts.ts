@@ -325,6 +325,7 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
           fallbackToSms: blast.fallback_to_sms,
           content: toSendContent(content),
           origin: 'blast',
+          ignoreQuietHours: true, // a test send goes now (testBlast)
         });
       });
       phone = message.contact_phone;

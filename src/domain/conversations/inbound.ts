@@ -24,6 +24,7 @@ import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { openConversation, SESSION_HOURS } from './conversations.ts';
 import { acceptMessage } from './send.ts';
+import { enrollByKeyword } from '../acquisition/keyword.ts';
 import { runBotTurn } from '../bots/runtime.ts';
 
 export type Inbound = Extract<ProviderCallback, { type: 'inbound' }>;
@@ -120,7 +121,17 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
 
   // The keyword engine joins this transaction (it opens none of its own inside one).
   const outcome = await handleInboundKeyword(db, { organizationId: orgId, contact, channel, messageId: message.id, text: inbound.text });
-  if (!outcome) return 'stored';
+  if (!outcome) {
+    // Not a compliance keyword: it may be a KEYWORD acquisition campaign's (text JOIN to a short code). Its
+    // enrollment and welcome message commit with the inbound message; a refusal leaves the message stored.
+    try {
+      await enrollByKeyword(tenant, services, { phone, text: inbound.text, sender: { phone_number: inbound.to, address: null } });
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      services.log.warn({ organizationId: orgId, contactId: contact.id, inboundMessageId: message.id, code: error.code, reason: error.message }, 'keyword enrollment refused');
+    }
+    return 'stored';
+  }
   if (outcome.action === 'OPT_OUT' || outcome.action === 'OPT_IN') {
     await emitEvent(db, queue, {
       organizationId: orgId,

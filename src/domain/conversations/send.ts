@@ -35,6 +35,11 @@ export type SendRequest = {
   /** Keyword replies (STOP/HELP confirmations) must reach even an opted-out number: they skip the gate. */
   skipComplianceGate?: boolean;
   /**
+   * A blast's test send goes now, inside the recipient's quiet hours too (testBlast's documented rule); every
+   * other rule of the gate (DNC, opt-out, consent, content) still applies.
+   */
+  ignoreQuietHours?: boolean;
+  /**
    * Where the request named `contactId` and `senderId` (`body.contactId`), for the 404 of an unknown one
    * (`unknownReference`). Absent when the ids come from stored data (a conversation, an inbound message).
    */
@@ -122,7 +127,7 @@ export function acceptMessage(tenant: Tenant, services: Services, req: SendReque
         const reason = verdict.reasons.find((r) => GATE_CODES.has(r.code)) ?? verdict.reasons[0]!;
         throw unprocessable(reason.code as ErrorCode, reason.message);
       }
-      if (verdict.decision === 'hold') heldUntil = verdict.until;
+      if (verdict.decision === 'hold' && !req.ignoreQuietHours) heldUntil = verdict.until;
     }
 
     const conversation = await openConversation(db, organizationId, contact.id, sender.id, req.conversationSource ?? { type: 'api' });
