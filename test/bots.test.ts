@@ -252,6 +252,17 @@ describe('RCS tester invites', () => {
 });
 
 describe('a published bot converses', () => {
+  it('a bot bound to a sender does not start by itself: an inbound message there is an ordinary conversation message (Bot.senderId)', async () => {
+    const b = await bot({ draftFlow: goodFlow(), senderId: org.senderId });
+    expect((await publish(b.id)).status).toBe(200);
+    const p = phone();
+    const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: p, name: 'Grace' } });
+    await deliver(inbound(p, 'hello there'));
+    const convs = await call(srv, 'GET', `/v1/conversations?contactId=${contact.body.id}`, { key });
+    expect(convs.body.data[0]).toMatchObject({ handledBy: 'human' });
+    expect(await outboundTexts(convs.body.data[0].id)).toEqual([]);
+  });
+
   it('handed a conversation, it sends its first node; a postback reply advances it once, even when redelivered', async () => {
     const b = await bot({ draftFlow: goodFlow() });
     expect((await publish(b.id)).status).toBe(200);
@@ -410,6 +421,33 @@ describe('dictionary rewrites reach flows', () => {
     expect(JSON.stringify(after.body.draftFlow)).toContain('renamed_intent');
     expect(JSON.stringify(after.body.publishedFlow)).not.toContain('rename_me');
     expect(after.body.status).toBe('PUBLISHED');
+  });
+});
+
+describe('rewrite atomicity', () => {
+  it('a rename racing a bot edit never leaves the flow pointing at the old token (the stale edit loses on expectedVersion)', async () => {
+    for (let round = 0; round < 5; round++) {
+      const token = `race_${round}_${Date.now()}`;
+      const created = await call(srv, 'POST', '/v1/intents', { key, body: { value: token } });
+      expect(created.status).toBe(201);
+      const flow = JSON.parse(JSON.stringify(goodFlow()).replaceAll('book_demo', token)) as ReturnType<typeof goodFlow>;
+      const b = await bot({ draftFlow: flow });
+      expect((await publish(b.id)).status).toBe(200);
+      const current = await call(srv, 'GET', `/v1/bots/${b.id}`, { key });
+      const edited = JSON.parse(JSON.stringify(flow).replace('want to book a demo?', 'shall we book a demo?')) as typeof flow;
+      const [rename, edit] = await Promise.all([
+        call(srv, 'POST', `/v1/intents/${created.body.data.id}/rewrite`, { key, body: { newValue: `${token}_new` } }),
+        put(b.id, { draftFlow: edited, expectedVersion: current.body.version }),
+      ]);
+      expect(rename.status).toBe(200);
+      expect([200, 409]).toContain(edit.status);
+      const after = await call(srv, 'GET', `/v1/bots/${b.id}`, { key });
+      const draft = JSON.stringify(after.body.draftFlow);
+      // Every reference follows the rename, whichever request committed first.
+      expect(draft).toContain(`"${token}_new"`);
+      expect(draft).not.toContain(`"${token}"`);
+      expect(JSON.stringify(after.body.publishedFlow)).not.toContain(`"${token}"`);
+    }
   });
 });
 
