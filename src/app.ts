@@ -14,6 +14,7 @@ import { assertUrlEncoding } from './http/request-guards.ts';
 import { isDatabaseUnavailable } from './startup-errors.ts';
 import { deprecationHeadersFor } from './contract/deprecations.ts';
 import { mountDocs } from './http/docs.ts';
+import { mountLandingPages } from './http/landing-pages.ts';
 import { mountProviderCallbacks } from './http/provider-callbacks.ts';
 import { handlers } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
@@ -57,6 +58,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   );
 
   mountDocs(server, app);
+  mountLandingPages(server, app);
   mountProviderCallbacks(server, app);
 
   const readBody = createBodyReader(app.config);

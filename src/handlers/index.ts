@@ -23,6 +23,7 @@ import { eventHandlers } from './events.ts';
 import { publicEventHandlers } from './events-public.ts';
 import { botHandlers } from './bots.ts';
 import { templateHandlers } from './templates.ts';
+import { landingPageHandlers } from './landing-pages.ts';
 
 export const handlers: HandlerMap = {
   ...healthHandlers,
@@ -46,4 +47,5 @@ export const handlers: HandlerMap = {
   ...publicEventHandlers,
   ...botHandlers,
   ...templateHandlers,
+  ...landingPageHandlers,
 };
