@@ -515,7 +515,7 @@ describe('scheduled reports', () => {
     await srv.context.db.updateTable('analytics_reports').set({ next_run_at: runAt < new Date() ? runAt : new Date(Date.now() - 60_000) }).where('id', '=', id).execute();
     const keys = await runDueReports(srv.context);
     const prefix = `analytics-reports/${orgA.organizationId}/${id}/`;
-    expect(keys.filter((k) => k.startsWith(prefix)).map((k) => k.split('/').pop())).toEqual(['overview.csv', 'protocols.csv']);
+    expect(keys.filter((k) => k.startsWith(prefix)).map((k) => k.split('/').pop())).toEqual(['overview.csv', 'protocols.csv', 'intents.csv']);
     const store = storeFor(srv.context.config);
     const overview = (await readAll((await store.get(keys.find((k) => k.endsWith('overview.csv'))!))!)).toString('utf8');
     const lines = overview.trim().split(/\r?\n/);

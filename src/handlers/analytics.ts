@@ -2,7 +2,12 @@
 // (the other analytics operations are not built yet: src/handlers/not-implemented.ts). One service call
 // (src/domain/analytics/) each, then the mapper.
 import { getOverview, getProtocols, getSenderFigures, getSessions, getTrends, getUsage, listSenderFigures } from '../domain/analytics/figures.ts';
-import { messageReportCsv, toOverview, toProtocols, toReportRow, toReport, toSenderDetail, toSenderSummary, toSessions, toTrends, toUsage } from '../domain/analytics/mappers.ts';
+import { getBlastFigures } from '../domain/analytics/blast.ts';
+import { getBotSummary } from '../domain/analytics/bots.ts';
+import { getIntentCounts } from '../domain/analytics/intents.ts';
+import { downloadExport, exportNow, startExport } from '../domain/analytics/exports.ts';
+import { getTop } from '../domain/analytics/top.ts';
+import { messageReportCsv, toBlastFigures, toBotSummary, toExport, toIntents, toOverview, toProtocols, toReportRow, toReport, toSenderDetail, toSenderSummary, toSessions, toTop, toTrends, toUsage } from '../domain/analytics/mappers.ts';
 import { getMessageReport } from '../domain/analytics/message-report.ts';
 import { createReport, deleteReport, listReports, updateReport } from '../domain/analytics/reports.ts';
 import { defineHandlers } from '../http/handler-types.ts';
@@ -62,6 +67,36 @@ export const analyticsHandlers = defineHandlers({
 
   async listAnalyticsSenderIds({ query }, { tenant }) {
     return { status: 200, body: { data: (await listSenderFigures(tenant, query ?? {})).map(toSenderSummary) } };
+  },
+
+  async getAnalyticsBot({ path }, { tenant }) {
+    return { status: 200, body: { data: toBotSummary(await getBotSummary(tenant, path.id)) } };
+  },
+
+  async getAnalyticsIntents({ query }, { tenant }) {
+    return { status: 200, body: { data: toIntents(await getIntentCounts(tenant, query ?? {})) } };
+  },
+
+  async getAnalyticsTop(_input, { tenant }) {
+    return { status: 200, body: { data: toTop(await getTop(tenant)) } };
+  },
+
+  async getAnalyticsBlast({ path, query }, { tenant }) {
+    return { status: 200, body: { data: toBlastFigures(await getBlastFigures(tenant, path.id, query ?? {})) } };
+  },
+
+  async exportAnalytics({ body, headers }, { tenant, services }) {
+    const accept = String((headers as Record<string, unknown>)['accept'] ?? '');
+    if (/\btext\/csv\b/i.test(accept)) {
+      const { csv, fileName } = await exportNow(tenant, body);
+      return { status: 200, body: csv, contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
+    }
+    return { status: 200, body: { data: toExport(await startExport(tenant, services, body)) } };
+  },
+
+  async downloadAnalyticsExport({ path }, { tenant, services }) {
+    const { csv, fileName } = await downloadExport(tenant, services, path.id);
+    return { status: 200, body: csv, contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
   },
 
   async getAnalyticsSenderId({ path, query }, { tenant }) {

@@ -6,6 +6,7 @@ import { tenantFor } from '../domain/tenant.ts';
 import { dueScheduledReports } from '../domain/analytics/reports.ts';
 import { runScheduledReport } from '../domain/analytics/report-runs.ts';
 import { compactMessageRollup } from '../domain/analytics/figures.ts';
+import { runExport, type ExportJob } from '../domain/analytics/exports.ts';
 import { storeFor } from '../lib/storage/index.ts';
 import type { AppContext } from '../app-context.ts';
 import type { JobDefinition } from './job-definition.ts';
@@ -43,4 +44,16 @@ const rollupCompact: JobDefinition = {
   },
 };
 
-export const analyticsJobs: JobDefinition[] = [scheduledReports, rollupCompact];
+// An asynchronous export (POST /v1/analytics/export without `Accept: text/csv`): writes the CSV to the object store
+// and marks the export complete, or failed (recorded; the download answers 500 EXPORT_FAILED). Not retried: a
+// failure is the export's answer.
+const exportJob: JobDefinition = {
+  queue: QUEUES.analyticsExport,
+  queueOptions: { retryLimit: 0, expireInSeconds: 30 * 60 },
+  run: async (data, app) => {
+    const job = data as ExportJob;
+    await runExport(await tenantFor(app, job.organizationId), app, job.exportId);
+  },
+};
+
+export const analyticsJobs: JobDefinition[] = [scheduledReports, rollupCompact, exportJob];

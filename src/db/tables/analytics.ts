@@ -1,7 +1,7 @@
 // Analytics tables: the exact hourly rollup of messages and its pending deltas (migration 0022, appended by a
 // trigger on messages, folded by the job analytics.rollup-compact) and the
 // scheduled reports.
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Json, TimestampDefault } from './columns.ts';
 export interface AnalyticsMessageRollupsTable {
   organization_id: string;
@@ -57,4 +57,23 @@ export interface AnalyticsTables {
   analytics_message_rollups: AnalyticsMessageRollupsTable;
   analytics_message_deltas: AnalyticsMessageDeltasTable;
   analytics_reports: AnalyticsReportsTable;
+  analytics_exports: AnalyticsExportsTable;
+}
+
+/** An asynchronous analytics export (migration 0024). */
+export interface AnalyticsExportsTable {
+  id: Generated<string>;
+  organization_id: string;
+  type: string;
+  start_date: string;
+  end_date: string;
+  filters: ColumnType<Record<string, string>, string | undefined, string>;
+  /** pending | complete | failed */
+  status: ColumnType<string, string | undefined, string>;
+  storage_key: string | null;
+  error_code: string | null;
+  error_message: string | null;
+  expires_at: Date;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  completed_at: Date | null;
 }

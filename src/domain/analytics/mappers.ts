@@ -4,6 +4,9 @@ import type { components } from '../../../generated/api.d.ts';
 import type { MessageReportDbRow } from '../../db/queries/analytics/message-report.ts';
 import { toCsv, type CsvValue } from '../../lib/csv.ts';
 import { toMoney } from '../conversations/pricing.ts';
+import type { BlastFigures } from './blast.ts';
+import type { BotSummary } from './bots.ts';
+import type { Top } from './top.ts';
 
 type Schemas = components['schemas'];
 export type MessageReportRow = Schemas['MessageReportRow'];
@@ -260,5 +263,73 @@ export function toOverview(r: {
     contacts: { total: r.counts.contactsTotal, new: r.activity.newContacts, optedOut: r.activity.optOuts },
     bots: { published: r.counts.botsPublished, sessions: r.counts.botSessions },
     timeline: r.timeline.map(toTimelinePoint),
+  };
+}
+
+/** GET /v1/analytics/bots/{id}: the lifetime summary. */
+export function toBotSummary(s: BotSummary): Schemas['AnalyticsBotSummary'] {
+  return {
+    botId: s.bot.id,
+    name: s.bot.name,
+    sessions: s.life.sessions,
+    uniqueContacts: s.life.uniqueContacts,
+    messagesSent: s.messages.sent,
+    messagesReceived: s.messages.received,
+    completions: s.life.completions,
+    completionRate: rate(s.life.completions, s.life.sessions),
+    handoffsToHuman: s.life.handoffs,
+    averageSessionDurationSeconds: s.life.sessions === 0 ? 0 : Math.round((s.life.durationSeconds / s.life.sessions) * 10) / 10,
+    lastActivityAt: s.life.lastActivityAt === null ? null : s.life.lastActivityAt.toISOString(),
+    topIntents: s.topIntents,
+  };
+}
+
+/** GET /v1/analytics/intents. */
+export function toIntents(r: { period: Period; totalTaps: number; intents: Schemas['AnalyticsIntentCount'][] }): Schemas['AnalyticsIntents'] {
+  return { period: toPeriod(r.period), totalTaps: r.totalTaps, intents: r.intents.map((i) => ({ value: i.value, intentId: i.intentId, label: i.label, taps: i.taps, uniqueContacts: i.uniqueContacts })) };
+}
+
+/** GET /v1/analytics/top. */
+export function toTop(t: Top): Schemas['AnalyticsTop'] {
+  return {
+    period: toPeriod(t.period),
+    blasts: t.blasts.map((b) => ({ blastId: b.blastId, name: b.name, sent: b.sent, deliveryRate: rate(b.delivered, b.sent), readRate: rate(b.read, b.delivered), responseRate: rate(b.responders, b.delivered) })),
+    bots: t.bots.map((b) => ({ botId: b.botId, name: b.name, sessions: b.sessions, completionRate: rate(b.completions, b.sessions) })),
+    intents: t.intents.map((i) => ({ value: i.value, label: i.label, taps: i.taps })),
+    senders: t.senders.map((s) => ({ senderId: s.senderId, name: s.name, sent: s.sums.sent, deliveryRate: rate(s.sums.delivered, s.sums.sent) })),
+  };
+}
+
+/** GET /v1/analytics/blasts/{id}. */
+export function toBlastFigures(b: BlastFigures): Schemas['AnalyticsBlast'] {
+  return {
+    blastId: b.blastId,
+    granularity: b.granularity,
+    recipients: b.recipients,
+    metrics: toMetrics(b.totals),
+    engagement: { ...b.engagement, responseRate: Math.min(1, rate(b.engagement.uniqueResponders, b.totals.delivered)) },
+    byChannel: b.byChannel.map((c) => toChannelMetrics(c.channel, c, b.totals.sent)),
+    timeline: b.timeline.map((p) => ({ bucketStart: p.bucket.toISOString().replace('.000Z', 'Z'), sent: p.sent, delivered: p.delivered, read: p.read, failed: p.failed, taps: p.taps, replies: p.replies })),
+    truncated: b.truncated,
+  };
+}
+
+/** Exports (exports.ts): the message report's CSV columns, and one stored row as CSV cells. */
+export const MESSAGE_REPORT_COLUMNS_FOR_EXPORT = MESSAGE_REPORT_COLUMNS;
+export function toReportCsvRow(row: MessageReportDbRow): Record<string, CsvValue> {
+  const r = toReportRow(row);
+  return { ...r, cost: r.cost?.amount ?? null, currency: r.cost?.currency ?? null };
+}
+
+/** POST /v1/analytics/export (asynchronous). */
+export function toExport(e: { row: { id: string; type: string; status: string; expires_at: Date; created_at: Date }; downloadUrl: string }): Schemas['AnalyticsExport'] {
+  const ts = (d: Date) => d.toISOString().replace('.000Z', 'Z');
+  return {
+    exportId: e.row.id,
+    type: e.row.type as Schemas['AnalyticsExport']['type'],
+    status: e.row.status as Schemas['AnalyticsExport']['status'],
+    downloadUrl: e.downloadUrl,
+    expiresAt: ts(e.row.expires_at),
+    createdAt: ts(e.row.created_at),
   };
 }

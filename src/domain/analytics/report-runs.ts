@@ -2,8 +2,8 @@
 // before the run day; monthly: the previous calendar month), one CSV per dataset written to the object store under
 // `analytics-reports/<org>/<report>/<run day>/<dataset>.csv`, then lastRunAt and the next run recorded in the same
 // transaction that locked the report. Keys are deterministic, so a retried run rewrites the same files.
-// Not built: the email (no mail library in this server; lastSentAt stays null) and the `messages`, `sessions` and
-// `intents` datasets (skipped; their operations are not built yet).
+// Not built: the email (no mail library in this server; lastSentAt stays null) and, in reports, the `messages`
+// dataset (skipped; exports build it: exports.ts).
 import { inTransaction } from '../../db/database.ts';
 import { rollupByChannel, rollupBySender, senderNames } from '../../db/queries/analytics/rollups.ts';
 import { findReport, updateReport } from '../../db/queries/analytics/reports.ts';
@@ -11,7 +11,8 @@ import { toCsv } from '../../lib/csv.ts';
 import type { ObjectStore } from '../../lib/storage/index.ts';
 import { toMoney } from '../conversations/pricing.ts';
 import type { Tenant } from '../tenant.ts';
-import { CHANNELS, getUsage, periodOf, timeline, type Period } from './figures.ts';
+import { CHANNELS, getSessions, getUsage, periodOf, timeline, type Period } from './figures.ts';
+import { getIntentCounts } from './intents.ts';
 import { nextRunAfter } from './reports.ts';
 
 const DAY_MS = 86_400_000;
@@ -32,8 +33,13 @@ export function reportPeriod(frequency: string, runAt: Date): Period {
 }
 
 /** The CSV of one dataset over the period, or null for a dataset not built yet. */
-export async function datasetCsv(tenant: Tenant, dataset: string, period: Period): Promise<string | null> {
-  const f = { from: period.from, to: period.to };
+export async function datasetCsv(
+  tenant: Tenant,
+  dataset: string,
+  period: Period,
+  filters: { brandId?: string; campaignId?: string; senderId?: string } = {},
+): Promise<string | null> {
+  const f = { from: period.from, to: period.to, brandId: filters.brandId, campaignId: filters.campaignId, senderId: filters.senderId };
   switch (dataset) {
     case 'overview': {
       const points = await timeline(tenant, f, period, 'day');
@@ -52,8 +58,19 @@ export async function datasetCsv(tenant: Tenant, dataset: string, period: Period
       return toCsv(['senderId', 'name', ...METRIC_COLUMNS], rows.sort((a, b) => b.sent - a.sent).map((r) => ({ senderId: r.senderId, name: names.get(r.senderId) ?? null, ...metricCells(r) })));
     }
     case 'usage': {
-      const u = await getUsage(tenant, { startDate: period.startDate, endDate: period.endDate });
+      const u = await getUsage(tenant, { startDate: period.startDate, endDate: period.endDate, brandId: filters.brandId, campaignId: filters.campaignId });
       return toCsv(['date', 'textSegments', 'richMessages', 'capabilityChecks', 'cost', 'currency'], u.timeline.map((p) => ({ ...p, cost: toMoney(p.costUnits).amount, currency: 'USD' })));
+    }
+    case 'sessions': {
+      const s = await getSessions(tenant, { startDate: period.startDate, endDate: period.endDate });
+      return toCsv(['date', 'sessions', 'uniqueContacts', 'inboundMessages', 'outboundMessages', 'averageDurationSeconds'], s.timeline.map((p) => ({
+        date: p.key, sessions: p.figures.sessions, uniqueContacts: p.figures.uniqueContacts, inboundMessages: p.figures.inboundMessages, outboundMessages: p.figures.outboundMessages,
+        averageDurationSeconds: p.figures.sessions === 0 ? 0 : Math.round((p.figures.durationSeconds / p.figures.sessions) * 10) / 10,
+      })));
+    }
+    case 'intents': {
+      const i = await getIntentCounts(tenant, { startDate: period.startDate, endDate: period.endDate });
+      return toCsv(['value', 'intentId', 'label', 'taps', 'uniqueContacts'], i.intents);
     }
     default:
       return null;
