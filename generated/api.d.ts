@@ -4151,7 +4151,9 @@ export interface paths {
         /**
          * Publish a landing page
          * @description Makes the page live at its public `url` and starts accepting submissions: `DRAFT` or `UNPUBLISHED` →
-         *     `PUBLISHED`, setting `publishedAt`. Publishing a page that is already `PUBLISHED` changes nothing and
+         *     `PUBLISHED`, setting `publishedAt`. The page is served by this server outside the API, at
+         *     `{base}/p/{organizationId}/{slug}` (`GET` renders it, `POST` to the same address submits its form; see
+         *     `LandingPage.url`); it stays at that address until unpublished or its `slug` changes. Publishing a page that is already `PUBLISHED` changes nothing and
          *     answers 200 (idempotent). An `ARCHIVED` page cannot be published (409 `INVALID_STATE`).
          *     Before publishing, the page is checked again: a `heroAssetId` or `tagIds` entry that was deleted since,
          *     or a hero asset not in status `ready`, answers 400 `VALIDATION_ERROR` with `details`. No body.
@@ -15655,8 +15657,19 @@ export interface components {
             tagIds: components["schemas"]["Id"][];
             theme: components["schemas"]["LandingPageTheme"];
             /**
+             * Format: uuid
+             * @description Acquisition campaign the page enrolls visitors in (`/v1/acquisition`); null for a page that only collects
+             *     contacts. Each submission of a tied page goes through the campaign's public enrollment: the contact joins
+             *     the campaign's list, gets the campaign's welcome message, and the enrollment records the page's consent
+             *     text, the IP address and the user agent. A tied page's consent box is always required and MARKETING.
+             */
+            acquisitionCampaignId: string | null;
+            /**
              * Format: uri
-             * @description Public HTTPS address while `PUBLISHED`; null in every other state.
+             * @description Public address while `PUBLISHED`; null in every other state. This server serves the page itself, outside
+             *     the API: `GET {base}/p/{organizationId}/{slug}` renders it (server-side HTML, every value escaped, a strict
+             *     Content-Security-Policy without script) and its form posts to the same address. `{base}` is the server's
+             *     public address (`ASSET_BASE_URL`; HTTPS in production). Any other state, or an old slug, answers 404 there.
              */
             url: string | null;
             submissionCount: number;
@@ -15714,7 +15727,8 @@ export interface components {
          *             "primaryColor": "#1A73E8",
          *             "backgroundColor": "#FFFFFF"
          *           },
-         *           "url": "https://pages.example.com/acme/spring-sale",
+         *           "acquisitionCampaignId": null,
+         *           "url": "https://api.example.com/p/4b2d6f8a-1c3e-4a5b-9d7f-0e1f2a3b4c5d/spring-sale",
          *           "submissionCount": 128,
          *           "publishedAt": "2026-11-02T15:00:00Z",
          *           "createdAt": "2026-11-01T10:12:00Z",
@@ -15766,6 +15780,11 @@ export interface components {
             redirectUrl?: string | null;
             tagIds?: components["schemas"]["Id"][];
             theme?: components["schemas"]["LandingPageThemeInput"];
+            /**
+             * Format: uuid
+             * @description Acquisition campaign of the organization that submissions enroll in (see `LandingPage`); the page's consent must then be required and MARKETING.
+             */
+            acquisitionCampaignId?: string | null;
         };
         /**
          * @example {
@@ -15812,6 +15831,7 @@ export interface components {
          *           "primaryColor": "#1A73E8",
          *           "backgroundColor": "#FFFFFF"
          *         },
+         *         "acquisitionCampaignId": null,
          *         "url": null,
          *         "submissionCount": 0,
          *         "publishedAt": null,
@@ -15868,7 +15888,8 @@ export interface components {
          *           "primaryColor": "#1A73E8",
          *           "backgroundColor": "#FFFFFF"
          *         },
-         *         "url": "https://pages.example.com/acme/spring-sale",
+         *         "acquisitionCampaignId": null,
+         *         "url": "https://api.example.com/p/4b2d6f8a-1c3e-4a5b-9d7f-0e1f2a3b4c5d/spring-sale",
          *         "submissionCount": 128,
          *         "publishedAt": "2026-11-02T15:00:00Z",
          *         "createdAt": "2026-11-01T10:12:00Z",
@@ -15905,6 +15926,11 @@ export interface components {
             redirectUrl?: string | null;
             tagIds?: components["schemas"]["Id"][];
             theme?: components["schemas"]["LandingPageThemeInput"];
+            /**
+             * Format: uuid
+             * @description Ties the page to an acquisition campaign of the organization; null unties it.
+             */
+            acquisitionCampaignId?: string | null;
             /**
              * @description Archive the page.
              * @enum {string}
@@ -15956,6 +15982,7 @@ export interface components {
          *           "primaryColor": "#1A73E8",
          *           "backgroundColor": "#FFFFFF"
          *         },
+         *         "acquisitionCampaignId": null,
          *         "url": null,
          *         "submissionCount": 0,
          *         "publishedAt": null,
@@ -16012,7 +16039,8 @@ export interface components {
          *           "primaryColor": "#1A73E8",
          *           "backgroundColor": "#FFFFFF"
          *         },
-         *         "url": "https://pages.example.com/acme/spring-sale",
+         *         "acquisitionCampaignId": null,
+         *         "url": "https://api.example.com/p/4b2d6f8a-1c3e-4a5b-9d7f-0e1f2a3b4c5d/spring-sale",
          *         "submissionCount": 128,
          *         "publishedAt": "2026-11-02T15:00:00Z",
          *         "createdAt": "2026-11-01T10:12:00Z",
@@ -16068,6 +16096,7 @@ export interface components {
          *           "primaryColor": "#1A73E8",
          *           "backgroundColor": "#FFFFFF"
          *         },
+         *         "acquisitionCampaignId": null,
          *         "url": null,
          *         "submissionCount": 128,
          *         "publishedAt": "2026-11-02T15:00:00Z",

@@ -160,11 +160,15 @@ describe('handler registry', () => {
   });
 
   it('answers 501 NOT_IMPLEMENTED naming the operation for one not built yet', async () => {
-    const id = notImplementedOperations.find((o) => ops().find((x) => x.operationId === o)?.method === 'get' && !ops().find((x) => x.operationId === o)?.path.includes('{'));
-    const op = ops().find((o) => o.operationId === id)!;
-    const res = await call(srv, 'GET', op.path, { key });
-    expect(res.status).toBe(501);
-    expect(res.body).toMatchObject({ code: 'NOT_IMPLEMENTED', message: expect.stringContaining(op.operationId) });
+    // Whether or not any operation is still unbuilt, build an API in which one is listed as not implemented.
+    const op = ops().find((o) => o.method === 'get' && !o.path.includes('{') && o.operationId !== 'getHealth')!;
+    const { [op.operationId as keyof typeof handlers]: _built, ...others } = handlers;
+    const api = await createApi(srv.context, others as never, [...notImplementedOperations, op.operationId!]);
+    const match = api.match('get', op.path);
+    if (match.kind !== 'found') throw new Error(`no ${op.path}`);
+    const principal = await api.authorize(match.operation, { authorization: `Bearer ${key}` });
+    const req: ApiRequest = { method: 'GET', path: op.path, query: {}, headers: {}, body: undefined, files: [], requestId: 'r501', log: pino({ level: 'silent' }), operation: match.operation, principal };
+    await expect(api.handle(req)).rejects.toSatisfy((e: unknown) => e instanceof ApiError && e.status === 501 && e.code === 'NOT_IMPLEMENTED' && e.message.includes(op.operationId!));
   });
 });
 

@@ -17,6 +17,7 @@ import type { BlastsTables } from './tables/blasts.ts';
 import type { EventsTables } from './tables/events.ts';
 import type { AnalyticsTables } from './tables/analytics.ts';
 import type { BotsTables } from './tables/bots.ts';
+import type { LandingPagesTables } from './tables/landing-pages.ts';
 
 export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
 
@@ -37,6 +38,8 @@ export interface Database extends EventsTables {}
 export interface Database extends AnalyticsTables {}
 
 export interface Database extends BotsTables {}
+
+export interface Database extends LandingPagesTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
 export type NewApiKey = Insertable<ApiKeysTable>;

@@ -3,15 +3,6 @@
 // neither a handler nor an entry here, or both. `npm run ops:status` lists both.
 const pending: Record<string, readonly string[]> = {
   'Common': [
-    'createLandingPage',
-    'deleteLandingPage',
-    'getLandingPage',
-    'listLandingPageSubmissions',
-    'listLandingPageTemplates',
-    'listLandingPages',
-    'publishLandingPage',
-    'unpublishLandingPage',
-    'updateLandingPage',
   ],
   'Programs': [
   ],
@@ -30,13 +21,7 @@ const pending: Record<string, readonly string[]> = {
   'Conversations': [
   ],
   'Analytics': [
-    'downloadAnalyticsExport',
-    'exportAnalytics',
-    'getAnalyticsBlast',
-    'getAnalyticsBot',
     'getAnalyticsBotFunnel',
-    'getAnalyticsIntents',
-    'getAnalyticsTop',
   ],
   'Webhooks': [
   ],

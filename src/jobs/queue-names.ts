@@ -15,6 +15,7 @@ export const QUEUES = {
   blastAdvance: 'blasts.advance',
   analyticsScheduledReports: 'analytics.scheduled-reports',
   analyticsRollupCompact: 'analytics.rollup-compact',
+  analyticsExport: 'analytics.export',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

@@ -23,6 +23,8 @@ import * as m0011 from './0011_sender_ids.ts';
 import * as m0012 from './0012_sender_protocols.ts';
 import * as m0017 from './0017_dictionaries.ts';
 import * as m0022 from './0022_analytics.ts';
+import * as m0023 from './0023_landing_pages.ts';
+import * as m0024 from './0024_analytics_exports.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -47,4 +49,6 @@ export const migrations: Record<string, Migration> = {
   '0020_events': m0020,
   '0021_bots': m0021,
   '0022_analytics': m0022,
+  '0023_landing_pages': m0023,
+  '0024_analytics_exports': m0024,
 };
