@@ -2,6 +2,7 @@
 // missing piece is added (brand, campaign, an attached PRIMARY sender, its protocols and activity), attach and
 // detach (duplicate 409, 422 without a compatible protocol, the audit trail), billing of the sender's number
 // lease starting only when the campaign is REGISTERED, list filters and paging, tenancy and scopes.
+import { until } from './support/wait.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
@@ -25,15 +26,6 @@ async function sender(body: Record<string, unknown>, k = key): Promise<string> {
   return res.body.data.id as string;
 }
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
 const BRAND = {
   entityType: 'PRIVATE_PROFIT',

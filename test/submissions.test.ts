@@ -2,6 +2,7 @@
 // path, a second submit while one is open), brand and campaign registration with the sandbox registry (review
 // over time, rejection with reasons, 502 with nothing recorded, keyword-rule checks), refreshSenderIdStatus,
 // tenancy and scopes. The registry's review steps run as pg-boss jobs, SANDBOX_REGISTRY_STEP_MS apart.
+import { until } from './support/wait.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
@@ -37,15 +38,6 @@ async function eventsOf(senderId: string, type: string): Promise<Array<Record<st
   return rows.map((r) => JSON.parse(r.body).data).filter((d) => d.senderIdId === senderId);
 }
 
-async function until<T>(read: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await read();
-    if (ok(v)) return v;
-    if (Date.now() > end) throw new Error(`timed out; last: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 150));
-  }
-}
 
 const BRAND = {
   entityType: 'PRIVATE_PROFIT',

@@ -5,6 +5,7 @@
 // The jobs run on a pg-boss of this file's own (schema pgboss_webhooks_test), registered through the real
 // createQueues/startWorkers: other test files' workers share the database, and a worker of theirs (without the
 // flag and with the documented 5-minute retries) must not pick up these deliveries.
+import { until } from './support/wait.ts';
 import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -112,15 +113,6 @@ beforeEach(async () => {
   restoreTuning = tuneWebhooksForTests({ retryDelaysMs: [50, 50, 50], jitter: 0, deliveryTimeoutMs: 2_000, testTimeoutMs: 2_000 });
 });
 
-async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, what: string, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (ok(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function endpoint(path: string, events = ['message.delivered'], key = org.apiKey.secret): Promise<{ id: string; secret: string; url: string }> {
   const res = await call(srv, 'POST', '/v1/webhook-endpoints', { key, body: { url: `${base}${path}`, events } });

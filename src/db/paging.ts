@@ -31,8 +31,3 @@ export async function listPage<DB, TB extends keyof DB, O>(qb: SelectQueryBuilde
     .executeTakeFirst();
   return { rows: [], total: Number((counted as { n?: string } | undefined)?.n ?? 0) };
 }
-
-/** @deprecated Use `listPage(newestFirst(qb), page)`; kept until every query module has moved. */
-export function newestFirstPage<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, page: { limit: number; offset: number }) {
-  return newestFirst(qb).select(sql<string>`count(*) over()`.as('total_count')).limit(page.limit).offset(page.offset);
-}

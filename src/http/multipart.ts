@@ -21,9 +21,6 @@ export type MultipartLimits = {
 
 let inFlightBytes = 0;
 
-/** Bytes currently held by uploads being received (for tests and metrics). */
-export const uploadBytesInFlight = (): number => inFlightBytes;
-
 export function parseMultipart(req: IncomingMessage, limits: MultipartLimits): Promise<{ body: Record<string, unknown>; files: UploadedFile[] }> {
   const { maxBytes } = limits;
   const declared = Number(req.headers['content-length'] ?? 0);

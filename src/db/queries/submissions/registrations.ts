@@ -1,5 +1,6 @@
 // SQL for the Submissions section: RCS launch requests, sender submissions, brand and campaign registrations.
 // Tenant-scoped through tenant(); workers pass a tenant handle (tenantFor) too.
+import { newestFirst } from '../../paging.ts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { BrandRegistrationsTable, CampaignRegistrationsTable, RcsAgentLaunchesTable, SenderSubmissionsTable } from '../../tables/submissions.ts';
@@ -27,11 +28,7 @@ export async function recordLaunch(db: Db, organizationId: string, senderId: str
 }
 
 export function latestSubmission(db: Db, organizationId: string, senderId: string): Promise<SubmissionRow | undefined> {
-  return tenant(db.selectFrom('sender_submissions'), organizationId)
-    .selectAll()
-    .where('sender_id', '=', senderId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+  return newestFirst(tenant(db.selectFrom('sender_submissions'), organizationId).selectAll().where('sender_id', '=', senderId))
     .limit(1)
     .executeTakeFirst();
 }
@@ -41,11 +38,7 @@ export function insertSubmission(db: Db, organizationId: string, row: Omit<Inser
 }
 
 export function latestBrand(db: Db, organizationId: string, senderId: string, opts: { forUpdate?: boolean } = {}): Promise<BrandRow | undefined> {
-  const q = tenant(db.selectFrom('brand_registrations'), organizationId)
-    .selectAll()
-    .where('sender_id', '=', senderId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+  const q = newestFirst(tenant(db.selectFrom('brand_registrations'), organizationId).selectAll().where('sender_id', '=', senderId))
     .limit(1);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
@@ -55,11 +48,7 @@ export function insertBrand(db: Db, organizationId: string, row: Omit<Insertable
 }
 
 export function latestCampaign(db: Db, organizationId: string, senderId: string): Promise<CampaignRow | undefined> {
-  return tenant(db.selectFrom('campaign_registrations'), organizationId)
-    .selectAll()
-    .where('sender_id', '=', senderId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
+  return newestFirst(tenant(db.selectFrom('campaign_registrations'), organizationId).selectAll().where('sender_id', '=', senderId))
     .limit(1)
     .executeTakeFirst();
 }
