@@ -7,7 +7,8 @@ type S = components['schemas'];
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function toBot(row: BotRow): S['Bot'] {
+/** What a bot and its summary share. */
+function botFields(row: BotRow) {
   return {
     id: row.id,
     name: row.name,
@@ -17,30 +18,23 @@ export function toBot(row: BotRow): S['Bot'] {
     status: row.status as S['BotStatus'],
     version: row.version,
     publishedVersion: row.published_version,
-    draftFlow: row.draft_flow as BotFlow,
-    publishedFlow: (row.published_flow as BotFlow | null) ?? null,
     publishedAt: iso(row.published_at),
-    triggers: (row.triggers as S['BotTrigger'][] | null) ?? [],
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };
 }
 
-export function toBotSummary(row: BotRow): S['BotSummary'] {
+export function toBot(row: BotRow): S['Bot'] {
   return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    channel: row.channel as S['Channel'],
-    senderId: row.sender_id,
-    status: row.status as S['BotStatus'],
-    version: row.version,
-    publishedVersion: row.published_version,
-    nodeCount: (row.draft_flow as BotFlow).nodes.length,
-    publishedAt: iso(row.published_at),
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
+    ...botFields(row),
+    draftFlow: row.draft_flow as BotFlow,
+    publishedFlow: (row.published_flow as BotFlow | null) ?? null,
+    triggers: (row.triggers as S['BotTrigger'][] | null) ?? [],
   };
+}
+
+export function toBotSummary(row: BotRow): S['BotSummary'] {
+  return { ...botFields(row), nodeCount: (row.draft_flow as BotFlow).nodes.length };
 }
 
 export function toBotRevision(row: BotRevisionRow): S['BotRevision'] {
