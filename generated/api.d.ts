@@ -5393,7 +5393,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.
@@ -18124,6 +18124,10 @@ export interface components {
         StartDate: components["schemas"]["IsoDate"];
         /** @description ISO date (UTC), inclusive. Defaults to today (UTC). */
         EndDate: components["schemas"]["IsoDate"];
+        /** @description Part of a signed link (see the `signedUrl` security scheme); the organization the link was made for. */
+        SignedUrlOrg: string;
+        /** @description Part of a signed link (see the `signedUrl` security scheme); its expiry in Unix seconds. */
+        SignedUrlExpires: string;
     };
     requestBodies: never;
     headers: {
@@ -23214,7 +23218,12 @@ export interface operations {
     };
     downloadAnalyticsExport: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Part of a signed link (see the `signedUrl` security scheme); the organization the link was made for. */
+                org?: components["parameters"]["SignedUrlOrg"];
+                /** @description Part of a signed link (see the `signedUrl` security scheme); its expiry in Unix seconds. */
+                expires?: components["parameters"]["SignedUrlExpires"];
+            };
             header?: never;
             path: {
                 /** @description Resource id. */
@@ -24778,7 +24787,12 @@ export interface operations {
     };
     downloadAssetVariant: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Part of a signed link (see the `signedUrl` security scheme); the organization the link was made for. */
+                org?: components["parameters"]["SignedUrlOrg"];
+                /** @description Part of a signed link (see the `signedUrl` security scheme); its expiry in Unix seconds. */
+                expires?: components["parameters"]["SignedUrlExpires"];
+            };
             header?: never;
             path: {
                 /** @description Resource id. */

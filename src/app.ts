@@ -3,6 +3,8 @@
 // byte is read → body parsing with the operation's size limit and media types (413/415) → openapi-backend
 // (validation 400 → handler) → answer.
 import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { pinoHttp } from 'pino-http';
 import type { AppContext } from './app-context.ts';
@@ -83,7 +85,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
       const deprecation = deprecationHeadersFor(operation as { path: string; deprecated?: boolean });
       if (deprecation) res.set(deprecation); // on every answer of the operation, errors included
       // The key and its scopes are checked on the headers: no body byte is read for an unknown caller.
-      const principal = await api.authorize(operation, req.headers);
+      const principal = await api.authorize(operation, { method: req.method, path: req.path, headers: req.headers, query: req.query as Record<string, string | string[]> });
       if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
       const { body, files } = await readBody(req, res, operation);
       const result = await api.handle({
@@ -126,6 +128,14 @@ function send(res: Response, result: ApiResponse): void {
   res.status(result.status);
   if (result.body === undefined || result.status === 204) {
     res.end();
+  } else if (result.body instanceof Readable) {
+    // Downloads stream (asset bytes, exports): flat memory whatever the size. A source that fails mid-way can no
+    // longer change the status, so the connection is cut (the client sees a truncated transfer, not a false 200 end).
+    res.type(result.contentType ?? 'application/octet-stream');
+    pipeline(result.body, res).catch((err: unknown) => {
+      res.log.warn({ err }, 'download stream failed');
+      res.destroy();
+    });
   } else if (result.contentType && result.contentType !== 'application/json') {
     res.type(result.contentType).send(result.body as string | Buffer);
   } else {

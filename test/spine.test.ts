@@ -166,7 +166,7 @@ describe('handler registry', () => {
     const api = await createApi(srv.context, others as never, [...notImplementedOperations, op.operationId!]);
     const match = api.match('get', op.path);
     if (match.kind !== 'found') throw new Error(`no ${op.path}`);
-    const principal = await api.authorize(match.operation, { authorization: `Bearer ${key}` });
+    const principal = await api.authorize(match.operation, { method: 'GET', path: '/', query: {}, headers: { authorization: `Bearer ${key}` } });
     const req: ApiRequest = { method: 'GET', path: op.path, query: {}, headers: {}, body: undefined, files: [], requestId: 'r501', log: pino({ level: 'silent' }), operation: match.operation, principal };
     await expect(api.handle(req)).rejects.toSatisfy((e: unknown) => e instanceof ApiError && e.status === 501 && e.code === 'NOT_IMPLEMENTED' && e.message.includes(op.operationId!));
   });

@@ -19,9 +19,10 @@ export function loadDocument(): OpenApiDocument {
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'] as const;
 
-export type OperationInfo = { operationId: string; method: string; path: string; scopes: string[][] };
+/** `scopes`: the API-key requirements' scope lists (empty = public); `signedUrl`: a signed link also works (src/lib/signed-urls.ts). */
+export type OperationInfo = { operationId: string; method: string; path: string; scopes: string[][]; signedUrl: boolean };
 
-/** Every operation with its security requirements' scope lists (empty list = public). */
+/** Every operation with its security requirements. */
 export function listOperations(doc: OpenApiDocument): OperationInfo[] {
   const out: OperationInfo[] = [];
   for (const [path, item] of Object.entries(doc.paths)) {
@@ -29,7 +30,13 @@ export function listOperations(doc: OpenApiDocument): OperationInfo[] {
       const op = item[method] as { operationId: string; security?: Array<Record<string, string[]>> } | undefined;
       if (!op) continue;
       const security = op.security ?? [];
-      out.push({ operationId: op.operationId, method, path, scopes: security.map((r) => Object.values(r).flat()) });
+      out.push({
+        operationId: op.operationId,
+        method,
+        path,
+        scopes: security.filter((r) => !('signedUrl' in r)).map((r) => Object.values(r).flat()),
+        signedUrl: security.some((r) => 'signedUrl' in r),
+      });
     }
   }
   return out;

@@ -5,7 +5,8 @@ import addFormats from 'ajv-formats';
 import type { ErrorObject } from 'ajv';
 import type { AppContext } from '../app-context.ts';
 import { authenticate } from '../auth/authenticate.ts';
-import type { Principal } from '../auth/principal.ts';
+import { SIGNED_URL_PRINCIPAL, type Principal } from '../auth/principal.ts';
+import { hasSignature, verifySignedUrl } from '../lib/signed-urls.ts';
 import { ApiError, forbidden, notImplemented, type FieldError } from '../domain/errors.ts';
 import {
   isPublicHandler,
@@ -49,7 +50,7 @@ export type ApiResponse = {
 export type Api = {
   match: (method: string, path: string) => MatchResult;
   /** API key and scopes, from the headers alone: 401 before 403, and both before any byte of the body is read. */
-  authorize: (operation: Operation, headers: ApiRequest['headers']) => Promise<Principal | undefined>;
+  authorize: (operation: Operation, request: Pick<ApiRequest, 'method' | 'path' | 'headers' | 'query'>) => Promise<Principal | undefined>;
   handle: (req: ApiRequest) => Promise<ApiResponse>;
   operations: Operation[];
 };
@@ -145,6 +146,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   // Authentication and scopes ran before the body was read (authorize() below); openapi-backend only sees
   // the result, so it never decides on its own.
   backend.registerSecurityHandler('apiKey', (_c: Context, req: ApiRequest) => ({ principal: req.principal }));
+  backend.registerSecurityHandler('signedUrl', (_c: Context, req: ApiRequest) => req.principal?.apiKeyId === SIGNED_URL_PRINCIPAL);
 
   backend.register({
     unauthorizedHandler: () => {
@@ -171,9 +173,15 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   return {
     operations,
     match: (method, path) => router.match(method, path),
-    async authorize(operation, headers) {
-      const requirements = (operation.security ?? []) as Array<Record<string, string[]>>;
-      if (requirements.length === 0) return undefined;
+    async authorize(operation, { method, path, headers, query }) {
+      const security = (operation.security ?? []) as Array<Record<string, string[]>>;
+      if (security.length === 0) return undefined;
+      const requirements = security.filter((r) => !('signedUrl' in r));
+      if (security.length > requirements.length && hasSignature(query)) {
+        // A signed link stands in for a key on this one operation: it grants exactly the scopes the operation needs.
+        const { organizationId } = verifySignedUrl(method, path, query);
+        return { organizationId, apiKeyId: SIGNED_URL_PRINCIPAL, scopes: new Set(requirements.flatMap((r) => Object.values(r).flat())) };
+      }
       const header = headers.authorization;
       const principal = await authenticate(app.db, app.apiKeyCache, Array.isArray(header) ? header[0] : header);
       const granted = principal.scopes;
