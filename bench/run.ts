@@ -7,6 +7,8 @@
 //  (d) contact CSV import of a ~10 MB, 150,000-row file vs. a plain load of the same rows (bench/contacts-import.ts)
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
 //  (m) sends per second through POST /v1/messages/send, and dispatch throughput to the simulator (bench/messaging.ts)
+//  (l) a 1,000,000-recipient blast: launch until every message is queued vs. a plain INSERT … SELECT (bench/blasts.ts)
+//  (r) analytics over 10,000,000 messages: rollup answers vs. the raw table; a 1,000,000-row export (bench/analytics.ts)
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -24,8 +26,10 @@ import { benchHostileClients } from './hostile-clients.ts';
 import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
 import { runMessagingBench } from './messaging.ts';
+import { benchBlasts } from './blasts.ts';
+import { benchAnalytics } from './analytics.ts';
 
-const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 'm'] as const;
+const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 'm', 'l', 'r'] as const;
 type Part = (typeof PARTS)[number];
 const USAGE = `npm run bench [-- --only <parts>]
 
@@ -34,6 +38,7 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex)
   w  webhook deliveries vs. bare signed POSTs   d  contact CSV import vs. a plain load
   e  queries at 1,000,000 contacts              m  sends per second and dispatch throughput
+  l  a 1,000,000-recipient blast                 r  analytics over 10,000,000 messages
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE.
 A figure that misses its goal is marked ✗ MISSED.`;
 
@@ -274,6 +279,11 @@ async function main(): Promise<void> {
       });
       for (const line of messaging) console.log(line);
     }
+
+    // Parts that bring their own organization and data: they get the database and the environment of the run.
+    const own = { databaseUrl: pgServer.url, env, freePort, waitFor, children, rounds: ROUNDS };
+    if (parts.has('l')) for (const line of await benchBlasts(own)) console.log(line);
+    if (parts.has('r')) for (const line of await benchAnalytics(own)) console.log(line);
   } finally {
     await cleanUp();
   }

@@ -1,0 +1,6 @@
+// Part (l) of `npm run bench` (bench/run.ts). Not built yet: it prints that it was skipped.
+import type { OwnDataBench } from './own-data.ts';
+
+export async function benchBlasts(_ctx: OwnDataBench): Promise<string[]> {
+  return ['(l) not measured yet'];
+}
