@@ -340,11 +340,11 @@ describe('checkContactRcs', () => {
     const c = await create({ phone: phone(3) });
     const first = await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key });
     expect(first.status).toBe(200);
-    expect(first.body.data).toMatchObject({ contactId: c.id, phone: c.phone, status: 'COMPLETED', rcsCapable: true, cached: false, billable: true, cost: { amount: '0.0050', currency: 'USD' }, failureReason: null });
+    expect(first.body.data).toMatchObject({ contactId: c.id, phone: c.phone, status: 'COMPLETED', rcsCapable: true, cached: false, billable: true, cost: { amount: '0.0000', currency: 'USD' }, failureReason: null });
     expect(new Date(first.body.data.expiresAt).getTime() - new Date(first.body.data.checkedAt).getTime()).toBe(7 * 86_400_000);
     const second = await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key });
     expect(second.body.data).toMatchObject({ status: 'COMPLETED', rcsCapable: true, cached: true, billable: false, cost: null, checkedAt: first.body.data.checkedAt });
-    expect(await lookups(c.id)).toEqual([{ rcs_capable: true, price: '0.0050', currency: 'USD' }]);
+    expect(await lookups(c.id)).toEqual([{ rcs_capable: true, price: '0.0000', currency: 'USD' }]);
     const contact = (await call(srv, 'GET', `/v1/contacts/${c.id}`, { key })).body;
     expect(contact).toMatchObject({ rcsCapable: true, rcsCheckedAt: first.body.data.checkedAt });
   });

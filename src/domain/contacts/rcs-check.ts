@@ -1,6 +1,8 @@
 // RCS capability lookup for a contact. A completed answer is cached on the contact for 7 days; a fresh
-// completed lookup (a valid negative included) is billed at the lookup rate and recorded in
-// contact_rcs_lookups; a cached answer or a lookup the provider could not perform is free and changes nothing.
+// completed lookup (a valid negative included) is the billable event, recorded in contact_rcs_lookups and counted
+// in usage; a cached answer or a lookup the provider could not perform is not, and changes nothing.
+// The plan's lookup rate is zero: the specification's only charges are text segments, card/media messages and
+// pass-through fees, with "no per-call fee" — so a lookup is counted at 0.0000 USD, never charged.
 import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/contacts/contacts.ts';
 import { ProviderError } from '../../providers/provider.ts';
@@ -8,8 +10,8 @@ import { found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 
 export const RCS_CHECK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
-/** The plan lookup rate, per fresh completed lookup (documented on GET /v1/contacts/{id}/rcs-check). */
-export const RCS_LOOKUP_PRICE = { amount: '0.0050', currency: 'USD' } as const;
+/** The plan lookup rate, per fresh completed lookup: zero (documented on GET /v1/contacts/{id}/rcs-check). */
+export const RCS_LOOKUP_PRICE = { amount: '0.0000', currency: 'USD' } as const;
 
 export type RcsCheckResult = {
   contactId: string;
@@ -18,7 +20,7 @@ export type RcsCheckResult = {
   rcsCapable: boolean | null;
   checkedAt: Date;
   cached: boolean;
-  /** A fresh completed lookup, charged at RCS_LOOKUP_PRICE. */
+  /** A fresh completed lookup: the counted event, priced at RCS_LOOKUP_PRICE (zero). */
   billable: boolean;
   failureReason: string | null;
 };
