@@ -1,7 +1,9 @@
 // Assets through HTTP against the real database: uploads (single and batch) with the type taken from the
-// bytes, processing by the background job (variants, errors), variant downloads, crop and resize (dimensions
-// read back from the bytes with sharp), every list filter and sort, rename/move, delete, every refused input,
-// tenant walls and scopes; on the filesystem store and on an S3-compatible store (s3rver).
+// bytes, processing by the background job (variants, errors), variant downloads (streamed, signed links without a
+// key, ETag/304, caching), crop and resize (dimensions read back from the bytes with sharp), every list filter and
+// sort, rename/move, delete, every refused input, tenant walls and scopes; on the filesystem store and on an
+// S3-compatible store (s3rver).
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,6 +119,32 @@ async function download(k: string, id: string, variant: string, headers: Record<
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
+/** A signed link to `variant` of the asset, expiring at `urlsExpireAt`: 24 hours after the start of this hour. */
+function expectSignedLink(url: string, id: string, variant: string, urlsExpireAt: string) {
+  const link = new URL(url);
+  expect(`${link.origin}${link.pathname}`).toBe(`https://media.example.test/v1/assets/${id}/variant/${variant}`);
+  expect(link.searchParams.get('signature')).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  const expires = Number(link.searchParams.get('expires')) * 1000;
+  expect(new Date(expires).toISOString()).toBe(urlsExpireAt);
+  const hourStart = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+  expect([hourStart, hourStart - 3_600_000].map((h) => h + 24 * 3_600_000)).toContain(expires);
+}
+
+/** The link as this test server answers it (links name ASSET_BASE_URL, the public address). */
+const local = (url: string, s: TestServer = srv) => {
+  const link = new URL(url);
+  return `${s.baseUrl}${link.pathname}${link.search}`;
+};
+
+/** An MP4 of `size` bytes (an `ftyp` box, then noise): a video asset, served as uploaded. */
+function mp4(size: number): Buffer {
+  const data = randomBytes(size);
+  Buffer.from([0, 0, 0, 0x18]).copy(data, 0);
+  Buffer.from('ftypisom\0\0\x02\0isommp41', 'latin1').copy(data, 4);
+  return data;
+}
+const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
 async function dimensions(bytes: Buffer) {
   const m = await sharp(bytes).metadata();
   return { width: m.width, height: m.pageHeight ?? m.height, format: m.format, pages: m.pages ?? 1 };
@@ -130,12 +158,13 @@ describe('uploadAsset and processing', () => {
     const asset = await uploaded(key, { data: bytes, filename: 'hero.txt', type: 'text/plain' });
     expect(asset).toMatchObject({ type: 'image', mimeType: 'image/png', name: 'hero.txt', width: 640, height: 480, size_bytes: bytes.length, folderId: null, error: null });
     expect(['processing', 'ready']).toContain(asset.status);
-    expect(asset.url).toBe(`https://media.example.test/v1/assets/${asset.id}/variant/original`);
+    expectSignedLink(asset.url, asset.id, 'original', asset.urlsExpireAt);
 
     const ready = await settled(key, asset.id);
     expect(ready.status).toBe('ready');
     const byName = Object.fromEntries(ready.variants.map((v: { name: string }) => [v.name, v]));
-    expect(byName.thumbnail).toMatchObject({ mimeType: 'image/jpeg', width: 320, height: 240, url: `https://media.example.test/v1/assets/${asset.id}/variant/thumbnail` });
+    expect(byName.thumbnail).toMatchObject({ mimeType: 'image/jpeg', width: 320, height: 240 });
+    expectSignedLink(byName.thumbnail.url, asset.id, 'thumbnail', ready.urlsExpireAt);
     expect(byName.mms).toMatchObject({ mimeType: 'image/jpeg', width: 640, height: 480 });
 
     const thumb = await download(key, asset.id, 'thumbnail');
@@ -152,7 +181,24 @@ describe('uploadAsset and processing', () => {
 
     const original = await download(key, asset.id, 'original');
     expect(original.headers.get('content-type')).toBe('image/png');
+    expect(original.headers.get('content-length')).toBe(String(bytes.length));
+    expect(original.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
     expect(original.bytes.equals(bytes)).toBe(true);
+
+    // The asset's links download without a key; caches may share them until the link expires.
+    const viaLink = await fetch(local(ready.url));
+    expect(viaLink.status).toBe(200);
+    expect(Buffer.from(await viaLink.arrayBuffer()).equals(bytes)).toBe(true);
+    const cache = viaLink.headers.get('cache-control')!;
+    expect(cache).toMatch(/^public, max-age=\d+, immutable$/);
+    expect(Number(/max-age=(\d+)/.exec(cache)![1])).toBeLessThanOrEqual((new Date(ready.urlsExpireAt).getTime() - Date.now()) / 1000 + 1);
+    const thumbLink = await fetch(local(byName.thumbnail.url));
+    expect(Buffer.from(await thumbLink.arrayBuffer()).equals(thumb.bytes)).toBe(true);
+    const tampered = new URL(local(byName.thumbnail.url));
+    tampered.pathname = tampered.pathname.replace('/thumbnail', '/original');
+    expect((await fetch(tampered)).status).toBe(403);
+    const noKey = await fetch(`${srv.baseUrl}/v1/assets/${asset.id}/variant/original`);
+    expect(noKey.status).toBe(401);
 
     const unknown = await call(srv, 'GET', `/v1/assets/${asset.id}/variant/poster`, { key });
     expect(unknown.status).toBe(404);
@@ -198,6 +244,8 @@ describe('uploadAsset and processing', () => {
     expect(b.name).toBe('evil.png');
     const c = await uploaded(key, { data: await png(10, 10), filename: '..' });
     expect(c.name).toBe('file');
+    // Their variants are written by the job: let it finish, so the next test counts a quiet directory.
+    for (const x of [a, b, c]) await settled(key, x.id);
   });
 
   it('refuses bad files clearly and stores nothing', async () => {
@@ -450,6 +498,21 @@ describe('tenancy and scopes', () => {
   });
 });
 
+describe('downloadAssetVariant streams', () => {
+  it('a 20 MB video from the filesystem store: identical bytes, Content-Length, 304 on its ETag', async () => {
+    const bytes = mp4(20 * 1024 * 1024);
+    const video = await uploaded(key, { data: bytes, filename: 'clip.mp4' });
+    expect(video).toMatchObject({ type: 'video', mimeType: 'video/mp4', size_bytes: bytes.length });
+    const got = await download(key, video.id, 'original');
+    expect(got.status).toBe(200);
+    expect(got.headers.get('content-type')).toBe('video/mp4');
+    expect(got.headers.get('content-length')).toBe(String(bytes.length));
+    expect(sha256(got.bytes)).toBe(sha256(bytes));
+    expect((await download(key, video.id, 'original', { 'if-none-match': `W/${got.headers.get('etag')}, "other"` })).status).toBe(304);
+    expect((await download(key, video.id, 'original', { 'if-none-match': '"not-this-one"' })).status).toBe(200);
+  });
+});
+
 describe('S3-compatible storage (s3rver)', () => {
   let s3: S3rverLike;
   let s3dir: string;
@@ -489,6 +552,13 @@ describe('S3-compatible storage (s3rver)', () => {
     expect(resized.status, resized.text).toBe(201);
     expect(await dimensions((await download(k, resized.body.data.id, 'original', {}, s3srv)).bytes)).toMatchObject({ width: 100, height: 100 });
 
+    const big = mp4(20 * 1024 * 1024);
+    const video = await uploaded(k, { data: big, filename: 'big.mp4' }, {}, s3srv);
+    const fromBucket = await fetch(local(video.url, s3srv)); // a signed link: no key
+    expect(fromBucket.status).toBe(200);
+    expect(fromBucket.headers.get('content-length')).toBe(String(big.length));
+    expect(sha256(Buffer.from(await fromBucket.arrayBuffer()))).toBe(sha256(big));
+
     const store = new S3Store({ bucket, endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, prefix: 'media/' });
     const org = (await call(s3srv, 'GET', `/v1/assets/${a.id}`, { key: k })).body.data;
     expect(org.id).toBe(a.id);
@@ -501,6 +571,10 @@ describe('S3-compatible storage (s3rver)', () => {
     const store = new S3Store({ bucket, endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, prefix: '' });
     await store.put('direct/test/object', Buffer.from('hello'), 'text/plain');
     expect((await readAll((await store.get('direct/test/object'))!)).toString()).toBe('hello');
+    const opened = (await store.open('direct/test/object'))!;
+    expect(opened.size).toBe(5);
+    expect((await readAll(opened.body)).toString()).toBe('hello');
+    expect(await store.open('direct/test/missing')).toBeNull();
     await store.delete('direct/test/object');
     expect(await store.get('direct/test/object')).toBeNull();
     await store.delete('direct/test/object'); // deleting a missing object is fine

@@ -1,5 +1,6 @@
 // Common section (openapi/paths/common.yaml), assets and asset folders: see README "Adding an operation".
 // Each handler takes the typed input, makes one service call (src/domain/assets/) and maps the result.
+import { SIGNED_URL_PRINCIPAL } from '../auth/principal.ts';
 import * as assets from '../domain/assets/assets.ts';
 import * as folders from '../domain/assets/folders.ts';
 import { toAsset, toAssetFolder, toBatchResponse, toDownload } from '../domain/assets/mappers.ts';
@@ -42,9 +43,12 @@ export const assetHandlers = defineHandlers({
     return { status: 201, body: { data: toAsset(await assets.resizeAsset(tenant, services, path.id, body), services.config.assetBaseUrl) } };
   },
 
-  async downloadAssetVariant({ path }, { tenant, services }) {
-    const { body, contentType, headers } = toDownload(await assets.readVariant(tenant, services, path.id, path.variant));
-    return { status: 200, body: body as unknown as string, contentType, headers };
+  async downloadAssetVariant({ path, query, headers }, { tenant, services }) {
+    // Through a signed link (the router verified it), the link's expiry bounds how long caches may keep the bytes.
+    const signedUntil = tenant.apiKeyId === SIGNED_URL_PRINCIPAL && query.expires ? new Date(Number(query.expires) * 1000) : null;
+    const download = toDownload(await assets.openVariant(tenant, services, path.id, path.variant, headers['if-none-match']), signedUntil);
+    if (download.status === 304) return { status: 304, body: undefined, contentType: download.contentType, headers: download.headers };
+    return { status: 200, body: download.body as unknown as string, contentType: download.contentType, headers: download.headers };
   },
 
   async listAssetFolders({ query }, { tenant }) {

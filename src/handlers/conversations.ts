@@ -16,8 +16,8 @@ export const conversationHandlers = defineHandlers({
     return { status: 200, body: { data: m.toSendResult(await sendMessage(tenant, services, body)) } };
   },
 
-  async previewMessage({ body }, { tenant }) {
-    return { status: 200, body: { data: m.toMessagePreview(await previewMessage(tenant, body)) } };
+  async previewMessage({ body }, { tenant, services }) {
+    return { status: 200, body: { data: m.toMessagePreview(await previewMessage(tenant, services, body)) } };
   },
 
   async revokeMessage({ path }, { tenant, services }) {

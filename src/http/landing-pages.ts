@@ -8,11 +8,12 @@
 // value is HTML-escaped; no script is ever sent, and the Content-Security-Policy allows none (styles only by a
 // per-response nonce, images and form posts only to this origin, plus the redirect's origin for form-action).
 import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import sharp from 'sharp';
 import type { AppContext } from '../app-context.ts';
 import { clientOf } from '../domain/acquisition/client.ts';
-import { readVariant } from '../domain/assets/assets.ts';
+import { openVariant } from '../domain/assets/assets.ts';
 import { toDownload } from '../domain/assets/mappers.ts';
 import { ApiError } from '../domain/errors.ts';
 import { findTemplateByPreview } from '../domain/landing-pages/catalog.ts';
@@ -169,8 +170,10 @@ export function mountLandingPages(server: express.Express, app: AppContext): voi
       const found = await findPublishedPage(app, String(req.params.org), String(req.params.slug));
       if (!found?.page.hero_asset_id) return notFoundPage(res);
       const { db: _db, pool: _pool, ...services } = app;
-      const download = toDownload(await readVariant(found.tenant, services, found.page.hero_asset_id, 'original'));
-      res.status(200).type(download.contentType).set({ ETag: download.headers.ETag, 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' }).send(download.body);
+      const download = toDownload(await openVariant(found.tenant, services, found.page.hero_asset_id, 'original'));
+      res.status(200).type(download.contentType).set({ ETag: download.headers.ETag, 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' });
+      // Streamed from storage; a store failing mid-way can only cut the connection.
+      pipeline(download.body!, res).catch(() => res.destroy());
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return notFoundPage(res);
       next(error);

@@ -10,7 +10,7 @@ import * as q from '../../db/queries/assets/assets.ts';
 import { folderExists } from '../../db/queries/assets/folders.ts';
 import type { AssetKind } from '../../db/tables/assets.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
-import { readAll, storeFor, type ObjectStore } from '../../lib/storage/index.ts';
+import { readAll, storeFor, type ObjectStore, type StoredObject } from '../../lib/storage/index.ts';
 import type { PageRequest } from '../../db/paging.ts';
 import { ApiError, conflict, found, invalidField, notFound, unknownReference, unprocessable } from '../errors.ts';
 import type { UploadedFile } from '../files.ts';
@@ -226,10 +226,24 @@ export async function resizeAsset(tenant: Tenant, services: Services, id: string
   );
 }
 
-export type VariantContent = { data: Buffer; mimeType: string; etag: string; fileName: string };
+/** A variant to download: what it is, and its bytes opened from the store (null: the client's copy is current). */
+export type VariantDownload = { mimeType: string; etag: string; fileName: string; content: StoredObject | null };
 
-/** The bytes of `original` or of a generated variant; 404 for an unknown name or one not generated yet. */
-export async function readVariant(tenant: Tenant, services: Services, id: string, variant: string): Promise<VariantContent> {
+/** Whether an `If-None-Match` value names `etag` (weak comparison, as RFC 9110 wants for it; `*` matches). */
+export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === `"${etag}"`;
+  });
+}
+
+/**
+ * `original` or a generated variant, streamed from the store (never read whole: flat memory whatever the size);
+ * 404 for an unknown name or one not generated yet. When `ifNoneMatch` names the variant's ETag the store is not
+ * touched (content null: 304).
+ */
+export async function openVariant(tenant: Tenant, services: Services, id: string, variant: string, ifNoneMatch?: string): Promise<VariantDownload> {
   const row = await getAsset(tenant, id);
   const [base, ext] = splitExt(row.name);
   let target: { key: string; mimeType: string; etag: string; fileName: string };
@@ -240,7 +254,9 @@ export async function readVariant(tenant: Tenant, services: Services, id: string
     if (!v) throw notFound(`Variant ${variant} of this asset`);
     target = { key: v.key, mimeType: v.mimeType, etag: v.etag, fileName: `${base}-${v.name}${v.mimeType === 'image/jpeg' ? '.jpg' : ext}` };
   }
-  const stream = await store(services).get(target.key);
-  if (!stream) throw notFound(`Variant ${variant} of this asset`);
-  return { data: await readAll(stream), mimeType: target.mimeType, etag: target.etag, fileName: target.fileName };
+  const meta = { mimeType: target.mimeType, etag: target.etag, fileName: target.fileName };
+  if (matchesEtag(ifNoneMatch, target.etag)) return { ...meta, content: null };
+  const content = await store(services).open(target.key);
+  if (!content) throw notFound(`Variant ${variant} of this asset`);
+  return { ...meta, content };
 }

@@ -13,7 +13,7 @@ import { ApiError, badRequest, bodyField, found, invalidField, unknownReference,
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
-import { assertVariants, toSendContent, type BlastMessageContent, type BlastVariant } from './content.ts';
+import { assertVariants, checkContentAssets, toSendContent, type BlastMessageContent, type BlastVariant } from './content.ts';
 import { assertReady, computeEstimate, type BlastEstimate } from './estimate.ts';
 import { toProgress } from './mappers.ts';
 import { moveTo, queueScheduledStart, startSending, withdrawUnsent } from './sending.ts';
@@ -100,6 +100,7 @@ export async function createBlast(tenant: Tenant, services: Services, body: Crea
   if (!body.segmentId && !body.contactIds?.length) throw badRequest('The audience needs segmentId and/or contactIds.', [{ field: 'body', message: 'segmentId or contactIds is required' }]);
   return inTenantTransaction(tenant, async (t) => {
     await checkReferences(t, { senderId: body.senderId, segmentId: body.segmentId, contactIds: body.contactIds });
+    await checkContentAssets(t, body);
     const row = await q.insertBlast(t.db, t.organizationId, {
       name: body.name,
       status: 'DRAFT',
@@ -173,7 +174,9 @@ export function updateBlastContent(tenant: Tenant, id: string, body: S['BlastCon
   return inTenantTransaction(tenant, async (t) => {
     const blast = await lockBlast(t, id);
     assertTransition('update', blast.status);
-    return q.updateBlast(t.db, t.organizationId, id, contentColumns(body as ContentFields));
+    const columns = contentColumns(body as ContentFields);
+    await checkContentAssets(t, body as ContentFields);
+    return q.updateBlast(t.db, t.organizationId, id, columns);
   });
 }
 

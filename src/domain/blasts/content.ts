@@ -1,13 +1,15 @@
 // A blast's content (BlastMessageContent) as the one send path's content (SendMessageContent), and the variant
 // each recipient gets. RCS `dial` actions have no SendMessageContent form and are dropped.
 import type { components } from '../../../generated/api.d.ts';
+import { assetRefsOf, checkMediaAssets } from '../assets/media.ts';
 import type { SendContent } from '../conversations/render.ts';
 import { badRequest, bodyField } from '../errors.ts';
+import type { Tenant } from '../tenant.ts';
 
 export type BlastMessageContent = components['schemas']['BlastMessageContent'];
 export type BlastVariant = components['schemas']['BlastVariant'];
 type BlastAction = components['schemas']['BlastAction'];
-type BlastCard = { title?: string; description?: string; mediaUrl?: string; actions?: BlastAction[] };
+type BlastCard = { title?: string; description?: string; mediaUrl?: string; assetId?: string; actions?: BlastAction[] };
 
 const MAX_SEND_TEXT = 1600;
 const MAX_CARD_BUTTONS = 4;
@@ -25,6 +27,7 @@ function card(c: BlastCard) {
     title: c.title ?? 'Image',
     ...(c.description ? { text: clip(c.description) } : {}),
     ...(c.mediaUrl ? { mediaUrl: c.mediaUrl } : {}),
+    ...(c.assetId ? { assetId: c.assetId } : {}),
     ...(actions.length ? { actions } : {}),
     ...(replies.length ? { replies } : {}),
   };
@@ -38,12 +41,24 @@ export function toSendContent(content: BlastMessageContent): SendContent {
     case 'text':
       return { type: 'text', text: clip(content.text ?? ''), ...chips };
     case 'media':
-      return { type: 'media', mediaUrl: content.mediaUrl!, ...(content.text ? { text: clip(content.text) } : {}), ...chips };
+      return { type: 'media', ...(content.assetId ? { assetId: content.assetId } : { mediaUrl: content.mediaUrl! }), ...(content.text ? { text: clip(content.text) } : {}), ...chips };
     case 'card':
       return { type: 'card', ...card(content.card as BlastCard) } as SendContent;
     case 'carousel':
       return { type: 'carousel', cards: (content.cards as BlastCard[]).map(card) } as SendContent;
   }
+}
+
+/**
+ * The assets a content names (`assetId`), checked when it is saved: 404 naming each one that is not the
+ * organization's, 400 for a type that cannot be sent (media.ts). Readiness is checked when the blast sends.
+ */
+export async function checkContentAssets(tenant: Tenant, body: { contentJson?: BlastMessageContent; variants?: BlastVariant[] }): Promise<void> {
+  const refs = [
+    ...(body.contentJson ? assetRefsOf(body.contentJson, bodyField('contentJson')) : []),
+    ...(body.variants ?? []).flatMap((v, i) => assetRefsOf(v.content, bodyField('variants', i, 'content'))),
+  ];
+  await checkMediaAssets(tenant, refs);
 }
 
 /** 400 on variants whose keys repeat or whose weights do not add up to 100. */

@@ -7,7 +7,8 @@ import { ApiError, bodyField, conflict, found, invalidField, unknownReference, u
 import { matchContentRules, type ContentRuleSpec } from '../compliance/content-rules.ts';
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { EMPTY_FLOW, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
+import { mediaAssetProblems } from '../assets/media.ts';
+import { EMPTY_FLOW, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
 import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts';
 import { assertTriggers, type BotTrigger } from './triggers.ts';
 import './references.ts';
@@ -131,7 +132,9 @@ async function findings(tx: Db, orgId: string, bot: q.BotRow): Promise<BotValida
     caseSensitive: r.case_sensitive,
   }));
   const blocked = (text: string) => matchContentRules(specs, text).map((m) => m.rule.name);
-  return validateFlow(bot.draft_flow as BotFlow, bot.channel, intents, variables, blocked);
+  const flow = bot.draft_flow as BotFlow;
+  const assets = await mediaAssetProblems(tx, orgId, flow.nodes.flatMap(nodeAssetIds));
+  return validateFlow(flow, bot.channel, intents, variables, blocked, (id) => assets.get(id) ?? null);
 }
 
 export async function validateBot(tenant: Tenant, id: string): Promise<{ valid: boolean; version: number; errors: BotValidationError[] }> {

@@ -4,7 +4,8 @@ import type { components } from '../../../generated/api.d.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import { evaluateCompliance } from '../compliance/gate.ts';
 import { bodyField, unknownReference } from '../errors.ts';
-import type { Tenant } from '../tenant.ts';
+import type { Services, Tenant } from '../tenant.ts';
+import { resolveContentAssets } from '../assets/media.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
 import { requireSender } from './senders.ts';
 import { assertChannelAccepts, planChannel, textOf } from './send.ts';
@@ -19,7 +20,8 @@ export type Preview = {
 };
 
 /** An unknown `contactId` or `senderId` answers 404 naming it, as `POST /v1/messages/send` would. */
-export async function previewMessage(tenant: Tenant, body: PreviewRequest, now = new Date()): Promise<Preview> {
+export async function previewMessage(tenant: Tenant, services: Pick<Services, 'config'>, body: PreviewRequest, now = new Date()): Promise<Preview> {
+  body = { ...body, content: await resolveContentAssets(tenant, services, body.content) }; // as the send would: assetId → signed media link
   const requested = body.channelType ?? 'RCS';
   // The ids first, in the order the send checks them.
   const contact = body.contactId ? await contacts.getContact(tenant.db, tenant.organizationId, body.contactId) : undefined;

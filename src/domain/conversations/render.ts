@@ -40,14 +40,14 @@ const repliesOf = (c: SendContent): Reply[] => ('replies' in c && c.replies ? c.
 /** SMS when the content has no media to carry, MMS when it has. */
 export function fallbackChannelFor(content: SendContent): 'SMS' | 'MMS' {
   if (content.type === 'media') return 'MMS';
-  if (content.type === 'card' && content.mediaUrl) return 'MMS';
+  if (content.type === 'card' && (content.mediaUrl || content.assetId)) return 'MMS'; // an asset is media too
   return 'SMS';
 }
 
 /** Whether `channelType: SMS|MMS` can carry this content type (the contract's table); RCS/CHATAPP carry all. */
 export function channelAccepts(channel: Channel, content: SendContent): boolean {
-  if (channel === 'SMS') return content.type === 'text' || content.type === 'carousel' || (content.type === 'card' && !content.mediaUrl);
-  if (channel === 'MMS') return content.type === 'media' || (content.type === 'card' && Boolean(content.mediaUrl));
+  if (channel === 'SMS') return content.type === 'text' || content.type === 'carousel' || (content.type === 'card' && !content.mediaUrl && !content.assetId);
+  if (channel === 'MMS') return content.type === 'media' || (content.type === 'card' && Boolean(content.mediaUrl || content.assetId));
   return true;
 }
 
@@ -83,7 +83,7 @@ function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent): Rendering
     if (content.cards.some((card) => card.mediaUrl)) warnings.push({ code: 'MEDIA_DROPPED', message: 'Card media cannot be carried by SMS and is dropped.' });
   } else if (content.type === 'media') {
     lines = cardLines({ text: content.text ?? null, actions: content.actions, replies: content.replies });
-    mediaUrl = content.mediaUrl;
+    mediaUrl = content.mediaUrl ?? null;
   } else if (content.type === 'card') {
     lines = cardLines(content);
     mediaUrl = content.mediaUrl ?? null;
@@ -120,7 +120,7 @@ function renderRich(channel: 'RCS' | 'CHATAPP', content: SendContent): Rendering
     case 'card':
       return { channel, body: content.text ?? null, title: content.title, mediaUrl: content.mediaUrl ?? null, actions, replies, ...perMessage(content.text ?? null), warnings };
     case 'media':
-      return { channel, body: content.text ?? null, title: null, mediaUrl: content.mediaUrl, actions, replies, ...perMessage(content.text ?? null), warnings };
+      return { channel, body: content.text ?? null, title: null, mediaUrl: content.mediaUrl ?? null, actions, replies, ...perMessage(content.text ?? null), warnings };
     case 'carousel':
       return { channel, body: null, title: null, mediaUrl: null, actions: [], replies: [], ...perMessage(null), warnings };
   }

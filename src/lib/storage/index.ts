@@ -7,7 +7,7 @@ import type { ObjectStore } from './types.ts';
 
 export { FsStore } from './fs-store.ts';
 export { S3Store } from './s3-store.ts';
-export { readAll, type ObjectStore } from './types.ts';
+export { readAll, type ObjectStore, type StoredObject } from './types.ts';
 
 const stores = new WeakMap<StorageConfig, ObjectStore>();
 

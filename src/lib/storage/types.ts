@@ -2,11 +2,21 @@
 // relative paths made by the caller from ids (`<org>/<asset>/<variant>`), checked by every store.
 import type { Readable } from 'node:stream';
 
+/** An object opened for reading: its bytes as a stream and its length in bytes (null when the store does not say). */
+export type StoredObject = { body: Readable; size: number | null };
+
 export interface ObjectStore {
   /** Stores the bytes under `key`, replacing any previous object. */
   put(key: string, data: Buffer, contentType: string): Promise<void>;
+  /**
+   * Stores what `data` yields under `key` as it comes (large generated files: flat memory), replacing any previous
+   * object only once the whole stream has been written; a failing stream leaves no object behind. Returns the bytes.
+   */
+  putStream(key: string, data: AsyncIterable<Buffer | string>, contentType: string): Promise<number>;
   /** The object's bytes as a stream, or null when there is no such object. */
   get(key: string): Promise<Readable | null>;
+  /** As `get`, with the object's length for a download's Content-Length (downloads stream: flat memory). */
+  open(key: string): Promise<StoredObject | null>;
   /** Removes the object; a missing object is not an error. */
   delete(key: string): Promise<void>;
 }
