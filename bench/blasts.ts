@@ -1,6 +1,181 @@
-// Part (l) of `npm run bench` (bench/run.ts). Not built yet: it prints that it was skipped.
+// Part (l) of `npm run bench` (bench/run.ts): a 1,000,000-recipient blast through the HTTP API of a spawned API
+// process and a spawned worker process.
+//  - launch → every recipient accepted (its message queued or held, or the recipient skipped with its reason),
+//    next to a plain INSERT … SELECT of the same 1,000,000 message rows into a scratch copy of the messages table
+//    (same columns, indexes and defaults) measured in the same run;
+//  - the dispatch rate while the blast drains (compare with part m's dispatch figure);
+//  - RSS of the API and the worker process, sampled through the run.
+// The organization and its contacts are seeded set-based (INSERT … SELECT generate_series): a third each RCS
+// capable / not / unknown, every contact with marketing consent, 1 % opted out and 0.5 % on the DNC list (so the
+// skip reasons show), explicit time zone UTC with quiet hours that never apply (the figure must not depend on the
+// hour of the run).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { sql } from 'kysely';
+import { loadDocument } from '../src/contract/document.ts';
+import { createDb, type Db } from '../src/db/database.ts';
+import { createOrganization } from '../src/domain/organizations.ts';
 import type { OwnDataBench } from './own-data.ts';
 
-export async function benchBlasts(_ctx: OwnDataBench): Promise<string[]> {
-  return ['(l) not measured yet'];
+const RECIPIENTS = Number(process.env.BENCH_BLAST_RECIPIENTS ?? 1_000_000);
+const DRAIN_SAMPLE_SECONDS = 15;
+
+const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
+const goal = (met: boolean, text: string) => (met ? `goal ${text} ✓` : `✗ MISSED goal ${text}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function seedContacts(db: Db, orgId: string, n: number): Promise<void> {
+  // Two connections, one half each: both cores load.
+  const half = Math.ceil(n / 2);
+  await Promise.all(
+    [0, 1].map((k) =>
+      sql`
+        insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+        select ${orgId}::uuid, '+1415' || lpad(g::text, 7, '0'), 'US', '{"cohort":"bench"}'::jsonb,
+               case g % 3 when 0 then true when 1 then false end, 'MARKETING', 'UTC', '00:00', '00:00'
+        from generate_series(${k * half + 1}::int, ${Math.min(n, (k + 1) * half)}::int) g`.execute(db),
+    ),
+  );
+  await sql`insert into opt_outs (organization_id, phone, source, keyword)
+    select ${orgId}::uuid, '+1415' || lpad(g::text, 7, '0'), 'KEYWORD', 'STOP' from generate_series(1, ${n}::int) g where g % 100 = 7`.execute(db);
+  await sql`insert into dnc_entries (organization_id, phone, source)
+    select ${orgId}::uuid, '+1415' || lpad(g::text, 7, '0'), 'API' from generate_series(1, ${n}::int) g where g % 200 = 11`.execute(db);
+  for (const t of ['contacts', 'opt_outs', 'dnc_entries']) await sql`vacuum analyze ${sql.table(t)}`.execute(db);
+}
+
+/** The baseline: the same number of message rows written by one plain INSERT … SELECT into a scratch copy of messages. */
+async function plainInsertSelect(db: Db, orgId: string, senderId: string): Promise<number> {
+  await sql`drop table if exists bench_messages_scratch`.execute(db);
+  await sql`drop table if exists bench_conversations_scratch`.execute(db);
+  await sql`create table bench_messages_scratch (like messages including defaults including indexes)`.execute(db);
+  const t0 = performance.now();
+  await sql`
+    insert into bench_messages_scratch (organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
+      planned_channel, message_type, status, content, segments, encoding, estimated_cost_units, origin, dispatch_at)
+    select c.organization_id, gen_random_uuid(), c.id, c.phone, ${senderId}::uuid, 'outbound', 'RCS', 'RCS', 'MARKETING', 'queued',
+      '{"type":"text","text":"Winter sale: 30% off every jacket this weekend. Reply STOP to opt out."}'::jsonb, 1, 'GSM-7', 39, 'blast', now()
+    from contacts c where c.organization_id = ${orgId}::uuid`.execute(db);
+  const seconds = (performance.now() - t0) / 1000;
+  await sql`drop table bench_messages_scratch`.execute(db);
+  return seconds;
+}
+
+/** RSS of a process in MB (ps), undefined once it has gone. */
+function rssOf(pid: number): number | undefined {
+  try {
+    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
+  } catch {
+    return undefined;
+  }
+}
+
+function spawnServer(ctx: OwnDataBench, entry: string, env: Record<string, string>): ChildProcess {
+  const child = spawn(process.execPath, [entry], { env: { ...ctx.env, ...env }, stdio: 'ignore' });
+  ctx.children.push(child);
+  return child;
+}
+
+async function api<T>(base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: res.status, body: (await res.json()) as T };
+}
+
+export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
+  const { db } = createDb(ctx.databaseUrl, 4);
+  const lines: string[] = [];
+  const stop: ChildProcess[] = [];
+  try {
+    const org = await createOrganization(db, loadDocument(), 'Blast bench');
+    const orgId = org.organizationId;
+    const sender = await db.selectFrom('sender_ids').select(['id', 'throughput_per_second']).where('organization_id', '=', orgId).executeTakeFirstOrThrow();
+    const seedStart = performance.now();
+    await seedContacts(db, orgId, RECIPIENTS);
+    const seedSeconds = (performance.now() - seedStart) / 1000;
+
+    const port = await ctx.freePort();
+    const apiProcess = spawnServer(ctx, 'src/main.ts', { PORT: String(port), RUN_WORKERS: '0' });
+    stop.push(apiProcess);
+    const base = `http://127.0.0.1:${port}`;
+    await ctx.waitFor(`${base}/health`);
+    const worker = spawnServer(ctx, 'src/worker.ts', { CALLBACK_BASE_URL: base });
+    stop.push(worker);
+
+    const key = org.apiKey.secret;
+    const segment = await api<{ data: { segmentId: string } }>(base, key, 'POST', '/v1/segments/resolve', {
+      conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'bench' }],
+    });
+    if (segment.status !== 200) throw new Error(`segment: ${segment.status} ${JSON.stringify(segment.body)}`);
+    const created = await api<{ id: string }>(base, key, 'POST', '/v1/blasts', {
+      name: 'Million',
+      senderId: sender.id,
+      messageType: 'MARKETING',
+      contentJson: { type: 'text', text: 'Winter sale: 30% off every jacket this weekend. Reply STOP to opt out.' },
+      segmentId: segment.body.data.segmentId,
+    });
+    if (created.status !== 201 && created.status !== 200) throw new Error(`create blast: ${created.status} ${JSON.stringify(created.body)}`);
+    const blastId = created.body.id;
+
+    // RSS sampled every half second from launch to the end of the drain sample.
+    const rss = { api: [] as number[], worker: [] as number[] };
+    const sampler = setInterval(() => {
+      const a = rssOf(apiProcess.pid!);
+      const w = rssOf(worker.pid!);
+      if (a !== undefined) rss.api.push(a);
+      if (w !== undefined) rss.worker.push(w);
+    }, 500);
+
+    const t0 = performance.now();
+    const launched = await api<{ data: unknown }>(base, key, 'POST', `/v1/blasts/${blastId}/launch`, {});
+    const launchSeconds = (performance.now() - t0) / 1000;
+    if (launched.status !== 200) throw new Error(`launch: ${launched.status} ${JSON.stringify(launched.body)}`);
+    const pending = async () =>
+      Number((await sql<{ n: string }>`select count(*) as n from blast_recipients where blast_id = ${blastId}::uuid and status = 'pending'`.execute(db)).rows[0]!.n);
+    const deadline = Date.now() + 600_000;
+    while ((await pending()) > 0 && Date.now() < deadline) await sleep(100);
+    const acceptSeconds = (performance.now() - t0) / 1000;
+    const counts = await sql<{ status: string; skip_reason: string | null; n: string }>`
+      select status, skip_reason, count(*) as n from blast_recipients where blast_id = ${blastId}::uuid group by 1, 2 order by 3 desc`.execute(db);
+    const total = counts.rows.reduce((s, r) => s + Number(r.n), 0);
+
+    // Dispatch while it drains: messages handed to the carrier over a fixed window.
+    const handed = async () =>
+      Number(
+        (await sql<{ n: string }>`select count(*) as n from messages where organization_id = ${orgId}::uuid and origin = 'blast' and sent_at is not null`.execute(db)).rows[0]!.n,
+      );
+    const h0 = await handed();
+    const d0 = performance.now();
+    await sleep(DRAIN_SAMPLE_SECONDS * 1000);
+    const h1 = await handed();
+    const dispatchRate = (h1 - h0) / ((performance.now() - d0) / 1000);
+    clearInterval(sampler);
+
+    // Stop the blast's processes before the baseline, so it runs on a quiet machine as ours did not.
+    await api(base, key, 'POST', `/v1/blasts/${blastId}/cancel`, {}).catch(() => undefined);
+    for (const child of stop) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    const plainSeconds = await plainInsertSelect(db, orgId, sender.id);
+
+    const ratio = plainSeconds / acceptSeconds;
+    const spread = (xs: number[]) => (xs.length ? `${fmt(xs[0]!)} MB at launch → max ${fmt(Math.max(...xs))} MB → ${fmt(xs[xs.length - 1]!)} MB (${xs.length} samples)` : 'no samples');
+    lines.push(`(l) a ${fmt(RECIPIENTS)}-recipient blast through the HTTP API (one API process, one worker process); contacts seeded in ${fmt(seedSeconds, 1)} s`);
+    lines.push(`      launch request answered in ${fmt(launchSeconds, 2)} s (launch checks: the estimate over the whole audience, set-based; the audience materialized)`);
+    lines.push(`      launch → every recipient accepted: ${fmt(acceptSeconds, 2)} s for ${fmt(total)} recipients = ${fmt(total / acceptSeconds)} recipients/s (${goal(acceptSeconds < 10, '< 10 s')})`);
+    lines.push(`        ${counts.rows.map((r) => `${r.status}${r.skip_reason ? ` ${r.skip_reason}` : ''} ${fmt(Number(r.n))}`).join(', ')}`);
+    lines.push(`      plain INSERT … SELECT of the same ${fmt(RECIPIENTS)} message rows into a scratch copy of messages: ${fmt(plainSeconds, 2)} s`);
+    lines.push(`      ratio plain/ours: ${fmt(ratio, 2)}x of its speed (${goal(ratio >= 0.5, '≥ 0.5x')}) — ours also runs the gate, the plan, the price, a conversation per recipient and the recipient rows`);
+    lines.push(`      dispatch while it drains: ${fmt(dispatchRate)} messages/s to the carrier simulator over ${DRAIN_SAMPLE_SECONDS} s (sender limit ${fmt(sender.throughput_per_second)}/s; compare with (m2))`);
+    lines.push(`      RSS API process: ${spread(rss.api)}`);
+    lines.push(`      RSS worker process: ${spread(rss.worker)}`);
+    return lines;
+  } finally {
+    for (const child of stop) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await db.destroy();
+  }
 }

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { createDb } from '../src/db/database.ts';
-import { DISPATCH_QUEUE } from '../src/domain/conversations/dispatch.ts';
+import { DISPATCH_QUEUE, type DispatchJob } from '../src/domain/conversations/dispatch.ts';
 import { startQueue } from '../src/jobs/queue.ts';
 
 const DISPATCH_BACKLOG = Number(process.env.BENCH_DISPATCH_BACKLOG ?? 5000);
@@ -58,11 +58,12 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     });
     if (result.non2xx > 0 || result.errors > 0) throw new Error(`send bench: ${result.non2xx} non-2xx, ${result.errors} errors`);
     api.kill('SIGTERM');
-    lines.push(`(m1) POST /v1/messages/send, full pipeline, API process without workers: ${fmt(result.requests.average)} sends/s, p99 ${result.latency.p99} ms`);
-    lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.requests.average / ctx.baselineRps) * 100, 1)}% — a send is a transaction of ~8 statements`);
+    const met = result.requests.average >= 1000 && result.latency.p99 < 50;
+    lines.push(`(m1) POST /v1/messages/send, full pipeline, API process without workers: ${fmt(result.requests.average)} sends/s, p99 ${result.latency.p99} ms (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`);
+    lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.requests.average / ctx.baselineRps) * 100, 1)}% — a send is a transaction of 5 statements (test/send-statements.test.ts)`);
 
     // (m2) dispatch throughput: top the accepted backlog up to DISPATCH_BACKLOG queued messages (rows and their
-    // dispatch jobs written directly: acceptance was measured above), then time one worker process from its
+    // wake jobs written directly: acceptance was measured above), then time one worker process from its
     // first send to its last, so its start-up does not count.
     const queue = await startQueue(ctx.databaseUrl, { workers: false });
     const queued = async () =>
@@ -77,7 +78,8 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
           return { ...rest, contact_id: c.id, content: JSON.stringify(template.content) };
         });
         const ids = await db.insertInto('messages').values(rows).returning('id').execute();
-        await queue.insert(DISPATCH_QUEUE, ids.map((r) => ({ data: { messageId: r.id } })));
+        // The rows are their own outbox: one wake job per thousand, as a blast batch has.
+        await queue.send(DISPATCH_QUEUE, { messageIds: ids.map((r) => r.id) } satisfies DispatchJob);
       }
     }
     await queue.stop({ graceful: false });

@@ -1,10 +1,11 @@
 // Acquisition campaigns through HTTP: CRUD and states, immutable fields, server-side and public enrollment
 // (consent, list tag, welcome message through the one send path, idempotency per phone, opted-out and DNC
-// phones), the public endpoint's rate limit, and tenancy.
+// phones), the public endpoint's rate limit (shared by every API process), and tenancy.
 import { randomInt } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { enrollByKeyword } from '../src/domain/acquisition/keyword.ts';
 import { tenantFor } from '../src/domain/tenant.ts';
+import { startServing } from './support/processes.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -244,6 +245,27 @@ describe('enrollPublicAcquisitionContact', () => {
     const other = await call(srv, 'POST', `/public/acquisition/${c.id}/enroll`, { headers: { 'x-forwarded-for': ip() }, body: { phone: phone(3312), consent: true } });
     expect(other.status).toBe(200);
   });
+
+  it('counts one client across API processes: the 11th request, on either process, answers 429', async () => {
+    const c = await campaign({ welcomeMessage: null });
+    const env = { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0', PORT: '0' };
+    const apis = await Promise.all([startServing(process.execPath, ['src/main.ts'], env), startServing(process.execPath, ['src/main.ts'], env)]);
+    try {
+      const headers = { 'content-type': 'application/json', 'x-forwarded-for': ip() };
+      const enroll = (port: number, n: number) =>
+        fetch(`http://127.0.0.1:${port}/public/acquisition/${c.id}/enroll`, { method: 'POST', headers, body: JSON.stringify({ phone: phone(3700 + n), consent: true }) }); // numbers no other test uses
+      // Ten requests alternating between the two processes: each process alone saw only five.
+      for (let i = 0; i < 10; i++) expect((await enroll(apis[i % 2]!.port, i)).status).toBe(200);
+      for (const api of apis) {
+        const limited = await enroll(api.port, api === apis[0] ? 20 : 21);
+        expect(limited.status).toBe(429);
+        expect(((await limited.json()) as { code: string }).code).toBe('RATE_LIMITED');
+        expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+      }
+    } finally {
+      await Promise.all(apis.map(({ child }) => new Promise((r) => (child.exitCode !== null ? r(null) : (child.once('exit', r), child.kill('SIGTERM'))))));
+    }
+  }, 90_000);
 });
 
 describe('KEYWORD campaigns', () => {

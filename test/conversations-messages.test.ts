@@ -242,8 +242,8 @@ describe('dispatch outcomes', () => {
     const c = await contact('1', { rcs_capable: true });
     const res = await send({ contactId: c.id, content: text() });
     const sent = await until(res.body.data.messageId, ['sent', 'delivered', 'read']);
-    // As if the worker had died after the provider accepted it: the job runs again.
-    await srv.context.db.updateTable('messages').set({ status: 'sending', provider_message_id: null }).where('id', '=', sent.id).execute();
+    // As if the worker had died after the provider accepted it: its claim's lease ran out, the job runs again.
+    await srv.context.db.updateTable('messages').set({ status: 'sending', provider_message_id: null, dispatch_at: new Date() }).where('id', '=', sent.id).execute();
     await dispatchBatch(srv.context, [{ data: { messageId: sent.id } }]);
     const handset = await srv.context.db.selectFrom('simulator_messages').select(['provider_message_id', 'send_calls']).where('dedupe_key', '=', sent.id).execute();
     expect(handset).toEqual([{ provider_message_id: sent.provider_message_id, send_calls: 2 }]);

@@ -132,4 +132,37 @@ describe('exactly once to the handset', () => {
     const stored = await srv.context.db.selectFrom('messages').select('id').where('organization_id', '=', org.organizationId).execute();
     expect(stored).toHaveLength(list.length);
   }, 120_000);
+
+  it('a blast whose worker is killed mid-send: the restarted worker reaches each recipient once', async () => {
+    // Only the workers of this test: the earlier ones stop first.
+    await Promise.all(children.splice(0).map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))))));
+    const org = await srv.newOrg('Blast crash org');
+    const list = await contacts(org.organizationId, 30, '30');
+    const created = await call(srv, 'POST', '/v1/blasts', {
+      key: org.apiKey.secret,
+      body: { name: 'Crash blast', senderId: org.senderId, messageType: 'TRANSACTIONAL', contentJson: { type: 'text', text: 'blast crash test' }, contactIds: list.map((c) => c.id) },
+    });
+    expect(created.status).toBe(201);
+    expect((await call(srv, 'POST', `/v1/blasts/${created.body.id}/launch`, { key: org.apiKey.secret, body: {} })).status).toBe(200);
+
+    const crashing = await start('src/worker.ts', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
+    expect(await new Promise((r) => crashing.child.on('exit', r))).toBe(137);
+    const blastMessages = () =>
+      srv.context.db
+        .selectFrom('blast_recipients as r')
+        .innerJoin('messages as m', 'm.id', 'r.message_id')
+        .select(['m.id', 'm.status', 'm.provider_message_id'])
+        .where('r.blast_id', '=', created.body.id)
+        .execute();
+    const accepted = await blastMessages();
+    expect(accepted).toHaveLength(list.length); // the batch was accepted before the crash …
+    expect(accepted.filter((m) => m.status === 'sending').length).toBeGreaterThan(0); // … and handed over unrecorded
+
+    await start('src/worker.ts', { CALLBACK_BASE_URL: srv.baseUrl });
+    await waitFor('every blast message sent', async () => ((await blastMessages()).every((m) => !['queued', 'sending'].includes(m.status)) ? true : undefined));
+    const ids = accepted.map((m) => m.id);
+    const handset = await srv.context.db.selectFrom('simulator_messages').select(['dedupe_key', 'provider_message_id']).where('dedupe_key', 'in', ids).execute();
+    expect(handset).toHaveLength(list.length); // one per recipient: nothing twice
+    for (const m of await blastMessages()) expect(m.provider_message_id).toBe(handset.find((h) => h.dedupe_key === m.id)!.provider_message_id);
+  }, 120_000);
 });

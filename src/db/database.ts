@@ -3,6 +3,7 @@ import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
+import { withPreparedStatements } from './prepared.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -13,7 +14,7 @@ export function createDb(url: string, poolSize = 10): { db: Db; pool: pg.Pool } 
   // An idle connection dropped by the server (restart, failover, shutdown) is discarded by the pool; without a
   // listener the 'error' event would crash the process.
   pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: withPreparedStatements(pool) }) });
   return { db, pool };
 }
 

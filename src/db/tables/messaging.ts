@@ -64,6 +64,8 @@ export interface MessagesTable {
   /** How the message entered the system: api | conversation | blast | bot | event | keyword_reply */
   origin: string;
   attempts: Generated<number>;
+  /** Dispatch outbox: when a dispatch worker may claim the message next; null once settled (migration 0025). */
+  dispatch_at: Date | null;
   created_at: CreatedAt;
   sent_at: Date | null;
   delivered_at: Date | null;

@@ -1,19 +1,21 @@
-// The estimate: the audience resolved now, each contact through the same compliance gate, channel plan and
-// rendering (segments and price) that acceptMessage bills with — so an estimate equals the bill for the same
-// content and the same known capabilities. Also the launch checks (sender, bot, eligible recipients, content).
+// The estimate: the audience resolved now, through the same compliance gate (the same SQL), channel plan and
+// rendering (segments and price) that the send path bills with — so an estimate equals the bill for the same
+// content and the same known capabilities — counted set-based in one aggregate, whatever the audience's size.
+// Also the launch checks (sender, bot, eligible recipients, content).
 import type { components } from '../../../generated/api.d.ts';
 import * as q from '../../db/queries/blasts/blasts.ts';
 import { segmentPredicate, type SegmentQuery } from '../../db/queries/contacts/segments.ts';
-import { evaluateCompliance, type MessageType } from '../compliance/gate.ts';
+import { gateRows } from '../../db/queries/compliance/gate.ts';
+import { prepareGate, refusalMessage, type MessageType } from '../compliance/gate.ts';
 import { useSavedSegment } from '../contacts/segments.ts';
 import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE, toMoney } from '../conversations/pricing.ts';
-import { render, type Channel, type SendContent } from '../conversations/render.ts';
-import { planChannel, textOf } from '../conversations/send.ts';
+import { fallbackChannelFor, render, type Channel, type SendContent } from '../conversations/render.ts';
+import { textOf } from '../conversations/send.ts';
 import { assertSendable, requireSender } from '../conversations/senders.ts';
 import { channelAvailability } from '../sender-ids/protocols.ts';
 import { ApiError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
-import { toSendContent, variantBuckets, variantForBucket, type BlastMessageContent, type BlastVariant } from './content.ts';
+import { toSendContent, variantBuckets, type BlastMessageContent, type BlastVariant } from './content.ts';
 
 export type BlastEstimate = components['schemas']['BlastEstimate'];
 type Line = components['schemas']['BlastEstimateLine'];
@@ -46,60 +48,79 @@ export async function segmentOf(tenant: Tenant, blast: q.BlastRow) {
 
 export type EstimateResult = { estimate: BlastEstimate; eligibleUnits: number; contentBlocked: string | null };
 
+const EXCLUDED_BY: Record<string, 'dnc' | 'optedOut' | 'noConsent'> = { DNC_LISTED: 'dnc', OPTED_OUT: 'optedOut', NO_CONSENT: 'noConsent' };
+
+/**
+ * The estimate, set-based: the audience through the send path's own gate (the same SQL, quiet hours aside: a held
+ * message is still sent) and channel plan, counted in one aggregate; each content rendered once per channel.
+ */
 export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
   const { db, organizationId } = tenant;
   const predicate = await segmentOf(tenant, blast);
-  const { contacts, duplicates } = await q.audienceContacts(db, organizationId, blast.id, blast.contact_ids, predicate);
   const contents = contentsOf(blast);
   const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
+  const recipients = q.audienceRecipients(organizationId, blast.id, blast.contact_ids, predicate, buckets);
   const usable = await channelAvailability(db, organizationId, blast.sender_id);
+  const messageType = blast.message_type as MessageType;
+  const gate = await prepareGate(db, organizationId, {
+    messageType,
+    now,
+    ignoreQuietHours: true,
+    texts: new Map([...contents].map(([key, content]) => [key, textOf(content)])),
+    recipients,
+  });
+  const groups = await q.estimateGroups(db, gateRows(organizationId, recipients, gate), {
+    rcsUsable: usable('RCS'),
+    fallbackAllowed: blast.fallback_to_sms,
+    fallbackOk: [...contents].map(([key, content]) => ({ key, ok: blast.fallback_to_sms && usable(fallbackChannelFor(content)) })),
+  });
+  const duplicates = await q.audienceDuplicates(db, organizationId, blast.contact_ids, predicate);
+
   const excluded = { total: 0, optedOut: 0, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, duplicate: duplicates };
-  const lines = new Map<string, Line & { unitUnits: number; costUnits: number }>();
+  const lines = new Map<string, Line & { costUnits: number }>();
+  let audience = 0;
   let eligible = 0;
   let unknown = 0;
   let totalUnits = 0;
   let contentBlocked: string | null = null;
-  for (const contact of contacts) {
-    const content = contents.get(buckets ? variantForBucket(buckets, contact.bucket) : '');
+  for (const g of groups) {
+    audience += g.n;
+    const content = contents.get(g.key);
     if (!content) continue; // bot content: estimated once bots exist
-    const verdict = await evaluateCompliance({ db, organizationId, contact, messageType: blast.message_type as MessageType, content: textOf(content), now });
-    if (verdict.decision === 'block') {
-      const codes = new Set(verdict.reasons.map((r) => r.code));
-      if (codes.has('CONTENT_BLOCKED')) contentBlocked ??= verdict.reasons.find((r) => r.code === 'CONTENT_BLOCKED')!.message;
-      if (codes.has('DNC_LISTED')) excluded.dnc += 1;
-      else if (codes.has('OPTED_OUT')) excluded.optedOut += 1;
-      else if (codes.has('NO_CONSENT')) excluded.noConsent += 1;
-      else continue; // content blocked: the launch answers 422 CONTENT_BLOCKED
-      excluded.total += 1;
+    if (g.block_code === 'CONTENT_BLOCKED') {
+      contentBlocked ??= refusalMessage(gate, g.key, g.block_code); // the launch answers 422 CONTENT_BLOCKED
       continue;
     }
-    // Unknown capability is placed on the fallback channel (BlastEstimate), when fallback is allowed.
-    const capability = contact.rcs_capable === null && blast.fallback_to_sms ? false : contact.rcs_capable;
-    if (contact.rcs_capable === null) unknown += 1;
-    const plan = planChannel('RCS', content, capability, blast.fallback_to_sms, false, usable);
-    if (!plan) {
-      excluded.noChannel += 1;
-      excluded.total += 1;
+    if (g.block_code) {
+      excluded[EXCLUDED_BY[g.block_code]!] += g.n;
+      excluded.total += g.n;
       continue;
     }
-    eligible += 1;
-    const rendering = render(plan.planned, content);
-    const unit: Line['billingUnit'] = plan.planned === 'SMS' || (plan.planned !== 'MMS' && content.type === 'text') ? 'textSegment' : 'richMessage';
+    if (g.capability_unknown) unknown += g.n;
+    if (!g.route) {
+      excluded.noChannel += g.n;
+      excluded.total += g.n;
+      continue;
+    }
+    eligible += g.n;
+    const channel: Channel = g.route === 'primary' ? 'RCS' : fallbackChannelFor(content);
+    const rendering = render(channel, content);
+    const unit: Line['billingUnit'] = channel === 'SMS' || (channel !== 'MMS' && content.type === 'text') ? 'textSegment' : 'richMessage';
     const unitPrice = unit === 'textSegment' ? TEXT_SEGMENT_PRICE : CARD_OR_MEDIA_PRICE;
-    const key = `${plan.planned}/${unit}`;
-    const line = lines.get(key) ?? { channel: plan.planned as Channel, billingUnit: unit, recipients: 0, units: 0, unitPrice: toMoney(unitPrice), cost: toMoney(0), unitUnits: unitPrice, costUnits: 0 };
-    line.recipients += 1;
-    line.units += Math.round(rendering.costUnits / unitPrice);
-    line.costUnits += rendering.costUnits;
+    const key = `${channel}/${unit}`;
+    const line = lines.get(key) ?? { channel, billingUnit: unit, recipients: 0, units: 0, unitPrice: toMoney(unitPrice), cost: toMoney(0), costUnits: 0 };
+    line.recipients += g.n;
+    line.units += Math.round(rendering.costUnits / unitPrice) * g.n;
+    line.costUnits += rendering.costUnits * g.n;
     lines.set(key, line);
-    totalUnits += rendering.costUnits;
+    totalUnits += rendering.costUnits * g.n;
   }
   excluded.total += duplicates;
-  const byChannel = [...lines.values()].map(({ unitUnits: _u, costUnits, ...l }) => ({ ...l, cost: toMoney(costUnits) }));
+  const byChannel = [...lines.values()].map(({ costUnits, ...l }) => ({ ...l, cost: toMoney(costUnits) }));
   return {
     estimate: {
       blastId: blast.id,
-      audience: { total: contacts.length + duplicates, eligible, excluded },
+      audience: { total: audience + duplicates, eligible, excluded },
       rcsCapabilityUnknown: unknown,
       byChannel,
       totalCost: toMoney(totalUnits),

@@ -1,28 +1,32 @@
 // Sending a blast. At the start (launch/send now, or the scheduled start job) the audience is materialized in one
 // INSERT … SELECT into blast_recipients (one row per contact: the idempotency unit) and one pg-boss job per batch
-// is queued in the same transaction. A batch job takes its pending rows one by one: it claims the row (FOR UPDATE
-// SKIP LOCKED) and, in the same transaction, hands it to acceptMessage (the one send path) and marks it accepted
-// with the message id — so a retried, duplicated or concurrent batch never sends a recipient twice, and a crash
-// before commit leaves the row pending for the retry. A refusal of the send path (opted out, DNC, no consent, no
-// channel …) marks the row skipped with the error code as its reason. An advance job follows the blast to
-// DISPATCHED and SENT (or FAILED when every recipient was refused).
+// is queued in the same transaction. A batch job locks its pending rows (FOR UPDATE SKIP LOCKED) and hands them,
+// as one set, to the send path every message takes (acceptSet, the set form of acceptMessage): each recipient
+// gets the gate, channel plan and price a direct send would, its message, and its row marked accepted with the
+// message id or skipped with the refusal as its reason (opted out, DNC, no consent, no channel …) — in one
+// statement, with no round trip per recipient. A retried, duplicated or concurrent batch never sends a recipient
+// twice, and a crash before commit leaves the rows pending for the retry. The accepted messages are dispatched
+// from the outbox by one wake job per batch. An advance job follows the blast to DISPATCHED and SENT (or FAILED
+// when every recipient was refused).
 import { fromKysely } from 'pg-boss';
 import type { AppContext } from '../../app-context.ts';
 import * as q from '../../db/queries/blasts/blasts.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { inTenantTransaction, queueOf } from '../conversations/context.ts';
-import { revokeMessage } from '../conversations/revoke.ts';
-import { acceptMessage, type MessageType } from '../conversations/send.ts';
+import { acceptSet, type MessageType } from '../conversations/send.ts';
+import { resolveSender } from '../conversations/senders.ts';
+import { resolveContentAssets } from '../assets/media.ts';
 import { ApiError } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { tenantFor } from '../tenant.ts';
-import { emitEvent } from '../webhooks/events.ts';
+import { emitEvent, emitEvents, subscribesToAny } from '../webhooks/events.ts';
+import { messageEvent } from '../conversations/message-events.ts';
 import { variantBuckets, type BlastVariant } from './content.ts';
 import { assertReady, contentsOf, NotReady, segmentOf } from './estimate.ts';
 import { assertTransition, type BlastStatus } from './transitions.ts';
 
-/** Recipients per send-batch job. */
-export const BATCH_SIZE = 200;
+/** Recipients per send-batch job: one statement accepts them all. */
+export const BATCH_SIZE = 5000;
 /** How often the advance job looks again while a blast sends; once DISPATCHED it looks less often as time passes. */
 const ADVANCE_EVERY_SECONDS = 1;
 const ADVANCE_MAX_SECONDS = 60;
@@ -65,6 +69,7 @@ export async function startSending(tenant: Tenant, services: Pick<Services, 'que
   const predicate = await segmentOf(tenant, blast);
   const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
   const { batches } = await q.materializeRecipients(db, organizationId, blast.id, blast.contact_ids, predicate, buckets, BATCH_SIZE);
+  await q.analyzeRecipients(db);
   const now = new Date();
   const row = await moveTo(tenant, services, blast, 'SENDING', { launched_at: now, recipient_count: eligible });
   const queue = queueOf(services);
@@ -104,49 +109,59 @@ export async function runScheduledStart(app: AppContext, job: StartJob): Promise
   });
 }
 
-/** One batch: each pending recipient claimed and accepted (or skipped) exactly once. */
+/**
+ * One batch: its pending recipients, locked (SKIP LOCKED), go through the one send path as a set — gate, plan,
+ * price, conversation, message and the recipient rows marked accepted or skipped with the reason, in one
+ * statement and one transaction. A retried or concurrent batch finds nothing pending and does nothing.
+ */
 export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
   const tenant = await tenantFor(app, job.organizationId);
-  const pending = await q.pendingContactIds(tenant.db, tenant.organizationId, job.blastId, job.batch);
-  for (const contactId of pending) await sendToRecipient(tenant, app, job.blastId, contactId);
-}
-
-async function sendToRecipient(tenant: Tenant, services: Services, blastId: string, contactId: string): Promise<void> {
-  try {
-    await inTenantTransaction(tenant, async (t) => {
-      const claimed = await q.claimRecipient(t.db, t.organizationId, blastId, contactId);
-      if (!claimed) return; // done already, or another worker holds it
-      const blast = await q.getBlast(t.db, t.organizationId, blastId);
-      if (!blast || blast.status !== 'SENDING') {
-        await q.markRecipient(t.db, t.organizationId, blastId, contactId, { status: 'cancelled' });
-        return;
-      }
-      const content = contentsOf(blast).get(claimed.variant_key ?? '');
-      if (!content) throw new NotReady('BOT_NOT_PUBLISHED', 'UNPROCESSABLE', 'No content for this recipient.');
-      const message = await acceptMessage(t, services, {
-        contactId,
-        senderId: blast.sender_id,
-        messageType: blast.message_type as MessageType,
-        fallbackToSms: blast.fallback_to_sms,
-        content,
-        origin: 'blast',
-        conversationSource: { type: 'blast', blastId },
-      });
-      await q.markRecipient(t.db, t.organizationId, blastId, contactId, { status: 'accepted', messageId: message.id });
+  await inTenantTransaction(tenant, async (t) => {
+    // Shared: the blast's batches run side by side; a cancel (FOR UPDATE) waits for this one, and then withdraws
+    // what it accepted.
+    const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forShare: true });
+    if (!blast) return;
+    if (blast.status !== 'SENDING') return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'cancelled' });
+    let sender;
+    let contents;
+    try {
+      // Media assets resolved to signed links once per variant, before rendering (as acceptMessage does per send).
+      contents = new Map(await Promise.all([...contentsOf(blast)].map(async ([key, c]) => [key, await resolveContentAssets(t, app, c)] as const)));
+      if (contents.size === 0) throw new NotReady('BOT_NOT_PUBLISHED', 'UNPROCESSABLE', 'No content for these recipients.');
+      sender = await resolveSender(t.db, t.organizationId, blast.sender_id);
+    } catch (e) {
+      // Refused for every recipient alike (the sender is no longer ready …): skipped with the reason.
+      if (!(e instanceof ApiError) || e.status >= 500) throw e;
+      return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'skipped', reason: e.code });
+    }
+    await acceptSet(t, app, {
+      sender,
+      requested: 'RCS',
+      messageType: blast.message_type as MessageType,
+      fallbackAllowed: blast.fallback_to_sms,
+      contents,
+      recipients: q.pendingBatch(t.organizationId, blast.id, job.batch),
+      origin: 'blast',
+      conversationSource: { type: 'blast', blastId: blast.id },
+      blast: { id: blast.id, batch: job.batch },
+      now: new Date(),
     });
-  } catch (e) {
-    // Refused by the send path (nothing of it was kept): the recipient is skipped with the reason.
-    if (!(e instanceof ApiError) || e.status >= 500) throw e;
-    await q.markRecipient(tenant.db, tenant.organizationId, blastId, contactId, { status: 'skipped', reason: e.code });
-  }
+  });
 }
 
 /** SENDING → DISPATCHED → SENT (or FAILED when every recipient was refused); looks again until final. */
 export async function runAdvance(app: AppContext, job: StartJob): Promise<void> {
   const tenant = await tenantFor(app, job.organizationId);
   await inTenantTransaction(tenant, async (t) => {
-    const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forUpdate: true });
-    if (!blast || (blast.status !== 'SENDING' && blast.status !== 'DISPATCHED')) return;
+    // Batches hold the blast FOR SHARE while they run: waiting for them would queue every later batch behind this
+    // look (a lock convoy). Locked: look again at the next tick.
+    const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forUpdate: true, skipLocked: true });
+    if (!blast) {
+      const busy = await q.getBlast(t.db, t.organizationId, job.blastId);
+      if (busy && (busy.status === 'SENDING' || busy.status === 'DISPATCHED')) await queueAdvance(t, app, busy.id, busy.dispatched_at);
+      return;
+    }
+    if (blast.status !== 'SENDING' && blast.status !== 'DISPATCHED') return;
     const recipients = await q.recipientCounts(t.db, t.organizationId, blast.id);
     const groups = await q.messageGroups(t.db, t.organizationId, blast.id);
     const count = (statuses: string[]) => groups.filter((g) => statuses.includes(g.status)).reduce((s, g) => s + g.n, 0);
@@ -177,15 +192,14 @@ export async function runAdvance(app: AppContext, job: StartJob): Promise<void> 
   });
 }
 
-/** Cancel: pending recipients are cancelled, queued and held messages withdrawn (revoked) and counted cancelled. */
+/**
+ * Cancel: pending recipients are cancelled, and the queued and held messages withdrawn (revoked) with their
+ * recipients counted cancelled — set-based, whatever the audience's size; `message.revoked` for each when an
+ * endpoint subscribes. Messages already handed to a carrier go on and count in stats.
+ */
 export async function withdrawUnsent(tenant: Tenant, services: Services, blastId: string): Promise<void> {
   await q.cancelPending(tenant.db, tenant.organizationId, blastId);
-  for (const messageId of await q.unsentMessageIds(tenant.db, tenant.organizationId, blastId)) {
-    try {
-      await revokeMessage(tenant, services, messageId);
-      await q.markMessageCancelled(tenant.db, tenant.organizationId, blastId, messageId);
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e; // already on its way to the carrier: it counts in stats
-    }
-  }
+  const withEvents = await subscribesToAny(tenant.db, tenant.organizationId, ['message.revoked']);
+  const { rows } = await q.revokeUnsent(tenant.db, tenant.organizationId, blastId, withEvents);
+  await emitEvents(tenant.db, queueOf(services), rows.map((m) => messageEvent('message.revoked', m, { id: m.sender_id })));
 }

@@ -8,14 +8,19 @@
 //                           held until the first instant outside the quiet period in all of them
 //   CONTENT_FLAGGED  —      a flagging content rule matched: the message may go, the match is reported
 //
-// Block beats hold beats allow; every reason that applies is reported. Overrides are checked against `now`, so
+// Block beats hold beats allow; every reason that applies is reported.
+//
+// One implementation for one recipient and for millions: the decision is SQL over a set of recipients
+// (src/db/queries/compliance/gate.ts, joined into the send path's INSERT … SELECT), with what needs TypeScript
+// computed before and joined in — content rules (RE2) once per distinct text, quiet hours once per distinct
+// (time zone or number prefix, quiet period). evaluateCompliance is its one-recipient wrapper. Overrides are checked against `now`, so
 // an expired override stops applying at once. With no time zone at all (non-geographic numbers such as +800),
 // quiet hours are checked in UTC.
 import type { Db } from '../../db/database.ts';
-import { loadGateFacts } from '../../db/queries/compliance/gate.ts';
+import * as q from '../../db/queries/compliance/gate.ts';
 import { matchContentRules, type ContentRuleSpec } from './content-rules.ts';
 import { quietHoursHoldUntil } from './quiet-hours.ts';
-import { resolveTcpa } from './tcpa.ts';
+import { DEFAULT_QUIET_HOURS_END, DEFAULT_QUIET_HOURS_START, resolveTcpa } from './tcpa.ts';
 
 export type MessageType = 'MARKETING' | 'TRANSACTIONAL' | 'SERVICE';
 
@@ -52,25 +57,22 @@ export type ComplianceQuestion = {
   now: Date;
 };
 
-const BLOCKING: ReadonlySet<ComplianceReasonCode> = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'CONTENT_BLOCKED']);
+export type { Recipients } from '../../db/queries/compliance/gate.ts';
+export { recipientsOf } from '../../db/queries/compliance/gate.ts';
 
-export async function evaluateCompliance(q: ComplianceQuestion): Promise<ComplianceDecision> {
-  const { contact, messageType, now } = q;
-  const facts = await loadGateFacts(q.db, q.organizationId, contact, messageType, now);
-  const overridden = facts.overrideUntil !== null && facts.overrideUntil.getTime() > now.getTime();
-  const reasons: ComplianceReason[] = [];
+/** The gate made ready for a set of recipients: the SQL inputs, and the texts of the reasons it may give. */
+export type PreparedGate = q.GateInputs & {
+  /** Content-rule reasons (CONTENT_BLOCKED / CONTENT_FLAGGED) per content key. */
+  contentReasons: Map<string, ComplianceReason[]>;
+  /** The zones of each quiet group now inside quiet hours, for the QUIET_HOURS reason. */
+  quietZones: Map<string, string[]>;
+};
 
-  if (facts.dncListed) reasons.push({ code: 'DNC_LISTED', message: 'The phone is on the Do-Not-Contact list.' });
-  if (facts.optedOut && !overridden) reasons.push({ code: 'OPTED_OUT', message: 'The recipient opted out.' });
-  if (messageType === 'MARKETING' && contact.consent_type !== 'MARKETING' && !overridden) {
-    reasons.push({
-      code: 'NO_CONSENT',
-      message:
-        'MARKETING messages (the default messageType) need the recipient’s marketing consent: record it with PATCH /v1/contacts/{id}/tcpa {"consentType":"MARKETING"}, or send a TRANSACTIONAL or SERVICE message.',
-    });
-  }
+const groupKey = (g: q.QuietGroup) => `${g.tz}|${g.prefix}|${g.start}|${g.end}`;
 
-  const rules: ContentRuleSpec[] = facts.contentRules.map((r) => ({
+/** Content rules matched once per distinct text. */
+function contentReasonsOf(rows: q.GateContentRule[], texts: ReadonlyMap<string, string>): Map<string, ComplianceReason[]> {
+  const rules: ContentRuleSpec[] = rows.map((r) => ({
     id: r.id,
     name: r.name,
     pattern: r.pattern,
@@ -78,30 +80,115 @@ export async function evaluateCompliance(q: ComplianceQuestion): Promise<Complia
     action: r.action as ContentRuleSpec['action'],
     caseSensitive: r.case_sensitive,
   }));
-  for (const m of q.content ? matchContentRules(rules, q.content) : []) {
-    const blocked = m.rule.action === 'block';
-    const how = m.timedOut ? 'could not be checked in time (counted as a match)' : 'matched';
+  const out = new Map<string, ComplianceReason[]>();
+  const byText = new Map<string, ComplianceReason[]>();
+  for (const [key, text] of texts) {
+    let reasons = byText.get(text);
+    if (!reasons) {
+      reasons = (text && rules.length ? matchContentRules(rules, text) : []).map((m) => ({
+        code: m.rule.action === 'block' ? ('CONTENT_BLOCKED' as const) : ('CONTENT_FLAGGED' as const),
+        message: `Content rule "${m.rule.name}" ${m.timedOut ? 'could not be checked in time (counted as a match)' : 'matched'}.`,
+        rule: { id: m.rule.id, name: m.rule.name, timedOut: m.timedOut },
+      }));
+      byText.set(text, reasons);
+    }
+    out.set(key, reasons);
+  }
+  return out;
+}
+
+/** Hold times of the quiet groups that are inside quiet hours at `now`, each group's zones inferred once. */
+async function quietHoldsOf(groups: q.QuietGroup[], now: Date): Promise<{ holds: q.QuietHold[]; zones: Map<string, string[]> }> {
+  const holds: q.QuietHold[] = [];
+  const zones = new Map<string, string[]>();
+  for (const g of groups) {
+    const tcpa = await resolveTcpa({ phone: `+${g.prefix}`, time_zone: g.tz || null, quiet_hours_start: g.start, quiet_hours_end: g.end, consent_type: 'NONE' });
+    const candidates = tcpa.candidateTimeZones.length ? tcpa.candidateTimeZones : ['UTC'];
+    const heldUntil = quietHoursHoldUntil(candidates, now, g.start, g.end);
+    if (!heldUntil) continue;
+    holds.push({ ...g, heldUntil });
+    zones.set(groupKey(g), candidates);
+  }
+  return { holds, zones };
+}
+
+export type GateQuestion = { messageType: MessageType; now: Date; skip?: boolean; ignoreQuietHours?: boolean; texts: ReadonlyMap<string, string> };
+
+/** What the gate must read for a question: the content rules (when there is text), the quiet groups (MARKETING). */
+export function gateNeeds(p: GateQuestion): { rules: boolean; quietGroups: boolean } {
+  return { rules: !p.skip && [...p.texts.values()].some(Boolean), quietGroups: !p.skip && p.messageType === 'MARKETING' && !p.ignoreQuietHours };
+}
+
+export const QUIET_DEFAULTS = { start: DEFAULT_QUIET_HOURS_START, end: DEFAULT_QUIET_HOURS_END };
+
+/** The gate made ready from what it read (gateNeeds): content rules and the recipients' quiet groups. */
+export async function gateOf(p: GateQuestion, rules: q.GateContentRule[], groups: q.QuietGroup[] | null): Promise<PreparedGate> {
+  const base = { messageType: p.messageType, now: p.now, defaults: QUIET_DEFAULTS };
+  if (p.skip) return { ...base, skip: true, blockedKeys: [], holds: null, contentReasons: new Map(), quietZones: new Map() };
+  const contentReasons = contentReasonsOf(rules, p.texts);
+  const blockedKeys = [...contentReasons].filter(([, rs]) => rs.some((r) => r.code === 'CONTENT_BLOCKED')).map(([k]) => k);
+  const quiet = groups ? await quietHoldsOf(groups, p.now) : null;
+  return { ...base, skip: false, blockedKeys, holds: quiet?.holds ?? null, contentReasons, quietZones: quiet?.zones ?? new Map() };
+}
+
+/**
+ * Prepares the gate for `recipients` receiving the content keyed in `texts` (key → text checked by content
+ * rules): one read of the content rules, one of the recipients' distinct quiet groups (MARKETING only).
+ */
+export async function prepareGate(db: Db, organizationId: string, p: GateQuestion & { recipients: q.Recipients }): Promise<PreparedGate> {
+  const needs = gateNeeds(p);
+  const rules = needs.rules ? await q.contentRulesFor(db, organizationId, p.messageType) : [];
+  const groups = needs.quietGroups ? await q.quietGroupsOf(db, organizationId, p.recipients, QUIET_DEFAULTS) : null;
+  return gateOf(p, rules, groups);
+}
+
+const FIXED_REASONS = {
+  DNC_LISTED: 'The phone is on the Do-Not-Contact list.',
+  OPTED_OUT: 'The recipient opted out.',
+  NO_CONSENT:
+    'MARKETING messages (the default messageType) need the recipient’s marketing consent: record it with PATCH /v1/contacts/{id}/tcpa {"consentType":"MARKETING"}, or send a TRANSACTIONAL or SERVICE message.',
+} as const;
+
+/** The text of a refusal (the gate row's `block_code`) for content `key`. */
+export function refusalMessage(gate: PreparedGate, key: string, code: string): string {
+  if (code in FIXED_REASONS) return FIXED_REASONS[code as keyof typeof FIXED_REASONS];
+  return gate.contentReasons.get(key)?.find((r) => r.code === code)?.message ?? code;
+}
+
+/** Every reason that applies to one recipient's gate row, in the documented order. */
+export function reasonsOf(gate: PreparedGate, row: q.GateRow): ComplianceReason[] {
+  const reasons: ComplianceReason[] = [];
+  if (row.dnc) reasons.push({ code: 'DNC_LISTED', message: FIXED_REASONS.DNC_LISTED });
+  if (row.opted_out) reasons.push({ code: 'OPTED_OUT', message: FIXED_REASONS.OPTED_OUT });
+  if (row.no_consent) reasons.push({ code: 'NO_CONSENT', message: FIXED_REASONS.NO_CONSENT });
+  reasons.push(...(gate.contentReasons.get(row.key) ?? []));
+  if (row.held_until) {
+    const start = row.quiet_hours_start ?? DEFAULT_QUIET_HOURS_START;
+    const end = row.quiet_hours_end ?? DEFAULT_QUIET_HOURS_END;
+    const prefix = row.time_zone ? '' : row.phone.replace(/^\+/, '').slice(0, q.NUMBER_PREFIX_DIGITS);
+    const zones = gate.quietZones.get(groupKey({ tz: row.time_zone ?? '', prefix, start, end })) ?? [];
     reasons.push({
-      code: blocked ? 'CONTENT_BLOCKED' : 'CONTENT_FLAGGED',
-      message: `Content rule "${m.rule.name}" ${how}.`,
-      rule: { id: m.rule.id, name: m.rule.name, timedOut: m.timedOut },
+      code: 'QUIET_HOURS',
+      message: `Quiet hours (${start}–${end} in ${zones.length === 1 ? zones[0] : `${zones.length} time zones`}) until ${row.held_until.toISOString()}.`,
     });
   }
+  return reasons;
+}
 
-  let holdUntil: Date | null = null;
-  if (messageType === 'MARKETING') {
-    const tcpa = await resolveTcpa(contact);
-    const zones = tcpa.candidateTimeZones.length ? tcpa.candidateTimeZones : ['UTC'];
-    holdUntil = quietHoursHoldUntil(zones, now, tcpa.quietHoursStart, tcpa.quietHoursEnd);
-    if (holdUntil) {
-      reasons.push({
-        code: 'QUIET_HOURS',
-        message: `Quiet hours (${tcpa.quietHoursStart}–${tcpa.quietHoursEnd} in ${zones.length === 1 ? zones[0] : `${zones.length} time zones`}) until ${holdUntil.toISOString()}.`,
-      });
-    }
-  }
-
-  if (reasons.some((r) => BLOCKING.has(r.code))) return { decision: 'block', reasons };
-  if (holdUntil) return { decision: 'hold', until: holdUntil, reasons };
+/** The decision for one recipient's gate row: block beats hold beats allow. */
+export function decisionOf(gate: PreparedGate, row: q.GateRow): ComplianceDecision {
+  const reasons = reasonsOf(gate, row);
+  if (row.block_code) return { decision: 'block', reasons };
+  if (row.held_until) return { decision: 'hold', until: row.held_until, reasons };
   return { decision: 'allow', reasons };
+}
+
+/** The gate for one stored contact: the set-based gate over a set of one. */
+export async function evaluateCompliance(question: ComplianceQuestion): Promise<ComplianceDecision> {
+  const { db, organizationId, contact, messageType, now } = question;
+  const recipients = q.recipientsOf([contact.id], ['']);
+  const gate = await prepareGate(db, organizationId, { messageType, now, texts: new Map([['', question.content]]), recipients });
+  const row = await q.gateRowOf(db, organizationId, contact.id, '', gate);
+  if (!row) throw new Error(`contact ${contact.id} is not of organization ${organizationId}`);
+  return decisionOf(gate, row);
 }

@@ -1,23 +1,29 @@
 // Dispatch: hands accepted messages to the provider, at least once, never twice to the handset.
 //
-// A batch of dispatch jobs is claimed in one UPDATE (queued/held/sending → sending). `sending` is claimable
-// again because a worker may have died after claiming: pg-boss redelivers its job, and the provider's dedupe
-// key (the message id) turns the repeated send into a no-op at the carrier. Per-sender throughput is enforced
-// with rate-limiter-flexible's PostgreSQL store, shared by every worker process, consumed once per sender per
-// batch; what does not fit is re-queued for the next window (never dropped). Transient provider errors are
-// retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal, the message
-// fails with a reason (and, when no carrier ever accepted it, without the fallback it had planned: fallback.ts).
+// The message row is its own outbox (`dispatch_at`, migration 0025): a wake job (pg-boss) names a scope — the
+// messages of one send, or of one blast batch — and the worker claims that scope's due rows in batches with
+// FOR UPDATE SKIP LOCKED (queued/held/sending → sending, one more attempt, leased for a few seconds). A worker
+// that dies after claiming leaves its rows `sending` until the lease runs out; pg-boss redelivers the wake job,
+// the rows are claimed again, and the provider's dedupe key (the message id) turns the repeated send into a no-op
+// at the carrier. What is not due yet (held for quiet hours, backing off, over the sender's rate, leased to
+// another worker) gets one wake job for the scope at the earliest `dispatch_at`, so nothing is stranded and
+// there is no job row per message. Per-sender throughput is enforced with rate-limiter-flexible's PostgreSQL
+// store, shared by every worker process, consumed once per sender per claimed batch; what does not fit waits for
+// the next window (never dropped). Transient provider errors are retried with exponential backoff and jitter up
+// to MAX_ATTEMPTS; then, or on a final refusal, the message fails with a reason (and, when no carrier ever
+// accepted it, without the fallback it had planned: fallback.ts).
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
 import { fromKysely } from 'pg-boss';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppContext } from '../../app-context.ts';
-import { inTransaction } from '../../db/database.ts';
+import { inTransaction, type Db } from '../../db/database.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as q from '../../db/queries/conversations/dispatch.ts';
 import type { MessageRow } from '../../db/queries/conversations/messages.ts';
 import { sendersByIds, type SenderRow } from '../../db/queries/conversations/senders.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
+import type { JobQueue } from '../../jobs/queue.ts';
 import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
@@ -27,10 +33,13 @@ import { fallbackChannelFor, render, type Channel, type SendContent } from './re
 
 export const DISPATCH_QUEUE = QUEUES.messageDispatch;
 export const MAX_ATTEMPTS = 6;
-/** Retry backoff base; tests shorten it. */
-export const dispatchTuning = { backoffBaseSeconds: 2 };
+/** Retry backoff base and a claim's lease (a dead worker's rows are claimed again after it); tests shorten them. */
+export const dispatchTuning = { backoffBaseSeconds: 2, leaseSeconds: 10 };
+/** Rows claimed per statement. */
+const CLAIM_LIMIT = 500;
 
-export type DispatchJob = { messageId: string };
+/** A wake job: the messages of one send (by id), or of one blast batch. */
+export type DispatchJob = { messageId?: string; messageIds?: string[]; blast?: { organizationId: string; blastId: string; batch: number } };
 
 const limiters = new WeakMap<AppContext, Map<number, RateLimiterPostgres>>();
 
@@ -78,28 +87,52 @@ export function dedupeKeyOf(m: MessageRow): string {
 type Claimed = q.ClaimedMessage;
 type Accepted = { message: Claimed; channel: Channel; providerMessageId: string; segments: number; encoding: string | null; costUnits: number };
 
-export async function dispatchBatch(app: AppContext, jobs: Array<{ data: DispatchJob }>): Promise<void> {
-  const ids = [...new Set(jobs.map((j) => j.data.messageId))];
-  if (ids.length === 0) return;
-  // Claim the batch, reading each recipient's known RCS capability in the same statement.
-  const claimed = await q.claimForDispatch(app.db, ids);
-  if (claimed.length === 0) return;
+/** Queues the wake job of a scope, in the caller's transaction when given one: it runs at `at` (now when absent or past). */
+export async function wakeDispatch(queue: JobQueue, scope: DispatchJob, opts: { db?: Db; at?: Date | null } = {}): Promise<void> {
+  await queue.send(DISPATCH_QUEUE, scope, { ...(opts.db ? { db: fromKysely(opts.db) } : {}), ...(opts.at && opts.at.getTime() > Date.now() ? { startAfter: opts.at } : {}) });
+}
 
+/** Runs fetched wake jobs: each scope drained of its due messages, the rest woken again when due. */
+export async function dispatchBatch(app: AppContext, jobs: Array<{ data: DispatchJob }>): Promise<void> {
+  const ids = [...new Set(jobs.flatMap((j) => j.data.messageIds ?? (j.data.messageId ? [j.data.messageId] : [])))];
+  const scopes: q.DispatchScope[] = ids.length ? [{ messageIds: ids }] : [];
+  for (const j of jobs) if (j.data.blast) scopes.push(j.data.blast);
+  for (const scope of scopes) await drain(app, scope);
+}
+
+async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
+  for (;;) {
+    const claimed = await q.claimDue(app.db, scope, CLAIM_LIMIT, dispatchTuning.leaseSeconds);
+    const limited = claimed.length ? await sendClaimed(app, claimed) : false;
+    // Over a sender's rate, the rest waits for its window (the wake below) instead of being claimed in vain.
+    if (claimed.length < CLAIM_LIMIT || limited) break;
+  }
+  const next = await q.nextDue(app.db, scope);
+  if (next) await wakeDispatch(queueOf(app), 'messageIds' in scope ? { messageIds: scope.messageIds } : { blast: scope }, { at: next });
+}
+
+/** Sends claimed messages, each sender within its rate; answers whether a sender's rate held some back. */
+async function sendClaimed(app: AppContext, claimed: Claimed[]): Promise<boolean> {
   const senderIds = [...new Set(claimed.map((m) => m.sender_id))];
   const senders = new Map((await sendersByIds(app.db, senderIds)).map((s) => [s.id, s]));
 
   const accepted: Accepted[] = [];
+  let limited = false;
   await Promise.all(
     senderIds.map(async (senderId) => {
       const sender = senders.get(senderId)!;
       const mine = claimed.filter((m) => m.sender_id === senderId);
       const { allowed, retryAfterSeconds } = await admit(app, sender, mine.length);
       const later = mine.slice(allowed);
-      if (later.length) await requeue(app, later, retryAfterSeconds, false);
+      if (later.length) {
+        limited = true;
+        await requeue(app, later, retryAfterSeconds, false);
+      }
       accepted.push(...(await sendBatch(app, mine.slice(0, allowed), sender)));
     }),
   );
   await recordAccepted(app, accepted, senders);
+  return limited;
 }
 
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
@@ -199,17 +232,9 @@ function backoffSeconds(attempt: number): number {
   return base / 2 + Math.random() * base; // jitter around the exponential step
 }
 
+/** Back to queued, due again in `afterSeconds` (the scope's wake job then comes for it). */
 async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: number, countsAsAttempt: boolean): Promise<void> {
-  const ids = messages.map((m) => m.id);
-  // Back to queued and its next dispatch job in one transaction: a crash between them would strand the message.
-  await inTransaction(app.db, async (tx) => {
-    await q.requeueMessages(tx, ids, countsAsAttempt);
-    await queueOf(app).insert(
-      DISPATCH_QUEUE,
-      ids.map((messageId) => ({ data: { messageId }, startAfter: new Date(Date.now() + afterSeconds * 1000) })),
-      { db: fromKysely(tx) },
-    );
-  });
+  await q.requeueMessages(app.db, messages.map((m) => m.id), countsAsAttempt, afterSeconds);
 }
 
 /** Fails the message with its reason; one no carrier ever accepted drops its planned fallback (fallback.ts). */

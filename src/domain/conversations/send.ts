@@ -1,24 +1,24 @@
-// Accepting one outbound message: the single path every sender uses (direct sends, conversations, keyword
-// replies; later blasts, bots and events). Validate → compliance gate → channel plan → price → persist →
-// enqueue dispatch, all in one transaction of the tenant (the caller's when it is in one, e.g. the
-// Idempotency-Key's), so an accepted message and its dispatch job commit together (pg-boss enqueues through
-// the same transaction) and a refused one leaves nothing behind.
-import { fromKysely } from 'pg-boss';
+// Accepting outbound messages: the single path every sender uses (direct sends, conversations, keyword replies,
+// blasts, bots and events). Validate → compliance gate → channel plan → price → persist, with the message row as
+// its own dispatch outbox, all in one transaction of the tenant (the caller's when it is in one, e.g. the
+// Idempotency-Key's), so an accepted message is dispatchable exactly when it commits and a refused one leaves
+// nothing behind. The per-recipient work is one SQL statement over a set of recipients (acceptSet): a direct
+// send is the set of one (acceptMessage), a blast batch the set of its pending recipients — one implementation.
 import type { components } from '../../../generated/api.d.ts';
-import * as contacts from '../../db/queries/conversations/contacts.ts';
-import * as conversations from '../../db/queries/conversations/conversations.ts';
-import * as messages from '../../db/queries/conversations/messages.ts';
-import { evaluateCompliance } from '../compliance/gate.ts';
+import * as accept from '../../db/queries/conversations/accept.ts';
+import type * as messages from '../../db/queries/conversations/messages.ts';
+import { gateNeeds, gateOf, prepareGate, QUIET_DEFAULTS, recipientsOf, refusalMessage, type GateQuestion, type PreparedGate, type Recipients } from '../compliance/gate.ts';
 import { badRequest, bodyField, notFound, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { emitEvent } from '../webhooks/events.ts';
+import { emitEvents, subscribesToAny } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { getConversation, openConversation, SESSION_HOURS, type ConversationSource } from './conversations.ts';
-import { DISPATCH_QUEUE } from './dispatch.ts';
+import { getConversation, SESSION_HOURS, type ConversationSource } from './conversations.ts';
+import { wakeDispatch } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
-import { resolveSender } from './senders.ts';
-import { channelAvailability } from '../sender-ids/protocols.ts';
+import { chosenSender, type SenderRow } from './senders.ts';
+import { availabilityOf, channelAvailability } from '../sender-ids/protocols.ts';
+import { resolveContentAssets } from '../assets/media.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
@@ -54,7 +54,6 @@ export type ChannelPlan = {
   fallbackReason: components['schemas']['FallbackReason'];
 };
 
-const GATE_CODES = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'CONTENT_BLOCKED']);
 const MAX_PREVIEW_CHARACTERS = 200;
 
 /** Plain text of the content, for content rules. */
@@ -104,69 +103,149 @@ function noChannelMessage(requested: Channel, content: SendContent, fallbackAllo
   return `${first} and the sender's ${fallbackChannel} protocol, the fallback, is not active.`;
 }
 
-/** Accepts a message: the stored row (queued, or held for quiet hours), its dispatch job and its event. */
+/** The contents of a set send by key (a blast variant's key; '' for a single content). */
+export type KeyedContents = ReadonlyMap<string, SendContent>;
+
+/** A send to a set of recipients: what every recipient shares. */
+export type AcceptSetRequest = {
+  sender: SenderRow;
+  requested: Channel;
+  messageType: MessageType;
+  fallbackAllowed: boolean;
+  contents: KeyedContents;
+  recipients: Recipients;
+  origin: SendRequest['origin'];
+  conversationSource: ConversationSource;
+  skipComplianceGate?: boolean;
+  ignoreQuietHours?: boolean;
+  /** A blast batch: its recipient rows are marked accepted or skipped (with the reason) in the same statement. */
+  blast?: { id: string; batch: number };
+  now: Date;
+};
+
+const billingOf = (channel: Channel, content: SendContent): accept.Billing => {
+  const r = render(channel, content);
+  return { segments: r.segments, encoding: r.encoding, costUnits: r.costUnits, preview: (r.body ?? r.title ?? content.type).slice(0, MAX_PREVIEW_CHARACTERS) };
+};
+
+const gateQuestionOf = (req: AcceptSetRequest): GateQuestion => ({
+  messageType: req.messageType,
+  now: req.now,
+  ...(req.skipComplianceGate ? { skip: true } : {}),
+  ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
+  texts: new Map([...req.contents].map(([key, content]) => [key, textOf(content)])),
+});
+
+/**
+ * The set statement's inputs: what does not depend on the recipient, computed once — each content rendered on the
+ * requested and on the fallback channel (segments, price, preview), whether the sender may use each channel, the
+ * prepared gate (content rules per distinct text, quiet hours per distinct group).
+ */
+function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, gate: PreparedGate): accept.AcceptSet {
+  const contents = [...req.contents].map(([key, content]): accept.AcceptContent => {
+    const fallbackChannel = fallbackChannelFor(content);
+    return {
+      key,
+      content: JSON.stringify(content),
+      fallbackChannel,
+      // A closed fallback channel means no fallback.
+      fallbackOk: req.fallbackAllowed && usable(fallbackChannel),
+      primary: billingOf(req.requested, content),
+      fallback: billingOf(fallbackChannel, content),
+    };
+  });
+  const source = req.conversationSource;
+  return {
+    senderId: req.sender.id,
+    requested: req.requested,
+    requestedUsable: usable(req.requested),
+    messageType: req.messageType,
+    origin: req.origin,
+    // A conversation a bot starts is the bot's until it is handed to a human.
+    source: { type: source.type, blastId: source.blastId ?? null, botId: source.botId ?? null, campaignId: source.campaignId ?? null, handledBy: source.type === 'bot' ? 'bot' : 'human' },
+    sessionHours: SESSION_HOURS,
+    contents,
+    gate,
+    recipients: req.recipients,
+    ...(req.blast ? { blastId: req.blast.id } : {}),
+  };
+}
+
+/** `message.queued` / `message.held` for each accepted message (only when an endpoint subscribes: events.ts). */
+async function announce(tenant: Tenant, services: Services, sender: SenderRow, accepted: MessageRow[]): Promise<void> {
+  await emitEvents(tenant.db, queueOf(services), accepted.map((m) => messageEvent(m.status === 'held' ? 'message.held' : 'message.queued', m, sender)));
+}
+
+/**
+ * Accepts a send for a whole set of recipients in the caller's transaction, with no round trip per recipient:
+ * gate, channel plan, price, conversation, message (its own dispatch outbox) and, for a blast, the recipient rows
+ * marked — one statement. Answers how many were accepted and skipped.
+ */
+export async function acceptSet(tenant: Tenant, services: Services, req: AcceptSetRequest): Promise<{ accepted: number; skipped: number }> {
+  const { db, organizationId } = tenant;
+  // The sender's protocols (none stored: every channel, as always).
+  const usable = await channelAvailability(db, organizationId, req.sender.id);
+  const gate = await prepareGate(db, organizationId, { ...gateQuestionOf(req), recipients: req.recipients });
+  const set = planSet(req, usable, gate);
+  const withEvents = !req.blast || (await subscribesToAny(tenant.db, tenant.organizationId, ['message.queued', 'message.held']));
+  const result = await accept.acceptAll(tenant.db, tenant.organizationId, set, withEvents);
+  await announce(tenant, services, req.sender, result.messages);
+  if (result.accepted > 0) {
+    // One wake job for the whole set: the dispatcher claims its due rows and wakes again for the held ones.
+    const scope = req.blast ? { blast: { organizationId: tenant.organizationId, blastId: req.blast.id, batch: req.blast.batch } } : { messageIds: result.messages.map((m) => m.id) };
+    await wakeDispatch(queueOf(services), scope, { db: tenant.db });
+  }
+  return { accepted: result.accepted, skipped: result.skipped };
+}
+
+/**
+ * Accepts a message: the stored row (queued, or held for quiet hours), its dispatch (the row itself, and its wake
+ * job) and its event. Round trips: one read of everything the send depends on (contact, sender, its protocols,
+ * content rules, the contact's quiet group, webhook subscribers), the set statement, the wake job.
+ */
 export function acceptMessage(tenant: Tenant, services: Services, req: SendRequest): Promise<MessageRow> {
-  return inTenantTransaction(tenant, async ({ db, organizationId }) => {
-    const now = req.now ?? new Date();
+  return inTenantTransaction(tenant, async (t) => {
+    const { db, organizationId } = t;
+    req = { ...req, content: await resolveContentAssets(t, services, req.content) }; // assetId → signed media link
     const requested = req.channelType ?? 'RCS';
-    const messageType = req.messageType ?? 'MARKETING';
     const fallbackAllowed = req.fallbackToSms ?? true;
-
-    const contact = await contacts.getContact(db, organizationId, req.contactId);
-    if (!contact) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact');
-    const sender = await resolveSender(db, organizationId, req.senderId, req.fields?.senderId);
-    assertChannelAccepts(requested, req.content);
-    // The sender's protocols (none stored: every channel, as always); a closed fallback channel means no fallback.
-    const usable = await channelAvailability(db, organizationId, sender.id);
-    const fallbackStored = fallbackAllowed && usable(fallbackChannelFor(req.content));
-
-    let heldUntil: Date | null = null;
-    if (!req.skipComplianceGate) {
-      const verdict = await evaluateCompliance({ db, organizationId, contact, messageType, content: textOf(req.content), now });
-      if (verdict.decision === 'block') {
-        const reason = verdict.reasons.find((r) => GATE_CODES.has(r.code)) ?? verdict.reasons[0]!;
-        throw unprocessable(reason.code as ErrorCode, reason.message);
-      }
-      if (verdict.decision === 'hold' && !req.ignoreQuietHours) heldUntil = verdict.until;
-    }
-
-    const conversation = await openConversation(db, organizationId, contact.id, sender.id, req.conversationSource ?? { type: 'api' });
-    const chatSessionOpen =
-      conversation.session_channel === 'CHATAPP' && conversation.last_inbound_at !== null && now.getTime() - conversation.last_inbound_at.getTime() < SESSION_HOURS * 3600_000;
-    const plan = planChannel(requested, req.content, contact.rcs_capable, fallbackAllowed, chatSessionOpen, usable);
-    if (!plan) throw unprocessable('NO_CHANNEL_AVAILABLE', noChannelMessage(requested, req.content, fallbackAllowed, usable));
-    const rendering = render(plan.planned, req.content);
-
-    const message = await messages.insertMessage(db, organizationId, {
-      conversation_id: conversation.id,
-      contact_id: contact.id,
-      contact_phone: contact.phone,
-      sender_id: sender.id,
-      direction: 'outbound',
-      requested_channel: plan.requested,
-      planned_channel: plan.planned,
-      fallback_used: plan.fallbackUsed,
-      fallback_reason: plan.fallbackReason,
-      fallback_allowed: fallbackStored,
-      message_type: messageType,
-      status: heldUntil ? 'held' : 'queued',
-      content: JSON.stringify(req.content),
-      segments: rendering.segments,
-      encoding: rendering.encoding,
-      estimated_cost_units: rendering.costUnits,
-      held_until: heldUntil,
+    const recipients = recipientsOf([req.contactId], ['']);
+    const setRequest: Omit<AcceptSetRequest, 'sender'> = {
+      requested,
+      messageType: req.messageType ?? 'MARKETING',
+      fallbackAllowed,
+      contents: new Map([['', req.content]]),
+      recipients,
       origin: req.origin,
+      conversationSource: req.conversationSource ?? { type: 'api' },
+      ...(req.skipComplianceGate ? { skipComplianceGate: true } : {}),
+      ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
+      now: req.now ?? new Date(),
+    };
+    const question = gateQuestionOf(setRequest as AcceptSetRequest);
+    const needs = gateNeeds(question);
+    const facts = await accept.loadSendFacts(db, organizationId, {
+      contactId: req.contactId,
+      senderId: req.senderId,
+      messageType: question.messageType,
+      rules: needs.rules,
+      quiet: needs.quietGroups ? { recipients, defaults: QUIET_DEFAULTS } : null,
+      eventTypes: ['message.queued', 'message.held'],
     });
-    await conversations.recordOutbound(db, organizationId, conversation.id, {
-      at: message.created_at,
-      preview: (rendering.body ?? rendering.title ?? req.content.type).slice(0, MAX_PREVIEW_CHARACTERS),
-      firstMessageId: conversation.first_message_id ?? message.id,
-      now,
-    });
-
-    const queue = queueOf(services);
-    await queue.send(DISPATCH_QUEUE, { messageId: message.id }, { db: fromKysely(db), startAfter: heldUntil ?? undefined });
-    await emitEvent(db, queue, messageEvent(heldUntil ? 'message.held' : 'message.queued', message, sender));
+    if (!facts.contactFound) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact');
+    const sender = chosenSender(facts.sender, req.senderId, req.fields?.senderId);
+    assertChannelAccepts(requested, req.content);
+    // The sender's protocols (none stored: every channel, as always).
+    const usable = availabilityOf(facts.protocols);
+    const gate = await gateOf(question, facts.rules, facts.quietGroups);
+    const [outcome] = await accept.acceptEach(db, organizationId, planSet({ ...setRequest, sender }, usable, gate));
+    if (!outcome) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact'); // deleted meanwhile
+    const refusal = outcome.recipient_skip_reason;
+    if (refusal === 'NO_CHANNEL_AVAILABLE') throw unprocessable('NO_CHANNEL_AVAILABLE', noChannelMessage(requested, req.content, fallbackAllowed, usable));
+    if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(gate, '', refusal));
+    const message = outcome as MessageRow;
+    if (facts.subscribed) await announce(t, services, sender, [message]);
+    await wakeDispatch(queueOf(services), { messageId: message.id }, { db, at: message.held_until });
     return message;
   });
 }

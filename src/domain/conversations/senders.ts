@@ -12,14 +12,19 @@ export type SenderRow = q.SenderRow;
  * conversation's sender) a plain 404.
  */
 export async function resolveSender(db: Db, organizationId: string, senderId: string | undefined, field?: string): Promise<SenderRow> {
+  return chosenSender(senderId ? await q.getSender(db, organizationId, senderId) : await q.oldestActiveSender(db, organizationId), senderId, field);
+}
+
+/** resolveSender's checks on a row read elsewhere: the named sender's (`senderId`) or the default one's (`row`). */
+export function chosenSender(row: SenderRow | undefined, senderId: string | undefined, field?: string): SenderRow {
   if (senderId) {
-    const sender = await requireSender(db, organizationId, senderId, field);
+    if (!row && field) throw unknownReference(field, 'sender ID');
+    const sender = found(row, 'Sender ID');
     assertSendable(sender, field);
     return sender;
   }
-  const sender = await q.oldestActiveSender(db, organizationId);
-  if (!sender) throw unprocessable('UNPROCESSABLE', 'The organization has no ACTIVE, send-ready sender ID; activate one or name `senderId`.');
-  return sender;
+  if (!row) throw unprocessable('UNPROCESSABLE', 'The organization has no ACTIVE, send-ready sender ID; activate one or name `senderId`.');
+  return row;
 }
 
 /**

@@ -116,7 +116,11 @@ export function disableProtocol(tenant: Tenant, senderId: string, type: Protocol
  * row is usable only when that row is ACTIVE, and a channel without a row stays as it was.
  */
 export async function channelAvailability(db: Db, organizationId: string, senderId: string): Promise<(channel: ProtocolType) => boolean> {
-  const rows = await q.listSenderProtocols(db, organizationId, senderId);
+  return availabilityOf(await q.listSenderProtocols(db, organizationId, senderId));
+}
+
+/** channelAvailability over protocol rows read elsewhere (the send path reads them with its other facts). */
+export function availabilityOf(rows: ReadonlyArray<{ type: string; status: string }>): (channel: ProtocolType) => boolean {
   if (rows.length === 0) return () => true;
   const status = new Map(rows.map((r) => [r.type, r.status]));
   return (channel) => {

@@ -85,3 +85,8 @@ export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): P
 export async function emitEvent<T extends WebhookEventName>(db: Db, queue: JobQueue, event: NewEvent<T>): Promise<{ events: number; deliveries: number }> {
   return emitEvents(db, queue, [event as NewEvent]);
 }
+
+/** Whether an active endpoint of the organization subscribes to any of `types` (a set send then builds its events). */
+export async function subscribesToAny(db: Db, organizationId: string, types: WebhookEventName[]): Promise<boolean> {
+  return (await subscribedEndpoints(db, organizationId, types)).length > 0;
+}

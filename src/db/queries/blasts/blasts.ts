@@ -6,6 +6,7 @@ import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { BlastsTable } from '../../tables/blasts.ts';
 import type { ContactsTable } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
+import type { MessageRow } from '../conversations/messages.ts';
 
 export type BlastRow = Selectable<BlastsTable>;
 export type ContactRow = Selectable<ContactsTable>;
@@ -15,9 +16,11 @@ export function insertBlast(db: Db, orgId: string, values: NewBlast): Promise<Bl
   return db.insertInto('blasts').values({ ...values, organization_id: orgId }).returningAll().executeTakeFirstOrThrow();
 }
 
-export function getBlast(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<BlastRow | undefined> {
+/** `forShare`: batches of one blast run side by side, while a cancel (forUpdate) waits for them and they for it. */
+export function getBlast(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean; forShare?: boolean; skipLocked?: boolean } = {}): Promise<BlastRow | undefined> {
   const q = tenant(db.selectFrom('blasts'), orgId).selectAll().where('id', '=', id);
-  return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
+  const locked = opts.forUpdate ? q.forUpdate() : opts.forShare ? q.forShare() : q;
+  return (opts.skipLocked ? locked.skipLocked() : locked).executeTakeFirst();
 }
 
 export function listBlasts(db: Db, orgId: string, status: string | undefined, page: { limit: number; offset: number }): Promise<Page<BlastRow>> {
@@ -45,35 +48,69 @@ export async function existingContactIds(db: Db, orgId: string, ids: readonly st
   return new Set(rows.map((r) => r.id));
 }
 
-/** The audience's contacts (explicit ids ∪ segment), each once, with their A/B bucket (0–99) and how many were duplicates. */
-export async function audienceContacts(
-  db: Db,
+/** The audience's condition on contacts `c`: explicit ids ∪ segment. */
+function audienceCondition(ids: readonly string[], segment: RawBuilder<SqlBool> | null): RawBuilder<SqlBool> {
+  const idList = ids.length ? sql.join(ids.map((id) => sql`${id}::uuid`)) : null;
+  const explicitCond = idList ? sql<SqlBool>`c.id in (${idList})` : sql<SqlBool>`false`;
+  return segment ? sql<SqlBool>`(${explicitCond} or ${segment})` : explicitCond;
+}
+
+/** A contact's A/B variant key: a hash of (blast, contact) against the cumulative weights ('' without variants). */
+function variantKey(blastId: string, variants: ReadonlyArray<{ key: string; upTo: number }> | null): RawBuilder<string> {
+  const bucket = sql`mod(abs(hashtextextended(${blastId} || c.id::text, 0)), 100)`;
+  return variants?.length
+    ? sql`case ${sql.join(variants.map((v) => sql`when ${bucket} < ${v.upTo} then ${v.key}`), sql` `)} else ${variants[variants.length - 1]!.key} end`
+    : sql`''`;
+}
+
+/** The audience as recipients (contact_id, key): each contact once, with the content key of its variant. */
+export function audienceRecipients(
   orgId: string,
   blastId: string,
   ids: readonly string[],
   segment: RawBuilder<SqlBool> | null,
-): Promise<{ contacts: Array<ContactRow & { bucket: number }>; duplicates: number }> {
-  const base = () =>
-    tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id')
-      .selectAll('c')
-      .select(sql<number>`mod(abs(hashtextextended(${blastId} || c.id::text, 0)), 100)::int`.as('bucket'));
-  const explicit = ids.length ? await base().where('c.id', 'in', ids).execute() : [];
-  const fromSegment = segment ? await base().where(segment).execute() : [];
-  const byId = new Map<string, ContactRow & { bucket: number }>();
-  let duplicates = 0;
-  for (const c of [...explicit, ...fromSegment]) {
-    if (byId.has(c.id)) duplicates += 1;
-    else byId.set(c.id, c);
-  }
-  return { contacts: [...byId.values()].sort((a, b) => (a.id < b.id ? -1 : 1)), duplicates };
+  variants: ReadonlyArray<{ key: string; upTo: number }> | null,
+): RawBuilder<unknown> {
+  return sql`select c.id as contact_id, ${variantKey(blastId, variants)} as key from contacts c
+    where c.organization_id = ${orgId}::uuid and ${audienceCondition(ids, segment)}`;
+}
+
+/** Contacts both named explicitly and in the segment (counted once in the audience, reported as duplicates). */
+export async function audienceDuplicates(db: Db, orgId: string, ids: readonly string[], segment: RawBuilder<SqlBool> | null): Promise<number> {
+  if (!ids.length || !segment) return 0;
+  const row = await tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id')
+    .select(sql<string>`count(*)`.as('n'))
+    .where(sql<SqlBool>`c.id in (${sql.join(ids.map((id) => sql`${id}::uuid`))}) and ${segment}`)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export type EstimateGroup = { key: string; block_code: string | null; route: 'primary' | 'fallback' | null; capability_unknown: boolean; n: number };
+
+/**
+ * The estimate's figures in one aggregate over the gate's rows (src/db/queries/compliance/gate.ts): recipients by
+ * content key, refusal, route (RCS, its SMS/MMS fallback, or none) and unknown RCS capability. As BlastEstimate
+ * documents, an unknown capability is placed on the fallback channel when fallback is allowed.
+ */
+export async function estimateGroups(
+  db: Db,
+  gate: RawBuilder<unknown>,
+  plan: { rcsUsable: boolean; fallbackAllowed: boolean; fallbackOk: ReadonlyArray<{ key: string; ok: boolean }> },
+): Promise<EstimateGroup[]> {
+  const rows = await sql<EstimateGroup & { n: string }>`
+    select g.key, g.block_code, g.rcs_capable is null as capability_unknown,
+      case when ${plan.rcsUsable} and (g.rcs_capable or (g.rcs_capable is null and not ${plan.fallbackAllowed})) then 'primary'
+           when f.ok then 'fallback' end as route,
+      count(*) as n
+    from (${gate}) g
+    left join unnest(${plan.fallbackOk.map((f) => f.key)}::text[], ${plan.fallbackOk.map((f) => f.ok)}::bool[]) as f(key, ok) on f.key = g.key
+    group by 1, 2, 3, 4`.execute(db);
+  return rows.rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
 
 /** Count of the audience now, before exclusions (union, without duplicates). */
 export async function countAudience(db: Db, orgId: string, ids: readonly string[], segment: RawBuilder<SqlBool> | null): Promise<number> {
-  const idList = ids.length ? sql.join(ids.map((id) => sql`${id}::uuid`)) : null;
-  const explicitCond = idList ? sql<SqlBool>`c.id in (${idList})` : sql<SqlBool>`false`;
-  const cond = segment ? sql<SqlBool>`(${explicitCond} or ${segment})` : explicitCond;
-  const row = await tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id').select(sql<string>`count(*)`.as('n')).where(cond).executeTakeFirstOrThrow();
+  const row = await tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id').select(sql<string>`count(*)`.as('n')).where(audienceCondition(ids, segment)).executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -91,19 +128,13 @@ export async function materializeRecipients(
   variants: ReadonlyArray<{ key: string; upTo: number }> | null,
   batchSize: number,
 ): Promise<{ recipients: number; batches: number }> {
-  const idList = ids.length ? sql.join(ids.map((id) => sql`${id}::uuid`)) : null;
-  const explicitCond = idList ? sql<SqlBool>`c.id in (${idList})` : sql<SqlBool>`false`;
-  const cond = segment ? sql<SqlBool>`(${explicitCond} or ${segment})` : explicitCond;
-  const bucket = sql`mod(abs(hashtextextended(${blastId} || c.id::text, 0)), 100)`;
-  const variantExpr = variants?.length
-    ? sql`case ${sql.join(variants.map((v) => sql`when ${bucket} < ${v.upTo} then ${v.key}`), sql` `)} else ${variants[variants.length - 1]!.key} end`
-    : sql`null`;
+  const key = variantKey(blastId, variants);
   const result = await sql<{ n: string; b: string }>`
     with inserted as (
       insert into blast_recipients (organization_id, blast_id, contact_id, batch, variant_key, status)
-      select c.organization_id, ${blastId}::uuid, c.id, ((row_number() over (order by c.id)) - 1) / ${batchSize}, ${variantExpr}, 'pending'
+      select c.organization_id, ${blastId}::uuid, c.id, ((row_number() over (order by c.id)) - 1) / ${batchSize}, nullif(${key}, ''), 'pending'
       from contacts c
-      where c.organization_id = ${orgId}::uuid and ${cond}
+      where c.organization_id = ${orgId}::uuid and ${audienceCondition(ids, segment)}
       on conflict (blast_id, contact_id) do nothing
       returning batch
     )
@@ -112,48 +143,29 @@ export async function materializeRecipients(
   return { recipients: Number(row.n), batches: Number(row.b) };
 }
 
-export async function pendingContactIds(db: Db, orgId: string, blastId: string, batch: number): Promise<string[]> {
-  const rows = await tenant(db.selectFrom('blast_recipients'), orgId)
-    .select('contact_id')
+/**
+ * Fresh statistics for blast_recipients after a materialization: without them the planner takes a just-inserted
+ * batch for one row and joins the send path's set statement by nested loops over thousands of rows.
+ */
+export async function analyzeRecipients(db: Db): Promise<void> {
+  await sql`analyze blast_recipients`.execute(db);
+}
+
+/** Blast recipients of one batch still pending, as send-path recipients (contact_id, key), locked for this transaction (others skip them). */
+export function pendingBatch(orgId: string, blastId: string, batch: number): RawBuilder<unknown> {
+  return sql`select contact_id, coalesce(variant_key, '') as key from blast_recipients
+    where organization_id = ${orgId}::uuid and blast_id = ${blastId}::uuid and batch = ${batch} and status = 'pending'
+    for update skip locked`;
+}
+
+/** The pending recipients of one batch, all cancelled or skipped with one reason (a blast no longer sending, a sender not ready). */
+export async function settlePendingBatch(db: Db, orgId: string, blastId: string, batch: number, to: { status: 'cancelled' } | { status: 'skipped'; reason: string }): Promise<void> {
+  await tenant(db.updateTable('blast_recipients'), orgId)
+    .set({ status: to.status, skip_reason: to.status === 'skipped' ? to.reason : null, updated_at: sql`now()` })
     .where('blast_id', '=', blastId)
     .where('batch', '=', batch)
     .where('status', '=', 'pending')
-    .orderBy('contact_id')
     .execute();
-  return rows.map((r) => r.contact_id);
-}
-
-/** Claims one pending recipient until the transaction ends; undefined when done already or claimed elsewhere. */
-export function claimRecipient(db: Db, orgId: string, blastId: string, contactId: string) {
-  return tenant(db.selectFrom('blast_recipients'), orgId)
-    .select(['contact_id', 'variant_key'])
-    .where('blast_id', '=', blastId)
-    .where('contact_id', '=', contactId)
-    .where('status', '=', 'pending')
-    .forUpdate()
-    .skipLocked()
-    .executeTakeFirst();
-}
-
-export async function markRecipient(
-  db: Db,
-  orgId: string,
-  blastId: string,
-  contactId: string,
-  to: { status: 'accepted'; messageId: string } | { status: 'skipped'; reason: string } | { status: 'cancelled' },
-): Promise<boolean> {
-  const res = await tenant(db.updateTable('blast_recipients'), orgId)
-    .set({
-      status: to.status,
-      message_id: to.status === 'accepted' ? to.messageId : null,
-      skip_reason: to.status === 'skipped' ? to.reason : null,
-      updated_at: sql`now()`,
-    })
-    .where('blast_id', '=', blastId)
-    .where('contact_id', '=', contactId)
-    .where('status', '=', 'pending')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) > 0;
 }
 
 /** Cancel: every pending recipient becomes cancelled. */
@@ -166,25 +178,30 @@ export async function cancelPending(db: Db, orgId: string, blastId: string): Pro
   return Number(res.numUpdatedRows);
 }
 
-/** Accepted recipients whose message was not handed to a carrier yet (queued or held). */
-export async function unsentMessageIds(db: Db, orgId: string, blastId: string): Promise<string[]> {
-  const rows = await tenant(db.selectFrom('blast_recipients as r'), orgId, 'r.organization_id')
-    .innerJoin('messages as m', (j) => j.onRef('m.id', '=', 'r.message_id').onRef('m.organization_id', '=', 'r.organization_id'))
-    .select('m.id')
-    .where('r.blast_id', '=', blastId)
-    .where('r.status', '=', 'accepted')
-    .where('m.status', 'in', ['queued', 'held'])
-    .execute();
-  return rows.map((r) => r.id);
-}
-
-/** An accepted recipient whose message was withdrawn by a cancel. */
-export async function markMessageCancelled(db: Db, orgId: string, blastId: string, messageId: string): Promise<void> {
-  await tenant(db.updateTable('blast_recipients'), orgId)
-    .set({ status: 'cancelled', updated_at: sql`now()` })
-    .where('blast_id', '=', blastId)
-    .where('message_id', '=', messageId)
-    .execute();
+/**
+ * Cancel, set-based: the blast's messages not yet handed to a carrier (queued or held) are revoked — unbilled,
+ * off the dispatch outbox, their planned fallback dropped (no carrier ever accepted them) — and their recipients
+ * count as cancelled. A message a dispatcher has already claimed is left to it. Answers the revoked rows when
+ * `withRows` (for their `message.revoked` events), else only how many.
+ */
+export async function revokeUnsent(db: Db, orgId: string, blastId: string, withRows: boolean): Promise<{ revoked: number; rows: MessageRow[] }> {
+  const rows = (
+    await sql<MessageRow & { revoked_count: number }>`
+      with m as (
+        update messages m set status = 'revoked', revoked_at = now(), cost_units = null, dispatch_at = null, updated_at = now(),
+          fallback_used = case when m.sent_at is null then false else m.fallback_used end,
+          fallback_reason = case when m.sent_at is null then null else m.fallback_reason end
+        from blast_recipients r
+        where r.organization_id = ${orgId}::uuid and r.blast_id = ${blastId}::uuid and r.status = 'accepted'
+          and m.organization_id = ${orgId}::uuid and m.id = r.message_id and m.status in ('queued', 'held')
+        returning m.*
+      ), cancelled as (
+        update blast_recipients r set status = 'cancelled', updated_at = now()
+        from m where r.organization_id = ${orgId}::uuid and r.blast_id = ${blastId}::uuid and r.message_id = m.id
+      )
+      ${withRows ? sql`select x.revoked_count, m.* from (select count(*)::int as revoked_count from m) x left join m on true` : sql`select count(*)::int as revoked_count from m`}`.execute(db)
+  ).rows;
+  return { revoked: rows[0]?.revoked_count ?? 0, rows: withRows ? rows.filter((r) => r.id) : [] };
 }
 
 export type RecipientCounts = { pending: number; accepted: number; skipped: number; cancelled: number; skippedByReason: Record<string, number> };

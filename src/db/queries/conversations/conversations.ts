@@ -1,6 +1,6 @@
 // SQL for conversations: one per (contact, sender) of an organization. Tenant-scoped through tenant(); a
 // conversation's unread count is its inbound messages since the last outbound one.
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
 import type { ConversationsTable } from '../../tables/messaging.ts';
@@ -48,11 +48,22 @@ export type ConversationKey = {
   botId: string | null;
 };
 
+/**
+ * The id a new conversation of (organization, contact, sender) gets: derived from the three, so every writer that
+ * creates it — concurrently too — names the same row, and the send path's set statement can insert a message and
+ * the conversation it opens in one statement without joining the two inserts (src/db/queries/conversations/accept.ts).
+ * Conversations created before keep their random id (found by the unique key first).
+ */
+export function newConversationId(orgId: RawBuilder<unknown> | string, contactId: RawBuilder<unknown> | string, senderId: RawBuilder<unknown> | string): RawBuilder<string> {
+  return sql<string>`md5(${orgId}::text || ':' || ${contactId}::text || ':' || ${senderId}::text)::uuid`;
+}
+
 /** The conversation of (contact, sender), inserted when there is none; either way locked for the caller's transaction. */
 export function upsertConversation(db: Db, orgId: string, key: ConversationKey): Promise<ConversationRow> {
   return db
     .insertInto('conversations')
     .values({
+      id: newConversationId(orgId, key.contactId, key.senderId),
       organization_id: orgId,
       contact_id: key.contactId,
       sender_id: key.senderId,

@@ -8,13 +8,40 @@ import type { MessageRow } from './messages.ts';
 /** A claimed message, with the recipient's known RCS capability (null: unknown). */
 export type ClaimedMessage = MessageRow & { contact_rcs_capable: boolean | null };
 
-/** Claims messages for sending (queued/held/sending → sending, one more attempt) in one statement. */
-export async function claimForDispatch(db: Db, ids: string[]): Promise<ClaimedMessage[]> {
+/** Which outbox rows a wake job looks at: messages by id, or the messages of one blast batch. */
+export type DispatchScope = { messageIds: string[] } | { organizationId: string; blastId: string; batch: number };
+
+function scopeOf(scope: DispatchScope) {
+  if ('messageIds' in scope) return sql`m.id = any(${scope.messageIds}::uuid[])`;
+  return sql`m.id in (select r.message_id from blast_recipients r
+    where r.organization_id = ${scope.organizationId}::uuid and r.blast_id = ${scope.blastId}::uuid and r.batch = ${scope.batch} and r.message_id is not null)`;
+}
+
+/**
+ * Claims up to `limit` due messages of the scope (queued/held/sending whose `dispatch_at` has come: a `sending`
+ * one is due again when its claim's lease ran out, i.e. its worker died) → sending, one more attempt, leased for
+ * `leaseSeconds`. Rows another worker holds are skipped (SKIP LOCKED), never waited for.
+ */
+export async function claimDue(db: Db, scope: DispatchScope, limit: number, leaseSeconds: number): Promise<ClaimedMessage[]> {
   return (await sql<ClaimedMessage>`
-    update messages m set status = 'sending', attempts = m.attempts + 1, updated_at = now()
-    from contacts c
-    where m.id = any(${ids}::uuid[]) and m.status in ('queued', 'held', 'sending') and c.id = m.contact_id
+    with due as (
+      select m.id from messages m
+      where ${scopeOf(scope)} and m.dispatch_at <= now() and m.status in ('queued', 'held', 'sending')
+      order by m.dispatch_at limit ${limit}
+      for update skip locked
+    )
+    update messages m set status = 'sending', attempts = m.attempts + 1, dispatch_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
+    from due, contacts c
+    where m.id = due.id and c.id = m.contact_id
     returning m.*, c.rcs_capable as contact_rcs_capable`.execute(db)).rows;
+}
+
+/** When the scope's next message falls due (held, backing off, rate-limited, or leased to a worker); null when none. */
+export async function nextDue(db: Db, scope: DispatchScope): Promise<Date | null> {
+  const row = (await sql<{ at: Date | null }>`
+    select min(m.dispatch_at) as at from messages m
+    where ${scopeOf(scope)} and m.dispatch_at is not null and m.status in ('queued', 'held', 'sending')`.execute(db)).rows[0];
+  return row?.at ?? null;
 }
 
 export type AcceptedByProvider = { id: string; providerMessageId: string; channel: string; segments: number; encoding: string | null; costUnits: number };
@@ -33,6 +60,8 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       encoding = v.encoding,
       cost_units = v.cost_units,
       sent_at = coalesce(m.sent_at, now()),
+      -- Off the outbox, unless a receipt moved it on meanwhile (an RCS failure queued its fallback: still due).
+      dispatch_at = case when m.status = 'sending' then null else m.dispatch_at end,
       updated_at = now()
     from unnest(${col((a) => a.id)}::uuid[], ${col((a) => a.providerMessageId)}::text[], ${col((a) => a.channel)}::text[],
                 ${col((a) => a.segments)}::int[], ${col((a) => a.encoding)}::text[], ${col((a) => a.costUnits)}::int[])
@@ -41,11 +70,16 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
     returning m.*`.execute(db)).rows;
 }
 
-/** Puts claimed messages back to `queued`; an attempt that never reached the provider is given back. */
-export async function requeueMessages(db: Db, ids: string[], countsAsAttempt: boolean): Promise<void> {
+/** Puts claimed messages back to `queued`, due again in `afterSeconds`; an attempt that never reached the provider is given back. */
+export async function requeueMessages(db: Db, ids: string[], countsAsAttempt: boolean, afterSeconds: number): Promise<void> {
   await db
     .updateTable('messages')
-    .set({ status: 'queued', attempts: countsAsAttempt ? sql`attempts` : sql`attempts - 1`, updated_at: sql`now()` })
+    .set({
+      status: 'queued',
+      attempts: countsAsAttempt ? sql`attempts` : sql`attempts - 1`,
+      dispatch_at: sql`now() + make_interval(secs => ${afterSeconds})`,
+      updated_at: sql`now()`,
+    })
     .where('id', 'in', ids)
     .where('status', '=', 'sending')
     .execute();
@@ -59,6 +93,7 @@ export function failMessage(db: Db, orgId: string, id: string, code: string, tex
       error_code: code,
       error_message: text,
       failed_at: sql`now()`,
+      dispatch_at: null,
       updated_at: sql`now()`,
       ...(opts.dropFallback ? { fallback_used: false, fallback_reason: null } : {}),
     })

@@ -46,6 +46,7 @@ export function revokeMessage(db: Db, orgId: string, id: string, fromStatus: str
       status: 'revoked',
       revoked_at: sql`now()`,
       cost_units: null,
+      dispatch_at: null,
       updated_at: sql`now()`,
       ...(opts.dropFallback ? { fallback_used: false, fallback_reason: null } : {}),
     })

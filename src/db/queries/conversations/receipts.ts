@@ -39,7 +39,7 @@ export function markDelivered(db: Db, orgId: string, id: string, r: ProviderAcce
 /** Queues the message again on its SMS/MMS fallback after a failed RCS delivery (not billed until sent). */
 export async function queueDeliveryFallback(db: Db, orgId: string, id: string, channel: string, reason: string, at: Date): Promise<void> {
   await tenant(db.updateTable('messages'), orgId)
-    .set({ status: 'queued', planned_channel: channel, fallback_used: true, fallback_reason: reason, cost_units: null, receipt_at: at, updated_at: sql`now()` })
+    .set({ status: 'queued', planned_channel: channel, fallback_used: true, fallback_reason: reason, cost_units: null, receipt_at: at, dispatch_at: sql`now()`, updated_at: sql`now()` })
     .where('id', '=', id)
     .execute();
 }

@@ -1,0 +1,190 @@
+// Accepting outbound messages for a set of recipients in one statement: the compliance gate (gateRows), the
+// channel plan, the price, the conversation opened or updated, the message inserted (it is its own dispatch
+// outbox: `dispatch_at`), and for a blast its recipient rows marked accepted or skipped with the reason. A direct
+// send is the set of one. Content-dependent values (renderings, prices, previews) come in per content key,
+// computed once per distinct content by the caller.
+import { sql, type RawBuilder } from 'kysely';
+import type { Db } from '../../database.ts';
+import { gateRows, quietGroupsSql, type GateContentRule, type GateInputs, type QuietGroup, type Recipients } from '../compliance/gate.ts';
+import { newConversationId } from './conversations.ts';
+import type { MessageRow } from './messages.ts';
+import type { SenderRow } from './senders.ts';
+
+/** What one rendering of a content costs and shows. */
+export type Billing = { segments: number; encoding: string | null; costUnits: number; preview: string };
+
+export type AcceptContent = {
+  key: string;
+  /** The content as stored (JSON). */
+  content: string;
+  /** The SMS/MMS channel this content falls back to, and whether it may (allowed by the request and usable by the sender). */
+  fallbackChannel: string;
+  fallbackOk: boolean;
+  /** Billing on the requested channel, and on the fallback channel. */
+  primary: Billing;
+  fallback: Billing;
+};
+
+export type AcceptSet = {
+  senderId: string;
+  requested: string;
+  /** Whether the sender may use the requested channel. */
+  requestedUsable: boolean;
+  messageType: string;
+  origin: string;
+  source: { type: string; blastId: string | null; botId: string | null; campaignId: string | null; handledBy: string };
+  sessionHours: number;
+  contents: readonly AcceptContent[];
+  gate: GateInputs;
+  recipients: Recipients;
+  /** A blast's batch: its recipient rows are marked accepted (with the message) or skipped (with the reason). */
+  blastId?: string;
+};
+
+function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>): RawBuilder<unknown> {
+  const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
+  const marked = a.blastId
+    ? sql`, marked as (
+        update blast_recipients br set
+          status = case when s.skip_reason is null then 'accepted' else 'skipped' end,
+          message_id = case when s.skip_reason is null then s.message_id end,
+          skip_reason = s.skip_reason,
+          updated_at = now()
+        from s where br.organization_id = ${orgId}::uuid and br.blast_id = ${a.blastId}::uuid and br.contact_id = s.contact_id and br.status = 'pending'
+        returning 1)`
+    : sql``;
+  // A direct send's statement has one shape: prepared once per connection (src/db/prepared.ts).
+  return sql`${sql.raw(a.blastId ? '' : '/* prepared:accept-one */')}
+    with v as (
+      select * from unnest(${col((c) => c.key)}::text[], ${col((c) => c.content)}::jsonb[], ${col((c) => c.fallbackChannel)}::text[], ${col((c) => c.fallbackOk)}::bool[],
+        ${col((c) => c.primary.segments)}::int[], ${col((c) => c.primary.encoding)}::text[], ${col((c) => c.primary.costUnits)}::int[], ${col((c) => c.primary.preview)}::text[],
+        ${col((c) => c.fallback.segments)}::int[], ${col((c) => c.fallback.encoding)}::text[], ${col((c) => c.fallback.costUnits)}::int[], ${col((c) => c.fallback.preview)}::text[])
+        as v(key, content, fb_channel, fb_ok, p_segments, p_encoding, p_cost, p_preview, f_segments, f_encoding, f_cost, f_preview)
+    ),
+    g as materialized (${gateRows(orgId, a.recipients, a.gate)}),
+    d as materialized (
+      select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, gen_random_uuid() as message_id,
+        coalesce(cv.id, ${newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`)}) as conversation_id,
+        case
+          when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
+          when ${a.requested} = 'CHATAPP' then
+            case when ${a.requestedUsable} and cv.session_channel = 'CHATAPP'
+                      and cv.last_inbound_at > ${a.gate.now}::timestamptz - make_interval(hours => ${a.sessionHours}) then 'primary'
+                 when v.fb_ok then 'fallback' end
+          else case when ${a.requestedUsable} and g.rcs_capable is distinct from false then 'primary' when v.fb_ok then 'fallback' end
+        end as route
+      from g join v on v.key = g.key
+      left join conversations cv on cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid
+    ),
+    s as materialized (
+      select d.*, coalesce(d.block_code, case when d.route is null then 'NO_CHANNEL_AVAILABLE' end) as skip_reason,
+        case when d.route = 'fallback' then d.fb_channel else ${a.requested} end as planned_channel,
+        case when d.route = 'fallback' then d.f_segments else d.p_segments end as segments,
+        case when d.route = 'fallback' then d.f_encoding else d.p_encoding end as encoding,
+        case when d.route = 'fallback' then d.f_cost else d.p_cost end as cost_units,
+        case when d.route = 'fallback' then d.f_preview else d.p_preview end as preview
+      from d
+    ),
+    conv as (
+      insert into conversations as cv (id, organization_id, contact_id, sender_id, source_type, source_blast_id, source_bot_id, source_campaign_id,
+        handled_by, bot_id, first_message_id, last_message_at, last_outbound_at, last_message_preview, status)
+      select s.conversation_id, ${orgId}::uuid, s.contact_id, ${a.senderId}::uuid, ${a.source.type}, ${a.source.blastId}::uuid, ${a.source.botId}::uuid, ${a.source.campaignId}::uuid,
+        ${a.source.handledBy}, ${a.source.botId}::uuid, s.message_id, now(), now(), s.preview, 'open'
+      from s where s.skip_reason is null
+      on conflict (organization_id, contact_id, sender_id) do update set
+        last_message_at = excluded.last_message_at, last_outbound_at = excluded.last_outbound_at,
+        last_message_preview = excluded.last_message_preview, first_message_id = coalesce(cv.first_message_id, excluded.first_message_id),
+        status = 'open', updated_at = now()
+    ),
+    ins as (
+      insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
+        planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
+        estimated_cost_units, held_until, origin, dispatch_at)
+      select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${a.senderId}::uuid, 'outbound', ${a.requested},
+        s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, s.fb_ok, ${a.messageType},
+        case when s.held_until is null then 'queued' else 'held' end, s.content, s.segments, s.encoding,
+        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now())
+      from s where s.skip_reason is null
+      returning *
+    )${marked}
+    ${tail}`;
+}
+
+export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & ({ id: string } & MessageRow | { id: null });
+
+/** Accepts the set and answers each recipient's outcome: its message, or its skip reason. */
+export async function acceptEach(db: Db, orgId: string, a: AcceptSet): Promise<Outcome[]> {
+  const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id`;
+  return (await sql<Outcome>`${acceptStatement(orgId, a, tail)}`.execute(db)).rows;
+}
+
+/** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */
+export async function acceptAll(db: Db, orgId: string, a: AcceptSet, withMessages: boolean): Promise<{ accepted: number; skipped: number; messages: MessageRow[] }> {
+  if (withMessages) {
+    // No join of the set with its inserted rows (the planner cannot see their number): the count beside them.
+    const tail = sql`select x.skipped, m.* from (select count(*) filter (where skip_reason is not null)::int as skipped from s) x left join ins m on true`;
+    const rows = (await sql<MessageRow & { skipped: number; id: string | null }>`${acceptStatement(orgId, a, tail)}`.execute(db)).rows;
+    const messages = rows.filter((r) => r.id !== null) as MessageRow[];
+    return { accepted: messages.length, skipped: rows[0]?.skipped ?? 0, messages };
+  }
+  const tail = sql`select count(*) filter (where skip_reason is null)::int as accepted, count(*) filter (where skip_reason is not null)::int as skipped from s`;
+  const row = (await sql<{ accepted: number; skipped: number }>`${acceptStatement(orgId, a, tail)}`.execute(db)).rows[0]!;
+  return { ...row, messages: [] };
+}
+
+/** What a direct send reads before its set statement, in one round trip (SendFactsQuery says which parts). */
+export type SendFacts = {
+  /** The named sender, or the organization's default (oldest ACTIVE, send-ready); undefined when none. */
+  sender: SenderRow | undefined;
+  protocols: Array<{ type: string; status: string }>;
+  rules: GateContentRule[];
+  quietGroups: QuietGroup[] | null;
+  /** Whether an active endpoint subscribes to one of `eventTypes`. */
+  subscribed: boolean;
+  /** Whether `contactId` is a contact of the organization. */
+  contactFound: boolean;
+};
+
+export type SendFactsQuery = {
+  contactId: string;
+  senderId: string | undefined;
+  messageType: string;
+  rules: boolean;
+  /** The recipients' quiet groups, when quiet hours apply. */
+  quiet: { recipients: Recipients; defaults: { start: string; end: string } } | null;
+  eventTypes: string[];
+};
+
+export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): Promise<SendFacts> {
+  const which = f.senderId ? sql`id = ${f.senderId}::uuid` : sql`status = 'ACTIVE' and send_ready`;
+  const rules = f.rules
+    ? sql`(select coalesce(json_agg(json_build_object('id', id, 'name', name, 'pattern', pattern, 'pattern_type', pattern_type,
+          'action', action, 'case_sensitive', case_sensitive) order by created_at, id), '[]'::json)
+        from content_rules where organization_id = ${orgId}::uuid and enabled and ${f.messageType} = any(message_types))`
+    : sql`'[]'::json`;
+  const quiet = f.quiet
+    ? sql`(select coalesce(json_agg(json_build_object('tz', tz, 'prefix', prefix, 'start', qs, 'end', qe)), '[]'::json)
+        from (${quietGroupsSql(orgId, f.quiet.recipients, f.quiet.defaults)}) x)`
+    : sql`null`;
+  const row = (
+    await sql<SenderRow & { facts_protocols: SendFacts['protocols']; facts_rules: GateContentRule[]; facts_quiet: QuietGroup[] | null; facts_subscribed: boolean; facts_contact: boolean }>`/* prepared:send-facts */
+      with s as (select * from sender_ids where organization_id = ${orgId}::uuid and ${which} order by created_at, id limit 1)
+      select s.*,
+        (select coalesce(json_agg(json_build_object('type', p.type, 'status', p.status)), '[]'::json)
+          from sender_protocols p where p.organization_id = ${orgId}::uuid and p.sender_id = s.id) as facts_protocols,
+        ${rules} as facts_rules,
+        ${quiet} as facts_quiet,
+        exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed,
+        exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid) as facts_contact
+      from (select 1) one left join s on true`.execute(db)
+  ).rows[0]!;
+  const { facts_protocols, facts_rules, facts_quiet, facts_subscribed, facts_contact, ...sender } = row;
+  return {
+    sender: sender.id ? (sender as SenderRow) : undefined,
+    protocols: facts_protocols,
+    rules: facts_rules,
+    quietGroups: facts_quiet,
+    subscribed: facts_subscribed,
+    contactFound: facts_contact,
+  };
+}

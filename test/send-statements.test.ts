@@ -1,0 +1,67 @@
+// Round trips per POST /v1/messages/send, counted at the pg driver: every statement this process sends (the API's
+// pool and the job queue's), BEGIN and COMMIT included. A budget, so a change that adds a round trip to the hot
+// path fails here; `npm run bench -- --only m` reports the throughput it buys.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+let contacts: string[];
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  org = await srv.newOrg('Statement budget');
+  const rows = Array.from({ length: 12 }, (_, i) => ({
+    organization_id: org.organizationId,
+    phone: `+1415555${String(2000 + i)}`,
+    attributes: '{}',
+    consent_type: 'MARKETING',
+    time_zone: 'UTC',
+    quiet_hours_start: '00:00',
+    quiet_hours_end: '00:00', // never quiet: the send is accepted whatever the hour of the test run
+  }));
+  contacts = (await srv.context.db.insertInto('contacts').values(rows).returning('id').execute()).map((r) => r.id);
+});
+afterAll(() => srv.close());
+
+/** Statements sent while `work` runs. */
+async function statementsDuring(work: () => Promise<void>): Promise<string[]> {
+  const seen: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
+    seen.push((text ?? '?').replace(/\s+/g, ' ').slice(0, 60));
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return seen;
+}
+
+const send = async (contactId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+  const res = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId, content: { type: 'text', text: 'Budget' }, ...body }, headers });
+  expect(res.status).toBe(200);
+};
+
+describe('statements per send', () => {
+  it.each([
+    // BEGIN, the one read (contact, sender, protocols, content rules, quiet group, subscribers), the set
+    // statement, the wake job, COMMIT. Before the set-based send path: 11, 11 and 15.
+    ['TRANSACTIONAL', { messageType: 'TRANSACTIONAL' }, false, 5],
+    ['MARKETING (the gate reads the quiet-hours group too)', { messageType: 'MARKETING' }, false, 5],
+    ['MARKETING with an Idempotency-Key (its lock, record and response)', { messageType: 'MARKETING' }, true, 9],
+  ] as const)('%s', async (_name, body, withKey, budget) => {
+    await send(contacts[0]!, body, withKey ? { 'idempotency-key': `warm-${_name}` } : {}); // caches warm
+    const rounds = 5;
+    const seen = await statementsDuring(async () => {
+      for (let i = 0; i < rounds; i++) await send(contacts[1 + i]!, body, withKey ? { 'idempotency-key': `${_name}-${i}` } : {});
+    });
+    const perSend = seen.length / rounds;
+    console.log(`statements per send, ${_name}: ${perSend}\n  ${seen.slice(0, seen.length / rounds).join('\n  ')}`);
+    expect(perSend).toBeLessThanOrEqual(budget);
+  });
+});
