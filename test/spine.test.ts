@@ -155,8 +155,9 @@ describe('handler registry', () => {
     const operations = ops().map((o) => ({ operationId: o.operationId }) as never);
     const extra = { ...handlers, noSuchOperation: async () => ({ status: 200, body: {} }) } as never;
     expect(() => assertEveryOperationAccounted(operations, extra, notImplementedOperations)).toThrow(/noSuchOperation/);
-    const [first, ...rest] = notImplementedOperations;
-    expect(() => assertEveryOperationAccounted(operations, handlers, rest)).toThrow(new RegExp(String(first)));
+    // Every operation is built now: take one handler away.
+    const { getAnalyticsBotFunnel: _dropped, ...missingOne } = handlers;
+    expect(() => assertEveryOperationAccounted(operations, missingOne as never, notImplementedOperations)).toThrow(/getAnalyticsBotFunnel/);
   });
 
   it('answers 501 NOT_IMPLEMENTED naming the operation for one not built yet', async () => {

@@ -21,7 +21,6 @@ const pending: Record<string, readonly string[]> = {
   'Conversations': [
   ],
   'Analytics': [
-    'getAnalyticsBotFunnel',
   ],
   'Webhooks': [
   ],

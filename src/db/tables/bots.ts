@@ -53,8 +53,29 @@ export interface BotSessionsTable {
   variables: Json<Record<string, string>>;
   status: ColumnType<string, string | undefined, string>;
   last_inbound_message_id: string | null;
+  /** The bot's published version when the session started (null for sessions older than migration 0027). */
+  bot_version: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
   updated_at: TimestampDefault;
+}
+
+/** One entry of a session into a node (migration 0027): how it left it (`exit`, null while waiting there). */
+export interface BotNodeVisitsTable {
+  id: Generated<string>;
+  organization_id: string;
+  bot_id: string;
+  bot_version: number | null;
+  session_id: string;
+  conversation_id: string;
+  contact_id: string;
+  session_started_at: Timestamp;
+  node_id: string;
+  node_type: string;
+  entered_at: TimestampDefault;
+  left_at: Timestamp | null;
+  exit: string | null;
+  next_node_id: string | null;
+  latest: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 export interface BotTriggerFiresTable {
@@ -67,6 +88,7 @@ export interface BotTriggerFiresTable {
 
 export interface BotsTables {
   bot_sessions: BotSessionsTable;
+  bot_node_visits: BotNodeVisitsTable;
   bot_trigger_fires: BotTriggerFiresTable;
   bots: BotsTable;
   bot_revisions: BotRevisionsTable;

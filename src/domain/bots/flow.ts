@@ -5,7 +5,7 @@ export type BotFlow = components['schemas']['BotFlow'];
 export type BotNode = components['schemas']['BotNode'];
 export type BotEdge = components['schemas']['BotEdge'];
 /** A rich card (BotCard). */
-export type BotCard = { title?: string; description?: string; mediaUrl?: string; buttons?: Array<{ type: string; text: string; intent?: string; url?: string }> };
+export type BotCard = { title?: string; description?: string; mediaUrl?: string; assetId?: string; buttons?: Array<{ type: string; text: string; intent?: string; url?: string }> };
 export type BotValidationError = { code: string; message: string; nodeId: string | null };
 
 export const EMPTY_FLOW: BotFlow = { nodes: [{ id: 'start', type: 'START' }], edges: [] };
@@ -30,6 +30,13 @@ export function nodeTexts(node: BotNode): string[] {
   return [c.text, ...cards.flatMap((k) => [k.title, k.description])].filter((t): t is string => typeof t === 'string');
 }
 
+/** The assets a node's content names (`assetId` of a media content or of its cards). */
+export function nodeAssetIds(node: BotNode): string[] {
+  const c = node.content;
+  if (!c) return [];
+  return [c.assetId, ...cardsOf(c).map((k) => k.assetId)].filter((id): id is string => typeof id === 'string');
+}
+
 function nodeButtons(node: BotNode) {
   const c = node.content;
   const cards = c ? cardsOf(c) : [];
@@ -50,6 +57,8 @@ export function validateFlow(
   intents: ReadonlySet<string>,
   variables: ReadonlySet<string>,
   blockedBy: (text: string) => string[] = () => [],
+  /** Why an asset named by `assetId` cannot be sent (UNKNOWN_ASSET, ASSET_NOT_SENDABLE); null when it can. */
+  assetProblem: (assetId: string) => { code: string; message: string } | null = () => null,
 ): BotValidationError[] {
   const errors: BotValidationError[] = [];
   const err = (code: string, message: string, nodeId: string | null = null) => errors.push({ code, message, nodeId });
@@ -94,6 +103,10 @@ export function validateFlow(
     if (n.type === 'QUESTION' && !n.capture) err('MISSING_CAPTURE', 'A QUESTION node needs a capture.', n.id);
     if (n.capture && !variables.has(n.capture.variable.toLowerCase())) err('UNKNOWN_VARIABLE', `Variable "${n.capture.variable}" is not defined.`, n.id);
     if (n.content && !allowed.has(n.content.type)) err('CHANNEL_UNSUPPORTED', `A ${channel} bot cannot send ${n.content.type} content.`, n.id);
+    for (const assetId of new Set(nodeAssetIds(n))) {
+      const problem = assetProblem(assetId);
+      if (problem) err(problem.code, problem.message, n.id);
+    }
     for (const rule of new Set(nodeTexts(n).flatMap(blockedBy))) err('CONTENT_BLOCKED', `The text matches the blocking content rule "${rule}".`, n.id);
     for (const name of new Set(nodeTexts(n).flatMap(placeholders))) {
       if (!name.startsWith('event.') && !variables.has(name)) err('UNKNOWN_VARIABLE', `Variable "${name}" is not defined.`, n.id);
@@ -162,4 +175,29 @@ export function rewriteFlow(flow: BotFlow, kind: 'intent' | 'variable', from: st
     if (kind === 'variable' && e.condition && norm(e.condition.variable) === from) { e.condition.variable = to; count++; nodesTouched.add(e.source); }
   }
   return { flow: copy, count, nodes: nodesTouched };
+}
+
+/**
+ * The nodes in flow order: breadth-first from the Start node, edges in their listed order; nodes the walk does not
+ * reach (a published flow has none) follow in their listed order.
+ */
+export function flowOrder(flow: BotFlow): BotNode[] {
+  const byId = new Map(flow.nodes.map((n) => [n.id, n]));
+  const start = flow.nodes.find((n) => n.type === 'START');
+  const seen = new Set<string>();
+  const order: BotNode[] = [];
+  const queue = start ? [start] : [];
+  if (start) seen.add(start.id);
+  while (queue.length > 0) {
+    const node = queue.shift()!;
+    order.push(node);
+    for (const e of flow.edges) {
+      const target = e.source === node.id ? byId.get(e.target) : undefined;
+      if (target && !seen.has(target.id)) {
+        seen.add(target.id);
+        queue.push(target);
+      }
+    }
+  }
+  return [...order, ...flow.nodes.filter((n) => !seen.has(n.id) && byId.get(n.id) === n)];
 }

@@ -2,9 +2,11 @@
 // it started with, the node it waits at and the captured variables. Every message goes through acceptMessage (the
 // one send path: compliance gate, channel plan, pricing). An inbound message advances a session at most once:
 // ingestion stores each provider message once (a redelivery stops before the bot), and the session row is
-// locked while it advances.
+// locked while it advances. Every node a session enters is recorded (bot_node_visits, the funnel) with how the
+// session left it, in the same transaction as the step.
 import * as q from '../../db/queries/bots/bots.ts';
 import * as s from '../../db/queries/bots/sessions.ts';
+import { recordVisits, type VisitExit, type VisitSession, type VisitStep } from '../../db/queries/bots/visits.ts';
 import type { components } from '../../../generated/api.d.ts';
 import { acceptMessage, type MessageType } from '../conversations/send.ts';
 import { ApiError, bodyField, unknownReference } from '../errors.ts';
@@ -62,12 +64,13 @@ function toSendContent(node: BotNode, vars: Record<string, string>): SendContent
     title: fill(k.title ?? k.description ?? ' ', vars),
     ...(k.description && k.title ? { text: fill(k.description, vars) } : {}),
     ...(k.mediaUrl ? { mediaUrl: k.mediaUrl } : {}),
+    ...(k.assetId ? { assetId: k.assetId } : {}),
   });
   switch (c.type) {
     case 'text':
       return { type: 'text', text: fill(c.text ?? '', vars), ...extra } as SendContent;
     case 'media':
-      return { type: 'media', mediaUrl: c.mediaUrl!, ...(c.text ? { text: fill(c.text, vars) } : {}), ...extra } as SendContent;
+      return { type: 'media', ...(c.assetId ? { assetId: c.assetId } : { mediaUrl: c.mediaUrl! }), ...(c.text ? { text: fill(c.text, vars) } : {}), ...extra } as SendContent;
     case 'card':
       return { ...cardOf(cardsOf(c)[0]!), ...(replies.length ? { replies: replies.slice(0, 4) } : {}) } as SendContent;
     case 'carousel':
@@ -122,16 +125,31 @@ function holds(cond: NonNullable<BotEdge['condition']>, vars: Record<string, str
   }
 }
 
+/** The session enters `node`: the node it was in is left for it. */
+function enter(trail: VisitStep[], node: BotNode): void {
+  const last = trail.at(-1);
+  if (last && last.exit === null) Object.assign(last, { exit: 'advanced', nextNodeId: node.id });
+  trail.push({ nodeId: node.id, nodeType: node.type, exit: null, nextNodeId: null });
+}
+
+/** The session leaves the node it is in without entering another. */
+function leave(trail: VisitStep[], exit: VisitExit): void {
+  const last = trail.at(-1);
+  if (last && last.exit === null) last.exit = exit;
+}
+
 /**
  * Walks from `nodeId` (whose messages were not sent yet), sending each node's content, until a node waits for a
- * reply, hands off or ends. Answers where it stopped.
+ * reply, hands off or ends. Answers where it stopped; `trail` gets every node entered (the last one open when the
+ * session waits there, or when a send throws: the caller decides).
  */
-async function walk(ctx: Ctx, flow: BotFlow, fromEdgeTarget: string | undefined, vars: Record<string, string>, ids: string[]): Promise<{ nodeId: string | null; status: TurnResult['status'] }> {
+async function walk(ctx: Ctx, flow: BotFlow, fromEdgeTarget: string | undefined, vars: Record<string, string>, ids: string[], trail: VisitStep[]): Promise<{ nodeId: string | null; status: TurnResult['status'] }> {
   const nodes = new Map(flow.nodes.map((n) => [n.id, n]));
   const out = (id: string) => flow.edges.filter((e) => e.source === id);
   let current = fromEdgeTarget ? nodes.get(fromEdgeTarget) : undefined;
   for (let step = 0; current && step < MAX_STEPS_PER_TURN; step++) {
     const node: BotNode = current;
+    enter(trail, node);
     const edges = out(node.id);
     const dflt = edges.find((e) => !e.intent && !e.condition);
     switch (node.type) {
@@ -150,6 +168,7 @@ async function walk(ctx: Ctx, flow: BotFlow, fromEdgeTarget: string | undefined,
           current = nodes.get(dflt.target);
           continue;
         }
+        if (edges.length === 0) leave(trail, 'errored'); // a dead end (publish validation refuses one)
         return { nodeId: node.id, status: edges.length > 0 ? 'ACTIVE' : 'ENDED' };
       }
       case 'QUESTION': {
@@ -161,15 +180,18 @@ async function walk(ctx: Ctx, flow: BotFlow, fromEdgeTarget: string | undefined,
         const id = await send(ctx, node, vars);
         if (id) ids.push(id);
         await s.setConversationHandler(ctx.tenant.db, ctx.tenant.organizationId, ctx.conversationId, null);
+        leave(trail, 'handed_off');
         return { nodeId: node.id, status: 'HANDED_OFF' };
       }
       case 'END': {
         const id = await send(ctx, node, vars);
         if (id) ids.push(id);
+        leave(trail, 'completed');
         return { nodeId: node.id, status: 'ENDED' };
       }
     }
   }
+  leave(trail, 'errored'); // no edge applies, an unknown target, or the step guard
   return { nodeId: null, status: 'ENDED' };
 }
 
@@ -186,7 +208,8 @@ export async function startFlow(
 ): Promise<TurnResult> {
   const flow = bot.published_flow as BotFlow;
   const vars = await startVariables(tenant, target.contactId, opts.properties);
-  const session = await s.startSession(tenant.db, tenant.organizationId, { botId: bot.id, conversationId: target.conversationId, contactId: target.contactId, flow, variables: vars });
+  const session = await s.startSession(tenant.db, tenant.organizationId, { botId: bot.id, botVersion: bot.published_version, conversationId: target.conversationId, contactId: target.contactId, flow, variables: vars });
+  const visits: VisitSession = { id: session.id, botId: bot.id, botVersion: bot.published_version, conversationId: target.conversationId, contactId: target.contactId, startedAt: session.created_at };
   const ctx: Ctx = {
     tenant,
     services,
@@ -199,14 +222,18 @@ export async function startFlow(
   };
   const start = flow.nodes.find((n) => n.type === 'START');
   const ids: string[] = [];
+  const trail: VisitStep[] = [];
   let end: { nodeId: string | null; status: TurnResult['status'] };
   try {
-    end = await walk(ctx, flow, start?.id, vars, ids);
+    end = await walk(ctx, flow, start?.id, vars, ids, trail);
   } catch (error) {
     await s.saveSession(tenant.db, tenant.organizationId, session.id, { nodeId: null, variables: vars, status: 'ENDED' });
+    leave(trail, 'errored');
+    await recordVisits(tenant.db, tenant.organizationId, visits, { trail });
     throw error;
   }
   await s.saveSession(tenant.db, tenant.organizationId, session.id, { nodeId: end.nodeId, variables: vars, status: end.status });
+  await recordVisits(tenant.db, tenant.organizationId, visits, { trail });
   return { messageIds: ids, status: end.status };
 }
 
@@ -273,16 +300,22 @@ export async function runBotTurn(
   }
   const ctx: Ctx = { tenant, services, bot, conversationId: conversation.id, contactId: conversation.contact_id, senderId: conversation.sender_id, messageType: 'SERVICE', origin: 'bot' };
   const ids: string[] = [];
+  const trail: VisitStep[] = [];
   let end: { nodeId: string | null; status: TurnResult['status'] };
   try {
-    end = await walk(ctx, flow, next.target, vars, ids);
+    end = await walk(ctx, flow, next.target, vars, ids, trail);
   } catch (error) {
     // A refusal (ApiError: the gate, no channel …) is checked in code: the transaction is intact, the inbound
     // message stands and the bot waits where it was. Anything else fails the ingestion (the carrier retries).
     if (!(error instanceof ApiError)) throw error;
     services.log.warn({ conversationId: conversation.id, code: error.code, reason: error.message }, 'bot reply not sent');
     end = { nodeId: node.id, status: 'ACTIVE' };
+    leave(trail, 'errored');
+    trail.push({ nodeId: node.id, nodeType: node.type, exit: null, nextNodeId: null }); // waits at its node again
   }
   await s.saveSession(db, orgId, session.id, { nodeId: end.nodeId, variables: vars, status: end.status, lastInboundMessageId: message.id });
+  const visits: VisitSession = { id: session.id, botId: bot.id, botVersion: session.bot_version, conversationId: conversation.id, contactId: session.contact_id, startedAt: session.created_at };
+  const left = trail[0]?.nodeId === next.target ? { exit: 'advanced' as const, nextNodeId: next.target } : { exit: 'errored' as const, nextNodeId: null };
+  await recordVisits(db, orgId, visits, { close: left, trail });
   return { messageIds: ids, status: end.status };
 }

@@ -4,6 +4,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { BotSessionsTable } from '../../tables/bots.ts';
 import { tenant } from '../../tenant.ts';
+import { abandonOpenVisits } from './visits.ts';
 
 export type BotSessionRow = Selectable<BotSessionsTable>;
 
@@ -11,16 +12,17 @@ export function activeSession(db: Db, orgId: string, conversationId: string): Pr
   return tenant(db.selectFrom('bot_sessions'), orgId).selectAll().where('conversation_id', '=', conversationId).where('status', '=', 'ACTIVE').forUpdate().executeTakeFirst();
 }
 
-/** Ends any running session of the conversation, then starts one. */
+/** Ends any running session of the conversation (its open visit: `abandoned`), then starts one. */
 export async function startSession(
   db: Db,
   orgId: string,
-  s: { botId: string; conversationId: string; contactId: string; flow: unknown; variables: Record<string, string> },
+  s: { botId: string; botVersion: number | null; conversationId: string; contactId: string; flow: unknown; variables: Record<string, string> },
 ): Promise<BotSessionRow> {
+  await abandonOpenVisits(db, orgId, s.conversationId);
   await tenant(db.updateTable('bot_sessions'), orgId).set({ status: 'ENDED', updated_at: sql`now()` }).where('conversation_id', '=', s.conversationId).where('status', '=', 'ACTIVE').execute();
   return db
     .insertInto('bot_sessions')
-    .values({ organization_id: orgId, bot_id: s.botId, conversation_id: s.conversationId, contact_id: s.contactId, flow: JSON.stringify(s.flow), variables: JSON.stringify(s.variables) })
+    .values({ organization_id: orgId, bot_id: s.botId, bot_version: s.botVersion, conversation_id: s.conversationId, contact_id: s.contactId, flow: JSON.stringify(s.flow), variables: JSON.stringify(s.variables) })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
