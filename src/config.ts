@@ -35,6 +35,17 @@ export type Config = {
   storage: StorageConfig;
   /** Base of the asset URLs the API answers (`url` of assets and variants); default http://localhost:PORT. */
   assetBaseUrl: string;
+  /** Outgoing email (scheduled analytics reports, src/lib/mail.ts). */
+  mail: MailConfig;
+};
+
+export type MailConfig = {
+  /** SMTP_URL (smtp:// or smtps://, credentials in the URL); undefined: messages are written as .eml files to `dir`. */
+  smtpUrl: string | undefined;
+  /** MAIL_FROM: the sender address. */
+  from: string;
+  /** Where messages go without SMTP_URL: DATA_DIR/outbox. */
+  dir: string;
 };
 
 export type StorageConfig =
@@ -132,6 +143,22 @@ function storage(env: NodeJS.ProcessEnv, dataDir: string, nodeEnv: Config['nodeE
   };
 }
 
+function mail(env: NodeJS.ProcessEnv, dataDir: string, nodeEnv: Config['nodeEnv']): MailConfig {
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (smtpUrl) {
+    let protocol = '';
+    try {
+      protocol = new URL(smtpUrl).protocol;
+    } catch {}
+    if (protocol !== 'smtp:' && protocol !== 'smtps:') throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL (smtp://user:pass@mail.example.com:587)');
+  }
+  const from = env.MAIL_FROM || 'Messaging Service <reports@localhost>';
+  if (!/^[^\r\n]{1,254}$/.test(from) || !/@/.test(from)) throw new ConfigError(`MAIL_FROM must be an email address (got "${from}")`);
+  // Tests that set no DATA_DIR keep their messages out of the development DATA_DIR.
+  const dir = nodeEnv === 'test' && !env.DATA_DIR ? join(tmpdir(), 'messaging-service-test-outbox') : resolve(dataDir, 'outbox');
+  return { smtpUrl, from, dir };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
   if (nodeEnv !== 'production' && nodeEnv !== 'development' && nodeEnv !== 'test') {
@@ -167,6 +194,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: secretsKey(env, nodeEnv),
     storage: storage(env, dataDir, nodeEnv),
     assetBaseUrl: url(env, 'ASSET_BASE_URL') ?? `http://localhost:${port}`,
+    mail: mail(env, dataDir, nodeEnv),
   };
 }
 

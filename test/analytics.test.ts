@@ -507,7 +507,7 @@ describe('scheduled reports', () => {
     expect((await req('PATCH', `/v1/analytics/reports/${r.id}`, { name: 'x' })).status).toBe(404);
   });
 
-  it('the scheduler run writes the report files to the object store and moves nextRunAt (no email is sent)', async () => {
+  it('the scheduler run writes the report files to the object store, mails them (.eml without SMTP_URL) and moves nextRunAt', async () => {
     const created = await req('POST', '/v1/analytics/reports', { ...weekly, datasets: ['overview', 'protocols', 'intents'] });
     expect(created.status, created.text).toBe(201);
     const id = created.body.data.id;
@@ -527,11 +527,11 @@ describe('scheduled reports', () => {
     const from = new Date(runDay.getTime() - 7 * DAY);
     expect(toMoney(sentUnits).amount).toBe((await direct(orgA.organizationId, from, runDay)).cost);
     expect(stored.next_run_at!.getTime()).toBeGreaterThan(Date.now());
-    expect(stored.last_sent_at).toBeNull();
+    expect(stored.last_sent_at).not.toBeNull();
     const again = await runDueReports(srv.context);
     expect(again.filter((k) => k.startsWith(prefix))).toEqual([]);
     const view = (await req('GET', '/v1/analytics/reports')).body.data.find((x: { id: string }) => x.id === id);
-    expect(view.lastSentAt).toBeNull();
+    expect(view.lastSentAt).toBe(stored.last_sent_at!.toISOString());
   });
 });
 

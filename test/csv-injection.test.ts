@@ -6,7 +6,7 @@
 // column showing it later is covered by the same writer.)
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csvField, toCsv } from '../src/lib/csv.ts';
+import { csvChunks, csvField, toCsv } from '../src/lib/csv.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 const FORMULA = '=HYPERLINK("http://x","y")';
@@ -40,6 +40,23 @@ describe('csvField', () => {
   it('round-trips through a CSV parser with the quote kept (what a spreadsheet shows as text)', () => {
     const text = toCsv(['a', 'b'], [{ a: FORMULA, b: '@x' }]);
     expect(parse(text, { columns: true })).toEqual([{ a: `'${FORMULA}`, b: "'@x" }]);
+  });
+
+  it('streams (csvChunks, exports) exactly what toCsv writes: header with the first batch, then one chunk per batch', async () => {
+    const rows = [{ a: FORMULA, b: 1 }, { a: '-2+3', b: '+14155550123' }, { a: 'plain', b: null }];
+    async function* batches() {
+      yield rows.slice(0, 2);
+      yield [];
+      yield rows.slice(2);
+    }
+    const chunks: string[] = [];
+    for await (const c of csvChunks(['a', 'b'], batches())) chunks.push(c);
+    expect(chunks).toHaveLength(2);
+    expect(chunks[0]!.startsWith('a,b\r\n')).toBe(true);
+    expect(chunks.join('')).toBe(toCsv(['a', 'b'], rows));
+    const empty: string[] = [];
+    for await (const c of csvChunks(['a', 'b'], [])) empty.push(c);
+    expect(empty).toEqual(['a,b\r\n']);
   });
 });
 

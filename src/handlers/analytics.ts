@@ -1,16 +1,19 @@
-// Analytics section (openapi/paths/analytics.yaml): getMessageReport and the per-channel and per-sender figures
-// (the other analytics operations are not built yet: src/handlers/not-implemented.ts). One service call
-// (src/domain/analytics/) each, then the mapper.
+// Analytics section (openapi/paths/analytics.yaml): the message report, the figures, exports and scheduled
+// reports. One service call (src/domain/analytics/) each, then the mapper.
+import type { Readable } from 'node:stream';
 import { getOverview, getProtocols, getSenderFigures, getSessions, getTrends, getUsage, listSenderFigures } from '../domain/analytics/figures.ts';
 import { getBlastFigures } from '../domain/analytics/blast.ts';
-import { getBotSummary } from '../domain/analytics/bots.ts';
+import { getBotFunnel, getBotSummary } from '../domain/analytics/bots.ts';
 import { getIntentCounts } from '../domain/analytics/intents.ts';
 import { downloadExport, exportNow, startExport } from '../domain/analytics/exports.ts';
 import { getTop } from '../domain/analytics/top.ts';
-import { messageReportCsv, toBlastFigures, toBotSummary, toExport, toIntents, toOverview, toProtocols, toReportRow, toReport, toSenderDetail, toSenderSummary, toSessions, toTop, toTrends, toUsage } from '../domain/analytics/mappers.ts';
+import { messageReportCsv, toBlastFigures, toBotFunnel, toBotSummary, toExport, toIntents, toOverview, toProtocols, toReportRow, toReport, toSenderDetail, toSenderSummary, toSessions, toTop, toTrends, toUsage } from '../domain/analytics/mappers.ts';
 import { getMessageReport } from '../domain/analytics/message-report.ts';
 import { createReport, deleteReport, listReports, updateReport } from '../domain/analytics/reports.ts';
 import { defineHandlers } from '../http/handler-types.ts';
+
+/** A CSV stream where the document types the body as a string: src/app.ts pipes a Readable body to the client. */
+const streamed = (csv: Readable) => csv as unknown as string;
 
 export const analyticsHandlers = defineHandlers({
   async getMessageReport({ query }, { tenant }) {
@@ -73,6 +76,10 @@ export const analyticsHandlers = defineHandlers({
     return { status: 200, body: { data: toBotSummary(await getBotSummary(tenant, path.id)) } };
   },
 
+  async getAnalyticsBotFunnel({ path, query }, { tenant }) {
+    return { status: 200, body: { data: toBotFunnel(await getBotFunnel(tenant, path.id, query ?? {})) } };
+  },
+
   async getAnalyticsIntents({ query }, { tenant }) {
     return { status: 200, body: { data: toIntents(await getIntentCounts(tenant, query ?? {})) } };
   },
@@ -88,15 +95,15 @@ export const analyticsHandlers = defineHandlers({
   async exportAnalytics({ body, headers }, { tenant, services }) {
     const accept = String((headers as Record<string, unknown>)['accept'] ?? '');
     if (/\btext\/csv\b/i.test(accept)) {
-      const { csv, fileName } = await exportNow(tenant, body);
-      return { status: 200, body: csv, contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
+      const { body: csv, fileName } = await exportNow(tenant, body);
+      return { status: 200, body: streamed(csv), contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
     }
     return { status: 200, body: { data: toExport(await startExport(tenant, services, body)) } };
   },
 
   async downloadAnalyticsExport({ path }, { tenant, services }) {
-    const { csv, fileName } = await downloadExport(tenant, services, path.id);
-    return { status: 200, body: csv, contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
+    const { body: csv, fileName } = await downloadExport(tenant, services, path.id);
+    return { status: 200, body: streamed(csv), contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
   },
 
   async getAnalyticsSenderId({ path, query }, { tenant }) {

@@ -1,13 +1,12 @@
-// Analytics section background jobs: the message-rollup compaction and the scheduled-report runner. Every 5 minutes it looks for active reports
-// whose nextRunAt has come (system handle, across organizations) and runs each for its organization (tenantFor):
-// the report's CSV files go to the object store (src/domain/analytics/report-runs.ts). Email is not sent: there is
-// no mail library in this server yet.
+// Analytics section background jobs: the message-rollup compaction, the asynchronous export, and the scheduled-report
+// runner. Every 5 minutes it looks for active reports whose nextRunAt has come (system handle, across
+// organizations) and runs each for its organization (tenantFor): the report's CSV files go to the object store and
+// its email to the recipients (src/domain/analytics/report-runs.ts).
 import { tenantFor } from '../domain/tenant.ts';
 import { dueScheduledReports } from '../domain/analytics/reports.ts';
 import { runScheduledReport } from '../domain/analytics/report-runs.ts';
 import { compactMessageRollup } from '../domain/analytics/figures.ts';
 import { runExport, type ExportJob } from '../domain/analytics/exports.ts';
-import { storeFor } from '../lib/storage/index.ts';
 import type { AppContext } from '../app-context.ts';
 import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
@@ -15,12 +14,27 @@ import { QUEUES } from './queue-names.ts';
 /** Reports run per tick at most; the rest wait for the next tick. */
 export const REPORTS_PER_TICK = 50;
 
+/**
+ * Runs the due reports; returns the keys of the files written. One report's failure (its email refused, the SMTP
+ * server unreachable) does not stop the others; it leaves that report due and fails the job at the end, so pg-boss
+ * retries it (and the next tick would find it due anyway).
+ */
 export async function runDueReports(app: AppContext, now = new Date()): Promise<string[]> {
-  const store = storeFor(app.config);
   const keys: string[] = [];
+  const failed: unknown[] = [];
   for (const due of await dueScheduledReports(app.db, now, REPORTS_PER_TICK)) {
-    keys.push(...(await runScheduledReport(await tenantFor(app, due.organization_id), store, due.id, now)));
+    try {
+      const run = await runScheduledReport(await tenantFor(app, due.organization_id), app, due.id, now);
+      if (!run) continue;
+      keys.push(...run.keys);
+      const where = run.delivery.via === 'smtp' ? { smtp: run.delivery.accepted } : { file: run.delivery.path };
+      app.log.info({ reportId: due.id, organizationId: due.organization_id, ...where }, run.delivery.via === 'smtp' ? 'scheduled report sent' : 'scheduled report written as .eml (no SMTP_URL)');
+    } catch (err) {
+      app.log.warn({ err, reportId: due.id, organizationId: due.organization_id }, 'scheduled report not sent; it stays due and is retried');
+      failed.push(err);
+    }
   }
+  if (failed.length > 0) throw new AggregateError(failed, `${failed.length} scheduled report(s) not sent`);
   return keys;
 }
 

@@ -1,6 +1,7 @@
-// The one CSV writer of the server (RFC 4180), used by every CSV it sends: the compliance reports and the
-// message report. A field is quoted when it holds a comma, a double quote, CR or LF, or starts or ends with a
-// space; quotes inside are doubled. Lines end with CRLF. null/undefined are empty cells.
+// The one CSV writer of the server (RFC 4180), used by every CSV it sends: the compliance reports, the message
+// report and the analytics exports and reports (whole, toCsv, or streamed in batches, csvChunks). A field is
+// quoted when it holds a comma, a double quote, CR or LF, or starts or ends with a space; quotes inside are
+// doubled. Lines end with CRLF. null/undefined are empty cells.
 //
 // Formula injection (CSV injection, OWASP): a spreadsheet opening the file runs a cell that starts with `=`,
 // `+`, `-` or `@` as a formula (`=HYPERLINK(…)`, `=cmd|' /C calc'!A0`), and a leading tab or carriage return
@@ -29,7 +30,31 @@ export function csvField(value: CsvValue): string {
 
 /** A header row of `columns`, then one line per row (cells in column order), each line ending with CRLF. */
 export function toCsv(columns: readonly string[], rows: ReadonlyArray<Record<string, CsvValue>>): string {
-  const lines = [columns.map(csvField).join(',')];
-  for (const row of rows) lines.push(columns.map((c) => csvField(row[c])).join(','));
-  return `${lines.join('\r\n')}\r\n`;
+  let csv = `${columns.map(csvField).join(',')}\r\n`;
+  for (const row of rows) csv += csvLine(columns, row);
+  return csv;
+}
+
+/** One data line of `row` (cells in column order), ending with CRLF. */
+export function csvLine(columns: readonly string[], row: Record<string, CsvValue>): string {
+  return `${columns.map((c) => csvField(row[c])).join(',')}\r\n`;
+}
+
+/**
+ * The streaming form of toCsv: the header, then the lines of each batch as the batches come (a database read in
+ * keyset pages), one chunk per batch. The first chunk holds the header and the first batch, so a caller that
+ * awaits it before answering learns of a failing first read while it can still choose the status.
+ */
+export async function* csvChunks(
+  columns: readonly string[],
+  batches: AsyncIterable<ReadonlyArray<Record<string, CsvValue>>> | Iterable<ReadonlyArray<Record<string, CsvValue>>>,
+): AsyncGenerator<string, void, undefined> {
+  let pending = `${columns.map(csvField).join(',')}\r\n`;
+  for await (const batch of batches) {
+    let chunk = pending;
+    pending = '';
+    for (const row of batch) chunk += csvLine(columns, row);
+    if (chunk) yield chunk;
+  }
+  if (pending) yield pending;
 }

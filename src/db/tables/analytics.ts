@@ -24,6 +24,26 @@ export interface AnalyticsMessageRollupsTable {
   text_segments: string;
   /** Billable card/media messages (charged 0.0150 USD each). */
   rich_messages: string;
+  /** Inbound messages that opened a session (messages.opens_session, migration 0028). */
+  sessions: string;
+}
+
+/** The hourly rollup summed per UTC day on the keys the figures read (migration 0028, kept by the compaction). */
+export interface AnalyticsMessageRollupsDailyTable {
+  organization_id: string;
+  bucket_day: Date;
+  sender_id: string;
+  direction: string;
+  /** The carrying channel: the actual one, else the requested one ('' when neither). */
+  channel: string;
+  status: string;
+  is_fallback: boolean;
+  messages: string;
+  segments: string;
+  cost_units: string;
+  text_segments: string;
+  rich_messages: string;
+  sessions: string;
 }
 
 export interface AnalyticsReportsTable {
@@ -55,6 +75,7 @@ export interface AnalyticsMessageDeltasTable extends AnalyticsMessageRollupsTabl
 
 export interface AnalyticsTables {
   analytics_message_rollups: AnalyticsMessageRollupsTable;
+  analytics_message_rollups_daily: AnalyticsMessageRollupsDailyTable;
   analytics_message_deltas: AnalyticsMessageDeltasTable;
   analytics_reports: AnalyticsReportsTable;
   analytics_exports: AnalyticsExportsTable;

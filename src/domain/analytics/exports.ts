@@ -1,22 +1,23 @@
 // Analytics exports (POST /v1/analytics/export, GET /v1/analytics/export/{id}/download). Synchronous (`Accept:
-// text/csv`): the CSV is generated in the request. Asynchronous: a row `pending` is stored and the job
-// analytics.export (src/jobs/analytics.ts) writes the CSV to the object store and marks it `complete` (or `failed`).
+// text/csv`): the CSV streams back while it is generated. Asynchronous: a row `pending` is stored and the job
+// analytics.export (src/jobs/analytics.ts) streams the CSV into the object store and marks it `complete` (or
+// `failed`, recorded); the download streams it back. Either way memory stays flat: `messages` is read in keyset
+// batches (datasets.ts). The `downloadUrl` is a signed link valid until the export expires (one hour).
 // At most MAX_CONCURRENT_EXPORTS run at once per organization in this API process, in either mode: counted in
 // memory (the document scopes the limit per process); an asynchronous export holds its slot until its row is no
 // longer pending. Every cell goes through src/lib/csv.ts (formula neutralisation).
+import { Readable } from 'node:stream';
 import { fromKysely } from 'pg-boss';
-import { messageReportRows } from '../../db/queries/analytics/message-report.ts';
 import { findExport, finishExport, insertExport, pendingExportIds, type ExportRow } from '../../db/queries/analytics/exports.ts';
-import { toCsv } from '../../lib/csv.ts';
-import { readAll, storeFor } from '../../lib/storage/index.ts';
+import { signUrl } from '../../lib/signed-urls.ts';
+import { storeFor } from '../../lib/storage/index.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { queueOf } from '../conversations/context.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { ApiError, invalidField } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { periodOf, type Period } from './figures.ts';
-import { MESSAGE_REPORT_COLUMNS_FOR_EXPORT, toReportCsvRow } from './mappers.ts';
-import { datasetCsv } from './report-runs.ts';
+import { datasetCsv, type Dataset, type DatasetFilters } from './datasets.ts';
 
 export const MAX_CONCURRENT_EXPORTS = 3;
 /** Longest export range (days, inclusive). */
@@ -24,10 +25,9 @@ export const MAX_EXPORT_DAYS = 366;
 /** How long an asynchronous export's link is valid. */
 export const EXPORT_TTL_MS = 60 * 60 * 1000;
 export const EXPORT_RETRY_AFTER_SECONDS = 5;
-const DAY_MS = 86_400_000;
 
-export type ExportType = 'messages' | 'overview' | 'usage' | 'sessions' | 'sender-ids' | 'protocols' | 'intents';
-export type ExportFilters = { brandId?: string; campaignId?: string; senderId?: string; channel?: string };
+export type ExportType = Dataset;
+export type ExportFilters = DatasetFilters;
 export type ExportRequest = { type: ExportType; startDate?: string; endDate?: string; filters?: ExportFilters };
 export type ExportJob = { organizationId: string; exportId: string };
 
@@ -64,45 +64,46 @@ function exportPeriod(req: { startDate?: string; endDate?: string }): Period {
 
 // ---- generation
 const exportFailed = (message: string) => new ApiError(500, 'EXPORT_FAILED', message);
-
-/** The CSV of one dataset over the period with the filters that apply to it. */
-export async function generateCsv(tenant: Tenant, type: ExportType, period: Period, filters: ExportFilters): Promise<string> {
-  if (type === 'messages') {
-    // One UTC day at a time (bounded reads), oldest first.
-    const header = toCsv(MESSAGE_REPORT_COLUMNS_FOR_EXPORT, []);
-    const chunks: string[] = [header];
-    for (let day = period.from.getTime(); day < period.to.getTime(); day += DAY_MS) {
-      const rows = await messageReportRows(tenant.db, tenant.organizationId, {
-        from: new Date(day), to: new Date(day + DAY_MS), toInclusive: false,
-        senderId: filters.senderId, channel: filters.channel, brand: filters.brandId, campaign: filters.campaignId,
-        sort: 'createdAt', dir: 'asc', limit: 10_000_000,
-      });
-      if (rows.length > 0) chunks.push(toCsv(MESSAGE_REPORT_COLUMNS_FOR_EXPORT, rows.map(toReportCsvRow)).slice(header.length));
-    }
-    return chunks.join('');
-  }
-  const csv = await datasetCsv(tenant, type, period, filters);
-  if (csv === null) throw exportFailed(`The ${type} dataset cannot be exported.`);
-  return csv;
-}
+const asExportFailed = (err: unknown) => (err instanceof ApiError ? err : exportFailed(`The export could not be generated: ${(err as Error).message}`));
 
 export const fileName = (type: string, p: { startDate: string; endDate: string }) => `analytics-${type}-${p.startDate}-${p.endDate}.csv`;
 
-/** Synchronous mode: the finished CSV. */
-export async function exportNow(tenant: Tenant, req: ExportRequest): Promise<{ csv: string; fileName: string }> {
+async function* after<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
+  if (!first.done) yield first.value;
+  yield* rest;
+}
+
+/**
+ * Synchronous mode: the CSV as a stream, generated while the client reads it (flat memory). The first chunk (the
+ * header and the first batch of rows) is read before answering, so a failure there still answers 500
+ * EXPORT_FAILED; a failure after it can no longer change the status, and the connection is cut (src/app.ts), so
+ * the client sees a truncated transfer rather than a complete-looking file. The slot is held until the stream
+ * closes (finished, failed or the client went away).
+ */
+export async function exportNow(tenant: Tenant, req: ExportRequest): Promise<{ body: Readable; fileName: string }> {
   const period = exportPeriod(req);
   await checkLimit(tenant);
-  syncRunning.set(tenant.organizationId, (syncRunning.get(tenant.organizationId) ?? 0) + 1);
+  const org = tenant.organizationId;
+  syncRunning.set(org, (syncRunning.get(org) ?? 0) + 1);
+  let released = false;
+  const release = () => {
+    if (released) return;
+    released = true;
+    const n = (syncRunning.get(org) ?? 1) - 1;
+    if (n <= 0) syncRunning.delete(org);
+    else syncRunning.set(org, n);
+  };
+  const { chunks } = datasetCsv(tenant, req.type, period, req.filters ?? {});
+  let first: IteratorResult<string>;
   try {
-    return { csv: await generateCsv(tenant, req.type, period, req.filters ?? {}), fileName: fileName(req.type, period) };
+    first = await chunks.next();
   } catch (err) {
-    if (err instanceof ApiError) throw err;
-    throw exportFailed(`The export could not be generated: ${(err as Error).message}`);
-  } finally {
-    const n = (syncRunning.get(tenant.organizationId) ?? 1) - 1;
-    if (n <= 0) syncRunning.delete(tenant.organizationId);
-    else syncRunning.set(tenant.organizationId, n);
+    release();
+    throw asExportFailed(err);
   }
+  const body = Readable.from(after(first, chunks), { objectMode: false });
+  body.once('close', release);
+  return { body, fileName: fileName(req.type, period) };
 }
 
 /** Asynchronous mode: stores the pending export and queues its job (same transaction when the caller has one). */
@@ -116,7 +117,7 @@ export async function startExport(tenant: Tenant, services: Services, req: Expor
   if (!set) asyncPending.set(tenant.organizationId, (set = new Set()));
   set.add(row.id);
   await queueOf(services).send(QUEUES.analyticsExport, { organizationId: tenant.organizationId, exportId: row.id } satisfies ExportJob, { db: fromKysely(tenant.db) });
-  return { row, downloadUrl: downloadUrlOf(services, row.id) };
+  return { row, downloadUrl: downloadUrlOf(services, tenant.organizationId, row.id, row.expires_at) };
 }
 
 /** The job: generates the CSV, writes it to the object store, marks the export complete (or failed). */
@@ -126,11 +127,11 @@ export async function runExport(tenant: Tenant, services: Pick<Services, 'config
   let outcome: { status: 'complete'; rowCount: number } | { status: 'failed'; message: string };
   try {
     const period = periodOf({ startDate: row.start_date, endDate: row.end_date });
-    const csv = await generateCsv(tenant, row.type as ExportType, period, row.filters);
+    const csv = datasetCsv(tenant, row.type, period, row.filters);
     const key = `analytics-exports/${tenant.organizationId}/${row.id}.csv`;
-    await storeFor(services.config).put(key, Buffer.from(csv, 'utf8'), 'text/csv; charset=utf-8');
+    await storeFor(services.config).putStream(key, csv.chunks, 'text/csv; charset=utf-8');
     await finishExport(tenant.db, tenant.organizationId, row.id, { status: 'complete', storageKey: key });
-    outcome = { status: 'complete', rowCount: csvRecords(csv) - 1 };
+    outcome = { status: 'complete', rowCount: csv.rows() };
   } catch (err) {
     const message = (err as Error).message.slice(0, 500);
     await finishExport(tenant.db, tenant.organizationId, row.id, { status: 'failed', code: 'EXPORT_FAILED', message });
@@ -145,7 +146,7 @@ export async function runExport(tenant: Tenant, services: Pick<Services, 'config
       senderIdId: null,
       contactPhone: null,
       status: outcome.status,
-      downloadUrl: complete ? downloadUrlOf(services, row.id) : null,
+      downloadUrl: complete ? downloadUrlOf(services, tenant.organizationId, row.id, row.expires_at) : null,
       expiresAt: complete ? row.expires_at.toISOString() : null,
       rowCount: outcome.status === 'complete' ? outcome.rowCount : null,
       error: outcome.status === 'failed' ? `EXPORT_FAILED: ${outcome.message}` : null,
@@ -154,22 +155,15 @@ export async function runExport(tenant: Tenant, services: Pick<Services, 'config
   });
 }
 
-/** Records of a CSV (line ends outside quoted fields). */
-function csvRecords(csv: string): number {
-  let n = 0;
-  let quoted = false;
-  for (let i = 0; i < csv.length; i++) {
-    const c = csv[i];
-    if (c === '"') quoted = !quoted;
-    else if (c === '\n' && !quoted) n++;
-  }
-  return n;
-}
-
-const downloadUrlOf = (services: Pick<Services, 'config'>, id: string) => `${services.config.assetBaseUrl.replace(/\/+$/, '')}/v1/analytics/export/${id}/download`;
+/**
+ * The signed link of an export's download, valid until the export expires: it works without an API key (a browser,
+ * a spreadsheet) for this organization and this export only (src/lib/signed-urls.ts).
+ */
+export const downloadUrlOf = (services: Pick<Services, 'config'>, organizationId: string, id: string, expiresAt: Date) =>
+  signUrl(services.config.assetBaseUrl, `/v1/analytics/export/${id}/download`, organizationId, expiresAt);
 
 /** The download: 404 unknown, 404 EXPORT_EXPIRED after expiry, 409 EXPORT_PENDING, 500 EXPORT_FAILED, or the CSV. */
-export async function downloadExport(tenant: Tenant, services: Pick<Services, 'config'>, exportId: string, now = new Date()): Promise<{ csv: string; fileName: string }> {
+export async function downloadExport(tenant: Tenant, services: Pick<Services, 'config'>, exportId: string, now = new Date()): Promise<{ body: Readable; fileName: string }> {
   const row = await findExport(tenant.db, tenant.organizationId, exportId);
   if (!row) throw new ApiError(404, 'NOT_FOUND', 'Export not found.');
   if (row.expires_at <= now) throw new ApiError(404, 'EXPORT_EXPIRED', 'The export link has expired; start a new export.');
@@ -179,6 +173,5 @@ export async function downloadExport(tenant: Tenant, services: Pick<Services, 'c
   if (row.status === 'failed' || !row.storage_key) throw exportFailed(`The export failed: ${row.error_message ?? 'unknown error'}`);
   const stream = await storeFor(services.config).get(row.storage_key);
   if (!stream) throw exportFailed('The export file is missing from the object store.');
-  const csv = (await readAll(stream)).toString('utf8');
-  return { csv, fileName: fileName(row.type, { startDate: row.start_date, endDate: row.end_date }) };
+  return { body: stream, fileName: fileName(row.type, { startDate: row.start_date, endDate: row.end_date }) };
 }

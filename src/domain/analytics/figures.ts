@@ -1,4 +1,4 @@
-// Analytics figures read from the exact hourly message rollup (src/db/queries/analytics/rollups.ts): the range
+// Analytics figures read from the exact message rollup, hourly or daily (src/db/queries/analytics/rollups.ts): the range
 // rules shared by every analytics operation (ISO dates, UTC, both days inclusive; defaults; granularity limits)
 // and the per-channel and per-sender operations. Shapes are built in mappers.ts.
 import {
@@ -80,6 +80,15 @@ export function bucketsOf(period: Period, granularity: RollupGranularity): Date[
 }
 
 export const ZERO: MetricSums = { sent: 0, delivered: 0, read: 0, failed: 0, received: 0, fallback: 0, costUnits: 0 };
+const addSums = (a: MetricSums, b: MetricSums): MetricSums => ({
+  sent: a.sent + b.sent,
+  delivered: a.delivered + b.delivered,
+  read: a.read + b.read,
+  failed: a.failed + b.failed,
+  received: a.received + b.received,
+  fallback: a.fallback + b.fallback,
+  costUnits: a.costUnits + b.costUnits,
+});
 
 /** The timeline zero-filled over every bucket of the range. */
 export async function timeline(tenant: Tenant, filter: RollupFilter, period: Period, granularity: RollupGranularity) {
@@ -221,11 +230,12 @@ export async function getOverview(tenant: Tenant, query: RangeQuery & Filters & 
   const period = periodOf(query);
   checkGranularity(period, granularity);
   const filter: RollupFilter = { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId };
-  const [totals, points, activity, counts] = await Promise.all([
-    rollupTotals(tenant.db, tenant.organizationId, filter),
+  // The totals are the timeline's buckets summed (they cover the range exactly): one rollup scan, not two.
+  const [points, activity, counts] = await Promise.all([
     timeline(tenant, filter, period, granularity),
     activityCounts(tenant.db, tenant.organizationId, period.from, period.to),
     overviewCounts(tenant.db, tenant.organizationId, period.from, period.to),
   ]);
+  const totals = points.reduce(addSums, ZERO);
   return { period, granularity, brandId: query.brandId ?? null, campaignId: query.campaignId ?? null, totals, timeline: points, activity, counts };
 }

@@ -5,7 +5,7 @@ import type { MessageReportDbRow } from '../../db/queries/analytics/message-repo
 import { toCsv, type CsvValue } from '../../lib/csv.ts';
 import { toMoney } from '../conversations/pricing.ts';
 import type { BlastFigures } from './blast.ts';
-import type { BotSummary } from './bots.ts';
+import type { BotFunnel, BotSummary } from './bots.ts';
 import type { Top } from './top.ts';
 
 type Schemas = components['schemas'];
@@ -281,6 +281,36 @@ export function toBotSummary(s: BotSummary): Schemas['AnalyticsBotSummary'] {
     averageSessionDurationSeconds: s.life.sessions === 0 ? 0 : Math.round((s.life.durationSeconds / s.life.sessions) * 10) / 10,
     lastActivityAt: s.life.lastActivityAt === null ? null : s.life.lastActivityAt.toISOString(),
     topIntents: s.topIntents,
+  };
+}
+
+/** GET /v1/analytics/bots/{id}/funnel. */
+export function toBotFunnel(f: BotFunnel): Schemas['AnalyticsBotFunnel'] {
+  const entered = f.totals.contacts;
+  return {
+    botId: f.botId,
+    version: f.version,
+    period: toPeriod(f.period),
+    entered,
+    completed: f.totals.completedContacts,
+    completionRate: rate(f.totals.completedContacts, entered),
+    sessions: f.totals.sessions,
+    completions: f.totals.completions,
+    handoffs: f.totals.handoffs,
+    steps: f.steps.map(({ node, position, figures: v, advancedTo }) => ({
+      nodeId: node.id,
+      nodeType: node.type,
+      label: node.name ?? null,
+      position,
+      entries: v.entries,
+      contacts: v.contacts,
+      exits: v.stoppedContacts,
+      exitsByKind: { advanced: v.advanced, completed: v.completed, handedOff: v.handedOff, errored: v.errored, abandoned: v.abandoned, waiting: v.waiting },
+      advancedTo,
+      conversionRate: rate(v.advanced + v.completed, v.entries),
+      dropOff: v.entries - v.advanced - v.completed,
+      rateFromStart: Math.min(1, rate(v.contacts, entered)),
+    })),
   };
 }
 

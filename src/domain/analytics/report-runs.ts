@@ -1,25 +1,36 @@
-// A scheduled report's run (the scheduler job, src/jobs/analytics.ts): the report's period (weekly: the 7 days
-// before the run day; monthly: the previous calendar month), one CSV per dataset written to the object store under
-// `analytics-reports/<org>/<report>/<run day>/<dataset>.csv`, then lastRunAt and the next run recorded in the same
-// transaction that locked the report. Keys are deterministic, so a retried run rewrites the same files.
-// Not built: the email (no mail library in this server; lastSentAt stays null) and, in reports, the `messages`
-// dataset (skipped; exports build it: exports.ts).
+// A scheduled report's run (the scheduler job, src/jobs/analytics.ts), in the transaction that locked the report:
+// 1. the report's period (weekly: the 7 days before the run day; monthly: the previous calendar month);
+// 2. one CSV per dataset streamed to the object store under `analytics-reports/<org>/<report>/<run day>/<dataset>.csv`
+//    (deterministic keys: a retried run rewrites the same files);
+// 3. one email to the recipients (src/lib/mail.ts: SMTP_URL, or an .eml file under DATA_DIR/outbox): the period's
+//    overview figures in the body and the CSVs attached while they total at most ATTACHMENT_LIMIT_BYTES; a larger
+//    CSV is linked instead, by a signed download link valid LINK_TTL_MS (an export row pointing at the stored file,
+//    so GET /v1/analytics/export/{id}/download serves it);
+// 4. lastRunAt, lastSentAt and the next run recorded.
+// A failed send throws before the commit: nothing is recorded, the report stays due, and the job's retry (or the
+// next tick) runs it again for the same period. Delivery is at least once: a commit failing after the SMTP server
+// accepted the message would send it again.
+import { Readable } from 'node:stream';
 import { inTransaction } from '../../db/database.ts';
-import { rollupByChannel, rollupBySender, senderNames } from '../../db/queries/analytics/rollups.ts';
+import { finishExport, insertExport } from '../../db/queries/analytics/exports.ts';
+import { rollupTotals } from '../../db/queries/analytics/rollups.ts';
 import { findReport, updateReport } from '../../db/queries/analytics/reports.ts';
-import { toCsv } from '../../lib/csv.ts';
-import type { ObjectStore } from '../../lib/storage/index.ts';
+import { sendMail, type MailAttachment, type MailDelivery } from '../../lib/mail.ts';
+import { MAX_SIGNED_URL_TTL_MS } from '../../lib/signed-urls.ts';
+import { storeFor } from '../../lib/storage/index.ts';
 import { toMoney } from '../conversations/pricing.ts';
-import type { Tenant } from '../tenant.ts';
-import { CHANNELS, getSessions, getUsage, periodOf, timeline, type Period } from './figures.ts';
-import { getIntentCounts } from './intents.ts';
+import type { Services, Tenant } from '../tenant.ts';
+import { datasetCsv } from './datasets.ts';
+import { downloadUrlOf } from './exports.ts';
+import { periodOf, type Period } from './figures.ts';
 import { nextRunAfter } from './reports.ts';
 
 const DAY_MS = 86_400_000;
+/** Attachments of one email at most (many mail servers refuse messages above 10–25 MB once encoded). */
+export const ATTACHMENT_LIMIT_BYTES = 5 * 1024 * 1024;
+/** How long a link to a CSV too large to attach works: a week (the longest a signed link may live). */
+export const LINK_TTL_MS = MAX_SIGNED_URL_TTL_MS;
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
-const METRIC_COLUMNS = ['sent', 'delivered', 'read', 'failed', 'received', 'fallback', 'cost', 'currency'] as const;
-const metricCells = (s: { sent: number; delivered: number; read: number; failed: number; received: number; fallback: number; costUnits: number }) =>
-  ({ sent: s.sent, delivered: s.delivered, read: s.read, failed: s.failed, received: s.received, fallback: s.fallback, cost: toMoney(s.costUnits).amount, currency: 'USD' });
 
 /** The period a run on `runAt` covers. */
 export function reportPeriod(frequency: string, runAt: Date): Period {
@@ -32,77 +43,93 @@ export function reportPeriod(frequency: string, runAt: Date): Period {
   return periodOf({ startDate: isoDay(first), endDate: isoDay(last) });
 }
 
-/** The CSV of one dataset over the period, or null for a dataset not built yet. */
-export async function datasetCsv(
-  tenant: Tenant,
-  dataset: string,
-  period: Period,
-  filters: { brandId?: string; campaignId?: string; senderId?: string } = {},
-): Promise<string | null> {
-  const f = { from: period.from, to: period.to, brandId: filters.brandId, campaignId: filters.campaignId, senderId: filters.senderId };
-  switch (dataset) {
-    case 'overview': {
-      const points = await timeline(tenant, f, period, 'day');
-      return toCsv(['date', ...METRIC_COLUMNS], points.map((p) => ({ date: isoDay(p.bucket), ...metricCells(p) })));
-    }
-    case 'protocols': {
-      const rows = await rollupByChannel(tenant.db, tenant.organizationId, f);
-      return toCsv(['channel', ...METRIC_COLUMNS], CHANNELS.map((channel) => {
-        const r = rows.find((x) => x.channel === channel);
-        return { channel, ...metricCells(r ?? { sent: 0, delivered: 0, read: 0, failed: 0, received: 0, fallback: 0, costUnits: 0 }) };
-      }));
-    }
-    case 'sender-ids': {
-      const rows = await rollupBySender(tenant.db, tenant.organizationId, f);
-      const names = new Map((await senderNames(tenant.db, tenant.organizationId, rows.map((r) => r.senderId))).map((s) => [s.id, s.name]));
-      return toCsv(['senderId', 'name', ...METRIC_COLUMNS], rows.sort((a, b) => b.sent - a.sent).map((r) => ({ senderId: r.senderId, name: names.get(r.senderId) ?? null, ...metricCells(r) })));
-    }
-    case 'usage': {
-      const u = await getUsage(tenant, { startDate: period.startDate, endDate: period.endDate, brandId: filters.brandId, campaignId: filters.campaignId });
-      return toCsv(['date', 'textSegments', 'richMessages', 'capabilityChecks', 'cost', 'currency'], u.timeline.map((p) => ({ ...p, cost: toMoney(p.costUnits).amount, currency: 'USD' })));
-    }
-    case 'sessions': {
-      const s = await getSessions(tenant, { startDate: period.startDate, endDate: period.endDate });
-      return toCsv(['date', 'sessions', 'uniqueContacts', 'inboundMessages', 'outboundMessages', 'averageDurationSeconds'], s.timeline.map((p) => ({
-        date: p.key, sessions: p.figures.sessions, uniqueContacts: p.figures.uniqueContacts, inboundMessages: p.figures.inboundMessages, outboundMessages: p.figures.outboundMessages,
-        averageDurationSeconds: p.figures.sessions === 0 ? 0 : Math.round((p.figures.durationSeconds / p.figures.sessions) * 10) / 10,
-      })));
-    }
-    case 'intents': {
-      const i = await getIntentCounts(tenant, { startDate: period.startDate, endDate: period.endDate });
-      return toCsv(['value', 'intentId', 'label', 'taps', 'uniqueContacts'], i.intents);
-    }
-    default:
-      return null;
+export type ReportRun = { keys: string[]; delivery: MailDelivery; recipients: string[] };
+
+type StoredCsv = { dataset: string; key: string; bytes: number; rows: number };
+
+function emailText(name: string, period: Period, totals: Awaited<ReturnType<typeof rollupTotals>>, files: StoredCsv[], links: Map<string, string>): string {
+  const lines = [
+    `${name}: ${period.startDate} to ${period.endDate} (UTC)`,
+    '',
+    `Messages sent: ${totals.sent}`,
+    `Delivered: ${totals.delivered}`,
+    `Read: ${totals.read}`,
+    `Failed: ${totals.failed}`,
+    `Received: ${totals.received}`,
+    `Fallbacks to SMS/MMS: ${totals.fallback}`,
+    `Cost: ${toMoney(totals.costUnits).amount} USD`,
+    '',
+  ];
+  for (const f of files) {
+    const link = links.get(f.dataset);
+    lines.push(link
+      ? `${f.dataset}.csv (${f.rows} rows, too large to attach; link valid ${LINK_TTL_MS / DAY_MS} days): ${link}`
+      : `${f.dataset}.csv (${f.rows} rows): attached`);
   }
+  return `${lines.join('\n')}\n`;
 }
 
 /**
- * Runs one due report: writes its files and moves nextRunAt past `now`. Nothing happens when the report is gone,
- * inactive or no longer due (another worker ran it). Returns the keys written.
+ * Runs one due report: writes its files, sends its email and moves nextRunAt past `now`. Null when the report is
+ * gone, inactive or no longer due (another worker ran it). A send failure throws and records nothing.
  */
-export async function runScheduledReport(tenant: Tenant, store: ObjectStore, reportId: string, now = new Date()): Promise<string[]> {
+export async function runScheduledReport(tenant: Tenant, services: Pick<Services, 'config'>, reportId: string, now = new Date()): Promise<ReportRun | null> {
+  const store = storeFor(services.config);
   return inTransaction(tenant.db, async (tx) => {
     const report = await findReport(tx, tenant.organizationId, reportId, true);
-    if (!report || !report.active || !report.next_run_at || report.next_run_at > now) return [];
+    if (!report || !report.active || !report.next_run_at || report.next_run_at > now) return null;
     const runAt = report.next_run_at;
     const period = reportPeriod(report.frequency, runAt);
     const prefix = `analytics-reports/${tenant.organizationId}/${report.id}/${isoDay(runAt)}`;
     const scoped: Tenant = { ...tenant, db: tx as unknown as Tenant['db'] };
-    const keys: string[] = [];
+
+    const files: StoredCsv[] = [];
     for (const dataset of report.datasets) {
-      const csv = await datasetCsv(scoped, dataset, period);
-      if (csv === null) continue;
+      const csv = datasetCsv(scoped, dataset, period);
       const key = `${prefix}/${dataset}.csv`;
-      await store.put(key, Buffer.from(csv, 'utf8'), 'text/csv; charset=utf-8');
-      keys.push(key);
+      const bytes = await store.putStream(key, csv.chunks, 'text/csv; charset=utf-8');
+      files.push({ dataset, key, bytes, rows: csv.rows() });
     }
+
+    // Attach in the report's order while the budget lasts; link the rest.
+    const attachments: MailAttachment[] = [];
+    const links = new Map<string, string>();
+    let budget = ATTACHMENT_LIMIT_BYTES;
+    for (const f of files) {
+      if (f.bytes <= budget) {
+        budget -= f.bytes;
+        const content = await store.get(f.key);
+        if (!content) throw new Error(`report file ${f.key} is missing from the object store`);
+        attachments.push({ filename: `${f.dataset}.csv`, content, contentType: 'text/csv; charset=utf-8' });
+      } else {
+        const expiresAt = new Date(now.getTime() + LINK_TTL_MS);
+        const row = await insertExport(tx, tenant.organizationId, { type: f.dataset, startDate: period.startDate, endDate: period.endDate, filters: {}, createdAt: now, expiresAt });
+        await finishExport(tx, tenant.organizationId, row.id, { status: 'complete', storageKey: f.key });
+        links.set(f.dataset, downloadUrlOf(services, tenant.organizationId, row.id, expiresAt));
+      }
+    }
+
+    const totals = await rollupTotals(tx, tenant.organizationId, { from: period.from, to: period.to });
+    let delivery: MailDelivery;
+    try {
+      delivery = await sendMail(services.config.mail, {
+        to: report.recipients,
+        subject: `${report.name}: ${period.startDate} to ${period.endDate}`,
+        text: emailText(report.name, period, totals, files, links),
+        attachments,
+      }, `${isoDay(runAt)}-${report.id}`);
+    } finally {
+      // A send that failed before reading them leaves the files open.
+      for (const a of attachments) if (a.content instanceof Readable) a.content.destroy();
+    }
+
     const schedule = { frequency: report.frequency, dayOfWeek: report.day_of_week, dayOfMonth: report.day_of_month, hour: report.hour };
     await updateReport(tx, tenant.organizationId, report.id, {
       last_run_at: now,
       last_run_key: prefix,
+      last_sent_at: new Date(),
       next_run_at: nextRunAfter(schedule, now > runAt ? now : runAt),
     });
-    return keys;
+    return { keys: files.map((f) => f.key), delivery, recipients: report.recipients };
   });
 }

@@ -1,7 +1,7 @@
 // Scheduled reports (/v1/analytics/reports): at most 5 per organization (active or not), weekly on dayOfWeek or
 // monthly on dayOfMonth at `hour` UTC, nextRunAt recomputed on every change (null while inactive). A run (the
-// scheduler job, src/jobs/analytics.ts) writes the report's file to the object store; email delivery is not built
-// (no mail library in this server), so lastSentAt stays null — nothing claims an email was sent.
+// scheduler job, src/jobs/analytics.ts; report-runs.ts) writes the report's CSVs to the object store and emails
+// them to the recipients, then records lastSentAt.
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction } from '../../db/database.ts';
 import {

@@ -25,6 +25,11 @@ export type MessageReportQuery = {
   dir: 'asc' | 'desc';
   /** Rows to read (the page size + 1). */
   limit: number;
+  /**
+   * Keyset cursor for sort `createdAt` ascending (exports read in batches): rows after this one. `at` is the row's
+   * `cursor_at` (created_at as ISO text with microseconds: a JS Date's milliseconds would skip or repeat rows).
+   */
+  after?: { at: string; id: string };
 };
 
 // Attributes the report promises that nothing records yet: programs, brand and campaign registrations and
@@ -75,10 +80,12 @@ export function messageReportRows(db: Db, orgId: string, f: MessageReportQuery) 
       'segments',
       'cost_units',
       'conversation_id',
+      sql<string>`to_json(created_at) #>> '{}'`.as('cursor_at'),
     ])
     .where('created_at', '>=', f.from)
     .where('created_at', f.toInclusive ? '<=' : '<', f.to);
 
+  if (f.after) q = q.where(sql<SqlBool>`(created_at, id) > (${f.after.at}::timestamptz, ${f.after.id}::uuid)`);
   if (f.direction) q = q.where('direction', '=', f.direction);
   if (f.status) q = q.where('status', '=', f.status);
   if (f.senderId) q = q.where('sender_id', '=', f.senderId);

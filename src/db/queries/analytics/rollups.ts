@@ -1,5 +1,6 @@
-// SQL over the exact hourly message rollup (analytics_message_rollups plus its pending analytics_message_deltas,
-// migration 0022: the trigger on messages appends deltas in the writer's transaction, a job folds them). Every message figure of the analytics operations is read here, never
+// SQL over the exact message rollup (analytics_message_rollups by hour, analytics_message_rollups_daily by day, plus
+// the pending analytics_message_deltas; migrations 0022 and 0028: the trigger on messages appends deltas in the
+// writer's transaction, a job folds them into both levels). Every message figure of the analytics operations is read here, never
 // from the messages table. Counts are summed as int8 and returned as numbers (safe: far below 2^53).
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
@@ -56,23 +57,38 @@ const toSums = (r: RawSums): MetricSums => ({
   costUnits: Number(r.cost_units),
 });
 
-const COLUMNS = [
-  'bucket_hour', 'sender_id', 'direction', 'requested_channel', 'channel', 'status', 'message_type', 'is_fallback',
-  'messages', 'segments', 'cost_units', 'text_segments', 'rich_messages',
-] as const;
+const DAY_MS = 86_400_000;
+const SUMS = ['messages', 'segments', 'cost_units', 'text_segments', 'rich_messages', 'sessions'] as const;
+/** The carrying channel of an hourly row: the actual one, else the requested one (the daily level stores it so). */
+const CARRYING_CHANNEL = sql<string>`coalesce(nullif(channel, ''), nullif(requested_channel, ''), '')`;
 
 /**
- * The organization's rollup rows of the range plus the deltas not folded yet (appended by the trigger in the
- * writers' transactions): together they equal the messages table at this statement's snapshot.
+ * Which rollup level answers: the daily one (migration 0028) when the range is whole UTC days and no hourly bucket
+ * is asked for — 24× fewer rows — else the hourly one.
  */
-function scoped(db: Db, orgId: string, f: RollupFilter) {
-  const part = (table: 'analytics_message_rollups' | 'analytics_message_deltas') => {
-    let q = tenant(db.selectFrom(table), orgId).select([...COLUMNS]).where('bucket_hour', '>=', f.from).where('bucket_hour', '<', f.to);
-    if (f.senderId !== undefined) q = q.where('sender_id', '=', f.senderId);
-    if (f.brandId !== undefined || f.campaignId !== undefined) q = q.where(sql<boolean>`false`);
-    return q;
-  };
-  return db.selectFrom(part('analytics_message_rollups').unionAll(part('analytics_message_deltas')).as('r'));
+export type RollupLevel = 'hour' | 'day';
+export const levelFor = (f: Pick<RollupFilter, 'from' | 'to'>, granularity?: RollupGranularity): RollupLevel =>
+  granularity !== 'hour' && f.from.getTime() % DAY_MS === 0 && f.to.getTime() % DAY_MS === 0 ? 'day' : 'hour';
+
+/**
+ * The organization's rollup rows of the range (at the given level) plus the deltas not folded yet (appended by
+ * the trigger in the writers' transactions): together they equal the messages table at this statement's
+ * snapshot. Every row reads as (bucket, sender_id, direction, channel — the carrying one —, status, is_fallback, sums).
+ */
+function scoped(db: Db, orgId: string, f: RollupFilter, level: RollupLevel) {
+  const filter = (bucket: 'bucket_hour' | 'bucket_day') => sql<boolean>`${sql.ref(bucket)} >= ${f.from} and ${sql.ref(bucket)} < ${f.to}${
+    f.senderId !== undefined ? sql` and sender_id = ${f.senderId}` : sql``}${
+    f.brandId !== undefined || f.campaignId !== undefined ? sql` and false` : sql``}`;
+  const hourly = (table: 'analytics_message_rollups' | 'analytics_message_deltas') =>
+    tenant(db.selectFrom(table), orgId)
+      .select([sql<Date>`bucket_hour`.as('bucket'), 'sender_id', 'direction', CARRYING_CHANNEL.as('channel'), 'status', 'is_fallback', ...SUMS])
+      .where(filter('bucket_hour'));
+  const daily = () =>
+    tenant(db.selectFrom('analytics_message_rollups_daily'), orgId)
+      .select([sql<Date>`bucket_day`.as('bucket'), 'sender_id', 'direction', 'channel', 'status', 'is_fallback', ...SUMS])
+      .where(filter('bucket_day'));
+  const folded = level === 'day' ? daily() : hourly('analytics_message_rollups');
+  return db.selectFrom(folded.unionAll(hourly('analytics_message_deltas')).as('r'));
 }
 
 /** Folds every committed delta into the rollup (system handle; exact and idempotent: see migration 0022). */
@@ -83,29 +99,38 @@ export async function compactRollup(db: Db): Promise<number> {
 
 /** The totals of the range. */
 export async function rollupTotals(db: Db, orgId: string, f: RollupFilter): Promise<MetricSums> {
-  const row = await scoped(db, orgId, f).select([...METRICS]).executeTakeFirstOrThrow();
+  const row = await scoped(db, orgId, f, levelFor(f)).select([...METRICS]).executeTakeFirstOrThrow();
   return toSums(row as RawSums);
 }
 
 /** Per carrying channel (the actual one; the requested one while not yet known). Channels without rows are absent. */
 export async function rollupByChannel(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { channel: string }>> {
-  const channel = sql<string>`coalesce(nullif(channel, ''), nullif(requested_channel, ''), '')`;
-  const rows = await scoped(db, orgId, f).select([channel.as('ch'), ...METRICS]).groupBy(channel).execute();
-  return rows.map((r) => ({ channel: (r as { ch: string }).ch, ...toSums(r as RawSums) }));
+  const rows = await scoped(db, orgId, f, levelFor(f)).select(['channel', ...METRICS]).groupBy('channel').execute();
+  return rows.map((r) => ({ channel: r.channel, ...toSums(r as unknown as RawSums) }));
 }
 
 /** Per sender ID. */
 export async function rollupBySender(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { senderId: string }>> {
-  const rows = await scoped(db, orgId, f).select(['sender_id', ...METRICS]).groupBy('sender_id').execute();
+  const rows = await scoped(db, orgId, f, levelFor(f)).select(['sender_id', ...METRICS]).groupBy('sender_id').execute();
   return rows.map((r) => ({ senderId: r.sender_id, ...toSums(r as unknown as RawSums) }));
 }
 
 /** Per UTC bucket (hour, day, ISO week from Monday, calendar month); buckets without rows are absent. */
 export async function rollupTimeline(db: Db, orgId: string, f: RollupFilter, granularity: RollupGranularity): Promise<Array<MetricSums & { bucket: Date }>> {
   const unit = sql.lit(granularity);
-  const bucket = sql<Date>`(date_trunc(${unit}, bucket_hour at time zone 'UTC') at time zone 'UTC')`;
-  const rows = await scoped(db, orgId, f).select([bucket.as('bucket'), ...METRICS]).groupBy(bucket).orderBy(bucket).execute();
+  const bucket = sql<Date>`(date_trunc(${unit}, bucket at time zone 'UTC') at time zone 'UTC')`;
+  const rows = await scoped(db, orgId, f, levelFor(f, granularity)).select([bucket.as('bucket'), ...METRICS]).groupBy(bucket).orderBy(bucket).execute();
   return rows.map((r) => ({ bucket: (r as { bucket: Date }).bucket, ...toSums(r as RawSums) }));
+}
+
+/**
+ * Sessions opened in [from, to), organization-wide: the inbound messages marked as opening one (migration 0028),
+ * counted by the rollup.
+ */
+export async function rollupSessions(db: Db, orgId: string, from: Date, to: Date): Promise<number> {
+  const f = { from, to };
+  const row = await scoped(db, orgId, f, levelFor(f)).select(sql<string>`coalesce(sum(sessions), 0)::int8`.as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Name and type of the organization's sender IDs (all of them, or the given ones). */
@@ -119,8 +144,8 @@ export type UsageSums = { bucket: Date; textSegments: number; richMessages: numb
 
 /** Billable items per UTC day or month, over every message charged in the range (any direction and status). */
 export async function rollupUsage(db: Db, orgId: string, f: RollupFilter, granularity: 'day' | 'month'): Promise<UsageSums[]> {
-  const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, bucket_hour at time zone 'UTC') at time zone 'UTC')`;
-  const rows = await scoped(db, orgId, f)
+  const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, bucket at time zone 'UTC') at time zone 'UTC')`;
+  const rows = await scoped(db, orgId, f, levelFor(f, granularity))
     .select([
       bucket.as('bucket'),
       sql<string>`coalesce(sum(text_segments), 0)::int8`.as('text_segments'),
