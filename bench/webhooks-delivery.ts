@@ -114,7 +114,7 @@ export async function benchWebhookDeliveries(databaseUrl: string, n = Number(pro
     let burstResult: { perSecond: number };
     try {
       const def = webhookJobs.find((d) => d.queue === DELIVERY_QUEUE)!;
-      await burst.queue!.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: def.batchSize ?? 1, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true }, (jobs) =>
+      await burst.queue!.work<DeliveryJob>(DELIVERY_QUEUE, { batchSize: def.batchSize ?? 1, localConcurrency: def.concurrency ?? 1, pollingIntervalSeconds: 0.5, burstWhenBatchFull: true }, (jobs) =>
         def.runBatch!(jobs.map((j) => ({ id: j.id, data: j.data })), burst.context),
       );
       await engine(burst, receiver.url, Math.min(200, n));

@@ -116,6 +116,17 @@ describe('importContacts', () => {
     expect((await contactsOf(o.apiKey.secret)).data[0]).toMatchObject({ optedOut: true });
   });
 
+  it('stores cells holding backslashes, tabs, line breaks and a literal \\N exactly (rows travel as COPY text)', async () => {
+    const o = await srv.newOrg('Copy escapes org');
+    const name = 'Back\\slash\tTab';
+    const note = 'two\nlines\r\nand \\N and "quotes" and \\t';
+    const csv = `phone,name,note,city\n+14155550501,"${name}","${note.replaceAll('"', '""')}",\\N\n`;
+    const job = await importCsv(o.apiKey.secret, csv);
+    expect(job).toMatchObject({ importedRows: 1, errorCount: 0 });
+    const [contact] = (await contactsOf(o.apiKey.secret)).data;
+    expect(contact).toMatchObject({ name, attributes: { note: note.trim(), city: '\\N' } });
+  });
+
   it('follows an explicit mapping, reads national numbers with defaultCountry, and adds tagIds to every row', async () => {
     const o = await srv.newOrg('Mapping org');
     const key = o.apiKey.secret;

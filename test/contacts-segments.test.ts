@@ -3,6 +3,7 @@
 // segments (resolve answers a segmentId per query and organization) and their scheduled purge.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SAMPLE_WINDOW } from '../src/db/queries/contacts/segments.ts';
 import { SEGMENT_TTL_DAYS, useSavedSegment } from '../src/domain/contacts/segments.ts';
 import { tenantFor } from '../src/domain/tenant.ts';
 import { QUEUES } from '../src/jobs/queue-names.ts';
@@ -146,6 +147,21 @@ describe('previewSegment', () => {
     expect(res.body.data.sample).toHaveLength(10);
     expect(res.body.data.sample[0]).toMatchObject({ phone: '+14155552011', attributes: { n: 11 }, optedOut: false, tags: [] });
     expect(res.body.data.sample.at(-1).attributes.n).toBe(2);
+  });
+
+  it('finds the newest matches when they are older than the SAMPLE_WINDOW newest contacts (the sample sorts the matching set then)', async () => {
+    const o = await srv.newOrg('Sparse preview org');
+    // 12 old contacts with `old: n`, then SAMPLE_WINDOW + 10 newer ones without it.
+    await sql`
+      insert into contacts (organization_id, phone, attributes, created_at)
+      select ${o.organizationId}, '+141555' || lpad(g::text, 5, '0'),
+             case when g <= 12 then jsonb_build_object('old', g) else '{}'::jsonb end,
+             timestamptz '2026-01-01' + g * interval '1 minute'
+      from generate_series(1, ${SAMPLE_WINDOW + 22}::int) g`.execute(srv.context.db);
+    const res = await call(srv, 'POST', '/v1/segments/preview', { key: o.apiKey.secret, body: { conditions: [{ type: 'attribute', attribute: 'old', op: 'exists' }] } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.count).toBe(12);
+    expect(res.body.data.sample.map((c: { attributes: { old: number } }) => c.attributes.old)).toEqual([12, 11, 10, 9, 8, 7, 6, 5, 4, 3]);
   });
 
   it("never counts another organization's contacts", async () => {

@@ -12,6 +12,9 @@ const delivery: JobDefinition<DeliveryJob> = {
   // in one transaction. Workers poll every 0.5 s, so the batch size bounds the rate (500 per poll); even if every
   // attempt of a batch timed out (10 waves of 10 s) it ends well before pg-boss's expiry.
   batchSize: 500,
+  // Two batches in flight per process: one makes its requests while the other records its attempts (the record
+  // transactions lock endpoints in one order, so they only queue behind each other, never deadlock).
+  concurrency: 2,
   queueOptions: { retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
   runBatch: (jobs, app) => runDeliveryBatch(app, jobs.map((j) => j.data)),
 };

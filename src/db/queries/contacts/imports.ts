@@ -1,8 +1,9 @@
 // SQL for contact imports (POST /v1/contacts/import): the job with its stored upload, and the statements of one
-// batch — a few set-based statements over arrays (one bind parameter per column, whatever the batch size), never
-// one statement per row. Job records are kept 7 days after they end; older ones are swept when the organization
+// batch — its rows COPY'd into a temporary staging table, then merged into contacts, tag links and consent
+// entries by one set-based statement; never one statement per row. Job records are kept 7 days after they end; older ones are swept when the organization
 // starts a new import.
 import { sql, type Selectable } from 'kysely';
+import { copyField, copyRow, type CopyIn } from '../../copy.ts';
 import { inTransaction, type Db } from '../../database.ts';
 import type { AttributeValue, ContactImportJobsTable, ImportColumn, ImportRowError } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
@@ -128,52 +129,68 @@ export type UpsertRow = {
   attributes: Record<string, AttributeValue>;
 };
 
+/** A planned write: the merged values, the tags to link, and whether the consent type changes (an audit entry). */
+export type StagedRow = UpsertRow & { newTagIds: string[]; consentChanged: boolean };
+
 /**
- * Inserts new contacts and writes the merged values of existing ones in one statement. Only rows locked by
- * lockContactsByPhone (`lockedIds`) may be updated: a phone inserted by someone else since then is neither
- * inserted nor updated, and is missing from the result (the caller retries it as an existing contact).
+ * Fills the batch's staging table (temporary, dropped at commit; emptied when a retry round fills it again) with
+ * one COPY. Must run on the connection of `copy`, in its transaction.
  */
-export async function upsertContacts(
-  db: Db,
-  orgId: string,
-  rows: UpsertRow[],
-  lockedIds: string[],
-): Promise<Array<{ id: string; phone: string; inserted: boolean }>> {
-  if (rows.length === 0) return [];
-  const { rows: out } = await sql<{ id: string; phone: string; inserted: boolean }>`
-    insert into contacts as c (organization_id, phone, phone_country, name, time_zone, consent_type, attributes)
-    select ${orgId}, t.phone, t.country, t.name, t.tz, t.consent, t.attrs::jsonb
-    from unnest(${rows.map((r) => r.phone)}::text[], ${rows.map((r) => r.country)}::text[], ${rows.map((r) => r.name)}::text[],
-                ${rows.map((r) => r.timeZone)}::text[], ${rows.map((r) => r.consentType)}::text[],
-                ${rows.map((r) => JSON.stringify(r.attributes))}::text[]) as t(phone, country, name, tz, consent, attrs)
-    on conflict (organization_id, phone) do update
-      set name = excluded.name, time_zone = excluded.time_zone, consent_type = excluded.consent_type,
-          attributes = excluded.attributes, updated_at = now()
-      where c.id = any(${lockedIds}::uuid[])
-    returning c.id, c.phone, (c.xmax = 0) as inserted`.execute(db);
-  return out;
+export async function stageRows(db: Db, copy: CopyIn, rows: StagedRow[]): Promise<void> {
+  await sql`
+    create temporary table if not exists import_stage (
+      phone text not null, country text, name text, time_zone text, consent_type text not null, attributes jsonb not null,
+      new_tag_ids uuid[] not null, consent_changed boolean not null
+    ) on commit drop`.execute(db);
+  await sql`truncate import_stage`.execute(db);
+  await copy(
+    'copy import_stage from stdin',
+    rows.map((r) =>
+      copyRow([
+        copyField(r.phone),
+        copyField(r.country),
+        copyField(r.name),
+        copyField(r.timeZone),
+        copyField(r.consentType),
+        copyField(JSON.stringify(r.attributes)),
+        `{${r.newTagIds.join(',')}}`,
+        r.consentChanged ? 't' : 'f',
+      ]),
+    ),
+  );
 }
 
-/** Adds (contact, tag) links, pairwise; existing links are kept. */
-export async function addTagLinks(db: Db, orgId: string, contactIds: string[], tagIds: string[]): Promise<void> {
-  if (contactIds.length === 0) return;
-  await sql`
-    insert into contact_tags (organization_id, contact_id, tag_id)
-    select ${orgId}, l.contact_id, l.tag_id from unnest(${contactIds}::uuid[], ${tagIds}::uuid[]) as l(contact_id, tag_id)
-    on conflict (contact_id, tag_id) do nothing`.execute(db);
-}
+export type MergeOutcome = { inserted: number; updated: number; missing: string[] };
 
-/** CONSENT_UPDATED audit entries with source IMPORT, one per changed contact. */
-export async function recordImportConsentChanges(
-  db: Db,
-  orgId: string,
-  changes: Array<{ contactId: string; phone: string; consentType: string }>,
-  actor: string | null,
-): Promise<void> {
-  if (changes.length === 0) return;
-  await sql`
-    insert into consent_events (organization_id, contact_id, phone, action, source, consent_type, actor)
-    select ${orgId}, e.contact_id, e.phone, 'CONSENT_UPDATED', 'IMPORT', e.consent_type, ${actor}
-    from unnest(${changes.map((c) => c.contactId)}::uuid[], ${changes.map((c) => c.phone)}::text[],
-                ${changes.map((c) => c.consentType)}::text[]) as e(contact_id, phone, consent_type)`.execute(db);
+/**
+ * The staged rows merged in one statement: new contacts inserted, existing ones updated, their new tag links and
+ * CONSENT_UPDATED audit entries (source IMPORT) added. Only contacts locked by lockContactsByPhone (`lockedIds`)
+ * may be updated: a phone inserted by someone else since then is left alone and reported in `missing` (the
+ * caller retries it as an existing contact).
+ */
+export async function mergeStagedRows(db: Db, orgId: string, lockedIds: string[], actor: string | null): Promise<MergeOutcome> {
+  const { rows } = await sql<{ inserted: number; updated: number; missing: string[] }>`
+    with written as (
+      insert into contacts as c (organization_id, phone, phone_country, name, time_zone, consent_type, attributes)
+      select ${orgId}, s.phone, s.country, s.name, s.time_zone, s.consent_type, s.attributes from import_stage s
+      on conflict (organization_id, phone) do update
+        set name = excluded.name, time_zone = excluded.time_zone, consent_type = excluded.consent_type,
+            attributes = excluded.attributes, updated_at = now()
+        where c.id = any(${lockedIds}::uuid[])
+      returning c.id, c.phone, (c.xmax = 0) as inserted
+    ), links as (
+      insert into contact_tags (organization_id, contact_id, tag_id)
+      select ${orgId}, w.id, t.tag_id from written w join import_stage s on s.phone = w.phone cross join unnest(s.new_tag_ids) as t(tag_id)
+      on conflict (contact_id, tag_id) do nothing
+    ), audit as (
+      insert into consent_events (organization_id, contact_id, phone, action, source, consent_type, actor)
+      select ${orgId}, w.id, w.phone, 'CONSENT_UPDATED', 'IMPORT', s.consent_type, ${actor}
+      from written w join import_stage s on s.phone = w.phone
+      where s.consent_changed
+    )
+    select (select count(*) from written where inserted)::int as inserted,
+           (select count(*) from written where not inserted)::int as updated,
+           array(select s.phone from import_stage s where s.phone not in (select w.phone from written w)) as missing`.execute(db);
+  const row = rows[0]!;
+  return { inserted: row.inserted, updated: row.updated, missing: row.missing };
 }

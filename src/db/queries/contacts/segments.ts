@@ -37,9 +37,25 @@ export async function countSegment(db: Db, orgId: string, predicate: RawBuilder<
   return Number(row.n);
 }
 
-/** The newest matching contacts first. */
-export function sampleSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, limit: number): Promise<ContactRow[]> {
-  return segmentContacts(db, orgId, predicate).selectAll('c').orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
+/**
+ * How many of the newest contacts the sample walks through before it sorts the whole matching set instead: enough
+ * for a set matching 1 contact in 2,000 (the walk stops at the 10th match, so a dense set costs no more).
+ */
+export const SAMPLE_WINDOW = 20_000;
+
+/**
+ * The newest matching contacts first. Walking contacts newest first until `limit` match is fast when matches are
+ * dense among recent contacts, and reads nearly the whole organization when they are rare there (1.9 s for 16,000
+ * opted-out contacts among 1,000,000 in bench part e). So the walk is bounded to the newest SAMPLE_WINDOW
+ * contacts; when it finds fewer than `limit`, the matching set is built with its own best plan (OFFSET 0 keeps
+ * the planner from turning it back into the walk) and sorted.
+ */
+export async function sampleSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, limit: number): Promise<ContactRow[]> {
+  const newest = tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id').selectAll('c').orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(SAMPLE_WINDOW);
+  const recent = await db.selectFrom(newest.as('c')).selectAll('c').where(predicate).orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
+  if (recent.length === limit) return recent;
+  const matching = segmentContacts(db, orgId, predicate).selectAll('c').offset(0);
+  return db.selectFrom(matching.as('c')).selectAll('c').orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
 }
 
 /** A page of matching ids in creation order, then id (stable while contacts are not added or deleted), with the total. */
