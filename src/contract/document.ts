@@ -48,3 +48,50 @@ export function allScopes(doc: OpenApiDocument): string[] {
   for (const op of listOperations(doc)) for (const req of op.scopes) for (const s of req) set.add(s);
   return [...set].sort();
 }
+
+/** Whether a key holding `granted` may call the operation: public, or one requirement fully held (as the router decides). */
+export function keyMayCall(op: Pick<OperationInfo, 'scopes'>, granted: ReadonlySet<string>): boolean {
+  return op.scopes.length === 0 || op.scopes.some((requirement) => requirement.every((s) => granted.has(s)));
+}
+
+/** An operation object of the document as written (parameters, requestBody, responses may be `$ref`s). */
+export type OperationObject = {
+  operationId: string;
+  summary?: string;
+  description?: string;
+  deprecated?: boolean;
+  parameters?: unknown[];
+  requestBody?: unknown;
+  responses?: Record<string, unknown>;
+  [key: string]: unknown;
+};
+
+/** Every operation object with its method and path; path-level parameters come first in `parameters`. */
+export function listOperationObjects(doc: OpenApiDocument): Array<{ method: string; path: string; operation: OperationObject }> {
+  const out: Array<{ method: string; path: string; operation: OperationObject }> = [];
+  for (const [path, item] of Object.entries(doc.paths)) {
+    const shared = (item.parameters as unknown[] | undefined) ?? [];
+    for (const method of METHODS) {
+      const op = item[method] as OperationObject | undefined;
+      if (!op) continue;
+      out.push({ method, path, operation: { ...op, parameters: [...shared, ...(op.parameters ?? [])] } });
+    }
+  }
+  return out;
+}
+
+/** The target of a local `$ref` (`#/components/…`), or the node itself when it is not a reference. */
+export function resolveRef<T = unknown>(doc: OpenApiDocument, node: unknown): T {
+  let current = node;
+  for (let hops = 0; hops < 10; hops++) {
+    const ref = (current as { $ref?: unknown } | null)?.$ref;
+    if (typeof ref !== 'string' || !ref.startsWith('#/')) return current as T;
+    current = ref
+      .slice(2)
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .reduce<unknown>((at, key) => (at as Record<string, unknown> | undefined)?.[key], doc);
+    if (current === undefined) throw new Error(`unresolvable $ref ${ref}`);
+  }
+  throw new Error('$ref chain too long');
+}

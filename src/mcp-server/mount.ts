@@ -1,0 +1,105 @@
+// POST /mcp: the API as an MCP server (Streamable HTTP, stateless). Each message is authenticated with the same
+// API key as the API, from the headers, before any byte of the body is read; the body is then parsed as the API
+// parses JSON, within BODY_LIMIT_BYTES plus the envelope. Stateless (no Mcp-Session-Id, as the SDK's stateless mode): every message
+// carries its key, so any API process can answer any message and a revoked key stops at its next message.
+// (Not the MCP configuration section of the spec, src/domain/mcp/: that is a customer's own MCP server.)
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Operation } from 'openapi-backend';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { AppContext } from '../app-context.ts';
+import type { Api } from '../http/api.ts';
+import type { Principal } from '../auth/principal.ts';
+import { authenticate } from '../auth/authenticate.ts';
+import { hasBody, toBodyError } from '../http/body.ts';
+import { EXPECTS_CONTINUE } from '../http/http-server.ts';
+import { ApiError } from '../domain/errors.ts';
+import { keyMayCall } from '../contract/document.ts';
+import { buildToolCatalog, type ToolCatalog } from './tool-catalog.ts';
+import { callTool } from './tool-call.ts';
+
+export const MCP_PATH = '/mcp';
+/** Room for the JSON-RPC envelope around a request body of BODY_LIMIT_BYTES (the body itself is checked per tool). */
+export const MCP_ENVELOPE_BYTES = 64 * 1024;
+
+const INSTRUCTIONS =
+  'Every tool is one operation of the Messaging Service API, named by its operationId, with the same validation, ' +
+  'scopes and tenancy as over HTTP. Arguments: the path and query parameters by name, the request body as `body`, ' +
+  'and `idempotencyKey` where the operation takes an Idempotency-Key. Errors carry the API\'s ErrorResponse ' +
+  '(`code`, `message`, `details`).';
+
+export function mountMcpServer(server: express.Express, app: AppContext, api: Api): void {
+  const catalog = buildToolCatalog(app.document);
+  const operations = new Map(api.operations.map((op) => [op.operationId!, op]));
+  for (const name of catalog.tools.keys()) if (!operations.has(name)) throw new Error(`MCP tool ${name} has no operation in the API`);
+  // The message is parsed as the API parses JSON (limit → 413, malformed → 400); the values checks (NUL, depth) and
+  // the operation's own limit apply to the `body` argument, so their `details` name the same fields as over HTTP.
+  const parseJson = express.json({ limit: app.config.bodyLimitBytes + MCP_ENVELOPE_BYTES, type: ['application/json'] });
+  const readMessage = async (req: Request, res: Response): Promise<unknown> => {
+    const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+    if (mediaType !== 'application/json') {
+      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json.', { details: [{ field: 'header.content-type', message: `unsupported media type "${mediaType || '(none)'}"` }] });
+    }
+    if (!hasBody(req)) throw new ApiError(400, 'VALIDATION_ERROR', 'The request body must be an MCP (JSON-RPC) message.', { details: [{ field: 'body', message: 'is required', code: 'required' }] });
+    await new Promise<void>((resolve, reject) => parseJson(req, res, (err?: unknown) => (err ? reject(toBodyError(err)) : resolve())));
+    return req.body as unknown;
+  };
+
+  server.post(MCP_PATH, async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const header = req.headers.authorization;
+      const principal = await authenticate(app.db, app.apiKeyCache, header);
+      if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
+      const body = await readMessage(req, res);
+      const mcp = createMcpServer(app, api, catalog, operations, principal, { authorization: header, requestId: String(req.id), log: req.log });
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        mcp.close().catch((err: unknown) => req.log.warn({ err }, 'closing the MCP transport failed')); // closes the transport too
+      });
+      await mcp.connect(transport);
+      await transport.handleRequest(req, res, body);
+    } catch (error) {
+      next(error);
+    }
+  });
+  server.all(MCP_PATH, (req: Request, _res: Response, next: NextFunction) => {
+    next(new ApiError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${MCP_PATH}: the MCP server is stateless, POST each message.`, { headers: { Allow: 'POST' } }));
+  });
+}
+
+function createMcpServer(
+  app: AppContext,
+  api: Api,
+  catalog: ToolCatalog,
+  operations: Map<string, Operation>,
+  principal: Principal,
+  request: { authorization: string | undefined; requestId: string; log: Request['log'] },
+): Server {
+  const mcp = new Server({ name: 'messaging-service', title: app.document.info.title, version: app.document.info.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+
+  mcp.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: [...catalog.tools.values()].filter((tool) => keyMayCall(tool, principal.scopes)).map((tool) => tool.definition),
+  }));
+
+  mcp.setRequestHandler(CallToolRequestSchema, async (call) => {
+    const name = call.params.name;
+    const tool = catalog.tools.get(name);
+    if (!tool) {
+      const refused = catalog.refused.get(name);
+      const error = refused
+        ? new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', refused.reason)
+        : new ApiError(404, 'ROUTE_NOT_FOUND', `No tool named "${name.slice(0, 128)}"; tools/list shows the tools this key may call.`);
+      throw new McpError(ErrorCode.InvalidParams, error.message, error.toBody(request.requestId));
+    }
+    return callTool(tool, call.params.arguments ?? {}, {
+      api,
+      config: app.config,
+      operation: operations.get(name)!,
+      authorization: request.authorization,
+      requestId: request.requestId,
+      log: request.log.child({ tool: name }),
+    });
+  });
+  return mcp;
+}
