@@ -1584,6 +1584,13 @@ export interface paths {
          *     - Sending resolves the audience (a segment is evaluated when sending starts), skips excluded contacts,
          *       holds MARKETING messages for recipients in their quiet hours, and moves on to `DISPATCHED` and `SENT` (or
          *       `FAILED` when the start fails wholesale); see `BlastStatus`. Each change emits `blast.status_changed`.
+         *     - Every recipient gets exactly what `POST /v1/messages/send` would give it — the same compliance gate,
+         *       channel plan and price — decided set-based (designed; the specification is silent on the mechanics):
+         *       recipients are accepted in batches of up to 5,000, so `progress` moves a batch at a time, and a recipient
+         *       the send path refuses is skipped with the refusal's code as its reason (`OPTED_OUT`, `DNC_LISTED`,
+         *       `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`). Each recipient reaches the handset at most once,
+         *       also when a worker dies mid-blast or several run (the provider call carries the message id as its dedupe
+         *       key), and dispatch honours the sender's throughput limit.
          *     - The answer (designed; the specification says only "object") is the transition plus the eligible
          *       recipient count and the cost estimate at launch time.
          */
@@ -2377,14 +2384,16 @@ export interface paths {
         };
         /**
          * Check a contact's RCS capability
-         * @description Looks up whether the contact's handset can receive RCS. Requires `contacts:update` because it may incur a
-         *     charge and updates the contact's `rcsCapable` / `rcsCheckedAt`.
+         * @description Looks up whether the contact's handset can receive RCS. Requires `contacts:update` because it performs a
+         *     provider lookup and updates the contact's `rcsCapable` / `rcsCheckedAt`.
          *
          *     - A completed result is cached for 7 days. While a completed result less than 7 days old exists, it is
          *       returned with `cached: true`, `billable: false`, `cost: null` and no lookup is made.
-         *     - A fresh completed lookup (`status: COMPLETED`, `cached: false`) is charged at the customer plan lookup
-         *       rate, 0.0050 USD per lookup (`billable: true`, `cost`), including a valid negative result
-         *       (`rcsCapable: false`).
+         *     - A fresh completed lookup (`status: COMPLETED`, `cached: false`) is the billable event, including a valid
+         *       negative result (`rcsCapable: false`): `billable: true` and `cost` at the customer plan lookup rate,
+         *       which is **0.0000 USD** — the price list has no per-call fee (only text segments, card/media messages
+         *       and pass-through fees are charged). Fresh lookups are counted in `GET /v1/analytics/usage` as
+         *       `capability_check` at no cost.
          *     - A lookup that cannot be performed answers 200 with `status: FAILED`, `rcsCapable: null`,
          *       `failureReason`; it is free and the contact is left unchanged.
          *
@@ -3019,6 +3028,11 @@ export interface paths {
         /**
          * Get conversation session statistics
          * @description Counts conversation sessions (24-hour windows opened by an inbound message) started in the range.
+         *     An inbound message opens a session when no earlier inbound message of its conversation falls in the 24
+         *     hours before it: a gap of exactly 24 hours continues the session, one of 24 hours and a millisecond opens a
+         *     new one (messages of the same instant are ordered by id). A session is counted on the UTC day it opened,
+         *     even when it continues past midnight or past the range. The count is recorded as messages are stored, and
+         *     an inbound message a carrier delivers late re-counts the sessions it changes.
          *     Without `groupBy`, `timeline` is the daily series (one entry per day of the range, zero-filled). With
          *     `groupBy=source`, `timeline` holds the per-source breakdown instead (one entry for each of `blast`, `bot`,
          *     `inbound`, `api`, `event`, `acquisition`, by the source of the session's conversation).
@@ -3045,6 +3059,8 @@ export interface paths {
          * @description Message totals and a time series for the range, plus organization-wide conversation, contact and bot counts.
          *     `brandId` and `campaignId` restrict the message figures to messages sent under that brand or campaign
          *     registration; contact and bot counts (and conversation counts) stay organization-wide.
+         *     `conversations.sessions` counts the sessions opened in the range, exactly as `getAnalyticsSessions` defines
+         *     them.
          *
          *     `granularity` is `hour`, `day` (default), `week` (ISO weeks from Monday) or `month`; buckets are in UTC.
          *     Hourly granularity is allowed only for ranges up to 7 days and daily granularity for ranges up to 365 days;
@@ -3142,10 +3158,23 @@ export interface paths {
         };
         /**
          * Get a bot's funnel
-         * @description How many contacts reached each node of the bot's current published flow in the range, in flow order
-         *     (breadth-first from the Start node), with exits per node and the completion rate (contacts reaching an End
-         *     node). A bot that was never published answers 200 with empty `steps`. 404 when the bot is not in the
-         *     organization. Default range: the 30 days ending today (UTC); `startDate` after `endDate` answers 400 `VALIDATION_ERROR`.
+         * @description How the bot's sessions went through each node of its current published flow, in flow order (breadth-first
+         *     from the Start node): sessions and contacts that reached the node, how they left it (advanced to which node,
+         *     completed, handed off, errored, abandoned, still waiting), the share that got through and the drop-off, and
+         *     the completion rate (contacts reaching an End node). Figures come from the node visits the bot runtime
+         *     records with every step it takes (same transaction).
+         *
+         *     Decisions: the range selects sessions by the day they started (entered the Start node, UTC), and follows
+         *     each of them to wherever it went, even after `endDate` (a cohort funnel, so no step counts more contacts than
+         *     the Start node). An entry is a session reaching the node; a session looping back to a node counts once,
+         *     by its latest visit. A drop-off is a session that stopped at the node without going on or completing. Sessions
+         *     have no timeout: one waiting for a reply is `waiting` until the contact answers or a new session replaces it
+         *     (`abandoned`). After a new version is published, sessions of every version still count, matched by node id;
+         *     nodes removed from the flow are not shown.
+         *
+         *     A bot that was never published answers 200 with `version` null, zeros and empty `steps`. 404 when the bot
+         *     is not in the organization. Default range: the 30 days ending today (UTC); `startDate` after `endDate`
+         *     answers 400 `VALIDATION_ERROR`.
          */
         get: operations["getAnalyticsBotFunnel"];
         put?: never;
@@ -3243,13 +3272,21 @@ export interface paths {
          * Export analytics as CSV
          * @description Exports one dataset of the range as CSV. Two modes, chosen by the `Accept` header:
          *
-         *     - `Accept: text/csv` (synchronous): the completed CSV is returned in this response (200 `text/csv`, with
-         *       `Content-Disposition: attachment; filename="analytics-<type>-<startDate>-<endDate>.csv"`).
+         *     - `Accept: text/csv` (synchronous): the CSV is returned in this response (200 `text/csv`, with
+         *       `Content-Disposition: attachment; filename="analytics-<type>-<startDate>-<endDate>.csv"`). It streams while
+         *       it is generated (chunked transfer, no `Content-Length`; `messages` is read in batches of 5,000 rows, so any
+         *       size streams with flat server memory). A failure before the first byte answers 500 `EXPORT_FAILED`; a
+         *       failure after it can no longer change the status, so the server cuts the connection: the client sees a
+         *       truncated transfer (no terminating chunk), never a complete-looking file. Retry the export, or use the
+         *       asynchronous mode for large ranges.
          *     - Otherwise (asynchronous): an export starts and 200 `AnalyticsExportResponse` answers at once with
-         *       `status: pending` and a `downloadUrl` valid for one hour (`expiresAt`). `GET /v1/analytics/export/{id}/download`
-         *       answers 409 `EXPORT_PENDING` while it runs, the CSV once complete, 500 `EXPORT_FAILED` if generation
-         *       failed, and 404 `EXPORT_EXPIRED` after `expiresAt`. An `analytics_export.completed` event is sent when it
-         *       finishes.
+         *       `status: pending` and a `downloadUrl` valid for one hour (`expiresAt`). The `downloadUrl` is a signed link
+         *       (`?org=…&expires=…&signature=…`, see the `signedUrl` security scheme): it downloads without an API key
+         *       until `expiresAt`, so a leaked link stops working after an hour; `GET /v1/analytics/export/{id}/download`
+         *       with an API key works too. It answers 409 `EXPORT_PENDING` while the export runs, the CSV once complete,
+         *       500 `EXPORT_FAILED` if generation failed (the failure is recorded and reported by the event), and 404
+         *       `EXPORT_EXPIRED` after `expiresAt`. An `analytics_export.completed` event carrying the same signed link is
+         *       sent when it finishes.
          *
          *     Range: `startDate` defaults to 30 days before `endDate`, `endDate` to today (UTC); at most 366 days (400
          *     otherwise). At most 3 exports run concurrently per organization per API process, in either mode; a fourth
@@ -3275,9 +3312,13 @@ export interface paths {
         /**
          * Download an asynchronous export
          * @description Streams the CSV of a completed asynchronous export (`id` is the `exportId`). It can be downloaded any number
-         *     of times until `expiresAt` (one hour after the export was created). 409 `EXPORT_PENDING` while the export is
-         *     still processing (retry after `Retry-After` seconds); 404 `NOT_FOUND` for an unknown id and
-         *     `EXPORT_EXPIRED` once the link has expired; 500 `EXPORT_FAILED` when generation failed.
+         *     of times until `expiresAt` (one hour after the export was created). Authorised by an API key with
+         *     `analytics:read`, or by the signed `downloadUrl` itself (no key): a link whose signature, `org`, `expires`
+         *     or path was altered answers 403 `INVALID_SIGNATURE`, an authentic link past its `expires` 404
+         *     `LINK_EXPIRED`. 409 `EXPORT_PENDING` while the export is still processing (retry after `Retry-After`
+         *     seconds); 404 `NOT_FOUND` for an unknown id or another organization's export and `EXPORT_EXPIRED` once the
+         *     export has expired; 500 `EXPORT_FAILED` when generation failed. Links in scheduled-report emails (CSVs too
+         *     large to attach) use this operation too and are valid for 7 days.
          */
         get: operations["downloadAnalyticsExport"];
         put?: never;
@@ -3307,6 +3348,17 @@ export interface paths {
          *     0 = Sunday) and `monthly` requires `dayOfMonth` (1–28); the day of the other frequency is not accepted (400
          *     `VALIDATION_ERROR`). Reports are sent at `hour` UTC (default 8). An organization has at most 5 scheduled
          *     reports, active or not: creating a sixth answers 422 `UNPROCESSABLE`.
+         *
+         *     Delivery: a scheduler job (every 5 minutes) runs each due report: a weekly report covers the 7 days before
+         *     the send day, a monthly one the previous calendar month. One email goes to all `recipients` through the
+         *     SMTP server of the deployment's `SMTP_URL` (from `MAIL_FROM`); without `SMTP_URL` it is written as an `.eml`
+         *     file under `DATA_DIR/outbox` instead (so a fresh install shows what it would send). The email's text holds
+         *     the period's message totals and cost; each dataset is one CSV (the columns of `exportAnalytics`), attached
+         *     while the attachments total at most 5 MB, and otherwise linked by a signed download link valid for 7 days
+         *     (`GET /v1/analytics/export/{id}/download`). `lastSentAt` records when the message was handed to the SMTP
+         *     server (or written). A send that fails (server unreachable, message refused) records nothing: the report
+         *     stays due and is retried for the same period (at least once: a rare failure after the server accepted the
+         *     message can send it twice).
          */
         post: operations["createAnalyticsReport"];
         delete?: never;
@@ -4258,7 +4310,8 @@ export interface paths {
          *     Size limits per file (413 `PAYLOAD_TOO_LARGE`, nothing stored): image 5 MB, gif 5 MB, video 25 MB,
          *     audio 10 MB, pdf 10 MB, vcard 1 MB, other 1 MB; the upload limit is 25 MB per file whatever the type
          *     (1 MB = 1,048,576 bytes). These are kept conservative so every asset can travel by RCS; for MMS the server
-         *     derives an `mms` variant of at most 1 MB (images, GIFs, videos), which is what an MMS fallback sends.
+         *     derives an `mms` variant of at most 1 MB from images and GIFs, which is what a message naming the asset by
+         *     `assetId` carries (see "Media by asset" in `SendMessageContent`).
          *
          *     The asset is answered at once with `status: processing`; its original `url` works immediately and the
          *     variants appear when processing ends (`ready`), or `status: error` with `error` set if it fails.
@@ -4415,11 +4468,24 @@ export interface paths {
         };
         /**
          * Download an asset variant
-         * @description Streams the binary content of one processed variant (or of the `original` file). The `Content-Type` is the
-         *     variant's `mimeType`: image/jpeg, image/png, image/gif or video/mp4 for visual variants; any other type
-         *     (PDF, audio, vCard …) is sent as application/octet-stream with a `Content-Disposition: attachment` file
-         *     name. 404 `NOT_FOUND` when the asset does not exist or has no variant of that name — including a variant
-         *     not generated yet because the asset is still `processing`.
+         * @description Streams the binary content of one processed variant (or of the `original` file) from storage, with its
+         *     `Content-Length`. The `Content-Type` is the variant's `mimeType`: image/jpeg, image/png, image/gif or
+         *     video/mp4 for visual variants; any other type (PDF, audio, vCard …) is sent as application/octet-stream with a
+         *     `Content-Disposition: attachment` file name. 404 `NOT_FOUND` when the asset does not exist or has no variant
+         *     of that name — including a variant not generated yet because the asset is still `processing`.
+         *
+         *     **Without an API key.** The asset's `url` and each `variants[].url` are signed links (see the `signedUrl`
+         *     security scheme): anyone holding one downloads that one variant until its `expires`, which is how a
+         *     browser shows an asset and how a carrier fetches message media. An altered link answers 403
+         *     `INVALID_SIGNATURE`, an expired one 404 `LINK_EXPIRED`; a link to a deleted asset 404 `NOT_FOUND`.
+         *
+         *     **Caching.** The bytes of an asset id and variant name never change (crop and resize make new assets), so
+         *     every answer carries a strong `ETag` and `Cache-Control: …, immutable`; `If-None-Match` with that ETag
+         *     answers 304 without a body. Read with an API key the answer is `private, max-age=31536000` (a shared cache
+         *     must not hand a key's answer to others). Read through a signed link it is `public`, with `max-age` ending
+         *     when the link expires: the link itself is the credential, a shared cache (a CDN, a carrier's MMSC) keys on
+         *     the whole URL, signature included, and so serves the bytes only to holders of the same link, and never
+         *     after it expired.
          */
         get: operations["downloadAssetVariant"];
         put?: never;
@@ -5175,9 +5241,20 @@ export interface components {
             actions?: components["schemas"]["MessageContentAction"][];
             replies?: components["schemas"]["MessageContentReply"][];
         };
+        /** @description `mediaUrl` or `assetId`, not both. */
+        AtMostOneMediaSource: unknown;
+        /**
+         * @description An asset of the organization (`POST /v1/assets/upload`) sent as the media, instead of `mediaUrl`. The server
+         *     replaces it with a signed link (valid 7 days) of the asset's variant that every channel can carry — see
+         *     "Media by asset" in `SendMessageContent`. 404 `NOT_FOUND` naming this field for an asset that is not the
+         *     organization's; 400 `VALIDATION_ERROR` for an asset that is not an image, GIF or MP4 video; 409
+         *     `INVALID_STATE` while the asset is `processing` or when its processing failed.
+         */
+        MediaAssetId: components["schemas"]["Id"];
         /**
          * @description A standalone rich card. `actions` and `replies` together hold at most 4 buttons (400 `VALIDATION_ERROR`
-         *     otherwise). Rendered as MMS when it falls back and has `mediaUrl`, as SMS otherwise.
+         *     otherwise). Media: `mediaUrl` or `assetId`, at most one. Rendered as MMS when it falls back and has media, as
+         *     SMS otherwise.
          * @example {
          *       "type": "card",
          *       "title": "Order shipped",
@@ -5190,12 +5267,15 @@ export interface components {
          *         }
          *       ]
          *     }
+         * @example {
+         *       "type": "card",
+         *       "title": "Trail Runner 2",
+         *       "text": "Lightweight, 8 mm drop. Now $89.",
+         *       "assetId": "7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62"
+         *     }
          */
         SendMessageCardContent: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             type: "card";
             /** @example Order shipped */
             title: string;
@@ -5206,17 +5286,25 @@ export interface components {
             text?: string;
             /**
              * Format: uri
-             * @description Public HTTPS URL the service can fetch (an asset URL from `POST /v1/assets/upload` works): JPEG, PNG or GIF
-             *     image or MP4 video.
+             * @description Public HTTPS URL the carrier can fetch: JPEG, PNG or GIF image or MP4 video. For an uploaded asset, give
+             *     `assetId` instead.
              * @example https://cdn.example.com/img/order-18342.jpg
              */
             mediaUrl?: string;
+            assetId?: components["schemas"]["MediaAssetId"];
             actions?: components["schemas"]["MessageContentAction"][];
             replies?: components["schemas"]["MessageContentReply"][];
-        };
+        } & (components["schemas"]["AtMostOneMediaSource"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "card";
+        });
         /**
-         * @description One rich card of a carousel. `title` is required; `text`, `mediaUrl`, `actions` and `replies` are optional.
-         *     `actions` and `replies` together hold at most 4 buttons per card (400 `VALIDATION_ERROR` otherwise).
+         * @description One rich card of a carousel. `title` is required; `text`, `mediaUrl` or `assetId` (at most one of the two),
+         *     `actions` and `replies` are optional. `actions` and `replies` together hold at most 4 buttons per card (400
+         *     `VALIDATION_ERROR` otherwise).
          * @example {
          *       "title": "Trail Runner 2",
          *       "text": "Lightweight, 8 mm drop. Now $89.",
@@ -5240,9 +5328,10 @@ export interface components {
              * @example https://cdn.example.com/img/trail-runner-2.jpg
              */
             mediaUrl?: string;
+            assetId?: components["schemas"]["MediaAssetId"];
             actions?: components["schemas"]["MessageContentAction"][];
             replies?: components["schemas"]["MessageContentReply"][];
-        };
+        } & components["schemas"]["AtMostOneMediaSource"];
         /**
          * @description A carousel of 2 to 10 rich cards. Falls back to one SMS listing the cards (media dropped).
          * @example {
@@ -5279,28 +5368,34 @@ export interface components {
             type: "carousel";
             cards: components["schemas"]["MessageContentCard"][];
         };
+        /** @description Exactly one of `mediaUrl` and `assetId`. */
+        ExactlyOneMediaSource: unknown;
         /**
          * @description A file (image or video) with an optional caption. On RCS the file is sent as a file message followed by the
          *     caption with its chips; the fallback is one MMS with the media and the caption as body. When the file is larger
          *     than the MMS limit of the recipient's carrier, the fallback is an SMS carrying the URL (warning `MEDIA_AS_LINK`).
+         *     The file is `mediaUrl` or an uploaded asset named by `assetId`: exactly one of the two.
          * @example {
          *       "type": "media",
          *       "mediaUrl": "https://cdn.example.com/img/order-18342.jpg",
          *       "text": "Here is your parcel label."
          *     }
+         * @example {
+         *       "type": "media",
+         *       "assetId": "7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62",
+         *       "text": "Here is your parcel label."
+         *     }
          */
         SendMessageMediaContent: {
-            /**
-             * @description discriminator enum property added by openapi-typescript
-             * @enum {string}
-             */
+            /** @constant */
             type: "media";
             /**
              * Format: uri
              * @description Public HTTPS URL of a JPEG, PNG or GIF image or an MP4 video.
              * @example https://cdn.example.com/img/order-18342.jpg
              */
-            mediaUrl: string;
+            mediaUrl?: string;
+            assetId?: components["schemas"]["MediaAssetId"];
             /**
              * @description Caption.
              * @example Here is your parcel label.
@@ -5308,24 +5403,51 @@ export interface components {
             text?: string;
             actions?: components["schemas"]["MessageContentAction"][];
             replies?: components["schemas"]["MessageContentReply"][];
-        };
+        } & (components["schemas"]["ExactlyOneMediaSource"] & {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "media";
+        });
         /**
          * @description What to send. Fields by `type`:
          *
          *     | type | required | allowed | RCS | SMS/MMS rendering (fallback or `channelType` SMS/MMS) |
          *     |---|---|---|---|---|
          *     | `text` | `text` | `actions`, `replies` | text message with suggestion chips | SMS: text, then one line `<action text>: <url>` per action, then `Reply …` line |
-         *     | `card` | `title` | `text`, `mediaUrl`, `actions`, `replies` | standalone rich card | `title`, newline, `text`, action and reply lines; MMS with the image when `mediaUrl` is set, otherwise SMS |
+         *     | `card` | `title` | `text`, `mediaUrl` or `assetId`, `actions`, `replies` | standalone rich card | `title`, newline, `text`, action and reply lines; MMS with the image when it has media, otherwise SMS |
          *     | `carousel` | `cards` (2–10) | — | carousel of rich cards | SMS with each card rendered as above, separated by a blank line; media dropped (warning `MEDIA_DROPPED`) |
-         *     | `media` | `mediaUrl` | `text` (caption), `actions`, `replies` | file message, caption and chips | MMS with the media and the caption as body |
+         *     | `media` | `mediaUrl` or `assetId` | `text` (caption), `actions`, `replies` | file message, caption and chips | MMS with the media and the caption as body |
          *
          *     Limits: `text` at most 1600 characters (the usual SMS concatenation limit, 11 GSM-7 segments; the same limit
          *     on every channel so a fallback never has to cut the text itself); `title` at most 200; `actions` at most 4;
          *     `replies` at most 11 for `text` and `media`; for `card` and each carousel card `actions` and `replies` together
          *     at most 4. A rendered SMS/MMS body longer than 1600 characters is cut at 1600 (warning `TEXT_TRUNCATED`).
          *     Fields not allowed for the `type` are rejected with 400 `VALIDATION_ERROR` (each type is a closed object).
-         *     `channelType: SMS` accepts `text`, `card` without `mediaUrl` and `carousel`; `channelType: MMS` accepts `media`
-         *     and `card` with `mediaUrl`; other combinations answer 400 `VALIDATION_ERROR`.
+         *     `channelType: SMS` accepts `text`, `card` without media and `carousel`; `channelType: MMS` accepts `media`
+         *     and `card` with media; other combinations answer 400 `VALIDATION_ERROR`.
+         *
+         *     **Media by asset.** Wherever content carries media (`media`, `card`, each carousel card) it may name an
+         *     uploaded asset by `assetId` instead of giving a `mediaUrl` — exactly one of the two where media is required
+         *     (`media`), at most one where it is optional (cards); both at once is 400 `VALIDATION_ERROR`. When the message
+         *     is accepted the server gives it a `mediaUrl`: a signed link to the asset's bytes (see the `signedUrl`
+         *     security scheme) that the carrier fetches without an API key, valid 7 days from the start of the hour of
+         *     acceptance (long enough for quiet-hours holds, retries and late fetches; messages of one hour share the
+         *     link, so carriers and caches fetch it once). The stored message keeps both `assetId` and that `mediaUrl`.
+         *     One variant is sent on every channel, because the channel is settled per recipient only at delivery (RCS,
+         *     or the MMS fallback after it), and it must fit both:
+         *
+         *     | asset | variant sent (RCS and MMS alike) |
+         *     |---|---|
+         *     | `image` (JPEG, PNG, WebP) | `mms`: a JPEG of at most 1280 px on the longest side and at most 1 MB, the size every MMS carrier accepts and ample for an RCS card |
+         *     | `gif` | the original when it is at most 1 MB (it stays animated); otherwise `mms`, a still JPEG of its first frame |
+         *     | `video` (MP4 only) | the original (up to 25 MB): RCS carries it; an MMS fallback carries it only where the carrier accepts its size |
+         *
+         *     Refused: an asset that is not the organization's (404 `NOT_FOUND` naming the field, e.g.
+         *     `body.content.cards.1.assetId`); audio, PDF, vCard, other files and non-MP4 video (400 `VALIDATION_ERROR`
+         *     naming the field); an asset still `processing`, or whose processing failed (409 `INVALID_STATE` naming the
+         *     field — retry once `GET /v1/assets/{id}` says `ready`). Deleting the asset later makes its links answer 404.
          * @example {
          *       "type": "text",
          *       "text": "Your order #18342 has shipped and arrives Thursday.",
@@ -5854,6 +5976,20 @@ export interface components {
         /** @enum {string} */
         Direction: "outbound" | "inbound";
         /**
+         * @description A carousel card of a stored message, as it was sent: a card that named an asset holds both its `assetId` and
+         *     the signed `mediaUrl` the server made for it.
+         */
+        MessageContentCardSent: {
+            title: string;
+            text?: string;
+            /** Format: uri */
+            mediaUrl?: string;
+            /** Format: uuid */
+            assetId?: string;
+            actions?: components["schemas"]["MessageContentAction"][];
+            replies?: components["schemas"]["MessageContentReply"][];
+        };
+        /**
          * @description Content of a stored message. Outbound messages echo the `SendMessageContent` that was sent. Inbound messages
          *     are `text`, `media` (a file the contact sent; `mediaUrl` is a service-hosted copy) or `reply` (a tap on a
          *     suggested reply: `text` is the chip label and `postback` its data).
@@ -5865,11 +6001,16 @@ export interface components {
             title?: string | null;
             /** Format: uri */
             mediaUrl?: string | null;
+            /**
+             * Format: uuid
+             * @description Outbound media named by asset: the asset; `mediaUrl` is then the signed link the carrier received.
+             */
+            assetId?: string | null;
             /** @description Postback data of a tapped reply (`reply` only). */
             postback?: string | null;
             actions?: components["schemas"]["MessageContentAction"][];
             replies?: components["schemas"]["MessageContentReply"][];
-            cards?: components["schemas"]["MessageContentCard"][];
+            cards?: components["schemas"]["MessageContentCardSent"][];
         };
         /** @description Why a message failed, in provider-neutral terms. */
         MessageError: {
@@ -8692,8 +8833,11 @@ export interface components {
             /** @description `dial` only. */
             phone?: components["schemas"]["PhoneE164"];
         } & (unknown & unknown & unknown);
-        /** @description An RCS rich card. At least one of `title` or `mediaUrl`. */
-        BlastCard: {
+        /**
+         * @description An RCS rich card. At least one of `title` or media; media is `mediaUrl` or an uploaded asset named by
+         *     `assetId` (at most one of the two).
+         */
+        BlastCard: ({
             /** @example Winter sale — 30% off */
             title?: string;
             /**
@@ -8706,16 +8850,23 @@ export interface components {
              * @example https://cdn.example.com/winter.jpg
              */
             mediaUrl?: string;
+            assetId?: components["schemas"]["MediaAssetId"];
             /**
              * @default MEDIUM
              * @enum {string}
              */
             mediaHeight?: "SHORT" | "MEDIUM" | "TALL";
             actions?: components["schemas"]["BlastAction"][];
-        } | unknown | unknown;
+        } & components["schemas"]["AtMostOneMediaSource"]) | unknown | unknown | unknown;
         /**
          * @description The message a blast sends (the `contentJson` content source, and the content of each A/B variant).
-         *     `text` needs `text`; `media` needs `mediaUrl`; `card` needs `card`; `carousel` needs 2–10 `cards`.
+         *     `text` needs `text`; `media` needs `mediaUrl` or `assetId` (exactly one); `card` needs `card`; `carousel`
+         *     needs 2–10 `cards`. An `assetId` (here or on a card) must name an image, GIF or MP4 video asset of the
+         *     organization, checked when the content is saved (create, `PUT …/content`): 404 `NOT_FOUND` naming the field
+         *     (`body.contentJson.card.assetId`, `body.variants.1.content.assetId` …), 400 `VALIDATION_ERROR` for another
+         *     type. The asset may still be processing then; it must be `ready` when the blast sends (otherwise its
+         *     recipients are skipped with `INVALID_STATE`), and each message then carries a signed link to it, as
+         *     `SendMessageContent` ("Media by asset") says.
          *     Pricing: `text` is billed per text segment (0.0039 USD), `media`, `card` and `carousel` per message
          *     (0.0150 USD), on RCS and on the SMS/MMS fallback alike. When a recipient falls back, `text` goes as SMS and the
          *     others as MMS (`fallbackText` plus the first image); without `fallbackText` the server builds it from the text,
@@ -8731,16 +8882,17 @@ export interface components {
             text?: string;
             /**
              * Format: uri
-             * @description `media` only: public HTTPS URL of an image, GIF or video (or an asset URL).
+             * @description `media` only: public HTTPS URL of an image, GIF or video.
              */
             mediaUrl?: string;
+            assetId?: components["schemas"]["MediaAssetId"];
             card?: components["schemas"]["BlastCard"];
             cards?: components["schemas"]["BlastCard"][];
             /** @description Suggested replies and actions shown as chips under the message. */
             actions?: components["schemas"]["BlastAction"][];
             /** @description Text used when the message falls back to SMS/MMS. */
             fallbackText?: string;
-        } & (unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & components["schemas"]["AtMostOneMediaSource"] & unknown & unknown);
         /**
          * @description One A/B variant. A blast has 2–5 variants with unique `key`s whose `weight`s add up to 100; each recipient is
          *     assigned one variant at random in proportion to its weight (assignment is fixed once sending starts).
@@ -9676,17 +9828,24 @@ export interface components {
             url?: string;
             phone?: components["schemas"]["PhoneE164"];
         } & (unknown & unknown & unknown);
-        /** @description An RCS rich card. At least one of `title` or `mediaUrl`. */
-        BotCard: {
+        /**
+         * @description An RCS rich card. At least one of `title` or media; media is `mediaUrl` or an uploaded asset named by
+         *     `assetId` (at most one of the two).
+         */
+        BotCard: ({
             title?: string;
             description?: string;
             /** Format: uri */
             mediaUrl?: string;
+            assetId?: components["schemas"]["MediaAssetId"];
             buttons?: components["schemas"]["BotButton"][];
-        } | unknown | unknown;
+        } & components["schemas"]["AtMostOneMediaSource"]) | unknown | unknown | unknown;
         /**
-         * @description What a node sends. `text` needs `text`, `media` needs `mediaUrl`, `card` needs `card`, `carousel` 2–10
-         *     `cards`. Text may contain `{{variable}}` placeholders naming variable definitions; cards and carousels need
+         * @description What a node sends. `text` needs `text`, `media` needs `mediaUrl` or `assetId` (exactly one), `card` needs
+         *     `card`, `carousel` 2–10 `cards`. An `assetId` (here or on a card) is checked by publish validation
+         *     (`UNKNOWN_ASSET`: not an asset of the organization; `ASSET_NOT_SENDABLE`: not an image, GIF or MP4 video);
+         *     each message then carries a signed link to the asset, as `SendMessageContent` ("Media by asset") says — an
+         *     asset not `ready` by then refuses that message like any other send (409 `INVALID_STATE`). Text may contain `{{variable}}` placeholders naming variable definitions; cards and carousels need
          *     an RCS or chat-app bot (`SMS`/`MMS` bots allow `text`, and `media` only on `MMS`).
          */
         BotMessageContent: {
@@ -9696,9 +9855,10 @@ export interface components {
             text?: string;
             /** Format: uri */
             mediaUrl?: string;
+            assetId?: components["schemas"]["MediaAssetId"];
             card?: components["schemas"]["BotCard"];
             cards?: components["schemas"]["BotCard"][];
-        } & (unknown & unknown & unknown & unknown);
+        } & (unknown & unknown & components["schemas"]["AtMostOneMediaSource"] & unknown & unknown);
         /**
          * @description Stores the user's answer in a variable: `reply` stores the free-text reply, `intent` the intent value of the
          *     tapped button. `variable` names a variable definition (`/v1/variable-definitions`); publishing needs it to exist.
@@ -11417,7 +11577,7 @@ export interface components {
          *       "expiresAt": "2026-11-28T09:30:00Z",
          *       "billable": true,
          *       "cost": {
-         *         "amount": "0.0050",
+         *         "amount": "0.0000",
          *         "currency": "USD"
          *       },
          *       "failureReason": null
@@ -11444,7 +11604,7 @@ export interface components {
             expiresAt: string | null;
             /** @description True only for a fresh completed lookup (a valid negative included). Cached and failed lookups are free. */
             billable: boolean;
-            /** @description Amount charged for this call at the plan lookup rate; null when `billable` is false. */
+            /** @description Amount charged for this call at the plan lookup rate (0.0000 USD: no per-call fee); null when `billable` is false. */
             cost: components["schemas"]["Money"] | null;
             /** @description Why the lookup failed; null unless `status` is `FAILED`. */
             failureReason: string | null;
@@ -11461,7 +11621,7 @@ export interface components {
          *         "expiresAt": "2026-11-28T09:30:00Z",
          *         "billable": true,
          *         "cost": {
-         *           "amount": "0.0050",
+         *           "amount": "0.0000",
          *           "currency": "USD"
          *         },
          *         "failureReason": null
@@ -13190,44 +13350,89 @@ export interface components {
         AnalyticsProtocolsResponse: {
             data: components["schemas"]["AnalyticsProtocols"];
         };
+        /**
+         * @description One node of the published flow and what the range's sessions did there. Each session counts once per node, by
+         *     its latest visit of the node (a flow that loops back to a node does not make a second entry), so
+         *     `exitsByKind` adds up to `entries`.
+         */
         AnalyticsBotFunnelStep: {
             /**
              * @description Node id in the published flow.
              * @example node_start
              */
             nodeId: string;
+            /** @description The node's type, as in the bot flow. */
+            nodeType: components["schemas"]["BotNodeType"];
             /**
-             * @description Node type as in the bot flow (e.g. `start`, `message`, `question`, `end`).
-             * @example start
-             */
-            nodeType: string;
-            /**
-             * @description The node's label in the flow editor.
+             * @description The node's `name` in the flow editor.
              * @example Welcome
              */
             label: string | null;
             /** @description Order of the node in a breadth-first walk of the published flow from the Start node (Start is 0). */
             position: number;
-            /** @description Distinct contacts that reached the node in the range. */
+            /** @description Sessions that reached the node. */
+            entries: number;
+            /** @description Distinct contacts that reached the node. */
             contacts: number;
-            /** @description Contacts whose session ended at this node without reaching another. */
+            /**
+             * @description Distinct contacts with a session that stopped at this node without going on to another node: it completed
+             *     (an End node), was handed to a human, errored, was abandoned or still waits here.
+             */
             exits: number;
-            /** @description contacts / contacts at the Start node. */
+            /**
+             * @description How the sessions left the node (latest visit), in sessions. `advanced`: went on to another node
+             *     (`advancedTo` says where). `completed`: ended on this End node. `handedOff`: this Handoff node handed the
+             *     conversation to a human. `errored`: the node's message was refused (compliance gate, no channel) or the flow
+             *     had no way on; a session refused in the middle of a turn waits at its previous node again. `abandoned`: a
+             *     new session replaced this one in the conversation (another handoff to a bot, a trigger). `waiting`: the
+             *     session still waits here for the contact's reply — sessions have no timeout, so a contact who never answers
+             *     stays `waiting`.
+             */
+            exitsByKind: {
+                advanced: number;
+                completed: number;
+                handedOff: number;
+                errored: number;
+                abandoned: number;
+                waiting: number;
+            };
+            /** @description The nodes the `advanced` sessions went to, most sessions first (ties by node id). */
+            advancedTo: {
+                nodeId: string;
+                sessions: number;
+            }[];
+            /** @description (`advanced` + `completed`) / `entries`, rounded to 4 decimals; 0 without entries. */
+            conversionRate: number;
+            /** @description `entries` − `advanced` − `completed`: sessions that stopped here without completing. */
+            dropOff: number;
+            /** @description `contacts` / `entered` (contacts that reached a Start node), rounded to 4 decimals. */
             rateFromStart: number;
         };
         /**
-         * @description The funnel of the bot's current published flow: every node of the flow once, in `position` order; activity on
-         *     nodes no longer in the flow is not shown. `entered` = contacts that reached the Start node, `completed` =
-         *     contacts that reached an End node.
+         * @description The funnel of the bot's current published flow: every node of the flow once, in `position` order. The range
+         *     selects sessions by the day they started (entered the Start node, UTC); what they did afterwards counts even
+         *     when it happened after `endDate`. Sessions of every published version count, matched by node id (an editor
+         *     keeps a node's id across edits): a node no longer in the flow is not shown, though its sessions still count in
+         *     the totals; `version` is the current published version. `entered` = contacts whose session started,
+         *     `completed` = contacts with a session that ended on an End node, `completionRate` = completed / entered.
+         *     `sessions`, `completions` and `handoffs` count sessions, as `GET /v1/analytics/bots/{id}` does: over a range
+         *     holding every session they equal its `sessions`, `completions` and `handoffsToHuman` (sessions that started
+         *     before node visits were recorded appear only in the summary).
          */
         AnalyticsBotFunnel: {
             botId: components["schemas"]["Id"];
-            /** @description Version of the published flow analysed; null when the bot was never published (then `steps` is empty). */
+            /** @description Version of the published flow analysed; null when the bot was never published (then `steps` is empty and every figure 0). */
             version: number | null;
             period: components["schemas"]["AnalyticsPeriod"];
             entered: number;
             completed: number;
             completionRate: number;
+            /** @description Sessions that started in the range. */
+            sessions: number;
+            /** @description Of those, sessions that ended on an End node. */
+            completions: number;
+            /** @description Of those, sessions a Handoff node handed to a human. */
+            handoffs: number;
             steps: components["schemas"]["AnalyticsBotFunnelStep"][];
         };
         /**
@@ -13242,32 +13447,81 @@ export interface components {
          *         "entered": 1000,
          *         "completed": 412,
          *         "completionRate": 0.412,
+         *         "sessions": 1100,
+         *         "completions": 420,
+         *         "handoffs": 0,
          *         "steps": [
          *           {
          *             "nodeId": "node_start",
-         *             "nodeType": "start",
-         *             "label": "Welcome",
+         *             "nodeType": "START",
+         *             "label": null,
          *             "position": 0,
+         *             "entries": 1100,
          *             "contacts": 1000,
-         *             "exits": 180,
+         *             "exits": 0,
+         *             "exitsByKind": {
+         *               "advanced": 1100,
+         *               "completed": 0,
+         *               "handedOff": 0,
+         *               "errored": 0,
+         *               "abandoned": 0,
+         *               "waiting": 0
+         *             },
+         *             "advancedTo": [
+         *               {
+         *                 "nodeId": "node_q1",
+         *                 "sessions": 1100
+         *               }
+         *             ],
+         *             "conversionRate": 1,
+         *             "dropOff": 0,
          *             "rateFromStart": 1
          *           },
          *           {
          *             "nodeId": "node_q1",
-         *             "nodeType": "question",
+         *             "nodeType": "QUESTION",
          *             "label": "Pick a size",
          *             "position": 1,
-         *             "contacts": 820,
-         *             "exits": 408,
-         *             "rateFromStart": 0.82
+         *             "entries": 1100,
+         *             "contacts": 1000,
+         *             "exits": 588,
+         *             "exitsByKind": {
+         *               "advanced": 420,
+         *               "completed": 0,
+         *               "handedOff": 0,
+         *               "errored": 12,
+         *               "abandoned": 48,
+         *               "waiting": 620
+         *             },
+         *             "advancedTo": [
+         *               {
+         *                 "nodeId": "node_end",
+         *                 "sessions": 420
+         *               }
+         *             ],
+         *             "conversionRate": 0.3818,
+         *             "dropOff": 680,
+         *             "rateFromStart": 1
          *           },
          *           {
          *             "nodeId": "node_end",
-         *             "nodeType": "end",
+         *             "nodeType": "END",
          *             "label": "Thanks",
          *             "position": 2,
+         *             "entries": 420,
          *             "contacts": 412,
          *             "exits": 412,
+         *             "exitsByKind": {
+         *               "advanced": 0,
+         *               "completed": 420,
+         *               "handedOff": 0,
+         *               "errored": 0,
+         *               "abandoned": 0,
+         *               "waiting": 0
+         *             },
+         *             "advancedTo": [],
+         *             "conversionRate": 1,
+         *             "dropOff": 0,
          *             "rateFromStart": 0.412
          *           }
          *         ]
@@ -13618,9 +13872,9 @@ export interface components {
             filters?: components["schemas"]["AnalyticsExportFilters"];
         };
         /**
-         * @description An asynchronous export. `downloadUrl` is the absolute URL of `GET /v1/analytics/export/{id}/download` (call it
-         *     with the same kind of API key); it is valid until `expiresAt`, one hour after creation, and answers 409
-         *     `EXPORT_PENDING` while `status` is `pending`.
+         * @description An asynchronous export. `downloadUrl` is the absolute, signed URL of `GET /v1/analytics/export/{id}/download`
+         *     (`?org=…&expires=…&signature=…`): it works without an API key until `expiresAt`, one hour after creation, and
+         *     answers 409 `EXPORT_PENDING` while `status` is `pending`.
          */
         AnalyticsExport: {
             exportId: components["schemas"]["Id"];
@@ -13638,7 +13892,7 @@ export interface components {
          *         "exportId": "8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f2a",
          *         "type": "messages",
          *         "status": "pending",
-         *         "downloadUrl": "https://api.example.com/v1/analytics/export/8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f2a/download",
+         *         "downloadUrl": "https://api.example.com/v1/analytics/export/8d9e0f1a-2b3c-4d5e-8f6a-7b8c9d0e1f2a/download?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795257000&signature=q3Vh0m2yJx9Wc8tTgL1bN5sR7uE4aK6dF0pZ2iY8oQw",
          *         "expiresAt": "2026-11-21T10:30:00Z",
          *         "createdAt": "2026-11-21T09:30:00Z"
          *       }
@@ -16194,9 +16448,9 @@ export interface components {
          */
         AssetStatus: "processing" | "ready" | "error";
         /**
-         * @description A processed rendition. Names generated today: `thumbnail` (JPEG, longest side 320 px; images, GIFs, videos,
-         *     PDFs), `poster` (JPEG first frame; videos), `mms` (recompressed to at most 1 MB for MMS delivery; images,
-         *     GIFs, videos). New names may be added.
+         * @description A processed rendition. Names generated today, for images and GIFs: `thumbnail` (JPEG, longest side 320 px)
+         *     and `mms` (a still JPEG of at most 1280 px and 1 MB, what an image sent by `assetId` carries). Other types have
+         *     no renditions yet; new names may be added (a video's `poster`, a PDF's `thumbnail`).
          */
         AssetVariant: {
             /** @example thumbnail */
@@ -16208,13 +16462,20 @@ export interface components {
             height: number | null;
             /**
              * Format: uri
-             * @description HTTPS address of the rendition.
+             * @description Signed link to the rendition's bytes, valid without an API key until the asset's `urlsExpireAt`.
              */
             url: string;
         };
         /**
          * @description An uploaded media file. `size_bytes` and `created_at` are snake_case because the specification names them
          *     so; every other field is camelCase.
+         *
+         *     `url` and `variants[].url` are signed links (`GET /v1/assets/{id}/variant/{variant}` with `org`, `expires`
+         *     and `signature`): they download without an API key — in an `<img>`, or by whoever they are handed to — until
+         *     `urlsExpireAt`, 24 hours after the start of the hour in which the asset was read (links read within the same
+         *     hour are identical, so caches keep one copy). Read the asset again for fresh links. To use an asset as
+         *     message media, name it by `assetId` in the content rather than copying a `url`: the server then makes a link
+         *     of the right variant, valid 7 days (see `SendMessageContent`).
          */
         Asset: {
             id: components["schemas"]["Id"];
@@ -16241,11 +16502,13 @@ export interface components {
             error: string | null;
             /**
              * Format: uri
-             * @description HTTPS address of the original file, usable as message media.
+             * @description Signed link to the original file, valid without an API key until `urlsExpireAt`.
              */
             url: string;
             /** @description Processed renditions; empty while `processing` and for types without renditions. */
             variants: components["schemas"]["AssetVariant"][];
+            /** @description When `url` and every `variants[].url` of this answer stop working (404 `LINK_EXPIRED`). */
+            urlsExpireAt: components["schemas"]["Timestamp"];
             created_at: components["schemas"]["Timestamp"];
         };
         /**
@@ -16262,23 +16525,24 @@ export interface components {
          *           "height": 1600,
          *           "status": "ready",
          *           "error": null,
-         *           "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/original.jpg",
+         *           "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/original?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE",
          *           "variants": [
          *             {
          *               "name": "thumbnail",
          *               "mimeType": "image/jpeg",
          *               "width": 320,
          *               "height": 213,
-         *               "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/thumbnail.jpg"
+         *               "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/thumbnail?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE"
          *             },
          *             {
          *               "name": "mms",
          *               "mimeType": "image/jpeg",
          *               "width": 1280,
          *               "height": 853,
-         *               "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/mms.jpg"
+         *               "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/mms?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE"
          *             }
          *           ],
+         *           "urlsExpireAt": "2026-11-21T10:00:00Z",
          *           "created_at": "2026-11-01T09:58:00Z"
          *         }
          *       ],
@@ -16329,8 +16593,9 @@ export interface components {
          *         "height": 1600,
          *         "status": "processing",
          *         "error": null,
-         *         "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/original.jpg",
+         *         "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/original?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE",
          *         "variants": [],
+         *         "urlsExpireAt": "2026-11-21T10:00:00Z",
          *         "created_at": "2026-11-21T09:30:00Z"
          *       }
          *     }
@@ -16396,8 +16661,9 @@ export interface components {
          *             "height": 1600,
          *             "status": "processing",
          *             "error": null,
-         *             "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/original.jpg",
+         *             "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/original?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE",
          *             "variants": [],
+         *             "urlsExpireAt": "2026-11-21T10:00:00Z",
          *             "created_at": "2026-11-21T09:30:00Z"
          *           },
          *           "error": null
@@ -16441,23 +16707,24 @@ export interface components {
          *         "height": 1600,
          *         "status": "ready",
          *         "error": null,
-         *         "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/original.jpg",
+         *         "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/original?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE",
          *         "variants": [
          *           {
          *             "name": "thumbnail",
          *             "mimeType": "image/jpeg",
          *             "width": 320,
          *             "height": 213,
-         *             "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/thumbnail.jpg"
+         *             "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/thumbnail?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE"
          *           },
          *           {
          *             "name": "mms",
          *             "mimeType": "image/jpeg",
          *             "width": 1280,
          *             "height": 853,
-         *             "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/mms.jpg"
+         *             "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/mms?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE"
          *           }
          *         ],
+         *         "urlsExpireAt": "2026-11-21T10:00:00Z",
          *         "created_at": "2026-11-01T09:58:00Z"
          *       }
          *     }
@@ -16490,23 +16757,24 @@ export interface components {
          *         "height": 1600,
          *         "status": "ready",
          *         "error": null,
-         *         "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/original.jpg",
+         *         "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/original?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE",
          *         "variants": [
          *           {
          *             "name": "thumbnail",
          *             "mimeType": "image/jpeg",
          *             "width": 320,
          *             "height": 213,
-         *             "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/thumbnail.jpg"
+         *             "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/thumbnail?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE"
          *           },
          *           {
          *             "name": "mms",
          *             "mimeType": "image/jpeg",
          *             "width": 1280,
          *             "height": 853,
-         *             "url": "https://media.example.com/a/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/mms.jpg"
+         *             "url": "https://api.example.com/v1/assets/7c1e9a4d-2b3f-4e6a-8d5c-1f0a9b8e7d62/variant/mms?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE"
          *           }
          *         ],
+         *         "urlsExpireAt": "2026-11-21T10:00:00Z",
          *         "created_at": "2026-11-01T09:58:00Z"
          *       }
          *     }
@@ -16544,8 +16812,9 @@ export interface components {
          *         "height": 1600,
          *         "status": "processing",
          *         "error": null,
-         *         "url": "https://media.example.com/a/4b7d1e9c-6a2f-4c3e-8b5a-0d9e8f7a6b53/original.jpg",
+         *         "url": "https://api.example.com/v1/assets/4b7d1e9c-6a2f-4c3e-8b5a-0d9e8f7a6b53/variant/original?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE",
          *         "variants": [],
+         *         "urlsExpireAt": "2026-11-21T10:00:00Z",
          *         "created_at": "2026-11-21T09:31:00Z"
          *       }
          *     }
@@ -16587,8 +16856,9 @@ export interface components {
          *         "height": 628,
          *         "status": "processing",
          *         "error": null,
-         *         "url": "https://media.example.com/a/8e3f2a1b-7c6d-4e5f-9a0b-1c2d3e4f5a64/original.jpg",
+         *         "url": "https://api.example.com/v1/assets/8e3f2a1b-7c6d-4e5f-9a0b-1c2d3e4f5a64/variant/original?org=5b0c1e1e-2f4a-4c1b-9a43-0d8b3f2d7a10&expires=1795255200&signature=q3Jx0y1V4m2b6Kp9ZtR8sWc5HdLf7NnQe3GiAoUvXkE",
          *         "variants": [],
+         *         "urlsExpireAt": "2026-11-21T10:00:00Z",
          *         "created_at": "2026-11-21T09:32:00Z"
          *       }
          *     }
@@ -18128,6 +18398,8 @@ export interface components {
         SignedUrlOrg: string;
         /** @description Part of a signed link (see the `signedUrl` security scheme); its expiry in Unix seconds. */
         SignedUrlExpires: string;
+        /** @description Part of a signed link (see the `signedUrl` security scheme); its HMAC, base64url. */
+        SignedUrlSignature: string;
     };
     requestBodies: never;
     headers: {
@@ -23223,6 +23495,8 @@ export interface operations {
                 org?: components["parameters"]["SignedUrlOrg"];
                 /** @description Part of a signed link (see the `signedUrl` security scheme); its expiry in Unix seconds. */
                 expires?: components["parameters"]["SignedUrlExpires"];
+                /** @description Part of a signed link (see the `signedUrl` security scheme); its HMAC, base64url. */
+                signature?: components["parameters"]["SignedUrlSignature"];
             };
             header?: never;
             path: {
@@ -24792,8 +25066,13 @@ export interface operations {
                 org?: components["parameters"]["SignedUrlOrg"];
                 /** @description Part of a signed link (see the `signedUrl` security scheme); its expiry in Unix seconds. */
                 expires?: components["parameters"]["SignedUrlExpires"];
+                /** @description Part of a signed link (see the `signedUrl` security scheme); its HMAC, base64url. */
+                signature?: components["parameters"]["SignedUrlSignature"];
             };
-            header?: never;
+            header?: {
+                /** @description An `ETag` of an earlier answer; when it is the variant's, the answer is 304 without a body. */
+                "if-none-match"?: string;
+            };
             path: {
                 /** @description Resource id. */
                 id: components["parameters"]["IdPath"];
@@ -24811,6 +25090,10 @@ export interface operations {
             200: {
                 headers: {
                     "Content-Disposition": components["headers"]["ContentDisposition"];
+                    /** @description Strong validator of the variant's bytes (the same for every link and key). */
+                    ETag?: string;
+                    /** @description `private, max-age=31536000, immutable` with an API key; `public, max-age=<seconds until the link expires>, immutable` through a signed link. */
+                    "Cache-Control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -24826,10 +25109,37 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            /** @description Not modified (`If-None-Match` named the variant's ETag); no body. */
+            304: {
+                headers: {
+                    /** @description The variant's ETag. */
+                    ETag?: string;
+                    /** @description As on the 200 answer. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
+            /** @description The API key lacks `assets:read` (`FORBIDDEN`), or the signed link was altered or is incomplete (`INVALID_SIGNATURE`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
+            /** @description No such asset or variant in the organization (`NOT_FOUND`), or the signed link expired (`LINK_EXPIRED`). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorResponse"];
+                };
+            };
             default: components["responses"]["Error"];
         };
     };

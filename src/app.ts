@@ -18,6 +18,7 @@ import { deprecationHeadersFor } from './contract/deprecations.ts';
 import { mountDocs } from './http/docs.ts';
 import { mountLandingPages } from './http/landing-pages.ts';
 import { mountProviderCallbacks } from './http/provider-callbacks.ts';
+import { mountMcpServer } from './mcp-server/mount.ts';
 import { handlers } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
 
@@ -62,6 +63,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   mountDocs(server, app);
   mountLandingPages(server, app);
   mountProviderCallbacks(server, app);
+  mountMcpServer(server, app, api); // the API as MCP tools (src/mcp-server/), same keys and pipeline
 
   const readBody = createBodyReader(app.config);
 

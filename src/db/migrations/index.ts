@@ -25,6 +25,9 @@ import * as m0017 from './0017_dictionaries.ts';
 import * as m0022 from './0022_analytics.ts';
 import * as m0023 from './0023_landing_pages.ts';
 import * as m0024 from './0024_analytics_exports.ts';
+import * as m0025 from './0025_dispatch_outbox.ts';
+import * as m0027 from './0027_bot_node_visits.ts';
+import * as m0028 from './0028_analytics_sessions_daily.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -51,4 +54,7 @@ export const migrations: Record<string, Migration> = {
   '0022_analytics': m0022,
   '0023_landing_pages': m0023,
   '0024_analytics_exports': m0024,
+  '0025_dispatch_outbox': m0025,
+  '0027_bot_node_visits': m0027,
+  '0028_analytics_sessions_daily': m0028,
 };
