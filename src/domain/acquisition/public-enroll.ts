@@ -2,11 +2,11 @@
 // organization (tenantFor), is rate limited per client IP across every API process (rate-limiter-flexible on
 // PostgreSQL, the store dispatch uses), and answers the same whatever the number was (new, already enrolled,
 // opted out or DNC-listed), with no ids.
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { components } from '../../../generated/api.d.ts';
 import type { AppContext } from '../../app-context.ts';
 import { campaignOrganization } from '../../db/queries/acquisition/public.ts';
 import { ApiError, notFound } from '../errors.ts';
+import { consumeOrTooMany, sharedLimiter } from '../rate-limits.ts';
 import { tenantFor } from '../tenant.ts';
 import { loadCampaign } from './campaigns.ts';
 import { enroll } from './enroll.ts';
@@ -17,35 +17,8 @@ type EnrollRequest = components['schemas']['AcquisitionEnrollRequest'];
 export const PUBLIC_ENROLL_LIMIT = { points: 10, durationSeconds: 60 };
 export const PUBLIC_ENROLL_MESSAGE = 'Thanks! Your sign-up was received.';
 
-const limiters = new WeakMap<AppContext, RateLimiterPostgres>();
-
-function limiterFor(app: AppContext): RateLimiterPostgres {
-  let limiter = limiters.get(app);
-  if (!limiter) {
-    limiter = new RateLimiterPostgres({
-      storeClient: app.pool,
-      storeType: 'pool',
-      tableName: 'rate_limits',
-      tableCreated: true,
-      clearExpiredByTimeout: false,
-      keyPrefix: 'public-enroll-ip',
-      points: PUBLIC_ENROLL_LIMIT.points,
-      duration: PUBLIC_ENROLL_LIMIT.durationSeconds,
-    });
-    limiters.set(app, limiter);
-  }
-  return limiter;
-}
-
-async function consumeOrRefuse(app: AppContext, ip: string): Promise<void> {
-  try {
-    await limiterFor(app).consume(ip, 1);
-  } catch (res) {
-    if (!(res instanceof RateLimiterRes)) throw res;
-    const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-    throw new ApiError(429, 'RATE_LIMITED', `Too many sign-ups from this address; retry in ${seconds} s.`, { headers: { 'Retry-After': String(seconds) } });
-  }
-}
+const consumeOrRefuse = (app: AppContext, ip: string) =>
+  consumeOrTooMany(sharedLimiter(app.pool, 'public-enroll-ip', PUBLIC_ENROLL_LIMIT.points, PUBLIC_ENROLL_LIMIT.durationSeconds), ip, 'sign-ups');
 
 export type PublicEnrollResult = { redirectUrl: string | null; message: string };
 

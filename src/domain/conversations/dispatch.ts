@@ -15,7 +15,8 @@
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
 import { fromKysely } from 'pg-boss';
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import { sharedLimiter } from '../rate-limits.ts';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
@@ -41,28 +42,8 @@ const CLAIM_LIMIT = 500;
 /** A wake job: the messages of one send (by id), or of one blast batch. */
 export type DispatchJob = { messageId?: string; messageIds?: string[]; blast?: { organizationId: string; blastId: string; batch: number } };
 
-const limiters = new WeakMap<AppContext, Map<number, RateLimiterPostgres>>();
-
 /** One limiter per throughput value (points per 1-second window), keyed by sender id. */
-function limiterFor(app: AppContext, perSecond: number): RateLimiterPostgres {
-  let byRate = limiters.get(app);
-  if (!byRate) limiters.set(app, (byRate = new Map()));
-  let limiter = byRate.get(perSecond);
-  if (!limiter) {
-    limiter = new RateLimiterPostgres({
-      storeClient: app.pool,
-      storeType: 'pool',
-      tableName: 'rate_limits',
-      tableCreated: true,
-      clearExpiredByTimeout: false,
-      keyPrefix: `sender-mps-${perSecond}`,
-      points: perSecond,
-      duration: 1,
-    });
-    byRate.set(perSecond, limiter);
-  }
-  return limiter;
-}
+const limiterFor = (app: AppContext, perSecond: number) => sharedLimiter(app.pool, `sender-mps-${perSecond}`, perSecond, 1);
 
 /** How many of `wanted` messages this sender may send now, and when the rest may go (seconds). */
 async function admit(app: AppContext, sender: SenderRow, wanted: number): Promise<{ allowed: number; retryAfterSeconds: number }> {

@@ -5,7 +5,6 @@
 // campaign goes through the campaign's public enrollment (enrollPublic: contact, consent, enrollment, welcome),
 // the one enrollment path; the page then adds its tags and the submission row. Acts for the page's organization
 // (tenantFor); rate limited per client IP like the public enrollment.
-import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import type { AppContext } from '../../app-context.ts';
 import { updateEnrolledContact } from '../../db/queries/acquisition/campaigns.ts';
 import { recordConsentEvent } from '../../db/queries/compliance/consent.ts';
@@ -15,7 +14,7 @@ import * as q from '../../db/queries/landing-pages/pages.ts';
 import type { StoredFormField } from '../../db/tables/landing-pages.ts';
 import { enrollPublic } from '../acquisition/public-enroll.ts';
 import { inTenantTransaction } from '../conversations/context.ts';
-import { ApiError } from '../errors.ts';
+import { consumeOrTooMany, sharedLimiter } from '../rate-limits.ts';
 import { parsePhone } from '../phone.ts';
 import { tenantFor, type Tenant } from '../tenant.ts';
 
@@ -39,30 +38,8 @@ export async function findPublishedPage(app: AppContext, organizationId: string,
   return page?.status === 'PUBLISHED' ? { tenant, page } : undefined;
 }
 
-const limiters = new WeakMap<AppContext, RateLimiterPostgres>();
-async function consumeOrRefuse(app: AppContext, ip: string): Promise<void> {
-  let limiter = limiters.get(app);
-  if (!limiter) {
-    limiter = new RateLimiterPostgres({
-      storeClient: app.pool,
-      storeType: 'pool',
-      tableName: 'rate_limits',
-      tableCreated: true,
-      clearExpiredByTimeout: false,
-      keyPrefix: 'landing-page-ip',
-      points: PUBLIC_SUBMIT_LIMIT.points,
-      duration: PUBLIC_SUBMIT_LIMIT.durationSeconds,
-    });
-    limiters.set(app, limiter);
-  }
-  try {
-    await limiter.consume(ip, 1);
-  } catch (res) {
-    if (!(res instanceof RateLimiterRes)) throw res;
-    const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-    throw new ApiError(429, 'RATE_LIMITED', `Too many submissions from this address; retry in ${seconds} s.`, { headers: { 'Retry-After': String(seconds) } });
-  }
-}
+const consumeOrRefuse = (app: AppContext, ip: string) =>
+  consumeOrTooMany(sharedLimiter(app.pool, 'landing-page-ip', PUBLIC_SUBMIT_LIMIT.points, PUBLIC_SUBMIT_LIMIT.durationSeconds), ip, 'submissions');
 
 /** Form values (strings) → typed values by the page's fields, or the per-field problems. */
 export function parseForm(fields: readonly StoredFormField[], form: Record<string, string>): { values: Record<string, Value>; errors: Record<string, string> } {
