@@ -7,7 +7,7 @@ import { rollupByChannel, rollupBySender, senderNames } from '../../db/queries/a
 import { csvChunks, type CsvValue } from '../../lib/csv.ts';
 import { toMoney } from '../conversations/pricing.ts';
 import type { Tenant } from '../tenant.ts';
-import { CHANNELS, getSessions, getUsage, timeline, type Period } from './figures.ts';
+import { CHANNELS, getSessions, getUsage, isoDay, timeline, type Period } from './figures.ts';
 import { getIntentCounts } from './intents.ts';
 import { MESSAGE_REPORT_COLUMNS_FOR_EXPORT, toReportCsvRow } from './mappers.ts';
 
@@ -18,7 +18,6 @@ type Table = { columns: readonly string[]; rows: Array<Record<string, CsvValue>>
 /** Rows per read of the `messages` dataset. */
 export const BATCH_ROWS = 5_000;
 
-const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 const METRIC_COLUMNS = ['sent', 'delivered', 'read', 'failed', 'received', 'fallback', 'cost', 'currency'] as const;
 const metricCells = (s: { sent: number; delivered: number; read: number; failed: number; received: number; fallback: number; costUnits: number }) =>
   ({ sent: s.sent, delivered: s.delivered, read: s.read, failed: s.failed, received: s.received, fallback: s.fallback, cost: toMoney(s.costUnits).amount, currency: 'USD' });

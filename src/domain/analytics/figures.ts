@@ -32,7 +32,7 @@ export const CHANNELS = ['RCS', 'SMS', 'MMS', 'CHATAPP'] as const;
 export type Period = { startDate: string; endDate: string; from: Date; to: Date; days: number };
 export type RangeQuery = { startDate?: string; endDate?: string };
 
-const isoDay = (d: Date) => d.toISOString().slice(0, 10);
+export const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 
 function parseDay(value: string, field: string): Date {
   const d = new Date(`${value}T00:00:00Z`);
@@ -162,7 +162,7 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
     const textSegments = u?.textSegments ?? 0;
     const richMessages = u?.richMessages ?? 0;
     return {
-      date: bucket.toISOString().slice(0, 10),
+      date: isoDay(bucket),
       textSegments,
       richMessages,
       capabilityChecks,

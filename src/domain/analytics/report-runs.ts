@@ -22,7 +22,7 @@ import { toMoney } from '../conversations/pricing.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { datasetCsv } from './datasets.ts';
 import { downloadUrlOf } from './exports.ts';
-import { periodOf, type Period } from './figures.ts';
+import { isoDay, periodOf, type Period } from './figures.ts';
 import { nextRunAfter } from './reports.ts';
 
 const DAY_MS = 86_400_000;
@@ -30,7 +30,6 @@ const DAY_MS = 86_400_000;
 export const ATTACHMENT_LIMIT_BYTES = 5 * 1024 * 1024;
 /** How long a link to a CSV too large to attach works: a week (the longest a signed link may live). */
 export const LINK_TTL_MS = MAX_SIGNED_URL_TTL_MS;
-const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 
 /** The period a run on `runAt` covers. */
 export function reportPeriod(frequency: string, runAt: Date): Period {
