@@ -170,6 +170,23 @@ describe('the rollup', () => {
     expect(await pending()).toBe(2);
     await rollupEqualsMessages(orgA.organizationId);
   });
+
+  it('appends one delta per rollup key and statement, not one per message (a blast batch writes thousands at once)', async () => {
+    await compactRollup(srv.context.db);
+    const pending = async () => Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
+    const same = { direction: 'outbound' as const, requested_channel: 'SMS', channel: 'SMS', status: 'queued', cost_units: 39, created_at: dayAt(7) };
+    const ids = await seed(orgA, orgA.senderId, Array.from({ length: 50 }, () => same));
+    expect(await pending()).toBe(1);
+    // One statement moves 30 of them to sent: −30 queued, +30 sent; an update changing no rollup column adds nothing.
+    await srv.context.db.updateTable('messages').set({ status: 'sent' }).where('id', 'in', ids.slice(0, 30)).execute();
+    expect(await pending()).toBe(3);
+    await srv.context.db.updateTable('messages').set({ attempts: 1 }).where('id', 'in', ids).execute();
+    expect(await pending()).toBe(3);
+    await rollupEqualsMessages(orgA.organizationId);
+    await srv.context.db.deleteFrom('messages').where('id', 'in', ids).execute();
+    expect(await pending()).toBe(5);
+    await rollupEqualsMessages(orgA.organizationId);
+  });
 });
 
 describe('getAnalyticsProtocols', () => {

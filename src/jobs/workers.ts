@@ -31,8 +31,9 @@ export async function startWorkers(boss: JobQueue, app: AppContext): Promise<voi
       // NOTIFY wakes workers for new jobs, but not for jobs scheduled for later (retries, held messages,
       // delayed receipts): poll every second as the backstop instead of pg-boss's 30 s default.
       notifyPollingIntervalSeconds: 1,
-      // With a backlog, fetch the next batch at once instead of waiting for a poll.
-      ...(batchSize > 1 ? { burstWhenBatchFull: true } : {}),
+      // With a backlog, fetch the next batch at once instead of waiting for a poll: also for one job at a time
+      // (a blast's 200 batch jobs, queued together, otherwise ran one per worker per poll interval).
+      burstWhenBatchFull: true,
       ...(def.concurrency ? { localConcurrency: def.concurrency } : {}),
     };
     await boss.work<object>(def.queue, polling, async (jobs) => {
