@@ -16,6 +16,9 @@ export async function startQueue(
     max: 4,
     supervise: opts.workers,
     schedule: opts.workers,
+    // Workers are woken by NOTIFY when a job is queued (every queue is created with `notify`), not by their next
+    // poll: without the listener the notifications went unheard and a new job waited up to a polling interval.
+    useListenNotify: opts.workers,
     ...(opts.superviseSeconds ? { superviseIntervalSeconds: opts.superviseSeconds, monitorIntervalSeconds: opts.superviseSeconds } : {}),
   });
   // A lost database must not crash the process (pg-boss retries), but the operator must hear of it: one line

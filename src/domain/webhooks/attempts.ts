@@ -23,7 +23,7 @@ import * as endpointsQ from '../../db/queries/webhooks/endpoints.ts';
 import type { WebhookDisabledReason } from '../../db/tables/webhooks.ts';
 import { found, notFound } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { postEnvelope, type AttemptOutcome } from './deliver.ts';
+import { batchSigners, postEnvelope, type AttemptOutcome } from './deliver.ts';
 import { envelopeBody } from './events.ts';
 import { enqueueAttempts, type DeliveryJob } from './queue.ts';
 import { retryDelayMs } from './retry-schedule.ts';
@@ -74,6 +74,7 @@ async function loadDue(db: Db, jobs: DeliveryJob[]): Promise<{ due: Due[]; cance
       const delivery = byId.get(job.deliveryId);
       // Deleted endpoint (cascade), finished or cancelled delivery, or an attempt an earlier run already recorded.
       if (!delivery || delivery.status !== 'pending' || delivery.attempts !== job.attempt - 1) continue;
+      byId.delete(job.deliveryId); // two jobs of the batch naming the same attempt: it is made once
       (delivery.is_active ? due : cancel).push({ job, delivery });
     }
   }
@@ -148,7 +149,7 @@ async function recordOutcomes(tx: Db, organizationId: string, done: Done[], canc
       next_retry_at: nextRetryAt,
     };
   });
-  await attemptsQ.insertAttempts(tx, organizationId, rows);
+  await attemptsQ.recordAttempts(tx, organizationId, rows);
   return retries;
 }
 
@@ -159,6 +160,7 @@ async function recordOutcomes(tx: Db, organizationId: string, done: Done[], canc
 export async function runDeliveryBatch(app: AppContext, jobs: DeliveryJob[]): Promise<void> {
   const { due, cancel } = await loadDue(app.db, jobs);
   const tuning = webhookTuning();
+  const openSigner = batchSigners(); // each endpoint's secret opened once for the batch, not once per attempt
   const done = await mapConcurrently(due, BATCH_CONCURRENCY, async (item): Promise<Done> => {
     const outcome = await postEnvelope({
       url: item.delivery.url,
@@ -167,6 +169,7 @@ export async function runDeliveryBatch(app: AppContext, jobs: DeliveryJob[]): Pr
       body: item.delivery.body,
       timeoutMs: tuning.deliveryTimeoutMs,
       allowPrivate: app.config.webhookAllowPrivate,
+      openSigner,
     });
     // 410 Gone asks us to stop: no retry, and the endpoint is disabled at once (as Svix does).
     const gone = outcome.statusCode === 410;

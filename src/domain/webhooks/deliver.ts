@@ -5,7 +5,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { DestinationRefusedError, checkUrlShape, guardedLookup } from './destination-guard.ts';
 import { openSecret } from '../../lib/secrets.ts';
-import { signedHeaders } from './signing.ts';
+import { signerFor, type Signer } from './signing.ts';
 
 export type AttemptOutcome = {
   success: boolean;
@@ -27,12 +27,16 @@ class DeadlineError extends Error {}
 
 const agents = new Map<string, http.Agent>();
 
-/** One keep-alive agent per scheme and SSRF mode: a socket opened under one mode is never reused under the other. */
+/**
+ * One keep-alive agent per scheme and SSRF mode: a socket opened under one mode is never reused under the other.
+ * Up to 64 connections per origin, and as many kept open between batches (fewer would be closed after each batch and
+ * opened again by the next one); the receiver's keep-alive timeout closes idle ones.
+ */
 function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
   const key = `${protocol}|${allowPrivate}`;
   let agent = agents.get(key);
   if (!agent) {
-    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 16, scheduling: 'lifo' as const, lookup: guardedLookup(allowPrivate) };
+    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64, scheduling: 'lifo' as const, lookup: guardedLookup(allowPrivate) };
     agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
     agents.set(key, agent);
   }
@@ -43,6 +47,32 @@ function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
 export function closeDeliveryAgents(): void {
   for (const agent of agents.values()) agent.destroy();
   agents.clear();
+}
+
+/** Opens an endpoint's sealed secret (`v1:…`) into a signer; throws when it cannot be opened. */
+export type OpenSigner = (sealedSecret: string) => Signer;
+
+const openSigner: OpenSigner = (sealed) => signerFor(openSecret(sealed));
+
+/**
+ * A signer opener for one batch of attempts: each distinct secret is opened (and its HMAC key prepared) once, on
+ * first use, instead of once per attempt. The opened keys live only as long as the returned function (the batch).
+ */
+export function batchSigners(): OpenSigner {
+  const opened = new Map<string, Signer | Error>();
+  return (sealed) => {
+    let signer = opened.get(sealed);
+    if (!signer) {
+      try {
+        signer = openSigner(sealed);
+      } catch (error) {
+        signer = error as Error;
+      }
+      opened.set(sealed, signer);
+    }
+    if (signer instanceof Error) throw signer;
+    return signer;
+  };
 }
 
 type Response = { status: number; location: string | undefined };
@@ -122,12 +152,14 @@ function describe(error: unknown, timeoutMs: number): string {
  */
 export async function postEnvelope(input: {
   url: string;
-  /** The endpoint's secret as stored (sealed, `v1:…`): opened here, only to sign, and never kept. */
+  /** The endpoint's secret as stored (sealed, `v1:…`): opened here, only to sign, and kept no longer than `openSigner` keeps it. */
   sealedSecret: string;
   eventId: string;
   body: string;
   timeoutMs: number;
   allowPrivate: boolean;
+  /** How the secret is opened (a batch passes batchSigners()); by default, opened for this attempt alone. */
+  openSigner?: OpenSigner;
 }): Promise<AttemptOutcome> {
   const attemptedAt = new Date();
   const started = performance.now();
@@ -140,7 +172,7 @@ export async function postEnvelope(input: {
   });
   let headers: Record<string, string>;
   try {
-    headers = signedHeaders(openSecret(input.sealedSecret), input.eventId, input.body);
+    headers = (input.openSigner ?? openSigner)(input.sealedSecret)(input.eventId, input.body);
   } catch (error) {
     // Nothing is sent unsigned; the attempt fails (and is retried) with the reason.
     return outcome({ success: false, statusCode: null, error: `signing secret unavailable: ${(error as Error).message}`.slice(0, 500) }, false);

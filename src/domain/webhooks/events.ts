@@ -7,7 +7,7 @@ import { inTransaction, type Db } from '../../db/database.ts';
 import { insertEventsAndDeliveries, type NewEventRow } from '../../db/queries/webhooks/deliveries.ts';
 import { subscribedEndpoints } from '../../db/queries/webhooks/endpoints.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { enqueueAttempts } from './queue.ts';
+import { enqueueFirstAttempts } from './queue.ts';
 
 type S = components['schemas'];
 export type WebhookEventName = S['WebhookEventName'];
@@ -74,7 +74,7 @@ export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): P
       for (const ep of subscribers) targets.push({ eventId: id, endpointId: ep.id });
     }
     const deliveries = await insertEventsAndDeliveries(db, organizationId, rows, targets);
-    await enqueueAttempts(queue, db, deliveries.map((d) => ({ job: { organizationId, deliveryId: d.id, attempt: 1 } })));
+    await enqueueFirstAttempts(queue, db, organizationId, deliveries.map((d) => d.id));
     stored += rows.length;
     queued += deliveries.length;
   }

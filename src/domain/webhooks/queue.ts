@@ -1,6 +1,9 @@
-// The delivery queue: one pg-boss job per attempt. Jobs are inserted through the caller's transaction (pg-boss
-// `db` option), so an event, its deliveries and their jobs commit together or not at all: no delivery row
-// without a job, and no job for a rolled-back event.
+// The delivery queue. A first attempt is queued with its event: one pg-boss job carries up to DELIVERIES_PER_JOB
+// deliveries of one organization (a batch of events fans out to many deliveries, and a job per delivery cost
+// more in pg-boss's table than the delivery itself). A retry is one job per delivery, queued with `startAfter`
+// at its own (jittered) time. Jobs are inserted through the caller's transaction (pg-boss `db` option), so an
+// event, its deliveries and their jobs commit together or not at all: no delivery row without a job, and no job
+// for a rolled-back event.
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { CompiledQuery } from 'kysely';
 import type { Db } from '../../db/database.ts';
@@ -11,6 +14,25 @@ export const DELIVERY_QUEUE = QUEUES.webhookDelivery;
 /** Attempt number `attempt` of delivery `deliveryId`; the worker ignores it once that attempt is recorded. */
 export type DeliveryJob = { organizationId: string; deliveryId: string; attempt: number };
 
+/** Attempt number `attempt` of each of `deliveryIds` (one organization's): a job carrying several deliveries. */
+export type DeliveryBatchJob = { organizationId: string; deliveryIds: string[]; attempt: number };
+
+/** What a job of the delivery queue carries: one delivery (retries; jobs queued before batching) or several. */
+export type DeliveryJobData = DeliveryJob | DeliveryBatchJob;
+
+/**
+ * Deliveries per first-attempt job. With the worker's batch size (src/jobs/webhooks.ts) it bounds the attempts of
+ * one fetched batch.
+ */
+export const DELIVERIES_PER_JOB = 10;
+
+/** The attempts a fetched batch of jobs asks for, one per delivery. */
+export function attemptsOf(jobs: DeliveryJobData[]): DeliveryJob[] {
+  return jobs.flatMap((job) =>
+    'deliveryIds' in job ? job.deliveryIds.map((deliveryId) => ({ organizationId: job.organizationId, deliveryId, attempt: job.attempt })) : [job],
+  );
+}
+
 type PgBossDb = { executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }> };
 
 /** pg-boss statements run on this Kysely connection (inside its transaction when it is one). */
@@ -20,6 +42,7 @@ function throughKysely(db: Db): PgBossDb {
   };
 }
 
+/** Queues retries (or any single attempts), each at its own time. */
 export async function enqueueAttempts(queue: JobQueue, db: Db, jobs: Array<{ job: DeliveryJob; startAfter?: Date }>): Promise<void> {
   if (!jobs.length) return;
   await queue.insert(
@@ -27,4 +50,14 @@ export async function enqueueAttempts(queue: JobQueue, db: Db, jobs: Array<{ job
     jobs.map(({ job, startAfter }) => (startAfter ? { data: job, startAfter } : { data: job })),
     { db: throughKysely(db) },
   );
+}
+
+/** Queues the first attempts of one organization's new deliveries, DELIVERIES_PER_JOB to a job. */
+export async function enqueueFirstAttempts(queue: JobQueue, db: Db, organizationId: string, deliveryIds: string[]): Promise<void> {
+  if (!deliveryIds.length) return;
+  const jobs: Array<{ data: DeliveryBatchJob }> = [];
+  for (let i = 0; i < deliveryIds.length; i += DELIVERIES_PER_JOB) {
+    jobs.push({ data: { organizationId, deliveryIds: deliveryIds.slice(i, i + DELIVERIES_PER_JOB), attempt: 1 } });
+  }
+  await queue.insert(DELIVERY_QUEUE, jobs, { db: throughKysely(db) });
 }

@@ -15,7 +15,7 @@ export async function insertEventsAndDeliveries(
   deliveries: Array<{ eventId: string; endpointId: string }>,
 ): Promise<Array<{ id: string }>> {
   if (!deliveries.length) return [];
-  const result = await sql<{ id: string }>`
+  const result = await sql<{ id: string }>`/* prepared:webhook-events-insert */
     with new_events as (
       insert into webhook_events (id, organization_id, type, test, body, created_at)
       select id, ${orgId}::uuid, type, test, body, created_at
@@ -51,7 +51,7 @@ export function deliveriesForAttempts(db: Db, orgId: string, ids: string[]): Pro
     .innerJoin('webhook_events as ev', (j) => j.onRef('ev.id', '=', 'd.event_id').onRef('ev.organization_id', '=', 'd.organization_id'))
     .innerJoin('webhook_endpoints as ep', (j) => j.onRef('ep.id', '=', 'd.endpoint_id').onRef('ep.organization_id', '=', 'd.organization_id'))
     .select(['d.id', 'd.status', 'd.attempts', 'd.event_id', 'ev.type as event_type', 'ev.test', 'ev.body', 'd.endpoint_id', 'ep.url', 'ep.secret', 'ep.is_active'])
-    .where('d.id', 'in', ids)
+    .where('d.id', '=', sql<string>`any(${ids}::uuid[])`)
     .execute();
 }
 
