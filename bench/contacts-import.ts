@@ -1,9 +1,14 @@
 // Benchmark (d): CSV import of a generated ~10 MB file (~150,000 rows) through the real import path — the
 // upload-time checks and job row with the stored file (as POST /v1/contacts/import does), then the worker
-// function runContactImport — next to a plain COPY of the same rows (as the import stored them, the COPY text
-// built beforehand, so only PostgreSQL's work is timed): once into a table without indexes (the wire and the
-// heap alone), and once into `contacts` itself for another organization, paying what every contact write pays
-// (its nine indexes, two of them GIN, and the organization foreign key). The goal is measured against the latter.
+// function runContactImport — next to a plain COPY of the same rows, measured in the same run.
+//
+// The reference the goal is judged against (`indexedSeconds`): everything the import stored — its contacts, their
+// tag links and their consent entries (CONSENT_UPDATED, source IMPORT) — COPY'd for another organization into
+// the same three tables, in one transaction, with the COPY text (ids included) built beforehand, so only
+// PostgreSQL's work is timed: every index, foreign key and the WAL of those tables, which any way of storing
+// these rows pays. (Only contacts, as before, left out the ~185,000 links and ~99,000 consent entries the import
+// also writes, and flattered the reference.) `plainSeconds` is the same COPY into three tables without indexes or
+// constraints: the wire and the heap alone, for scale, not a goal.
 import pino from 'pino';
 import { sql } from 'kysely';
 import type { AppContext } from '../src/app-context.ts';
@@ -52,10 +57,15 @@ export type ImportBenchResult = {
   imported: number;
   errors: number;
   reimportSkipped: number;
-  /** COPY into a table without indexes. */
+  /** Tag links and consent entries the first import wrote, also in the reference COPY. */
+  links: number;
+  consentEntries: number;
+  /** The reference rows COPY'd into three tables without indexes or constraints (scale only). */
   plainSeconds: number;
-  /** COPY into contacts (another organization): same indexes and foreign key as the import's writes. */
+  /** The goal's reference: the same rows COPY'd into contacts, contact_tags and consent_events (another organization). */
   indexedSeconds: number;
+  /** What the two COPY figures load, for the report's labels. */
+  reference: string;
 };
 
 export async function benchContactImport(url: string, rows = 150_000): Promise<ImportBenchResult> {
@@ -78,21 +88,48 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
     const first = await runImport();
     const again = await runImport(); // the same file: every valid row matches an existing contact
 
-    // Baseline: the same valid rows (as the import stored them) in one plain COPY.
-    const stored = await db.selectFrom('contacts').select(['phone', 'phone_country', 'name', 'consent_type', 'attributes']).where('organization_id', '=', org.organizationId).execute();
+    // The reference: what the first import stored, as COPY text for another organization, built before timing.
+    const org1 = org.organizationId;
     const other = await createOrganization(db, loadDocument(), 'Import bench baseline org');
-    const text = stored.map((r) =>
-      copyRow([other.organizationId, r.phone, copyField(r.phone_country), copyField(r.name), r.consent_type, copyField(JSON.stringify(r.attributes))]),
-    );
-    const load = async (table: string) => {
+    const org2 = other.organizationId;
+    const stored = await db.selectFrom('contacts').select(['id', 'phone', 'phone_country', 'name', 'time_zone', 'consent_type', 'attributes']).where('organization_id', '=', org1).execute();
+    // Ids as the table's default makes them (time_ordered_uuid(), migration 0029), drawn before the timed COPY.
+    const { rows: ids } = await sql<{ id: string }>`select time_ordered_uuid() as id from generate_series(1, ${stored.length})`.execute(db);
+    const idOf = new Map(stored.map((r, i) => [r.id, ids[i]!.id]));
+    const { rows: tagIds } = await sql<{ from: string; to: string }>`
+      with theirs as (select id, name from tags where organization_id = ${org1}),
+           ours as (insert into tags (organization_id, name) select ${org2}, name from theirs returning id, name)
+      select theirs.id as from, ours.id as to from theirs join ours using (name)`.execute(db);
+    const tagOf = new Map(tagIds.map((t) => [t.from, t.to]));
+    const links = await db.selectFrom('contact_tags').select(['contact_id', 'tag_id']).where('organization_id', '=', org1).execute();
+    const consent = await db
+      .selectFrom('consent_events')
+      .select(['contact_id', 'phone', 'action', 'source', 'consent_type', 'actor'])
+      .where('organization_id', '=', org1)
+      .where('source', '=', 'IMPORT')
+      .execute();
+    const text = {
+      contacts: stored.map((r) =>
+        copyRow([idOf.get(r.id)!, org2, r.phone, copyField(r.phone_country), copyField(r.name), copyField(r.time_zone), r.consent_type, copyField(JSON.stringify(r.attributes))]),
+      ),
+      links: links.map((l) => copyRow([org2, idOf.get(l.contact_id)!, tagOf.get(l.tag_id)!])),
+      consent: consent.map((e) => copyRow([org2, idOf.get(e.contact_id!)!, e.phone, e.action, e.source, copyField(e.consent_type), copyField(e.actor)])),
+    };
+    const load = async (tables: { contacts: string; links: string; consent: string }) => {
       const t0 = performance.now();
-      await inCopyTransaction(pool, (_tx, copy) => copy(`copy ${table} (organization_id, phone, phone_country, name, consent_type, attributes) from stdin`, text));
+      await inCopyTransaction(pool, async (_tx, copy) => {
+        await copy(`copy ${tables.contacts} (id, organization_id, phone, phone_country, name, time_zone, consent_type, attributes) from stdin`, text.contacts);
+        await copy(`copy ${tables.links} (organization_id, contact_id, tag_id) from stdin`, text.links);
+        await copy(`copy ${tables.consent} (organization_id, contact_id, phone, action, source, consent_type, actor) from stdin`, text.consent);
+      });
       return (performance.now() - t0) / 1000;
     };
-    await sql`create table bench_plain (organization_id uuid, phone text, phone_country text, name text, consent_type text, attributes jsonb)`.execute(db);
-    const plainSeconds = await load('bench_plain');
-    const indexedSeconds = await load('contacts');
-    await sql`drop table bench_plain`.execute(db);
+    await sql`create table bench_plain_contacts (id uuid, organization_id uuid, phone text, phone_country text, name text, time_zone text, consent_type text, attributes jsonb)`.execute(db);
+    await sql`create table bench_plain_links (organization_id uuid, contact_id uuid, tag_id uuid)`.execute(db);
+    await sql`create table bench_plain_consent (organization_id uuid, contact_id uuid, phone text, action text, source text, consent_type text, actor text)`.execute(db);
+    const plainSeconds = await load({ contacts: 'bench_plain_contacts', links: 'bench_plain_links', consent: 'bench_plain_consent' });
+    const indexedSeconds = await load({ contacts: 'contacts', links: 'contact_tags', consent: 'consent_events' });
+    await sql`drop table bench_plain_contacts, bench_plain_links, bench_plain_consent`.execute(db);
 
     return {
       bytes: csv.length,
@@ -102,6 +139,9 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
       imported: first.done.imported_rows,
       errors: first.done.error_count,
       reimportSkipped: again.done.skipped_rows,
+      links: links.length,
+      consentEntries: consent.length,
+      reference: `the rows the import stored (${stored.length} contacts, ${links.length} tag links, ${consent.length} consent entries), COPY'd in one transaction`,
       plainSeconds,
       indexedSeconds,
     };

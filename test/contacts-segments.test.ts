@@ -120,6 +120,35 @@ describe('segment conditions', () => {
     expect(res.body.data.sample.map((c: { name: string }) => c.name)).toEqual(['ben', 'ann']);
   });
 
+  it('tags all (three tags), none and contains combined under all and under any', async () => {
+    const all3 = { type: 'tags', op: 'all', tagIds: [tag.a, tag.b, tag.c] };
+    const allAB = { type: 'tags', op: 'all', tagIds: [tag.b, tag.a] };
+    const noneAB = { type: 'tags', op: 'none', tagIds: [tag.a, tag.b] };
+    const containsOl = { type: 'attribute', attribute: 'tier', op: 'contains', value: 'oL' };
+    expect(await matching([all3])).toEqual([]);
+    expect(await matching([allAB, { type: 'rcsCap', value: true }])).toEqual(['ann']);
+    expect(await matching([allAB, { type: 'rcsCap', value: false }], 'any')).toEqual(['ben', 'ann']);
+    expect(await matching([noneAB, { type: 'rcsCap', value: true }])).toEqual(['dan']);
+    expect(await matching([noneAB, { type: 'rcsCap', value: false }], 'any')).toEqual(['eve', 'dan', 'ben']);
+    expect(await matching([noneAB, { type: 'tags', op: 'none', tagIds: [tag.c] }])).toEqual(['dan']);
+    // Contacts without the key (eve) or with a non-string value never match, also under any with a negation.
+    expect(await matching([containsOl, { type: 'optedOut', value: true }], 'any')).toEqual(['eve', 'dan', 'cat', 'ann']);
+    expect(await matching([containsOl, noneAB])).toEqual(['dan']);
+    expect(await matching([{ type: 'attribute', attribute: 'since', op: 'contains', value: '-0' }])).toEqual(['ann']);
+  });
+
+  it('contains folds case beyond ASCII, as ILIKE does', async () => {
+    const o = await srv.newOrg('Segments unicode org');
+    for (const [phone, city] of [['+14155552001', 'ÉCOLE Straße'], ['+14155552002', 'école'], ['+14155552003', 'Ecole']]) {
+      const res = await call(srv, 'POST', '/v1/contacts', { key: o.apiKey.secret, body: { phone, name: city, attributes: { city } } });
+      expect(res.status, res.text).toBe(201);
+    }
+    const names = (await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'éCo' }], 'all', o.apiKey.secret)).sort();
+    expect(names).toEqual(['ÉCOLE Straße', 'école']);
+    expect(await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'STRASSE' }], 'all', o.apiKey.secret)).toEqual([]);
+    expect(await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'straße' }], 'all', o.apiKey.secret)).toEqual(['ÉCOLE Straße']);
+  });
+
   it('answers 400 when a value does not fit its operator', async () => {
     const bad = [
       { type: 'attribute', attribute: 'ltv', op: 'gt', value: true },
