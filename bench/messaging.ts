@@ -22,6 +22,7 @@ type Ctx = {
   baselineRps: number;
   seconds: number;
   connections: number;
+  rounds: number;
 };
 
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
@@ -48,19 +49,29 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     let n = 0;
     const bodyFor = () =>
       JSON.stringify({ contactId: contacts[n++ % contacts.length]!.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped and arrives Thursday.' } });
-    const result = await autocannon({
-      url: `http://127.0.0.1:${apiPort}/v1/messages/send`,
-      method: 'POST',
-      connections: ctx.connections,
-      duration: ctx.seconds,
-      headers: { authorization: `Bearer ${ctx.apiKey}`, 'content-type': 'application/json' },
-      requests: [{ setupRequest: (req) => ({ ...req, body: bodyFor() }) }],
-    });
-    if (result.non2xx > 0 || result.errors > 0) throw new Error(`send bench: ${result.non2xx} non-2xx, ${result.errors} errors`);
+    const sends = async (duration: number) => {
+      const result = await autocannon({
+        url: `http://127.0.0.1:${apiPort}/v1/messages/send`,
+        method: 'POST',
+        connections: ctx.connections,
+        duration,
+        headers: { authorization: `Bearer ${ctx.apiKey}`, 'content-type': 'application/json' },
+        requests: [{ setupRequest: (req) => ({ ...req, body: bodyFor() }) }],
+      });
+      if (result.non2xx > 0 || result.errors > 0) throw new Error(`send bench: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      return { rps: result.requests.average, p99: result.latency.p99 };
+    };
+    // A warm-up (as (b) has: connections, prepared statements, JIT), then the median of the rounds.
+    await sends(2);
+    const runs: Array<{ rps: number; p99: number }> = [];
+    for (let i = 0; i < ctx.rounds; i++) runs.push(await sends(ctx.seconds));
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const result = { rps: median(runs.map((r) => r.rps)), p99: median(runs.map((r) => r.p99)) };
     api.kill('SIGTERM');
-    const met = result.requests.average >= 1000 && result.latency.p99 < 50;
-    lines.push(`(m1) POST /v1/messages/send, full pipeline, API process without workers: ${fmt(result.requests.average)} sends/s, p99 ${result.latency.p99} ms (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`);
-    lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.requests.average / ctx.baselineRps) * 100, 1)}% — a send is a transaction of 5 statements (test/send-statements.test.ts)`);
+    const met = result.rps >= 1000 && result.p99 < 50;
+    lines.push(`(m1) POST /v1/messages/send, full pipeline, API process without workers, median of ${ctx.rounds} ${ctx.seconds}s rounds: ${fmt(result.rps)} sends/s, p99 ${result.p99} ms (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`);
+    lines.push(`      rounds: ${runs.map((r) => `${fmt(r.rps)}/s p99 ${r.p99} ms`).join(', ')}`);
+    lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.rps / ctx.baselineRps) * 100, 1)}% — a send is 2 statements, the read and the accepting statement (test/send-statements.test.ts)`);
 
     // (m2) dispatch throughput: top the accepted backlog up to DISPATCH_BACKLOG queued messages (rows and their
     // wake jobs written directly: acceptance was measured above), then time one worker process from its

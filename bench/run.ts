@@ -247,10 +247,10 @@ async function main(): Promise<void> {
       console.log(`(d) contact CSV import, ${fmt(imp.bytes / 1024 / 1024, 1)} MB, ${fmt(imp.rows)} rows (${fmt(imp.imported)} created, ${fmt(imp.errors)} rejected rows reported), worker called directly`);
       console.log(`      import (stored upload → csv-parse stream → validation → COPY into staging → one merge per batch, tags, consent entries): ${fmt(imp.importSeconds, 2)} s, ${fmt(imp.rows / imp.importSeconds)} rows/s (${goal(imp.importSeconds < 5, '< 5 s')})`);
       console.log(`      same file again (every row matches an existing contact, nothing to change):                 ${fmt(imp.reimportSeconds, 2)} s, ${fmt(imp.rows / imp.reimportSeconds)} rows/s`);
-      console.log(`      plain COPY of the created rows (pg-copy-streams, COPY text built beforehand):`);
-      console.log(`        into a table without indexes:                ${fmt(imp.plainSeconds, 2)} s, ${fmt(imp.imported / imp.plainSeconds)} rows/s → import/plain speed ${fmt(imp.plainSeconds / imp.importSeconds, 2)}x`);
+      console.log(`      plain COPY of what the import stored (${fmt(imp.imported)} contacts, ${fmt(imp.links)} tag links, ${fmt(imp.consentEntries)} consent entries; pg-copy-streams, COPY text built beforehand):`);
+      console.log(`        into three tables without indexes (scale only): ${fmt(imp.plainSeconds, 2)} s → import/plain speed ${fmt(imp.plainSeconds / imp.importSeconds, 2)}x`);
       const vsIndexed = imp.indexedSeconds / imp.importSeconds;
-      console.log(`        into contacts (its indexes and foreign key): ${fmt(imp.indexedSeconds, 2)} s, ${fmt(imp.imported / imp.indexedSeconds)} rows/s → import/COPY speed ${fmt(vsIndexed, 2)}x (${goal(vsIndexed >= 0.3, '≥ 0.3x')})`);
+      console.log(`        into contacts, contact_tags, consent_events (their indexes and foreign keys; the goal's reference): ${fmt(imp.indexedSeconds, 2)} s → import/COPY speed ${fmt(vsIndexed, 2)}x (${goal(vsIndexed >= 0.3, '≥ 0.3x')})`);
     }
 
     if (parts.has('e')) {
@@ -281,6 +281,7 @@ async function main(): Promise<void> {
         baselineRps: baselineRps!,
         seconds: DURATION,
         connections: CONNECTIONS,
+        rounds: ROUNDS,
       });
       for (const line of messaging) console.log(line);
     }

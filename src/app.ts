@@ -60,14 +60,9 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
     }),
   );
 
-  mountDocs(server, app);
-  mountLandingPages(server, app);
-  mountProviderCallbacks(server, app);
-  mountMcpServer(server, app, api); // the API as MCP tools (src/mcp-server/), same keys and pipeline
-
   const readBody = createBodyReader(app.config);
 
-  server.use(async (req: Request, res: Response, next: NextFunction) => {
+  const apiRoutes = async (req: Request, res: Response, next: NextFunction) => {
     try {
       assertUrlEncoding(req.originalUrl);
       const match = api.match(req.method, req.path);
@@ -106,7 +101,16 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
     } catch (error) {
       next(error);
     }
-  });
+  };
+  // No mount below serves a path under /v1/: the API's requests skip their route matching.
+  server.use((req: Request, res: Response, next: NextFunction) => (req.path.startsWith('/v1/') ? apiRoutes(req, res, next) : next()));
+
+  mountDocs(server, app);
+  mountLandingPages(server, app);
+  mountProviderCallbacks(server, app);
+  mountMcpServer(server, app, api); // the API as MCP tools (src/mcp-server/), same keys and pipeline
+
+  server.use(apiRoutes);
 
   server.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const mapped = toBodyError(error); // body-parser errors of routes outside the API (provider callbacks)
@@ -141,6 +145,10 @@ function send(res: Response, result: ApiResponse): void {
   } else if (result.contentType && result.contentType !== 'application/json') {
     res.type(result.contentType).send(result.body as string | Buffer);
   } else {
-    res.json(result.body);
+    // What res.json does (no JSON settings are set), in one write with the headers.
+    const text = JSON.stringify(result.body);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', Buffer.byteLength(text));
+    res.end(text);
   }
 }

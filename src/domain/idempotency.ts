@@ -44,23 +44,24 @@ export async function withIdempotency<B>(
   const key = req.key;
   const hash = requestHash(req.body);
   return inTransaction(db, async (tx) => {
-    const { rows } = await sql<{ locked: boolean }>`
-      select pg_try_advisory_xact_lock(hashtextextended(${req.organizationId} || ':' || ${key}, 0)) as locked`.execute(tx);
+    // One round trip: the lock tried, then — only when it is held — the key claimed. A record past the replay window
+    // is claimed over (as if deleted first); a live one is left alone and answered below.
+    const { rows } = await sql<{ locked: boolean; claimed: boolean }>`
+      with l as (select pg_try_advisory_xact_lock(hashtextextended(${req.organizationId} || ':' || ${key}, 0)) as locked),
+      c as (
+        insert into idempotency_keys as k (organization_id, key, operation_id, request_hash, response_status, response_body)
+        select ${req.organizationId}::uuid, ${key}, ${req.operationId}, ${hash}, 0, 'null'::jsonb where (select locked from l)
+        on conflict (organization_id, key) do update set
+          operation_id = excluded.operation_id, request_hash = excluded.request_hash, response_status = 0,
+          response_body = 'null'::jsonb, created_at = now()
+        where k.created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})
+        returning 1
+      )
+      select (select locked from l) as locked, exists (select 1 from c) as claimed`.execute(tx);
     if (!rows[0]?.locked) {
       throw conflict('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly to get its answer.');
     }
-    await tx
-      .deleteFrom('idempotency_keys')
-      .where('organization_id', '=', req.organizationId)
-      .where('key', '=', key)
-      .where(sql<boolean>`created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`)
-      .execute();
-    const claimed = await tx
-      .insertInto('idempotency_keys')
-      .values({ organization_id: req.organizationId, key, operation_id: req.operationId, request_hash: hash, response_status: 0, response_body: 'null' })
-      .onConflict((oc) => oc.columns(['organization_id', 'key']).doNothing())
-      .returning('key')
-      .executeTakeFirst();
+    const claimed = rows[0].claimed;
     if (!claimed) {
       const stored = await tx
         .selectFrom('idempotency_keys')

@@ -108,6 +108,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     // One implementation for every operation that declares Idempotency-Key; Node lower-cases header names.
     const header = req.headers['idempotency-key'];
     const key = Array.isArray(header) ? header[0] : header;
+    if (key === undefined && ATOMIC_WITHOUT_KEY.has(operationId)) return call(tenantDb);
     let headers: Record<string, string> | undefined;
     const result = await withIdempotency(
       tenantDb,
@@ -125,8 +126,14 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     };
   };
 
+  // The operation handlers by operationId, as registered with openapi-backend (handle() below calls them directly).
+  const operationHandlers = new Map<string, (c: Context, req: ApiRequest) => Promise<unknown>>();
+  const registerOperation = (operationId: string, fn: (c: Context, req: ApiRequest) => Promise<unknown>) => {
+    operationHandlers.set(operationId, fn);
+    backend.register(operationId, fn);
+  };
   for (const [operationId, handler] of Object.entries(handlers)) {
-    backend.register(operationId, async (c: Context, req: ApiRequest) => {
+    registerOperation(operationId, async (c: Context, req: ApiRequest) => {
       const input = {
         path: c.request.params ?? {},
         query: c.request.query ?? {},
@@ -138,7 +145,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     });
   }
   for (const id of notImplementedIds) {
-    backend.register(id, async () => {
+    registerOperation(id, async () => {
       throw notImplemented(id);
     });
   }
@@ -152,11 +159,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     unauthorizedHandler: () => {
       throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication failed.');
     },
-    validationFail: (c: Context) => {
-      const content = (c.operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
-      const errors = narrowOneOf(c.validation.errors ?? [], c.request.requestBody, content?.['application/json']?.schema);
-      throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: toFieldErrors(errors) });
-    },
+    validationFail: (c: Context) => validationFailed(c.operation, c.validation.errors ?? [], c.request.requestBody),
     notFound: () => {
       throw new ApiError(404, 'ROUTE_NOT_FOUND', 'No such route.');
     },
@@ -167,6 +170,29 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       throw notImplemented(c.operation.operationId ?? 'unknown');
     },
   });
+
+  function validationFailed(operation: Operation, errors: ErrorObject[], requestBody: unknown): never {
+    const content = (operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
+    const narrowed = narrowOneOf(errors, requestBody, content?.['application/json']?.schema);
+    throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: toFieldErrors(narrowed) });
+  }
+
+  /**
+   * openapi-backend's handleRequest for a request already routed (CompiledRouter) and authorised (authorize()):
+   * validation (coercion and defaults included) by its validator, the request parsed again from the coerced values
+   * as it does, then the operation's handler. Its own steps before these (two more parses of the request, routing,
+   * the security handlers, which only echo what authorize() decided) are not repeated on every request.
+   */
+  async function dispatch(req: ApiRequest): Promise<unknown> {
+    const operation = req.operation;
+    if (!operation?.operationId) throw new ApiError(404, 'ROUTE_NOT_FOUND', 'No such route.');
+    const validation = backend.validator.validateRequest(req as never, operation);
+    if (validation.errors) validationFailed(operation, validation.errors, backend.router.parseRequest(req as never, operation).requestBody);
+    const request = backend.router.parseRequest(validation.coerced as never, operation);
+    const handler = operationHandlers.get(operation.operationId);
+    if (!handler) throw notImplemented(operation.operationId);
+    return handler({ api: backend, operation, request, validation, security: { authorized: true } } as unknown as Context, req);
+  }
 
   const validateResponses = app.config.validateResponses;
 
@@ -193,7 +219,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       return principal;
     },
     async handle(req) {
-      const result = (await backend.handleRequest(req as never, req)) as ApiResponse;
+      const result = (await dispatch(req)) as ApiResponse;
       if (validateResponses && req.operation && (result.contentType ?? 'application/json') === 'application/json') {
         const check = backend.validateResponse(result.body, req.operation.operationId!, result.status);
         if (check.errors) {
@@ -219,6 +245,13 @@ function assertHandlersMatchSecurity(operations: Operation[], handlers: HandlerM
   }
   if (problems.length) throw new Error(`handlers do not match the document's security:\n  ${problems.join('\n  ')}`);
 }
+
+/**
+ * Operations declaring Idempotency-Key whose service is atomic on its own (a send is one write statement, or opens
+ * its own transaction when it writes more: src/domain/conversations/send.ts): without a key they skip the router's
+ * transaction, whose BEGIN and COMMIT would be two of their few round trips. Every other such operation keeps it.
+ */
+const ATOMIC_WITHOUT_KEY: ReadonlySet<string> = new Set(['sendMessage', 'sendConversationMessage']);
 
 type AnyResult = { status: number; body: unknown; headers?: Record<string, string>; contentType?: string };
 

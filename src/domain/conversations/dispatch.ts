@@ -14,11 +14,14 @@
 // accepted it, without the fallback it had planned: fallback.ts).
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
+import { randomUUID } from 'node:crypto';
 import { fromKysely } from 'pg-boss';
+import { insertJobs, notifyChannelSql } from 'pg-boss/dist/plans.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { sharedLimiter } from '../rate-limits.ts';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
+import type { WakeInsert } from '../../db/queries/conversations/accept.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as q from '../../db/queries/conversations/dispatch.ts';
 import type { MessageRow } from '../../db/queries/conversations/messages.ts';
@@ -73,6 +76,59 @@ export async function wakeDispatch(queue: JobQueue, scope: DispatchJob, opts: { 
   await queue.send(DISPATCH_QUEUE, scope, { ...(opts.db ? { db: fromKysely(opts.db) } : {}), ...(opts.at && opts.at.getTime() > Date.now() ? { startAfter: opts.at } : {}) });
 }
 
+const wakeInserts = new WeakMap<JobQueue, Promise<WakeInsert>>();
+
+/**
+ * pg-boss's own statement inserting dispatch wake jobs (what `queue.send` runs: the queue's table, its retry and
+ * retention defaults, its NOTIFY), for a send to run inside its accepting statement (accept.ts WakeInsert): the
+ * message and its wake job commit together without a round trip of their own. Built once per queue: the schema,
+ * the queue's table and whether it notifies are read off the statement a send would run (captured, not run).
+ */
+export function wakeInsertOf(queue: JobQueue): Promise<WakeInsert> {
+  let wake = wakeInserts.get(queue);
+  if (!wake) {
+    wake = (async () => {
+      let text = '';
+      const capture = { executeSql: async (sqlText: string) => ((text = sqlText), { rows: [{ id: randomUUID() }] }) };
+      await queue.send(DISPATCH_QUEUE, {}, { db: capture });
+      const into = /INSERT INTO\s+(\w+)\.(\w+)/i.exec(text);
+      if (!into) throw new Error(`pg-boss: no job insert in ${text.slice(0, 200)}`);
+      const [, schema, table] = into as unknown as [string, string, string];
+      const [head, tail, ...rest] = insertJobs(schema, { table, name: DISPATCH_QUEUE, returnId: true, notify: false }).split('$1');
+      if (head === undefined || tail === undefined || rest.length > 0) throw new Error('pg-boss insertJobs: expected one parameter');
+      return { head, tail, notify: text.includes('pg_notify(') ? `pg_notify(${notifyChannelSql(schema)}, '${DISPATCH_QUEUE}')` : null };
+    })();
+    wake.catch(() => wakeInserts.delete(queue));
+    wakeInserts.set(queue, wake);
+  }
+  return wake;
+}
+
+type Nudge = { timer: NodeJS.Timeout | undefined; last: number };
+const nudges = new WeakMap<JobQueue, Nudge>();
+/** At most one nudge per this many milliseconds and process: a busy API process sends a few, not one per send. */
+const NUDGE_INTERVAL_MS = 10;
+
+/**
+ * Wakes the listening dispatch workers after a send committed its wake job without a NOTIFY of its own (accept.ts:
+ * a NOTIFY in a transaction holds a database-wide lock until its commit is flushed, so notifying sends commit one at
+ * a time). Coalesced: the sends of the same few milliseconds share one NOTIFY, sent once they committed. Best effort
+ * by design: a lost one costs latency only, as workers also poll for due jobs every second (jobs/workers.ts).
+ */
+export function nudgeDispatchWorkers(queue: JobQueue, wake: WakeInsert): void {
+  if (!wake.notify) return;
+  let state = nudges.get(queue);
+  if (!state) nudges.set(queue, (state = { timer: undefined, last: 0 }));
+  if (state.timer) return; // the nudge already due covers this send too
+  const nudge = state;
+  nudge.timer = setTimeout(() => {
+    nudge.timer = undefined;
+    nudge.last = Date.now();
+    queue.getDb().executeSql(`select ${wake.notify}`).catch(() => {});
+  }, Math.max(0, nudge.last + NUDGE_INTERVAL_MS - Date.now()));
+  nudge.timer.unref();
+}
+
 /** Runs fetched wake jobs: each scope drained of its due messages, the rest woken again when due. */
 export async function dispatchBatch(app: AppContext, jobs: Array<{ data: DispatchJob }>): Promise<void> {
   const ids = [...new Set(jobs.flatMap((j) => j.data.messageIds ?? (j.data.messageId ? [j.data.messageId] : [])))];
@@ -118,7 +174,7 @@ async function sendClaimed(app: AppContext, claimed: Claimed[]): Promise<boolean
 
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
 async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow): Promise<Accepted[]> {
-  const channels = await Promise.all(messages.map((message) => resolveChannel(app, message, sender)));
+  const channels = await resolveChannels(app, messages, sender);
   const ready = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent) }] : [];
@@ -179,33 +235,48 @@ async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Ma
 }
 
 /**
- * The channel to send on now. RCS with unknown capability asks the provider (and remembers the answer on the
- * contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails.
+ * The channel to send each message on now. RCS with unknown capability asks the provider (and remembers the answer
+ * on the contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails. The
+ * answers and the fallbacks of a batch are written in one statement each (a blast batch holds thousands).
  */
-async function resolveChannel(app: AppContext, message: Claimed, sender: SenderRow): Promise<Channel | undefined> {
-  const planned = message.planned_channel as Channel;
-  if (planned !== 'RCS') return planned;
-  let capable = message.contact_rcs_capable;
-  let reason: 'RCS_NOT_SUPPORTED' | 'RCS_CAPABILITY_UNKNOWN' = 'RCS_NOT_SUPPORTED';
-  if (capable === null) {
-    try {
-      capable = (await app.provider.checkRcsCapability(message.contact_phone)).rcsCapable;
-      await contacts.setRcsCapable(app.db, message.organization_id, message.contact_id, capable, new Date());
-    } catch (error) {
-      if (!(error instanceof ProviderError)) throw error;
-      capable = false;
-      reason = 'RCS_CAPABILITY_UNKNOWN';
-    }
-  }
-  if (capable) return 'RCS';
-  if (!message.fallback_allowed) {
-    await fail(app, message, sender, 'NO_CHANNEL_AVAILABLE', 'The handset cannot receive RCS and fallback to SMS is off.');
-    return undefined;
-  }
-  const fallback = fallbackChannelFor(message.content as unknown as SendContent);
-  await q.planFallback(app.db, message.organization_id, message.id, fallback, reason);
-  message.fallback_reason = reason;
-  return fallback;
+async function resolveChannels(app: AppContext, messages: Claimed[], sender: SenderRow): Promise<Array<Channel | undefined>> {
+  const checkedAt = new Date();
+  const answers = await Promise.all(
+    messages.map(async (message): Promise<{ capable: boolean; reason: 'RCS_NOT_SUPPORTED' | 'RCS_CAPABILITY_UNKNOWN'; asked: boolean }> => {
+      if (message.planned_channel !== 'RCS' || message.contact_rcs_capable !== null) {
+        return { capable: message.contact_rcs_capable ?? false, reason: 'RCS_NOT_SUPPORTED', asked: false };
+      }
+      try {
+        return { capable: (await app.provider.checkRcsCapability(message.contact_phone)).rcsCapable, reason: 'RCS_NOT_SUPPORTED', asked: true };
+      } catch (error) {
+        if (!(error instanceof ProviderError)) throw error;
+        return { capable: false, reason: 'RCS_CAPABILITY_UNKNOWN', asked: false };
+      }
+    }),
+  );
+  await contacts.setRcsCapableMany(
+    app.db,
+    messages.flatMap((m, i) => (answers[i]!.asked ? [{ organizationId: m.organization_id, id: m.contact_id, capable: answers[i]!.capable }] : [])),
+    checkedAt,
+  );
+  const fallbacks: Array<{ organizationId: string; id: string; channel: Channel; reason: string }> = [];
+  const channels = await Promise.all(
+    messages.map(async (message, i): Promise<Channel | undefined> => {
+      const planned = message.planned_channel as Channel;
+      const { capable, reason } = answers[i]!;
+      if (planned !== 'RCS' || capable) return planned;
+      if (!message.fallback_allowed) {
+        await fail(app, message, sender, 'NO_CHANNEL_AVAILABLE', 'The handset cannot receive RCS and fallback to SMS is off.');
+        return undefined;
+      }
+      const fallback = fallbackChannelFor(message.content as unknown as SendContent);
+      fallbacks.push({ organizationId: message.organization_id, id: message.id, channel: fallback, reason });
+      message.fallback_reason = reason;
+      return fallback;
+    }),
+  );
+  await q.planFallbacks(app.db, fallbacks);
+  return channels;
 }
 
 function backoffSeconds(attempt: number): number {

@@ -13,7 +13,7 @@ import type { Services, Tenant } from '../tenant.ts';
 import { emitEvents, subscribesToAny } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { getConversation, SESSION_HOURS, type ConversationSource } from './conversations.ts';
-import { wakeDispatch } from './dispatch.ts';
+import { nudgeDispatchWorkers, wakeDispatch, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
 import { chosenSender, type SenderRow } from './senders.ts';
@@ -201,53 +201,65 @@ export async function acceptSet(tenant: Tenant, services: Services, req: AcceptS
 /**
  * Accepts a message: the stored row (queued, or held for quiet hours), its dispatch (the row itself, and its wake
  * job) and its event. Round trips: one read of everything the send depends on (contact, sender, its protocols,
- * content rules, the contact's quiet group, webhook subscribers), the set statement, the wake job.
+ * content rules, the contact's quiet group, webhook subscribers), then the set statement, which also inserts the
+ * wake job. That statement is the whole write: atomic on its own, so outside a caller's transaction it needs none
+ * (a READ COMMITTED transaction would give the read no other snapshot than its own); only when an endpoint
+ * subscribes do the message and its event rows commit together in one. Inside a caller's transaction (an
+ * Idempotency-Key's, a conversation's) everything runs in that one.
  */
-export function acceptMessage(tenant: Tenant, services: Services, req: SendRequest): Promise<MessageRow> {
-  return inTenantTransaction(tenant, async (t) => {
-    const { db, organizationId } = t;
-    req = { ...req, content: await resolveContentAssets(t, services, req.content) }; // assetId → signed media link
-    const requested = req.channelType ?? 'RCS';
-    const fallbackAllowed = req.fallbackToSms ?? true;
-    const recipients = recipientsOf([req.contactId], ['']);
-    const setRequest: Omit<AcceptSetRequest, 'sender'> = {
-      requested,
-      messageType: req.messageType ?? 'MARKETING',
-      fallbackAllowed,
-      contents: new Map([['', req.content]]),
-      recipients,
-      origin: req.origin,
-      conversationSource: req.conversationSource ?? { type: 'api' },
-      ...(req.skipComplianceGate ? { skipComplianceGate: true } : {}),
-      ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
-      now: req.now ?? new Date(),
-    };
-    const question = gateQuestionOf(setRequest as AcceptSetRequest);
-    const needs = gateNeeds(question);
-    const facts = await accept.loadSendFacts(db, organizationId, {
+export async function acceptMessage(tenant: Tenant, services: Services, req: SendRequest): Promise<MessageRow> {
+  const { db, organizationId } = tenant;
+  req = { ...req, content: await resolveContentAssets(tenant, services, req.content) }; // assetId → signed media link
+  const requested = req.channelType ?? 'RCS';
+  const fallbackAllowed = req.fallbackToSms ?? true;
+  const recipients = recipientsOf([req.contactId], ['']);
+  const setRequest: Omit<AcceptSetRequest, 'sender'> = {
+    requested,
+    messageType: req.messageType ?? 'MARKETING',
+    fallbackAllowed,
+    contents: new Map([['', req.content]]),
+    recipients,
+    origin: req.origin,
+    conversationSource: req.conversationSource ?? { type: 'api' },
+    ...(req.skipComplianceGate ? { skipComplianceGate: true } : {}),
+    ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
+    now: req.now ?? new Date(),
+  };
+  const question = gateQuestionOf(setRequest as AcceptSetRequest);
+  const needs = gateNeeds(question);
+  const [facts, wake] = await Promise.all([
+    accept.loadSendFacts(db, organizationId, {
       contactId: req.contactId,
       senderId: req.senderId,
       messageType: question.messageType,
       rules: needs.rules,
       quiet: needs.quietGroups ? { recipients, defaults: QUIET_DEFAULTS } : null,
       eventTypes: ['message.queued', 'message.held'],
-    });
-    if (!facts.contactFound) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact');
-    const sender = chosenSender(facts.sender, req.senderId, req.fields?.senderId);
-    assertChannelAccepts(requested, req.content);
-    // The sender's protocols (none stored: every channel, as always).
-    const usable = availabilityOf(facts.protocols);
-    const gate = await gateOf(question, facts.rules, facts.quietGroups);
-    const [outcome] = await accept.acceptEach(db, organizationId, planSet({ ...setRequest, sender }, usable, gate));
+    }),
+    wakeInsertOf(queueOf(services)),
+  ]);
+  if (!facts.contactFound) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact');
+  const sender = chosenSender(facts.sender, req.senderId, req.fields?.senderId);
+  assertChannelAccepts(requested, req.content);
+  // The sender's protocols (none stored: every channel, as always).
+  const usable = availabilityOf(facts.protocols);
+  const gate = await gateOf(question, facts.rules, facts.quietGroups);
+  const set = planSet({ ...setRequest, sender }, usable, gate);
+  const write = async (t: Tenant): Promise<MessageRow> => {
+    // In a transaction the wake job's NOTIFY goes with its commit (as pg-boss's own send); on its own, the statement
+    // commits at once and the workers are nudged after it, coalesced with other sends (nudgeDispatchWorkers).
+    const own = !t.db.isTransaction;
+    const [outcome] = await accept.acceptEach(t.db, organizationId, set, own ? { ...wake, notify: null } : wake);
+    if (own && outcome?.id) nudgeDispatchWorkers(queueOf(services), wake);
     if (!outcome) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact'); // deleted meanwhile
     const refusal = outcome.recipient_skip_reason;
     if (refusal === 'NO_CHANNEL_AVAILABLE') throw unprocessable('NO_CHANNEL_AVAILABLE', noChannelMessage(requested, req.content, fallbackAllowed, usable));
     if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(gate, '', refusal));
     const message = outcome as MessageRow;
     if (facts.subscribed) await announce(t, services, sender, [message]);
-    await wakeDispatch(queueOf(services), { messageId: message.id }, { db, at: message.held_until });
     return message;
-  });
+  };
+  return facts.subscribed ? inTenantTransaction(tenant, write) : write(tenant);
 }
 
 type SendMessageRequest = components['schemas']['SendMessageRequest'];
@@ -262,16 +274,15 @@ export function sendMessage(tenant: Tenant, services: Services, body: SendMessag
  * A message inside a conversation: to its contact, from its sender. The body names no id: an unknown or another
  * organization's conversation is the path's plain 404, and no body field is blamed.
  */
-export function sendConversationMessage(tenant: Tenant, services: Services, conversationId: string, body: ConversationSendMessageRequest): Promise<MessageRow> {
-  return inTenantTransaction(tenant, async (t) => {
-    const conversation = await getConversation(t, conversationId);
-    return acceptMessage(t, services, {
-      ...body,
-      contactId: conversation.contact_id,
-      senderId: conversation.sender_id,
-      // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
-      channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
-      origin: 'conversation',
-    });
+export async function sendConversationMessage(tenant: Tenant, services: Services, conversationId: string, body: ConversationSendMessageRequest): Promise<MessageRow> {
+  // Reads, then the send's one write (acceptMessage): no transaction of its own is needed.
+  const conversation = await getConversation(tenant, conversationId);
+  return acceptMessage(tenant, services, {
+    ...body,
+    contactId: conversation.contact_id,
+    senderId: conversation.sender_id,
+    // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
+    channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
+    origin: 'conversation',
   });
 }

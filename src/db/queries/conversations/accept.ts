@@ -41,7 +41,25 @@ export type AcceptSet = {
   blastId?: string;
 };
 
-function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>): RawBuilder<unknown> {
+/**
+ * The job queue's own insert of wake jobs (pg-boss's SQL for one queue), run as part of the accepting statement so a
+ * message and its wake job commit together in one round trip: `head` and `tail` surround its one parameter, the jobs
+ * as JSON text; `notify` is the expression that wakes the queue's listening workers (null: the queue does not notify).
+ */
+export type WakeInsert = { head: string; tail: string; notify: string | null };
+
+/** One wake job per inserted message (`{ messageId }`), due when the message is (a held one at its `held_until`). */
+function wakeCtes(wake: WakeInsert | undefined): RawBuilder<unknown> {
+  if (!wake) return sql``;
+  const jobs = sql`(select coalesce(json_agg(json_build_object('data', json_build_object('messageId', i.id),
+      'startAfter', case when i.held_until > now() then i.held_until end)), '[]'::json)::text from ins i)`;
+  const notify = wake.notify ? sql`,
+    woken as (select ${sql.raw(wake.notify)} from ins i where i.held_until is null or i.held_until <= now() limit 1)` : sql``;
+  return sql`,
+    wake as (${sql.raw(wake.head)}${jobs}${sql.raw(wake.tail)})${notify}`;
+}
+
+function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>, wake?: WakeInsert): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
     ? sql`, marked as (
@@ -53,6 +71,23 @@ function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>)
         from s where br.organization_id = ${orgId}::uuid and br.blast_id = ${a.blastId}::uuid and br.contact_id = s.contact_id and br.status = 'pending'
         returning 1)`
     : sql``;
+  // The recipient's conversation with the sender. A direct send's plan is made once (prepared) and often on young
+  // statistics, with which a plain join scanned the sender's every conversation for the one contact. The lateral
+  // lookup (`limit 1`: not flattened into a join) probes the primary key first, by the id a conversation opened
+  // here gets (newConversationId); only a conversation without one (none yet, or one from before) looks further.
+  const newId = newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`);
+  const conversationJoin = a.blastId
+    ? // A blast's batch: one probe of the unique key per recipient. A join, planned on statistics that miss the
+      // conversations the blast's previous batches just opened, became a nested loop over all of them (quadratic).
+      sql`left join lateral (select cv.id, cv.session_channel, cv.last_inbound_at from conversations cv
+          where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid limit 1) cv on true`
+    : sql`left join lateral (
+          (select cv.id, cv.session_channel, cv.last_inbound_at from conversations cv
+            where cv.id = ${newId} and cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid)
+          union all
+          (select cv.id, cv.session_channel, cv.last_inbound_at from conversations cv
+            where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid)
+          limit 1) cv on true`;
   // A direct send's statement has one shape: prepared once per connection (src/db/prepared.ts).
   return sql`${sql.raw(a.blastId ? '' : '/* prepared:accept-one */')}
     with v as (
@@ -63,8 +98,8 @@ function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>)
     ),
     g as materialized (${gateRows(orgId, a.recipients, a.gate)}),
     d as materialized (
-      select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, gen_random_uuid() as message_id,
-        coalesce(cv.id, ${newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`)}) as conversation_id,
+      select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id,
+        coalesce(cv.id, ${newId}) as conversation_id,
         case
           when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
           when ${a.requested} = 'CHATAPP' then
@@ -74,7 +109,7 @@ function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>)
           else case when ${a.requestedUsable} and g.rcs_capable is distinct from false then 'primary' when v.fb_ok then 'fallback' end
         end as route
       from g join v on v.key = g.key
-      left join conversations cv on cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid
+      ${conversationJoin}
     ),
     s as materialized (
       select d.*, coalesce(d.block_code, case when d.route is null then 'NO_CHANNEL_AVAILABLE' end) as skip_reason,
@@ -106,16 +141,21 @@ function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>)
         s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now())
       from s where s.skip_reason is null
       returning *
-    )${marked}
+    )${marked}${wakeCtes(wake)}
     ${tail}`;
 }
 
 export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & ({ id: string } & MessageRow | { id: null });
 
-/** Accepts the set and answers each recipient's outcome: its message, or its skip reason. */
-export async function acceptEach(db: Db, orgId: string, a: AcceptSet): Promise<Outcome[]> {
-  const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id`;
-  return (await sql<Outcome>`${acceptStatement(orgId, a, tail)}`.execute(db)).rows;
+/**
+ * Accepts the set and answers each recipient's outcome: its message, or its skip reason. With `wake`, each accepted
+ * message's wake job is inserted by the same statement.
+ */
+export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake?: WakeInsert): Promise<Outcome[]> {
+  // The notifying CTE is read, so PostgreSQL runs it (a plain select in WITH runs only when referenced).
+  const woken = wake?.notify ? sql` where (select count(*) from woken) >= 0` : sql``;
+  const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id${woken}`;
+  return (await sql<Outcome>`${acceptStatement(orgId, a, tail, wake)}`.execute(db)).rows;
 }
 
 /** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */

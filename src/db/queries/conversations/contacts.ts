@@ -1,6 +1,6 @@
 // SQL on contacts that the message pipeline needs: the recipient of a send, the contact behind an inbound
 // number (created when the number is new), and the RCS capability learnt at dispatch. Tenant-scoped.
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { ContactsTable } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
@@ -21,6 +21,10 @@ export async function ensureContactByPhone(db: Db, orgId: string, phone: string,
   return tenant(db.selectFrom('contacts'), orgId).select(['id', 'phone']).where('phone', '=', phone).executeTakeFirstOrThrow();
 }
 
-export async function setRcsCapable(db: Db, orgId: string, id: string, capable: boolean, checkedAt: Date): Promise<void> {
-  await tenant(db.updateTable('contacts'), orgId).set({ rcs_capable: capable, rcs_checked_at: checkedAt }).where('id', '=', id).execute();
+/** Remembers the provider's RCS answers on the contacts, in one statement. */
+export async function setRcsCapableMany(db: Db, rows: ReadonlyArray<{ organizationId: string; id: string; capable: boolean }>, checkedAt: Date): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`update contacts c set rcs_capable = v.capable, rcs_checked_at = ${checkedAt}
+    from unnest(${rows.map((r) => r.organizationId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.capable)}::bool[]) as v(organization_id, id, capable)
+    where c.organization_id = v.organization_id and c.id = v.id`.execute(db);
 }

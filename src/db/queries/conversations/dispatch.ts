@@ -104,6 +104,11 @@ export function failMessage(db: Db, orgId: string, id: string, code: string, tex
 }
 
 /** The message goes by its SMS/MMS fallback instead of RCS, for `reason`. */
-export async function planFallback(db: Db, orgId: string, id: string, channel: string, reason: string): Promise<void> {
-  await tenant(db.updateTable('messages'), orgId).set({ planned_channel: channel, fallback_used: true, fallback_reason: reason }).where('id', '=', id).execute();
+/** Plans the fallback channel of messages found without RCS at dispatch, in one statement. */
+export async function planFallbacks(db: Db, rows: ReadonlyArray<{ organizationId: string; id: string; channel: string; reason: string }>): Promise<void> {
+  if (rows.length === 0) return;
+  await sql`update messages m set planned_channel = v.channel, fallback_used = true, fallback_reason = v.reason
+    from unnest(${rows.map((r) => r.organizationId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.channel)}::text[], ${rows.map((r) => r.reason)}::text[])
+      as v(organization_id, id, channel, reason)
+    where m.organization_id = v.organization_id and m.id = v.id`.execute(db);
 }
