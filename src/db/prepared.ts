@@ -3,12 +3,21 @@
 // statement whose SQL starts with `/* prepared:<name> */` is sent as a named prepared statement instead: parsed
 // once per connection, and after a few executions PostgreSQL may keep a generic plan. Only statements of a fixed
 // shape are marked (the text is part of the name, so another shape is another statement).
+//
+// A migration that changes a table's columns while the process runs (a rolling deploy) invalidates such a
+// statement's result type: PostgreSQL then refuses it ("cached plan must not change result type", 0A000) on that
+// connection until it is prepared again. The refused statement has not run, so it is prepared again under a new
+// name and retried once (outside a transaction that succeeds; inside one, the transaction fails once, as any
+// statement error fails it, and the connection's next use prepares afresh).
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 
 const MARK = /^\/\* prepared:([\w.-]+) \*\//;
 const names = new Map<string, string>();
 const patched = new WeakSet<pg.PoolClient>();
+
+const isStalePlan = (error: unknown) =>
+  (error as { code?: string }).code === '0A000' && /cached plan must not change result type/.test((error as Error).message);
 
 /** The name a marked statement is prepared under, undefined for an unmarked one. */
 function nameOf(text: string): string | undefined {
@@ -39,10 +48,19 @@ export function withPreparedStatements(pool: pg.Pool): pg.Pool {
         const proto = Object.getPrototypeOf(client) as { query: (...args: unknown[]) => unknown };
         const query = (...args: unknown[]) => proto.query.apply(client, args);
         // Every other call (a config object, a callback as pg.Pool.query passes one) goes through untouched.
+        // Names prepared again on this connection after their plan went stale, and how many times.
+        const stale = new Map<string, number>();
+        const named = (name: string) => (stale.has(name) ? `${name}~${stale.get(name)}` : name);
         client.query = ((...args: unknown[]) => {
           const [text, values, ...rest] = args;
           const name = typeof text === 'string' && (values === undefined || Array.isArray(values)) ? nameOf(text) : undefined;
-          return name ? query({ name, text, values }, ...rest) : query(...args);
+          if (!name) return query(...args);
+          if (rest.length) return query({ name: named(name), text, values }, ...rest); // a callback: no retry
+          return (query({ name: named(name), text, values }) as Promise<unknown>).catch((error: unknown) => {
+            if (!isStalePlan(error)) throw error;
+            stale.set(name, (stale.get(name) ?? 0) + 1);
+            return query({ name: named(name), text, values });
+          });
         }) as typeof client.query;
       }
       return client;
