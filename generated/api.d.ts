@@ -3358,7 +3358,9 @@ export interface paths {
          *     (`GET /v1/analytics/export/{id}/download`). `lastSentAt` records when the message was handed to the SMTP
          *     server (or written). A send that fails (server unreachable, message refused) records nothing: the report
          *     stays due and is retried for the same period (at least once: a rare failure after the server accepted the
-         *     message can send it twice).
+         *     message can send it twice), 5 minutes after the first failure, then twice as long after each further one,
+         *     at most every 6 hours; an update of the report (`PATCH`) clears the wait, so a corrected report is tried at
+         *     the next run of the job.
          */
         post: operations["createAnalyticsReport"];
         delete?: never;

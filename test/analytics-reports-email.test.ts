@@ -162,9 +162,38 @@ describe('scheduled report email over SMTP', () => {
     expect(after.last_run_at).toBeNull();
     expect(after.next_run_at!.getTime()).toBe(runAt.getTime());
     expect(mine()).toHaveLength(0);
+    expect(after.send_failures).toBe(1);
+    expect(after.retry_at!.getTime() - Date.now()).toBeGreaterThan(4 * 60_000);
+    // Not tried again before its backoff; then sent, and the failures cleared.
     await runDueReports(srv.context);
+    expect(mine()).toHaveLength(0);
+    await runDueReports(srv.context, new Date(after.retry_at!.getTime() + 1000));
     expect(mine()).toHaveLength(1);
-    expect((await stored(id)).last_sent_at).not.toBeNull();
+    const sent = await stored(id);
+    expect(sent.last_sent_at).not.toBeNull();
+    expect([sent.send_failures, sent.retry_at]).toEqual([0, null]);
+  });
+
+  it('backs a report off as sends keep being refused (5 minutes doubling, at most 6 hours), and an edit clears the backoff', async () => {
+    const org = await srv.newOrg('Reports backoff');
+    const { id } = await dueReport(org, { name: 'Backoff summary' });
+    refuse = 'mailbox unavailable';
+    const waits: number[] = [];
+    try {
+      let at = new Date();
+      for (let i = 0; i < 9; i++) {
+        await expect(runDueReports(srv.context, at)).rejects.toThrow(/scheduled report/);
+        const row = await stored(id);
+        waits.push((row.retry_at!.getTime() - at.getTime()) / 60_000);
+        at = new Date(row.retry_at!.getTime() + 1000);
+      }
+    } finally {
+      refuse = null;
+    }
+    expect(waits).toEqual([5, 10, 20, 40, 80, 160, 320, 360, 360]);
+    const edited = await call(srv, 'PATCH', `/v1/analytics/reports/${id}`, { key: org.apiKey.secret, body: { recipients: ['ops@example.com'] } });
+    expect(edited.status, edited.text).toBe(200);
+    expect([(await stored(id)).send_failures, (await stored(id)).retry_at]).toEqual([0, null]);
   });
 
   it('links a CSV too large to attach with a signed download link that serves the stored file', async () => {

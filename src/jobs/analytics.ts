@@ -2,9 +2,9 @@
 // runner. Every 5 minutes it looks for active reports whose nextRunAt has come (system handle, across
 // organizations) and runs each for its organization (tenantFor): the report's CSV files go to the object store and
 // its email to the recipients (src/domain/analytics/report-runs.ts).
-import { tenantFor } from '../domain/tenant.ts';
+import { tenantFor, type Tenant } from '../domain/tenant.ts';
 import { dueScheduledReports } from '../domain/analytics/reports.ts';
-import { runScheduledReport } from '../domain/analytics/report-runs.ts';
+import { recordFailedRun, runScheduledReport } from '../domain/analytics/report-runs.ts';
 import { compactMessageRollup } from '../domain/analytics/figures.ts';
 import { runExport, type ExportJob } from '../domain/analytics/exports.ts';
 import type { AppContext } from '../app-context.ts';
@@ -23,14 +23,20 @@ export async function runDueReports(app: AppContext, now = new Date()): Promise<
   const keys: string[] = [];
   const failed: unknown[] = [];
   for (const due of await dueScheduledReports(app.db, now, REPORTS_PER_TICK)) {
+    let tenant: Tenant | undefined;
     try {
-      const run = await runScheduledReport(await tenantFor(app, due.organization_id), app, due.id, now);
+      tenant = await tenantFor(app, due.organization_id);
+      const run = await runScheduledReport(tenant, app, due.id, now);
       if (!run) continue;
       keys.push(...run.keys);
       const where = run.delivery.via === 'smtp' ? { smtp: run.delivery.accepted } : { file: run.delivery.path };
       app.log.info({ reportId: due.id, organizationId: due.organization_id, ...where }, run.delivery.via === 'smtp' ? 'scheduled report sent' : 'scheduled report written as .eml (no SMTP_URL)');
     } catch (err) {
-      app.log.warn({ err, reportId: due.id, organizationId: due.organization_id }, 'scheduled report not sent; it stays due and is retried');
+      const retry = tenant ? await recordFailedRun(tenant, due.id, now).catch(() => undefined) : undefined;
+      app.log.warn(
+        { err, reportId: due.id, organizationId: due.organization_id, failures: retry?.send_failures, retryAt: retry?.retry_at },
+        'scheduled report not sent; it stays due and is retried after a backoff',
+      );
       failed.push(err);
     }
   }

@@ -59,11 +59,15 @@ export interface AnalyticsReportsTable {
   datasets: Json<string[]>;
   active: boolean;
   next_run_at: Date | null;
-  /** Stays null: email delivery is not built (see migration 0022). */
+  /** When the last report was sent (or written as .eml without SMTP_URL). */
   last_sent_at: Date | null;
   last_run_at: Date | null;
   /** Object-store key of the last run's file. */
   last_run_key: string | null;
+  /** Refused sends since the last sent report (migration 0030). */
+  send_failures: Generated<number>;
+  /** When the next try may run after a refused send; null when none failed. */
+  retry_at: Date | null;
   created_at: CreatedAt;
   updated_at: TimestampDefault;
 }

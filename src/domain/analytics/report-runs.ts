@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { inTransaction } from '../../db/database.ts';
 import { finishExport, insertExport } from '../../db/queries/analytics/exports.ts';
 import { rollupTotals } from '../../db/queries/analytics/rollups.ts';
-import { findReport, updateReport } from '../../db/queries/analytics/reports.ts';
+import { findReport, recordReportFailure, updateReport } from '../../db/queries/analytics/reports.ts';
 import { sendMail, type MailAttachment, type MailDelivery } from '../../lib/mail.ts';
 import { MAX_SIGNED_URL_TTL_MS } from '../../lib/signed-urls.ts';
 import { storeFor } from '../../lib/storage/index.ts';
@@ -28,6 +28,13 @@ import { nextRunAfter } from './reports.ts';
 const DAY_MS = 86_400_000;
 /** Attachments of one email at most (many mail servers refuse messages above 10–25 MB once encoded). */
 export const ATTACHMENT_LIMIT_BYTES = 5 * 1024 * 1024;
+/** After a refused send the report waits 5 minutes, then twice as long after each further refusal, at most 6 hours. */
+export const REPORT_RETRY_BACKOFF = { baseMs: 5 * 60_000, capMs: 6 * 3600_000 };
+
+/** Records a run that failed (its transaction rolled back: nothing sent, nothing recorded) and when to try again. */
+export function recordFailedRun(tenant: Tenant, reportId: string, now = new Date()) {
+  return recordReportFailure(tenant.db, tenant.organizationId, reportId, now, REPORT_RETRY_BACKOFF);
+}
 /** How long a link to a CSV too large to attach works: a week (the longest a signed link may live). */
 export const LINK_TTL_MS = MAX_SIGNED_URL_TTL_MS;
 
@@ -128,6 +135,8 @@ export async function runScheduledReport(tenant: Tenant, services: Pick<Services
       last_run_key: prefix,
       last_sent_at: new Date(),
       next_run_at: nextRunAfter(schedule, now > runAt ? now : runAt),
+      send_failures: 0,
+      retry_at: null,
     });
     return { keys: files.map((f) => f.key), delivery, recipients: report.recipients };
   });

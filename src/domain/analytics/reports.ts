@@ -75,6 +75,9 @@ export async function createReport(tenant: Tenant, body: ReportCreate, now = new
       datasets: JSON.stringify(b.datasets ?? ['overview']),
       active,
       next_run_at: active ? nextRunAfter(schedule, now) : null,
+      // An edit (a corrected recipient, say) is tried at the next tick, not after the refused sends' backoff.
+      send_failures: 0,
+      retry_at: null,
     });
   });
 }
@@ -100,6 +103,9 @@ export async function updateReport(tenant: Tenant, id: string, body: ReportUpdat
       ...(body.datasets !== undefined ? { datasets: JSON.stringify(body.datasets) } : {}),
       active,
       next_run_at: active ? nextRunAfter(schedule, now) : null,
+      // An edit (a corrected recipient, say) is tried at the next tick, not after the refused sends' backoff.
+      send_failures: 0,
+      retry_at: null,
     });
     return found(row, 'Scheduled report');
   });

@@ -42,7 +42,27 @@ export async function deleteReport(db: Db, orgId: string, id: string): Promise<b
 
 /** Active reports whose next run is due, across organizations (the scheduler job's system handle). */
 export function dueReports(db: Db, now: Date, limit: number) {
-  return db.selectFrom('analytics_reports').select(['id', 'organization_id']).where('active', '=', true).where('next_run_at', '<=', now).orderBy('next_run_at').limit(limit).execute();
+  return db
+    .selectFrom('analytics_reports')
+    .select(['id', 'organization_id'])
+    .where('active', '=', true)
+    .where('next_run_at', '<=', now)
+    .where((eb) => eb.or([eb('retry_at', 'is', null), eb('retry_at', '<=', now)]))
+    .orderBy('next_run_at')
+    .limit(limit)
+    .execute();
+}
+
+/** A refused send: one more failure, and the next try not before `now` + base × 2^(failures − 1), at most `capMs`. */
+export async function recordReportFailure(db: Db, orgId: string, id: string, now: Date, backoff: { baseMs: number; capMs: number }) {
+  return tenant(db.updateTable('analytics_reports'), orgId)
+    .set({
+      send_failures: sql<number>`send_failures + 1`,
+      retry_at: sql<Date>`${now}::timestamptz + least(${backoff.capMs}::float8, ${backoff.baseMs}::float8 * power(2, send_failures)) * interval '1 millisecond'`,
+    })
+    .where('id', '=', id)
+    .returning(['send_failures', 'retry_at'])
+    .executeTakeFirst();
 }
 
 export type ReportRow = Awaited<ReturnType<typeof listReports>>[number];
