@@ -84,7 +84,9 @@ export interface paths {
          *
          *     An unknown `contactId` or `senderId` (another organization's included) answers 404 `NOT_FOUND` with
          *     `details` naming it (`body.contactId`, `body.senderId`), as the send would. With `contactId`,
-         *     `plannedChannel` is resolved from the contact's known RCS capability, and
+         *     `plannedChannel` is the channel the send would plan now, by the same rule: the contact's known RCS
+         *     capability, the sender's protocols (`senderId`, else the organization's default sender) and, for `CHATAPP`,
+         *     an open chat-app session of the conversation; and
          *     compliance findings that would make `POST /v1/messages/send` refuse the message (`DNC_LISTED`, `OPTED_OUT`,
          *     `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`) or hold it (`QUIET_HOURS`) are returned as warnings,
          *     not errors. A content rule that blocks is reported as the warning `CONTENT_BLOCKED` even without a contact.

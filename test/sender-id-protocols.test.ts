@@ -3,7 +3,6 @@
 // disableSenderIdVoiceForwarding; and how the send path honours a sender's protocols.
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planChannel } from '../src/domain/conversations/send.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -175,16 +174,25 @@ describe('the send path honours protocols', () => {
   const send = (body: Record<string, unknown>) =>
     call(srv, 'POST', '/v1/messages/send', { key: key(), body: { messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hello' }, ...body } });
   const text = { type: 'text' as const, text: 'Hello' };
-  const media = { type: 'media' as const, mediaUrl: 'https://example.com/a.png' } as never;
 
-  it('plans around closed channels: RCS off → SMS/MMS when fallback allows, otherwise none', () => {
-    const rcsOff = (c: string) => c !== 'RCS';
-    expect(planChannel('RCS', text, true, true, false, rcsOff)).toEqual({ requested: 'RCS', planned: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_NOT_SUPPORTED' });
-    expect(planChannel('RCS', media, null, true, false, rcsOff)?.planned).toBe('MMS');
-    expect(planChannel('RCS', text, true, false, false, rcsOff)).toBeUndefined();
-    expect(planChannel('RCS', text, false, true, false, (c) => c !== 'SMS')).toBeUndefined();
-    expect(planChannel('SMS', text, null, true, false, (c) => c !== 'SMS')).toBeUndefined();
-    expect(planChannel('RCS', text, null, true, false)).toEqual({ requested: 'RCS', planned: 'RCS', fallbackUsed: false, fallbackReason: null });
+  it('the preview plans as the send does: around a closed RCS protocol to SMS, otherwise none', async () => {
+    const c = await contact('+14155550108');
+    const agent = await insertSender(owner.organizationId, 'RCS_AGENT', { phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}` });
+    for (const type of ['RCS', 'SMS']) await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type } });
+    const preview = (body: Record<string, unknown>) =>
+      call(srv, 'POST', '/v1/messages/preview', { key: key(), body: { content: text, contactId: c, senderId: agent.id, ...body } });
+    expect((await preview({})).body.data.plannedChannel).toBe('RCS');
+    await call(srv, 'DELETE', `${protocolsOf(agent.id)}/RCS`, { key: key() });
+    // Still send-ready (kept by other means, as below): the plan goes around RCS.
+    await srv.context.db.updateTable('sender_ids').set({ send_ready: true }).where('id', '=', agent.id).execute();
+    const around = await preview({});
+    expect(around.status, around.text).toBe(200);
+    expect(around.body.data.plannedChannel).toBe('SMS');
+    expect((await send({ contactId: c, senderId: agent.id })).body.data).toMatchObject({ plannedChannel: 'SMS', fallbackUsed: true });
+    const none = await preview({ fallbackToSms: false });
+    expect(none.body.data.plannedChannel).toBeNull();
+    expect(none.body.data.warnings.map((w: { code: string }) => w.code)).toContain('NO_CHANNEL_AVAILABLE');
+    expect((await send({ contactId: c, senderId: agent.id, fallbackToSms: false })).body.code).toBe('NO_CHANNEL_AVAILABLE');
   });
 
   it('a sender without protocol rows sends as before; a send-ready sender with RCS disabled falls back or answers 422', async () => {

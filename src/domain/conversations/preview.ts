@@ -8,7 +8,11 @@ import type { Services, Tenant } from '../tenant.ts';
 import { resolveContentAssets } from '../assets/media.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
 import { requireSender } from './senders.ts';
-import { assertChannelAccepts, planChannel, textOf } from './send.ts';
+import { assertChannelAccepts, textOf } from './send.ts';
+import { plannedRoute } from '../../db/queries/conversations/accept.ts';
+import * as senders from '../../db/queries/conversations/senders.ts';
+import { channelAvailability } from '../sender-ids/protocols.ts';
+import { SESSION_HOURS } from './conversations.ts';
 
 type PreviewRequest = components['schemas']['MessagePreviewRequest'];
 
@@ -26,7 +30,9 @@ export async function previewMessage(tenant: Tenant, services: Pick<Services, 'c
   // The ids first, in the order the send checks them.
   const contact = body.contactId ? await contacts.getContact(tenant.db, tenant.organizationId, body.contactId) : undefined;
   if (body.contactId && !contact) throw unknownReference(bodyField('contactId'), 'contact');
-  if (body.senderId) await requireSender(tenant.db, tenant.organizationId, body.senderId, bodyField('senderId'));
+  const sender = body.senderId
+    ? await requireSender(tenant.db, tenant.organizationId, body.senderId, bodyField('senderId'))
+    : await senders.oldestActiveSender(tenant.db, tenant.organizationId);
   const fallbackAllowed = body.fallbackToSms ?? true;
   assertChannelAccepts(requested, body.content);
   const renderings: Preview['renderings'] = [{ role: 'primary', rendering: render(requested, body.content) }];
@@ -37,9 +43,20 @@ export async function previewMessage(tenant: Tenant, services: Pick<Services, 'c
   const warnings: Warning[] = [];
   let plannedChannel: Channel | null = null;
   if (contact) {
-    const plan = planChannel(requested, body.content, contact.rcs_capable, fallbackAllowed, false);
-    plannedChannel = plan?.planned ?? null;
-    if (!plan) warnings.push({ code: 'NO_CHANNEL_AVAILABLE', message: 'No channel can carry this message to the contact with the current settings.' });
+    // The send path's own plan (routeSql), with the sender's protocols and the conversation's chat-app session.
+    const usable = sender ? await channelAvailability(tenant.db, tenant.organizationId, sender.id) : () => true;
+    const fallbackChannel = fallbackChannelFor(body.content);
+    const plan = await plannedRoute(tenant.db, tenant.organizationId, {
+      contactId: contact.id,
+      senderId: sender?.id ?? null,
+      requested,
+      requestedUsable: usable(requested),
+      fallbackOk: fallbackAllowed && usable(fallbackChannel),
+      sessionHours: SESSION_HOURS,
+      now,
+    });
+    plannedChannel = plan?.route === 'primary' ? requested : plan?.route === 'fallback' ? fallbackChannel : null;
+    if (!plannedChannel) warnings.push({ code: 'NO_CHANNEL_AVAILABLE', message: 'No channel can carry this message to the contact with the current settings.' });
     if (requested === 'RCS' && contact.rcs_capable === null) {
       warnings.push({ code: 'CAPABILITY_UNKNOWN', message: "The contact's RCS capability is unknown: RCS is attempted, the fallback used if it is not delivered." });
     }

@@ -47,13 +47,6 @@ export type SendRequest = {
   now?: Date;
 };
 
-export type ChannelPlan = {
-  requested: Channel;
-  planned: Channel;
-  fallbackUsed: boolean;
-  fallbackReason: components['schemas']['FallbackReason'];
-};
-
 const MAX_PREVIEW_CHARACTERS = 200;
 
 /** Plain text of the content, for content rules. */
@@ -72,26 +65,7 @@ export function assertChannelAccepts(requested: Channel, content: SendContent): 
   }
 }
 
-/** The channel to use first, given what is known now about the handset (null = unknown: RCS is tried). */
-export function planChannel(
-  requested: Channel,
-  content: SendContent,
-  rcsCapable: boolean | null,
-  fallbackAllowed: boolean,
-  chatSessionOpen: boolean,
-  /** Whether the sender's protocols let it use a channel (channelAvailability); every channel when omitted. */
-  usable: (channel: Channel) => boolean = () => true,
-): ChannelPlan | undefined {
-  if (requested === 'SMS' || requested === 'MMS') return usable(requested) ? { requested, planned: requested, fallbackUsed: false, fallbackReason: null } : undefined;
-  const fallbackChannel = fallbackChannelFor(content);
-  const fallback = (reason: ChannelPlan['fallbackReason']): ChannelPlan | undefined =>
-    fallbackAllowed && usable(fallbackChannel) ? { requested, planned: fallbackChannel, fallbackUsed: true, fallbackReason: reason } : undefined;
-  if (requested === 'CHATAPP') return chatSessionOpen && usable('CHATAPP') ? { requested, planned: 'CHATAPP', fallbackUsed: false, fallbackReason: null } : fallback('RCS_NOT_SUPPORTED');
-  if (rcsCapable === false || !usable('RCS')) return fallback('RCS_NOT_SUPPORTED');
-  return { requested, planned: 'RCS', fallbackUsed: false, fallbackReason: null };
-}
-
-/** Why planChannel found no channel, for the 422 NO_CHANNEL_AVAILABLE. */
+/** Why the plan (routeSql) found no channel, for the 422 NO_CHANNEL_AVAILABLE. */
 function noChannelMessage(requested: Channel, content: SendContent, fallbackAllowed: boolean, usable: (channel: Channel) => boolean): string {
   if ((requested === 'SMS' || requested === 'MMS') && !usable(requested)) return `The sender's ${requested} protocol is not active.`;
   const fallbackChannel = fallbackChannelFor(content);

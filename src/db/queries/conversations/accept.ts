@@ -59,6 +59,42 @@ function wakeCtes(wake: WakeInsert | undefined): RawBuilder<unknown> {
     wake as (${sql.raw(wake.head)}${jobs}${sql.raw(wake.tail)})${notify}`;
 }
 
+/** What the channel plan of a send depends on besides the recipient. */
+export type RouteInputs = { requested: string; requestedUsable: boolean; sessionHours: number; now: Date | string };
+
+/**
+ * The channel plan, per recipient: 'primary' (the requested channel), 'fallback' (its SMS/MMS fallback, allowed by
+ * the request and usable by the sender: `fallbackOk`) or null (none). SMS/MMS go as requested when the sender may
+ * use them; CHATAPP needs an open chat-app session of the conversation (`cv`); RCS is tried unless the handset is
+ * known not to have it. The one plan of every send and preview (a blast's estimate prices an unknown capability on
+ * the fallback instead, as BlastEstimate documents: estimateGroups).
+ */
+export function routeSql(a: RouteInputs, fallbackOk: RawBuilder<unknown>, rcsCapable: RawBuilder<unknown>): RawBuilder<string | null> {
+  return sql<string | null>`case
+          when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
+          when ${a.requested} = 'CHATAPP' then
+            case when ${a.requestedUsable} and cv.session_channel = 'CHATAPP'
+                      and cv.last_inbound_at > ${a.now}::timestamptz - make_interval(hours => ${a.sessionHours}) then 'primary'
+                 when ${fallbackOk} then 'fallback' end
+          else case when ${a.requestedUsable} and ${rcsCapable} is distinct from false then 'primary' when ${fallbackOk} then 'fallback' end
+        end`;
+}
+
+/** The plan a send to one contact would make now (routeSql), for a preview: undefined when the contact is not found. */
+export async function plannedRoute(
+  db: Db,
+  orgId: string,
+  q: RouteInputs & { contactId: string; senderId: string | null; fallbackOk: boolean },
+): Promise<{ route: 'primary' | 'fallback' | null } | undefined> {
+  const res = await sql<{ route: 'primary' | 'fallback' | null }>`
+    select ${routeSql(q, sql`${q.fallbackOk}`, sql`g.rcs_capable`)} as route
+    from contacts g
+    left join lateral (select cv.session_channel, cv.last_inbound_at from conversations cv
+      where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${q.senderId}::uuid limit 1) cv on true
+    where g.organization_id = ${orgId}::uuid and g.id = ${q.contactId}::uuid`.execute(db);
+  return res.rows[0];
+}
+
 function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>, wake?: WakeInsert): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
@@ -100,14 +136,7 @@ function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>,
     d as materialized (
       select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id,
         coalesce(cv.id, ${newId}) as conversation_id,
-        case
-          when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
-          when ${a.requested} = 'CHATAPP' then
-            case when ${a.requestedUsable} and cv.session_channel = 'CHATAPP'
-                      and cv.last_inbound_at > ${a.gate.now}::timestamptz - make_interval(hours => ${a.sessionHours}) then 'primary'
-                 when v.fb_ok then 'fallback' end
-          else case when ${a.requestedUsable} and g.rcs_capable is distinct from false then 'primary' when v.fb_ok then 'fallback' end
-        end as route
+        ${routeSql({ ...a, now: a.gate.now }, sql`v.fb_ok`, sql`g.rcs_capable`)} as route
       from g join v on v.key = g.key
       ${conversationJoin}
     ),
