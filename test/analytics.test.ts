@@ -573,9 +573,9 @@ describe('figures of messages sent for real', () => {
     const id: string = res.body.data.messageId;
     const deadline = Date.now() + 15_000;
     for (;;) {
-      const row = await live.context.db.selectFrom('messages').select('status').where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await live.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
       if (settled.includes(row.status)) return;
-      if (Date.now() > deadline) throw new Error(`message ${id} is ${row.status}`);
+      if (Date.now() > deadline) throw new Error(`message ${id} is ${row.status} ${phone} ${JSON.stringify(row)}`);
       await new Promise((r) => setTimeout(r, 50));
     }
   }

@@ -46,7 +46,11 @@ export async function nextDue(db: Db, scope: DispatchScope): Promise<Date | null
 
 export type AcceptedByProvider = { id: string; providerMessageId: string; channel: string; segments: number; encoding: string | null; costUnits: number };
 
-/** Records a batch of provider acceptances in one statement (a message already past `sending` keeps its status). */
+/**
+ * Records a batch of provider acceptances in one statement. A message no longer `sending` was moved on by a receipt
+ * that came before this record (the carrier answers fast): it keeps its status, and a fallback that receipt queued
+ * keeps its plan (channel, segments, encoding, cost), which this send on the first channel must not overwrite.
+ */
 export async function recordAccepted(db: Db, provider: string, accepted: AcceptedByProvider[]): Promise<MessageRow[]> {
   if (accepted.length === 0) return [];
   const col = <T>(f: (a: AcceptedByProvider) => T) => accepted.map(f);
@@ -55,10 +59,10 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       status = case when m.status = 'sending' then 'sent' else m.status end,
       provider = ${provider},
       provider_message_id = v.provider_message_id,
-      planned_channel = v.channel,
-      segments = v.segments,
-      encoding = v.encoding,
-      cost_units = v.cost_units,
+      planned_channel = case when m.status = 'sending' then v.channel else m.planned_channel end,
+      segments = case when m.status = 'sending' then v.segments else m.segments end,
+      encoding = case when m.status = 'sending' then v.encoding else m.encoding end,
+      cost_units = case when m.status = 'sending' then v.cost_units else m.cost_units end,
       sent_at = coalesce(m.sent_at, now()),
       -- Off the outbox, unless a receipt moved it on meanwhile (an RCS failure queued its fallback: still due).
       dispatch_at = case when m.status = 'sending' then null else m.dispatch_at end,

@@ -1,0 +1,45 @@
+// A carrier may answer faster than the dispatcher records the send: the simulator queues its receipts while it
+// accepts the batch, and workers hear of new jobs at once (LISTEN). An RCS failure applied before the dispatcher's
+// record has already queued the SMS fallback; the record must not put the message back on RCS (it then went out on
+// RCS again, failed again, and ended `failed` instead of delivered by SMS). Found by analytics.test.ts under load;
+// here the two steps run in the losing order on purpose.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordAccepted } from '../src/db/queries/conversations/dispatch.ts';
+import { applyReceipts } from '../src/domain/conversations/receipts.ts';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+beforeAll(async () => {
+  srv = await startTestServer();
+});
+afterAll(() => srv.close());
+
+describe('a receipt that overtakes the dispatcher', () => {
+  it("an RCS failure applied before the send is recorded keeps its SMS fallback: the record changes neither plan nor price", async () => {
+    const org = await srv.newOrg('Receipt race');
+    const contact = await srv.context.db
+      .insertInto('contacts')
+      .values({ organization_id: org.organizationId, phone: '+14155550333', attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const sent = await call(srv, 'POST', '/v1/messages/send', {
+      key: org.apiKey.secret,
+      body: { contactId: contact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped.' } },
+    });
+    expect(sent.status, sent.text).toBe(200);
+    const id: string = sent.body.data.messageId;
+    // Claimed by a dispatcher and handed to the carrier (RCS): `sending`, its first attempt.
+    await srv.context.db.updateTable('messages').set({ status: 'sending', attempts: 1, dispatch_at: null }).where('id', '=', id).execute();
+
+    await applyReceipts(srv.context, 'PROVIDER_A', [
+      { type: 'receipt', providerMessageId: 'SIMrace1', dedupeKey: id, status: 'failed', channel: 'RCS', errorCode: null, errorMessage: null, at: new Date().toISOString() },
+    ]);
+    const fellBack = await srv.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(fellBack).toMatchObject({ status: 'queued', planned_channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED', cost_units: null });
+
+    await recordAccepted(srv.context.db, 'PROVIDER_A', [{ id, providerMessageId: 'SIMrace1', channel: 'RCS', segments: 1, encoding: 'GSM7', costUnits: 39 }]);
+    const after = await srv.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+    expect(after).toMatchObject({ status: 'queued', planned_channel: 'SMS', fallback_used: true, cost_units: null });
+    expect(after.dispatch_at).not.toBeNull(); // still due: the fallback goes out next
+  });
+});
