@@ -43,3 +43,43 @@ describe('a receipt that overtakes the dispatcher', () => {
     expect(after.dispatch_at).not.toBeNull(); // still due: the fallback goes out next
   });
 });
+
+describe('a batch of receipts', () => {
+  it('applies each receipt to the message as the earlier ones left it, in one transaction; unknown and malformed references change nothing', async () => {
+    const org = await srv.newOrg('Receipt batch');
+    const ids: string[] = [];
+    for (const phone of ['+14155550401', '+14155550402']) {
+      const contact = await srv.context.db
+        .insertInto('contacts')
+        .values({ organization_id: org.organizationId, phone, attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const sent = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId: contact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hello' } },
+      });
+      expect(sent.status, sent.text).toBe(200);
+      ids.push(sent.body.data.messageId);
+    }
+    await srv.context.db.updateTable('messages').set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: new Date(), provider: 'PROVIDER_A' }).where('id', 'in', ids).execute();
+    const t1 = new Date(Date.now() - 2000).toISOString();
+    const t2 = new Date(Date.now() - 1000).toISOString();
+    const receipt = (dedupeKey: string, status: 'delivered' | 'read' | 'undeliverable', at: string) =>
+      ({ type: 'receipt', providerMessageId: `SIM${dedupeKey.slice(-12)}`, dedupeKey, status, channel: 'RCS', errorCode: null, errorMessage: null, at }) as const;
+    await applyReceipts(srv.context, 'PROVIDER_A', [
+      receipt(ids[0]!, 'delivered', t1),
+      receipt('not-a-uuid', 'delivered', t1),
+      receipt('00000000-0000-7000-8000-000000000000', 'delivered', t1),
+      receipt(ids[1]!, 'undeliverable', t1),
+      receipt(ids[0]!, 'read', t2),
+      receipt(ids[1]!, 'delivered', t2), // after a final status: ignored
+    ]);
+    const rows = await srv.context.db.selectFrom('messages').selectAll().where('id', 'in', ids).orderBy('id').execute();
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(ids[0]!)).toMatchObject({ status: 'read', channel: 'RCS', cost_units: 39, provider_message_id: `SIM${ids[0]!.slice(-12)}` });
+    expect(byId.get(ids[0]!)!.delivered_at!.toISOString()).toBe(t1);
+    expect(byId.get(ids[0]!)!.read_at!.toISOString()).toBe(t2);
+    expect(byId.get(ids[1]!)).toMatchObject({ status: 'undeliverable', error_code: 'UNREACHABLE', cost_units: 39, delivered_at: null });
+    expect(byId.get(ids[1]!)!.failed_at!.toISOString()).toBe(t1);
+  });
+});

@@ -6,7 +6,8 @@
 // A carrier's batch may hold messages of several organizations: it is applied with the system handle.
 import { fromKysely } from 'pg-boss';
 import type { AppContext } from '../../app-context.ts';
-import { inTransaction, type Tx } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
+import type { MessageRow } from '../../db/queries/conversations/messages.ts';
 import * as q from '../../db/queries/conversations/receipts.ts';
 import type { ProviderCallback, ProviderName } from '../../providers/provider.ts';
 import { emitEvents, type NewEvent } from '../webhooks/events.ts';
@@ -23,57 +24,104 @@ const FINAL = new Set(['failed', 'undeliverable', 'revoked']);
 const messageIdOf = (r: Receipt) => r.dedupeKey.split(':')[0]!;
 
 /**
- * A carrier's batch of receipts, applied in one transaction. Rows are locked in message-id order (a stable
- * sort keeps each message's receipts in the order sent), so concurrent batches cannot deadlock; a retried
- * batch changes nothing twice because statuses only move forward.
+ * A carrier's batch of receipts, applied in one transaction and a few statements: the messages are locked together
+ * in id order (concurrent batches cannot deadlock), each receipt is applied in the batch's order (a stable sort keeps
+ * each message's receipts in the order sent) to the message as the previous ones left it, and the final states are
+ * written in one statement; each change's event is emitted with them. A retried batch changes nothing twice
+ * because statuses only move forward.
  */
 export async function applyReceipts(app: AppContext, provider: ProviderName, receipts: Receipt[]): Promise<void> {
   const ordered = receipts.map((r, i) => ({ r, i })).sort((a, b) => messageIdOf(a.r).localeCompare(messageIdOf(b.r)) || a.i - b.i);
   await inTransaction(app.db, async (tx) => {
+    const messages = new Map((await q.lockMessages(tx, ordered.map(({ r }) => messageIdOf(r)))).map((m) => [m.id, m]));
+    const changed = new Map<string, q.ReceiptState>();
     const events: NewEvent[] = [];
     for (const { r } of ordered) {
-      const event = await applyReceipt(app, provider, r, tx);
-      if (event) events.push(event);
+      const message = messages.get(messageIdOf(r));
+      if (!message) continue;
+      const outcome = applyReceipt(provider, r, message);
+      if (!outcome) continue;
+      messages.set(message.id, outcome.row);
+      const requeue = outcome.requeue || (changed.get(message.id)?.requeue ?? false);
+      changed.set(message.id, { ...stateOf(outcome.row), requeue });
+      if (outcome.event) events.push(outcome.event);
+    }
+    await q.writeReceiptStates(tx, [...changed.values()]);
+    for (const state of changed.values()) {
+      if (state.requeue) await queueOf(app).send(DISPATCH_QUEUE, { messageId: state.id }, { db: fromKysely(tx) });
     }
     await emitEvents(tx, queueOf(app), events);
   });
 }
 
-/** Applies one receipt; answers the event it raises (the caller emits it), if any. */
-async function applyReceipt(app: AppContext, provider: ProviderName, receipt: Receipt, tx: Tx): Promise<NewEvent | undefined> {
-  const message = await q.lockMessage(tx, messageIdOf(receipt));
-  if (!message || message.direction !== 'outbound' || FINAL.has(message.status)) return undefined;
-  const orgId = message.organization_id;
+const stateOf = (m: MessageRow): Omit<q.ReceiptState, 'requeue'> => ({
+  id: m.id,
+  status: m.status,
+  channel: m.channel,
+  planned_channel: m.planned_channel,
+  provider: m.provider,
+  provider_message_id: m.provider_message_id,
+  sent_at: m.sent_at,
+  cost_units: m.cost_units,
+  delivered_at: m.delivered_at,
+  read_at: m.read_at,
+  failed_at: m.failed_at,
+  error_code: m.error_code,
+  error_message: m.error_message,
+  receipt_at: m.receipt_at,
+  fallback_used: m.fallback_used,
+  fallback_reason: m.fallback_reason,
+});
+
+/**
+ * One receipt applied to the message as it stands: the message after it, the event it raises, and whether it is
+ * queued again (its SMS/MMS fallback); undefined when it changes nothing. What a dispatcher that died after the
+ * provider accepted the message could not record (provider, its id, sent time, price) the receipt fills in.
+ */
+function applyReceipt(provider: ProviderName, receipt: Receipt, message: MessageRow): { row: MessageRow; event?: NewEvent; requeue: boolean } | undefined {
+  if (message.direction !== 'outbound' || FINAL.has(message.status)) return undefined;
   const sender = { id: message.sender_id };
   const at = new Date(receipt.at);
   const accepted = {
-    provider,
-    providerMessageId: receipt.providerMessageId,
-    at,
-    costUnits: render(receipt.channel, message.content as unknown as SendContent).costUnits,
+    provider: message.provider ?? provider,
+    provider_message_id: message.provider_message_id ?? receipt.providerMessageId,
+    sent_at: message.sent_at ?? at,
   };
+  const costUnits = message.cost_units ?? render(receipt.channel, message.content as unknown as SendContent).costUnits;
 
   if (receipt.status === 'delivered' || receipt.status === 'read') {
     if ((RANK[receipt.status] ?? 0) <= (RANK[message.status] ?? 0)) return undefined;
-    const updated = await q.markDelivered(tx, orgId, message.id, { ...accepted, status: receipt.status, channel: receipt.channel });
-    return messageEvent(receipt.status === 'read' ? 'message.read' : 'message.delivered', updated, sender);
+    const row: MessageRow = {
+      ...message,
+      ...accepted,
+      cost_units: costUnits,
+      status: receipt.status,
+      channel: receipt.channel,
+      delivered_at: message.delivered_at ?? at,
+      read_at: receipt.status === 'read' ? at : null,
+      receipt_at: at,
+    };
+    return { row, event: messageEvent(receipt.status === 'read' ? 'message.read' : 'message.delivered', row, sender), requeue: false };
   }
 
   const rcsFailed = receipt.status === 'failed' && receipt.channel === 'RCS';
   if (rcsFailed && message.fallback_allowed && !message.fallback_used) {
-    await q.queueDeliveryFallback(tx, orgId, message.id, fallbackChannelFor(message.content as unknown as SendContent), 'RCS_DELIVERY_FAILED', at);
-    await queueOf(app).send(DISPATCH_QUEUE, { messageId: message.id }, { db: fromKysely(tx) });
-    return undefined;
+    const fallback = fallbackChannelFor(message.content as unknown as SendContent);
+    const row: MessageRow = { ...message, status: 'queued', planned_channel: fallback, fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED', cost_units: null, receipt_at: at };
+    return { row, requeue: true };
   }
 
-  const updated = await q.markUndelivered(tx, orgId, message.id, {
+  // An undeliverable message reached the carrier's network and is billed; a failed one is not.
+  const row: MessageRow = {
+    ...message,
     ...accepted,
     status: receipt.status,
     channel: receipt.channel,
-    errorCode: receipt.errorCode ?? (receipt.status === 'undeliverable' ? 'UNREACHABLE' : 'CARRIER_REJECTED'),
-    errorMessage: receipt.errorMessage ?? null,
-    // An undeliverable message reached the carrier's network and is billed; a failed one is not.
-    billed: receipt.status === 'undeliverable',
-  });
-  return messageEvent('message.failed', updated, sender);
+    error_code: receipt.errorCode ?? (receipt.status === 'undeliverable' ? 'UNREACHABLE' : 'CARRIER_REJECTED'),
+    error_message: receipt.errorMessage ?? null,
+    failed_at: at,
+    cost_units: receipt.status === 'undeliverable' ? costUnits : null,
+    receipt_at: at,
+  };
+  return { row, event: messageEvent('message.failed', row, sender), requeue: false };
 }
