@@ -14,20 +14,25 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
+/** A text to a new RCS-capable contact through the API; answers the message id. */
+async function sendTo(org: Awaited<ReturnType<TestServer['newOrg']>>, phone: string): Promise<string> {
+  const contact = await srv.context.db
+    .insertInto('contacts')
+    .values({ organization_id: org.organizationId, phone, attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const sent = await call(srv, 'POST', '/v1/messages/send', {
+    key: org.apiKey.secret,
+    body: { contactId: contact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped.' } },
+  });
+  expect(sent.status, sent.text).toBe(200);
+  return sent.body.data.messageId;
+}
+
 describe('a receipt that overtakes the dispatcher', () => {
   it("an RCS failure applied before the send is recorded keeps its SMS fallback: the record changes neither plan nor price", async () => {
     const org = await srv.newOrg('Receipt race');
-    const contact = await srv.context.db
-      .insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone: '+14155550333', attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC' })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    const sent = await call(srv, 'POST', '/v1/messages/send', {
-      key: org.apiKey.secret,
-      body: { contactId: contact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped.' } },
-    });
-    expect(sent.status, sent.text).toBe(200);
-    const id: string = sent.body.data.messageId;
+    const id = await sendTo(org, '+14155550333');
     // Claimed by a dispatcher and handed to the carrier (RCS): `sending`, its first attempt.
     await srv.context.db.updateTable('messages').set({ status: 'sending', attempts: 1, dispatch_at: null }).where('id', '=', id).execute();
 
@@ -48,19 +53,7 @@ describe('a batch of receipts', () => {
   it('applies each receipt to the message as the earlier ones left it, in one transaction; unknown and malformed references change nothing', async () => {
     const org = await srv.newOrg('Receipt batch');
     const ids: string[] = [];
-    for (const phone of ['+14155550401', '+14155550402']) {
-      const contact = await srv.context.db
-        .insertInto('contacts')
-        .values({ organization_id: org.organizationId, phone, attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC' })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      const sent = await call(srv, 'POST', '/v1/messages/send', {
-        key: org.apiKey.secret,
-        body: { contactId: contact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hello' } },
-      });
-      expect(sent.status, sent.text).toBe(200);
-      ids.push(sent.body.data.messageId);
-    }
+    for (const phone of ['+14155550401', '+14155550402']) ids.push(await sendTo(org, phone));
     await srv.context.db.updateTable('messages').set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: new Date(), provider: 'PROVIDER_A' }).where('id', 'in', ids).execute();
     const t1 = new Date(Date.now() - 2000).toISOString();
     const t2 = new Date(Date.now() - 1000).toISOString();
