@@ -80,7 +80,6 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   backend.router.getOperations = () => operations;
   backend.router.getOperation = (id: string) => byId.get(id);
   const router = new CompiledRouter(operations);
-  backend.router.matchOperation = ((req: ApiRequest) => req.operation) as never;
 
   assertEveryOperationAccounted(operations, handlers, notImplementedIds);
 
@@ -126,14 +125,10 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     };
   };
 
-  // The operation handlers by operationId, as registered with openapi-backend (handle() below calls them directly).
+  // The operation handlers by operationId, called by dispatch() below (an operation without one answers 501).
   const operationHandlers = new Map<string, (c: Context, req: ApiRequest) => Promise<unknown>>();
-  const registerOperation = (operationId: string, fn: (c: Context, req: ApiRequest) => Promise<unknown>) => {
-    operationHandlers.set(operationId, fn);
-    backend.register(operationId, fn);
-  };
   for (const [operationId, handler] of Object.entries(handlers)) {
-    registerOperation(operationId, async (c: Context, req: ApiRequest) => {
+    operationHandlers.set(operationId, async (c: Context, req: ApiRequest) => {
       const input = {
         path: c.request.params ?? {},
         query: c.request.query ?? {},
@@ -144,32 +139,6 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       return run(operationId, handler, input, req);
     });
   }
-  for (const id of notImplementedIds) {
-    registerOperation(id, async () => {
-      throw notImplemented(id);
-    });
-  }
-
-  // Authentication and scopes ran before the body was read (authorize() below); openapi-backend only sees
-  // the result, so it never decides on its own.
-  backend.registerSecurityHandler('apiKey', (_c: Context, req: ApiRequest) => ({ principal: req.principal }));
-  backend.registerSecurityHandler('signedUrl', (_c: Context, req: ApiRequest) => req.principal?.apiKeyId === SIGNED_URL_PRINCIPAL);
-
-  backend.register({
-    unauthorizedHandler: () => {
-      throw new ApiError(401, 'UNAUTHENTICATED', 'Authentication failed.');
-    },
-    validationFail: (c: Context) => validationFailed(c.operation, c.validation.errors ?? [], c.request.requestBody),
-    notFound: () => {
-      throw new ApiError(404, 'ROUTE_NOT_FOUND', 'No such route.');
-    },
-    methodNotAllowed: () => {
-      throw new ApiError(405, 'METHOD_NOT_ALLOWED', 'Method not allowed.');
-    },
-    notImplemented: (c: Context) => {
-      throw notImplemented(c.operation.operationId ?? 'unknown');
-    },
-  });
 
   function validationFailed(operation: Operation, errors: ErrorObject[], requestBody: unknown): never {
     const content = (operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
@@ -181,7 +150,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
    * openapi-backend's handleRequest for a request already routed (CompiledRouter) and authorised (authorize()):
    * validation (coercion and defaults included) by its validator, the request parsed again from the coerced values
    * as it does, then the operation's handler. Its own steps before these (two more parses of the request, routing,
-   * the security handlers, which only echo what authorize() decided) are not repeated on every request.
+   * security handlers) are not needed: routing and authorize() already ran.
    */
   async function dispatch(req: ApiRequest): Promise<unknown> {
     const operation = req.operation;
