@@ -40,6 +40,24 @@ const summedDeltas = (rows: string) => `
 const KEYS = 'organization_id, created_at, sender_id, direction, requested_channel, channel, status, message_type, segments, cost_units, opens_session';
 const keysOf = (alias: string) => `(${KEYS.split(', ').map((c) => `${alias}.${c}`).join(', ')})`;
 
+/**
+ * The three statement triggers: each appends the summed deltas of its statement's rows. An update adds −1 × every
+ * old version and +1 × every new one: a row whose rollup columns did not change cancels out in its group (and
+ * all-zero groups are not written), so no pairing of old and new rows is needed — a join of two transition tables,
+ * which have no statistics, could be planned as a nested loop over a large update (a blast's cancel).
+ */
+const STATEMENT_TRIGGERS = [
+  { trigger: 'messages_analytics_rollup_insert', fn: 'analytics_rollup_inserted', on: 'insert', referencing: 'new table as new_rows', rows: 'select n.*, 1 as sign from new_rows n' },
+  { trigger: 'messages_analytics_rollup_delete', fn: 'analytics_rollup_deleted', on: 'delete', referencing: 'old table as old_rows', rows: 'select o.*, -1 as sign from old_rows o' },
+  {
+    trigger: 'messages_analytics_rollup_update',
+    fn: 'analytics_rollup_updated',
+    on: 'update',
+    referencing: 'old table as old_rows new table as new_rows',
+    rows: 'select o.*, -1 as sign from old_rows o union all select n.*, 1 from new_rows n',
+  },
+] as const;
+
 export async function up(db: Kysely<unknown>): Promise<void> {
   const native = (await sql<{ yes: boolean }>`select exists (select 1 from pg_proc where proname = 'uuidv7' and pronargs = 0) as yes`.execute(db)).rows[0]!.yes;
   await sql`
@@ -51,50 +69,30 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table messages alter column id set default time_ordered_uuid()`.execute(db);
   await sql`alter table contacts alter column id set default time_ordered_uuid()`.execute(db);
 
-  await sql`
-    create function analytics_rollup_inserted() returns trigger language plpgsql as $fn$
-    begin
-      ${sql.raw(summedDeltas('select n.*, 1 as sign from new_rows n'))};
-      return null;
-    end
-    $fn$`.execute(db);
-  await sql`
-    create function analytics_rollup_deleted() returns trigger language plpgsql as $fn$
-    begin
-      ${sql.raw(summedDeltas('select o.*, -1 as sign from old_rows o'))};
-      return null;
-    end
-    $fn$`.execute(db);
-  // −1 × every old version, +1 × every new one: a row whose rollup columns did not change cancels out in its group
-  // (and all-zero groups are not written), so no pairing of old and new rows is needed — a join of two transition
-  // tables, which have no statistics, could be planned as a nested loop over a large update (a blast's cancel).
-  await sql`
-    create function analytics_rollup_updated() returns trigger language plpgsql as $fn$
-    begin
-      ${sql.raw(summedDeltas('select o.*, -1 as sign from old_rows o union all select n.*, 1 from new_rows n'))};
-      return null;
-    end
-    $fn$`.execute(db);
-
+  for (const t of STATEMENT_TRIGGERS) {
+    await sql`
+      create function ${sql.id(t.fn)}() returns trigger language plpgsql as $fn$
+      begin
+        ${sql.raw(summedDeltas(t.rows))};
+        return null;
+      end
+      $fn$`.execute(db);
+  }
   await sql`drop trigger messages_analytics_rollup on messages`.execute(db);
   await sql`drop trigger messages_analytics_rollup_update on messages`.execute(db);
-  await sql`create trigger messages_analytics_rollup_insert after insert on messages referencing new table as new_rows
-    for each statement execute function analytics_rollup_inserted()`.execute(db);
-  await sql`create trigger messages_analytics_rollup_delete after delete on messages referencing old table as old_rows
-    for each statement execute function analytics_rollup_deleted()`.execute(db);
-  await sql`create trigger messages_analytics_rollup_update after update on messages referencing old table as old_rows new table as new_rows
-    for each statement execute function analytics_rollup_updated()`.execute(db);
+  for (const t of STATEMENT_TRIGGERS) {
+    await sql`create trigger ${sql.id(t.trigger)} after ${sql.raw(t.on)} on messages referencing ${sql.raw(t.referencing)}
+      for each statement execute function ${sql.id(t.fn)}()`.execute(db);
+  }
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`alter table messages alter column id set default gen_random_uuid()`.execute(db);
   await sql`alter table contacts alter column id set default gen_random_uuid()`.execute(db);
   await sql`drop function if exists time_ordered_uuid()`.execute(db);
-  for (const t of ['messages_analytics_rollup_insert', 'messages_analytics_rollup_delete', 'messages_analytics_rollup_update']) {
-    await sql`drop trigger if exists ${sql.id(t)} on messages`.execute(db);
-  }
-  for (const f of ['analytics_rollup_inserted', 'analytics_rollup_deleted', 'analytics_rollup_updated']) {
-    await sql`drop function if exists ${sql.id(f)}()`.execute(db);
+  for (const t of STATEMENT_TRIGGERS) {
+    await sql`drop trigger if exists ${sql.id(t.trigger)} on messages`.execute(db);
+    await sql`drop function if exists ${sql.id(t.fn)}()`.execute(db);
   }
   await sql`create trigger messages_analytics_rollup after insert or delete on messages
     for each row execute function analytics_rollup_trigger()`.execute(db);
