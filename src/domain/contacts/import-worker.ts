@@ -1,8 +1,9 @@
 // The contact import worker. The stored CSV is streamed through csv-parse; each row is validated (phone with
 // libphonenumber, duplicates within the file, cell values) and valid rows are written in batches: each batch's
-// planned rows are COPY'd into a temporary staging table and merged into contacts, tag links and consent
-// entries by one set-based statement, committed together with the job's progress. While one batch is being
-// written, the next one is parsed. A re-delivered job (crashed worker) resumes after the last committed batch.
+// new contacts, their tag links and consent entries are COPY'd straight into their tables, and rows of existing
+// contacts are COPY'd into a temporary staging table and merged by one set-based statement, all committed
+// together with the job's progress. While one batch is being written, the next one is parsed. A re-delivered
+// job (crashed worker) resumes after the last committed batch.
 import { Readable } from 'node:stream';
 import { parse, type CsvError, type Info } from 'csv-parse';
 import type { AppContext } from '../../app-context.ts';
@@ -19,6 +20,8 @@ import { MAX_TAGS_PER_CONTACT, MAX_TAGS_PER_ORGANIZATION } from './tags.ts';
 
 /** Rows per batch (and transaction): large enough that a batch's fixed statements cost little per row. */
 const BATCH_ROWS = 10_000;
+/** The smallest batch: where the sizes start, and the least the last batches are split to (see batchFull). */
+const MIN_BATCH_ROWS = 1_000;
 const MAX_ERRORS_KEPT = 1000;
 const MAX_ATTRIBUTES = 100;
 const CONSENT_TYPES = new Set(['NONE', 'TRANSACTIONAL', 'MARKETING']);
@@ -127,6 +130,7 @@ async function importRows(transaction: BatchTransaction, job: q.ImportJobRow, fi
 
   async function readAll(): Promise<void> {
     let header = true;
+    let written = 0;
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: Info }>) {
       const endLine = info.lines;
       const row = endLine - newlinesIn(record);
@@ -143,11 +147,26 @@ async function importRows(transaction: BatchTransaction, job: q.ImportJobRow, fi
         batch.rows.push(outcome);
         batch.lastLine = endLine;
       }
-      if (batch.rows.length + batch.errors.length >= BATCH_ROWS) await write();
+      if (batchFull(batch.rows.length + batch.errors.length, written, ((file.length - info.bytes) * dataRows) / info.bytes)) {
+        written++;
+        await write();
+      }
     }
     flushSkipped(Infinity);
     await write();
   }
+}
+
+/**
+ * Whether a batch of `rows` is written now, as the batch after `written` others, with about `rowsLeft` rows still
+ * unread. Two batches run at once, one per core, so the sizes keep both busy: the first batches are small (1,000
+ * rows, doubling up to BATCH_ROWS), so the database starts sooner and the second batch, which waits for the
+ * first one's commit when it needs the tags that one creates, waits less; the last ones take half of what is
+ * left, so the two connections end together instead of one writing a full last batch alone.
+ */
+function batchFull(rows: number, written: number, rowsLeft: number): boolean {
+  if (rows >= BATCH_ROWS || rows >= MIN_BATCH_ROWS * 2 ** written) return true;
+  return rows >= MIN_BATCH_ROWS && rows >= rowsLeft;
 }
 
 function newlinesIn(record: string[]): number {
@@ -251,9 +270,10 @@ function writeBatch(transaction: BatchTransaction, job: q.ImportJobRow, batch: B
 }
 
 /**
- * The batch's statements: tags, then up to three rounds of lock → COPY into staging → merge (contacts, tag links,
- * consent entries), then the job's progress. `tagsDone` is called once the batch's tags exist; `beforeProgress`
- * waits for the previous batch's commit and tells how many errors may still be kept.
+ * The batch's statements: tags, then up to three rounds of lock → COPY of the new contacts (with their tag links
+ * and consent entries) → COPY of the rest into staging → merge, then the job's progress. `tagsDone` is called once
+ * the batch's tags exist; `beforeProgress` waits for the previous batch's commit and tells how many errors may
+ * still be kept.
  */
 async function writeRows(tx: Db, copy: CopyIn, job: q.ImportJobRow, batch: Batch, tagsDone: () => void, beforeProgress: () => Promise<number>): Promise<void> {
   const orgId = job.organization_id;
@@ -278,7 +298,7 @@ async function writeRows(tx: Db, copy: CopyIn, job: q.ImportJobRow, batch: Batch
   for (let round = 0; pending.length > 0; round++) {
     if (round === 3) throw new Error('contacts keep changing under the import; try again');
     const existing = new Map((await q.lockContactsByPhone(tx, orgId, pending.map((p) => p.row.phone))).map((c) => [c.phone, c]));
-    const writes: Array<{ row: Row; values: q.UpsertRow; newTags: string[]; consentChanged: boolean }> = [];
+    let writes: Array<{ row: Row; values: q.UpsertRow; newTags: string[]; consentChanged: boolean }> = [];
     for (const { row, tagIds } of pending) {
       const current = existing.get(row.phone);
       const plan = planRow(row, tagIds, current);
@@ -287,7 +307,16 @@ async function writeRows(tx: Db, copy: CopyIn, job: q.ImportJobRow, batch: Batch
       else writes.push({ row, ...plan });
     }
     if (writes.length === 0) break;
-    await q.stageRows(tx, copy, writes.map((w) => ({ ...w.values, newTagIds: w.newTags, consentChanged: w.consentChanged })));
+    const staged = (w: (typeof writes)[number]): q.StagedRow => ({ ...w.values, newTagIds: w.newTags, consentChanged: w.consentChanged });
+    // Contacts new at the lock go in by plain COPY; only if one of their phones appeared since then do they join
+    // the merge, which sorts that out row by row.
+    const fresh = writes.filter((w) => !existing.has(w.row.phone));
+    if (await q.copyNewContacts(tx, copy, orgId, fresh.map(staged), job.actor)) {
+      counts.imported += fresh.length;
+      writes = writes.filter((w) => existing.has(w.row.phone));
+      if (writes.length === 0) break;
+    }
+    await q.stageRows(tx, copy, writes.map(staged));
     const merged = await q.mergeStagedRows(tx, orgId, [...existing.values()].map((c) => c.id), job.actor);
     counts.imported += merged.inserted;
     counts.updated += merged.updated;

@@ -1,12 +1,13 @@
 // SQL for contact imports (POST /v1/contacts/import): the job with its stored upload, and the statements of one
-// batch — its rows COPY'd into a temporary staging table, then merged into contacts, tag links and consent
-// entries by one set-based statement; never one statement per row. Job records are kept 7 days after they end; older ones are swept when the organization
-// starts a new import.
+// batch — new contacts COPY'd straight into contacts, tag links and consent entries; rows of existing contacts
+// COPY'd into a temporary staging table, then merged by one set-based statement; never one statement per row.
+// Job records are kept 7 days after they end; older ones are swept when the organization starts a new import.
 import { sql, type Selectable } from 'kysely';
 import { copyField, copyRow, type CopyIn } from '../../copy.ts';
 import { inTransaction, type Db } from '../../database.ts';
 import type { AttributeValue, ContactImportJobsTable, ImportColumn, ImportRowError } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
+import { CONTACT_PHONE_UNIQUE, isUniqueViolation } from './contacts.ts';
 
 export type ImportJobRow = Selectable<ContactImportJobsTable>;
 
@@ -158,6 +159,48 @@ export async function stageRows(db: Db, copy: CopyIn, rows: StagedRow[]): Promis
       ]),
     ),
   );
+}
+
+/**
+ * Contacts that did not exist when the batch locked its phones, written straight into their tables: the contacts
+ * with ids drawn beforehand (time_ordered_uuid(), the column's default), their tag links and their CONSENT_UPDATED
+ * entries (source IMPORT), one COPY each. The same rows as mergeStagedRows stores for new contacts, without its
+ * staging table, conflict checks and joins (7.8 → 6.9 s of database CPU for the bench's 150,000 rows). Under a
+ * savepoint: when someone else has inserted one of the phones since the lock (a unique violation), nothing of it
+ * is kept and false is returned, so the caller merges these rows instead. Must run on the connection of `copy`.
+ */
+export async function copyNewContacts(db: Db, copy: CopyIn, orgId: string, rows: StagedRow[], actor: string | null): Promise<boolean> {
+  if (rows.length === 0) return true;
+  const { rows: ids } = await sql<{ id: string }>`select time_ordered_uuid() as id from generate_series(1, ${rows.length})`.execute(db);
+  const links: string[] = [];
+  const consent: string[] = [];
+  const contacts = rows.map((r, i) => {
+    const id = ids[i]!.id;
+    for (const tagId of r.newTagIds) links.push(copyRow([orgId, id, tagId]));
+    if (r.consentChanged) consent.push(copyRow([orgId, id, copyField(r.phone), 'CONSENT_UPDATED', 'IMPORT', copyField(r.consentType), copyField(actor)]));
+    return copyRow([
+      id,
+      orgId,
+      copyField(r.phone),
+      copyField(r.country),
+      copyField(r.name),
+      copyField(r.timeZone),
+      copyField(r.consentType),
+      copyField(JSON.stringify(r.attributes)),
+    ]);
+  });
+  await sql`savepoint import_new_contacts`.execute(db);
+  try {
+    await copy('copy contacts (id, organization_id, phone, phone_country, name, time_zone, consent_type, attributes) from stdin', contacts);
+  } catch (error) {
+    if (!isUniqueViolation(error, CONTACT_PHONE_UNIQUE)) throw error;
+    await sql`rollback to savepoint import_new_contacts`.execute(db);
+    return false;
+  }
+  if (links.length) await copy('copy contact_tags (organization_id, contact_id, tag_id) from stdin', links);
+  if (consent.length) await copy('copy consent_events (organization_id, contact_id, phone, action, source, consent_type, actor) from stdin', consent);
+  await sql`release savepoint import_new_contacts`.execute(db);
+  return true;
 }
 
 export type MergeOutcome = { inserted: number; updated: number; missing: string[] };
