@@ -4,12 +4,17 @@
 //    next to a plain INSERT … SELECT of the same 1,000,000 message rows into a scratch copy of the messages table
 //    (same columns, indexes and defaults) measured in the same run;
 //  - the dispatch rate while the blast drains (compare with part m's dispatch figure);
-//  - RSS of the API and the worker process, sampled through the run.
+//  - RSS of the API and the worker process, sampled through the run, and their live heap after each full
+//    garbage collection (V8's --trace-gc): RSS also holds the heap V8 has grown and not yet given back, so the live
+//    heap is what shows whether memory stays flat or leaks.
 // The organization and its contacts are seeded set-based (INSERT … SELECT generate_series): a third each RCS
 // capable / not / unknown, every contact with marketing consent, 1 % opted out and 0.5 % on the DNC list (so the
 // skip reasons show), explicit time zone UTC with quiet hours that never apply (the figure must not depend on the
 // hour of the run).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import { loadDocument } from '../src/contract/document.ts';
 import { createDb, type Db } from '../src/db/database.ts';
@@ -68,10 +73,23 @@ function rssOf(pid: number): number | undefined {
   }
 }
 
-function spawnServer(ctx: OwnDataBench, entry: string, env: Record<string, string>): ChildProcess {
-  const child = spawn(process.execPath, [entry], { env: { ...ctx.env, ...env }, stdio: 'ignore' });
+/** A spawned process whose output (logs and V8's --trace-gc lines) goes to `log`. */
+function spawnServer(ctx: OwnDataBench, entry: string, env: Record<string, string>, log: string): ChildProcess {
+  const out = openSync(log, 'w');
+  const child = spawn(process.execPath, ['--trace-gc', entry], { env: { ...ctx.env, ...env }, stdio: ['ignore', out, out] });
   ctx.children.push(child);
   return child;
+}
+
+/** The heap in use right after each full collection (Mark-Compact), in MB, from a --trace-gc log. */
+function liveHeapAfterFullGc(log: string): number[] {
+  const after = /Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/;
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const m = after.exec(line);
+      return m ? [Number(m[1])] : [];
+    });
 }
 
 async function api<T>(base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
@@ -87,6 +105,9 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
   const { db } = createDb(ctx.databaseUrl, 4);
   const lines: string[] = [];
   const stop: ChildProcess[] = [];
+  const logs = mkdtempSync(join(tmpdir(), 'bench-blast-'));
+  const apiLog = join(logs, 'api.log');
+  const workerLog = join(logs, 'worker.log');
   try {
     const org = await createOrganization(db, loadDocument(), 'Blast bench');
     const orgId = org.organizationId;
@@ -96,11 +117,11 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     const seedSeconds = (performance.now() - seedStart) / 1000;
 
     const port = await ctx.freePort();
-    const apiProcess = spawnServer(ctx, 'src/main.ts', { PORT: String(port), RUN_WORKERS: '0' });
+    const apiProcess = spawnServer(ctx, 'src/main.ts', { PORT: String(port), RUN_WORKERS: '0' }, apiLog);
     stop.push(apiProcess);
     const base = `http://127.0.0.1:${port}`;
     await ctx.waitFor(`${base}/health`);
-    const worker = spawnServer(ctx, 'src/worker.ts', { CALLBACK_BASE_URL: base });
+    const worker = spawnServer(ctx, 'src/worker.ts', { CALLBACK_BASE_URL: base }, workerLog);
     stop.push(worker);
 
     const key = org.apiKey.secret;
@@ -163,6 +184,8 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     const plainSeconds = await plainInsertSelect(db, orgId, sender.id);
 
     const ratio = plainSeconds / acceptSeconds;
+    // The samples are half a second apart: every 20th shows whether RSS levels off or keeps climbing.
+    const every10s = (xs: number[]) => xs.filter((_, i) => i % 20 === 0).map((x) => fmt(x)).join(' ') + ' MB';
     const spread = (xs: number[]) => (xs.length ? `${fmt(xs[0]!)} MB at launch → max ${fmt(Math.max(...xs))} MB → ${fmt(xs[xs.length - 1]!)} MB (${xs.length} samples)` : 'no samples');
     lines.push(`(l) a ${fmt(RECIPIENTS)}-recipient blast through the HTTP API (one API process, one worker process); contacts seeded in ${fmt(seedSeconds, 1)} s`);
     lines.push(`      launch request answered in ${fmt(launchSeconds, 2)} s (launch checks: the estimate over the whole audience, set-based; the audience materialized)`);
@@ -171,11 +194,15 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     lines.push(`      plain INSERT … SELECT of the same ${fmt(RECIPIENTS)} message rows into a scratch copy of messages: ${fmt(plainSeconds, 2)} s`);
     lines.push(`      ratio plain/ours: ${fmt(ratio, 2)}x of its speed (${goal(ratio >= 0.5, '≥ 0.5x')}) — ours also runs the gate, the plan, the price, a conversation per recipient and the recipient rows`);
     lines.push(`      dispatch while it drains: ${fmt(dispatchRate)} messages/s to the carrier simulator over ${DRAIN_SAMPLE_SECONDS} s (sender limit ${fmt(sender.throughput_per_second)}/s; compare with (m2))`);
+    const live = (xs: number[]) => (xs.length ? `${xs.map((x) => fmt(x)).join(' → ')} MB` : 'no full collection');
     lines.push(`      RSS API process: ${spread(rss.api)}`);
+    lines.push(`        every 10 s: ${every10s(rss.api)}; live heap after each full GC: ${live(liveHeapAfterFullGc(apiLog))}`);
     lines.push(`      RSS worker process: ${spread(rss.worker)}`);
+    lines.push(`        every 10 s: ${every10s(rss.worker)}; live heap after each full GC: ${live(liveHeapAfterFullGc(workerLog))}`);
     return lines;
   } finally {
     for (const child of stop) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await db.destroy();
+    rmSync(logs, { recursive: true, force: true });
   }
 }
