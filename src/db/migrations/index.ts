@@ -30,6 +30,7 @@ import * as m0027 from './0027_bot_node_visits.ts';
 import * as m0028 from './0028_analytics_sessions_daily.ts';
 import * as m0029 from './0029_bulk_writes.ts';
 import * as m0030 from './0030_report_send_retries.ts';
+import * as m0033 from './0033_blast_write_path.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   '0028_analytics_sessions_daily': m0028,
   '0029_bulk_writes': m0029,
   '0030_report_send_retries': m0030,
+  '0033_blast_write_path': m0033,
 };

@@ -32,7 +32,8 @@ const ADVANCE_EVERY_SECONDS = 1;
 const ADVANCE_MAX_SECONDS = 60;
 /** DISPATCHED → SENT at the latest this long after DISPATCHED (BlastStatus). */
 const COMPLETE_AFTER_MS = 72 * 3600_000;
-const FINAL_MESSAGE = ['delivered', 'read', 'failed', 'undeliverable', 'revoked'];
+/** A blast's message not settled yet (every status but delivered, read, failed, undeliverable and revoked). */
+const NOT_FINAL_MESSAGE = ['queued', 'held', 'sending', 'sent'];
 
 export type StartJob = { organizationId: string; blastId: string };
 export type BatchJob = { organizationId: string; blastId: string; batch: number };
@@ -162,12 +163,12 @@ export async function runAdvance(app: AppContext, job: StartJob): Promise<void> 
       return;
     }
     if (blast.status !== 'SENDING' && blast.status !== 'DISPATCHED') return;
-    const recipients = await q.recipientCounts(t.db, t.organizationId, blast.id);
-    const groups = await q.messageGroups(t.db, t.organizationId, blast.id);
-    const count = (statuses: string[]) => groups.filter((g) => statuses.includes(g.status)).reduce((s, g) => s + g.n, 0);
+    // Each look asks only whether something is left (cheap while it is); the blast is counted once, when it moves.
     const now = new Date();
     if (blast.status === 'SENDING') {
-      if (recipients.pending === 0 && count(['queued']) === 0) {
+      const left = (await q.hasPendingRecipient(t.db, t.organizationId, blast.id)) || (await q.hasMessageIn(t.db, t.organizationId, blast.id, ['queued']));
+      if (!left) {
+        const recipients = await q.recipientCounts(t.db, t.organizationId, blast.id);
         if (recipients.accepted === 0) {
           assertTransition('fail', blast.status);
           await moveTo(t, app, blast, 'FAILED', {
@@ -180,9 +181,8 @@ export async function runAdvance(app: AppContext, job: StartJob): Promise<void> 
         await moveTo(t, app, blast, 'DISPATCHED', { dispatched_at: now, recipient_count: recipients.accepted });
       }
     } else {
-      const accepted = groups.reduce((s, g) => s + g.n, 0);
       const timedOut = blast.dispatched_at !== null && now.getTime() - blast.dispatched_at.getTime() >= COMPLETE_AFTER_MS;
-      if (count(FINAL_MESSAGE) === accepted || timedOut) {
+      if (timedOut || !(await q.hasMessageIn(t.db, t.organizationId, blast.id, NOT_FINAL_MESSAGE))) {
         assertTransition('complete', blast.status);
         await moveTo(t, app, blast, 'SENT', { completed_at: now });
         return;

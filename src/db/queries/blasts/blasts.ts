@@ -204,6 +204,27 @@ export async function revokeUnsent(db: Db, orgId: string, blastId: string, withR
   return { revoked: rows[0]?.revoked_count ?? 0, rows: withRows ? rows.filter((r) => r.id) : [] };
 }
 
+/** Whether a recipient of the blast still waits for its batch (the pending-recipients index: no scan of the rest). */
+export async function hasPendingRecipient(db: Db, orgId: string, blastId: string): Promise<boolean> {
+  const row = await sql<{ found: boolean }>`select exists (select 1 from blast_recipients
+    where organization_id = ${orgId}::uuid and blast_id = ${blastId}::uuid and status = 'pending') as found`.execute(db);
+  return row.rows[0]!.found;
+}
+
+/**
+ * Whether a message of the blast is in one of `statuses`. Batches are accepted, dispatched and settled roughly in
+ * order, so the newest batches are looked at first: while such a message exists the look ends early, instead of
+ * reading every message of the blast each time the advance job asks.
+ */
+export async function hasMessageIn(db: Db, orgId: string, blastId: string, statuses: string[]): Promise<boolean> {
+  // A limited, ordered select (an EXISTS would drop the order): the batch index read backwards.
+  const row = await sql<{ one: number }>`select 1 as one from blast_recipients r join messages m on m.id = r.message_id
+    where r.organization_id = ${orgId}::uuid and r.blast_id = ${blastId}::uuid and r.message_id is not null
+      and m.status = any(${statuses}::text[])
+    order by r.batch desc limit 1`.execute(db);
+  return row.rows.length > 0;
+}
+
 export type RecipientCounts = { pending: number; accepted: number; skipped: number; cancelled: number; skippedByReason: Record<string, number> };
 
 export async function recipientCounts(db: Db, orgId: string, blastId: string): Promise<RecipientCounts> {
