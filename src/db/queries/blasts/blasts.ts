@@ -117,7 +117,8 @@ export async function countAudience(db: Db, orgId: string, ids: readonly string[
 /**
  * Materializes the recipients in one set-based INSERT … SELECT: the audience (explicit ids ∪ segment), each contact
  * once, with its batch number and its A/B variant chosen deterministically from a hash of (blast, contact) against
- * the cumulative weights. Idempotent (ON CONFLICT DO NOTHING). Answers the number of batches.
+ * the cumulative weights. Runs once per blast, in the transaction that moves it to SENDING (a blast never starts
+ * twice). Answers the number of recipients and of batches.
  */
 export async function materializeRecipients(
   db: Db,
@@ -129,18 +130,15 @@ export async function materializeRecipients(
   batchSize: number,
 ): Promise<{ recipients: number; batches: number }> {
   const key = variantKey(blastId, variants);
-  const result = await sql<{ n: string; b: string }>`
-    with inserted as (
-      insert into blast_recipients (organization_id, blast_id, contact_id, batch, variant_key, status)
-      select c.organization_id, ${blastId}::uuid, c.id, ((row_number() over (order by c.id)) - 1) / ${batchSize}, nullif(${key}, ''), 'pending'
-      from contacts c
-      where c.organization_id = ${orgId}::uuid and ${audienceCondition(ids, segment)}
-      on conflict (blast_id, contact_id) do nothing
-      returning batch
-    )
-    select count(*) as n, coalesce(max(batch) + 1, 0) as b from inserted`.execute(db);
-  const row = result.rows[0]!;
-  return { recipients: Number(row.n), batches: Number(row.b) };
+  // No RETURNING: batches are numbered 0, 1, … by row number, so the count alone gives how many there are (the
+  // returned rows of a million-recipient insert spilled to disk only to be counted).
+  const result = await sql`
+    insert into blast_recipients (organization_id, blast_id, contact_id, batch, variant_key, status)
+    select c.organization_id, ${blastId}::uuid, c.id, ((row_number() over (order by c.id)) - 1) / ${batchSize}, nullif(${key}, ''), 'pending'
+    from contacts c
+    where c.organization_id = ${orgId}::uuid and ${audienceCondition(ids, segment)}`.execute(db);
+  const recipients = Number(result.numAffectedRows ?? 0n);
+  return { recipients, batches: Math.ceil(recipients / batchSize) };
 }
 
 /**
