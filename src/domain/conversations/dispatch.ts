@@ -14,20 +14,17 @@
 // accepted it, without the fallback it had planned: fallback.ts).
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
-import { randomUUID } from 'node:crypto';
 import { fromKysely } from 'pg-boss';
-import { insertJobs, notifyChannelSql } from 'pg-boss/dist/plans.js';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { sharedLimiter } from '../rate-limits.ts';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
-import type { WakeInsert } from '../../db/queries/conversations/accept.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as q from '../../db/queries/conversations/dispatch.ts';
 import type { MessageRow } from '../../db/queries/conversations/messages.ts';
 import { sendersByIds, type SenderRow } from '../../db/queries/conversations/senders.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
-import type { JobQueue } from '../../jobs/queue.ts';
+import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
 import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
@@ -76,32 +73,11 @@ export async function wakeDispatch(queue: JobQueue, scope: DispatchJob, opts: { 
   await queue.send(DISPATCH_QUEUE, scope, { ...(opts.db ? { db: fromKysely(opts.db) } : {}), ...(opts.at && opts.at.getTime() > Date.now() ? { startAfter: opts.at } : {}) });
 }
 
-const wakeInserts = new WeakMap<JobQueue, Promise<WakeInsert>>();
-
-/**
- * pg-boss's own statement inserting dispatch wake jobs (what `queue.send` runs: the queue's table, its retry and
- * retention defaults, its NOTIFY), for a send to run inside its accepting statement (accept.ts WakeInsert): the
- * message and its wake job commit together without a round trip of their own. Built once per queue: the schema,
- * the queue's table and whether it notifies are read off the statement a send would run (captured, not run).
- */
-export function wakeInsertOf(queue: JobQueue): Promise<WakeInsert> {
-  let wake = wakeInserts.get(queue);
-  if (!wake) {
-    wake = (async () => {
-      let text = '';
-      const capture = { executeSql: async (sqlText: string) => ((text = sqlText), { rows: [{ id: randomUUID() }] }) };
-      await queue.send(DISPATCH_QUEUE, {}, { db: capture });
-      const into = /INSERT INTO\s+(\w+)\.(\w+)/i.exec(text);
-      if (!into) throw new Error(`pg-boss: no job insert in ${text.slice(0, 200)}`);
-      const [, schema, table] = into as unknown as [string, string, string];
-      const [head, tail, ...rest] = insertJobs(schema, { table, name: DISPATCH_QUEUE, returnId: true, notify: false }).split('$1');
-      if (head === undefined || tail === undefined || rest.length > 0) throw new Error('pg-boss insertJobs: expected one parameter');
-      return { head, tail, notify: text.includes('pg_notify(') ? `pg_notify(${notifyChannelSql(schema)}, '${DISPATCH_QUEUE}')` : null };
-    })();
-    wake.catch(() => wakeInserts.delete(queue));
-    wakeInserts.set(queue, wake);
-  }
-  return wake;
+/** The dispatch queue's JobInsert, for a send to queue its wake job inside its accepting statement (accept.ts). */
+export async function wakeInsertOf(queue: JobQueue): Promise<JobInsert> {
+  const insert = await jobInsertOf(queue, DISPATCH_QUEUE);
+  if (!insert) throw new Error('the dispatch queue runs no SQL: sends need a pg-boss queue');
+  return insert;
 }
 
 type Nudge = { timer: NodeJS.Timeout | undefined; last: number };
@@ -115,7 +91,7 @@ const NUDGE_INTERVAL_MS = 10;
  * a time). Coalesced: the sends of the same few milliseconds share one NOTIFY, sent once they committed. Best effort
  * by design: a lost one costs latency only, as workers also poll for due jobs every second (jobs/workers.ts).
  */
-export function nudgeDispatchWorkers(queue: JobQueue, wake: WakeInsert): void {
+export function nudgeDispatchWorkers(queue: JobQueue, wake: JobInsert): void {
   if (!wake.notify) return;
   let state = nudges.get(queue);
   if (!state) nudges.set(queue, (state = { timer: undefined, last: 0 }));

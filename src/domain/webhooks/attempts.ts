@@ -3,7 +3,8 @@
 // runDeliveryBatch (the webhook-delivery worker) is at-least-once. The HTTP requests of a fetched batch are made
 // concurrently, outside any transaction; then one transaction records every attempt, advances the deliveries,
 // updates the endpoints' failure streaks (disabling where the rules say so) and queues the retries with pg-boss
-// `startAfter`. If the worker dies between the requests and that commit, pg-boss runs the batch again and a
+// `startAfter` (a batch of successes only needs one statement per organization, atomic on its own, and no
+// transaction). If the worker dies between the requests and that commit, pg-boss runs the batch again and a
 // receiver may see an event twice (same `webhook-id`, as documented); an attempt already recorded is never made
 // again.
 //
@@ -81,20 +82,19 @@ async function loadDue(db: Db, jobs: DeliveryJob[]): Promise<{ due: Due[]; cance
   return { due, cancel };
 }
 
-type EndpointState = { id: string; is_active: boolean; consecutive_failures: number };
-
 /**
- * Applies successes (streak reset) and final failures (streak + 1; disable at AUTO_DISABLE_AFTER, or at once on
- * 410 Gone) in completion order, on endpoints the caller has locked. Test events do not count. Returns the
- * endpoints disabled now.
+ * Applies final failures (streak + 1; disable at AUTO_DISABLE_AFTER, or at once on 410 Gone) and the successes
+ * among them (streak reset) in completion order, on endpoints the caller has locked, as they were when locked. Test
+ * events do not count. An endpoint whose counted attempts all succeeded is left alone: recordBatch reset its
+ * streak. Returns the endpoints disabled now.
  */
-async function updateStreaks(tx: Db, organizationId: string, states: EndpointState[], done: Done[]): Promise<Set<string>> {
+async function updateStreaks(tx: Db, organizationId: string, states: attemptsQ.LockedEndpoint[], done: Done[]): Promise<Set<string>> {
   const counted = done.filter((d) => !d.delivery.test && (d.outcome.success || !d.nextRetryAt));
   const byEndpoint = Map.groupBy(counted, (d) => d.delivery.endpoint_id);
   const disabled = new Set<string>();
   for (const state of states) {
     const items = byEndpoint.get(state.id)?.sort((a, b) => a.outcome.completedAt.getTime() - b.outcome.completedAt.getTime());
-    if (!items) continue;
+    if (!items || items.every((item) => item.outcome.success)) continue;
     let streak = state.consecutive_failures;
     let disable: WebhookDisabledReason | null = null;
     for (const item of items) {
@@ -114,30 +114,20 @@ async function updateStreaks(tx: Db, organizationId: string, states: EndpointSta
   return disabled;
 }
 
-/** Records one organization's finished attempts and cancellations; returns the retries to queue. */
-async function recordOutcomes(tx: Db, organizationId: string, done: Done[], cancel: Due[]): Promise<Retry[]> {
-  // The endpoints first (id order), then their deliveries: see the head of this file.
+/**
+ * Records one organization's finished attempts and cancellations; returns the retries to queue. Its first statement
+ * locks the endpoints concerned before any delivery (see the head of this file) and records what needs no decision;
+ * streaks with failures, disabling and retries follow in the caller's transaction. A batch of successes only, with
+ * nothing to cancel, needs nothing after that statement (runDeliveryBatch then runs it on its own).
+ */
+async function recordOutcomes(db: Db, organizationId: string, done: Done[], cancel: Due[]): Promise<Retry[]> {
   const endpointIds = [...new Set([...done, ...cancel].map((d) => d.delivery.endpoint_id))];
-  const states = await endpointsQ.lockEndpointStates(tx, organizationId, endpointIds);
-  await deliveriesQ.cancelDeliveries(tx, organizationId, cancel.map((d) => d.delivery.id));
-  const advanced = await deliveriesQ.advanceDeliveries(
-    tx,
+  const { locked, advanced } = await attemptsQ.recordBatch(
+    db,
     organizationId,
+    endpointIds,
+    cancel.map((d) => d.delivery.id),
     done.map((d) => ({
-      id: d.delivery.id,
-      attempt: d.job.attempt,
-      status: d.outcome.success ? 'succeeded' : d.nextRetryAt ? 'pending' : 'failed',
-      nextAttemptAt: d.nextRetryAt,
-    })),
-  );
-  const recorded = done.filter((d) => advanced.has(d.delivery.id));
-  const disabled = await updateStreaks(tx, organizationId, states, recorded);
-  for (const endpointId of disabled) await deliveriesQ.cancelPendingDeliveries(tx, organizationId, endpointId);
-  const retries: Retry[] = [];
-  const rows = recorded.map((d) => {
-    const nextRetryAt = d.nextRetryAt && !disabled.has(d.delivery.endpoint_id) ? d.nextRetryAt : null;
-    if (nextRetryAt) retries.push({ job: { ...d.job, attempt: d.job.attempt + 1 }, startAfter: nextRetryAt });
-    return {
       ...attemptFields(d.outcome),
       endpoint_id: d.delivery.endpoint_id,
       delivery_id: d.delivery.id,
@@ -146,11 +136,18 @@ async function recordOutcomes(tx: Db, organizationId: string, done: Done[], canc
       attempt: d.job.attempt,
       test: d.delivery.test,
       url: d.delivery.url,
-      next_retry_at: nextRetryAt,
-    };
-  });
-  await attemptsQ.recordAttempts(tx, organizationId, rows);
-  return retries;
+      // Cleared below, with the delivery cancelled, if this batch disables the endpoint.
+      next_retry_at: d.nextRetryAt,
+      status: d.outcome.success ? 'succeeded' : d.nextRetryAt ? 'pending' : 'failed',
+      counts: d.delivery.test ? null : d.outcome.success ? 'success' : d.nextRetryAt ? null : 'failure',
+    })),
+  );
+  const recorded = done.filter((d) => advanced.has(d.delivery.id));
+  const disabled = await updateStreaks(db, organizationId, locked, recorded);
+  for (const endpointId of disabled) await deliveriesQ.cancelPendingDeliveries(db, organizationId, endpointId);
+  return recorded
+    .filter((d) => d.nextRetryAt && !disabled.has(d.delivery.endpoint_id))
+    .map((d) => ({ job: { ...d.job, attempt: d.job.attempt + 1 }, startAfter: d.nextRetryAt! }));
 }
 
 /**
@@ -180,6 +177,11 @@ export async function runDeliveryBatch(app: AppContext, jobs: DeliveryJob[]): Pr
   const doneByOrg = Map.groupBy(done, (d) => d.job.organizationId);
   const cancelByOrg = Map.groupBy(cancel, (d) => d.job.organizationId);
   const organizations = [...new Set([...doneByOrg.keys(), ...cancelByOrg.keys()])].sort();
+  if (!cancel.length && done.every((d) => d.outcome.success)) {
+    // Successes only: each organization's one statement is the whole record (atomic alone, its locks its own).
+    for (const organizationId of organizations) await recordOutcomes(app.db, organizationId, doneByOrg.get(organizationId)!, []);
+    return;
+  }
   await inTransaction(app.db, async (tx) => {
     const retries: Retry[] = [];
     for (const organizationId of organizations) {

@@ -4,10 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
-import { insertEventsAndDeliveries, type NewEventRow } from '../../db/queries/webhooks/deliveries.ts';
+import type { NewEventRow } from '../../db/queries/webhooks/deliveries.ts';
 import { subscribedEndpoints } from '../../db/queries/webhooks/endpoints.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { enqueueFirstAttempts } from './queue.ts';
+import { insertEventsAndQueue } from './queue.ts';
 
 type S = components['schemas'];
 export type WebhookEventName = S['WebhookEventName'];
@@ -51,12 +51,14 @@ const isTestData = (data: unknown) => typeof data === 'object' && data !== null 
 
 /**
  * Records events and queues their deliveries. `db` may be the caller's transaction (recommended: the event then
- * commits with the change it describes); otherwise a transaction is opened here. Returns how many events were
- * stored (those with at least one subscribed active endpoint) and how many deliveries were queued.
+ * commits with the change it describes); otherwise they are stored on their own (one statement, or a transaction for
+ * several organizations' events). Returns how many events were stored (those with at least one subscribed active
+ * endpoint) and how many deliveries were queued.
  */
 export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): Promise<{ events: number; deliveries: number }> {
   if (!events.length) return { events: 0, deliveries: 0 };
-  if (!db.isTransaction) return inTransaction(db, (tx) => emitEvents(tx, queue, events));
+  // One organization's events are one statement (atomic alone); several organizations' commit together.
+  if (!db.isTransaction && new Set(events.map((e) => e.organizationId)).size > 1) return inTransaction(db, (tx) => emitEvents(tx, queue, events));
   let stored = 0;
   let queued = 0;
   const byOrg = Map.groupBy(events, (e) => e.organizationId);
@@ -73,10 +75,8 @@ export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): P
       rows.push({ id, type: event.type, test: isTestData(event.data), body: envelopeBody(id, event.type, createdAt, event.data), createdAt });
       for (const ep of subscribers) targets.push({ eventId: id, endpointId: ep.id });
     }
-    const deliveries = await insertEventsAndDeliveries(db, organizationId, rows, targets);
-    await enqueueFirstAttempts(queue, db, organizationId, deliveries.map((d) => d.id));
+    queued += await insertEventsAndQueue(queue, db, organizationId, rows, targets);
     stored += rows.length;
-    queued += deliveries.length;
   }
   return { events: stored, deliveries: queued };
 }

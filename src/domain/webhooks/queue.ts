@@ -1,13 +1,15 @@
 // The delivery queue. A first attempt is queued with its event: one pg-boss job carries up to DELIVERIES_PER_JOB
 // deliveries of one organization (a batch of events fans out to many deliveries, and a job per delivery cost
 // more in pg-boss's table than the delivery itself). A retry is one job per delivery, queued with `startAfter`
-// at its own (jittered) time. Jobs are inserted through the caller's transaction (pg-boss `db` option), so an
-// event, its deliveries and their jobs commit together or not at all: no delivery row without a job, and no job
-// for a rolled-back event.
-import { QUEUES } from '../../jobs/queue-names.ts';
+// at its own (jittered) time. First-attempt jobs are inserted by the statement storing their events and deliveries
+// (pg-boss's own insert inside it), retries through the caller's transaction (pg-boss `db` option), so an event, its
+// deliveries and their jobs commit together or not at all: no delivery row without a job, and no job for a
+// rolled-back event.
 import { CompiledQuery } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import type { JobQueue } from '../../jobs/queue.ts';
+import { QUEUES } from '../../jobs/queue-names.ts';
+import { inTransaction, type Db } from '../../db/database.ts';
+import { insertEventsAndDeliveries, type NewEventRow } from '../../db/queries/webhooks/deliveries.ts';
+import { jobInsertOf, type JobQueue } from '../../jobs/queue.ts';
 
 export const DELIVERY_QUEUE = QUEUES.webhookDelivery;
 
@@ -52,12 +54,27 @@ export async function enqueueAttempts(queue: JobQueue, db: Db, jobs: Array<{ job
   );
 }
 
-/** Queues the first attempts of one organization's new deliveries, DELIVERIES_PER_JOB to a job. */
-export async function enqueueFirstAttempts(queue: JobQueue, db: Db, organizationId: string, deliveryIds: string[]): Promise<void> {
-  if (!deliveryIds.length) return;
+/**
+ * Stores one organization's events and their deliveries and queues the deliveries' first attempts,
+ * DELIVERIES_PER_JOB to a job, in one statement (atomic on its own; in the caller's transaction when `db` is one).
+ * Returns how many deliveries were queued.
+ */
+export async function insertEventsAndQueue(
+  queue: JobQueue,
+  db: Db,
+  organizationId: string,
+  events: NewEventRow[],
+  deliveries: Array<{ eventId: string; endpointId: string }>,
+): Promise<number> {
+  if (!deliveries.length) return 0;
+  const insert = await jobInsertOf(queue, DELIVERY_QUEUE);
+  if (insert) return (await insertEventsAndDeliveries(db, organizationId, events, deliveries, { insert, perJob: DELIVERIES_PER_JOB })).length;
+  if (!db.isTransaction) return inTransaction(db, (tx) => insertEventsAndQueue(queue, tx, organizationId, events, deliveries));
+  const ids = await insertEventsAndDeliveries(db, organizationId, events, deliveries, null);
   const jobs: Array<{ data: DeliveryBatchJob }> = [];
-  for (let i = 0; i < deliveryIds.length; i += DELIVERIES_PER_JOB) {
-    jobs.push({ data: { organizationId, deliveryIds: deliveryIds.slice(i, i + DELIVERIES_PER_JOB), attempt: 1 } });
+  for (let i = 0; i < ids.length; i += DELIVERIES_PER_JOB) {
+    jobs.push({ data: { organizationId, deliveryIds: ids.slice(i, i + DELIVERIES_PER_JOB), attempt: 1 } });
   }
   await queue.insert(DELIVERY_QUEUE, jobs, { db: throughKysely(db) });
+  return ids.length;
 }

@@ -5,6 +5,7 @@
 // computed once per distinct content by the caller.
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
+import type { JobInsert } from '../../../jobs/queue.ts';
 import { gateRows, quietGroupsSql, type GateContentRule, type GateInputs, type QuietGroup, type Recipients } from '../compliance/gate.ts';
 import { newConversationId } from './conversations.ts';
 import type { MessageRow } from './messages.ts';
@@ -41,15 +42,8 @@ export type AcceptSet = {
   blastId?: string;
 };
 
-/**
- * The job queue's own insert of wake jobs (pg-boss's SQL for one queue), run as part of the accepting statement so a
- * message and its wake job commit together in one round trip: `head` and `tail` surround its one parameter, the jobs
- * as JSON text; `notify` is the expression that wakes the queue's listening workers (null: the queue does not notify).
- */
-export type WakeInsert = { head: string; tail: string; notify: string | null };
-
 /** One wake job per inserted message (`{ messageId }`), due when the message is (a held one at its `held_until`). */
-function wakeCtes(wake: WakeInsert | undefined): RawBuilder<unknown> {
+function wakeCtes(wake: JobInsert | undefined): RawBuilder<unknown> {
   if (!wake) return sql``;
   const jobs = sql`(select coalesce(json_agg(json_build_object('data', json_build_object('messageId', i.id),
       'startAfter', case when i.held_until > now() then i.held_until end)), '[]'::json)::text from ins i)`;
@@ -95,7 +89,7 @@ export async function plannedRoute(
   return res.rows[0];
 }
 
-function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>, wake?: WakeInsert): RawBuilder<unknown> {
+function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>, wake?: JobInsert): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
     ? sql`, marked as (
@@ -180,7 +174,7 @@ export type Outcome = { recipient_id: string; recipient_skip_reason: string | nu
  * Accepts the set and answers each recipient's outcome: its message, or its skip reason. With `wake`, each accepted
  * message's wake job is inserted by the same statement.
  */
-export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake?: WakeInsert): Promise<Outcome[]> {
+export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake?: JobInsert): Promise<Outcome[]> {
   // The notifying CTE is read, so PostgreSQL runs it (a plain select in WITH runs only when referenced).
   const woken = wake?.notify ? sql` where (select count(*) from woken) >= 0` : sql``;
   const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id${woken}`;

@@ -4,30 +4,55 @@ import { sql } from 'kysely';
 import type { Db } from '../../database.ts';
 import { tenant } from '../../tenant.ts';
 import type { WebhookDeliveryStatus } from '../../tables/webhooks.ts';
+import type { JobInsert } from '../../../jobs/queue.ts';
 
 export type NewEventRow = { id: string; type: string; test: boolean; body: string; createdAt: Date };
 
-/** Inserts events and their deliveries (one per event and endpoint) in one set-based statement. */
+/**
+ * Inserts events and their deliveries (one per event and endpoint) and, unless `jobs` is null, queues the
+ * deliveries' first-attempt jobs (`{organizationId, deliveryIds, attempt: 1}`, `jobs.perJob` deliveries to a job)
+ * with pg-boss's own insert (`jobs.insert`, its NOTIFY included), all in one set-based statement. Returns the
+ * deliveries' ids.
+ */
 export async function insertEventsAndDeliveries(
   db: Db,
   orgId: string,
   events: NewEventRow[],
   deliveries: Array<{ eventId: string; endpointId: string }>,
-): Promise<Array<{ id: string }>> {
+  jobs: { insert: JobInsert; perJob: number } | null,
+): Promise<string[]> {
   if (!deliveries.length) return [];
-  const result = await sql<{ id: string }>`/* prepared:webhook-events-insert */
+  const notify = jobs?.insert.notify;
+  const queued = jobs
+    ? sql`,
+    queued as (${sql.raw(jobs.insert.head)}(
+      select coalesce(json_agg(json_build_object('data',
+               json_build_object('organizationId', ${orgId}::uuid, 'deliveryIds', j.ids, 'attempt', 1))), '[]'::json)::text
+      from (select array_agg(d.id) as ids
+            from (select id, (row_number() over () - 1) / ${jobs.perJob}::int as part from new_deliveries) d
+            group by d.part) j)${sql.raw(jobs.insert.tail)})`
+    : sql``;
+  // The notifying CTE is read, so PostgreSQL runs it (a plain select in WITH runs only when referenced).
+  const woken = notify ? sql`,
+    woken as (select ${sql.raw(notify)} from queued limit 1)` : sql``;
+  const read = notify ? sql` where (select count(*) from woken) >= 0` : sql``;
+  const result = await sql<{ id: string }>`/* prepared:webhook-events-queue */
     with new_events as (
       insert into webhook_events (id, organization_id, type, test, body, created_at)
-      select id, ${orgId}::uuid, type, test, body, created_at
-      from unnest(${events.map((e) => e.id)}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => e.test)}::boolean[],
-                  ${events.map((e) => e.body)}::text[], ${events.map((e) => e.createdAt)}::timestamptz[]) as t(id, type, test, body, created_at)
+      select id, ${orgId}::uuid, type, test, body, "createdAt"
+      -- One JSON value, not a text[] per column: node-postgres escapes each element of an array in JavaScript, and
+      -- the envelopes are full of quotes (JSON.stringify escapes them natively, about 8 times faster).
+      from json_to_recordset(${JSON.stringify(events)}::json) as t(id uuid, type text, test boolean, body text, "createdAt" timestamptz)
       returning id
-    )
-    insert into webhook_deliveries (organization_id, endpoint_id, event_id)
-    select ${orgId}::uuid, endpoint_id, event_id
-    from unnest(${deliveries.map((d) => d.endpointId)}::uuid[], ${deliveries.map((d) => d.eventId)}::uuid[]) as t(endpoint_id, event_id)
-    returning id`.execute(db);
-  return result.rows;
+    ),
+    new_deliveries as (
+      insert into webhook_deliveries (organization_id, endpoint_id, event_id)
+      select ${orgId}::uuid, endpoint_id, event_id
+      from unnest(${deliveries.map((d) => d.endpointId)}::uuid[], ${deliveries.map((d) => d.eventId)}::uuid[]) as t(endpoint_id, event_id)
+      returning id
+    )${queued}${woken}
+    select id from new_deliveries${read}`.execute(db);
+  return result.rows.map((r) => r.id);
 }
 
 export type DeliveryForAttempt = {
@@ -52,34 +77,6 @@ export function deliveriesForAttempts(db: Db, orgId: string, ids: string[]): Pro
     .innerJoin('webhook_endpoints as ep', (j) => j.onRef('ep.id', '=', 'd.endpoint_id').onRef('ep.organization_id', '=', 'd.organization_id'))
     .select(['d.id', 'd.status', 'd.attempts', 'd.event_id', 'ev.type as event_type', 'ev.test', 'ev.body', 'd.endpoint_id', 'ep.url', 'ep.secret', 'ep.is_active'])
     .where('d.id', '=', sql<string>`any(${ids}::uuid[])`)
-    .execute();
-}
-
-export type DeliveryAdvance = { id: string; attempt: number; status: WebhookDeliveryStatus; nextAttemptAt: Date | null };
-
-/**
- * Records that attempt `attempt` of each delivery happened, only where it is the next one: a job run twice
- * (worker crash, expiry) finds nothing to update. Returns the ids actually advanced.
- */
-export async function advanceDeliveries(db: Db, orgId: string, items: DeliveryAdvance[]): Promise<Set<string>> {
-  if (!items.length) return new Set();
-  const { rows } = await sql<{ id: string }>`
-    update webhook_deliveries d
-    set attempts = u.attempt, status = u.status, next_attempt_at = u.next_at, updated_at = now()
-    from unnest(${items.map((i) => i.id)}::uuid[], ${items.map((i) => i.attempt)}::int[], ${items.map((i) => i.status)}::text[],
-                ${items.map((i) => i.nextAttemptAt)}::timestamptz[]) as u(id, attempt, status, next_at)
-    where d.organization_id = ${orgId} and d.id = u.id and d.attempts = u.attempt - 1 and d.status = 'pending'
-    returning d.id`.execute(db);
-  return new Set(rows.map((r) => r.id));
-}
-
-/** Cancels pending deliveries whose endpoint is disabled (their next attempt is not made). */
-export async function cancelDeliveries(db: Db, orgId: string, ids: string[]): Promise<void> {
-  if (!ids.length) return;
-  await tenant(db.updateTable('webhook_deliveries'), orgId)
-    .set({ status: 'cancelled', next_attempt_at: null, updated_at: sql`now()` })
-    .where('id', 'in', ids)
-    .where('status', '=', 'pending')
     .execute();
 }
 

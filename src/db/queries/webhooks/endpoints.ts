@@ -55,21 +55,6 @@ export function subscribedEndpoints(db: Db, orgId: string, types: string[]): Pro
     .execute();
 }
 
-/**
- * Locks endpoints to update their failure streaks: in id order, so concurrent workers taking them the same way
- * cannot deadlock, and FOR NO KEY UPDATE, which does not wait for transactions that only insert rows referencing
- * an endpoint (an event's deliveries, attempts).
- */
-export function lockEndpointStates(db: Db, orgId: string, ids: string[]): Promise<Array<{ id: string; is_active: boolean; consecutive_failures: number }>> {
-  if (!ids.length) return Promise.resolve([]);
-  return tenant(db.selectFrom('webhook_endpoints'), orgId)
-    .select(['id', 'is_active', 'consecutive_failures'])
-    .where('id', 'in', ids)
-    .orderBy('id')
-    .forNoKeyUpdate()
-    .execute();
-}
-
 /** Stores a new failure streak and, with `disable`, disables the endpoint for that reason. */
 export async function setEndpointState(db: Db, orgId: string, id: string, state: { consecutiveFailures: number; disable: WebhookDisabledReason | null }): Promise<void> {
   const disabled = state.disable ? { is_active: false, disabled_reason: state.disable, disabled_at: sql<Date>`now()`, updated_at: sql<Date>`now()` } : {};
