@@ -86,6 +86,7 @@ describe('importContacts', () => {
 
     const history = (await call(srv, 'GET', `/v1/contacts/${ada.id}/consent`, { key })).body.data;
     expect(history).toEqual([expect.objectContaining({ action: 'CONSENT_UPDATED', source: 'IMPORT', consentType: 'MARKETING', actor: o.apiKey.id })]);
+    expect(history[0].id[14]).toBe('7'); // time-ordered (migration 0034): an import's entries append to the key
   });
 
   it('creates no duplicates when the same file is imported again, and updates what changed', async () => {
@@ -153,6 +154,23 @@ describe('importContacts', () => {
     const job = await importCsv(o.apiKey.secret, `phone,tags\n+14155550601,${names}\n+14155550602,ok\n`);
     expect(job).toMatchObject({ importedRows: 1, errorCount: 1 });
     expect(job.errors[0]).toMatchObject({ row: 2, code: 'TOO_MANY_TAGS' });
+  });
+
+  it('counts an existing contact’s tags when a batch tried its rows as all new first (the COPY refused)', async () => {
+    const o = await srv.newOrg('Carried tags org');
+    const key = o.apiKey.secret;
+    const tags = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i}`).join(';');
+    await importCsv(key, `phone,tags\n+14155550603,${tags('t', 30)}\n`);
+    // A new job's first batch COPYs its rows as new contacts; +14155550603 exists, so it is planned again against
+    // that contact: 30 carried + 21 new tags is over the cap, and only the new phone is imported.
+    const job = await importCsv(key, `phone,tags\n+14155550604,ok\n+14155550603,${tags('u', 21)}\n`);
+    expect(job).toMatchObject({ importedRows: 1, updatedRows: 0, errorCount: 1 });
+    expect(job.errors).toEqual([expect.objectContaining({ row: 3, code: 'TOO_MANY_TAGS' })]);
+    const { data } = await contactsOf(key);
+    expect(data.map((c: { phone: string; tags: string[] }) => [c.phone, c.tags.length])).toEqual([
+      ['+14155550603', 30],
+      ['+14155550604', 1],
+    ]);
   });
 
   it('reports a row the CSV parser cannot read as MALFORMED_ROW and goes on', async () => {

@@ -78,13 +78,14 @@ async function importRows(transaction: BatchTransaction, job: q.ImportJobRow, fi
   // `lines_done` a committed prefix. A batch resolves its tags only after the previous one has, so the
   // tag-creation lock is always taken in batch order (no wait cycle between the two).
   let previous: BatchWrite = { tagsResolved: Promise.resolve(), committed: Promise.resolve() };
+  const phones: PhonesSoFar = { allNew: true };
   const inFlight: BatchWrite[] = [];
 
   const write = async () => {
     const full = batch;
     batch = { rows: [], errors: [], lastLine: full.lastLine };
     if (inFlight.length === 2) await inFlight.shift()!.committed;
-    previous = writeBatch(transaction, job, full, previous, () => {
+    previous = writeBatch(transaction, job, full, phones, previous, () => {
       const room = Math.max(0, MAX_ERRORS_KEPT - errorsKept);
       errorsKept += Math.min(room, full.errors.length);
       return room;
@@ -251,14 +252,17 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
 
 type BatchWrite = { tagsResolved: Promise<void>; committed: Promise<void> };
 
+/** Whether every phone the job's batches have written so far was new to the organization (see writeRows). */
+type PhonesSoFar = { allNew: boolean };
+
 /** Writes one batch and its share of the job's progress in one transaction, committed after `previous`. */
-function writeBatch(transaction: BatchTransaction, job: q.ImportJobRow, batch: Batch, previous: BatchWrite, errorRoom: () => number): BatchWrite {
+function writeBatch(transaction: BatchTransaction, job: q.ImportJobRow, batch: Batch, phones: PhonesSoFar, previous: BatchWrite, errorRoom: () => number): BatchWrite {
   let tagsDone!: () => void;
   const tagsResolved = new Promise<void>((resolve) => (tagsDone = resolve));
   const committed = (async () => {
     try {
       await previous.tagsResolved;
-      await transaction((tx, copy) => writeRows(tx, copy, job, batch, tagsDone, async () => {
+      await transaction((tx, copy) => writeRows(tx, copy, job, batch, phones, tagsDone, async () => {
         await previous.committed; // a failed previous batch rolls this one back too
         return errorRoom();
       }));
@@ -275,7 +279,15 @@ function writeBatch(transaction: BatchTransaction, job: q.ImportJobRow, batch: B
  * the batch's tags exist; `beforeProgress` waits for the previous batch's commit and tells how many errors may
  * still be kept.
  */
-async function writeRows(tx: Db, copy: CopyIn, job: q.ImportJobRow, batch: Batch, tagsDone: () => void, beforeProgress: () => Promise<number>): Promise<void> {
+async function writeRows(
+  tx: Db,
+  copy: CopyIn,
+  job: q.ImportJobRow,
+  batch: Batch,
+  phones: PhonesSoFar,
+  tagsDone: () => void,
+  beforeProgress: () => Promise<number>,
+): Promise<void> {
   const orgId = job.organization_id;
   const tagIdOf = await resolveTags(tx, orgId, batch.rows);
   tagsDone();
@@ -294,10 +306,27 @@ async function writeRows(tx: Db, copy: CopyIn, job: q.ImportJobRow, batch: Batch
     pending.push({ row, tagIds: [...new Set([...row.tagNames.map((n) => tagIdOf.get(n.toLowerCase())!), ...jobTags])] });
   }
 
+  // While every phone of the job so far was new, the batch skips looking its phones up (0.35 s of database CPU
+  // over the bench's 150,000 rows) and COPYs them all as new contacts: the unique key on (organization, phone)
+  // either proves them new, which is what the lookup would have found, or refuses the COPY (nothing of it kept),
+  // and then this batch and the job's next ones take the lookup path.
+  if (phones.allNew && pending.length > 0) {
+    const planned = pending.map(({ row, tagIds }) => planRow(row, tagIds, undefined));
+    const fresh = planned.flatMap((p) => ('code' in p ? [] : [staged(p)]));
+    if (await q.copyNewContacts(tx, copy, orgId, fresh, job.actor)) {
+      for (const p of planned) if ('code' in p) errors.push(p);
+      counts.imported += fresh.length;
+      pending = [];
+    } else {
+      phones.allNew = false;
+    }
+  }
+
   // A phone created by someone else between our read and our write is retried as an existing contact.
   for (let round = 0; pending.length > 0; round++) {
     if (round === 3) throw new Error('contacts keep changing under the import; try again');
     const existing = new Map((await q.lockContactsByPhone(tx, orgId, pending.map((p) => p.row.phone))).map((c) => [c.phone, c]));
+    if (existing.size > 0) phones.allNew = false;
     let writes: Array<{ row: Row; values: q.UpsertRow; newTags: string[]; consentChanged: boolean }> = [];
     for (const { row, tagIds } of pending) {
       const current = existing.get(row.phone);
@@ -307,7 +336,6 @@ async function writeRows(tx: Db, copy: CopyIn, job: q.ImportJobRow, batch: Batch
       else writes.push({ row, ...plan });
     }
     if (writes.length === 0) break;
-    const staged = (w: (typeof writes)[number]): q.StagedRow => ({ ...w.values, newTagIds: w.newTags, consentChanged: w.consentChanged });
     // Contacts new at the lock go in by plain COPY; only if one of their phones appeared since then do they join
     // the merge, which sorts that out row by row.
     const fresh = writes.filter((w) => !existing.has(w.row.phone));
@@ -332,6 +360,11 @@ async function writeRows(tx: Db, copy: CopyIn, job: q.ImportJobRow, batch: Batch
     errors: errors.slice(0, room),
     linesDone: batch.lastLine,
   });
+}
+
+/** A planned row as the batch's statements take it. */
+function staged(plan: { values: q.UpsertRow; newTags: string[]; consentChanged: boolean }): q.StagedRow {
+  return { ...plan.values, newTagIds: plan.newTags, consentChanged: plan.consentChanged };
 }
 
 /** The row's effect on the contact with its phone (or a new one): merged values, tags to add, or a rejection. */
