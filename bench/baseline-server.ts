@@ -1,5 +1,6 @@
 // The bare baseline: node:http + pg answering GET /v1/api-keys with the same SQL the full stack runs for
-// listApiKeys, for a fixed organization — no framework, no auth, no validation, no logging.
+// listApiKeys, for a fixed organization — no framework, no auth, no validation, no logging. Sent as a named
+// prepared statement, as the full stack sends it (src/db/prepared.ts): both sides parse and plan it once per connection.
 import { createServer } from 'node:http';
 import pg from 'pg';
 
@@ -11,7 +12,7 @@ const SQL = `select *, count(*) over() as total_count from api_keys where organi
 
 const server = createServer(async (req, res) => {
   if (req.url?.startsWith('/v1/api-keys')) {
-    const { rows } = await pool.query(SQL, [orgId]);
+    const { rows } = await pool.query({ name: 'api-keys-list', text: SQL, values: [orgId] });
     const data = rows.map((r) => ({ id: r.id, name: r.name, prefix: r.prefix, scopes: r.scopes, createdAt: r.created_at }));
     const body = JSON.stringify({ data, pagination: { page: 1, limit: 20, total: Number(rows[0]?.total_count ?? 0), hasMore: false } });
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });

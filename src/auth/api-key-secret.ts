@@ -1,7 +1,7 @@
 // API key secrets: `msk_<8-char prefix>_<43-char base64url of 32 random bytes>` (256 bits of entropy).
 // Only SHA-256 of the whole secret is stored; a fast hash is enough for a random 256-bit secret, and the
 // prefix is the lookup key, so no secret-derived value is ever used in a query.
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz0123456789';
 const SECRET_RE = /^(msk_[a-z0-9]{8})_([A-Za-z0-9_-]{43})$/;
@@ -15,8 +15,9 @@ function randomPrefix(): string {
   return out;
 }
 
+/** One-shot SHA-256 (no Hash object per call: it runs on every authenticated request). */
 export function hashSecret(secret: string): Buffer {
-  return createHash('sha256').update(secret).digest();
+  return hash('sha256', secret, 'buffer');
 }
 
 export function generateSecret(): NewSecret {

@@ -1,5 +1,6 @@
 // Bearer API key → Principal. Lookup by public prefix, constant-time digest comparison, then state checks.
 import type { Db } from '../db/database.ts';
+import type { ApiKeyRow } from '../db/schema.ts';
 import { findApiKeyByPrefix, touchApiKey } from '../db/queries/api-keys/api-keys.ts';
 import { unauthenticated } from '../domain/errors.ts';
 import { digestsEqual, hashSecret, prefixOf } from './api-key-secret.ts';
@@ -32,5 +33,14 @@ export async function authenticate(db: Db, cache: ApiKeyCache | undefined, autho
     row.last_used_at = now; // also in the cached row, so the next minute of requests does not write again
     await touchApiKey(db, row.id).catch(() => {}); // best effort (never fails a request); awaited so the answer already shows it
   }
-  return { organizationId: row.organization_id, apiKeyId: row.id, scopes: new Set(row.scopes) };
+  return { organizationId: row.organization_id, apiKeyId: row.id, scopes: scopesOf(row) };
+}
+
+/** A key's scopes as a set, built once per cached row (an owner key holds every scope: ~70 strings per request). */
+const scopeSets = new WeakMap<ApiKeyRow, ReadonlySet<string>>();
+
+function scopesOf(row: ApiKeyRow): ReadonlySet<string> {
+  let scopes = scopeSets.get(row);
+  if (!scopes) scopeSets.set(row, (scopes = new Set(row.scopes)));
+  return scopes;
 }

@@ -1,6 +1,7 @@
 // Named prepared statements for the hot path. Kysely sends every statement unnamed, so PostgreSQL parses and plans
 // it on each execution; for the send path's one large statement that planning costs more than running it. A
-// statement whose SQL starts with `/* prepared:<name> */` is sent as a named prepared statement instead: parsed
+// statement whose SQL starts with `/* prepared:<name> */` (a query builder's select marks itself with
+// `.modifyFront(sql.raw('/* prepared:<name> */'))`: `select /* prepared:<name> */ …`) is sent as a named prepared statement instead: parsed
 // once per connection, and after a few executions PostgreSQL may keep a generic plan. Only statements of a fixed
 // shape are marked (the text is part of the name, so another shape is another statement).
 //
@@ -12,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 
-const MARK = /^\/\* prepared:([\w.-]+) \*\//;
+const MARK = /^(?:select )?\/\* prepared:([\w.-]+) \*\//;
 const names = new Map<string, string>();
 const patched = new WeakSet<pg.PoolClient>();
 
