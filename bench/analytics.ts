@@ -89,7 +89,7 @@ async function seed(pool: pg.Pool, orgId: string, start: Date): Promise<{ second
   await q('alter table messages drop constraint messages_pkey');
   // The rollup and session-mark triggers too (per-row work against dropped indexes); the load then marks the session
   // openers and builds both rollup levels with migration 0028's backfill statements, as production's migration does.
-  const triggers = ['messages_analytics_rollup', 'messages_analytics_rollup_update', 'messages_session_mark',
+  const triggers = ['messages_analytics_rollup_insert', 'messages_analytics_rollup_update', 'messages_analytics_rollup_delete', 'messages_session_mark',
     'messages_session_followers_insert', 'messages_session_followers_update', 'messages_session_followers_delete'];
   for (const t of triggers) await q(`alter table messages disable trigger ${t}`);
   const stepMs = (365 * DAY) / TOTAL;

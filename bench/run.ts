@@ -9,6 +9,7 @@
 //  (m) sends per second through POST /v1/messages/send, and dispatch throughput to the simulator (bench/messaging.ts)
 //  (l) a 1,000,000-recipient blast: launch until every message is queued vs. a plain INSERT … SELECT (bench/blasts.ts)
 //  (r) analytics over 10,000,000 messages: rollup answers vs. the raw table; a 1,000,000-row export (bench/analytics.ts)
+import { sql } from 'kysely';
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -126,6 +127,17 @@ async function main(): Promise<void> {
     for (let i = 0; i < 9; i++) await createOrganization(db, loadDocument(), `Noise org ${i}`);
     await db.destroy();
     const env = { ...process.env, DATABASE_URL: pgServer.url, NODE_ENV: 'production', LOG_LEVEL: 'info', RUN_WORKERS: '1' };
+    // After a part that writes millions of rows, the database settles before the next part: vacuumed, analyzed and
+    // checkpointed now, so autovacuum and the checkpointer do not run during (and get measured in) the next part.
+    const settle = async () => {
+      const { db: admin } = createDb(pgServer.url, 1);
+      try {
+        await sql`vacuum (analyze)`.execute(admin);
+        await sql`checkpoint`.execute(admin);
+      } finally {
+        await admin.destroy();
+      }
+    };
 
     console.log(`\nbenchmark (${CONNECTIONS} connections, Node ${process.version}, ${process.env.BENCH_NOTE ?? 'shared machine'}; parts ${[...parts].join(', ')})\n`);
 
@@ -250,6 +262,7 @@ async function main(): Promise<void> {
       console.log(`        into three tables without indexes (scale only): ${fmt(imp.plainSeconds, 2)} s → import/plain speed ${fmt(imp.plainSeconds / imp.importSeconds, 2)}x`);
       const vsIndexed = imp.indexedSeconds / imp.importSeconds;
       console.log(`        into contacts, contact_tags, consent_events (their indexes and foreign keys; the goal's reference): ${fmt(imp.indexedSeconds, 2)} s → import/COPY speed ${fmt(vsIndexed, 2)}x (${goal(vsIndexed >= 0.3, '≥ 0.3x')})`);
+      await settle();
     }
 
     if (parts.has('e')) {
@@ -266,6 +279,7 @@ async function main(): Promise<void> {
       const slowest = Math.max(...qs.segments.map((t) => t.ms));
       const unexplained = qs.segments.filter((t) => !t.indexOnly && !t.scanBecause).map((t) => t.label);
       console.log(`      segment previews: slowest ${fmt(slowest, 1)} ms (${goal(slowest <= 250, '≤ 250 ms')}); scans without a reason: ${unexplained.join(', ') || 'none'} (${goal(unexplained.length === 0, 'none')})`);
+      await settle();
     }
 
     if (parts.has('m')) {
@@ -287,7 +301,10 @@ async function main(): Promise<void> {
 
     // Parts that bring their own organization and data: they get the database and the environment of the run.
     const own = { databaseUrl: pgServer.url, env, freePort, waitFor, children, rounds: ROUNDS };
-    if (parts.has('l')) for (const line of await benchBlasts(own)) console.log(line);
+    if (parts.has('l')) {
+      for (const line of await benchBlasts(own)) console.log(line);
+      await settle();
+    }
     if (parts.has('r')) for (const line of await benchAnalytics(own)) console.log(line);
   } finally {
     await cleanUp();
