@@ -5,11 +5,10 @@
 // input with what openapi-backend's own steps produce for the same request.
 import { parse as parseQuery } from 'node:querystring';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OpenAPIBackend, type Document, type Operation } from 'openapi-backend';
-import addFormats from 'ajv-formats';
+import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import fc from 'fast-check';
 import pino from 'pino';
-import { createApi, type Api } from '../src/http/api.ts';
+import { createApi, openApiBackendFor, type Api } from '../src/http/api.ts';
 import { handlers } from '../src/handlers/index.ts';
 import { notImplementedOperations } from '../src/handlers/not-implemented.ts';
 import { definePublicHandlers, isPublicHandler, type HandlerMap } from '../src/http/handler-types.ts';
@@ -39,19 +38,7 @@ beforeAll(async () => {
   // Responses are not checked here: the recording handlers answer an empty body.
   api = await createApi({ ...srv.context, config: { ...srv.context.config, validateResponses: false } }, recording as HandlerMap, notImplementedOperations);
   // openapi-backend configured as createApi configures it.
-  reference = new OpenAPIBackend({
-    definition: structuredClone(srv.context.document) as unknown as Document,
-    strict: true,
-    quick: true,
-    validate: true,
-    coerceTypes: true,
-    ajvOpts: { strict: false, useDefaults: true, allErrors: true },
-    customizeAjv: (ajv) => {
-      addFormats.default(ajv);
-      ajv.addFormat('binary', true);
-      return ajv;
-    },
-  });
+  reference = openApiBackendFor(srv.context.document);
   await reference.init();
 });
 afterAll(() => srv.close());

@@ -24,6 +24,23 @@ import { CompiledRouter, type MatchResult } from './router.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
 import { createOneOfNarrower } from './one-of-errors.ts';
 
+/** openapi-backend as the API configures it (its validators coerce and fill defaults); not yet initialised. */
+export function openApiBackendFor(document: unknown): OpenAPIBackend {
+  return new OpenAPIBackend({
+    definition: structuredClone(document) as Document,
+    strict: true,
+    quick: true, // openapi-backend's full init rejects valid 3.1; `npm run spec:lint` validates the document
+    validate: true,
+    coerceTypes: true,
+    ajvOpts: { strict: false, useDefaults: true, allErrors: true },
+    customizeAjv: (ajv) => {
+      addFormats.default(ajv);
+      ajv.addFormat('binary', true);
+      return ajv;
+    },
+  });
+}
+
 /** What the HTTP adapter hands to the API for one request. */
 export type ApiRequest = {
   method: string;
@@ -55,21 +72,8 @@ export type Api = {
   operations: Operation[];
 };
 
-
 export async function createApi(app: AppContext, handlers: HandlerMap, notImplementedIds: readonly string[]): Promise<Api> {
-  const backend = new OpenAPIBackend({
-    definition: structuredClone(app.document) as unknown as Document,
-    strict: true,
-    quick: true, // openapi-backend's full init rejects valid 3.1; `npm run spec:lint` validates the document
-    validate: true,
-    coerceTypes: true,
-    ajvOpts: { strict: false, useDefaults: true, allErrors: true },
-    customizeAjv: (ajv) => {
-      addFormats.default(ajv);
-      ajv.addFormat('binary', true);
-      return ajv;
-    },
-  });
+  const backend = openApiBackendFor(app.document);
   await backend.init();
   boundValidationErrors(backend);
   const narrowOneOf = createOneOfNarrower(app.document as unknown as Record<string, unknown>);

@@ -148,17 +148,17 @@ export async function stageRows(db: Db, copy: CopyIn, rows: StagedRow[]): Promis
     'copy import_stage from stdin',
     rows.map((r) =>
       copyRow([
-        copyField(r.phone),
-        copyField(r.country),
-        copyField(r.name),
-        copyField(r.timeZone),
-        copyField(r.consentType),
-        copyField(JSON.stringify(r.attributes)),
+        ...contactFields(r),
         `{${r.newTagIds.join(',')}}`,
         r.consentChanged ? 't' : 'f',
       ]),
     ),
   );
+}
+
+/** A row's contact columns as COPY fields: phone, country, name, time zone, consent type, attributes (JSON). */
+function contactFields(r: StagedRow): string[] {
+  return [copyField(r.phone), copyField(r.country), copyField(r.name), copyField(r.timeZone), copyField(r.consentType), copyField(JSON.stringify(r.attributes))];
 }
 
 /**
@@ -180,16 +180,7 @@ export async function copyNewContacts(db: Db, copy: CopyIn, orgId: string, rows:
     const id = ids[i]!;
     for (const tagId of r.newTagIds) links.push(copyRow([orgId, id, tagId]));
     if (r.consentChanged) consent.push(copyRow([orgId, id, copyField(r.phone), 'CONSENT_UPDATED', 'IMPORT', copyField(r.consentType), copyField(actor)]));
-    return copyRow([
-      id,
-      orgId,
-      copyField(r.phone),
-      copyField(r.country),
-      copyField(r.name),
-      copyField(r.timeZone),
-      copyField(r.consentType),
-      copyField(JSON.stringify(r.attributes)),
-    ]);
+    return copyRow([id, orgId, ...contactFields(r)]);
   });
   await sql`savepoint import_new_contacts`.execute(db);
   try {
