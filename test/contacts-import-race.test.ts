@@ -6,6 +6,7 @@ import { insertImportJob } from '../src/db/queries/contacts/imports.ts';
 import { runImportJob } from '../src/domain/contacts/import-worker.ts';
 import { resolveColumns } from '../src/domain/contacts/import.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { untilWaitingOnLock } from './support/wait.ts';
 
 let srv: TestServer;
 beforeAll(async () => {
@@ -30,14 +31,8 @@ it('updates a contact created while its batch was being written, and still creat
     await other.query('begin');
     await other.query(`insert into contacts (organization_id, phone, name) values ($1, '+14155550941', 'Created meanwhile')`, [o.organizationId]);
     const run = runImportJob(srv.context, { organizationId: o.organizationId, jobId: job.id });
-    // Wait until the import's COPY waits on that row, then commit it: the COPY fails on the unique key. (Asked on
-    // another connection: within a transaction, pg_stat_activity keeps its first answer.)
-    for (let i = 0; ; i++) {
-      const { rows } = await srv.context.pool.query(`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like 'copy contacts%'`);
-      if (rows.length > 0) break;
-      if (i > 500) throw new Error('the import never waited on the uncommitted contact');
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    // Wait until the import's COPY waits on that row, then commit it: the COPY fails on the unique key.
+    await untilWaitingOnLock(srv.context.db, 'copy contacts%', 'the import to wait on the uncommitted contact');
     await other.query('commit');
     await run;
   } finally {

@@ -4,21 +4,20 @@
 //
 // No worker runs here: the test fetches the jobs from a pg-boss of its own (schema pgboss_webhook_batching_test)
 // and hands them to the job definition as src/jobs/workers.ts would.
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { PgBoss } from 'pg-boss';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { PgBoss } from 'pg-boss';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { emitEvents, type NewEvent } from '../src/domain/webhooks/events.ts';
 import { DELIVERIES_PER_JOB, DELIVERY_QUEUE, type DeliveryJobData } from '../src/domain/webhooks/queue.ts';
 import { tuneWebhooksForTests } from '../src/domain/webhooks/tuning.ts';
 import { sealSecret } from '../src/lib/secrets.ts';
 import { webhookJobs } from '../src/jobs/webhooks.ts';
-import { createQueues } from '../src/jobs/workers.ts';
-import { call, startTestServer, type TestServer } from './support/server.ts';
+import { call, type TestServer } from './support/server.ts';
+import { startDeliveryHarness, type DeliveryHarness } from './support/webhook-harness.ts';
 
 type Received = { path: string; headers: IncomingHttpHeaders; body: string };
-let receiver: Server;
+let harness: DeliveryHarness;
 let base: string;
 const received: Received[] = [];
 let srv: TestServer;
@@ -30,31 +29,13 @@ let unique = 0;
 const definition = webhookJobs.find((d) => d.queue === DELIVERY_QUEUE)!;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString() });
-      res.writeHead(req.url?.startsWith('/fail') ? 500 : 204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
-  base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-  srv = await startTestServer({ config: { webhookAllowPrivate: true } });
-  boss = new PgBoss({ connectionString: inject('databaseUrl'), schema: 'pgboss_webhook_batching_test', max: 2 });
-  boss.on('error', () => {});
-  await boss.start();
-  await createQueues(boss);
-  srv.context.queue = boss;
+  harness = await startDeliveryHarness('pgboss_webhook_batching_test', (req, body) => received.push({ path: req.url ?? '/', headers: req.headers, body }));
+  ({ base, srv, boss } = harness);
 }, 120_000);
 
 afterAll(async () => {
   restoreTuning?.();
-  await boss.stop({ graceful: false, timeout: 5_000 });
-  await srv.close();
-  closeDeliveryAgents();
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await harness.close();
 });
 
 beforeEach(async () => {

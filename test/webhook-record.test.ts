@@ -6,19 +6,18 @@
 //
 // No worker runs here: the test hands jobs to the job definition as src/jobs/workers.ts would, on a pg-boss of its
 // own (schema pgboss_webhook_record_test).
-import { createServer, type Server } from 'node:http';
 import { sql } from 'kysely';
-import { PgBoss } from 'pg-boss';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
+import type { PgBoss } from 'pg-boss';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { emitEvents, type NewEvent } from '../src/domain/webhooks/events.ts';
 import { DELIVERY_QUEUE, type DeliveryJobData } from '../src/domain/webhooks/queue.ts';
 import { tuneWebhooksForTests } from '../src/domain/webhooks/tuning.ts';
 import { webhookJobs } from '../src/jobs/webhooks.ts';
-import { createQueues } from '../src/jobs/workers.ts';
-import { call, startTestServer, type TestServer } from './support/server.ts';
+import { call, type TestServer } from './support/server.ts';
+import { untilWaitingOnLock } from './support/wait.ts';
+import { startDeliveryHarness, type DeliveryHarness } from './support/webhook-harness.ts';
 
-let receiver: Server;
+let harness: DeliveryHarness;
 let base: string;
 let srv: TestServer;
 let boss: PgBoss;
@@ -29,27 +28,13 @@ let unique = 0;
 const definition = webhookJobs.find((d) => d.queue === DELIVERY_QUEUE)!;
 
 beforeAll(async () => {
-  receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => res.writeHead(req.url?.startsWith('/fail') ? 500 : 204).end());
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
-  base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-  srv = await startTestServer({ config: { webhookAllowPrivate: true } });
-  boss = new PgBoss({ connectionString: inject('databaseUrl'), schema: 'pgboss_webhook_record_test', max: 2 });
-  boss.on('error', () => {});
-  await boss.start();
-  await createQueues(boss);
-  srv.context.queue = boss;
+  harness = await startDeliveryHarness('pgboss_webhook_record_test');
+  ({ base, srv, boss } = harness);
 }, 120_000);
 
 afterAll(async () => {
   restoreTuning?.();
-  await boss.stop({ graceful: false, timeout: 5_000 });
-  await srv.close();
-  closeDeliveryAgents();
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await harness.close();
 });
 
 beforeEach(async () => {
@@ -120,13 +105,6 @@ describe('recording a batch', () => {
   it('locks the endpoint before any delivery when a batch of successes records in one statement', async () => {
     const ep = await endpoint('ok');
     const ids = await emitTo(ep.id, 2);
-    const waiting = async () =>
-      Number(
-        (
-          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query like '%webhook_endpoints%'`.execute(srv.context.db)
-        ).rows[0]!.n,
-      );
     let outcome: unknown;
     // Another recording (or a PATCH) holds the endpoint and then takes its deliveries, as the lock order allows.
     await srv.context.db.transaction().execute(async (tx) => {
@@ -135,10 +113,7 @@ describe('recording a batch', () => {
         () => 'recorded',
         (error: unknown) => error,
       );
-      for (let i = 0; (await waiting()) === 0; i++) {
-        if (i > 500) throw new Error('the batch never waited for the held endpoint');
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      await untilWaitingOnLock(srv.context.db, '%webhook_endpoints%', 'the batch to wait for the held endpoint');
       await sql`set local lock_timeout = '5s'`.execute(tx);
       await sql`select id from webhook_deliveries where id = any(${ids}::uuid[]) for update`.execute(tx);
       outcome = batch;

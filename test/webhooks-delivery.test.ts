@@ -5,7 +5,7 @@
 // The jobs run on a pg-boss of this file's own (schema pgboss_webhooks_test), registered through the real
 // createQueues/startWorkers: other test files' workers share the database, and a worker of theirs (without the
 // flag and with the documented 5-minute retries) must not pick up these deliveries.
-import { until } from './support/wait.ts';
+import { until, untilWaitingOnLock } from './support/wait.ts';
 import { createHmac } from 'node:crypto';
 import type { LookupAddress } from 'node:dns';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -339,14 +339,6 @@ describe('concurrent recording', () => {
     const deliveries = await srv.context.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', 'in', [low!.id, high!.id]).execute();
     expect(deliveries).toHaveLength(2);
     const jobs = deliveries.map((d) => ({ organizationId: org.organizationId, deliveryId: d.id, attempt: 1 }));
-    const waiting = async () =>
-      Number(
-        (
-          await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-            where datname = current_database() and wait_event_type = 'Lock' and query like '%webhook_endpoints%'`.execute(srv.context.db)
-        ).rows[0]!.n,
-      );
-
     let outcome: unknown;
     // Another recording holds `low` and then takes `high`, as the lock order allows.
     await srv.context.db.transaction().execute(async (tx) => {
@@ -355,7 +347,7 @@ describe('concurrent recording', () => {
         () => 'recorded',
         (error: unknown) => error,
       );
-      await until(waiting, (n) => n > 0, 'the batch to wait for the held endpoint');
+      await untilWaitingOnLock(srv.context.db, '%webhook_endpoints%', 'the batch to wait for the held endpoint');
       await sql`set local lock_timeout = '5s'`.execute(tx);
       await sql`select id from webhook_endpoints where id = ${high!.id} for no key update`.execute(tx);
       outcome = batch;
