@@ -3,7 +3,9 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES } from '../src/jobs/queue-names.ts';
-import { jobDefinitions } from '../src/jobs/workers.ts';
+import type { JobDefinition } from '../src/jobs/job-definition.ts';
+import type { QueueName } from '../src/jobs/queue-names.ts';
+import { jobDefinitions, workOn } from '../src/jobs/workers.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -44,5 +46,32 @@ describe('scheduled jobs', () => {
     const deadline = Date.now() + 15_000;
     while ((await keysLeft()).includes('old') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await keysLeft()).toEqual(['fresh']);
+  });
+});
+
+describe('workers', () => {
+  it('work through a backlog of one-at-a-time jobs back to back, not one fetch per poll interval', async () => {
+    const boss = srv.context.queue!;
+    const queue = 'test.backlog' as QueueName;
+    await boss.createQueue(queue, { notify: true }); // as createQueues makes every queue
+    const runs: Array<{ started: number; ended: number }> = [];
+    const def: JobDefinition = {
+      queue,
+      run: async () => {
+        const started = Date.now();
+        await new Promise((r) => setTimeout(r, 20));
+        runs.push({ started, ended: Date.now() });
+      },
+    };
+    // Queued before the worker exists: no NOTIFY will announce them, only the backlog itself.
+    await boss.insert(queue, Array.from({ length: 6 }, (_, i) => ({ data: { i } })));
+    await workOn(boss, def, srv.context);
+    const deadline = Date.now() + 15_000;
+    while (runs.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await boss.offWork(queue);
+    expect(runs).toHaveLength(6);
+    // Waiting for the poll (1 s with NOTIFY on) between jobs would leave gaps of about a second.
+    const gaps = runs.slice(1).map((r, i) => r.started - runs[i]!.ended);
+    expect(Math.max(...gaps)).toBeLessThan(500);
   });
 });

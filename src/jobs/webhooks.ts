@@ -11,7 +11,7 @@ const delivery: JobDefinition<DeliveryJobData> = {
   // A fetched batch holds at most 50 jobs × DELIVERIES_PER_JOB (10) = 500 attempts. They are made 50 at a time
   // (one slow receiver does not hold up the others) and recorded in one transaction. Even if every attempt of a
   // batch timed out (10 waves of 10 s) it ends well before pg-boss's expiry. A full batch is followed by the next
-  // fetch at once (burstWhenBatchFull, src/jobs/workers.ts); new jobs wake the workers by NOTIFY (src/jobs/queue.ts).
+  // fetch at once (a full fetch wakes its worker again: src/jobs/workers.ts); new jobs wake the workers by NOTIFY (src/jobs/queue.ts).
   batchSize: 500 / DELIVERIES_PER_JOB,
   // Two batches in flight per process: one makes its requests while the other records its attempts (the record
   // transactions lock endpoints in one order, so they only queue behind each other, never deadlock).
