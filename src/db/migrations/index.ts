@@ -32,6 +32,7 @@ import * as m0029 from './0029_bulk_writes.ts';
 import * as m0030 from './0030_report_send_retries.ts';
 import * as m0033 from './0033_blast_write_path.ts';
 import * as m0034 from './0034_contacts_import_throughput.ts';
+import * as m0035 from './0035_plans_that_do_not_guess.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '0030_report_send_retries': m0030,
   '0033_blast_write_path': m0033,
   '0034_contacts_import_throughput': m0034,
+  '0035_plans_that_do_not_guess': m0035,
 };

@@ -69,7 +69,7 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
     texts: new Map([...contents].map(([key, content]) => [key, textOf(content)])),
     recipients,
   });
-  const groups = await q.estimateGroups(db, gateRows(organizationId, recipients, gate), {
+  const groups = await q.estimateGroups(db, gateRows(organizationId, recipients, gate, 'join'), {
     rcsUsable: usable('RCS'),
     fallbackAllowed: blast.fallback_to_sms,
     fallbackOk: [...contents].map(([key, content]) => ({ key, ok: blast.fallback_to_sms && usable(fallbackChannelFor(content)) })),

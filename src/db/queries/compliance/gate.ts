@@ -49,10 +49,26 @@ const groupColumns = (start: string, end: string) => sql`
   coalesce(c.quiet_hours_start, ${start}) as qs,
   coalesce(c.quiet_hours_end, ${end}) as qe`;
 
+/**
+ * How recipients meet their contacts (`from … r, c`). 'probe': each one looked up by primary key, for sets up to a
+ * blast batch — a plan that does not depend on statistics (a lateral subquery with `offset 0` is never flattened
+ * into a join; planned as one, on statistics that had not seen the organization's contacts, a batch of 5,000 read
+ * every contact of the table). 'join': the planner's choice, for a whole audience (an estimate), where a scan is right.
+ */
+export type ContactLookup = 'probe' | 'join';
+
+function recipientContacts(orgId: string, recipients: Recipients, lookup: ContactLookup): RawBuilder<unknown> {
+  return lookup === 'probe'
+    ? // The organization is checked outside the probe: inside, an index on (organization_id, …) would compete with
+      // the primary key, and on statistics that do not know the organization yet it wins (one row, they guess).
+      sql`from (${recipients}) r join lateral (select * from contacts c where c.id = r.contact_id offset 0) c on c.organization_id = ${orgId}::uuid`
+    : sql`from (${recipients}) r join contacts c on c.organization_id = ${orgId}::uuid and c.id = r.contact_id`;
+}
+
 /** The distinct quiet-hours groups of the recipients (tz, prefix, qs, qe), as SQL (defaults: the TCPA window). */
 export function quietGroupsSql(orgId: string, recipients: Recipients, defaults: { start: string; end: string }): RawBuilder<unknown> {
   return sql`select distinct ${groupColumns(defaults.start, defaults.end)}
-    from (${recipients}) r join contacts c on c.organization_id = ${orgId}::uuid and c.id = r.contact_id`;
+    ${recipientContacts(orgId, recipients, 'probe')}`;
 }
 
 /** The distinct quiet-hours groups of the recipients (defaults: the TCPA window). */
@@ -79,7 +95,7 @@ export type GateInputs = {
  * `content_blocked`), the refusal that wins (`block_code`: DNC_LISTED, OPTED_OUT, NO_CONSENT, CONTENT_BLOCKED in
  * that order; null when none) and `held_until` (quiet hours; null when outside them).
  */
-export function gateRows(orgId: string, recipients: Recipients, g: GateInputs): RawBuilder<unknown> {
+export function gateRows(orgId: string, recipients: Recipients, g: GateInputs, lookup: ContactLookup = 'probe'): RawBuilder<unknown> {
   const holds = g.holds ?? [];
   const col = <T>(f: (h: QuietHold) => T) => holds.map(f);
   // Facts as EXISTS probes on their unique indexes, not joins: the statement plans in a fraction of the time (it
@@ -90,8 +106,7 @@ export function gateRows(orgId: string, recipients: Recipients, g: GateInputs): 
            when f.dnc then 'DNC_LISTED' when f.opted_out then 'OPTED_OUT' when f.no_consent then 'NO_CONSENT'
            when f.content_blocked then 'CONTENT_BLOCKED' end as block_code,
       case when ${g.skip} then null else h.held_until end as held_until
-    from (${recipients}) r
-    join contacts c on c.organization_id = ${orgId}::uuid and c.id = r.contact_id
+    ${recipientContacts(orgId, recipients, lookup)}
     cross join lateral (select ${groupColumns(g.defaults.start, g.defaults.end)}) k
     cross join lateral (select
       exists (select 1 from compliance_overrides o where o.organization_id = ${orgId}::uuid and o.contact_id = c.id and o.expires_at > ${g.now}::timestamptz) as overridden) ov

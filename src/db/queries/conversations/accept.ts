@@ -7,7 +7,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { JobInsert } from '../../../jobs/queue.ts';
 import { gateRows, quietGroupsSql, type GateContentRule, type GateInputs, type QuietGroup, type Recipients } from '../compliance/gate.ts';
-import { newConversationId } from './conversations.ts';
+import { conversationIdsDerived, newConversationId } from './conversations.ts';
 import type { MessageRow } from './messages.ts';
 import type { SenderRow } from './senders.ts';
 
@@ -89,7 +89,27 @@ export async function plannedRoute(
   return res.rows[0];
 }
 
-function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>, wake?: JobInsert): RawBuilder<unknown> {
+/**
+ * The recipient's conversation with the sender, probed per recipient (a lateral subquery with `offset 0` is never
+ * flattened into a join, so no statistics choose its index). Where every conversation's id is derived from its key
+ * (conversationIdsDerived) the primary key answers alone. Otherwise the derived id first, then the unique key for a
+ * conversation from before the derivation: planned on statistics that had not seen the organization's newest
+ * conversations, that probe may read the organization's others (migration 0035).
+ */
+function conversationProbe(orgId: string, senderId: string, newId: RawBuilder<string>, derivedIds: boolean): RawBuilder<unknown> {
+  const columns = sql`cv.id, cv.session_channel, cv.last_inbound_at`;
+  // The organization is checked outside the probe, where no index on (organization_id, …) competes with the key.
+  if (derivedIds) return sql`left join lateral (select ${columns}, cv.organization_id from conversations cv where cv.id = ${newId} offset 0) cv on cv.organization_id = ${orgId}::uuid`;
+  return sql`left join lateral (
+          (select ${columns} from conversations cv
+            where cv.id = ${newId} and cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${senderId}::uuid)
+          union all
+          (select ${columns} from conversations cv
+            where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${senderId}::uuid)
+          limit 1) cv on true`;
+}
+
+function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail: RawBuilder<unknown>, wake?: JobInsert): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
     ? sql`, marked as (
@@ -101,23 +121,8 @@ function acceptStatement(orgId: string, a: AcceptSet, tail: RawBuilder<unknown>,
         from s where br.organization_id = ${orgId}::uuid and br.blast_id = ${a.blastId}::uuid and br.contact_id = s.contact_id and br.status = 'pending'
         returning 1)`
     : sql``;
-  // The recipient's conversation with the sender. A direct send's plan is made once (prepared) and often on young
-  // statistics, with which a plain join scanned the sender's every conversation for the one contact. The lateral
-  // lookup (`limit 1`: not flattened into a join) probes the primary key first, by the id a conversation opened
-  // here gets (newConversationId); only a conversation without one (none yet, or one from before) looks further.
   const newId = newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`);
-  const conversationJoin = a.blastId
-    ? // A blast's batch: one probe of the unique key per recipient. A join, planned on statistics that miss the
-      // conversations the blast's previous batches just opened, became a nested loop over all of them (quadratic).
-      sql`left join lateral (select cv.id, cv.session_channel, cv.last_inbound_at from conversations cv
-          where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid limit 1) cv on true`
-    : sql`left join lateral (
-          (select cv.id, cv.session_channel, cv.last_inbound_at from conversations cv
-            where cv.id = ${newId} and cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid)
-          union all
-          (select cv.id, cv.session_channel, cv.last_inbound_at from conversations cv
-            where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${a.senderId}::uuid)
-          limit 1) cv on true`;
+  const conversationJoin = conversationProbe(orgId, a.senderId, newId, derivedIds);
   // A direct send's statement has one shape: prepared once per connection (src/db/prepared.ts).
   return sql`${sql.raw(a.blastId ? '' : '/* prepared:accept-one */')}
     with v as (
@@ -178,20 +183,21 @@ export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake?: Job
   // The notifying CTE is read, so PostgreSQL runs it (a plain select in WITH runs only when referenced).
   const woken = wake?.notify ? sql` where (select count(*) from woken) >= 0` : sql``;
   const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id${woken}`;
-  return (await sql<Outcome>`${acceptStatement(orgId, a, tail, wake)}`.execute(db)).rows;
+  return (await sql<Outcome>`${acceptStatement(orgId, a, await conversationIdsDerived(db), tail, wake)}`.execute(db)).rows;
 }
 
 /** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */
 export async function acceptAll(db: Db, orgId: string, a: AcceptSet, withMessages: boolean): Promise<{ accepted: number; skipped: number; messages: MessageRow[] }> {
+  const derivedIds = await conversationIdsDerived(db);
   if (withMessages) {
     // No join of the set with its inserted rows (the planner cannot see their number): the count beside them.
     const tail = sql`select x.skipped, m.* from (select count(*) filter (where skip_reason is not null)::int as skipped from s) x left join ins m on true`;
-    const rows = (await sql<MessageRow & { skipped: number; id: string | null }>`${acceptStatement(orgId, a, tail)}`.execute(db)).rows;
+    const rows = (await sql<MessageRow & { skipped: number; id: string | null }>`${acceptStatement(orgId, a, derivedIds, tail)}`.execute(db)).rows;
     const messages = rows.filter((r) => r.id !== null) as MessageRow[];
     return { accepted: messages.length, skipped: rows[0]?.skipped ?? 0, messages };
   }
   const tail = sql`select count(*) filter (where skip_reason is null)::int as accepted, count(*) filter (where skip_reason is not null)::int as skipped from s`;
-  const row = (await sql<{ accepted: number; skipped: number }>`${acceptStatement(orgId, a, tail)}`.execute(db)).rows[0]!;
+  const row = (await sql<{ accepted: number; skipped: number }>`${acceptStatement(orgId, a, derivedIds, tail)}`.execute(db)).rows[0]!;
   return { ...row, messages: [] };
 }
 

@@ -52,10 +52,30 @@ export type ConversationKey = {
  * The id a new conversation of (organization, contact, sender) gets: derived from the three, so every writer that
  * creates it — concurrently too — names the same row, and the send path's set statement can insert a message and
  * the conversation it opens in one statement without joining the two inserts (src/db/queries/conversations/accept.ts).
- * Conversations created before keep their random id (found by the unique key first).
+ * Conversations created before keep their random id (found by the unique key: conversationIdsDerived).
  */
 export function newConversationId(orgId: RawBuilder<unknown> | string, contactId: RawBuilder<unknown> | string, senderId: RawBuilder<unknown> | string): RawBuilder<string> {
   return sql<string>`md5(${orgId}::text || ':' || ${contactId}::text || ':' || ${senderId}::text)::uuid`;
+}
+
+let derivedIds: Promise<boolean> | undefined;
+
+/**
+ * Whether every conversation's id is newConversationId of its key: migration 0035's check, validated when no
+ * conversation from before the derivation exists. Asked once per process (the answer only changes by a migration).
+ */
+export function conversationIdsDerived(db: Db): Promise<boolean> {
+  derivedIds ??= sql<{ validated: boolean }>`select coalesce((select convalidated from pg_constraint
+      where conrelid = 'conversations'::regclass and conname = 'conversations_id_from_key'), false) as validated`
+    .execute(db)
+    .then(
+      (r) => r.rows[0]!.validated,
+      (error: unknown) => {
+        derivedIds = undefined; // asked again next time
+        throw error;
+      },
+    );
+  return derivedIds;
 }
 
 /** The conversation of (contact, sender), inserted when there is none; either way locked for the caller's transaction. */

@@ -1,0 +1,125 @@
+// The send path's per-recipient lookups are planned by primary key, whatever the statistics (migration 0035). A
+// contact and a conversation are each found by their id (a lateral probe that is never flattened into a join):
+// planned as joins, on statistics that had not yet seen an organization's new contacts or conversations, a blast
+// batch read every contact of the table, or every conversation of the organization per recipient (quadratic).
+// Checked on the plans PostgreSQL makes for the statements the service really sent: a direct send's and a blast
+// batch's, captured at the driver and explained with their own parameters.
+import pg from 'pg';
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newConversationId } from '../src/db/queries/conversations/conversations.ts';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+
+type Captured = { text: string; values: unknown[] };
+
+/** The statements matching `pattern` sent while `work` runs, with their parameters. */
+async function captured(pattern: RegExp, work: () => Promise<void>): Promise<Captured[]> {
+  const seen: Captured[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0] as string | { text?: string; values?: unknown[] };
+    const text = typeof first === 'string' ? first : first?.text;
+    const values = (typeof first === 'string' ? args[1] : first?.values) as unknown[] | undefined;
+    if (text && pattern.test(text)) seen.push({ text, values: values ?? [] });
+    return (original as (...a: unknown[]) => unknown).apply(this, args);
+  } as typeof original;
+  try {
+    await work();
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  return seen;
+}
+
+type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
+
+/** Every scan of `relation` in the statement's plan, as "Seq Scan" or the index it uses. */
+async function scansOf(statement: Captured, relation: string): Promise<string[]> {
+  const client = new pg.Client({ connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString });
+  await client.connect();
+  try {
+    const res = await client.query(`explain (format json) ${statement.text}`, statement.values);
+    const scans: string[] = [];
+    const walk = (n: PlanNode) => {
+      if (n['Relation Name'] === relation && n['Node Type'].endsWith('Scan')) scans.push(n['Index Name'] ?? n['Node Type']);
+      for (const child of n.Plans ?? []) walk(child);
+    };
+    walk((res.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan);
+    return scans;
+  } finally {
+    await client.end();
+  }
+}
+
+/** Contacts of the organization (never quiet: the sends are accepted whatever the hour of the run). */
+async function contacts(n: number, cohort: 'derived' | 'direct' | 'blast'): Promise<string[]> {
+  const rows = Array.from({ length: n }, (_, i) => ({
+    organization_id: org.organizationId,
+    phone: `+1415${{ derived: '5', direct: '6', blast: '7' }[cohort]}${String(100000 + i)}`,
+    attributes: JSON.stringify({ cohort }),
+    consent_type: 'MARKETING',
+    time_zone: 'UTC',
+    quiet_hours_start: '00:00',
+    quiet_hours_end: '00:00',
+  }));
+  return (await srv.context.db.insertInto('contacts').values(rows).returning('id').execute()).map((r) => r.id);
+}
+
+beforeAll(async () => {
+  srv = await startTestServer({ workers: true });
+  org = await srv.newOrg('Plans');
+});
+afterAll(() => srv.close());
+
+describe('conversation ids derived from their key', () => {
+  it('the database derives the id of a conversation inserted without one, and refuses another id', async () => {
+    const [contactId] = await contacts(1, 'derived');
+    const keys = { organization_id: org.organizationId, contact_id: contactId!, sender_id: org.senderId, source_type: 'api' };
+    const row = await srv.context.db.insertInto('conversations').values(keys).returning('id').executeTakeFirstOrThrow();
+    const derived = (await sql<{ id: string }>`select ${newConversationId(org.organizationId, contactId!, org.senderId)} as id`.execute(srv.context.db)).rows[0]!.id;
+    expect(row.id).toBe(derived);
+    await srv.context.db.deleteFrom('conversations').where('id', '=', row.id).execute();
+    await expect(srv.context.db.insertInto('conversations').values({ ...keys, id: crypto.randomUUID() }).execute()).rejects.toThrow(/conversations_id_from_key/);
+  });
+
+  it('the check is validated here (no conversation from before the derivation), so sends probe the primary key alone', async () => {
+    const row = await sql<{ convalidated: boolean }>`select convalidated from pg_constraint where conname = 'conversations_id_from_key'`.execute(srv.context.db);
+    expect(row.rows[0]?.convalidated).toBe(true);
+  });
+});
+
+describe('per-recipient lookups by primary key', () => {
+  it('a direct send finds its contact and conversation by id', async () => {
+    const [contactId] = await contacts(1, 'direct');
+    const [statement] = await captured(/insert into messages/, async () => {
+      const res = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Plans' } } });
+      expect(res.status).toBe(200);
+    });
+    expect(await scansOf(statement!, 'contacts')).toEqual(['contacts_pkey']);
+    expect(await scansOf(statement!, 'conversations')).toEqual(['conversations_pkey']);
+  });
+
+  it("a blast batch finds each recipient's contact and conversation by id", async () => {
+    await contacts(30, 'blast');
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key: org.apiKey.secret,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'blast' }] },
+    });
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key: org.apiKey.secret,
+      body: { name: 'Plans', senderId: org.senderId, messageType: 'MARKETING', contentJson: { type: 'text', text: 'Plans' }, segmentId: segment.body.data.segmentId },
+    });
+    const [statement] = await captured(/update blast_recipients br/, async () => {
+      expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/launch`, { key: org.apiKey.secret })).status).toBe(200);
+      const deadline = Date.now() + 20_000;
+      const pending = async () => (await srv.context.db.selectFrom('blast_recipients').select('contact_id').where('blast_id', '=', blast.body.id).where('status', '=', 'pending').execute()).length;
+      while ((await pending()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    });
+    expect(statement).toBeDefined();
+    expect(new Set(await scansOf(statement!, 'contacts'))).toEqual(new Set(['contacts_pkey']));
+    expect(await scansOf(statement!, 'conversations')).toEqual(['conversations_pkey']);
+  });
+});
