@@ -66,7 +66,16 @@ export function signCallback(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
-export type CallbackJob = { provider: ProviderName; delivery: ProviderCallback };
+/**
+ * One callback job: the callbacks a carrier reports at the same time — the receipts of one accepted batch due at
+ * once (delivered now, read a second later), or one inbound message. A job per receipt cost the database a job row
+ * inserted, fetched, completed and purged per receipt, twice per message, beside the service it stands in for.
+ * `delivery` is the one-callback form of jobs queued before.
+ */
+export type CallbackJob = { provider: ProviderName; deliveries?: ProviderCallback[]; delivery?: ProviderCallback };
+
+/** Callbacks per POST: a carrier's batch, well inside the callback route's body limit. */
+const CALLBACKS_PER_POST = 100;
 
 export class CarrierSimulator implements MessagingProvider {
   readonly name: ProviderName;
@@ -358,14 +367,15 @@ export class CarrierSimulator implements MessagingProvider {
     return Number(row.value);
   }
 
-  /** Queues callbacks in one insert; each becomes a signed POST to the service. */
+  /** Queues callbacks in one insert: one job per due time, each sent as signed POSTs to the service. */
   private async enqueue(items: ReceiptItem[]): Promise<void> {
     if (!this.queue) throw new Error('carrier simulator has no job queue to deliver callbacks');
+    const byDelay = Map.groupBy(items, (item) => item.delaySeconds ?? 0);
     await this.queue.insert(
       SIMULATOR_CALLBACK_QUEUE,
-      items.map(({ delivery, delaySeconds }) => ({
-        data: { provider: this.name, delivery } satisfies CallbackJob,
-        startAfter: new Date(Date.now() + (delaySeconds ?? 0) * 1000),
+      [...byDelay].map(([delaySeconds, due]) => ({
+        data: { provider: this.name, deliveries: due.map((item) => item.delivery) } satisfies CallbackJob,
+        startAfter: new Date(Date.now() + delaySeconds * 1000),
         retryLimit: 10,
         retryDelay: 1,
         retryBackoff: true,
@@ -394,24 +404,30 @@ function receiptsFor(message: OutboundMessage, providerMessageId: string): Recei
   return receipts;
 }
 
-/** Worker side: POST a batch of callbacks to the service in one request, signed as the provider signs it. */
+/**
+ * Worker side: POST the jobs' callbacks to the service, signed as the provider signs them, CALLBACKS_PER_POST to a
+ * request. A request that fails fails the jobs, which are retried whole: the service applies a repeated receipt
+ * or inbound message once (statuses only move forward; inbound messages by their provider id).
+ */
 export async function deliverSimulatorCallbacks(db: Db, baseUrl: string, jobs: CallbackJob[]): Promise<void> {
-  const live: CallbackJob[] = [];
-  const receiptIds = jobs.flatMap((j) => (j.delivery.type === 'receipt' ? [j.delivery.providerMessageId] : []));
+  const callbacks = jobs.flatMap((j) => (j.deliveries ?? (j.delivery ? [j.delivery] : [])).map((delivery) => ({ provider: j.provider, delivery })));
+  const receiptIds = callbacks.flatMap((c) => (c.delivery.type === 'receipt' ? [c.delivery.providerMessageId] : []));
   // A revoked message was withdrawn before delivery: the carrier reports nothing more for it.
   const revoked = receiptIds.length
     ? new Set((await db.selectFrom('simulator_messages').select('provider_message_id').where('provider_message_id', 'in', receiptIds).where('revoked', '=', true).execute()).map((r) => r.provider_message_id))
     : new Set<string>();
-  for (const job of jobs) if (!(job.delivery.type === 'receipt' && revoked.has(job.delivery.providerMessageId))) live.push(job);
+  const live = callbacks.filter((c) => !(c.delivery.type === 'receipt' && revoked.has(c.delivery.providerMessageId)));
   const secret = await simulatorSecret(db);
-  for (const provider of new Set(live.map((j) => j.provider))) {
-    const body = JSON.stringify(live.filter((j) => j.provider === provider).map((j) => j.delivery));
-    const res = await fetch(`${baseUrl}/provider-callbacks/${provider}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(secret, body) },
-      body,
-      signal: AbortSignal.timeout(10_000),
-    });
-    if (!res.ok) throw new Error(`callback answered ${res.status}`);
+  for (const [provider, ofProvider] of Map.groupBy(live, (c) => c.provider)) {
+    for (let i = 0; i < ofProvider.length; i += CALLBACKS_PER_POST) {
+      const body = JSON.stringify(ofProvider.slice(i, i + CALLBACKS_PER_POST).map((c) => c.delivery));
+      const res = await fetch(`${baseUrl}/provider-callbacks/${provider}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(secret, body) },
+        body,
+        signal: AbortSignal.timeout(10_000),
+      });
+      if (!res.ok) throw new Error(`callback answered ${res.status}`);
+    }
   }
 }
