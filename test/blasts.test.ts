@@ -2,6 +2,7 @@
 // (a segment from POST /v1/segments/resolve) → estimate (= what the sends are billed) → launch → delivery →
 // progress and stats; every transition, legal and illegal; schedule and cancel; exclusions with reasons; a
 // retried batch never sends twice; unknown ids; tenancy; scopes.
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBatch } from '../src/domain/blasts/sending.ts';
 import { TRANSITIONS } from '../src/domain/blasts/transitions.ts';
@@ -294,6 +295,46 @@ describe('exactly once', () => {
     expect(msgs).toHaveLength(5);
     const all = await srv.context.db.selectFrom('messages').select('contact_id').where('contact_id', 'in', cs.map((c) => c.id)).execute();
     expect(all).toHaveLength(5);
+  });
+});
+
+describe("a sender's rate", () => {
+  it('each message is claimed once: what the window cannot take stays queued until it opens, never claimed and put back', async () => {
+    const slow = await srv.context.db
+      .insertInto('sender_ids')
+      .values({ organization_id: org.organizationId, name: 'Slow blaster', type: 'LONG_CODE', status: 'ACTIVE', provider: 'PROVIDER_A', phone_number: `+1500${String(Date.now()).slice(-7)}`, is_sandbox: true, throughput_per_second: 4, updated_at: new Date() })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    for (let i = 0; i < 12; i++) await contact('6', { rcs_capable: false, cohort: 'rate' });
+    const { body } = await createBlast({ senderId: slow.id, contentJson: text('At four a second'), segmentId: await segmentFor('rate') });
+    // Rows each dispatch claim returns, counted at the driver.
+    let claimed = 0;
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const result = (original as (...a: unknown[]) => unknown).apply(this, args);
+      const first = args[0] as string | { text?: string };
+      if (/with due as/.test(typeof first === 'string' ? first : (first?.text ?? '')) && result instanceof Promise) {
+        void result.then((r: { rowCount?: number | null }) => (claimed += r?.rowCount ?? 0), () => {});
+      }
+      return result;
+    } as typeof original;
+    try {
+      expect((await call(srv, 'POST', `/v1/blasts/${body.id}/launch`, { key })).status).toBe(200);
+      await waitStatus(body.id, ['SENT'], 30_000);
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+    const sent = await srv.context.db
+      .selectFrom('blast_recipients as r')
+      .innerJoin('messages as m', 'm.id', 'r.message_id')
+      .select('m.sent_at')
+      .where('r.blast_id', '=', body.id)
+      .execute();
+    expect(sent).toHaveLength(12); // all of them, none dropped
+    expect(claimed).toBe(12);
+    // 12 messages at 4 per one-second window need at least three windows.
+    const times = sent.map((m) => m.sent_at!.getTime()).sort((a, b) => a - b);
+    expect(times.at(-1)! - times[0]!).toBeGreaterThanOrEqual(1500);
   });
 });
 

@@ -166,7 +166,9 @@ export async function acceptSet(tenant: Tenant, services: Services, req: AcceptS
   await announce(tenant, services, req.sender, result.messages);
   if (result.accepted > 0) {
     // One wake job for the whole set: the dispatcher claims its due rows and wakes again for the held ones.
-    const scope = req.blast ? { blast: { organizationId: tenant.organizationId, blastId: req.blast.id, batch: req.blast.batch } } : { messageIds: result.messages.map((m) => m.id) };
+    const scope = req.blast
+      ? { blast: { organizationId: tenant.organizationId, blastId: req.blast.id, batch: req.blast.batch, senderId: req.sender.id } }
+      : { messageIds: result.messages.map((m) => m.id) };
     await wakeDispatch(queueOf(services), scope, { db: tenant.db });
   }
   return { accepted: result.accepted, skipped: result.skipped };

@@ -8,8 +8,11 @@ import type { MessageRow } from './messages.ts';
 /** A claimed message, with the recipient's known RCS capability (null: unknown). */
 export type ClaimedMessage = MessageRow & { contact_rcs_capable: boolean | null };
 
+/** The messages of one blast batch; `senderId`, the blast's sender, is absent from wake jobs queued before it was. */
+export type BlastBatchScope = { organizationId: string; blastId: string; batch: number; senderId?: string };
+
 /** Which outbox rows a wake job looks at: messages by id, or the messages of one blast batch. */
-export type DispatchScope = { messageIds: string[] } | { organizationId: string; blastId: string; batch: number };
+export type DispatchScope = { messageIds: string[] } | BlastBatchScope;
 
 function scopeOf(scope: DispatchScope) {
   if ('messageIds' in scope) return sql`m.id = any(${scope.messageIds}::uuid[])`;
