@@ -6021,6 +6021,9 @@ export interface components {
             /**
              * @description Stable failure code, e.g. `DESTINATION_UNREACHABLE`, `DESTINATION_INVALID`, `CARRIER_REJECTED`,
              *     `CARRIER_FILTERED`, `RCS_EXPIRED`, `MEDIA_UNAVAILABLE`, `SENDER_NOT_READY`, `INTERNAL_ERROR`. New codes may be added.
+             *     `OPTED_OUT` and `DNC_LISTED`: the phone opted out (STOP) or was put on the Do-Not-Contact list after the
+             *     message was accepted and before any carrier took it (held for quiet hours, or queued behind the sender's
+             *     rate in a long blast); it is not sent and not charged. Keyword replies (a STOP confirmation) are exempt.
              * @example DESTINATION_UNREACHABLE
              */
             code: string;

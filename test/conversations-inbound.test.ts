@@ -135,6 +135,29 @@ describe('inbound STOP', () => {
   });
 });
 
+describe('STOP after messages were accepted', () => {
+  it('fails the ones not yet sent (OPTED_OUT), held or queued; the STOP confirmation still goes', async () => {
+    const from = phone();
+    const contact = await srv.context.db
+      .insertInto('contacts')
+      .values({ organization_id: org.organizationId, phone: from, attributes: '{}', consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: '00:00', quiet_hours_end: '23:59' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const send = async (messageType: string) =>
+      (await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId: contact.id, messageType, content: { type: 'text', text: 'Sale' } } })).body.data;
+    // No workers here: the transactional message stays queued; the marketing one is held for quiet hours.
+    expect([(await send('TRANSACTIONAL')).status, (await send('MARKETING')).status]).toEqual(['queued', 'held']);
+    expect((await deliver(inbound(from, 'STOP'))).status).toBe(204);
+    const outbound = await srv.context.db.selectFrom('messages').select(['origin', 'status', 'error_code']).where('organization_id', '=', org.organizationId)
+      .where('contact_phone', '=', from).where('direction', '=', 'outbound').orderBy('created_at').execute();
+    expect(outbound).toEqual([
+      { origin: 'api', status: 'failed', error_code: 'OPTED_OUT' },
+      { origin: 'api', status: 'failed', error_code: 'OPTED_OUT' },
+      { origin: 'keyword_reply', status: 'queued', error_code: null },
+    ]);
+  });
+});
+
 describe('carrier semantics', () => {
   it('answers a signed body that is not a callback with 400 in the carrier’s terms, never an ErrorResponse', async () => {
     for (const body of ['{not json', 'null', '{"type":"nope"}', '[{"type":"inbound"}, 7]']) {

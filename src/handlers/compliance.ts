@@ -29,13 +29,13 @@ export const complianceHandlers = defineHandlers({
     return { status: 200, body: paginated(rows.map(toDncEntry), total, page) };
   },
 
-  async createDncEntry({ body }, { tenant }) {
-    const { row, created } = await dnc.createDncEntry(tenant, body);
+  async createDncEntry({ body }, { tenant, services }) {
+    const { row, created } = await dnc.createDncEntry(tenant, services, body);
     return { status: 200, body: { data: toDncEntry(row), created } };
   },
 
-  async createDncEntriesBatch({ body }, { tenant }) {
-    return { status: 200, body: { data: toDncBatchResult(await dnc.createDncEntriesBatch(tenant, body)) } };
+  async createDncEntriesBatch({ body }, { tenant, services }) {
+    return { status: 200, body: { data: toDncBatchResult(await dnc.createDncEntriesBatch(tenant, services, body)) } };
   },
 
   async deleteDncEntry({ path }, { tenant }) {

@@ -5,7 +5,9 @@ import type { Page } from '../../db/paging.ts';
 import * as q from '../../db/queries/compliance/dnc.ts';
 import { found, invalidField } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
-import type { Tenant } from '../tenant.ts';
+import { queueOf } from '../conversations/context.ts';
+import { failUnsentAfter } from '../conversations/refusals.ts';
+import type { Services, Tenant } from '../tenant.ts';
 
 export type DncEntryRow = q.DncEntryRow;
 
@@ -20,12 +22,19 @@ export function listDncEntries(tenant: Tenant, page: { limit: number; offset: nu
   return q.listDncEntries(tenant.db, tenant.organizationId, page, search);
 }
 
-/** Lists the phone (400 INVALID_PHONE when it is not a valid number); an existing entry is answered unchanged. */
-export async function createDncEntry(tenant: Tenant, body: { phone: string; reason?: string | null }): Promise<{ row: DncEntryRow; created: boolean }> {
+/**
+ * Lists the phone (400 INVALID_PHONE when it is not a valid number); an existing entry is answered unchanged. A new
+ * entry fails, in the same transaction, the phone's messages accepted and not yet sent (refusals.ts).
+ */
+export async function createDncEntry(tenant: Tenant, services: Pick<Services, 'queue'>, body: { phone: string; reason?: string | null }): Promise<{ row: DncEntryRow; created: boolean }> {
   const parsed = parsePhone(body.phone);
   if (!parsed) throw invalidField('body.phone', 'is not a valid phone number for its country', 'INVALID_PHONE');
   const entry = { phone: parsed.e164, reason: body.reason ?? null, source: 'API', actor: tenant.apiKeyId ?? null };
-  const inserted = await q.insertDncEntry(tenant.db, tenant.organizationId, entry);
+  const inserted = await inTransaction(tenant.db, async (tx) => {
+    const row = await q.insertDncEntry(tx, tenant.organizationId, entry);
+    if (row) await failUnsentAfter(tx, queueOf(services), tenant.organizationId, [row.phone], 'DNC_LISTED');
+    return row;
+  });
   if (inserted) return { row: inserted, created: true };
   const existing = await q.findDncEntryByPhone(tenant.db, tenant.organizationId, entry.phone);
   if (!existing) throw new Error('DNC entry vanished between insert and read');
@@ -35,9 +44,9 @@ export async function createDncEntry(tenant: Tenant, body: { phone: string; reas
 /**
  * Lists every valid phone of the batch in one transaction. Each item answers `added`, `already_listed`,
  * `invalid` (not E.164, or not a valid number) or `duplicate_in_request` (the same number earlier in the list),
- * with the id of the entry for the first two.
+ * with the id of the entry for the first two. The phones added have their messages not yet sent failed (refusals.ts).
  */
-export async function createDncEntriesBatch(tenant: Tenant, body: { phones: string[]; reason?: string | null }): Promise<DncBatchItem[]> {
+export async function createDncEntriesBatch(tenant: Tenant, services: Pick<Services, 'queue'>, body: { phones: string[]; reason?: string | null }): Promise<DncBatchItem[]> {
   const seen = new Set<string>();
   const items = body.phones.map((phone): { phone: string; e164: string | null; status: DncBatchStatus } => {
     const e164 = E164.test(phone) ? (parsePhone(phone)?.e164 ?? null) : null;
@@ -56,6 +65,7 @@ export async function createDncEntriesBatch(tenant: Tenant, body: { phones: stri
       added.add(r.phone);
     }
     for (const r of await q.dncEntryIds(tx, tenant.organizationId, phones.filter((p) => !added.has(p)))) ids.set(r.phone, r.id);
+    await failUnsentAfter(tx, queueOf(services), tenant.organizationId, [...added], 'DNC_LISTED');
     return { ids, added };
   });
   return items.map((it) =>

@@ -23,6 +23,7 @@ import { tenantFor, type Services, type Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { openConversation, SESSION_HOURS } from './conversations.ts';
+import { failUnsentAfter } from './refusals.ts';
 import { acceptMessage } from './send.ts';
 import { enrollByKeyword } from '../acquisition/keyword.ts';
 import { runBotTurn } from '../bots/runtime.ts';
@@ -139,6 +140,8 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
       data: { contactId: contact.id, senderIdId: sender.id, contactPhone: phone, channel, source: 'KEYWORD', keyword: outcome.keyword, occurredAt: new Date().toISOString() },
     });
   }
+  // What was accepted for this phone and not yet sent (held for quiet hours, queued in a long blast) is not sent now.
+  if (outcome.action === 'OPT_OUT') await failUnsentAfter(db, queue, orgId, [contact.phone], 'OPTED_OUT');
   if (outcome.replyText) {
     try {
       await acceptMessage(tenant, services, {

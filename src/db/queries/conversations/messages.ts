@@ -55,3 +55,28 @@ export function revokeMessage(db: Db, orgId: string, id: string, fromStatus: str
     .returningAll()
     .executeTakeFirst();
 }
+
+/**
+ * Fails the outbound messages to `phones` that no carrier has taken yet (queued or held), for a refusal that came
+ * after they were accepted: unbilled, and a fallback planned for one never sent dropped (dropsFallbackOnEnd).
+ * Keyword replies (a STOP confirmation) are exempt, as they are from the gate; with `overridable`, so is a contact
+ * under an active compliance override (the gate lets an override lift an opt-out, not a DNC entry).
+ */
+export async function failUnsentTo(db: Db, orgId: string, phones: readonly string[], refusal: { code: string; message: string; overridable: boolean }): Promise<MessageRow[]> {
+  if (phones.length === 0) return [];
+  const overridden = refusal.overridable
+    ? sql`and not exists (select 1 from compliance_overrides o where o.organization_id = ${orgId}::uuid and o.contact_id = c.id and o.expires_at > now())`
+    : sql``;
+  const result = await sql<MessageRow>`
+    update messages m set status = 'failed', error_code = ${refusal.code}, error_message = ${refusal.message}, failed_at = now(),
+      dispatch_at = null, updated_at = now(),
+      cost_units = case when m.sent_at is null then null else m.cost_units end,
+      fallback_used = case when m.sent_at is null then false else m.fallback_used end,
+      fallback_reason = case when m.sent_at is null then null else m.fallback_reason end
+    where m.organization_id = ${orgId}::uuid and m.direction = 'outbound' and m.status in ('queued', 'held') and m.origin <> 'keyword_reply'
+      and m.conversation_id in (
+        select cv.id from contacts c join conversations cv on cv.organization_id = c.organization_id and cv.contact_id = c.id
+        where c.organization_id = ${orgId}::uuid and c.phone = any(${phones as string[]}::text[]) ${overridden})
+    returning m.*`.execute(db);
+  return result.rows;
+}
