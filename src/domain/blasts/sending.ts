@@ -73,10 +73,9 @@ export async function startSending(tenant: Tenant, services: Pick<Services, 'que
   await q.analyzeRecipients(db);
   const now = new Date();
   const row = await moveTo(tenant, services, blast, 'SENDING', { launched_at: now, recipient_count: eligible });
-  const queue = queueOf(services);
-  for (let batch = 0; batch < batches; batch += 1) {
-    await queue.send(QUEUES.blastSendBatch, { organizationId, blastId: blast.id, batch } satisfies BatchJob, { db: fromKysely(db) });
-  }
+  // Every batch's job in one statement (one round trip per batch before: 200 for a million recipients).
+  const jobs = Array.from({ length: batches }, (_, batch) => ({ data: { organizationId, blastId: blast.id, batch } satisfies BatchJob }));
+  if (jobs.length) await queueOf(services).insert(QUEUES.blastSendBatch, jobs, { db: fromKysely(db) });
   await queueAdvance(tenant, services, blast.id);
   return row;
 }
