@@ -55,10 +55,10 @@ async function scansOf(statement: Captured, relation: string): Promise<string[]>
 }
 
 /** Contacts of the organization (never quiet: the sends are accepted whatever the hour of the run). */
-async function contacts(n: number, cohort: 'derived' | 'direct' | 'blast'): Promise<string[]> {
+async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast'): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     organization_id: org.organizationId,
-    phone: `+1415${{ derived: '5', direct: '6', blast: '7' }[cohort]}${String(100000 + i)}`,
+    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7' }[cohort]}${String(100000 + i)}`,
     attributes: JSON.stringify({ cohort }),
     consent_type: 'MARKETING',
     time_zone: 'UTC',
@@ -100,6 +100,28 @@ describe('per-recipient lookups by primary key', () => {
     });
     expect(await scansOf(statement!, 'contacts')).toEqual(['contacts_pkey']);
     expect(await scansOf(statement!, 'conversations')).toEqual(['conversations_pkey']);
+  });
+
+  it("a direct send's prepared statement keeps its generic plan (planned once per connection, not per send)", async () => {
+    const [contactId] = await contacts(1, 'generic');
+    const [statement] = await captured(/prepared:accept-one/, async () => {
+      const res = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Generic' } } });
+      expect(res.status).toBe(200);
+    });
+    expect(statement).toBeDefined();
+    const client = new pg.Client({ connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString });
+    await client.connect();
+    try {
+      // PostgreSQL plans the first five executions with their parameters, then keeps the generic plan unless it
+      // looks costlier; an unnest of a parameter counted as ten rows made it look ten times its cost.
+      await client.query('begin');
+      for (let i = 0; i < 8; i++) await client.query({ name: 'accept-one', text: statement!.text, values: statement!.values });
+      const plans = await client.query<{ generic_plans: string; custom_plans: string }>(`select generic_plans, custom_plans from pg_prepared_statements where name = 'accept-one'`);
+      await client.query('rollback');
+      expect(Number(plans.rows[0]!.generic_plans)).toBeGreaterThanOrEqual(3);
+    } finally {
+      await client.end();
+    }
   });
 
   it("a blast batch finds each recipient's contact and conversation by id", async () => {

@@ -5,6 +5,7 @@
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
 import { tenant } from '../../tenant.ts';
+import { rowsOf } from '../../rows.ts';
 
 export type GateContentRule = {
   id: string;
@@ -40,7 +41,10 @@ export type Recipients = RawBuilder<unknown>;
 
 /** Recipients given as arrays (a direct send: one of each). */
 export function recipientsOf(contactIds: readonly string[], keys: readonly string[]): Recipients {
-  return sql`select * from unnest(${contactIds as string[]}::uuid[], ${keys as string[]}::text[]) as x(contact_id, key)`;
+  return sql`select * from ${rowsOf('x', [
+    { name: 'contact_id', type: 'uuid', values: contactIds },
+    { name: 'key', type: 'text', values: keys },
+  ])}`;
 }
 
 const groupColumns = (start: string, end: string) => sql`
@@ -96,8 +100,9 @@ export type GateInputs = {
  * that order; null when none) and `held_until` (quiet hours; null when outside them).
  */
 export function gateRows(orgId: string, recipients: Recipients, g: GateInputs, lookup: ContactLookup = 'probe'): RawBuilder<unknown> {
-  const holds = g.holds ?? [];
-  const col = <T>(f: (h: QuietHold) => T) => holds.map(f);
+  // No hold is sent as one that matches nothing (a null group): the statement keeps one shape and one row.
+  const holds: readonly (QuietHold | null)[] = g.holds?.length ? g.holds : [null];
+  const col = (f: (h: QuietHold) => unknown) => holds.map((h) => (h ? f(h) : null));
   // Facts as EXISTS probes on their unique indexes, not joins: the statement plans in a fraction of the time (it
   // is planned on every send) and runs the same index lookups per recipient.
   return sql`
@@ -115,8 +120,13 @@ export function gateRows(orgId: string, recipients: Recipients, g: GateInputs, l
       not ov.overridden and exists (select 1 from opt_outs o where o.organization_id = ${orgId}::uuid and o.phone = c.phone) as opted_out,
       ${g.messageType} = 'MARKETING' and c.consent_type <> 'MARKETING' and not ov.overridden as no_consent,
       r.key = any(${g.blockedKeys as string[]}::text[]) as content_blocked) f
-    left join unnest(${col((h) => h.tz)}::text[], ${col((h) => h.prefix)}::text[], ${col((h) => h.start)}::text[],
-                     ${col((h) => h.end)}::text[], ${col((h) => h.heldUntil)}::timestamptz[]) as h(tz, prefix, qs, qe, held_until)
+    left join ${rowsOf('h', [
+      { name: 'tz', type: 'text', values: col((h) => h.tz) },
+      { name: 'prefix', type: 'text', values: col((h) => h.prefix) },
+      { name: 'qs', type: 'text', values: col((h) => h.start) },
+      { name: 'qe', type: 'text', values: col((h) => h.end) },
+      { name: 'held_until', type: 'timestamptz', values: col((h) => h.heldUntil) },
+    ])}
       on h.tz = k.tz and h.prefix = k.prefix and h.qs = k.qs and h.qe = k.qe`;
 }
 

@@ -5,6 +5,7 @@
 // computed once per distinct content by the caller.
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
+import { rowsOf } from '../../rows.ts';
 import type { JobInsert } from '../../../jobs/queue.ts';
 import { gateRows, quietGroupsSql, type GateContentRule, type GateInputs, type QuietGroup, type Recipients } from '../compliance/gate.ts';
 import { conversationIdsDerived, newConversationId } from './conversations.ts';
@@ -126,10 +127,20 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
   // A direct send's statement has one shape: prepared once per connection (src/db/prepared.ts).
   return sql`${sql.raw(a.blastId ? '' : '/* prepared:accept-one */')}
     with v as (
-      select * from unnest(${col((c) => c.key)}::text[], ${col((c) => c.content)}::jsonb[], ${col((c) => c.fallbackChannel)}::text[], ${col((c) => c.fallbackOk)}::bool[],
-        ${col((c) => c.primary.segments)}::int[], ${col((c) => c.primary.encoding)}::text[], ${col((c) => c.primary.costUnits)}::int[], ${col((c) => c.primary.preview)}::text[],
-        ${col((c) => c.fallback.segments)}::int[], ${col((c) => c.fallback.encoding)}::text[], ${col((c) => c.fallback.costUnits)}::int[], ${col((c) => c.fallback.preview)}::text[])
-        as v(key, content, fb_channel, fb_ok, p_segments, p_encoding, p_cost, p_preview, f_segments, f_encoding, f_cost, f_preview)
+      select * from ${rowsOf('v', [
+        { name: 'key', type: 'text', values: col((c) => c.key) },
+        { name: 'content', type: 'jsonb', values: col((c) => c.content) },
+        { name: 'fb_channel', type: 'text', values: col((c) => c.fallbackChannel) },
+        { name: 'fb_ok', type: 'bool', values: col((c) => c.fallbackOk) },
+        { name: 'p_segments', type: 'int', values: col((c) => c.primary.segments) },
+        { name: 'p_encoding', type: 'text', values: col((c) => c.primary.encoding) },
+        { name: 'p_cost', type: 'int', values: col((c) => c.primary.costUnits) },
+        { name: 'p_preview', type: 'text', values: col((c) => c.primary.preview) },
+        { name: 'f_segments', type: 'int', values: col((c) => c.fallback.segments) },
+        { name: 'f_encoding', type: 'text', values: col((c) => c.fallback.encoding) },
+        { name: 'f_cost', type: 'int', values: col((c) => c.fallback.costUnits) },
+        { name: 'f_preview', type: 'text', values: col((c) => c.fallback.preview) },
+      ])}
     ),
     g as materialized (${gateRows(orgId, a.recipients, a.gate)}),
     d as materialized (
