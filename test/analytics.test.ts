@@ -25,8 +25,11 @@ let orgA: Org;
 let orgB: Org;
 let senderA2: string;
 
+/** Seeded contacts' phones: sequential, so two seeds of one organization never collide (random ones did). */
+let seeded = 0;
+
 async function seed(org: Org, senderId: string, list: Fixture[]): Promise<string[]> {
-  const contact = await srv.context.db.insertInto('contacts').values({ organization_id: org.organizationId, phone: `+1415555${String(Math.floor(Math.random() * 9000) + 1000)}`, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
+  const contact = await srv.context.db.insertInto('contacts').values({ organization_id: org.organizationId, phone: `+1415555${String(1000 + seeded++)}`, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
   const conversation = await srv.context.db
     .insertInto('conversations')
     .values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: senderId, source_type: 'api' })
