@@ -2,12 +2,12 @@
 // (a segment from POST /v1/segments/resolve) → estimate (= what the sends are billed) → launch → delivery →
 // progress and stats; every transition, legal and illegal; schedule and cancel; exclusions with reasons; a
 // retried batch never sends twice; unknown ids; tenancy; scopes.
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBatch } from '../src/domain/blasts/sending.ts';
 import { TRANSITIONS } from '../src/domain/blasts/transitions.ts';
 import { dispatchTuning } from '../src/domain/conversations/dispatch.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { watchingStatements, type SentStatement } from './support/statements.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -309,21 +309,13 @@ describe("a sender's rate", () => {
     const { body } = await createBlast({ senderId: slow.id, contentJson: text('At four a second'), segmentId: await segmentFor('rate') });
     // Rows each dispatch claim returns, counted at the driver.
     let claimed = 0;
-    const original = pg.Client.prototype.query;
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const result = (original as (...a: unknown[]) => unknown).apply(this, args);
-      const first = args[0] as string | { text?: string };
-      if (/with due as/.test(typeof first === 'string' ? first : (first?.text ?? '')) && result instanceof Promise) {
-        void result.then((r: { rowCount?: number | null }) => (claimed += r?.rowCount ?? 0), () => {});
-      }
-      return result;
-    } as typeof original;
-    try {
+    const countClaimed = ({ text, result }: SentStatement) => {
+      if (/with due as/.test(text) && result instanceof Promise) void result.then((r: { rowCount?: number | null }) => (claimed += r?.rowCount ?? 0), () => {});
+    };
+    await watchingStatements(countClaimed, async () => {
       expect((await call(srv, 'POST', `/v1/blasts/${body.id}/launch`, { key })).status).toBe(200);
       await waitStatus(body.id, ['SENT'], 30_000);
-    } finally {
-      pg.Client.prototype.query = original;
-    }
+    });
     const sent = await srv.context.db
       .selectFrom('blast_recipients as r')
       .innerJoin('messages as m', 'm.id', 'r.message_id')

@@ -9,6 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newConversationId } from '../src/db/queries/conversations/conversations.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { watchingStatements } from './support/statements.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -18,19 +19,9 @@ type Captured = { text: string; values: unknown[] };
 /** The statements matching `pattern` sent while `work` runs, with their parameters. */
 async function captured(pattern: RegExp, work: () => Promise<void>): Promise<Captured[]> {
   const seen: Captured[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const first = args[0] as string | { text?: string; values?: unknown[] };
-    const text = typeof first === 'string' ? first : first?.text;
-    const values = (typeof first === 'string' ? args[1] : first?.values) as unknown[] | undefined;
-    if (text && pattern.test(text)) seen.push({ text, values: values ?? [] });
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
+  await watchingStatements(({ text, values }) => {
+    if (pattern.test(text)) seen.push({ text, values });
+  }, work);
   return seen;
 }
 

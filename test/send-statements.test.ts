@@ -1,9 +1,9 @@
 // Round trips per POST /v1/messages/send, counted at the pg driver: every statement this process sends (the API's
 // pool and the job queue's), BEGIN and COMMIT included. A budget, so a change that adds a round trip to the hot
 // path fails here; `npm run bench -- --only m` reports the throughput it buys.
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { watchingStatements } from './support/statements.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -28,17 +28,7 @@ afterAll(() => srv.close());
 /** Statements sent while `work` runs. */
 async function statementsDuring(work: () => Promise<void>): Promise<string[]> {
   const seen: string[] = [];
-  const original = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: string } | undefined)?.text;
-    seen.push((text ?? '?').replace(/\s+/g, ' ').slice(0, 60));
-    return (original as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof original;
-  try {
-    await work();
-  } finally {
-    pg.Client.prototype.query = original;
-  }
+  await watchingStatements((s) => seen.push(s.text.replace(/\s+/g, ' ').slice(0, 60)), work);
   return seen;
 }
 
