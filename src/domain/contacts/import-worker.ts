@@ -9,6 +9,7 @@ import { parse, type CsvError, type Info } from 'csv-parse';
 import type { AppContext } from '../../app-context.ts';
 import { inCopyTransaction, type CopyIn } from '../../db/copy.ts';
 import type { Db } from '../../db/database.ts';
+import { skipRowKeyChecks } from '../../db/key-checks.ts';
 import { bindTenant, loadTenantTables } from '../../db/tenant.ts';
 import * as q from '../../db/queries/contacts/imports.ts';
 import { countTags, existingTagIds, insertTagsByName, lockTagCreation, tagsByLowerName } from '../../db/queries/contacts/tags.ts';
@@ -289,6 +290,10 @@ async function writeRows(
   beforeProgress: () => Promise<number>,
 ): Promise<void> {
   const orgId = job.organization_id;
+  // Every row the batch refers to is locked before it writes: the organization here, tags as they are read
+  // (FOR KEY SHARE), existing contacts by lockContactsByPhone (FOR UPDATE); new contacts and tags are its own.
+  // So the per-row foreign-key checks are skipped where the role allows it (~1 s of the bench's 150,000 rows).
+  await skipRowKeyChecks(tx, orgId);
   const tagIdOf = await resolveTags(tx, orgId, batch.rows);
   tagsDone();
   const jobTags = [...(await existingTagIds(tx, orgId, job.tag_ids))];
