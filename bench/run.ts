@@ -250,7 +250,7 @@ async function main(): Promise<void> {
       console.log(`(w) webhook deliveries to a local keep-alive receiver, ${fmt(wh.deliveries)} events (emitted in batches of 100 in ${fmt(wh.emitMs)} ms)`);
       console.log(`      engine as registered (emitEvents → pg-boss → signed POST → attempt recorded): ${fmt(wh.engine)} deliveries/s`);
       console.log(`      bare signed POSTs, keep-alive agent, 50 in flight, no queue or database:     ${fmt(wh.bare)} deliveries/s`);
-      console.log(`      ratio engine/bare: ${fmt((wh.engine / wh.bare) * 100, 1)}%`);
+      console.log(`      ratio engine/bare: ${fmt((wh.engine / wh.bare) * 100, 1)}% (${goal(wh.engine / wh.bare >= 0.5, '≥ 50% (issue 13)')})`);
     }
 
     if (parts.has('d')) {
