@@ -3625,7 +3625,8 @@ export interface paths {
          * @description Lists the endpoint's delivery attempts, one row per attempt (a retried event has one row per try, sharing
          *     `eventId`), newest first. Failed non-test deliveries are retried after about 5 s, 5 min, 30 min, 2 h, 5 h,
          *     10 h and 10 h (with jitter); `nextRetryAt` says when the next try of that event is due. Test deliveries
-         *     appear with `test: true` and are never retried.
+         *     appear with `test: true` and are never retried. Attempts are kept 30 days: an event's attempts are removed
+         *     (by a daily purge) 30 days after the event was raised, a test delivery's 30 days after it was made.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;

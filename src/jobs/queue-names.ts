@@ -7,6 +7,7 @@ export const QUEUES = {
   messageDispatch: 'message.dispatch',
   simulatorCallback: 'simulator.callback',
   webhookDelivery: 'webhook-delivery',
+  webhookPurge: 'webhooks.purge',
   idempotencyPurge: 'idempotency.purge',
   submissionReview: 'submissions.review',
   assetProcess: 'assets.process',

@@ -1,10 +1,13 @@
-// Webhooks section background jobs: the attempts of deliveries (first tries, several deliveries to a job, and
+// Webhooks section background jobs: the daily purge of history past its retention (src/domain/webhooks/retention.ts),
+// and the attempts of deliveries (first tries, several deliveries to a job, and
 // retries, one delivery to a job queued with `startAfter`; src/domain/webhooks/queue.ts). HTTP failures are handled
 // by the job itself (recorded, retried on the documented schedule), so a job throws only when the database fails;
 // pg-boss then runs the batch again, and attempts already recorded are not made twice.
 import { runDeliveryBatch } from '../domain/webhooks/attempts.ts';
 import { DELIVERIES_PER_JOB, DELIVERY_QUEUE, attemptsOf, type DeliveryJobData } from '../domain/webhooks/queue.ts';
+import { purgeExpiredWebhookHistory } from '../domain/webhooks/retention.ts';
 import type { JobDefinition } from './job-definition.ts';
+import { QUEUES } from './queue-names.ts';
 
 const delivery: JobDefinition<DeliveryJobData> = {
   queue: DELIVERY_QUEUE,
@@ -20,4 +23,14 @@ const delivery: JobDefinition<DeliveryJobData> = {
   runBatch: (jobs, app) => runDeliveryBatch(app, attemptsOf(jobs.map((j) => j.data))),
 };
 
-export const webhookJobs: JobDefinition[] = [delivery as JobDefinition];
+const historyPurge: JobDefinition = {
+  queue: QUEUES.webhookPurge,
+  // Daily: an event's history is kept WEBHOOK_RETENTION_DAYS (30) and gone within the day after.
+  schedule: { cron: '23 4 * * *' },
+  run: async (_data, app) => {
+    const purged = await purgeExpiredWebhookHistory(app.db);
+    if (purged.events || purged.testAttempts) app.log.info(purged, 'webhook history past its retention purged');
+  },
+};
+
+export const webhookJobs: JobDefinition[] = [delivery as JobDefinition, historyPurge];
