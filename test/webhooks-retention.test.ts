@@ -71,3 +71,18 @@ it('removes an event, its deliveries and their attempts 30 days after it was rai
   // Another organization's history, all of it young, is untouched.
   expect(await other.attempts()).toHaveLength(3);
 });
+
+it("finds an endpoint's deliveries and attempts by index, as deleting the endpoint does (its cascade), not by reading every organization's", async () => {
+  const { endpointId } = await withHistory('Retention plan org', 1);
+  // The statements the cascades run (ri_triggers: `delete from only <table> where endpoint_id = $1`), planned with
+  // sequential scans priced out: a plan that still reads the table has no index that can answer them.
+  for (const table of ['webhook_deliveries', 'webhook_delivery_attempts']) {
+    const plan = await srv.context.db.transaction().execute(async (tx) => {
+      await sql`set local enable_seqscan = off`.execute(tx);
+      const { rows } = await sql<{ 'QUERY PLAN': string }>`explain delete from only ${sql.table(table)} where endpoint_id = ${endpointId}`.execute(tx);
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+    expect(plan, table).toMatch(/Index (Only )?Scan|Bitmap Index Scan/);
+    expect(plan, table).not.toMatch(/Seq Scan/);
+  }
+});
