@@ -27,7 +27,10 @@ async function captured(pattern: RegExp, work: () => Promise<void>): Promise<Cap
 
 type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
 
-/** Every scan of `relation` in the statement's plan, as "Seq Scan" or the index it uses. */
+/**
+ * Every scan of `relation` in the statement's plan, as "Seq Scan" or the index it uses (a Bitmap Heap Scan by the
+ * indexes of its Bitmap Index Scans: on a few pages PostgreSQL may probe the primary key that way too).
+ */
 async function scansOf(statement: Captured, relation: string): Promise<string[]> {
   const client = new pg.Client({ connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString });
   await client.connect();
@@ -35,7 +38,9 @@ async function scansOf(statement: Captured, relation: string): Promise<string[]>
     const res = await client.query(`explain (format json) ${statement.text}`, statement.values);
     const scans: string[] = [];
     const walk = (n: PlanNode) => {
-      if (n['Relation Name'] === relation && n['Node Type'].endsWith('Scan')) scans.push(n['Index Name'] ?? n['Node Type']);
+      const bitmapIndexes = (b: PlanNode): string[] => (b['Node Type'] === 'Bitmap Index Scan' ? [b['Index Name']!] : (b.Plans ?? []).flatMap(bitmapIndexes));
+      if (n['Relation Name'] === relation && n['Node Type'] === 'Bitmap Heap Scan') scans.push(...(n.Plans ?? []).flatMap(bitmapIndexes));
+      else if (n['Relation Name'] === relation && n['Node Type'].endsWith('Scan')) scans.push(n['Index Name'] ?? n['Node Type']);
       for (const child of n.Plans ?? []) walk(child);
     };
     walk((res.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan);
