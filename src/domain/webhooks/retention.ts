@@ -9,13 +9,12 @@ import * as q from '../../db/queries/webhooks/retention.ts';
 export const WEBHOOK_RETENTION_DAYS = 30;
 
 /** The daily purge (src/jobs/webhooks.ts): every organization's history older than the retention. */
-export async function purgeExpiredWebhookHistory(db: Db, now = new Date()): Promise<{ events: number; testAttempts: number }> {
-  const before = new Date(now.getTime() - WEBHOOK_RETENTION_DAYS * 24 * 60 * 60 * 1000);
+export async function purgeExpiredWebhookHistory(db: Db): Promise<{ events: number; testAttempts: number }> {
   let events = 0;
   let testAttempts = 0;
   for (const orgId of await q.organizationIds(db)) {
-    events += await q.deleteEventsBefore(db, orgId, before);
-    testAttempts += await q.deleteTestAttemptsBefore(db, orgId, before);
+    events += await q.deleteEventsOlderThan(db, orgId, WEBHOOK_RETENTION_DAYS);
+    testAttempts += await q.deleteTestAttemptsOlderThan(db, orgId, WEBHOOK_RETENTION_DAYS);
   }
   return { events, testAttempts };
 }
