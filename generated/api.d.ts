@@ -40,6 +40,9 @@ export interface paths {
          *     `NO_CHANNEL_AVAILABLE` (no channel of the sender can reach the contact under the chosen options).
          *     `messageType` accepts only `MARKETING` (default), `TRANSACTIONAL` and `SERVICE`. A `MARKETING` message in the
          *     recipient's quiet hours is accepted with status `held` and `heldUntil`, and dispatched when the window opens.
+         *     Quiet hours are checked at acceptance and again when the message is about to be handed to the carrier: a
+         *     message accepted before they began that is still waiting when they do (queued behind the sender's
+         *     throughput, or retrying) goes back to `held` until they end, with a `message.held` event.
          *
          *     **Answer.** 200 with the accepted message (`queued` or `held`); progress is reported by the `message.*`
          *     webhook events. The message joins the conversation of this contact and sender (created with source `api`
@@ -1546,13 +1549,14 @@ export interface paths {
          * @description Sends the blast's content now to up to 10 test recipients (`phones` and/or existing `contactIds`), in any
          *     state, without changing the state. For A/B blasts `variantKey` picks the variant (default `A`); a bot
          *     content source sends the first message of the bot's published flow (422 `UNPROCESSABLE` when the bot has
-         *     none). Test messages are billed like any message, ignore quiet hours and are not counted in progress or
-         *     stats. Each recipient gets the same compliance checks as `POST /v1/messages/send`; a rejected recipient
-         *     appears in `results` with its error code (`DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT`,
-         *     `NO_CHANNEL_AVAILABLE`) instead of failing the request. Content matching a blocking content rule answers
-         *     422 `CONTENT_BLOCKED`. More than 10 recipients in total or an unknown variant answers 400
-         *     `VALIDATION_ERROR`; an unknown contact id (another organization's included) answers 404 `NOT_FOUND` with
-         *     `details` naming it (`body.contactIds.1`). The answer is designed (the specification says only "object").
+         *     none). Test messages are billed like any message, ignore quiet hours (at acceptance and when handed to the
+         *     carrier) and are not counted in progress or stats. Each recipient gets the same compliance checks as
+         *     `POST /v1/messages/send`; a rejected recipient appears in `results` with its error code (`DNC_LISTED`,
+         *     `OPTED_OUT`, `NO_CONSENT`, `NO_CHANNEL_AVAILABLE`) instead of failing the request. Content matching a
+         *     blocking content rule answers 422 `CONTENT_BLOCKED`. More than 10 recipients in total or an unknown variant
+         *     answers 400 `VALIDATION_ERROR`; an unknown contact id (another organization's included) answers 404
+         *     `NOT_FOUND` with `details` naming it (`body.contactIds.1`). The answer is designed (the specification says only
+         *     "object").
          */
         post: operations["testBlast"];
         delete?: never;
@@ -1584,8 +1588,10 @@ export interface paths {
          *       published flow, and the audience has at least one eligible recipient (422 `UNPROCESSABLE`); the content
          *       passes the content rules (422 `CONTENT_BLOCKED`).
          *     - Sending resolves the audience (a segment is evaluated when sending starts), skips excluded contacts,
-         *       holds MARKETING messages for recipients in their quiet hours, and moves on to `DISPATCHED` and `SENT` (or
-         *       `FAILED` when the start fails wholesale); see `BlastStatus`. Each change emits `blast.status_changed`.
+         *       holds MARKETING messages for recipients in their quiet hours (checked when each message is accepted and
+         *       again when it is handed to the carrier: a long blast that reaches a recipient after their quiet hours began
+         *       holds that message until they end), and moves on to `DISPATCHED` and `SENT` (or `FAILED` when the start
+         *       fails wholesale); see `BlastStatus`. Each change emits `blast.status_changed`.
          *     - Every recipient gets exactly what `POST /v1/messages/send` would give it — the same compliance gate,
          *       channel plan and price — decided set-based (designed; the specification is silent on the mechanics):
          *       recipients are accepted in batches of up to 5,000, so `progress` moves a batch at a time, and a recipient
@@ -2825,11 +2831,12 @@ export interface paths {
          * @description Updates the contact's time zone, quiet hours and consent type; at least one field (400 otherwise).
          *
          *     - Quiet hours are when MARKETING messages are not sent (they are `held` and go out when the period ends;
-         *       TRANSACTIONAL and SERVICE are not affected). The period runs from `quietHoursStart` to `quietHoursEnd` in
-         *       the contact's local time, over midnight. The default is the TCPA window — no marketing before 08:00 or
-         *       after 21:00 recipient local time — i.e. start `21:00`, end `08:00`. Settings may only widen it:
-         *       `08:00` ≤ `quietHoursEnd` < `quietHoursStart` ≤ `21:00` (on the resulting values), else 400
-         *       `VALIDATION_ERROR`.
+         *       TRANSACTIONAL and SERVICE are not affected). They are checked when a message is accepted and again when it
+         *       is about to be handed to the carrier, so a change applies to messages already accepted and still waiting
+         *       too. The period runs from `quietHoursStart` to `quietHoursEnd` in the contact's local time, over midnight.
+         *       The default is the TCPA window — no marketing before 08:00 or after 21:00 recipient local time — i.e. start
+         *       `21:00`, end `08:00`. Settings may only widen it: `08:00` ≤ `quietHoursEnd` < `quietHoursStart` ≤ `21:00`
+         *       (on the resulting values), else 400 `VALIDATION_ERROR`.
          *     - `timeZone`: IANA name (unknown zone → 400 `VALIDATION_ERROR`); `null` goes back to inferring it from the
          *       phone number. The answer's `timeZoneSource` says `explicit`, `inferred` or `unknown`.
          *     - `consentType`: a change writes a `CONSENT_UPDATED` consent audit entry (source `API`). It never clears an
@@ -4791,9 +4798,11 @@ export interface webhooks {
         put?: never;
         /**
          * Message held for quiet hours
-         * @description A MARKETING message was accepted but held until the recipient's quiet hours end (`status: held`); `heldUntil`
-         *     says when it will be sent automatically. A test delivery (`POST /v1/webhook-endpoints/{id}/test`) may carry this
-         *     event name with `data` of exactly `{"test": true}`: acknowledge it with 2xx and ignore it.
+         * @description A MARKETING message is held until the recipient's quiet hours end (`status: held`); `heldUntil` says when it
+         *     will be sent automatically. Raised when the message is accepted inside quiet hours, or when it was about to be
+         *     handed to the carrier and the recipient's quiet hours had begun while it waited. A test delivery
+         *     (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data` of exactly `{"test": true}`:
+         *     acknowledge it with 2xx and ignore it.
          *
          *     Delivered as a signed `POST` with the envelope `{id, type, createdAt, apiVersion, data}`. Verify the signature
          *     (`webhook-signature`, or `X-Signature`) over the raw body before parsing, reject timestamps older than 5
@@ -5571,8 +5580,10 @@ export interface components {
         };
         /**
          * @description Lifecycle of one message. `queued` (accepted, waiting for dispatch) → `sending` (handed to the dispatcher)
-         *     → `sent` (accepted by the carrier) → `delivered` → `read` (RCS only). `held`: accepted but waiting for the
-         *     recipient's quiet hours to end; sent automatically when the window opens. `failed`: final failure with a
+         *     → `sent` (accepted by the carrier) → `delivered` → `read` (RCS only). `held`: a MARKETING message waiting for
+         *     the recipient's quiet hours to end; sent automatically when the window opens. Quiet hours are checked at
+         *     acceptance and again when the message is about to be handed to the carrier, so a message may also go from
+         *     `sending` back to `held` when the recipient's quiet hours began while it waited. `failed`: final failure with a
          *     reason; `undeliverable`: the carrier reports the destination cannot receive messages; `revoked`: an
          *     undelivered RCS message withdrawn by the sender. Inbound messages have status `received`.
          * @enum {string}
@@ -11214,8 +11225,9 @@ export interface components {
         ContactConsentType: "NONE" | "TRANSACTIONAL" | "MARKETING";
         /**
          * @description TCPA settings of a contact. Quiet hours are the period in which MARKETING messages are not sent (they are
-         *     `held` and go out when the period ends); TRANSACTIONAL and SERVICE messages are not affected. The period runs
-         *     from `quietHoursStart` to `quietHoursEnd` in the contact's local time and wraps over midnight. The default
+         *     `held` and go out when the period ends); TRANSACTIONAL and SERVICE messages are not affected. They are checked
+         *     when a message is accepted and again when it is about to be handed to the carrier. The period runs from
+         *     `quietHoursStart` to `quietHoursEnd` in the contact's local time and wraps over midnight. The default
          *     is the TCPA window — no marketing before 08:00 or after 21:00 — i.e. `quietHoursStart: "21:00"`,
          *     `quietHoursEnd: "08:00"`. Settings can only widen that period. Change them with
          *     `PATCH /v1/contacts/{id}/tcpa`.
@@ -17558,8 +17570,10 @@ export interface components {
             }) | components["schemas"]["WebhookTestData"];
         };
         /**
-         * @description Envelope of a `message.held` delivery. A MARKETING message was accepted but held until the recipient's quiet
-         *     hours end (`status: held`); `heldUntil` says when it will be sent automatically.
+         * @description Envelope of a `message.held` delivery. A MARKETING message is held until the recipient's quiet hours end
+         *     (`status: held`); `heldUntil` says when it will be sent automatically. Raised when the message is accepted inside
+         *     quiet hours, or when it was about to be handed to the carrier and the recipient's quiet hours had begun while it
+         *     waited.
          * @example {
          *       "id": "2a4c6e8f-1b3d-4f5a-9c7e-0d2f4a6b8c1e",
          *       "type": "message.held",

@@ -13,9 +13,10 @@
 // One implementation for one recipient and for millions: the decision is SQL over a set of recipients
 // (src/db/queries/compliance/gate.ts, joined into the send path's INSERT … SELECT), with what needs TypeScript
 // computed before and joined in — content rules (RE2) once per distinct text, quiet hours once per distinct
-// (time zone or number prefix, quiet period). evaluateCompliance is its one-recipient wrapper. Overrides are checked against `now`, so
-// an expired override stops applying at once. With no time zone at all (non-geographic numbers such as +800),
-// quiet hours are checked in UTC.
+// (time zone or number prefix, quiet period). evaluateCompliance is its one-recipient wrapper. Quiet hours are
+// checked once more as a message is handed to the carrier (quietHoldsOfContacts, from dispatch.ts), with the same
+// groups and holds. Overrides are checked against `now`, so an expired override stops applying at once. With no
+// time zone at all (non-geographic numbers such as +800), quiet hours are checked in UTC.
 import type { Db } from '../../db/database.ts';
 import * as q from '../../db/queries/compliance/gate.ts';
 import { matchContentRules, type ContentRuleSpec } from './content-rules.ts';
@@ -97,14 +98,22 @@ function contentReasonsOf(rows: q.GateContentRule[], texts: ReadonlyMap<string, 
   return out;
 }
 
-/** Hold times of the quiet groups that are inside quiet hours at `now`, each group's zones inferred once. */
+/**
+ * Hold times of the quiet groups that are inside quiet hours at `now`, each group's zones inferred once. The hold
+ * depends on the zones and the period only, so it is computed once per distinct pair: the number prefixes of a
+ * batch are hundreds of groups but a handful of zones (500 US numbers of 20 area codes, read and holds together:
+ * 6–13 ms → 4–6 ms).
+ */
 async function quietHoldsOf(groups: q.QuietGroup[], now: Date): Promise<{ holds: q.QuietHold[]; zones: Map<string, string[]> }> {
   const holds: q.QuietHold[] = [];
   const zones = new Map<string, string[]>();
+  const holdOf = new Map<string, Date | null>();
   for (const g of groups) {
     const tcpa = await resolveTcpa({ phone: `+${g.prefix}`, time_zone: g.tz || null, quiet_hours_start: g.start, quiet_hours_end: g.end, consent_type: 'NONE' });
     const candidates = tcpa.candidateTimeZones.length ? tcpa.candidateTimeZones : ['UTC'];
-    const heldUntil = quietHoursHoldUntil(candidates, now, g.start, g.end);
+    const key = `${candidates.join('&')}|${g.start}|${g.end}`;
+    if (!holdOf.has(key)) holdOf.set(key, quietHoursHoldUntil(candidates, now, g.start, g.end));
+    const heldUntil = holdOf.get(key)!;
     if (!heldUntil) continue;
     holds.push({ ...g, heldUntil });
     zones.set(groupKey(g), candidates);
@@ -114,12 +123,35 @@ async function quietHoldsOf(groups: q.QuietGroup[], now: Date): Promise<{ holds:
 
 export type GateQuestion = { messageType: MessageType; now: Date; skip?: boolean; ignoreQuietHours?: boolean; texts: ReadonlyMap<string, string> };
 
+/** Whether quiet hours apply to a message: MARKETING, past the gate (not a keyword reply) and not exempt (a blast's test send). */
+export function quietHoursApply(p: { messageType: string | null; skip?: boolean; ignoreQuietHours?: boolean }): boolean {
+  return !p.skip && p.messageType === 'MARKETING' && !p.ignoreQuietHours;
+}
+
 /** What the gate must read for a question: the content rules (when there is text), the quiet groups (MARKETING). */
 export function gateNeeds(p: GateQuestion): { rules: boolean; quietGroups: boolean } {
-  return { rules: !p.skip && [...p.texts.values()].some(Boolean), quietGroups: !p.skip && p.messageType === 'MARKETING' && !p.ignoreQuietHours };
+  return { rules: !p.skip && [...p.texts.values()].some(Boolean), quietGroups: quietHoursApply(p) };
 }
 
 export const QUIET_DEFAULTS = { start: DEFAULT_QUIET_HOURS_START, end: DEFAULT_QUIET_HOURS_END };
+
+/**
+ * Until when each contact (of any organizations) is inside its quiet hours at `now`, by contact id; a contact
+ * outside them has no entry. The acceptance's hold (quietHoldsOf), for messages about to be handed to a carrier:
+ * one read of the contacts' quiet groups, each distinct group's hold computed once.
+ */
+export async function quietHoldsOfContacts(db: Db, contacts: readonly q.OrgContact[], now: Date): Promise<Map<string, Date>> {
+  const rows = await q.quietGroupsOfContacts(db, contacts, QUIET_DEFAULTS);
+  const groups = new Map(rows.map(({ tz, prefix, start, end }) => [groupKey({ tz, prefix, start, end }), { tz, prefix, start, end }]));
+  const { holds } = await quietHoldsOf([...groups.values()], now);
+  const until = new Map(holds.map((h) => [groupKey(h), h.heldUntil]));
+  const byContact = new Map<string, Date>();
+  for (const r of rows) {
+    const at = until.get(groupKey(r));
+    if (at) byContact.set(r.contactId, at);
+  }
+  return byContact;
+}
 
 /** The gate made ready from what it read (gateNeeds): content rules and the recipients' quiet groups. */
 export async function gateOf(p: GateQuestion, rules: q.GateContentRule[], groups: q.QuietGroup[] | null): Promise<PreparedGate> {

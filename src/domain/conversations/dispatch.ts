@@ -7,11 +7,13 @@
 // the rows are claimed again, and the provider's dedupe key (the message id) turns the repeated send into a no-op
 // at the carrier. What is not due yet (held for quiet hours, backing off, over the sender's rate, leased to
 // another worker) gets one wake job for the scope at the earliest `dispatch_at`, so nothing is stranded and
-// there is no job row per message. Per-sender throughput is enforced with rate-limiter-flexible's PostgreSQL
-// store, shared by every worker process, consumed once per sender per claimed batch; what does not fit waits for
-// the next window (never dropped). Transient provider errors are retried with exponential backoff and jitter up
-// to MAX_ATTEMPTS; then, or on a final refusal, the message fails with a reason (and, when no carrier ever
-// accepted it, without the fallback it had planned: fallback.ts).
+// there is no job row per message. Quiet hours are checked again at the claim: a MARKETING message whose
+// recipient's quiet period began while it waited goes back to `held` until it ends (holdInQuietHours). Per-sender
+// throughput is enforced with rate-limiter-flexible's PostgreSQL store, shared by every worker process, consumed
+// once per sender per claimed batch; what does not fit waits for the next window (never dropped). Transient
+// provider errors are retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal,
+// the message fails with a reason (and, when no carrier ever accepted it, without the fallback it had planned:
+// fallback.ts).
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
 import { fromKysely } from 'pg-boss';
@@ -26,6 +28,7 @@ import { sendersByIds, type SenderRow } from '../../db/queries/conversations/sen
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
 import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
+import { quietHoldsOfContacts, quietHoursApply } from '../compliance/gate.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
 import { dropsFallbackOnEnd } from './fallback.ts';
@@ -148,15 +151,18 @@ async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
  * they were claimed); answers whether a sender's rate held some back.
  */
 async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: SenderRow): Promise<boolean> {
-  const senderIds = [...new Set(claimed.map((m) => m.sender_id))];
-  const senders = new Map((await sendersByIds(app.db, senderIds)).map((s) => [s.id, s]));
+  const senders = new Map((await sendersByIds(app.db, [...new Set(claimed.map((m) => m.sender_id))])).map((s) => [s.id, s]));
+  const due = await holdInQuietHours(app, claimed, senders);
+  // A held message takes none of its sender's throughput: what drain admitted for it is given back.
+  if (admitted && due.length < claimed.length) await limiterFor(app, admitted.throughput_per_second).reward(admitted.id, claimed.length - due.length);
 
+  const senderIds = [...new Set(due.map((m) => m.sender_id))];
   const accepted: Accepted[] = [];
   let limited = false;
   await Promise.all(
     senderIds.map(async (senderId) => {
       const sender = senders.get(senderId)!;
-      const mine = claimed.filter((m) => m.sender_id === senderId);
+      const mine = due.filter((m) => m.sender_id === senderId);
       const { allowed, retryAfterSeconds } = senderId === admitted?.id ? { allowed: mine.length, retryAfterSeconds: 0 } : await admit(app, sender, mine.length);
       const later = mine.slice(allowed);
       if (later.length) {
@@ -168,6 +174,33 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
   );
   await recordAccepted(app, accepted, senders);
   return limited;
+}
+
+/**
+ * Quiet hours checked again as messages are handed to the carrier: a MARKETING message accepted outside its
+ * recipient's quiet hours may have waited into them (behind its sender's throughput, backing off). Such a message
+ * goes back to `held` until the period ends, with `message.held` as at acceptance (state and events commit
+ * together); drain's wake job at the scope's next due time (nextDue) brings it back then. Answers the messages still
+ * to send. A batch with no message quiet hours apply to costs no statement; otherwise one read of the recipients'
+ * quiet groups, and for the held ones one update and their events, in one transaction.
+ */
+async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Map<string, SenderRow>): Promise<Claimed[]> {
+  const checked = claimed.filter((m) => quietHoursApply({ messageType: m.message_type, ignoreQuietHours: m.ignore_quiet_hours }));
+  if (checked.length === 0) return claimed;
+  const recipients = [...new Map(checked.map((m) => [m.contact_id, { organizationId: m.organization_id, contactId: m.contact_id }])).values()];
+  const until = await quietHoldsOfContacts(app.db, recipients, new Date());
+  const holds = checked.flatMap((m) => {
+    const at = until.get(m.contact_id);
+    return at ? [{ organizationId: m.organization_id, id: m.id, until: at }] : [];
+  });
+  if (holds.length === 0) return claimed;
+  await inTransaction(app.db, async (tx) => {
+    const held = await q.holdMessages(tx, holds);
+    await emitEvents(tx, queueOf(app), held.map((m) => messageEvent('message.held', m, senders.get(m.sender_id)!)));
+  });
+  // One no longer `sending` (failed or revoked meanwhile) is not sent either.
+  const heldIds = new Set(holds.map((h) => h.id));
+  return claimed.filter((m) => !heldIds.has(m.id));
 }
 
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */

@@ -140,6 +140,7 @@ function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, g
     sessionHours: SESSION_HOURS,
     contents,
     gate,
+    ignoreQuietHours: Boolean(req.ignoreQuietHours),
     recipients: req.recipients,
     ...(req.blast ? { blastId: req.blast.id } : {}),
   };

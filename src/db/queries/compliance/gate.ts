@@ -63,16 +63,39 @@ export type ContactLookup = 'probe' | 'join';
 
 function recipientContacts(orgId: string, recipients: Recipients, lookup: ContactLookup): RawBuilder<unknown> {
   return lookup === 'probe'
-    ? // The organization is checked outside the probe: inside, an index on (organization_id, …) would compete with
-      // the primary key, and on statistics that do not know the organization yet it wins (one row, they guess).
-      sql`from (${recipients}) r join lateral (select * from contacts c where c.id = r.contact_id offset 0) c on c.organization_id = ${orgId}::uuid`
+    ? contactProbe(recipients, sql`${orgId}::uuid`)
     : sql`from (${recipients}) r join contacts c on c.organization_id = ${orgId}::uuid and c.id = r.contact_id`;
+}
+
+/** Each recipient's contact by primary key, if it is of organization `org` (a value, or a column of the recipients). */
+function contactProbe(recipients: Recipients, org: RawBuilder<unknown>): RawBuilder<unknown> {
+  // The organization is checked outside the probe: inside, an index on (organization_id, …) would compete with
+  // the primary key, and on statistics that do not know the organization yet it wins (one row, they guess).
+  return sql`from (${recipients}) r join lateral (select * from contacts c where c.id = r.contact_id offset 0) c on c.organization_id = ${org}`;
 }
 
 /** The distinct quiet-hours groups of the recipients (tz, prefix, qs, qe), as SQL (defaults: the TCPA window). */
 export function quietGroupsSql(orgId: string, recipients: Recipients, defaults: { start: string; end: string }): RawBuilder<unknown> {
   return sql`select distinct ${groupColumns(defaults.start, defaults.end)}
     ${recipientContacts(orgId, recipients, 'probe')}`;
+}
+
+/** A contact of an organization, for a worker that crosses organizations (the dispatcher's claimed messages). */
+export type OrgContact = { organizationId: string; contactId: string };
+
+/**
+ * The quiet-hours group of each contact, of any organizations (defaults: the TCPA window); a contact that is not
+ * (or no longer) its organization's has no row. The groups are the acceptance's (quietGroupsSql), per contact.
+ */
+export async function quietGroupsOfContacts(db: Db, contacts: readonly OrgContact[], defaults: { start: string; end: string }): Promise<Array<QuietGroup & { contactId: string }>> {
+  const recipients = sql`select * from ${rowsOf('x', [
+    { name: 'organization_id', type: 'uuid', values: contacts.map((c) => c.organizationId) },
+    { name: 'contact_id', type: 'uuid', values: contacts.map((c) => c.contactId) },
+  ])}`;
+  const rows = await sql<{ contact_id: string; tz: string; prefix: string; qs: string; qe: string }>`
+    select r.contact_id, ${groupColumns(defaults.start, defaults.end)}
+    ${contactProbe(recipients, sql`r.organization_id`)}`.execute(db);
+  return rows.rows.map((r) => ({ contactId: r.contact_id, tz: r.tz, prefix: r.prefix, start: r.qs, end: r.qe }));
 }
 
 /** The distinct quiet-hours groups of the recipients (defaults: the TCPA window). */

@@ -2,6 +2,7 @@
 // handle (AppContext.db); per-message changes still name the message's organization.
 import { sql } from 'kysely';
 import type { Db } from '../../database.ts';
+import { rowsOf } from '../../rows.ts';
 import { tenant } from '../../tenant.ts';
 import type { MessageRow } from './messages.ts';
 
@@ -90,6 +91,27 @@ export async function requeueMessages(db: Db, ids: string[], countsAsAttempt: bo
     .where('id', 'in', ids)
     .where('status', '=', 'sending')
     .execute();
+}
+
+/** A claimed message to hold until `until` (the end of its recipient's quiet hours). */
+export type QuietHold = { organizationId: string; id: string; until: Date };
+
+/**
+ * Puts claimed messages back to `held` until their recipient's quiet hours end, in one statement: due again then
+ * (`dispatch_at`), with the claim's attempt given back (it never reached the provider). A message no longer
+ * `sending` (failed by an opt-out, revoked meanwhile) is left as it is. Answers the held rows.
+ */
+export async function holdMessages(db: Db, holds: readonly QuietHold[]): Promise<MessageRow[]> {
+  if (holds.length === 0) return [];
+  return (await sql<MessageRow>`
+    update messages m set status = 'held', held_until = v.until, dispatch_at = v.until, attempts = m.attempts - 1, updated_at = now()
+    from ${rowsOf('v', [
+      { name: 'organization_id', type: 'uuid', values: holds.map((h) => h.organizationId) },
+      { name: 'id', type: 'uuid', values: holds.map((h) => h.id) },
+      { name: 'until', type: 'timestamptz', values: holds.map((h) => h.until) },
+    ])}
+    where m.organization_id = v.organization_id and m.id = v.id and m.status = 'sending'
+    returning m.*`.execute(db)).rows;
 }
 
 /** Fails a message not yet final; undefined when it already was. `dropFallback` clears the planned fallback. */
