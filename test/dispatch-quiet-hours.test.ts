@@ -61,6 +61,14 @@ async function send(contactId: string, messageType: 'MARKETING' | 'TRANSACTIONAL
 
 const messageRow = (id: string) => srv.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
+/** The message as its conversation's list shows it (GET /v1/conversations/{id}/messages). */
+async function shownMessage(id: string): Promise<{ status: string; heldUntil: string | null }> {
+  const { conversation_id } = await messageRow(id);
+  const res = await call(srv, 'GET', `/v1/conversations/${conversation_id}/messages`, { key });
+  expect(res.status, res.text).toBe(200);
+  return res.body.data.find((m: { id: string }) => m.id === id);
+}
+
 /** What reached the (simulated) carrier for the message: its calls there. */
 async function carrierCalls(id: string): Promise<number> {
   const rows = await srv.context.db.selectFrom('simulator_messages').select('send_calls').where('dedupe_key', '=', id).execute();
@@ -101,6 +109,7 @@ describe('quiet hours checked again at dispatch', () => {
     expect(held).toMatchObject({ status: 'held', attempts: 0, provider_message_id: null, sent_at: null });
     expect(held.dispatch_at).toEqual(window.endsAt);
     expect(held.held_until).toEqual(window.endsAt);
+    expect(await shownMessage(id)).toMatchObject({ status: 'held', heldUntil: window.endsAt.toISOString() });
     expect(await carrierCalls(id)).toBe(0);
     expect(await heldEvents(id)).toEqual([expect.objectContaining({ messageId: id, status: 'held', heldUntil: window.endsAt.toISOString() })]);
     // The other recipient is not in quiet hours: sent in the same batch.
@@ -160,6 +169,10 @@ describe('quiet hours checked again at dispatch', () => {
     expect(await messageRow(id)).toMatchObject({ status: 'sent', attempts: 1 });
     expect(await carrierCalls(id)).toBe(1);
     expect(await heldEvents(id)).toHaveLength(1);
+    // heldUntil is documented as set while the message is held: null once it is sent, here and in message.sent.
+    expect(await shownMessage(id)).toMatchObject({ status: 'sent', heldUntil: null });
+    const sent = await srv.context.db.selectFrom('webhook_events').select('body').where('organization_id', '=', org.organizationId).where('type', '=', 'message.sent').execute();
+    expect(sent.map((r) => JSON.parse(r.body).data).filter((d: { messageId: string }) => d.messageId === id)).toEqual([expect.objectContaining({ status: 'sent', heldUntil: null })]);
   });
 
   it("a blast batch's claim holds its recipients in quiet hours in one statement and sends the others", async () => {

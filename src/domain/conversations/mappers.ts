@@ -11,6 +11,12 @@ import type { Rendering } from './render.ts';
 type S = components['schemas'];
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
+/**
+ * `heldUntil` as documented: set while the message is `held`, null otherwise. The stored value outlives the hold
+ * (a message held at acceptance or at dispatch keeps it once sent), so the status decides.
+ */
+export const heldUntilOf = (m: Pick<MessageRow, 'status' | 'held_until'>): string | null => (m.status === 'held' ? iso(m.held_until) : null);
+
 export function toMessage(m: MessageRow): S['Message'] {
   return {
     id: m.id,
@@ -29,7 +35,7 @@ export function toMessage(m: MessageRow): S['Message'] {
     segments: m.segments,
     cost: m.cost_units === null || m.direction === 'inbound' ? null : toMoney(m.cost_units),
     error: m.error_code ? { code: m.error_code, message: m.error_message ?? m.error_code } : null,
-    heldUntil: iso(m.held_until),
+    heldUntil: heldUntilOf(m),
     createdAt: m.created_at.toISOString(),
     sentAt: iso(m.sent_at),
     deliveredAt: iso(m.delivered_at),
@@ -54,7 +60,7 @@ export function toSendResult(m: MessageRow): S['MessageSendResult'] {
     segments: m.segments,
     encoding: m.encoding as S['MessageSendResult']['encoding'],
     estimatedCost: toMoney(m.estimated_cost_units ?? 0),
-    heldUntil: iso(m.held_until),
+    heldUntil: heldUntilOf(m),
     createdAt: m.created_at.toISOString(),
   };
 }

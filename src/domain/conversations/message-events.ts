@@ -3,6 +3,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import type { MessageRow } from '../../db/queries/conversations/messages.ts';
 import type { NewEvent } from '../webhooks/events.ts';
+import { heldUntilOf } from './mappers.ts';
 import { toMoney } from './pricing.ts';
 
 export type MessageStatusData = components['schemas']['MessageStatusWebhookData'];
@@ -27,7 +28,7 @@ export function messageEventData(m: MessageRow, sender: { id: string }): Message
     segments: m.segments,
     price: m.cost_units === null ? null : toMoney(m.cost_units),
     error: m.error_code ? { code: m.error_code, description: m.error_message ?? m.error_code } : null,
-    heldUntil: iso(m.held_until),
+    heldUntil: heldUntilOf(m),
     queuedAt: m.created_at.toISOString(),
     sentAt: iso(m.sent_at),
     deliveredAt: iso(m.delivered_at),
