@@ -4,7 +4,7 @@
 // RCS again, failed again, and ended `failed` instead of delivered by SMS). Found by analytics.test.ts under load;
 // here the two steps run in the losing order on purpose.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordAccepted } from '../src/db/queries/conversations/dispatch.ts';
+import { recordAccepted, requeueMessages } from '../src/db/queries/conversations/dispatch.ts';
 import { applyReceipts } from '../src/domain/conversations/receipts.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
@@ -42,7 +42,7 @@ describe('a receipt that overtakes the dispatcher', () => {
     const fellBack = await srv.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(fellBack).toMatchObject({ status: 'queued', planned_channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED', cost_units: null });
 
-    await recordAccepted(srv.context.db, 'PROVIDER_A', [{ id, providerMessageId: 'SIMrace1', channel: 'RCS', segments: 1, encoding: 'GSM7', costUnits: 39 }]);
+    await recordAccepted(srv.context.db, 'PROVIDER_A', [{ organizationId: org.organizationId, id, providerMessageId: 'SIMrace1', channel: 'RCS', segments: 1, encoding: 'GSM7', costUnits: 39 }]);
     const after = await srv.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(after).toMatchObject({ status: 'queued', planned_channel: 'SMS', fallback_used: true, cost_units: null });
     expect(after.dispatch_at).not.toBeNull(); // still due: the fallback goes out next
@@ -74,5 +74,23 @@ describe('a batch of receipts', () => {
     expect(byId.get(ids[0]!)!.read_at!.toISOString()).toBe(t2);
     expect(byId.get(ids[1]!)).toMatchObject({ status: 'undeliverable', error_code: 'UNREACHABLE', cost_units: 39, delivered_at: null });
     expect(byId.get(ids[1]!)!.failed_at!.toISOString()).toBe(t1);
+  });
+});
+
+describe("the dispatcher's statements name each message's organization", () => {
+  it("another organization's id with a message's id changes nothing (record, requeue)", async () => {
+    const org = await srv.newOrg('Dispatch tenancy');
+    const other = await srv.newOrg('Dispatch tenancy, other');
+    const id = await sendTo(org, '+14155550334');
+    await srv.context.db.updateTable('messages').set({ status: 'sending', attempts: 1, dispatch_at: null }).where('id', '=', id).execute();
+    const row = () => srv.context.db.selectFrom('messages').select(['status', 'attempts', 'provider_message_id']).where('id', '=', id).executeTakeFirstOrThrow();
+
+    expect(await recordAccepted(srv.context.db, 'PROVIDER_A', [{ organizationId: other.organizationId, id, providerMessageId: 'SIMx', channel: 'RCS', segments: 1, encoding: 'GSM7', costUnits: 39 }])).toEqual([]);
+    await requeueMessages(srv.context.db, [{ organizationId: other.organizationId, id }], false, 0);
+    expect(await row()).toEqual({ status: 'sending', attempts: 1, provider_message_id: null });
+
+    // The message's own organization: both apply.
+    await requeueMessages(srv.context.db, [{ organizationId: org.organizationId, id }], false, 0);
+    expect(await row()).toEqual({ status: 'queued', attempts: 0, provider_message_id: null });
   });
 });

@@ -258,7 +258,7 @@ async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Ma
     const sent = await q.recordAccepted(
       tx,
       app.provider.name,
-      accepted.map((a) => ({ id: a.message.id, providerMessageId: a.providerMessageId, channel: a.channel, segments: a.segments, encoding: a.encoding, costUnits: a.costUnits })),
+      accepted.map((a) => ({ organizationId: a.message.organization_id, id: a.message.id, providerMessageId: a.providerMessageId, channel: a.channel, segments: a.segments, encoding: a.encoding, costUnits: a.costUnits })),
     );
     const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
     await emitEvents(tx, queueOf(app), events);
@@ -317,7 +317,7 @@ function backoffSeconds(attempt: number): number {
 
 /** Back to queued, due again in `afterSeconds` (the scope's wake job then comes for it). */
 async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: number, countsAsAttempt: boolean): Promise<void> {
-  await q.requeueMessages(app.db, messages.map((m) => m.id), countsAsAttempt, afterSeconds);
+  await q.requeueMessages(app.db, messages.map((m) => ({ organizationId: m.organization_id, id: m.id })), countsAsAttempt, afterSeconds);
 }
 
 /** Fails the message with its reason; one no carrier ever accepted drops its planned fallback (fallback.ts). */

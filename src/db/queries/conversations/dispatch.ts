@@ -48,7 +48,7 @@ export async function nextDue(db: Db, scope: DispatchScope): Promise<Date | null
   return row?.at ?? null;
 }
 
-export type AcceptedByProvider = { id: string; providerMessageId: string; channel: string; segments: number; encoding: string | null; costUnits: number };
+export type AcceptedByProvider = { organizationId: string; id: string; providerMessageId: string; channel: string; segments: number; encoding: string | null; costUnits: number };
 
 /**
  * Records a batch of provider acceptances in one statement. A message no longer `sending` was moved on by a receipt
@@ -71,26 +71,29 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       -- Off the outbox, unless a receipt moved it on meanwhile (an RCS failure queued its fallback: still due).
       dispatch_at = case when m.status = 'sending' then null else m.dispatch_at end,
       updated_at = now()
-    from unnest(${col((a) => a.id)}::uuid[], ${col((a) => a.providerMessageId)}::text[], ${col((a) => a.channel)}::text[],
-                ${col((a) => a.segments)}::int[], ${col((a) => a.encoding)}::text[], ${col((a) => a.costUnits)}::int[])
-      as v(id, provider_message_id, channel, segments, encoding, cost_units)
-    where m.id = v.id
+    from unnest(${col((a) => a.organizationId)}::uuid[], ${col((a) => a.id)}::uuid[], ${col((a) => a.providerMessageId)}::text[],
+                ${col((a) => a.channel)}::text[], ${col((a) => a.segments)}::int[], ${col((a) => a.encoding)}::text[], ${col((a) => a.costUnits)}::int[])
+      as v(organization_id, id, provider_message_id, channel, segments, encoding, cost_units)
+    where m.organization_id = v.organization_id and m.id = v.id
     returning m.*`.execute(db)).rows;
 }
 
 /** Puts claimed messages back to `queued`, due again in `afterSeconds`; an attempt that never reached the provider is given back. */
-export async function requeueMessages(db: Db, ids: string[], countsAsAttempt: boolean, afterSeconds: number): Promise<void> {
-  await db
-    .updateTable('messages')
-    .set({
-      status: 'queued',
-      attempts: countsAsAttempt ? sql`attempts` : sql`attempts - 1`,
-      dispatch_at: sql`now() + make_interval(secs => ${afterSeconds})`,
-      updated_at: sql`now()`,
-    })
-    .where('id', 'in', ids)
-    .where('status', '=', 'sending')
-    .execute();
+export async function requeueMessages(
+  db: Db,
+  messages: ReadonlyArray<{ organizationId: string; id: string }>,
+  countsAsAttempt: boolean,
+  afterSeconds: number,
+): Promise<void> {
+  if (messages.length === 0) return;
+  await sql`
+    update messages m set status = 'queued', attempts = m.attempts ${countsAsAttempt ? sql`` : sql`- 1`},
+      dispatch_at = now() + make_interval(secs => ${afterSeconds}), updated_at = now()
+    from ${rowsOf('v', [
+      { name: 'organization_id', type: 'uuid', values: messages.map((m) => m.organizationId) },
+      { name: 'id', type: 'uuid', values: messages.map((m) => m.id) },
+    ])}
+    where m.organization_id = v.organization_id and m.id = v.id and m.status = 'sending'`.execute(db);
 }
 
 /** A claimed message to hold until `until` (the end of its recipient's quiet hours). */
