@@ -73,16 +73,36 @@ it('removes an event, its deliveries and their attempts 30 days after it was rai
 });
 
 it("finds an endpoint's deliveries and attempts by index, as deleting the endpoint does (its cascade), not by reading every organization's", async () => {
-  const { endpointId } = await withHistory('Retention plan org', 1);
-  // The statements the cascades run (ri_triggers: `delete from only <table> where endpoint_id = $1`), planned with
+  const { org, endpointId } = await withHistory('Retention plan org', 1);
+  // The attempts refer to their endpoint by (organization_id, endpoint_id) (migration 0039), so the cascade's lookup
+  // starts with the organization, a prefix of webhook_attempts_endpoint_idx on every PostgreSQL version (by
+  // endpoint_id alone, only PostgreSQL 18's skip scan could use it; 13–17 read the table).
+  const { rows: keys } = await sql<{ def: string }>`
+    select pg_get_constraintdef(oid) as def from pg_constraint
+    where conrelid = 'webhook_delivery_attempts'::regclass and confrelid = 'webhook_endpoints'::regclass`.execute(srv.context.db);
+  expect(keys.map((k) => k.def)).toEqual(['FOREIGN KEY (organization_id, endpoint_id) REFERENCES webhook_endpoints(organization_id, id) ON DELETE CASCADE']);
+  // The statements the cascades run (ri_triggers: `delete from only <table> where <key columns> = …`), planned with
   // sequential scans priced out: a plan that still reads the table has no index that can answer them.
-  for (const table of ['webhook_deliveries', 'webhook_delivery_attempts']) {
+  const cascades = [
+    { table: 'webhook_deliveries', where: sql`endpoint_id = ${endpointId}` },
+    { table: 'webhook_delivery_attempts', where: sql`organization_id = ${org.organizationId} and endpoint_id = ${endpointId}` },
+  ];
+  for (const { table, where } of cascades) {
     const plan = await srv.context.db.transaction().execute(async (tx) => {
       await sql`set local enable_seqscan = off`.execute(tx);
-      const { rows } = await sql<{ 'QUERY PLAN': string }>`explain delete from only ${sql.table(table)} where endpoint_id = ${endpointId}`.execute(tx);
+      const { rows } = await sql<{ 'QUERY PLAN': string }>`explain delete from only ${sql.table(table)} where ${where}`.execute(tx);
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     });
     expect(plan, table).toMatch(/Index (Only )?Scan|Bitmap Index Scan/);
     expect(plan, table).not.toMatch(/Seq Scan/);
   }
+});
+
+it("refuses an attempt that names another organization's endpoint", async () => {
+  const mine = await withHistory('Attempt key org', 1);
+  const theirs = await withHistory('Attempt key other org', 1);
+  const insert = sql`
+    insert into webhook_delivery_attempts (organization_id, endpoint_id, event_id, event_type, attempt, test, url, success, attempted_at)
+    values (${mine.org.organizationId}, ${theirs.endpointId}, gen_random_uuid(), 'test', 1, true, 'http://127.0.0.1/', true, now())`;
+  await expect(insert.execute(srv.context.db)).rejects.toMatchObject({ code: '23503' });
 });

@@ -3,8 +3,8 @@
 // deliveries, migration 0005), which cannot answer it, so every endpoint delete read the whole table, every
 // organization's deliveries (30 days of them, with the retention purge), while the request waited. A full index
 // on endpoint_id answers it; the partial one stays for cancelling an endpoint's pending deliveries, which would
-// otherwise read all of them. (The attempts' cascade is served by webhook_attempts_endpoint_idx, organization
-// first, through PostgreSQL 18's skip scan; test/webhooks-retention.test.ts checks both plans.)
+// otherwise read all of them. (The attempts' cascade: migration 0039; test/webhooks-retention.test.ts checks both
+// plans.)
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {

@@ -36,6 +36,7 @@ import * as m0035 from './0035_plans_that_do_not_guess.ts';
 import * as m0036 from './0036_outbox_without_its_own_index.ts';
 import * as m0037 from './0037_webhook_endpoint_delete_by_index.ts';
 import * as m0038 from './0038_messages_ignore_quiet_hours.ts';
+import * as m0039 from './0039_webhook_attempts_endpoint_key_by_organization.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -73,4 +74,5 @@ export const migrations: Record<string, Migration> = {
   '0036_outbox_without_its_own_index': m0036,
   '0037_webhook_endpoint_delete_by_index': m0037,
   '0038_messages_ignore_quiet_hours': m0038,
+  '0039_webhook_attempts_endpoint_key_by_organization': m0039,
 };
