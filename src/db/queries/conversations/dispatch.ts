@@ -57,7 +57,7 @@ export type AcceptedByProvider = { organizationId: string; id: string; providerM
  */
 export async function recordAccepted(db: Db, provider: string, accepted: AcceptedByProvider[]): Promise<MessageRow[]> {
   if (accepted.length === 0) return [];
-  const col = <T>(f: (a: AcceptedByProvider) => T) => accepted.map(f);
+  const col = (f: (a: AcceptedByProvider) => unknown) => accepted.map(f);
   return (await sql<MessageRow>`
     update messages m set
       status = case when m.status = 'sending' then 'sent' else m.status end,
@@ -71,9 +71,15 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       -- Off the outbox, unless a receipt moved it on meanwhile (an RCS failure queued its fallback: still due).
       dispatch_at = case when m.status = 'sending' then null else m.dispatch_at end,
       updated_at = now()
-    from unnest(${col((a) => a.organizationId)}::uuid[], ${col((a) => a.id)}::uuid[], ${col((a) => a.providerMessageId)}::text[],
-                ${col((a) => a.channel)}::text[], ${col((a) => a.segments)}::int[], ${col((a) => a.encoding)}::text[], ${col((a) => a.costUnits)}::int[])
-      as v(organization_id, id, provider_message_id, channel, segments, encoding, cost_units)
+    from ${rowsOf('v', [
+      { name: 'organization_id', type: 'uuid', values: col((a) => a.organizationId) },
+      { name: 'id', type: 'uuid', values: col((a) => a.id) },
+      { name: 'provider_message_id', type: 'text', values: col((a) => a.providerMessageId) },
+      { name: 'channel', type: 'text', values: col((a) => a.channel) },
+      { name: 'segments', type: 'int', values: col((a) => a.segments) },
+      { name: 'encoding', type: 'text', values: col((a) => a.encoding) },
+      { name: 'cost_units', type: 'int', values: col((a) => a.costUnits) },
+    ])}
     where m.organization_id = v.organization_id and m.id = v.id
     returning m.*`.execute(db)).rows;
 }
