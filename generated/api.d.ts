@@ -2036,8 +2036,12 @@ export interface paths {
          * @description Renames the intent's value to the normalized `newValue` and rewrites every reference to the old value in
          *     the draft and published flows of every bot of the organization, atomically: either the rename and all
          *     rewrites are committed in one transaction, or nothing changes. The intent keeps its id; bot status
-         *     (PUBLISHED/MODIFIED) is unaffected because draft and published flows are rewritten alike. Content outside
-         *     bot flows is not touched.
+         *     (PUBLISHED/MODIFIED) is unaffected because draft and published flows are rewritten alike. Each rewritten
+         *     flow is a new `version` of its bot with its revision (`GET /v1/bots/{id}/revisions`): a PUBLISHED bot gets
+         *     one revision, published (`publishedVersion` follows); a MODIFIED bot whose published flow changed gets that
+         *     flow as a published revision, then its draft as the next one. So an edit still holding the old version
+         *     (`PUT /v1/bots/{id}` with `expectedVersion`) is refused with 409 instead of writing the old value back.
+         *     Content outside bot flows is not touched.
          *
          *     409 `ALREADY_EXISTS` when another intent already has the new normalized value. When the new value equals
          *     the current one the call is a no-op answering 200 with zero counts, so a retry after a timeout is safe.
@@ -2156,8 +2160,9 @@ export interface paths {
          * Rename a variable everywhere
          * @description Renames the variable to the normalized `newName` and rewrites every capture and `{{name}}` reference in
          *     the draft and published flows of every bot of the organization, atomically (one transaction: all or
-         *     nothing). The definition keeps its id, type and items; bot status is unaffected. Content outside bot
-         *     flows is not touched.
+         *     nothing). The definition keeps its id, type and items; bot status is unaffected. Each rewritten flow is a
+         *     new `version` of its bot with its revision, as `POST /v1/intents/{id}/rewrite` describes. Content outside
+         *     bot flows is not touched.
          *
          *     409 `ALREADY_EXISTS` when another definition already has the new normalized name. When the new name
          *     equals the current one the call is a no-op answering 200 with zero counts (safe to retry).

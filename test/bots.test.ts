@@ -421,6 +421,48 @@ describe('dictionary rewrites reach flows', () => {
     expect(JSON.stringify(after.body.draftFlow)).toContain('renamed_intent');
     expect(JSON.stringify(after.body.publishedFlow)).not.toContain('rename_me');
     expect(after.body.status).toBe('PUBLISHED');
+    // The rewritten flow is a new version, recorded and published (the Bot schema: a revision per version).
+    expect(after.body.version).toBe(b.version + 1);
+    expect(after.body.publishedVersion).toBe(b.version + 1);
+    const revisions = await call(srv, 'GET', `/v1/bots/${b.id}/revisions`, { key });
+    const newest = revisions.body.data.find((r: { version: number }) => r.version === b.version + 1);
+    expect(JSON.stringify(newest.flow)).toContain('renamed_intent');
+  });
+
+  it('a MODIFIED bot records its rewritten published flow and then its draft, each as a revision', async () => {
+    const created = await call(srv, 'POST', '/v1/intents', { key, body: { value: `mod_${Date.now()}` } });
+    const token = created.body.data.value as string;
+    const flow = JSON.parse(JSON.stringify(goodFlow()).replaceAll('book_demo', token)) as ReturnType<typeof goodFlow>;
+    const b = await bot({ draftFlow: flow });
+    expect((await publish(b.id)).status).toBe(200);
+    const edited = JSON.parse(JSON.stringify(flow).replace('want to book a demo?', 'shall we book a demo?')) as typeof flow;
+    const put1 = await put(b.id, { draftFlow: edited });
+    expect(put1.body.status).toBe('MODIFIED');
+    const rw = await call(srv, 'POST', `/v1/intents/${created.body.data.id}/rewrite`, { key, body: { newValue: `${token}_x` } });
+    expect(rw.status).toBe(200);
+    const after = await call(srv, 'GET', `/v1/bots/${b.id}`, { key });
+    expect(after.body).toMatchObject({ status: 'MODIFIED', version: put1.body.version + 2, publishedVersion: put1.body.version + 1 });
+    const revisions = (await call(srv, 'GET', `/v1/bots/${b.id}/revisions?limit=100`, { key })).body.data as Array<{ version: number; flow: unknown; publishedAt: string | null }>;
+    const published = revisions.find((r) => r.version === put1.body.version + 1)!;
+    const draft = revisions.find((r) => r.version === put1.body.version + 2)!;
+    expect(published.publishedAt).not.toBeNull();
+    expect(published.flow).toEqual(after.body.publishedFlow);
+    expect(draft.flow).toEqual(after.body.draftFlow);
+    expect(JSON.stringify(draft.flow)).toContain('shall we book a demo?');
+  });
+
+  it('an edit holding the version read before a rename is refused (409), not written back with the old value', async () => {
+    const created = await call(srv, 'POST', '/v1/intents', { key, body: { value: `stale_${Date.now()}` } });
+    const token = created.body.data.value as string;
+    const flow = JSON.parse(JSON.stringify(goodFlow()).replaceAll('book_demo', token)) as ReturnType<typeof goodFlow>;
+    const b = await bot({ draftFlow: flow });
+    const read = await call(srv, 'GET', `/v1/bots/${b.id}`, { key });
+    expect((await call(srv, 'POST', `/v1/intents/${created.body.data.id}/rewrite`, { key, body: { newValue: `${token}_new` } })).status).toBe(200);
+    const edited = JSON.parse(JSON.stringify(flow).replace('want to book a demo?', 'shall we book a demo?')) as typeof flow;
+    const stale = await put(b.id, { draftFlow: edited, expectedVersion: read.body.version });
+    expect(stale.status).toBe(409);
+    const after = await call(srv, 'GET', `/v1/bots/${b.id}`, { key });
+    expect(JSON.stringify(after.body.draftFlow)).not.toContain(`"${token}"`);
   });
 });
 

@@ -1,6 +1,6 @@
 // Dictionaries section through HTTP: intents, variable definitions, folders (dictionary categories), usage and
-// rewrite (rename everywhere). Bots are not built yet, so no flow references a token: usage answers zero bots and
-// a rewrite renames the entry alone (0 bots updated, 0 references rewritten), keeping its id.
+// rewrite (rename everywhere). These organizations have no bots, so usage answers zero bots and a rewrite renames
+// the entry alone (0 bots updated, 0 references rewritten), keeping its id; test/bots.test.ts covers flows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerFlowReferenceSource } from '../src/domain/dictionaries/flow-references.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';

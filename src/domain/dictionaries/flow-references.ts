@@ -2,16 +2,11 @@
 // usage and rewrite operations ask every registered source (registerFlowReferenceSource) inside the caller's
 // transaction, so a rename and all its rewrites commit together or not at all.
 //
-// Today no section stores bot flows (the Bots section is not built: its operations answer 501), so no source is
-// registered: usage answers zero bots and a rewrite renames the entry alone (0 bots updated, 0 references
-// rewritten). Nothing else references tokens: analytics keep counting taps under the value as it was, and content
-// outside bot flows (templates, messages) is never rewritten, as the document says.
-//
-// When the Bots section lands, it registers one source (registerFlowReferenceSource, at module load of its
-// domain) that counts/rewrites the nodes of its stored flows:
-// intents as button/edge `intent` values and `capture.from: intent` branches, variables as `capture.variable`,
-// condition `variable` and `{{name}}` placeholders. Its tables can also reference entries by stable id with a
-// composite foreign key (organization_id, intent_id) → intents (organization_id, id) (see migration 0017).
+// The Bots section is the one source (src/domain/bots/references.ts): it counts and rewrites the nodes of its
+// stored flows — intents as button/edge `intent` values and `capture.from: intent` branches, variables as
+// `capture.variable`, condition `variable` and `{{name}}` placeholders — each rewritten flow as a new bot version
+// with its revision. Nothing else references tokens: analytics keep counting taps under the value as it was, and
+// content outside bot flows (templates, messages) is never rewritten, as the document says.
 import type { Db } from '../../db/database.ts';
 
 export type DictionaryKind = 'intent' | 'variable';

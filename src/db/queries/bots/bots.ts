@@ -104,13 +104,6 @@ export function allBots(db: Db, orgId: string, opts: { forUpdate?: boolean } = {
   return (opts.forUpdate ? q.forUpdate() : q).execute();
 }
 
-export async function setFlows(db: Db, orgId: string, botId: string, draftFlow: unknown, publishedFlow: unknown): Promise<void> {
-  await tenant(db.updateTable('bots'), orgId)
-    .set({ draft_flow: json(draftFlow), published_flow: publishedFlow === null ? null : json(publishedFlow) })
-    .where('id', '=', botId)
-    .execute();
-}
-
 export async function senderExists(db: Db, orgId: string, senderId: string): Promise<boolean> {
   return (await tenant(db.selectFrom('sender_ids'), orgId).select('id').where('id', '=', senderId).executeTakeFirst()) !== undefined;
 }
