@@ -6118,13 +6118,22 @@ export interface components {
              */
             heldUntil: string | null;
             createdAt: components["schemas"]["Timestamp"];
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When a carrier accepted the message (`sent`).
+             */
             sentAt: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the delivery receipt says the handset received it. Never earlier than `sentAt`: the time is the
+             *     carrier's, and a carrier clock behind the server's (or a receipt that arrives before the send is recorded)
+             *     is clamped to `sentAt`, so `createdAt ≤ sentAt ≤ deliveredAt ≤ readAt` always holds. The same rule applies
+             *     to the message webhook events.
+             */
             deliveredAt: string | null;
             /**
              * Format: date-time
-             * @description RCS and CHATAPP read receipts only.
+             * @description RCS and CHATAPP read receipts only. Never earlier than `deliveredAt`.
              */
             readAt: string | null;
             /** Format: date-time */
@@ -17184,11 +17193,20 @@ export interface components {
             queuedAt: components["schemas"]["Timestamp"];
             /** Format: date-time */
             sentAt: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Never earlier than `sentAt` (`Message.deliveredAt`).
+             */
             deliveredAt: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Never earlier than `deliveredAt`.
+             */
             readAt: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Never earlier than `sentAt` when the message was sent.
+             */
             failedAt: string | null;
             /** Format: date-time */
             revokedAt: string | null;

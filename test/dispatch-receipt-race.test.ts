@@ -54,7 +54,7 @@ describe('a batch of receipts', () => {
     const org = await srv.newOrg('Receipt batch');
     const ids: string[] = [];
     for (const phone of ['+14155550401', '+14155550402']) ids.push(await sendTo(org, phone));
-    await srv.context.db.updateTable('messages').set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: new Date(), provider: 'PROVIDER_A' }).where('id', 'in', ids).execute();
+    await srv.context.db.updateTable('messages').set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: new Date(Date.now() - 3000), provider: 'PROVIDER_A' }).where('id', 'in', ids).execute();
     const t1 = new Date(Date.now() - 2000).toISOString();
     const t2 = new Date(Date.now() - 1000).toISOString();
     const receipt = (dedupeKey: string, status: 'delivered' | 'read' | 'undeliverable', at: string) =>
@@ -74,6 +74,27 @@ describe('a batch of receipts', () => {
     expect(byId.get(ids[0]!)!.read_at!.toISOString()).toBe(t2);
     expect(byId.get(ids[1]!)).toMatchObject({ status: 'undeliverable', error_code: 'UNREACHABLE', cost_units: 39, delivered_at: null });
     expect(byId.get(ids[1]!)!.failed_at!.toISOString()).toBe(t1);
+  });
+});
+
+describe('a carrier clock behind ours', () => {
+  it('never dates a delivery before the send, nor a read before the delivery (GET …/messages reads in order)', async () => {
+    const org = await srv.newOrg('Receipt clocks');
+    const id = await sendTo(org, '+14155550431');
+    const sentAt = new Date();
+    await srv.context.db.updateTable('messages').set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: sentAt, provider: 'PROVIDER_A' }).where('id', '=', id).execute();
+    const early = (ms: number) => new Date(sentAt.getTime() - ms).toISOString();
+    const receipt = (status: 'delivered' | 'read', at: string) =>
+      ({ type: 'receipt', providerMessageId: `SIM${id.slice(-12)}`, dedupeKey: id, status, channel: 'RCS', errorCode: null, errorMessage: null, at }) as const;
+    await applyReceipts(srv.context, 'PROVIDER_A', [receipt('delivered', early(12)), receipt('read', early(20))]);
+    const message = await srv.context.db.selectFrom('messages').select(['conversation_id']).where('id', '=', id).executeTakeFirstOrThrow();
+    const listed = await call(srv, 'GET', `/v1/conversations/${message.conversation_id}/messages`, { key: org.apiKey.secret });
+    const m = listed.body.data.find((x: { id: string }) => x.id === id);
+    expect(m.status).toBe('read');
+    expect(Date.parse(m.sentAt)).toBe(sentAt.getTime());
+    expect(Date.parse(m.deliveredAt)).toBeGreaterThanOrEqual(Date.parse(m.sentAt));
+    expect(Date.parse(m.readAt)).toBeGreaterThanOrEqual(Date.parse(m.deliveredAt));
+    expect(Date.parse(m.sentAt)).toBeGreaterThanOrEqual(Date.parse(m.createdAt));
   });
 });
 

@@ -85,9 +85,12 @@ function applyReceipt(provider: ProviderName, receipt: Receipt, message: Message
   const accepted = {
     provider: message.provider ?? provider,
     provider_message_id: message.provider_message_id ?? receipt.providerMessageId,
-    sent_at: message.sent_at ?? at,
+    sent_at: message.sent_at ?? notBefore(at, message.created_at),
   };
   const costUnits = message.cost_units ?? render(receipt.channel, message.content as unknown as SendContent).costUnits;
+  // A message's stored life reads in order (Message.deliveredAt): a carrier clock behind ours, or a receipt that
+  // overtook the dispatcher's record, never dates a delivery or a read before the send it follows.
+  const deliveredAt = message.delivered_at ?? notBefore(at, accepted.sent_at);
 
   if (receipt.status === 'delivered' || receipt.status === 'read') {
     if ((RANK[receipt.status] ?? 0) <= (RANK[message.status] ?? 0)) return undefined;
@@ -97,8 +100,8 @@ function applyReceipt(provider: ProviderName, receipt: Receipt, message: Message
       cost_units: costUnits,
       status: receipt.status,
       channel: receipt.channel,
-      delivered_at: message.delivered_at ?? at,
-      read_at: receipt.status === 'read' ? at : null,
+      delivered_at: deliveredAt,
+      read_at: receipt.status === 'read' ? notBefore(at, deliveredAt) : null,
       receipt_at: at,
     };
     return { row, event: messageEvent(receipt.status === 'read' ? 'message.read' : 'message.delivered', row, sender), requeue: false };
@@ -119,9 +122,12 @@ function applyReceipt(provider: ProviderName, receipt: Receipt, message: Message
     channel: receipt.channel,
     error_code: receipt.errorCode ?? (receipt.status === 'undeliverable' ? 'UNREACHABLE' : 'CARRIER_REJECTED'),
     error_message: receipt.errorMessage ?? null,
-    failed_at: at,
+    failed_at: notBefore(at, accepted.sent_at),
     cost_units: receipt.status === 'undeliverable' ? costUnits : null,
     receipt_at: at,
   };
   return { row, event: messageEvent('message.failed', row, sender), requeue: false };
 }
+
+/** `at`, or `floor` when `at` is earlier: the later of the two. */
+const notBefore = (at: Date, floor: Date): Date => (at.getTime() < floor.getTime() ? floor : at);
