@@ -66,7 +66,9 @@ describe('admin CLI', () => {
   it('rejects unknown scopes and missing options with usage and exit code 2', async () => {
     const bad = await admin('create-key', '--org', '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b', '--name', 'x', '--scopes', 'nope:read').catch((e: { code: number; stderr: string }) => e);
     expect((bad as { code: number }).code).toBe(2);
-    expect((bad as { stderr: string }).stderr).toContain('unknown scopes');
+    expect((bad as { stderr: string }).stderr).toContain('unknown scopes: nope:read');
+    // The error lists what is valid, so a mistyped scope (messages:create for messages:send) is fixed at once.
+    expect((bad as { stderr: string }).stderr).toMatch(/valid scopes: .*\bmessages:send\b.*\(or all\)/);
     const missing = await admin('create-org').catch((e: { code: number; stderr: string }) => e);
     expect((missing as { code: number }).code).toBe(2);
     expect((missing as { stderr: string }).stderr).toContain('--name is required');

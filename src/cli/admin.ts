@@ -84,7 +84,7 @@ async function main(argv: string[]): Promise<number> {
         const known = new Set(allScopes(document));
         const scopes = raw === 'all' ? [...known] : raw.split(',').map((s) => s.trim()).filter(Boolean);
         const unknown = scopes.filter((s) => !known.has(s));
-        if (unknown.length) throw new UsageError(`unknown scopes: ${unknown.join(', ')}`);
+        if (unknown.length) throw new UsageError(`unknown scopes: ${unknown.join(', ')}; valid scopes: ${[...known].sort().join(', ')} (or all)`);
         const exists = await db.selectFrom('organizations').select('id').where('id', '=', org).executeTakeFirst().catch(() => undefined);
         if (!exists) throw new UsageError(`no organization ${org}`);
         print(await createApiKeyFor(db, org, need('name'), scopes));
