@@ -9878,7 +9878,9 @@ export interface components {
          *     `card`, `carousel` 2–10 `cards`. An `assetId` (here or on a card) is checked by publish validation
          *     (`UNKNOWN_ASSET`: not an asset of the organization; `ASSET_NOT_SENDABLE`: not an image, GIF or MP4 video);
          *     each message then carries a signed link to the asset, as `SendMessageContent` ("Media by asset") says — an
-         *     asset not `ready` by then refuses that message like any other send (409 `INVALID_STATE`). Text may contain `{{variable}}` placeholders naming variable definitions; cards and carousels need
+         *     asset not `ready` by then refuses that message like any other send (409 `INVALID_STATE`). Text may contain `{{variable}}` placeholders naming variable definitions, or the contact's own fields,
+         *     which need no definition: `{{name}}`, `{{first_name}}` (the first word of the name, unless the contact has a
+         *     `first_name` attribute) and `{{phone}}`; a contact attribute fills a placeholder of its key too. Cards and carousels need
          *     an RCS or chat-app bot (`SMS`/`MMS` bots allow `text`, and `media` only on `MMS`).
          */
         BotMessageContent: {
@@ -10431,7 +10433,7 @@ export interface components {
          *     content), `MISSING_CAPTURE` (`QUESTION` without capture), `MISSING_TRANSITION` (reply button without an edge
          *     for its intent, or a non-final node without outgoing edge), `UNREACHABLE_NODE` (not reachable from `START`),
          *     `UNKNOWN_INTENT` (intent missing or inactive in the dictionary), `UNKNOWN_VARIABLE` (capture, condition or
-         *     placeholder naming no variable definition), `CHANNEL_UNSUPPORTED` (content type the bot's channel cannot
+         *     placeholder naming neither a variable definition nor a contact field), `CHANNEL_UNSUPPORTED` (content type the bot's channel cannot
          *     carry), `CONTENT_BLOCKED` (text matches a blocking content rule). `nodeId` names the node (or the edge's
          *     source node), null for flow-wide errors.
          */
@@ -10677,6 +10679,16 @@ export interface components {
          *           "active": false,
          *           "createdAt": "2026-10-05T09:00:00Z",
          *           "updatedAt": "2026-11-01T16:45:12Z"
+         *         },
+         *         {
+         *           "id": "6d3e0f9a-2c4b-4e7d-9f8a-1b0c9d8e7f6a",
+         *           "value": "talk_to_sales",
+         *           "label": "Talk to sales",
+         *           "description": null,
+         *           "categoryId": "7d1e4a2b-9c3f-4e8a-b5d6-1f2a3b4c5d6e",
+         *           "active": true,
+         *           "createdAt": "2026-10-05T09:05:00Z",
+         *           "updatedAt": "2026-10-05T09:05:00Z"
          *         }
          *       ]
          *     }
@@ -10911,6 +10923,15 @@ export interface components {
          *           "categoryId": "7d1e4a2b-9c3f-4e8a-b5d6-1f2a3b4c5d6e",
          *           "createdAt": "2026-10-02T14:20:00Z",
          *           "updatedAt": "2026-10-02T14:20:00Z"
+         *         },
+         *         {
+         *           "id": "4a5b6c7d-8e9f-4a0b-9c1d-2e3f4a5b6c7d",
+         *           "name": "interest",
+         *           "type": "text",
+         *           "items": null,
+         *           "categoryId": "7d1e4a2b-9c3f-4e8a-b5d6-1f2a3b4c5d6e",
+         *           "createdAt": "2026-10-02T14:25:00Z",
+         *           "updatedAt": "2026-10-02T14:25:00Z"
          *         },
          *         {
          *           "id": "8e9f0a1b-2c3d-4e5f-8a6b-7c8d9e0f1a2b",

@@ -16,6 +16,8 @@ export function cardsOf(c: { card?: unknown; cards?: unknown[] }): BotCard[] {
 }
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
+/** Placeholders every flow may use without a definition: the contact's own fields (runtime.ts startVariables fills them). */
+export const CONTACT_FIELDS: ReadonlySet<string> = new Set(['name', 'first_name', 'phone']);
 
 /** `{{name}}` placeholders of a text. */
 export function placeholders(text: string | undefined): string[] {
@@ -109,7 +111,7 @@ export function validateFlow(
     }
     for (const rule of new Set(nodeTexts(n).flatMap(blockedBy))) err('CONTENT_BLOCKED', `The text matches the blocking content rule "${rule}".`, n.id);
     for (const name of new Set(nodeTexts(n).flatMap(placeholders))) {
-      if (!name.startsWith('event.') && !variables.has(name)) err('UNKNOWN_VARIABLE', `Variable "${name}" is not defined.`, n.id);
+      if (!name.startsWith('event.') && !CONTACT_FIELDS.has(name) && !variables.has(name)) err('UNKNOWN_VARIABLE', `Variable "${name}" is not defined.`, n.id);
     }
     for (const b of nodeButtons(n)) {
       if (b.type !== 'reply' || !b.intent) continue;
