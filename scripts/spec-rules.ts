@@ -94,9 +94,35 @@ export function checkDocument(doc: Json): string[] {
     }
   }
   delete doc.__inline;
+  problems.push(...checkSchemaExamples(doc, ajv));
   problems.push(...checkRequestBounds(doc));
   const text = JSON.stringify(doc);
   for (const kw of DRAFT7_UNKNOWN) if (text.includes(`"${kw}"`)) problems.push(`document uses "${kw}", which our draft-07 validators (openapi-backend, Prism) ignore`);
+  return problems;
+}
+
+/**
+ * Every example a schema anywhere in the document carries (not only the first example of an operation's media
+ * type, checked above) is valid against that schema: a client copies nested examples too.
+ */
+function checkSchemaExamples(doc: Json, ajv: Ajv): string[] {
+  const problems: string[] = [];
+  const isSchema = (n: Json) => ['type', 'properties', '$ref', 'oneOf', 'anyOf', 'allOf', 'enum', 'const'].some((k) => k in n);
+  const walk = (node: unknown, pointer: string): void => {
+    if (!node || typeof node !== 'object') return;
+    if (Array.isArray(node)) return node.forEach((x, i) => walk(x, `${pointer}/${i}`));
+    const n = node as Json;
+    if (Array.isArray(n.examples) && isSchema(n)) {
+      const validate = ajv.compile({ $ref: `doc#${pointer}` });
+      n.examples.forEach((example: unknown, i: number) => {
+        if (!validate(example)) problems.push(`${pointer} examples[${i}] does not match its schema: ${ajv.errorsText(validate.errors)}`);
+      });
+    }
+    for (const [k, v] of Object.entries(n)) {
+      if (k !== 'examples' && k !== 'example') walk(v, `${pointer}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+    }
+  };
+  for (const part of ['components', 'paths', 'webhooks']) walk(doc[part], `/${part}`);
   return problems;
 }
 

@@ -33,6 +33,13 @@ describe('contract', () => {
     expect(checkDocument(structuredClone(doc) as never)).toEqual([]);
   });
 
+  it('checks every example of every schema, nested ones included (the rule can fail)', () => {
+    const broken = structuredClone(doc) as unknown as { components: { schemas: Record<string, { examples?: unknown[] }> } };
+    broken.components.schemas.BotFlow!.examples!.push({ nodes: 'not a list', edges: [] });
+    const problems = checkDocument(broken as never);
+    expect(problems).toEqual([expect.stringContaining('/components/schemas/BotFlow examples[1] does not match its schema')]);
+  });
+
   it('bounds the shared page parameter, so a huge or non-finite page is a 400, not a 500', () => {
     const page = (doc as unknown as { components: { parameters: { Page: { schema: { maximum?: number } } } } }).components.parameters.Page;
     expect(page.schema.maximum).toBe(100000);
