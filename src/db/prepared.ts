@@ -10,6 +10,9 @@
 // connection until it is prepared again. The refused statement has not run, so it is prepared again under a new
 // name and retried once (outside a transaction that succeeds; inside one, the transaction fails once, as any
 // statement error fails it, and the connection's next use prepares afresh).
+//
+// This replaces `query` on each pool client, which pg does not document as an extension point: written against
+// pg 8.23.1; test/library-internals.test.ts checks the named statement reaches pg_prepared_statements.
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 

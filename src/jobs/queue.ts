@@ -4,7 +4,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { PgBoss } from 'pg-boss';
-// pg-boss's own SQL builders (not in its published entry point; recheck on upgrade from the pinned version).
+// pg-boss's own SQL builders, not in its published entry point: written against pg-boss 12.35.0 (the pinned
+// version); test/library-internals.test.ts fails by name if an upgrade moves or changes them.
 import { insertJobs, notifyChannelSql } from 'pg-boss/dist/plans.js';
 
 export type JobQueue = PgBoss;
