@@ -18422,6 +18422,78 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
+        /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
+        ChannelsBadRequest: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["ChannelsSuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
+        ChannelsUnauthorized: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["ChannelsSuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
+        ChannelsForbidden: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["ChannelsSuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
+        ChannelsNotFound: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["ChannelsSuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Semantically invalid for the current data (`UNPROCESSABLE`). Carries the deprecation headers. */
+        ChannelsUnprocessable: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["ChannelsSuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
+        /** @description Conflicts with the current data (`ALREADY_EXISTS`). Carries the deprecation headers. */
+        ChannelsConflict: {
+            headers: {
+                Deprecation: components["headers"]["Deprecation"];
+                Sunset: components["headers"]["Sunset"];
+                Link: components["headers"]["ChannelsSuccessorLink"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorResponse"];
+            };
+        };
         /** @description The body exceeds the size limit (`PAYLOAD_TOO_LARGE`); nothing was stored. */
         PayloadTooLarge: {
             headers: {
@@ -18475,6 +18547,8 @@ export interface components {
         Deprecation: string;
         /** @description RFC 8594 sunset date after which the operation may be removed. */
         Sunset: string;
+        /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
+        ChannelsSuccessorLink: string;
         /** @description `attachment; filename="..."` */
         ContentDisposition: string;
     };
@@ -19552,53 +19626,16 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ListChannelsResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
             default: components["responses"]["Error"];
         };
     };
@@ -19620,79 +19657,18 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelWithHealthResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Semantically invalid for the current data (`UNPROCESSABLE`). Carries the deprecation headers. */
-            422: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
+            422: components["responses"]["ChannelsUnprocessable"];
             default: components["responses"]["Error"];
         };
     };
@@ -19713,66 +19689,17 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -19797,79 +19724,18 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelWithHealthResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Semantically invalid for the current data (`UNPROCESSABLE`). Carries the deprecation headers. */
-            422: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
+            422: components["responses"]["ChannelsUnprocessable"];
             default: components["responses"]["Error"];
         };
     };
@@ -19890,66 +19756,17 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteChannelResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -19970,66 +19787,17 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ChannelHealth"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -20050,66 +19818,17 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ListRcsSendersResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -20134,92 +19853,19 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RcsSenderResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Conflicts with the current data (`ALREADY_EXISTS`). Carries the deprecation headers. */
-            409: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Semantically invalid for the current data (`UNPROCESSABLE`). Carries the deprecation headers. */
-            422: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
+            409: components["responses"]["ChannelsConflict"];
+            422: components["responses"]["ChannelsUnprocessable"];
             default: components["responses"]["Error"];
         };
     };
@@ -20242,66 +19888,17 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["GetRcsSenderResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -20324,66 +19921,17 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ListRcsTestDevicesResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
             default: components["responses"]["Error"];
         };
     };
@@ -20410,79 +19958,18 @@ export interface operations {
                 headers: {
                     Deprecation: components["headers"]["Deprecation"];
                     Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
+                    Link: components["headers"]["ChannelsSuccessorLink"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["RcsTestDeviceResponse"];
                 };
             };
-            /** @description Validation error (`VALIDATION_ERROR` or a more specific 400 code). Carries the deprecation headers. */
-            400: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Authentication failed (`UNAUTHENTICATED`). Carries the deprecation headers. */
-            401: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description The API key lacks the required scope (`FORBIDDEN`). Carries the deprecation headers. */
-            403: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Not found in the caller's organization (`NOT_FOUND`); ids of other organizations answer this too. Carries the deprecation headers. */
-            404: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
-            /** @description Conflicts with the current data (`ALREADY_EXISTS`). Carries the deprecation headers. */
-            409: {
-                headers: {
-                    Deprecation: components["headers"]["Deprecation"];
-                    Sunset: components["headers"]["Sunset"];
-                    /** @description The successor of the deprecated operation (RFC 8288): `</v1/sender-ids>; rel="successor-version"`. */
-                    Link?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorResponse"];
-                };
-            };
+            400: components["responses"]["ChannelsBadRequest"];
+            401: components["responses"]["ChannelsUnauthorized"];
+            403: components["responses"]["ChannelsForbidden"];
+            404: components["responses"]["ChannelsNotFound"];
+            409: components["responses"]["ChannelsConflict"];
             default: components["responses"]["Error"];
         };
     };
