@@ -240,8 +240,9 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       if (validateResponses && req.operation && (result.contentType ?? 'application/json') === 'application/json') {
         const check = backend.validateResponse(result.body, req.operation.operationId!, result.status);
         if (check.errors) {
-          req.log.error({ operationId: req.operation.operationId, errors: check.errors }, 'response does not match the document');
-          throw new ApiError(500, 'INTERNAL_ERROR', `Response of ${req.operation.operationId} (${result.status}) does not match the document: ${JSON.stringify(check.errors.slice(0, 5))}`);
+          // The log gets Ajv's errors; the client a plain 500: schema paths are the server's internals.
+          req.log.error({ operationId: req.operation.operationId, status: result.status, errors: check.errors.slice(0, MAX_REPORTED_ERRORS) }, 'response does not match the document');
+          throw new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
         }
       }
       return result;
