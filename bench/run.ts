@@ -2,7 +2,8 @@
 //  (a) start-up: spawn `node src/main.ts` → first 200 from GET /health
 //  (b) GET /v1/api-keys through the full stack vs. a bare node:http + pg server running the same SQL
 //  (c) router matching cost with all operations loaded vs. one; ours (compiled) vs. openapi-backend's
-//  (h) server RSS under stalled unauthenticated uploads, /health latency under polynomial-regex previews (bench/hostile-clients.ts)
+//  (h) server RSS under stalled unauthenticated uploads, /health latency under polynomial-regex previews (bench/hostile-clients.ts),
+//      and while bodies built to be slow to validate are refused: the largest arrays the body limit allows (bench/hostile-bodies.ts)
 //  (w) webhook deliveries per second to a local keep-alive receiver vs. bare signed POSTs (bench/webhooks-delivery.ts)
 //  (d) contact CSV import of a ~10 MB, 150,000-row file vs. a plain load of the same rows (bench/contacts-import.ts)
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
@@ -24,6 +25,7 @@ import { listOperations, loadDocument } from '../src/contract/document.ts';
 import { CompiledRouter } from '../src/http/router.ts';
 import { benchWebhookDeliveries } from './webhooks-delivery.ts';
 import { benchHostileClients } from './hostile-clients.ts';
+import { benchHostileBodies } from './hostile-bodies.ts';
 import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
 import { runMessagingBench } from './messaging.ts';
@@ -36,7 +38,7 @@ const USAGE = `npm run bench [-- --only <parts>]
 
 Every figure next to its baseline, in one run, with the ratios. Parts (default: all):
   a  start-up to the first /health 200          b  authenticated GET vs. bare node:http + pg
-  c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex)
+  c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, huge arrays)
   w  webhook deliveries vs. bare signed POSTs   d  contact CSV import vs. a plain load
   e  queries at 1,000,000 contacts              m  sends per second and dispatch throughput
   l  a 1,000,000-recipient blast                 r  analytics over 10,000,000 messages
@@ -198,6 +200,11 @@ async function main(): Promise<void> {
         console.log(`      GET /health idle: p50 ${fmt(hostile.idleHealth.p50, 2)} ms, p99 ${fmt(hostile.idleHealth.p99, 2)} ms`);
         console.log(`      GET /health during 100 concurrent previews (content rules run), no regex rule: p50 ${fmt(hostile.withoutRule.health.p50, 2)} ms, p99 ${fmt(hostile.withoutRule.health.p99, 2)} ms (${fmt(hostile.withoutRule.previewsPerSecond)} previews/s)`);
         console.log(`      the same with a polynomial rule \`(\\w*)*y\` (${hostile.ruleAccepted ? 'accepted' : 'REFUSED'}) on 1,600 characters: p50 ${fmt(hostile.withRule.health.p50, 2)} ms, p99 ${fmt(hostile.withRule.health.p99, 2)} ms (${fmt(hostile.withRule.previewsPerSecond)} previews/s) → p99 with/without the rule ${fmt(cost, 2)}x (${goal(cost < 2, '< 2x')})`);
+        const bodies = await benchHostileBodies({ baseUrl: `http://127.0.0.1:${fullPort}`, apiKey: org.apiKey.secret, senderId: org.senderId });
+        console.log(`      ${bodies.bodies} bodies (${fmt(bodies.megabytes)} MB) with the largest array the body limit allows, one per array of every JSON request body (statuses ${bodies.statuses.join(', ')}): median ${fmt(bodies.median, 1)} ms each`);
+        console.log(`      worst body under the limit: ${bodies.worst.what}, ${fmt(bodies.worst.bytes / 1e6, 2)} MB, answered ${bodies.worst.status} in ${fmt(bodies.worst.ms)} ms (${goal(bodies.worst.ms < 1000, '< 1000 ms')})`);
+        for (const t of bodies.issue) console.log(`      ${t.what} (${fmt(t.bytes / 1e3)} KB): ${t.status} in ${fmt(t.ms, 1)} ms`);
+        console.log(`      GET /health while they were validated: p50 ${fmt(bodies.health.p50, 2)} ms, p99 ${fmt(bodies.health.p99, 2)} ms, max ${fmt(bodies.health.max)} ms over ${bodies.health.n} polls (${goal(bodies.health.p99 < 1000, 'p99 < 1000 ms')})`);
       }
       // The servers above stop before (w): their workers would take those jobs (and refuse the loopback receiver).
       for (const child of [full, base]) {

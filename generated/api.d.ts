@@ -3302,8 +3302,8 @@ export interface paths {
          *       `EXPORT_EXPIRED` after `expiresAt`. An `analytics_export.completed` event carrying the same signed link is
          *       sent when it finishes.
          *
-         *     Range: `startDate` defaults to 30 days before `endDate`, `endDate` to today (UTC); at most 366 days (400
-         *     otherwise). At most 3 exports run concurrently per organization per API process, in either mode; a fourth
+         *     Range: `startDate` defaults to 30 days before `endDate`, `endDate` to today (UTC); at most 366 days, and
+         *     `startDate` not after `endDate` (otherwise 400 `VALIDATION_ERROR` naming `body.startDate`). At most 3 exports run concurrently per organization per API process, in either mode; a fourth
          *     answers 429 `TOO_MANY_EXPORTS` (with `Retry-After`). 500 `EXPORT_FAILED` when synchronous generation fails.
          */
         post: operations["exportAnalytics"];
@@ -11138,7 +11138,10 @@ export interface components {
         DictionaryCategoryCreateRequest: {
             /** @description Trimmed; must be unique in the organization (409 `ALREADY_EXISTS`). */
             name: string;
-            /** @description Omit to place the folder last (one more than the highest `sortOrder`). Other folders are not renumbered. */
+            /**
+             * @description Omit to place the folder last (one more than the highest `sortOrder`, at most 2147483647). Other folders are
+             *     not renumbered.
+             */
             sortOrder?: number;
         };
         /**

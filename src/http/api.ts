@@ -1,8 +1,8 @@
 // openapi-backend wired to our conventions: one handler per operationId (strict), the compiled router,
 // bearer API keys with per-operation scopes, ErrorResponse for every failure, response validation in dev/test.
-import { OpenAPIBackend, type Context, type Document, type Operation } from 'openapi-backend';
+import { OpenAPIBackend, OpenAPIValidator, type Context, type Document, type Operation } from 'openapi-backend';
 import addFormats from 'ajv-formats';
-import type { ErrorObject } from 'ajv';
+import type { Ajv, ErrorObject, Options as AjvOptions } from 'ajv';
 import type { AppContext } from '../app-context.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import { SIGNED_URL_PRINCIPAL, type Principal } from '../auth/principal.ts';
@@ -23,21 +23,30 @@ import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
 import { createOneOfNarrower } from './one-of-errors.ts';
+import { describeFailure, useLinearUniqueItems, type Narrow, type Validate } from './bounded-validation.ts';
 
-/** openapi-backend as the API configures it (its validators coerce and fill defaults); not yet initialised. */
-export function openApiBackendFor(document: unknown): OpenAPIBackend {
+const AJV_OPTIONS: AjvOptions = { strict: false, useDefaults: true };
+
+function customizeAjv(ajv: Ajv): Ajv {
+  addFormats.default(ajv);
+  ajv.addFormat('binary', true);
+  return useLinearUniqueItems(ajv);
+}
+
+/**
+ * openapi-backend as the API configures it (its validators coerce and fill defaults); not yet initialised. Its
+ * validators stop at the first error (linear in the request: src/http/bounded-validation.ts); `allErrors` is for
+ * comparisons (test/http-validation.test.ts).
+ */
+export function openApiBackendFor(document: unknown, { allErrors = false } = {}): OpenAPIBackend {
   return new OpenAPIBackend({
     definition: structuredClone(document) as Document,
     strict: true,
     quick: true, // openapi-backend's full init rejects valid 3.1; `npm run spec:lint` validates the document
     validate: true,
     coerceTypes: true,
-    ajvOpts: { strict: false, useDefaults: true, allErrors: true },
-    customizeAjv: (ajv) => {
-      addFormats.default(ajv);
-      ajv.addFormat('binary', true);
-      return ajv;
-    },
+    ajvOpts: { ...AJV_OPTIONS, allErrors },
+    customizeAjv,
   });
 }
 
@@ -75,7 +84,6 @@ export type Api = {
 export async function createApi(app: AppContext, handlers: HandlerMap, notImplementedIds: readonly string[]): Promise<Api> {
   const backend = openApiBackendFor(app.document);
   await backend.init();
-  boundValidationErrors(backend);
   const narrowOneOf = createOneOfNarrower(app.document as unknown as Record<string, unknown>);
 
   // openapi-backend recomputes these on every call; compute once.
@@ -83,6 +91,11 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   const byId = new Map(operations.map((op) => [op.operationId!, op]));
   backend.router.getOperations = () => operations;
   backend.router.getOperation = (id: string) => byId.get(id);
+  describeFailuresBounded(backend, (id) => {
+    const content = (byId.get(id)?.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
+    const schema = content?.['application/json']?.schema;
+    return (errors, body) => narrowOneOf(errors, body, schema);
+  });
   const router = new CompiledRouter(operations);
   // Per operation, its array-typed query parameters (a single value is validated as a one-item array), or
   // undefined when validated() leaves the operation to openapi-backend's own steps.
@@ -153,16 +166,15 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     });
   }
 
-  function validationFailed(operation: Operation, errors: ErrorObject[], requestBody: unknown): never {
-    const content = (operation.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
-    const narrowed = narrowOneOf(errors, requestBody, content?.['application/json']?.schema);
-    throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: toFieldErrors(narrowed) });
+  /** Errors of the wrapped validators (describeFailuresBounded), already narrowed and bounded. */
+  function validationFailed(errors: ErrorObject[]): never {
+    throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: toFieldErrors(errors) });
   }
 
   /** openapi-backend's validateRequest, then its parse of the request again from the coerced values (see validated()). */
   function validatedByLibrary(req: ApiRequest, operation: Operation): ParsedRequest {
     const validation = backend.validator.validateRequest(req as never, operation);
-    if (validation.errors) validationFailed(operation, validation.errors, backend.router.parseRequest(req as never, operation).requestBody);
+    if (validation.errors) validationFailed(validation.errors);
     return backend.router.parseRequest(validation.coerced as never, operation) as ParsedRequest;
   }
 
@@ -196,7 +208,7 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       validate(parameters);
       if (validate.errors) errors.push(...validate.errors);
     }
-    if (errors.length > 0) validationFailed(operation, errors, requestBody);
+    if (errors.length > 0) validationFailed(errors);
     request.query = parameters.query as ParsedRequest['query'];
     return request;
   }
@@ -240,8 +252,9 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       if (validateResponses && req.operation && (result.contentType ?? 'application/json') === 'application/json') {
         const check = backend.validateResponse(result.body, req.operation.operationId!, result.status);
         if (check.errors) {
-          req.log.error({ operationId: req.operation.operationId, errors: check.errors }, 'response does not match the document');
-          throw new ApiError(500, 'INTERNAL_ERROR', `Response of ${req.operation.operationId} (${result.status}) does not match the document: ${JSON.stringify(check.errors.slice(0, 5))}`);
+          // The log gets Ajv's errors; the client a plain 500: schema paths are the server's internals.
+          req.log.error({ operationId: req.operation.operationId, status: result.status, errors: check.errors.slice(0, MAX_REPORTED_ERRORS) }, 'response does not match the document');
+          throw new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
         }
       }
       return result;
@@ -297,23 +310,36 @@ export function assertEveryOperationAccounted(operations: Operation[], handlers:
 }
 
 /**
- * openapi-backend spreads every Ajv error of a validator into one `push(...)`: 100,000 wrong items overflow
- * the stack. Each validator is wrapped so it hands over at most MAX_REPORTED_ERRORS errors.
+ * The request validators of `backend` stop at the first error; wrapped here, a refused request is described by
+ * the same schemas with all errors on a bounded copy of it (describeFailure): linear in the request, and a few
+ * thousand errors at most, so openapi-backend's `push(...errors)` cannot overflow the stack either. The
+ * all-errors validators are compiled the first time an operation refuses a request.
  */
-function boundValidationErrors(backend: OpenAPIBackend): void {
-  type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
+function describeFailuresBounded(backend: OpenAPIBackend, narrowFor: (operationId: string) => Narrow): void {
   const validator = backend.validator as unknown as { getRequestValidatorsForOperation(id: string): Validate[] | undefined };
+  const detailed = new OpenAPIValidator({
+    definition: backend.definition,
+    ajvOpts: { ...AJV_OPTIONS, allErrors: true },
+    customizeAjv,
+    router: backend.router,
+    lazyCompileValidators: true,
+    coerceTypes: true,
+  }) as unknown as typeof validator;
   const original = validator.getRequestValidatorsForOperation.bind(validator);
   const wrappedById = new Map<string, Validate[]>();
   validator.getRequestValidatorsForOperation = (id: string) => {
     let wrapped = wrappedById.get(id);
     if (!wrapped) {
-      wrapped = (original(id) ?? []).map((validate) => {
+      const narrow = narrowFor(id);
+      wrapped = (original(id) ?? []).map((validate, index) => {
         const bounded: Validate = (data: unknown) => {
-          const ok = validate(data);
-          // Enough to narrow a oneOf (its own error comes after its branches'); toFieldErrors keeps the first 20.
-          bounded.errors = validate.errors ? validate.errors.slice(0, 10 * MAX_REPORTED_ERRORS) : null;
-          return ok;
+          if (validate(data)) {
+            bounded.errors = null;
+            return true;
+          }
+          const all = detailed.getRequestValidatorsForOperation(id)![index]!;
+          bounded.errors = describeFailure(data, validate.errors ?? [], all, narrow);
+          return false;
         };
         return bounded;
       });

@@ -1,8 +1,11 @@
 // A body that fails a `oneOf` whose branches are told apart by a `type` property (message content, bot nodes …)
 // makes Ajv report every branch's complaints — six contradictory details for one mistake. When the value's
 // `type` names a branch, only that branch's errors are reported; an unknown `type` becomes one clear error.
+// Its validators collect all errors, which costs time quadratic in the value: it is only ever given the bounded
+// copy of a refused request (src/http/bounded-validation.ts, describeFailure), never the request itself.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { useLinearUniqueItems } from './bounded-validation.ts';
 
 type Json = Record<string, any>;
 
@@ -10,6 +13,7 @@ export function createOneOfNarrower(doc: Json) {
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats.default(ajv);
   ajv.addFormat('binary', true);
+  useLinearUniqueItems(ajv);
   ajv.addSchema(doc, 'doc');
   const compiled = new Map<string, ValidateFunction>();
 

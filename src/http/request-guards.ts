@@ -46,28 +46,46 @@ function safeName(name: string): string {
 
 /**
  * 400 for a parsed body (JSON or multipart fields) holding a NUL character, a non-finite number, or nesting
- * deeper than MAX_JSON_DEPTH. Iterative, so no input can exhaust the stack; stops at the first problem.
+ * deeper than MAX_JSON_DEPTH. Iterative, so no input can exhaust the stack; stops at the first problem. One frame
+ * per enclosing array or object (at most MAX_JSON_DEPTH), and a field's path is only spelled out for the answer:
+ * nothing is allocated per value, so 1.7 million empty objects (a 5 MB body) take tens of milliseconds.
  */
 export function assertStorableValue(value: unknown, root = 'body'): void {
-  const stack: Array<{ v: unknown; path: string; depth: number }> = [{ v: value, path: root, depth: 0 }];
-  while (stack.length > 0) {
-    const { v, path, depth } = stack.pop()!;
+  type Frame = { node: Record<string, unknown> | unknown[]; keys: string[] | undefined; next: number };
+  const frames: Frame[] = [];
+  /** The path of the value being looked at: `root`, then the field or index taken at each enclosing frame. */
+  const pathOf = (depth = frames.length) =>
+    [root, ...frames.slice(0, depth).map((f) => (f.keys ? f.keys[f.next - 1]! : String(f.next - 1)))].join('.');
+  const look = (v: unknown): void => {
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) throw malformed(path, 'must not contain NUL characters');
-      if (!v.isWellFormed()) throw malformed(path, 'must be valid Unicode (it holds a lone surrogate)');
+      if (v.includes('\u0000')) throw malformed(pathOf(), 'must not contain NUL characters');
+      if (!v.isWellFormed()) throw malformed(pathOf(), 'must be valid Unicode (it holds a lone surrogate)');
     } else if (typeof v === 'number') {
-      if (!Number.isFinite(v)) throw malformed(path, 'must be a finite number');
+      if (!Number.isFinite(v)) throw malformed(pathOf(), 'must be a finite number');
     } else if (v !== null && typeof v === 'object') {
-      if (depth >= MAX_JSON_DEPTH) throw malformed(path, `nests deeper than ${MAX_JSON_DEPTH} levels`);
+      if (frames.length >= MAX_JSON_DEPTH) throw malformed(pathOf(), `nests deeper than ${MAX_JSON_DEPTH} levels`);
       if (Array.isArray(v)) {
-        for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], path: `${path}.${i}`, depth: depth + 1 });
+        if (v.length > 0) frames.push({ node: v, keys: undefined, next: 0 });
       } else {
-        for (const [k, child] of Object.entries(v)) {
-          if (k.includes('\u0000') || !k.isWellFormed()) throw malformed(path, 'must not have a field name with a NUL character or a lone surrogate');
-          stack.push({ v: child, path: `${path}.${k}`, depth: depth + 1 });
-        }
+        const keys = Object.keys(v);
+        if (keys.length > 0) frames.push({ node: v as Record<string, unknown>, keys, next: 0 });
       }
     }
+  };
+  look(value);
+  while (frames.length > 0) {
+    const top = frames[frames.length - 1]!;
+    const size = top.keys ? top.keys.length : (top.node as unknown[]).length;
+    if (top.next >= size) {
+      frames.pop();
+      continue;
+    }
+    const key = top.keys ? top.keys[top.next]! : top.next;
+    if (typeof key === 'string' && (key.includes('\u0000') || !key.isWellFormed())) {
+      throw malformed(pathOf(frames.length - 1), 'must not have a field name with a NUL character or a lone surrogate');
+    }
+    top.next++;
+    look((top.node as Record<string | number, unknown>)[key]);
   }
 }
 

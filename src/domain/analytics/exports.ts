@@ -56,8 +56,9 @@ export function resetExportSlots(): void {
   asyncPending.clear();
 }
 
+/** The export's range; its dates are fields of the request body. */
 function exportPeriod(req: { startDate?: string; endDate?: string }): Period {
-  const period = periodOf(req);
+  const period = periodOf(req, new Date(), 'body');
   if (period.days > MAX_EXPORT_DAYS) throw invalidField('body.startDate', `an export covers at most ${MAX_EXPORT_DAYS} days (this one has ${period.days})`);
   return period;
 }

@@ -42,13 +42,16 @@ function parseDay(value: string, field: string): Date {
   return d;
 }
 
-/** The range after defaults: [from, to) in UTC, `to` the midnight after `endDate`. */
-export function periodOf(query: RangeQuery, now = new Date()): Period {
-  const end = query.endDate !== undefined ? parseDay(query.endDate, 'query.endDate') : new Date(`${isoDay(now)}T00:00:00Z`);
+/**
+ * The range after defaults: [from, to) in UTC, `to` the midnight after `endDate`. `location` names the fields in
+ * errors: the query of the GET operations, the body of an export.
+ */
+export function periodOf(query: RangeQuery, now = new Date(), location: 'query' | 'body' = 'query'): Period {
+  const end = query.endDate !== undefined ? parseDay(query.endDate, `${location}.endDate`) : new Date(`${isoDay(now)}T00:00:00Z`);
   const start = query.startDate !== undefined
-    ? parseDay(query.startDate, 'query.startDate')
+    ? parseDay(query.startDate, `${location}.startDate`)
     : new Date(end.getTime() - (DEFAULT_RANGE_DAYS - 1) * DAY_MS);
-  if (start > end) throw invalidField('query.startDate', 'must not be after endDate');
+  if (start > end) throw invalidField(`${location}.startDate`, 'must not be after endDate');
   const days = Math.round((end.getTime() - start.getTime()) / DAY_MS) + 1;
   return { startDate: isoDay(start), endDate: isoDay(end), from: start, to: new Date(end.getTime() + DAY_MS), days };
 }
