@@ -24,7 +24,7 @@ import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { openConversation, SESSION_HOURS } from './conversations.ts';
 import { failUnsentAfter } from './refusals.ts';
-import { acceptMessage } from './send.ts';
+import { acceptMessage, MEDIA_PREVIEW, previewOf } from './send.ts';
 import { enrollByKeyword } from '../acquisition/keyword.ts';
 import { runBotTurn } from '../bots/runtime.ts';
 
@@ -32,8 +32,6 @@ export type Inbound = Extract<ProviderCallback, { type: 'inbound' }>;
 
 /** `stored` the first time; `duplicate` for a carrier's retry of a stored message; `unrouted` when no sender owns the number. */
 export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted';
-
-const MAX_PREVIEW_CHARACTERS = 200;
 
 export async function ingestInbound(app: AppContext, inbound: Inbound): Promise<InboundOutcome> {
   // Routing crosses organizations: the system handle finds the sender; everything after acts for its organization.
@@ -82,7 +80,7 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
     messageId: message.id,
     at: message.created_at,
     channel,
-    preview: (inbound.text ?? inbound.postback ?? 'media').slice(0, MAX_PREVIEW_CHARACTERS),
+    preview: previewOf(inbound.text ?? inbound.postback ?? MEDIA_PREVIEW),
     sessionHours: SESSION_HOURS,
   });
   const routing = { senderIdId: sender.id, contactId: contact.id, contactPhone: phone, conversationId: conversation.id };

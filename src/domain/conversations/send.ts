@@ -5,6 +5,7 @@
 // nothing behind. The per-recipient work is one SQL statement over a set of recipients (acceptSet): a direct
 // send is the set of one (acceptMessage), a blast batch the set of its pending recipients — one implementation.
 import type { components } from '../../../generated/api.d.ts';
+import { schemaBound } from '../../contract/schema-bounds.ts';
 import * as accept from '../../db/queries/conversations/accept.ts';
 import type * as messages from '../../db/queries/conversations/messages.ts';
 import { gateNeeds, gateOf, prepareGate, QUIET_DEFAULTS, recipientsOf, refusalMessage, type GateQuestion, type PreparedGate, type Recipients } from '../compliance/gate.ts';
@@ -19,6 +20,7 @@ import { channelAccepts, fallbackChannelFor, render, type Channel, type SendCont
 import { chosenSender, type SenderRow } from './senders.ts';
 import { availabilityOf, channelAvailability } from '../sender-ids/protocols.ts';
 import { resolveContentAssets } from '../assets/media.ts';
+import { clampText } from '../../lib/characters.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
@@ -47,7 +49,12 @@ export type SendRequest = {
   now?: Date;
 };
 
-const MAX_PREVIEW_CHARACTERS = 200;
+/** Conversation.lastMessagePreview maxLength (100): a longer stored preview would fail every read of the conversation. */
+const MAX_PREVIEW_CHARACTERS = schemaBound('Conversation', ['lastMessagePreview'], 'maxLength');
+/** The preview of media without a caption (Conversation.lastMessagePreview). */
+export const MEDIA_PREVIEW = '[media]';
+/** A conversation's `lastMessagePreview` of a message's text: its first characters, as many as the document allows. */
+export const previewOf = (text: string): string => clampText(text, MAX_PREVIEW_CHARACTERS);
 
 /** Plain text of the content, for content rules. */
 export function textOf(content: SendContent): string {
@@ -99,7 +106,7 @@ export type AcceptSetRequest = {
 
 const billingOf = (channel: Channel, content: SendContent): accept.Billing => {
   const r = render(channel, content);
-  return { segments: r.segments, encoding: r.encoding, costUnits: r.costUnits, preview: (r.body ?? r.title ?? content.type).slice(0, MAX_PREVIEW_CHARACTERS) };
+  return { segments: r.segments, encoding: r.encoding, costUnits: r.costUnits, preview: previewOf(r.body ?? r.title ?? (content.type === 'media' ? MEDIA_PREVIEW : content.type)) };
 };
 
 const gateQuestionOf = (req: AcceptSetRequest): GateQuestion => ({
