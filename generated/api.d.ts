@@ -11801,9 +11801,11 @@ export interface components {
             /**
              * @description `INVALID_PHONE`: the phone cannot be parsed or is not a valid number. `MISSING_PHONE`: the phone cell is
              *     empty. `DUPLICATE_IN_FILE`: an earlier row of the file has the same phone (the first occurrence wins).
-             *     `INVALID_VALUE`: another cell fails validation (name too long, unknown time zone or consent type, attribute
-             *     value too long). `TOO_MANY_TAGS`: the contact would carry more than 50 tags. `MALFORMED_ROW`: the row
-             *     cannot be parsed or has a different number of columns than the header.
+             *     `INVALID_VALUE`: another cell fails validation (a name over 200 characters, an attribute value over 1,000, a
+             *     tag name over 50, an unknown time zone or consent type), or the row would give the contact more than 100
+             *     attributes. A cell over a limit rejects its row; it is never cut. Characters are counted as everywhere in
+             *     this document (Unicode code points: an emoji is one). `TOO_MANY_TAGS`: the contact would carry more than 50
+             *     tags. `MALFORMED_ROW`: the row cannot be parsed or has a different number of columns than the header.
              * @enum {string}
              */
             code: "INVALID_PHONE" | "MISSING_PHONE" | "DUPLICATE_IN_FILE" | "INVALID_VALUE" | "TOO_MANY_TAGS" | "MALFORMED_ROW";

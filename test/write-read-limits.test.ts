@@ -1,8 +1,11 @@
-// Write paths fed the largest values they take (characters outside the BMP included: the document counts code
-// points, as JSON Schema does), then every read operation that shows what they stored: none may answer 500.
-// Responses are validated against the document here (VALIDATE_RESPONSES), so a stored value beyond a documented
-// bound is a 500. Reads: GET /v1/contacts, GET /v1/contacts/{id}, POST /v1/segments/preview, GET
-// /v1/conversations, GET /v1/conversations/{id}, its messages, and the MCP tool listConversations.
+// Every write path that stores contact fields, attributes, conversation previews or captured text, fed the
+// largest values it takes (characters outside the BMP included: the document counts code points, as JSON Schema
+// does), then every read operation that shows what it stored: none may answer 500. Responses are validated
+// against the document here (VALIDATE_RESPONSES), so a stored value beyond a documented bound is a 500.
+// Write paths: POST/PUT /v1/contacts, bulk tagging, CSV import, POST /v1/events (creates the contact), inbound
+// messages (the carrier's callback), POST /v1/messages/send. Reads: GET /v1/contacts,
+// GET /v1/contacts/{id}, POST /v1/segments/preview, GET /v1/conversations, GET /v1/conversations/{id}, its
+// messages, and the MCP tool listConversations.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -59,6 +62,60 @@ async function readsOf(org: Org) {
   expect((listed.structuredContent as { data: unknown[] }).data).toHaveLength(conversations.length);
   return { contacts: byId, sample: preview.sample as any[], conversations: conversationById, messagesOf };
 }
+
+describe('contacts written at their limits read back', () => {
+  it('through the API, bulk tagging, the CSV import and an event', async () => {
+    const org = await srv.newOrg('Limits: contacts');
+    const key = org.apiKey.secret;
+    const tagIds: string[] = [];
+    for (let i = 0; i < 51; i++) {
+      const res = await call(srv, 'POST', '/v1/tags', { key, body: { name: `${astral(45)}${String(i).padStart(5, '0')}` } });
+      expect(res.status, res.text).toBe(201);
+      tagIds.push(res.body.data?.id ?? res.body.id);
+    }
+    const attributes = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}_${'x'.repeat(58)}`.slice(0, 64), i % 2 ? astral(1000) : 'é'.repeat(1000)]));
+    const created = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone(), name: astral(200), attributes, tags: tagIds.slice(0, 50) } });
+    expect(created.status, created.text).toBe(201);
+    const replaced = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone() } });
+    const put = await call(srv, 'PUT', `/v1/contacts/${replaced.body.id}`, { key, body: { phone: replaced.body.phone, name: 'é'.repeat(200), attributes, tags: tagIds.slice(1, 51) } });
+    expect(put.status, put.text).toBe(200);
+    // Bulk tagging a contact that carries 50 tags already adds nothing to it.
+    const bulk = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [tagIds[50]], contactIds: [created.body.id] } });
+    expect(bulk.status, bulk.text).toBe(200);
+
+    // The import: a name of 200 characters and attribute values of 1,000, each character two UTF-16 units
+    // (within the document's bounds); one character more is a rejected row, never a stored value.
+    const header = ['phone', 'name', ...Array.from({ length: 100 }, (_, i) => `a${i}`)];
+    const full = [phone(), astral(200), ...Array.from({ length: 100 }, () => astral(1000))];
+    const longName = [phone(), astral(201), ...Array.from({ length: 100 }, () => '')];
+    const longValue = [phone(), 'Ok', astral(1001), ...Array.from({ length: 99 }, () => '')];
+    const csv = [header, full, longName, longValue].map((r) => r.join(',')).join('\n');
+    const form = new FormData();
+    form.append('file', new Blob([csv], { type: 'text/csv' }), 'limits.csv');
+    const upload = await call(srv, 'POST', '/v1/contacts/import', { key, rawBody: form });
+    expect(upload.status, upload.text).toBe(202);
+    let job = upload.body;
+    for (let i = 0; i < 200 && !['completed', 'failed'].includes(job.status); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = (await call(srv, 'GET', `/v1/contacts/import/${upload.body.jobId}`, { key })).body;
+    }
+    expect(job).toMatchObject({ status: 'completed', importedRows: 1, errorCount: 2 });
+    expect(job.errors.map((e: { row: number; code: string; column: string }) => [e.row, e.code, e.column])).toEqual([[3, 'INVALID_VALUE', 'name'], [4, 'INVALID_VALUE', 'a0']]);
+
+    // An event naming a new phone creates the contact; its properties (50 keys of 1,000 characters) are the event's.
+    const properties = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`p${i}`, astral(1000)]));
+    const event = await call(srv, 'POST', '/v1/events', { key, body: { event: 'limits.test', phone: phone(), properties } });
+    expect(event.status, event.text).toBe(200);
+
+    const reads = await readsOf(org);
+    expect(reads.contacts.size).toBe(4);
+    const imported = [...reads.contacts.values()].find((c) => c.phone === full[0]);
+    expect(imported).toMatchObject({ name: astral(200), attributes: { a0: astral(1000), a99: astral(1000) } });
+    expect(reads.contacts.get(created.body.id)).toMatchObject({ name: astral(200), attributes });
+    expect(reads.contacts.get(created.body.id).tags).toHaveLength(50);
+    expect(reads.sample.map((c) => c.id)).toContain(created.body.id);
+  });
+});
 
 describe('conversations written at their limits read back', () => {
   /** An organization with its sender's number, and an inbound message as the carrier posts it (signed): the callback's status. */
