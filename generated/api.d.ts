@@ -4832,8 +4832,10 @@ export interface webhooks {
         /**
          * Inbound message received
          * @description A contact sent a message (text and/or media) to one of your sender IDs. It is added to the conversation
-         *     `conversationId`. A test delivery (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data`
-         *     of exactly `{"test": true}`: acknowledge it with 2xx and ignore it.
+         *     `conversationId`. A message whose sender is no phone number (a short code, an alphanumeric sender ID) is not
+         *     stored and raises no event: a contact is an E.164 phone number, and none could be answered. A test delivery
+         *     (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data` of exactly `{"test": true}`:
+         *     acknowledge it with 2xx and ignore it.
          *
          *     Delivered as a signed `POST` with the envelope `{id, type, createdAt, apiVersion, data}`. Verify the signature
          *     (`webhook-signature`, or `X-Signature`) over the raw body before parsing, reject timestamps older than 5

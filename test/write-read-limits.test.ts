@@ -170,6 +170,15 @@ describe('conversations written at their limits read back', () => {
     });
   });
 
+  it('an inbound message from a sender that is no phone number stores no contact (a contact is an E.164 phone)', async () => {
+    const { org, deliver } = await orgWithInbound('Limits: senders');
+    expect(await deliver('AMAZON', 'Your parcel is on its way')).toBe(204);
+    expect(await deliver('72404', 'Reply YES to confirm')).toBe(204);
+    const reads = await readsOf(org);
+    expect(reads.contacts.size).toBe(0);
+    expect(reads.conversations.size).toBe(0);
+  });
+
   it('migration 0040 cuts the previews stored before to 100 characters, so their conversations read again', async () => {
     const { org, key, deliver, conversationOf } = await orgWithInbound('Limits: stored previews');
     const from = phone();

@@ -11,6 +11,7 @@
 // A reply that cannot be sent (the sender is not ACTIVE …) is logged; the inbound message, the consent change
 // and its events still commit: the carrier delivered the message, and the handset's STOP holds regardless.
 import type { AppContext } from '../../app-context.ts';
+import { schemaPattern } from '../../contract/schema-bounds.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as conversations from '../../db/queries/conversations/conversations.ts';
 import * as messages from '../../db/queries/conversations/messages.ts';
@@ -30,10 +31,21 @@ import { runBotTurn } from '../bots/runtime.ts';
 
 export type Inbound = Extract<ProviderCallback, { type: 'inbound' }>;
 
-/** `stored` the first time; `duplicate` for a carrier's retry of a stored message; `unrouted` when no sender owns the number. */
-export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted';
+/**
+ * `stored` the first time; `duplicate` for a carrier's retry of a stored message; `unrouted` when no sender owns the
+ * number; `not_a_phone` when the sender (`from`) is no phone number (a short code, an alphanumeric sender ID).
+ */
+export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted' | 'not_a_phone';
+
+/** The document's PhoneE164: what a contact's phone (and a conversation's contactPhone) must be to be read back. */
+const PHONE_E164 = schemaPattern('PhoneE164');
 
 export async function ingestInbound(app: AppContext, inbound: Inbound): Promise<InboundOutcome> {
+  // A contact is a phone number: a sender that is none can be neither stored as a contact nor answered.
+  if (!PHONE_E164.test(parsePhone(inbound.from)?.e164 ?? inbound.from)) {
+    app.log.warn({ from: inbound.from, to: inbound.to }, 'inbound message from a sender that is no phone number; dropped');
+    return 'not_a_phone';
+  }
   // Routing crosses organizations: the system handle finds the sender; everything after acts for its organization.
   const sender = await senderByPhoneNumber(app.db, inbound.to);
   if (!sender) {
