@@ -9881,8 +9881,10 @@ export interface components {
             cards?: components["schemas"]["BotCard"][];
         } & (unknown & unknown & components["schemas"]["AtMostOneMediaSource"] & unknown & unknown);
         /**
-         * @description Stores the user's answer in a variable: `reply` stores the free-text reply, `intent` the intent value of the
-         *     tapped button. `variable` names a variable definition (`/v1/variable-definitions`); publishing needs it to exist.
+         * @description Stores the user's answer in a variable: `reply` stores the free-text reply (its first 1,000 characters, the
+         *     bound of contact attribute values and event properties, the other values `{{…}}` fills; the rest of a longer
+         *     reply is dropped), `intent` the intent value of the tapped button. `variable` names a variable definition
+         *     (`/v1/variable-definitions`); publishing needs it to exist.
          */
         BotVariableCapture: {
             /** @example company_size */

@@ -3,7 +3,7 @@
 // does), then every read operation that shows what it stored: none may answer 500. Responses are validated
 // against the document here (VALIDATE_RESPONSES), so a stored value beyond a documented bound is a 500.
 // Write paths: POST/PUT /v1/contacts, bulk tagging, CSV import, POST /v1/events (creates the contact), inbound
-// messages (the carrier's callback), POST /v1/messages/send. Reads: GET /v1/contacts,
+// messages (the carrier's callback), POST /v1/messages/send, a bot's capture. Reads: GET /v1/contacts,
 // GET /v1/contacts/{id}, POST /v1/segments/preview, GET /v1/conversations, GET /v1/conversations/{id}, its
 // messages, and the MCP tool listConversations.
 import { randomUUID } from 'node:crypto';
@@ -32,6 +32,7 @@ afterAll(async () => {
 const phone = () => `+1415557${String(1000 + ++seq).padStart(4, '0')}`;
 /** `n` characters as the document counts them, each two UTF-16 units. */
 const astral = (n: number) => '😀'.repeat(n);
+const codePoints = (s: string) => [...s].length;
 
 async function readsOf(org: Org) {
   const key = org.apiKey.secret;
@@ -177,6 +178,41 @@ describe('conversations written at their limits read back', () => {
     const reads = await readsOf(org);
     expect(reads.contacts.size).toBe(0);
     expect(reads.conversations.size).toBe(0);
+  });
+
+  it('a bot’s capture keeps the first 1,000 characters of a reply, the bound of what {{…}} fills', async () => {
+    const { org, key, deliver, conversationOf } = await orgWithInbound('Limits: bots');
+    expect((await call(srv, 'POST', '/v1/variable-definitions', { key, body: { name: 'answer', type: 'text' } })).status).toBe(201);
+    const bot = await call(srv, 'POST', '/v1/bots', {
+      key,
+      body: {
+        name: 'Echo',
+        channel: 'RCS',
+        draftFlow: {
+          nodes: [
+            { id: 'start', type: 'START' },
+            { id: 'ask', type: 'QUESTION', content: { type: 'text', text: 'Tell me everything.' }, capture: { variable: 'answer', from: 'reply' } },
+            { id: 'echo', type: 'END', content: { type: 'text', text: 'You said: {{answer}}' } },
+          ],
+          edges: [
+            { id: 'e1', source: 'start', target: 'ask' },
+            { id: 'e2', source: 'ask', target: 'echo' },
+          ],
+        },
+      },
+    });
+    expect(bot.status, bot.text).toBe(201);
+    expect((await call(srv, 'POST', `/v1/bots/${bot.body.id}/publish`, { key })).status).toBe(200);
+    const talker = phone();
+    expect(await deliver(talker, 'hi')).toBe(204);
+    const talk = await conversationOf(talker);
+    expect((await call(srv, 'POST', `/v1/conversations/${talk.id}/handoff`, { key, body: { to: 'bot', botId: bot.body.id } })).status).toBe(200);
+    expect(await deliver(talker, astral(1500))).toBe(204);
+
+    const reads = await readsOf(org);
+    const echoed = reads.messagesOf.get(talk.id)!.map((m) => m.content.text as string).filter((t) => t?.startsWith('You said: '));
+    expect(echoed).toEqual(['You said: ' + astral(1000)]);
+    expect(codePoints(echoed[0]!)).toBe(1010);
   });
 
   it('migration 0040 cuts the previews stored before to 100 characters, so their conversations read again', async () => {
