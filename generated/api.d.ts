@@ -1546,13 +1546,15 @@ export interface paths {
         put?: never;
         /**
          * Send a test of a blast
-         * @description Sends the blast's content now to up to 10 test recipients (`phones` and/or existing `contactIds`), in any
-         *     state, without changing the state. For A/B blasts `variantKey` picks the variant (default `A`); a bot
-         *     content source sends the first message of the bot's published flow (422 `UNPROCESSABLE` when the bot has
-         *     none). Test messages are billed like any message, ignore quiet hours (at acceptance and when handed to the
-         *     carrier) and are not counted in progress or stats. Each recipient gets the same compliance checks as
-         *     `POST /v1/messages/send`; a rejected recipient appears in `results` with its error code (`DNC_LISTED`,
-         *     `OPTED_OUT`, `NO_CONSENT`, `NO_CHANNEL_AVAILABLE`) instead of failing the request. Content matching a
+         * @description Sends the blast's content to up to 10 test recipients (`phones` and/or existing `contactIds`), in any state,
+         *     without changing the state. For A/B blasts `variantKey` picks the variant (default `A`); a bot content source
+         *     sends the first message of the bot's published flow (422 `UNPROCESSABLE` when the bot has none). Test
+         *     messages are billed like any message and are not counted in progress or stats. Each recipient gets the same
+         *     compliance checks as `POST /v1/messages/send`, quiet hours included: a MARKETING test to a recipient inside
+         *     their quiet hours is `held` (its `status` in `results`) and sent when they end, like the blast's own messages
+         *     (checked when it is accepted and again when it is handed to the carrier). A rejected recipient appears in
+         *     `results` with its error code (`DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT`, `NO_CHANNEL_AVAILABLE`) instead of
+         *     failing the request. Content matching a
          *     blocking content rule answers 422 `CONTENT_BLOCKED`. More than 10 recipients in total or an unknown variant
          *     answers 400 `VALIDATION_ERROR`; an unknown contact id (another organization's included) answers 404
          *     `NOT_FOUND` with `details` naming it (`body.contactIds.1`). The answer is designed (the specification says only

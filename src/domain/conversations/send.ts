@@ -37,11 +37,6 @@ export type SendRequest = {
   /** Keyword replies (STOP/HELP confirmations) must reach even an opted-out number: they skip the gate. */
   skipComplianceGate?: boolean;
   /**
-   * A blast's test send goes now, inside the recipient's quiet hours too (testBlast's documented rule); every
-   * other rule of the gate (DNC, opt-out, consent, content) still applies.
-   */
-  ignoreQuietHours?: boolean;
-  /**
    * Where the request named `contactId` and `senderId` (`body.contactId`), for the 404 of an unknown one
    * (`unknownReference`). Absent when the ids come from stored data (a conversation, an inbound message).
    */
@@ -98,7 +93,6 @@ export type AcceptSetRequest = {
   origin: SendRequest['origin'];
   conversationSource: ConversationSource;
   skipComplianceGate?: boolean;
-  ignoreQuietHours?: boolean;
   /** A blast batch: its recipient rows are marked accepted or skipped (with the reason) in the same statement. */
   blast?: { id: string; batch: number };
   now: Date;
@@ -113,7 +107,6 @@ const gateQuestionOf = (req: AcceptSetRequest): GateQuestion => ({
   messageType: req.messageType,
   now: req.now,
   ...(req.skipComplianceGate ? { skip: true } : {}),
-  ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
   texts: new Map([...req.contents].map(([key, content]) => [key, textOf(content)])),
 });
 
@@ -147,7 +140,6 @@ function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, g
     sessionHours: SESSION_HOURS,
     contents,
     gate,
-    ignoreQuietHours: Boolean(req.ignoreQuietHours),
     recipients: req.recipients,
     ...(req.blast ? { blastId: req.blast.id } : {}),
   };
@@ -206,7 +198,6 @@ export async function acceptMessage(tenant: Tenant, services: Services, req: Sen
     origin: req.origin,
     conversationSource: req.conversationSource ?? { type: 'api' },
     ...(req.skipComplianceGate ? { skipComplianceGate: true } : {}),
-    ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
     now: req.now ?? new Date(),
   };
   const question = gateQuestionOf(setRequest as AcceptSetRequest);
