@@ -1546,13 +1546,15 @@ export interface paths {
         put?: never;
         /**
          * Send a test of a blast
-         * @description Sends the blast's content now to up to 10 test recipients (`phones` and/or existing `contactIds`), in any
-         *     state, without changing the state. For A/B blasts `variantKey` picks the variant (default `A`); a bot
-         *     content source sends the first message of the bot's published flow (422 `UNPROCESSABLE` when the bot has
-         *     none). Test messages are billed like any message, ignore quiet hours (at acceptance and when handed to the
-         *     carrier) and are not counted in progress or stats. Each recipient gets the same compliance checks as
-         *     `POST /v1/messages/send`; a rejected recipient appears in `results` with its error code (`DNC_LISTED`,
-         *     `OPTED_OUT`, `NO_CONSENT`, `NO_CHANNEL_AVAILABLE`) instead of failing the request. Content matching a
+         * @description Sends the blast's content to up to 10 test recipients (`phones` and/or existing `contactIds`), in any state,
+         *     without changing the state. For A/B blasts `variantKey` picks the variant (default `A`); a bot content source
+         *     sends the first message of the bot's published flow (422 `UNPROCESSABLE` when the bot has none). Test
+         *     messages are billed like any message and are not counted in progress or stats. Each recipient gets the same
+         *     compliance checks as `POST /v1/messages/send`, quiet hours included: a MARKETING test to a recipient inside
+         *     their quiet hours is `held` (its `status` in `results`) and sent when they end, like the blast's own messages
+         *     (checked when it is accepted and again when it is handed to the carrier). A rejected recipient appears in
+         *     `results` with its error code (`DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT`, `NO_CHANNEL_AVAILABLE`) instead of
+         *     failing the request. Content matching a
          *     blocking content rule answers 422 `CONTENT_BLOCKED`. More than 10 recipients in total or an unknown variant
          *     answers 400 `VALIDATION_ERROR`; an unknown contact id (another organization's included) answers 404
          *     `NOT_FOUND` with `details` naming it (`body.contactIds.1`). The answer is designed (the specification says only
@@ -4837,8 +4839,10 @@ export interface webhooks {
         /**
          * Inbound message received
          * @description A contact sent a message (text and/or media) to one of your sender IDs. It is added to the conversation
-         *     `conversationId`. A test delivery (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data`
-         *     of exactly `{"test": true}`: acknowledge it with 2xx and ignore it.
+         *     `conversationId`. A message whose sender is no phone number (a short code, an alphanumeric sender ID) is not
+         *     stored and raises no event: a contact is an E.164 phone number, and none could be answered. A test delivery
+         *     (`POST /v1/webhook-endpoints/{id}/test`) may carry this event name with `data` of exactly `{"test": true}`:
+         *     acknowledge it with 2xx and ignore it.
          *
          *     Delivered as a signed `POST` with the envelope `{id, type, createdAt, apiVersion, data}`. Verify the signature
          *     (`webhook-signature`, or `X-Signature`) over the raw body before parsing, reject timestamps older than 5
@@ -9895,8 +9899,10 @@ export interface components {
             cards?: components["schemas"]["BotCard"][];
         } & (unknown & unknown & components["schemas"]["AtMostOneMediaSource"] & unknown & unknown);
         /**
-         * @description Stores the user's answer in a variable: `reply` stores the free-text reply, `intent` the intent value of the
-         *     tapped button. `variable` names a variable definition (`/v1/variable-definitions`); publishing needs it to exist.
+         * @description Stores the user's answer in a variable: `reply` stores the free-text reply (its first 1,000 characters, the
+         *     bound of contact attribute values and event properties, the other values `{{…}}` fills; the rest of a longer
+         *     reply is dropped), `intent` the intent value of the tapped button. `variable` names a variable definition
+         *     (`/v1/variable-definitions`); publishing needs it to exist.
          */
         BotVariableCapture: {
             /** @example company_size */
@@ -11839,9 +11845,11 @@ export interface components {
             /**
              * @description `INVALID_PHONE`: the phone cannot be parsed or is not a valid number. `MISSING_PHONE`: the phone cell is
              *     empty. `DUPLICATE_IN_FILE`: an earlier row of the file has the same phone (the first occurrence wins).
-             *     `INVALID_VALUE`: another cell fails validation (name too long, unknown time zone or consent type, attribute
-             *     value too long). `TOO_MANY_TAGS`: the contact would carry more than 50 tags. `MALFORMED_ROW`: the row
-             *     cannot be parsed or has a different number of columns than the header.
+             *     `INVALID_VALUE`: another cell fails validation (a name over 200 characters, an attribute value over 1,000, a
+             *     tag name over 50, an unknown time zone or consent type), or the row would give the contact more than 100
+             *     attributes. A cell over a limit rejects its row; it is never cut. Characters are counted as everywhere in
+             *     this document (Unicode code points: an emoji is one). `TOO_MANY_TAGS`: the contact would carry more than 50
+             *     tags. `MALFORMED_ROW`: the row cannot be parsed or has a different number of columns than the header.
              * @enum {string}
              */
             code: "INVALID_PHONE" | "MISSING_PHONE" | "DUPLICATE_IN_FILE" | "INVALID_VALUE" | "TOO_MANY_TAGS" | "MALFORMED_ROW";

@@ -144,6 +144,15 @@ describe('asynchronous export', () => {
     expect((await post(org, { type: 'protocols' }, true)).status).toBe(200);
   });
 
+  it('accepts 3 of 20 parallel asynchronous exports of one organization; the other 17 answer 429', async () => {
+    const org = await srv.newOrg('Exports race');
+    const started = await Promise.all(Array.from({ length: 20 }, () => post(org, { type: 'protocols' })));
+    expect(started.filter((r) => r.status === 200)).toHaveLength(3); // pending until their jobs run (no workers here)
+    expect(started.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.body.code}`)).toEqual(Array(17).fill('429 TOO_MANY_EXPORTS'));
+    const rows = await srv.context.db.selectFrom('analytics_exports').select('id').where('organization_id', '=', org.organizationId).execute();
+    expect(rows).toHaveLength(3);
+  });
+
   it('needs analytics:create to export (403)', async () => {
     const key = await srv.newKey(orgA.organizationId, ['analytics:read']);
     const denied = await call(srv, 'POST', '/v1/analytics/export', { key: key.secret, body: { type: 'overview' } });

@@ -331,16 +331,27 @@ describe("a sender's rate", () => {
 });
 
 describe('test sends', () => {
-  it('go now, inside the recipient’s quiet hours too (a MARKETING blast sent for real would be held)', async () => {
+  it('are held inside the recipient’s quiet hours, as the blast sent for real would be (MARKETING); TRANSACTIONAL goes now', async () => {
+    // A quiet period (UTC) around the real clock: it began an hour ago and ends in two hours.
+    const minute = (offset: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 + offset * 60_000);
+    const hhmm = (d: Date) => d.toISOString().slice(11, 16);
     const quiet = await srv.context.db
       .insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone: '+14155558811', attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: '00:00', quiet_hours_end: '23:59' })
+      .values({ organization_id: org.organizationId, phone: '+14155558811', attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: hhmm(minute(-60)), quiet_hours_end: hhmm(minute(120)) })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const id = (await createBlast({ contentJson: text('test in quiet hours'), contactIds: [quiet.id] })).body.id;
-    const res = await call(srv, 'POST', `/v1/blasts/${id}/test`, { key, body: { contactIds: [quiet.id] } });
+    const marketing = (await createBlast({ contentJson: text('test in quiet hours'), contactIds: [quiet.id] })).body.id;
+    const res = await call(srv, 'POST', `/v1/blasts/${marketing}/test`, { key, body: { contactIds: [quiet.id] } });
     expect(res.status).toBe(200);
-    expect(res.body.data.results[0]).toMatchObject({ contactId: quiet.id, status: 'queued', error: null });
+    const [held] = res.body.data.results;
+    expect(held).toMatchObject({ contactId: quiet.id, status: 'held', error: null });
+    const message = await call(srv, 'GET', `/v1/conversations/${(await srv.context.db.selectFrom('messages').select('conversation_id').where('id', '=', held.messageId).executeTakeFirstOrThrow()).conversation_id}/messages`, { key });
+    const stored = message.body.data.find((m: { id: string }) => m.id === held.messageId);
+    expect(stored.status).toBe('held');
+    expect(Date.parse(stored.heldUntil)).toBe(minute(120).getTime()); // when the quiet period ends
+    const transactional = (await createBlast({ contentJson: text('notice'), contactIds: [quiet.id], messageType: 'TRANSACTIONAL' })).body.id;
+    const notice = await call(srv, 'POST', `/v1/blasts/${transactional}/test`, { key, body: { contactIds: [quiet.id] } });
+    expect(notice.body.data.results[0]).toMatchObject({ contactId: quiet.id, status: 'queued', error: null });
   });
 
   it('sends to phones and contacts, reporting refusals; more than 10 is 400', async () => {

@@ -138,8 +138,8 @@ describe('quiet hours checked again at dispatch', () => {
     expect(readsQuietGroups(statements)).toBe(0); // a batch with no MARKETING message costs nothing more
   });
 
-  it("a blast's test send goes inside quiet hours, at acceptance and at dispatch", async () => {
-    const c = await contact(coveringNow());
+  it("a blast's test send is held at dispatch too, when the recipient's quiet period began while it waited", async () => {
+    const c = await contact(notNow());
     const blast = await call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Quiet test', senderId: org.senderId, contentJson: { type: 'text', text: 'Test' }, contactIds: [c.id] } });
     expect(blast.status, blast.text).toBe(201);
     expect(blast.body.messageType).toBe('MARKETING');
@@ -147,11 +147,13 @@ describe('quiet hours checked again at dispatch', () => {
     expect(test.status, test.text).toBe(200);
     const [result] = test.body.data.results;
     expect(result).toMatchObject({ status: 'queued', error: null });
+    await setWindow([c.id], coveringNow());
 
     await dispatch({ messageIds: [result.messageId] });
 
-    expect(await messageRow(result.messageId)).toMatchObject({ status: 'sent', attempts: 1 });
-    expect(await carrierCalls(result.messageId)).toBe(1);
+    expect(await messageRow(result.messageId)).toMatchObject({ status: 'held', attempts: 0 });
+    expect(await carrierCalls(result.messageId)).toBe(0);
+    expect(await heldEvents(result.messageId)).toHaveLength(1);
   });
 
   it('a message held at dispatch is sent once its quiet period is over, exactly once', async () => {

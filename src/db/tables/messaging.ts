@@ -63,8 +63,6 @@ export interface MessagesTable {
   provider_message_id: string | null;
   /** How the message entered the system: api | conversation | blast | bot | event | keyword_reply */
   origin: string;
-  /** Quiet hours do not apply (a blast's test send): the dispatcher does not check them again (migration 0038). */
-  ignore_quiet_hours: Generated<boolean>;
   attempts: Generated<number>;
   /** Dispatch outbox: when a dispatch worker may claim the message next; null once settled (migration 0025). */
   dispatch_at: Date | null;

@@ -32,27 +32,47 @@ export type ExportRequest = { type: ExportType; startDate?: string; endDate?: st
 export type ExportJob = { organizationId: string; exportId: string };
 
 // ---- the per-process limit
-const syncRunning = new Map<string, number>();
+/** Slots held by synchronous exports while they stream, and by asynchronous ones until their row is stored. */
+const held = new Map<string, number>();
+/** Asynchronous exports this process started that were still pending when last looked at. */
 const asyncPending = new Map<string, Set<string>>();
 
-async function running(tenant: Tenant): Promise<number> {
+/** Forgets the organization's asynchronous exports that are no longer pending (only those asked about). */
+async function forgetFinished(tenant: Tenant): Promise<void> {
   const mine = asyncPending.get(tenant.organizationId);
-  if (mine && mine.size > 0) {
-    const still = new Set(await pendingExportIds(tenant.db, tenant.organizationId, [...mine]));
-    for (const id of mine) if (!still.has(id)) mine.delete(id);
-  }
-  return (syncRunning.get(tenant.organizationId) ?? 0) + (mine?.size ?? 0);
+  if (!mine || mine.size === 0) return;
+  const asked = [...mine]; // an id added while the query runs was not asked about: it stays
+  const still = new Set(await pendingExportIds(tenant.db, tenant.organizationId, asked));
+  for (const id of asked) if (!still.has(id)) mine.delete(id);
 }
 
-async function checkLimit(tenant: Tenant): Promise<void> {
-  if ((await running(tenant)) >= MAX_CONCURRENT_EXPORTS) {
+/**
+ * Takes one of the organization's MAX_CONCURRENT_EXPORTS slots, or answers 429 TOO_MANY_EXPORTS; the caller gives it
+ * back with the function answered. The count and the taking are one synchronous step, after the only await: with
+ * an await between them (the pending exports' query, the insert of an asynchronous export's row) every request
+ * that arrived meanwhile passed the check before any counted, and 20 parallel requests were all accepted.
+ */
+async function takeSlot(tenant: Tenant): Promise<() => void> {
+  await forgetFinished(tenant);
+  const org = tenant.organizationId;
+  const running = (held.get(org) ?? 0) + (asyncPending.get(org)?.size ?? 0);
+  if (running >= MAX_CONCURRENT_EXPORTS) {
     throw new ApiError(429, 'TOO_MANY_EXPORTS', `At most ${MAX_CONCURRENT_EXPORTS} exports run at once per organization; retry when one has finished.`, { headers: { 'Retry-After': String(EXPORT_RETRY_AFTER_SECONDS) } });
   }
+  held.set(org, (held.get(org) ?? 0) + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const n = (held.get(org) ?? 1) - 1;
+    if (n <= 0) held.delete(org);
+    else held.set(org, n);
+  };
 }
 
 /** Test hook: forgets the in-memory counts. */
 export function resetExportSlots(): void {
-  syncRunning.clear();
+  held.clear();
   asyncPending.clear();
 }
 
@@ -83,17 +103,7 @@ async function* after<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): Asy
  */
 export async function exportNow(tenant: Tenant, req: ExportRequest): Promise<{ body: Readable; fileName: string }> {
   const period = exportPeriod(req);
-  await checkLimit(tenant);
-  const org = tenant.organizationId;
-  syncRunning.set(org, (syncRunning.get(org) ?? 0) + 1);
-  let released = false;
-  const release = () => {
-    if (released) return;
-    released = true;
-    const n = (syncRunning.get(org) ?? 1) - 1;
-    if (n <= 0) syncRunning.delete(org);
-    else syncRunning.set(org, n);
-  };
+  const release = await takeSlot(tenant);
   const { chunks } = datasetCsv(tenant, req.type, period, req.filters ?? {});
   let first: IteratorResult<string>;
   try {
@@ -110,13 +120,18 @@ export async function exportNow(tenant: Tenant, req: ExportRequest): Promise<{ b
 /** Asynchronous mode: stores the pending export and queues its job (same transaction when the caller has one). */
 export async function startExport(tenant: Tenant, services: Services, req: ExportRequest, now = new Date()): Promise<{ row: ExportRow; downloadUrl: string }> {
   const period = exportPeriod(req);
-  await checkLimit(tenant);
-  const row = await insertExport(tenant.db, tenant.organizationId, {
-    type: req.type, startDate: period.startDate, endDate: period.endDate, filters: { ...(req.filters ?? {}) }, createdAt: now, expiresAt: new Date(now.getTime() + EXPORT_TTL_MS),
-  });
-  let set = asyncPending.get(tenant.organizationId);
-  if (!set) asyncPending.set(tenant.organizationId, (set = new Set()));
-  set.add(row.id);
+  const release = await takeSlot(tenant);
+  let row: ExportRow;
+  try {
+    row = await insertExport(tenant.db, tenant.organizationId, {
+      type: req.type, startDate: period.startDate, endDate: period.endDate, filters: { ...(req.filters ?? {}) }, createdAt: now, expiresAt: new Date(now.getTime() + EXPORT_TTL_MS),
+    });
+    let set = asyncPending.get(tenant.organizationId);
+    if (!set) asyncPending.set(tenant.organizationId, (set = new Set()));
+    set.add(row.id); // the row holds the slot from here, until it is no longer pending
+  } finally {
+    release();
+  }
   await queueOf(services).send(QUEUES.analyticsExport, { organizationId: tenant.organizationId, exportId: row.id } satisfies ExportJob, { db: fromKysely(tenant.db) });
   return { row, downloadUrl: downloadUrlOf(services, tenant.organizationId, row.id, row.expires_at) };
 }

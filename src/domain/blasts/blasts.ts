@@ -285,7 +285,11 @@ export async function getBlastStats(tenant: Tenant, id: string): Promise<{ blast
   return { blast, groups, engagement };
 }
 
-/** Test sends: through the one send path, each recipient's refusal reported instead of failing the request. */
+/**
+ * Test sends: through the one send path, each recipient's refusal reported instead of failing the request. Every
+ * rule of the send applies, quiet hours included: a MARKETING test to a recipient in their quiet hours is `held`
+ * until they end, so testBlast cannot reach handsets at night any more than a send can.
+ */
 export async function testBlast(tenant: Tenant, services: Services, id: string, body: TestBody): Promise<S['TestBlastResponse']['data']> {
   const phones = body.phones ?? [];
   const contactIds = body.contactIds ?? [];
@@ -327,8 +331,7 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
           messageType: blast.message_type as MessageType,
           fallbackToSms: blast.fallback_to_sms,
           content: toSendContent(content),
-          origin: 'blast',
-          ignoreQuietHours: true, // a test send goes now (testBlast)
+          origin: 'blast', // quiet hours hold a MARKETING test as they hold the blast (testBlast)
         });
       });
       phone = message.contact_phone;

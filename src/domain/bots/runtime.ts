@@ -14,9 +14,18 @@ import { matchKeyword } from '../compliance/keyword-engine.ts';
 import { effectiveKeywordRules, orgKeywordRules } from '../compliance/keyword-rules.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { cardsOf, type BotCard, type BotEdge, type BotFlow, type BotNode } from './flow.ts';
+import { MAX_ATTRIBUTE_VALUE_CHARACTERS } from '../contacts/attribute-limits.ts';
+import { clampText } from '../../lib/characters.ts';
 
 type SendContent = components['schemas']['SendMessageContent'];
 type Channel = components['schemas']['Channel'];
+
+/**
+ * A captured reply keeps its first this many characters (BotVariableCapture): the bound of the other values `{{…}}`
+ * fills (contact attributes, event properties). The handset decides how long a reply is; cutting keeps the answer
+ * where refusing would lose it, and a session's variables stay bounded.
+ */
+const MAX_CAPTURED_CHARACTERS = MAX_ATTRIBUTE_VALUE_CHARACTERS;
 
 /** Most nodes one turn walks through without waiting (a guard against default-edge cycles). */
 export const MAX_STEPS_PER_TURN = 50;
@@ -291,7 +300,7 @@ export async function runBotTurn(
   if (!content.postback && content.text && matchKeyword(effectiveKeywordRules(await orgKeywordRules(db, orgId)), content.text)) return undefined;
   const intent = intentOf(node, content, await s.intentsByText(db, orgId));
   const vars = { ...(session.variables ?? {}) };
-  if (node.capture) vars[norm(node.capture.variable)] = node.capture.from === 'intent' ? (intent ?? '') : (content.text ?? content.postback ?? '');
+  if (node.capture) vars[norm(node.capture.variable)] = node.capture.from === 'intent' ? (intent ?? '') : clampText(content.text ?? content.postback ?? '', MAX_CAPTURED_CHARACTERS);
   const edges = flow.edges.filter((e) => e.source === node.id);
   const next = (intent ? edges.find((e) => e.intent && norm(e.intent) === intent) : undefined) ?? edges.find((e) => !e.intent && !e.condition);
   if (!next) {

@@ -123,7 +123,10 @@ async function quietHoldsOf(groups: q.QuietGroup[], now: Date): Promise<{ holds:
 
 export type GateQuestion = { messageType: MessageType; now: Date; skip?: boolean; ignoreQuietHours?: boolean; texts: ReadonlyMap<string, string> };
 
-/** Whether quiet hours apply to a message: MARKETING, past the gate (not a keyword reply) and not exempt (a blast's test send). */
+/**
+ * Whether quiet hours apply: to a MARKETING message past the gate (not a keyword reply), unless the question says
+ * to leave them aside (a blast's estimate, which counts a held message as one that will be sent).
+ */
 export function quietHoursApply(p: { messageType: string | null; skip?: boolean; ignoreQuietHours?: boolean }): boolean {
   return !p.skip && p.messageType === 'MARKETING' && !p.ignoreQuietHours;
 }

@@ -13,9 +13,11 @@ import { skipRowKeyChecks } from '../../db/key-checks.ts';
 import { bindTenant, loadTenantTables } from '../../db/tenant.ts';
 import * as q from '../../db/queries/contacts/imports.ts';
 import { countTags, existingTagIds, insertTagsByName, lockTagCreation, tagsByLowerName } from '../../db/queries/contacts/tags.ts';
-import type { AttributeValue, ImportColumn, ImportRowError } from '../../db/tables/contacts.ts';
+import type { ImportColumn, ImportRowError } from '../../db/tables/contacts.ts';
 import { isKnownTimeZone } from '../compliance/tcpa.ts';
+import { characters } from '../../lib/characters.ts';
 import { parsePhone } from '../phone.ts';
+import { attributeProblem, MAX_NAME_CHARACTERS, MAX_TAG_NAME_CHARACTERS, mergeAttributes } from './attribute-limits.ts';
 import { pieces, type ImportJobData } from './import.ts';
 import { MAX_TAGS_PER_CONTACT, MAX_TAGS_PER_ORGANIZATION } from './tags.ts';
 
@@ -24,7 +26,6 @@ const BATCH_ROWS = 10_000;
 /** The smallest batch: where the sizes start, and the least the last batches are split to (see batchFull). */
 const MIN_BATCH_ROWS = 1_000;
 const MAX_ERRORS_KEPT = 1000;
-const MAX_ATTRIBUTES = 100;
 const CONSENT_TYPES = new Set(['NONE', 'TRANSACTIONAL', 'MARKETING']);
 
 type Row = {
@@ -215,7 +216,8 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
 
     const out: Row = { row, phone: phone.e164, country: phone.country, attributes: {}, tagNames: [] };
     const name = cell(nameAt);
-    if (name.length > 200) return fail('INVALID_VALUE', nameAt, 'Names are at most 200 characters.');
+    // The document's bounds, in its characters (code points): a cell over one is a rejected row, never a cut value.
+    if (characters(name) > MAX_NAME_CHARACTERS) return fail('INVALID_VALUE', nameAt, `Names are at most ${MAX_NAME_CHARACTERS} characters.`);
     if (name) out.name = name;
     const zone = cell(zoneAt);
     if (zone) {
@@ -230,7 +232,8 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
     }
     for (const { i, key } of attributes) {
       const value = cell(i);
-      if (value.length > 1000) return fail('INVALID_VALUE', i, 'Attribute values are at most 1,000 characters.');
+      const problem = attributeProblem(key, value);
+      if (problem) return fail('INVALID_VALUE', i, problem.message);
       if (value) out.attributes[key] = value;
     }
     if (tagsAt >= 0) {
@@ -238,7 +241,7 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
       for (const part of cell(tagsAt).split(';')) {
         const tag = part.trim();
         if (!tag) continue;
-        if (tag.length > 50) return fail('INVALID_VALUE', tagsAt, `Tag names are at most 50 characters ("${tag.slice(0, 60)}").`);
+        if (characters(tag) > MAX_TAG_NAME_CHARACTERS) return fail('INVALID_VALUE', tagsAt, `Tag names are at most ${MAX_TAG_NAME_CHARACTERS} characters ("${tag.slice(0, 60)}").`);
         if (!names.has(tag.toLowerCase())) names.set(tag.toLowerCase(), tag);
       }
       out.tagNames = [...names.values()];
@@ -379,10 +382,8 @@ function planRow(row: Row, tagIds: string[], current: q.ExistingContact | undefi
   if (carried.size + newTags.length > MAX_TAGS_PER_CONTACT) {
     return rowError(row, 'TOO_MANY_TAGS', 'tags', null, `The contact would carry ${carried.size + newTags.length} tags; at most ${MAX_TAGS_PER_CONTACT}.`);
   }
-  const attributes: Record<string, AttributeValue> = { ...(current?.attributes ?? {}), ...row.attributes };
-  if (Object.keys(attributes).length > MAX_ATTRIBUTES) {
-    return rowError(row, 'INVALID_VALUE', null, null, `The contact would have more than ${MAX_ATTRIBUTES} attributes.`);
-  }
+  const { attributes, problems } = mergeAttributes(current?.attributes ?? {}, row.attributes);
+  if (problems.length > 0) return rowError(row, 'INVALID_VALUE', null, null, problems[0]!.message);
   const values: q.UpsertRow = {
     phone: row.phone,
     country: row.country,

@@ -13,6 +13,7 @@ import { QUEUES } from '../../jobs/queue-names.ts';
 import { found, invalidField } from '../errors.ts';
 import type { UploadedFile } from '../files.ts';
 import type { Services, Tenant } from '../tenant.ts';
+import { ATTRIBUTE_KEY } from './attribute-limits.ts';
 import { requireTags } from './tags.ts';
 
 export type ImportJobRow = q.ImportJobRow;
@@ -23,10 +24,9 @@ type ImportRequest = components['schemas']['ContactImportRequest'];
 export type ImportJobData = { organizationId: string; jobId: string };
 
 const FIELDS = ['phone', 'name', 'tags', 'timeZone', 'consentType'] as const;
-const ATTRIBUTE_KEY = /^[A-Za-z_][A-Za-z0-9_.-]{0,63}$/;
 
 /**
- * The widest header accepted. A contact holds 5 fields and at most 100 attributes (the worker's cap), so 200
+ * The widest header accepted. A contact holds 5 fields and at most 100 attributes (the document's cap), so 200
  * leaves room for as many ignored columns again; a wider file cannot be imported usefully, and refusing it here
  * keeps a 10 MB upload with tens of thousands of columns from costing anything beyond reading its first line.
  */

@@ -185,7 +185,7 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
  * quiet groups, and for the held ones one update and their events, in one transaction.
  */
 async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Map<string, SenderRow>): Promise<Claimed[]> {
-  const checked = claimed.filter((m) => quietHoursApply({ messageType: m.message_type, ignoreQuietHours: m.ignore_quiet_hours }));
+  const checked = claimed.filter((m) => quietHoursApply({ messageType: m.message_type }));
   if (checked.length === 0) return claimed;
   const recipients = [...new Map(checked.map((m) => [m.contact_id, { organizationId: m.organization_id, contactId: m.contact_id }])).values()];
   const until = await quietHoldsOfContacts(app.db, recipients, new Date());

@@ -11,6 +11,7 @@
 // A reply that cannot be sent (the sender is not ACTIVE …) is logged; the inbound message, the consent change
 // and its events still commit: the carrier delivered the message, and the handset's STOP holds regardless.
 import type { AppContext } from '../../app-context.ts';
+import { schemaPattern } from '../../contract/schema-bounds.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as conversations from '../../db/queries/conversations/conversations.ts';
 import * as messages from '../../db/queries/conversations/messages.ts';
@@ -24,18 +25,27 @@ import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { openConversation, SESSION_HOURS } from './conversations.ts';
 import { failUnsentAfter } from './refusals.ts';
-import { acceptMessage } from './send.ts';
+import { acceptMessage, MEDIA_PREVIEW, previewOf } from './send.ts';
 import { enrollByKeyword } from '../acquisition/keyword.ts';
 import { runBotTurn } from '../bots/runtime.ts';
 
 export type Inbound = Extract<ProviderCallback, { type: 'inbound' }>;
 
-/** `stored` the first time; `duplicate` for a carrier's retry of a stored message; `unrouted` when no sender owns the number. */
-export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted';
+/**
+ * `stored` the first time; `duplicate` for a carrier's retry of a stored message; `unrouted` when no sender owns the
+ * number; `not_a_phone` when the sender (`from`) is no phone number (a short code, an alphanumeric sender ID).
+ */
+export type InboundOutcome = 'stored' | 'duplicate' | 'unrouted' | 'not_a_phone';
 
-const MAX_PREVIEW_CHARACTERS = 200;
+/** The document's PhoneE164: what a contact's phone (and a conversation's contactPhone) must be to be read back. */
+const PHONE_E164 = schemaPattern('PhoneE164');
 
 export async function ingestInbound(app: AppContext, inbound: Inbound): Promise<InboundOutcome> {
+  // A contact is a phone number: a sender that is none can be neither stored as a contact nor answered.
+  if (!PHONE_E164.test(parsePhone(inbound.from)?.e164 ?? inbound.from)) {
+    app.log.warn({ from: inbound.from, to: inbound.to }, 'inbound message from a sender that is no phone number; dropped');
+    return 'not_a_phone';
+  }
   // Routing crosses organizations: the system handle finds the sender; everything after acts for its organization.
   const sender = await senderByPhoneNumber(app.db, inbound.to);
   if (!sender) {
@@ -82,7 +92,7 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
     messageId: message.id,
     at: message.created_at,
     channel,
-    preview: (inbound.text ?? inbound.postback ?? 'media').slice(0, MAX_PREVIEW_CHARACTERS),
+    preview: previewOf(inbound.text ?? inbound.postback ?? MEDIA_PREVIEW),
     sessionHours: SESSION_HOURS,
   });
   const routing = { senderIdId: sender.id, contactId: contact.id, contactPhone: phone, conversationId: conversation.id };

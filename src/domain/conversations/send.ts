@@ -5,6 +5,7 @@
 // nothing behind. The per-recipient work is one SQL statement over a set of recipients (acceptSet): a direct
 // send is the set of one (acceptMessage), a blast batch the set of its pending recipients — one implementation.
 import type { components } from '../../../generated/api.d.ts';
+import { schemaBound } from '../../contract/schema-bounds.ts';
 import * as accept from '../../db/queries/conversations/accept.ts';
 import type * as messages from '../../db/queries/conversations/messages.ts';
 import { gateNeeds, gateOf, prepareGate, QUIET_DEFAULTS, recipientsOf, refusalMessage, type GateQuestion, type PreparedGate, type Recipients } from '../compliance/gate.ts';
@@ -19,6 +20,7 @@ import { channelAccepts, fallbackChannelFor, render, type Channel, type SendCont
 import { chosenSender, type SenderRow } from './senders.ts';
 import { availabilityOf, channelAvailability } from '../sender-ids/protocols.ts';
 import { resolveContentAssets } from '../assets/media.ts';
+import { clampText } from '../../lib/characters.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
@@ -35,11 +37,6 @@ export type SendRequest = {
   /** Keyword replies (STOP/HELP confirmations) must reach even an opted-out number: they skip the gate. */
   skipComplianceGate?: boolean;
   /**
-   * A blast's test send goes now, inside the recipient's quiet hours too (testBlast's documented rule); every
-   * other rule of the gate (DNC, opt-out, consent, content) still applies.
-   */
-  ignoreQuietHours?: boolean;
-  /**
    * Where the request named `contactId` and `senderId` (`body.contactId`), for the 404 of an unknown one
    * (`unknownReference`). Absent when the ids come from stored data (a conversation, an inbound message).
    */
@@ -47,7 +44,12 @@ export type SendRequest = {
   now?: Date;
 };
 
-const MAX_PREVIEW_CHARACTERS = 200;
+/** Conversation.lastMessagePreview maxLength (100): a longer stored preview would fail every read of the conversation. */
+const MAX_PREVIEW_CHARACTERS = schemaBound('Conversation', ['lastMessagePreview'], 'maxLength');
+/** The preview of media without a caption (Conversation.lastMessagePreview). */
+export const MEDIA_PREVIEW = '[media]';
+/** A conversation's `lastMessagePreview` of a message's text: its first characters, as many as the document allows. */
+export const previewOf = (text: string): string => clampText(text, MAX_PREVIEW_CHARACTERS);
 
 /** Plain text of the content, for content rules. */
 export function textOf(content: SendContent): string {
@@ -91,7 +93,6 @@ export type AcceptSetRequest = {
   origin: SendRequest['origin'];
   conversationSource: ConversationSource;
   skipComplianceGate?: boolean;
-  ignoreQuietHours?: boolean;
   /** A blast batch: its recipient rows are marked accepted or skipped (with the reason) in the same statement. */
   blast?: { id: string; batch: number };
   now: Date;
@@ -99,14 +100,13 @@ export type AcceptSetRequest = {
 
 const billingOf = (channel: Channel, content: SendContent): accept.Billing => {
   const r = render(channel, content);
-  return { segments: r.segments, encoding: r.encoding, costUnits: r.costUnits, preview: (r.body ?? r.title ?? content.type).slice(0, MAX_PREVIEW_CHARACTERS) };
+  return { segments: r.segments, encoding: r.encoding, costUnits: r.costUnits, preview: previewOf(r.body ?? r.title ?? (content.type === 'media' ? MEDIA_PREVIEW : content.type)) };
 };
 
 const gateQuestionOf = (req: AcceptSetRequest): GateQuestion => ({
   messageType: req.messageType,
   now: req.now,
   ...(req.skipComplianceGate ? { skip: true } : {}),
-  ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
   texts: new Map([...req.contents].map(([key, content]) => [key, textOf(content)])),
 });
 
@@ -140,7 +140,6 @@ function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, g
     sessionHours: SESSION_HOURS,
     contents,
     gate,
-    ignoreQuietHours: Boolean(req.ignoreQuietHours),
     recipients: req.recipients,
     ...(req.blast ? { blastId: req.blast.id } : {}),
   };
@@ -199,7 +198,6 @@ export async function acceptMessage(tenant: Tenant, services: Services, req: Sen
     origin: req.origin,
     conversationSource: req.conversationSource ?? { type: 'api' },
     ...(req.skipComplianceGate ? { skipComplianceGate: true } : {}),
-    ...(req.ignoreQuietHours ? { ignoreQuietHours: true } : {}),
     now: req.now ?? new Date(),
   };
   const question = gateQuestionOf(setRequest as AcceptSetRequest);
