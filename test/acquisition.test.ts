@@ -15,7 +15,7 @@ let key: string;
 let listId: string;
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  srv = await startTestServer({ config: { trustProxy: 'loopback' } }); // the tests' X-Forwarded-For comes through a trusted proxy
   org = await srv.newOrg('Acquisition org');
   other = await srv.newOrg('Other acquisition org');
   key = org.apiKey.secret;
@@ -248,7 +248,7 @@ describe('enrollPublicAcquisitionContact', () => {
 
   it('counts one client across API processes: the 11th request, on either process, answers 429', async () => {
     const c = await campaign({ welcomeMessage: null });
-    const env = { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0', PORT: '0' };
+    const env = { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0', PORT: '0', TRUST_PROXY: 'loopback' };
     const apis = await Promise.all([startServing(process.execPath, ['src/main.ts'], env), startServing(process.execPath, ['src/main.ts'], env)]);
     try {
       const headers = { 'content-type': 'application/json', 'x-forwarded-for': ip() };

@@ -20,7 +20,7 @@ let orgId: string;
 let other: { key: string; orgId: string };
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  srv = await startTestServer({ config: { trustProxy: 'loopback' } }); // the tests' X-Forwarded-For comes through a trusted proxy
   const org = await srv.newOrg('Landing org');
   key = org.apiKey.secret;
   orgId = org.organizationId;

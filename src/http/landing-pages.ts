@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import sharp from 'sharp';
 import type { AppContext } from '../app-context.ts';
-import { clientOf } from '../domain/acquisition/client.ts';
+import { clientOf } from './client.ts';
 import { openVariant } from '../domain/assets/assets.ts';
 import { toDownload } from '../domain/assets/mappers.ts';
 import { ApiError } from '../domain/errors.ts';
@@ -186,8 +186,7 @@ export function mountLandingPages(server: express.Express, app: AppContext): voi
       if (!found) return notFoundPage(res);
       const body = (req.body ?? {}) as Record<string, unknown>;
       const form = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, firstString(v)]));
-      const client = clientOf(req.headers);
-      const outcome = await submit(app, found, form, { ip: client.ip ?? req.socket.remoteAddress ?? null, userAgent: client.userAgent });
+      const outcome = await submit(app, found, form, clientOf(req));
       const nonce = randomBytes(16).toString('base64');
       securityHeaders(res, nonce, redirectOrigin(found.page.redirect_url));
       if (!outcome.ok) {

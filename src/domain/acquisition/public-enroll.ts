@@ -1,5 +1,6 @@
 // Public enrollment (`security: []`): the hosted page, web forms and QR codes. It acts for the campaign's
-// organization (tenantFor), is rate limited per client IP across every API process (rate-limiter-flexible on
+// organization (tenantFor), is rate limited per client address (the connection's unless TRUST_PROXY says
+// otherwise; IPv6 by /64) across every API process (rate-limiter-flexible on
 // PostgreSQL, the store dispatch uses), and answers the same whatever the number was (new, already enrolled,
 // opted out or DNC-listed), with no ids.
 import type { components } from '../../../generated/api.d.ts';
@@ -9,6 +10,7 @@ import { ApiError, notFound } from '../errors.ts';
 import { consumeOrTooMany, sharedLimiter } from '../rate-limits.ts';
 import { tenantFor } from '../tenant.ts';
 import { loadCampaign } from './campaigns.ts';
+import { clientKey, type PublicClient } from './client.ts';
 import { enroll } from './enroll.ts';
 
 type EnrollRequest = components['schemas']['AcquisitionEnrollRequest'];
@@ -26,9 +28,9 @@ export async function enrollPublic(
   app: AppContext,
   campaignId: string,
   body: EnrollRequest,
-  client: { ip: string | null; userAgent: string | null },
+  client: PublicClient,
 ): Promise<PublicEnrollResult> {
-  await consumeOrRefuse(app, client.ip ?? 'unknown');
+  await consumeOrRefuse(app, clientKey(client.ip));
   const orgId = await campaignOrganization(app.db, campaignId);
   if (!orgId) throw notFound('Acquisition campaign');
   const tenant = await tenantFor(app, orgId);

@@ -4,7 +4,8 @@
 // with its evidence (the disclosure shown, IP, user agent) and the submission row. A page tied to an acquisition
 // campaign goes through the campaign's public enrollment (enrollPublic: contact, consent, enrollment, welcome),
 // the one enrollment path; the page then adds its tags and the submission row. Acts for the page's organization
-// (tenantFor); rate limited per client IP like the public enrollment.
+// (tenantFor); rate limited per client address like the public enrollment (the connection's, unless TRUST_PROXY
+// says otherwise).
 import type { AppContext } from '../../app-context.ts';
 import { updateEnrolledContact } from '../../db/queries/acquisition/campaigns.ts';
 import { recordConsentEvent } from '../../db/queries/compliance/consent.ts';
@@ -12,6 +13,7 @@ import * as contacts from '../../db/queries/contacts/contacts.ts';
 import { existingTagIds } from '../../db/queries/contacts/tags.ts';
 import * as q from '../../db/queries/landing-pages/pages.ts';
 import type { StoredFormField } from '../../db/tables/landing-pages.ts';
+import { clientKey, type PublicClient } from '../acquisition/client.ts';
 import { enrollPublic } from '../acquisition/public-enroll.ts';
 import { inTenantTransaction } from '../conversations/context.ts';
 import { consumeOrTooMany, sharedLimiter } from '../rate-limits.ts';
@@ -92,13 +94,13 @@ export function parseForm(fields: readonly StoredFormField[], form: Record<strin
 const CONSENT_RANK: Record<string, number> = { NONE: 0, TRANSACTIONAL: 1, MARKETING: 2 };
 const strongerConsent = (a: string, b: string): string => ((CONSENT_RANK[b] ?? 0) > (CONSENT_RANK[a] ?? 0) ? b : a);
 
-export async function submit(app: AppContext, found: PublicPage, form: Record<string, string>, client: { ip: string | null; userAgent: string | null }): Promise<SubmitOutcome> {
+export async function submit(app: AppContext, found: PublicPage, form: Record<string, string>, client: PublicClient): Promise<SubmitOutcome> {
   const { page } = found;
   const { values, errors } = parseForm(page.form_fields, form);
   const granted = (form.consent ?? '') !== '';
   if (page.consent.required && !granted) errors.consent = 'Please tick the box to agree.';
   if (Object.keys(errors).length) return { ok: false, errors, values: Object.fromEntries(page.form_fields.map((f) => [f.key, (form[f.key] ?? '').slice(0, MAX_VALUE_CHARS)])) };
-  await consumeOrRefuse(app, client.ip ?? 'unknown');
+  await consumeOrRefuse(app, clientKey(client.ip));
 
   const phoneField = page.form_fields.find((f) => f.type === 'phone')!;
   const phone = values[phoneField.key] as string;
