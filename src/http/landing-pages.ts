@@ -17,7 +17,7 @@ import { openVariant } from '../domain/assets/assets.ts';
 import { toDownload } from '../domain/assets/mappers.ts';
 import { ApiError } from '../domain/errors.ts';
 import { findTemplateByPreview } from '../domain/landing-pages/catalog.ts';
-import { findPublishedPage, submit, type PublicPage } from '../domain/landing-pages/submit.ts';
+import { findPublishedPage, maxCharsOf, submit, type PublicPage } from '../domain/landing-pages/submit.ts';
 import type { StoredFormField } from '../db/tables/landing-pages.ts';
 
 const MAX_FORM_BYTES = 64 * 1024;
@@ -77,7 +77,7 @@ function fieldHtml(f: StoredFormField, value: string, error: string | undefined)
     case 'checkbox':
       return `<div class="consent"><input type="checkbox" id="${id}" name="${f.key}" value="on"${value ? ' checked' : ''}${req}><label for="${id}">${escapeHtml(f.label)}</label></div>${err}`;
     case 'textarea':
-      return `${label}<textarea id="${id}" name="${f.key}" maxlength="2000"${req}>${escapeHtml(value)}</textarea>${err}`;
+      return `${label}<textarea id="${id}" name="${f.key}" maxlength="${maxCharsOf(f)}"${req}>${escapeHtml(value)}</textarea>${err}`;
     case 'select':
       return `${label}<select id="${id}" name="${f.key}"${req}><option value=""></option>${(f.options ?? [])
         .map((o) => `<option value="${escapeHtml(o)}"${o === value ? ' selected' : ''}>${escapeHtml(o)}</option>`)
@@ -85,7 +85,9 @@ function fieldHtml(f: StoredFormField, value: string, error: string | undefined)
     default: {
       const type = f.type === 'phone' ? 'tel' : f.type;
       const auto = f.type === 'phone' ? ' autocomplete="tel"' : f.type === 'email' ? ' autocomplete="email"' : '';
-      return `${label}<input type="${type}" id="${id}" name="${f.key}" value="${escapeHtml(value)}"${auto}${req}>${err}`;
+      // What the server takes (parseForm): the browser stops the visitor there instead of the form coming back.
+      const max = f.type === 'text' ? ` maxlength="${maxCharsOf(f)}"` : '';
+      return `${label}<input type="${type}" id="${id}" name="${f.key}" value="${escapeHtml(value)}"${auto}${max}${req}>${err}`;
     }
   }
 }

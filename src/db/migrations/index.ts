@@ -37,6 +37,7 @@ import * as m0036 from './0036_outbox_without_its_own_index.ts';
 import * as m0037 from './0037_webhook_endpoint_delete_by_index.ts';
 import * as m0038 from './0038_messages_ignore_quiet_hours.ts';
 import * as m0039 from './0039_webhook_attempts_endpoint_key_by_organization.ts';
+import * as m0040 from './0040_acquisition_confirmed_opt_in.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -75,4 +76,5 @@ export const migrations: Record<string, Migration> = {
   '0037_webhook_endpoint_delete_by_index': m0037,
   '0038_messages_ignore_quiet_hours': m0038,
   '0039_webhook_attempts_endpoint_key_by_organization': m0039,
+  '0040_acquisition_confirmed_opt_in': m0040,
 };
