@@ -3833,9 +3833,12 @@ export interface paths {
         /**
          * Enroll a contact in an acquisition campaign
          * @description Server-side enrollment (for a point-of-sale, a CRM or your own form backend). Finds the contact by `phone`
-         *     or creates it, stores `name` when the contact has none, merges `attributes`, tags the contact with the
-         *     campaign's `listId`, records marketing consent (source: this campaign, with the consent text) and queues
-         *     the campaign's welcome message, if any.
+         *     or creates it, stores `name` when the contact has none, merges `attributes` (the contact may hold at most
+         *     100: beyond, 400 `VALIDATION_ERROR` naming `body.attributes`), tags the contact with the campaign's
+         *     `listId`, records marketing consent (source: this campaign, with the consent text) and queues the
+         *     campaign's welcome message, if any, in a conversation whose `source` is `acquisition`. Your key vouches for
+         *     the consent: the campaign's `confirmedOptIn`, `allowedCountries` and `maxSignupsPerHour` apply to public
+         *     sign-ups only.
          *
          *     An API call never undoes a STOP: after an opt-out only the handset's own opt-in keyword (START, UNSTOP, YES)
          *     opts back in (TCPA; the same rule as `Contact.optedOut` and `PATCH /v1/contacts/{id}/tcpa`). An opted-out
@@ -3879,7 +3882,10 @@ export interface paths {
          *     fixed at creation: they cannot be changed later. KEYWORD campaigns need `keyword` and `shortcode`; other
          *     types must not send them. `listId` must be a tag of the organization and `senderId` one of its sender IDs:
          *     an unknown one (another organization's included) answers 404 `NOT_FOUND` with `details` naming
-         *     `body.listId` or `body.senderId`. The answer carries the public `enrollmentUrl`.
+         *     `body.listId` or `body.senderId`. `allowedCountries` must name countries with a telephone numbering plan
+         *     (400 `VALIDATION_ERROR` naming `body.allowedCountries.<index>`). The answer carries the public
+         *     `enrollmentUrl`. Public sign-ups are confirmed by the handset unless `confirmedOptIn` is false (see
+         *     `AcquisitionConfirmedOptIn`).
          *
          *     409 `ALREADY_EXISTS` when another campaign that has not ENDED already uses the same keyword on the same
          *     short code.
@@ -3917,6 +3923,8 @@ export interface paths {
          *     `status` moves the campaign: DRAFT→ACTIVE, ACTIVE⇄PAUSED, DRAFT/ACTIVE/PAUSED→ENDED; ENDED is final.
          *     Any other move answers 409 `INVALID_STATE`. 404 `NOT_FOUND` when the campaign does not exist, and, with
          *     `details` naming `body.senderId`, when `senderId` is not one of the organization's sender IDs.
+         *     `allowedCountries` is checked as on create. A change of `confirmedOptIn` applies to later sign-ups; those
+         *     already waiting for the handset's YES still wait for it.
          */
         put: operations["updateAcquisitionCampaign"];
         post?: never;
@@ -3979,16 +3987,43 @@ export interface paths {
          *     (`security: []`) and is CORS-enabled: any origin may call it from a browser (`Access-Control-Allow-Origin: *`,
          *     preflight `OPTIONS` allowed for `POST` with `Content-Type`; no cookies or credentials are used).
          *
-         *     Rate limited to 10 requests per minute per client IP; beyond that it answers 429 `RATE_LIMITED` with
-         *     `Retry-After` (seconds).
+         *     **Limits** (counted across every API process; beyond one, 429 `RATE_LIMITED` with `Retry-After` in
+         *     seconds, checked in this order):
+         *     - 10 requests per minute per client address (an IPv6 address by its /64). The client address is the
+         *       connection's, unless the server's `TRUST_PROXY` setting names the proxies in front of it (express's
+         *       `trust proxy`: a hop count, or addresses and CIDR ranges); only then is `X-Forwarded-For` read, and only
+         *       the entries those proxies added. A client's own `X-Forwarded-For` changes nothing.
+         *     - the campaign's `maxSignupsPerHour` (default 1,000) public sign-ups per hour;
+         *     - 3 public sign-ups per phone number per 24 hours across the organization's campaigns and the landing
+         *       pages tied to them.
+         *     Each window starts with the first request it counts; refused requests count too.
          *
-         *     Enrollment works like `POST /v1/acquisition/{campaignId}/enroll` (contact found or created, list tag,
-         *     consent recorded with the client IP and user agent, welcome message queued once), but the answer reveals
-         *     nothing about the number: it is the same 200 whether the phone was new, already enrolled or on the
-         *     Do-Not-Contact list (a DNC-listed phone is silently not enrolled and not messaged), and it carries no
-         *     internal ids. 404 `NOT_FOUND` when the campaign does not exist or is still DRAFT; 409 `INVALID_STATE`
-         *     when it is PAUSED, ENDED or outside its enrollment window; 400 `VALIDATION_ERROR` (or `INVALID_PHONE`)
-         *     for a bad body, e.g. `consent` not true.
+         *     **Destinations.** The phone must be of a country the campaign allows (`allowedCountries`; by default the
+         *     country of its sender), else 400 `INVALID_PHONE` naming `body.phone`.
+         *
+         *     **Confirmation.** With the campaign's `confirmedOptIn` on (the default), the sign-up sends one text
+         *     asking the handset to reply YES, and nothing else happens until it does: the YES reply to that sender
+         *     within 24 hours enrolls the phone like `POST /v1/acquisition/{campaignId}/enroll` (list tag, marketing
+         *     consent recorded with this request's consent wording, client address and user agent as evidence, welcome
+         *     message in a conversation whose `source` is `acquisition`), and a reply of YES then confirms the sign-up
+         *     (every one of that phone waiting on that sender) instead of acting as the opt-in keyword. Until then a
+         *     new phone is only a contact with no name, attributes, tags or consent, so that the request has a
+         *     recipient. Another sign-up of the same phone in the same campaign while one waits sends nothing; a STOP
+         *     before the YES drops it; unconfirmed sign-ups expire after 24 hours (`stats.pendingCount` counts those
+         *     waiting). Off, a sign-up of a new phone is enrolled at once. `name` goes into texts only as a plain name
+         *     (see `AcquisitionCampaign.welcomeMessage`).
+         *
+         *     **Existing contacts.** A public sign-up never changes a contact that already exists (its name,
+         *     attributes, email, tags and consent stay as they are), whatever `confirmedOptIn` says: it waits for the
+         *     handset's YES like a confirmed sign-up, and the YES adds the enrollment, the list tag and the consent
+         *     without touching the name or attributes. `name`, `email` and `attributes` are written only to a contact
+         *     the sign-up created. An opted-out phone is sent nothing and nothing is recorded for it.
+         *
+         *     The answer reveals nothing about the number: it is the same 200 whether the phone was new, a contact,
+         *     already enrolled or waiting, opted out or on the Do-Not-Contact list (a DNC-listed phone is silently not
+         *     enrolled and not messaged), and it carries no internal ids. 404 `NOT_FOUND` when the campaign does not
+         *     exist or is still DRAFT; 409 `INVALID_STATE` when it is PAUSED, ENDED or outside its enrollment window;
+         *     400 `VALIDATION_ERROR` (or `INVALID_PHONE`) for a bad body, e.g. `consent` not true.
          */
         post: operations["enrollPublicAcquisitionContact"];
         delete?: never;
@@ -4155,9 +4190,16 @@ export interface paths {
          *     `name` (made unique with a numeric suffix); an explicitly given `slug` already used by another page of the
          *     organization answers 409 `ALREADY_EXISTS`.
          *
-         *     Each submission of the published page creates a contact (or links the existing contact with the same
-         *     phone), writes mapped fields to it, adds `tagIds`, and records consent with the disclosure text, IP address
-         *     and user agent as evidence.
+         *     Each submission of the published page with a new phone creates a contact, writes mapped fields to it
+         *     (`attributeKey`; a field keyed `name` sets its name), adds `tagIds`, and records consent with the disclosure
+         *     text, IP address and user agent as evidence. A submission with the phone of an existing contact is
+         *     recorded and linked to it (`contactAction: linked`) but changes nothing of the contact's: not its name,
+         *     attributes, tags nor consent, since anyone can type any number into a public form. A page tied to an
+         *     acquisition campaign enrolls through the campaign's public enrollment instead (see
+         *     `acquisitionCampaignId`). A text field whose value goes to the contact takes what the contact can hold:
+         *     1,000 characters for an attribute, 100 for `name` (other text fields and `textarea`s 2,000); longer values
+         *     re-render the form with the field's error. Submissions are limited to 20 a minute per client address (the
+         *     connection's, or the one the server's `TRUST_PROXY` proxies report), answered 429 with `Retry-After`.
          */
         post: operations["createLandingPage"];
         delete?: never;
@@ -15156,7 +15198,10 @@ export interface components {
          */
         AcquisitionEnrollRequest: {
             phone: components["schemas"]["PhoneE164"];
-            /** @description Stored on the contact when it has no name yet. */
+            /**
+             * @description Stored on the contact when it has no name yet, control and invisible characters removed. Rendered into
+             *     the welcome message only when it is a plain name (see `welcomeMessage`).
+             */
             name?: string;
             /** Format: email */
             email?: string;
@@ -15167,7 +15212,12 @@ export interface components {
             consent: true;
             /** @description The consent wording actually shown, when it differs from the campaign's `consentText`; stored with the consent record. */
             consentText?: string;
-            /** @description Custom contact attributes to merge into the contact (existing keys are overwritten). At most 50 keys. */
+            /**
+             * @description Custom contact attributes to merge into the contact (existing keys are overwritten). At most 50 keys, and
+             *     the contact may hold at most 100 (`ContactAttributes`): a merge that would give it more answers 400
+             *     `VALIDATION_ERROR` naming `body.attributes`, and nothing is stored. A public sign-up writes them only to a
+             *     contact it created (see `confirmedOptIn`).
+             */
             attributes?: {
                 [key: string]: string | number | boolean;
             };
@@ -15223,6 +15273,42 @@ export interface components {
          */
         AcquisitionCampaignType: "KEYWORD" | "QR_CODE" | "WEB_FORM" | "LINK";
         /**
+         * @description Confirmed (double) opt-in of public sign-ups: those through `POST /public/acquisition/{campaignId}/enroll`
+         *     (the hosted page, web forms, QR codes, links) and through landing pages tied to the campaign. On (the
+         *     default, for every type), a public sign-up stores nothing on the contact and sends one text from the
+         *     campaign's sender: "<campaign name>: reply YES to confirm your sign-up for recurring marketing texts. Msg &
+         *     data rates may apply. Reply STOP to cancel." Only the handset's YES reply to that sender, within 24 hours,
+         *     enrolls it: consent is recorded then (source ACQUISITION, with the sign-up's consent wording, address and
+         *     user agent as evidence), the contact is tagged and the welcome message is sent. Unconfirmed sign-ups expire
+         *     after 24 hours and leave nothing but the contact the request was sent to. Off, a public sign-up of a new
+         *     phone is enrolled at once. Keyword sign-ups (the handset texts the keyword) and server-side enrollments
+         *     (`POST /v1/acquisition/{campaignId}/enroll`, your API key vouches for the consent) are never confirmed.
+         *     Whatever this says, a public sign-up of a phone that is already a contact is always confirmed: it never
+         *     changes an existing contact by itself.
+         * @example true
+         */
+        AcquisitionConfirmedOptIn: boolean;
+        /**
+         * @description Countries (ISO 3166-1 alpha-2, upper case) whose phone numbers public sign-ups may give; another country's
+         *     number answers 400 `INVALID_PHONE` naming `body.phone`, and nothing is sent to it. Null (the default) allows
+         *     the country of the sender the campaign's texts go from (`senderId`, or the organization's default sender)
+         *     only; a sender tied to no country (an RCS agent) then allows none, so name the countries. Keyword sign-ups
+         *     and server-side enrollments are not restricted.
+         * @example [
+         *       "US",
+         *       "CA"
+         *     ]
+         */
+        AcquisitionAllowedCountries: string[] | null;
+        /**
+         * @description Public sign-ups the campaign takes per hour (an hour counted from the first sign-up it takes), across every
+         *     API process; beyond it they answer 429 `RATE_LIMITED` with `Retry-After`. Every attempt counts, refused ones
+         *     included, and it is counted before anything is stored for the number, so it also bounds the texts a
+         *     campaign's public page can cause. A change applies at once to the hour under way.
+         * @example 1000
+         */
+        AcquisitionMaxSignupsPerHour: number;
+        /**
          * @example {
          *       "id": "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
          *       "name": "Holiday VIP list",
@@ -15239,6 +15325,9 @@ export interface components {
          *       "enrollmentUrl": "https://join.example.com/c/1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
          *       "startsAt": "2026-12-01T00:00:00Z",
          *       "endsAt": "2026-12-31T23:59:59Z",
+         *       "confirmedOptIn": true,
+         *       "allowedCountries": null,
+         *       "maxSignupsPerHour": 1000,
          *       "createdAt": "2026-11-21T09:30:00Z",
          *       "updatedAt": "2026-11-21T09:30:00Z"
          *     }
@@ -15267,7 +15356,16 @@ export interface components {
              * @description Sender ID the welcome message is sent from; null uses the organization's default sender.
              */
             senderId: string | null;
-            /** @description Text sent (as MARKETING) to each newly enrolled contact; `{{name}}` is replaced with the contact's name. Null sends nothing. */
+            /**
+             * @description Text sent (as MARKETING) to each newly enrolled contact; null sends nothing. `{{name}}` is replaced with the
+             *     contact's name when it is a plain name, and with nothing otherwise (a sign-up's name is never a way to put
+             *     a link or someone else's words into your text; a comma left before `!`, `?` or `.` is dropped, so
+             *     `Welcome, {{name}}!` becomes `Welcome!`). A plain name, once control and invisible characters are removed:
+             *     at most 40 characters and 4 words separated by single spaces; a word is letters (with their accents),
+             *     possibly joined by `'` or `-` between two letters and possibly ending in `.`. `Dana`, `Mary-Jane O'Neil`,
+             *     `J. R. Smith` and `José García` are rendered; anything with a digit, `/`, `:` or `@`, a `.` inside a word
+             *     (`evil.example`), a longer text or a fifth word is not.
+             */
             welcomeMessage: string | null;
             /** @description Consent language shown at enrollment and stored with each consent record. */
             consentText: string;
@@ -15291,6 +15389,9 @@ export interface components {
              * @description Enrollment window end; the campaign moves to ENDED at this time. Null means open-ended.
              */
             endsAt: string | null;
+            confirmedOptIn: components["schemas"]["AcquisitionConfirmedOptIn"];
+            allowedCountries: components["schemas"]["AcquisitionAllowedCountries"];
+            maxSignupsPerHour: components["schemas"]["AcquisitionMaxSignupsPerHour"];
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
@@ -15314,6 +15415,9 @@ export interface components {
          *           "enrollmentUrl": "https://join.example.com/c/1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
          *           "startsAt": null,
          *           "endsAt": null,
+         *           "confirmedOptIn": true,
+         *           "allowedCountries": null,
+         *           "maxSignupsPerHour": 1000,
          *           "createdAt": "2026-11-21T09:30:00Z",
          *           "updatedAt": "2026-11-21T09:30:00Z"
          *         }
@@ -15363,6 +15467,12 @@ export interface components {
             startsAt?: string | null;
             /** Format: date-time */
             endsAt?: string | null;
+            /** @default true */
+            confirmedOptIn?: components["schemas"]["AcquisitionConfirmedOptIn"];
+            /** @default null */
+            allowedCountries?: components["schemas"]["AcquisitionAllowedCountries"];
+            /** @default 1000 */
+            maxSignupsPerHour?: components["schemas"]["AcquisitionMaxSignupsPerHour"];
         } | {
             /** @constant */
             type?: "KEYWORD";
@@ -15379,6 +15489,11 @@ export interface components {
             newContactCount: number;
             /** Format: date-time */
             lastEnrolledAt: string | null;
+            /**
+             * @description Public sign-ups waiting for the handset's YES (see `confirmedOptIn`) that have not expired. They are not
+             *     enrolled, and not counted in `enrolledCount`, until the handset confirms.
+             */
+            pendingCount: number;
         };
         /**
          * @description A campaign with its enrollment statistics.
@@ -15398,12 +15513,19 @@ export interface components {
          *       "enrollmentUrl": "https://join.example.com/c/1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d",
          *       "startsAt": null,
          *       "endsAt": null,
+         *       "confirmedOptIn": true,
+         *       "allowedCountries": [
+         *         "US",
+         *         "CA"
+         *       ],
+         *       "maxSignupsPerHour": 500,
          *       "createdAt": "2026-11-01T10:00:00Z",
          *       "updatedAt": "2026-11-15T12:00:00Z",
          *       "stats": {
          *         "enrolledCount": 1284,
          *         "newContactCount": 917,
-         *         "lastEnrolledAt": "2026-11-21T09:12:44Z"
+         *         "lastEnrolledAt": "2026-11-21T09:12:44Z",
+         *         "pendingCount": 12
          *       },
          *       "qrCodeGeneratedAt": "2026-11-01T10:05:00Z"
          *     }
@@ -15444,6 +15566,9 @@ export interface components {
             startsAt?: string | null;
             /** Format: date-time */
             endsAt?: string | null;
+            confirmedOptIn?: components["schemas"]["AcquisitionConfirmedOptIn"];
+            allowedCountries?: components["schemas"]["AcquisitionAllowedCountries"];
+            maxSignupsPerHour?: components["schemas"]["AcquisitionMaxSignupsPerHour"];
         };
         AcquisitionCampaignQr: {
             campaignId: components["schemas"]["Id"];
@@ -15490,7 +15615,9 @@ export interface components {
             /** @constant */
             status: "received";
             /**
-             * @description Confirmation text to show to the visitor.
+             * @description Text to show to the visitor: `Thanks! Check your phone and reply YES to the text we sent to confirm your
+             *     sign-up.` when the campaign's `confirmedOptIn` is on, `Thanks! Your sign-up was received.` otherwise
+             *     (whatever became of the number).
              * @example Thanks! Your sign-up was received.
              */
             message: string;
@@ -15808,9 +15935,11 @@ export interface components {
             /** @description Choices of a `select` field (required for `select`, null for every other type). */
             options?: string[] | null;
             /**
-             * @description Custom contact attribute the value is written to on the created or linked contact. Null keeps the value
-             *     on the submission only. The `phone` field always sets the contact's phone and a field keyed `name` sets
-             *     the contact's name, whatever this says.
+             * @description Custom contact attribute the value is written to on a contact the submission creates (an existing
+             *     contact is not changed). Null keeps the value on the submission only. The `phone` field always sets the
+             *     contact's phone and a field keyed `name` sets the contact's name, whatever this says. A text value
+             *     written to an attribute takes at most 1,000 characters (`ContactAttributeValue`), one written to the
+             *     name at most 100.
              * @example first_name
              */
             attributeKey?: string | null;
@@ -15979,9 +16108,12 @@ export interface components {
             /**
              * Format: uuid
              * @description Acquisition campaign the page enrolls visitors in (`/v1/acquisition`); null for a page that only collects
-             *     contacts. Each submission of a tied page goes through the campaign's public enrollment: the contact joins
-             *     the campaign's list, gets the campaign's welcome message, and the enrollment records the page's consent
-             *     text, the IP address and the user agent. A tied page's consent box is always required and MARKETING.
+             *     contacts. Each submission of a tied page goes through the campaign's public enrollment
+             *     (`POST /public/acquisition/{campaignId}/enroll`, with its limits, allowed countries and confirmation): once
+             *     enrolled (at once, or when the handset replies YES if the campaign's `confirmedOptIn` is on or the phone
+             *     is an existing contact) the contact joins the campaign's list and the page's `tagIds` and gets the
+             *     campaign's welcome message, and the enrollment records the page's consent text, the IP address and the
+             *     user agent. A tied page's consent box is always required and MARKETING.
              */
             acquisitionCampaignId: string | null;
             /**
@@ -16428,7 +16560,11 @@ export interface components {
         UnpublishLandingPageResponse: {
             data: components["schemas"]["LandingPage"];
         };
-        /** @description Consent evidence captured with the submission (also written to the contact's consent history). */
+        /**
+         * @description Consent evidence captured with the submission. Also written to the contact's consent history when the
+         *     submission created the contact, or, for a page tied to an acquisition campaign, when the handset confirms
+         *     the enrollment; never to an existing contact's by the submission alone.
+         */
         LandingPageSubmissionConsent: {
             /** @description The visitor ticked the consent box. */
             granted: boolean;
@@ -16454,7 +16590,7 @@ export interface components {
             /** @description The contact matched by phone, or created when none existed. */
             contactId: components["schemas"]["Id"];
             /**
-             * @description `created`: a new contact was made from this submission; `linked`: an existing contact with the same phone was updated.
+             * @description `created`: a new contact was made from this submission; `linked`: an existing contact has the same phone (the submission did not change it).
              * @enum {string}
              */
             contactAction: "created" | "linked";

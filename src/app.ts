@@ -13,6 +13,7 @@ import { ApiError } from './domain/errors.ts';
 import { createBodyReader, discardUnreadBody, toBodyError } from './http/body.ts';
 import { EXPECTS_CONTINUE } from './http/http-server.ts';
 import { assertUrlEncoding } from './http/request-guards.ts';
+import { clientOf } from './http/client.ts';
 import { isDatabaseUnavailable } from './startup-errors.ts';
 import { deprecationHeadersFor } from './contract/deprecations.ts';
 import { mountDocs } from './http/docs.ts';
@@ -41,6 +42,8 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   server.disable('x-powered-by');
   server.set('etag', false);
   server.set('query parser', 'simple');
+  // Which X-Forwarded-For entries are believed (TRUST_PROXY; by default none: req.ip is the socket's address).
+  server.set('trust proxy', app.config.trustProxy);
 
   server.use(
     pinoHttp({
@@ -96,6 +99,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         log: req.log,
         operation,
         principal,
+        client: clientOf(req),
       });
       send(res, result);
     } catch (error) {

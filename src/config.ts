@@ -1,6 +1,7 @@
 // Configuration comes only from environment variables, validated once at start.
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import express from 'express';
 import { TEST_SECRETS_KEY, parseSecretsKey } from './lib/secrets.ts';
 
 export type Config = {
@@ -37,7 +38,16 @@ export type Config = {
   assetBaseUrl: string;
   /** Outgoing email (scheduled analytics reports, src/lib/mail.ts). */
   mail: MailConfig;
+  /**
+   * TRUST_PROXY, express's `trust proxy` setting as given to `app.set`: false (the socket's address is the
+   * client's), true (the left-most X-Forwarded-For entry), a hop count, or a comma-separated list of addresses,
+   * CIDR ranges and the names `loopback`, `linklocal`, `uniquelocal` (the proxies whose X-Forwarded-For is
+   * believed). What the public forms' rate limits key on (src/http/client.ts).
+   */
+  trustProxy: TrustProxy;
 };
+
+export type TrustProxy = boolean | number | string;
 
 export type MailConfig = {
   /** SMTP_URL (smtp:// or smtps://, credentials in the URL); undefined: messages are written as .eml files to `dir`. */
@@ -159,6 +169,24 @@ function mail(env: NodeJS.ProcessEnv, dataDir: string, nodeEnv: Config['nodeEnv'
   return { smtpUrl, from, dir };
 }
 
+/**
+ * TRUST_PROXY as express reads `trust proxy`: unset or `false` → false, `true` → true, digits → a hop count,
+ * anything else → the comma-separated list. Checked by express itself (its compile function throws on an entry
+ * that is neither an address, a CIDR range nor a known name), so the values and their meaning are express's.
+ */
+function trustProxy(env: NodeJS.ProcessEnv): TrustProxy {
+  const raw = (env.TRUST_PROXY ?? '').trim();
+  const value: TrustProxy = raw === '' || raw === 'false' ? false : raw === 'true' ? true : /^\d{1,3}$/.test(raw) ? Number(raw) : raw;
+  try {
+    express().set('trust proxy', value);
+  } catch (error) {
+    throw new ConfigError(
+      `TRUST_PROXY must be true, false, a hop count, or a comma-separated list of addresses, CIDR ranges, loopback, linklocal or uniquelocal (got "${raw}": ${(error as Error).message})`,
+    );
+  }
+  return value;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const nodeEnv = env.NODE_ENV ?? 'development';
   if (nodeEnv !== 'production' && nodeEnv !== 'development' && nodeEnv !== 'test') {
@@ -195,6 +223,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     storage: storage(env, dataDir, nodeEnv),
     assetBaseUrl: url(env, 'ASSET_BASE_URL') ?? `http://localhost:${port}`,
     mail: mail(env, dataDir, nodeEnv),
+    trustProxy: trustProxy(env),
   };
 }
 

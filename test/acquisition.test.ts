@@ -15,7 +15,7 @@ let key: string;
 let listId: string;
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  srv = await startTestServer({ config: { trustProxy: 'loopback' } }); // the tests' X-Forwarded-For comes through a trusted proxy
   org = await srv.newOrg('Acquisition org');
   other = await srv.newOrg('Other acquisition org');
   key = org.apiKey.secret;
@@ -144,6 +144,8 @@ describe('enrollAcquisitionContact', () => {
     expect(history.body.data[0]).toMatchObject({ source: 'ACQUISITION', consentType: 'MARKETING' });
 
     const convs = await call(srv, 'GET', `/v1/conversations?contactId=${e.contactId}`, { key });
+    expect(convs.body.data[0].source).toBe('acquisition');
+    expect((await call(srv, 'GET', `/v1/conversations/${convs.body.data[0].id}/source`, { key })).body.data).toMatchObject({ type: 'acquisition', campaignId: c.id });
     const msgs = await call(srv, 'GET', `/v1/conversations/${convs.body.data[0].id}/messages`, { key });
     const welcome = msgs.body.data.find((m: { id: string }) => m.id === e.welcomeMessageId);
     expect(JSON.stringify(welcome)).toContain('Welcome, Dana!');
@@ -161,6 +163,26 @@ describe('enrollAcquisitionContact', () => {
     const res = await call(srv, 'POST', `/v1/acquisition/${c.id}/enroll`, { key, body: { phone: phone(3102), name: 'Other', consent: true } });
     expect(res.body.data).toMatchObject({ contactId: existing.body.id, contactCreated: false, status: 'enrolled' });
     expect((await call(srv, 'GET', `/v1/contacts/${existing.body.id}`, { key })).body.name).toBe('Kept');
+  });
+
+  it('merges attributes within the 100 a contact holds: beyond, 400 naming body.attributes and nothing stored', async () => {
+    const c = await campaign({ welcomeMessage: null });
+    const ninety = Object.fromEntries(Array.from({ length: 90 }, (_, i) => [`k${i}`, i]));
+    const made = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone(3110), attributes: ninety } });
+    expect(made.status, made.text).toBe(201);
+    const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`n${i}`, 'x'.repeat(1000)]));
+    const over = await call(srv, 'POST', `/v1/acquisition/${c.id}/enroll`, { key, body: { phone: phone(3110), consent: true, attributes: twenty } });
+    expect(over.status).toBe(400);
+    expect(over.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [expect.objectContaining({ field: 'body.attributes' })] });
+    expect(Object.keys((await call(srv, 'GET', `/v1/contacts/${made.body.id}`, { key })).body.attributes)).toHaveLength(90);
+    expect((await call(srv, 'GET', `/acquisition-campaigns/${c.id}`, { key })).body.stats.enrolledCount).toBe(0);
+
+    const ten = Object.fromEntries(Object.entries(twenty).slice(0, 10));
+    expect((await call(srv, 'POST', `/v1/acquisition/${c.id}/enroll`, { key, body: { phone: phone(3110), consent: true, attributes: ten } })).status).toBe(200);
+    const full = await call(srv, 'GET', `/v1/contacts/${made.body.id}`, { key }); // the response is validated: 100 keys fit
+    expect(full.status, full.text).toBe(200);
+    expect(Object.keys(full.body.attributes)).toHaveLength(100);
+    expect((await call(srv, 'GET', '/v1/contacts?limit=100', { key })).status).toBe(200);
   });
 
   it('records an opted-out contact but sends it nothing and keeps it opted out', async () => {
@@ -198,7 +220,7 @@ describe('enrollAcquisitionContact', () => {
 
 describe('enrollPublicAcquisitionContact', () => {
   it('enrolls without a key, with the same answer for new, enrolled and DNC-listed numbers', async () => {
-    const c = await campaign({ redirectUrl: 'https://shop.example.com/thanks' });
+    const c = await campaign({ redirectUrl: 'https://shop.example.com/thanks', confirmedOptIn: false });
     const headers = { 'x-forwarded-for': ip(), 'user-agent': 'test-browser/1.0' };
     const res = await call(srv, 'POST', `/public/acquisition/${c.id}/enroll`, { headers, body: { phone: phone(3201), consent: true, name: 'Pat' } });
     expect(res.status).toBe(200);
@@ -248,7 +270,7 @@ describe('enrollPublicAcquisitionContact', () => {
 
   it('counts one client across API processes: the 11th request, on either process, answers 429', async () => {
     const c = await campaign({ welcomeMessage: null });
-    const env = { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0', PORT: '0' };
+    const env = { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', RUN_WORKERS: '0', PORT: '0', TRUST_PROXY: 'loopback' };
     const apis = await Promise.all([startServing(process.execPath, ['src/main.ts'], env), startServing(process.execPath, ['src/main.ts'], env)]);
     try {
       const headers = { 'content-type': 'application/json', 'x-forwarded-for': ip() };

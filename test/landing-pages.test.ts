@@ -20,7 +20,7 @@ let orgId: string;
 let other: { key: string; orgId: string };
 
 beforeAll(async () => {
-  srv = await startTestServer();
+  srv = await startTestServer({ config: { trustProxy: 'loopback' } }); // the tests' X-Forwarded-For comes through a trusted proxy
   const org = await srv.newOrg('Landing org');
   key = org.apiKey.secret;
   orgId = org.organizationId;
@@ -263,7 +263,7 @@ describe('public page', () => {
 
   it('a page tied to an acquisition campaign enrolls through the campaign', async () => {
     const listId = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `list-${randomInt(1e9)}` } })).body.data.id;
-    const camp = await call(srv, 'POST', '/acquisition-campaigns', { key, body: { name: 'Tied', type: 'LINK', listId, status: 'ACTIVE' } });
+    const camp = await call(srv, 'POST', '/acquisition-campaigns', { key, body: { name: 'Tied', type: 'LINK', listId, status: 'ACTIVE', confirmedOptIn: false } });
     expect(camp.status, camp.text).toBe(201);
     const notMarketing = await call(srv, 'POST', '/v1/landing-pages', { key, body: { name: 'Tied bad', acquisitionCampaignId: camp.body.id, consent: { text: 'ok', required: false } } });
     expect(notMarketing.status).toBe(400);
@@ -281,6 +281,86 @@ describe('public page', () => {
     expect(enrollment).toMatchObject({ phone: num, ip: '203.0.113.77', user_agent: 'Tied/1.0', consent_text: p.consent.text });
     const subs = await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key });
     expect(subs.body.data[0]).toMatchObject({ phone: num, contactId: enrollment.contact_id, contactAction: 'created' });
+  });
+
+  it('a submission with an existing contact’s phone is linked and changes nothing of theirs', async () => {
+    const tag = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `lp-${randomInt(1e9)}` } })).body.data.id;
+    const p = await create({ name: 'Existing', templateId: SMS_OPT_IN, tagIds: [tag] });
+    await act(p.id, 'publish');
+    const num = phone();
+    const made = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: num, name: 'Kim', attributes: { first_name: 'Kim', tier: 'gold' } } });
+    expect(made.status, made.text).toBe(201);
+    const before = (await call(srv, 'GET', `/v1/contacts/${made.body.id}`, { key })).body;
+    const history = (await call(srv, 'GET', `/v1/contacts/${made.body.id}/consent`, { key })).body;
+    expect((await post(publicPath(p), { phone: num, first_name: 'Mallory', consent: 'on' })).status).toBe(200);
+    expect((await call(srv, 'GET', `/v1/contacts/${made.body.id}`, { key })).body).toEqual(before);
+    expect((await call(srv, 'GET', `/v1/contacts/${made.body.id}/consent`, { key })).body).toEqual(history);
+    const s = (await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key })).body.data[0];
+    expect(s).toMatchObject({ contactId: made.body.id, contactAction: 'linked', fields: { first_name: 'Mallory' }, consent: { granted: true } });
+  });
+
+  it('a text field that goes to the contact takes what the contact holds: 1,000 characters for an attribute, 100 for the name', async () => {
+    const p = await create({
+      name: 'Long values',
+      formFields: [
+        { key: 'phone', label: 'Phone', type: 'phone', required: true },
+        { key: 'name', label: 'Name', type: 'text' },
+        { key: 'comments', label: 'Comments', type: 'textarea', attributeKey: 'comments' },
+        { key: 'notes', label: 'Notes', type: 'textarea' },
+      ],
+    });
+    await act(p.id, 'publish');
+    const html = await (await get(publicPath(p))).text();
+    expect(html).toContain('<textarea id="f_comments" name="comments" maxlength="1000"');
+    expect(html).toContain('<textarea id="f_notes" name="notes" maxlength="2000"');
+    expect(html).toContain('name="name" value="" maxlength="100"');
+
+    const num = phone();
+    const long = await post(publicPath(p), { phone: num, name: 'n'.repeat(101), comments: 'c'.repeat(1001), notes: 'n'.repeat(2000), consent: 'on' });
+    expect(long.status).toBe(400);
+    const again = await long.text();
+    expect(again).toContain('id="f_comments_error">Enter at most 1,000 characters.');
+    expect(again).toContain('id="f_name_error">Enter at most 100 characters.');
+    expect(again).not.toContain('id="f_notes_error"');
+
+    const ok = await post(publicPath(p), { phone: num, name: 'n'.repeat(100), comments: 'c'.repeat(1000), notes: 'n'.repeat(2000), consent: 'on' });
+    expect(ok.status).toBe(200);
+    const s = (await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key })).body.data[0];
+    const contact = await call(srv, 'GET', `/v1/contacts/${s.contactId}`, { key }); // the response is validated
+    expect(contact.status, contact.text).toBe(200);
+    expect(contact.body.attributes.comments).toHaveLength(1000);
+    expect((await call(srv, 'GET', '/v1/contacts?limit=100', { key })).status).toBe(200);
+  });
+
+  it('a page tied to a campaign that confirms: the submission waits for the handset’s YES, which adds the page’s tags; another country’s number gets the form back', async () => {
+    const listId = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `list-${randomInt(1e9)}` } })).body.data.id;
+    const tag = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `page-${randomInt(1e9)}` } })).body.data.id;
+    const camp = (await call(srv, 'POST', '/acquisition-campaigns', { key, body: { name: 'Confirmed', type: 'LINK', listId, status: 'ACTIVE', welcomeMessage: 'Hi {{name}}!' } })).body;
+    const p = await create({ name: 'Confirmed page', templateId: SMS_OPT_IN, acquisitionCampaignId: camp.id, tagIds: [tag] });
+    await act(p.id, 'publish');
+
+    const foreign = await post(publicPath(p), { phone: '+6797012345', consent: 'on' });
+    expect(foreign.status).toBe(400);
+    expect(await foreign.text()).toContain('id="f_phone_error">This campaign does not take sign-ups of numbers from this country.');
+
+    const num = phone();
+    expect((await post(publicPath(p), { phone: num, first_name: 'Maya', consent: 'on' }, { 'x-forwarded-for': '203.0.113.88' })).status).toBe(200);
+    const s = (await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key })).body.data[0];
+    expect(s).toMatchObject({ phone: num, contactAction: 'created' });
+    const waiting = (await call(srv, 'GET', `/v1/contacts/${s.contactId}`, { key })).body;
+    expect(waiting).toMatchObject({ name: null, attributes: {}, tags: [], tcpa: { consentType: 'NONE' } });
+    expect((await call(srv, 'GET', `/acquisition-campaigns/${camp.id}`, { key })).body.stats).toMatchObject({ enrolledCount: 0, pendingCount: 1 });
+
+    const { signCallback, simulatorSecret } = await import('../src/providers/simulator.ts');
+    const sender = await srv.context.db.selectFrom('sender_ids').select('phone_number').where('organization_id', '=', orgId).orderBy('created_at').executeTakeFirstOrThrow();
+    const payload = JSON.stringify({ type: 'inbound', providerMessageId: `SIMIN${randomInt(1e12)}`, from: num, to: sender.phone_number, channel: 'SMS', text: 'YES', at: new Date().toISOString() });
+    const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), payload) }, body: payload });
+    expect(res.status).toBe(204);
+    const enrolled = (await call(srv, 'GET', `/v1/contacts/${s.contactId}`, { key })).body;
+    expect(enrolled).toMatchObject({ attributes: { first_name: 'Maya' }, tcpa: { consentType: 'MARKETING' } });
+    expect([...enrolled.tags].sort()).toEqual([listId, tag].sort());
+    const enrollment = await srv.context.db.selectFrom('acquisition_enrollments').selectAll().where('campaign_id', '=', camp.id).executeTakeFirstOrThrow();
+    expect(enrollment).toMatchObject({ phone: num, ip: '203.0.113.88', consent_text: p.consent.text, welcome_message_id: expect.any(String) });
   });
 });
 

@@ -1,6 +1,6 @@
 // Rate limits shared by every process (rate-limiter-flexible on PostgreSQL, table rate_limits of migration 0006):
-// per-sender dispatch throughput and the public forms' per-IP limits. One limiter per (name, points, window) per
-// pool, made on first use.
+// per-sender dispatch throughput and the public forms' limits (per client address, campaign and phone). One
+// limiter per (name, points, window) per pool, made on first use.
 import type { Pool } from 'pg';
 import { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError } from './errors.ts';
@@ -29,13 +29,16 @@ export function sharedLimiter(pool: Pool, name: string, points: number, duration
   return limiter;
 }
 
-/** Takes one point for `key`, or answers 429 RATE_LIMITED with Retry-After ("Too many <what> from this address"). */
-export async function consumeOrTooMany(limiter: RateLimiterPostgres, key: string, what: string): Promise<void> {
+/**
+ * Takes one point for `key`, or answers 429 RATE_LIMITED with Retry-After ("Too many <what> <whose>", e.g.
+ * "Too many sign-ups from this address").
+ */
+export async function consumeOrTooMany(limiter: RateLimiterPostgres, key: string, what: string, whose = 'from this address'): Promise<void> {
   try {
     await limiter.consume(key, 1);
   } catch (res) {
     if (!(res instanceof RateLimiterRes)) throw res;
     const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-    throw new ApiError(429, 'RATE_LIMITED', `Too many ${what} from this address; retry in ${seconds} s.`, { headers: { 'Retry-After': String(seconds) } });
+    throw new ApiError(429, 'RATE_LIMITED', `Too many ${what} ${whose}; retry in ${seconds} s.`, { headers: { 'Retry-After': String(seconds) } });
   }
 }

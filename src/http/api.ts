@@ -8,6 +8,7 @@ import { authenticate } from '../auth/authenticate.ts';
 import { SIGNED_URL_PRINCIPAL, type Principal } from '../auth/principal.ts';
 import { hasSignature, verifySignedUrl } from '../lib/signed-urls.ts';
 import { ApiError, forbidden, notImplemented, type FieldError } from '../domain/errors.ts';
+import type { PublicClient } from '../domain/acquisition/client.ts';
 import {
   isPublicHandler,
   type Handler,
@@ -64,6 +65,8 @@ export type ApiRequest = {
   operation?: Operation;
   /** Set by authorize() before the body is read; undefined on `security: []` operations. */
   principal?: Principal | undefined;
+  /** The caller's address (TRUST_PROXY applied) and user agent, for public handlers; absent outside HTTP. */
+  client?: PublicClient;
 };
 
 export type ApiResponse = {
@@ -118,7 +121,8 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
 
   const run = async (operationId: string, handler: unknown, input: HandlerInput<OperationId>, req: ApiRequest): Promise<AnyResult> => {
     if (isPublicHandler(handler)) {
-      return (handler as PublicHandler<OperationId>)(input, { app, requestId: req.requestId, log: req.log }) as Promise<AnyResult>;
+      const client = req.client ?? { ip: null, userAgent: null };
+      return (handler as PublicHandler<OperationId>)(input, { app, client, requestId: req.requestId, log: req.log }) as Promise<AnyResult>;
     }
     const principal = req.principal!;
     const scopeWith = (db: TenantDb): RequestScope => ({

@@ -5,6 +5,7 @@ import type { AppContext } from '../app-context.ts';
 import type { Logger } from 'pino';
 import type { Services, Tenant } from '../domain/tenant.ts';
 import type { UploadedFile } from '../domain/files.ts';
+import type { PublicClient } from '../domain/acquisition/client.ts';
 
 export type { UploadedFile };
 
@@ -63,8 +64,11 @@ export type RequestScope = {
   log: Logger;
 };
 
-/** What a public (`security: []`) operation's handler gets: the system handle, no tenant. */
-export type PublicScope = { app: AppContext; requestId: string; log: Logger };
+/**
+ * What a public (`security: []`) operation's handler gets: the system handle, no tenant, and the caller's
+ * address (the socket's, or what TRUST_PROXY lets X-Forwarded-For say; src/http/client.ts).
+ */
+export type PublicScope = { app: AppContext; client: PublicClient; requestId: string; log: Logger };
 
 export type Handler<K extends OperationId> = (input: HandlerInput<K>, scope: RequestScope) => Promise<HandlerResult<K>>;
 export type PublicHandler<K extends OperationId> = (input: HandlerInput<K>, scope: PublicScope) => Promise<HandlerResult<K>>;

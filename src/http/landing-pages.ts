@@ -12,12 +12,12 @@ import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import sharp from 'sharp';
 import type { AppContext } from '../app-context.ts';
-import { clientOf } from '../domain/acquisition/client.ts';
+import { clientOf } from './client.ts';
 import { openVariant } from '../domain/assets/assets.ts';
 import { toDownload } from '../domain/assets/mappers.ts';
 import { ApiError } from '../domain/errors.ts';
 import { findTemplateByPreview } from '../domain/landing-pages/catalog.ts';
-import { findPublishedPage, submit, type PublicPage } from '../domain/landing-pages/submit.ts';
+import { findPublishedPage, maxCharsOf, submit, type PublicPage } from '../domain/landing-pages/submit.ts';
 import type { StoredFormField } from '../db/tables/landing-pages.ts';
 
 const MAX_FORM_BYTES = 64 * 1024;
@@ -77,7 +77,7 @@ function fieldHtml(f: StoredFormField, value: string, error: string | undefined)
     case 'checkbox':
       return `<div class="consent"><input type="checkbox" id="${id}" name="${f.key}" value="on"${value ? ' checked' : ''}${req}><label for="${id}">${escapeHtml(f.label)}</label></div>${err}`;
     case 'textarea':
-      return `${label}<textarea id="${id}" name="${f.key}" maxlength="2000"${req}>${escapeHtml(value)}</textarea>${err}`;
+      return `${label}<textarea id="${id}" name="${f.key}" maxlength="${maxCharsOf(f)}"${req}>${escapeHtml(value)}</textarea>${err}`;
     case 'select':
       return `${label}<select id="${id}" name="${f.key}"${req}><option value=""></option>${(f.options ?? [])
         .map((o) => `<option value="${escapeHtml(o)}"${o === value ? ' selected' : ''}>${escapeHtml(o)}</option>`)
@@ -85,7 +85,9 @@ function fieldHtml(f: StoredFormField, value: string, error: string | undefined)
     default: {
       const type = f.type === 'phone' ? 'tel' : f.type;
       const auto = f.type === 'phone' ? ' autocomplete="tel"' : f.type === 'email' ? ' autocomplete="email"' : '';
-      return `${label}<input type="${type}" id="${id}" name="${f.key}" value="${escapeHtml(value)}"${auto}${req}>${err}`;
+      // What the server takes (parseForm): the browser stops the visitor there instead of the form coming back.
+      const max = f.type === 'text' ? ` maxlength="${maxCharsOf(f)}"` : '';
+      return `${label}<input type="${type}" id="${id}" name="${f.key}" value="${escapeHtml(value)}"${auto}${max}${req}>${err}`;
     }
   }
 }
@@ -186,8 +188,7 @@ export function mountLandingPages(server: express.Express, app: AppContext): voi
       if (!found) return notFoundPage(res);
       const body = (req.body ?? {}) as Record<string, unknown>;
       const form = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, firstString(v)]));
-      const client = clientOf(req.headers);
-      const outcome = await submit(app, found, form, { ip: client.ip ?? req.socket.remoteAddress ?? null, userAgent: client.userAgent });
+      const outcome = await submit(app, found, form, clientOf(req));
       const nonce = randomBytes(16).toString('base64');
       securityHeaders(res, nonce, redirectOrigin(found.page.redirect_url));
       if (!outcome.ok) {

@@ -17,6 +17,7 @@ export const QUEUES = {
   analyticsScheduledReports: 'analytics.scheduled-reports',
   analyticsRollupCompact: 'analytics.rollup-compact',
   analyticsExport: 'analytics.export',
+  acquisitionPendingPurge: 'acquisition.pending-purge',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

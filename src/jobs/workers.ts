@@ -11,8 +11,9 @@ import { submissionJobs } from './submissions.ts';
 import { assetJobs } from './assets.ts';
 import { blastJobs } from './blasts.ts';
 import { analyticsJobs } from './analytics.ts';
+import { acquisitionJobs } from './acquisition.ts';
 
-export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs, ...submissionJobs, ...assetJobs, ...blastJobs, ...analyticsJobs] as JobDefinition[];
+export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs, ...submissionJobs, ...assetJobs, ...blastJobs, ...analyticsJobs, ...acquisitionJobs] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
   for (const def of jobDefinitions) {

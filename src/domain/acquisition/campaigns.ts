@@ -1,8 +1,10 @@
 // Acquisition campaigns: CRUD and states. DRAFT → ACTIVE ⇄ PAUSED → ENDED (final); `type`, `listId`, `keyword` and
 // `shortcode` are fixed at creation. A campaign whose `endsAt` has passed is ENDED (settled on every read, so
 // its keyword is released without a background job).
+import { isSupportedCountry } from 'libphonenumber-js/max';
 import type { components } from '../../../generated/api.d.ts';
 import * as q from '../../db/queries/acquisition/campaigns.ts';
+import { countLivePending } from '../../db/queries/acquisition/pending.ts';
 import { isUniqueViolation } from '../../db/queries/contacts/contacts.ts';
 import { existingTagIds } from '../../db/queries/contacts/tags.ts';
 import { getSender } from '../../db/queries/conversations/senders.ts';
@@ -14,7 +16,7 @@ type S = components['schemas'];
 export type CampaignRow = q.CampaignRow;
 export type CampaignStatus = S['AcquisitionCampaignStatus'];
 export type CampaignView = { row: CampaignRow; enrollmentUrl: string };
-export type CampaignDetail = CampaignView & { stats: q.CampaignStats };
+export type CampaignDetail = CampaignView & { stats: q.CampaignStats & { pendingCount: number } };
 
 /** The consent wording stored when a campaign is created without one. */
 export const DEFAULT_CONSENT_TEXT =
@@ -45,6 +47,11 @@ export async function loadCampaign(tenant: Tenant, id: string, opts: { forUpdate
   const now = settled(row);
   if (now.status !== row.status) return (await q.updateCampaign(tenant.db, tenant.organizationId, id, { status: 'ENDED' }))!;
   return row;
+}
+
+/** `allowedCountries` entries that are no country with a telephone numbering plan (`body.allowedCountries.<i>`). */
+function countryProblems(countries: readonly string[] | null | undefined): FieldError[] {
+  return (countries ?? []).flatMap((c, i) => (isSupportedCountry(c) ? [] : [{ field: `body.allowedCountries.${i}`, message: `${c} is not a country with phone numbers` }]));
 }
 
 function windowProblems(startsAt: string | null | undefined, endsAt: string | null | undefined): FieldError[] {
@@ -87,12 +94,17 @@ type CreateBody = {
   redirectUrl?: string | null;
   startsAt?: string | null;
   endsAt?: string | null;
+  confirmedOptIn?: boolean;
+  allowedCountries?: string[] | null;
+  maxSignupsPerHour?: number;
 };
 
 export async function createCampaign(tenant: Tenant, services: Services, request: S['AcquisitionCampaignCreateRequest']): Promise<CampaignView> {
   const body = request as CreateBody;
   const problems = windowProblems(body.startsAt, body.endsAt);
   if (problems.length) throw badRequest('The enrollment window ends before it starts.', problems);
+  const countries = countryProblems(body.allowedCountries);
+  if (countries.length) throw badRequest('allowedCountries names an unknown country.', countries);
   return inTenantTransaction(tenant, async (t) => {
     const { db, organizationId: orgId } = t;
     if (!(await existingTagIds(db, orgId, [body.listId.toLowerCase()])).has(body.listId.toLowerCase())) throw unknownReference('body.listId', 'tag');
@@ -118,6 +130,9 @@ export async function createCampaign(tenant: Tenant, services: Services, request
       redirect_url: body.redirectUrl ?? null,
       starts_at: body.startsAt ?? null,
       ends_at: body.endsAt ?? null,
+      confirmed_opt_in: body.confirmedOptIn ?? true,
+      allowed_countries: body.allowedCountries ?? null,
+      max_signups_per_hour: body.maxSignupsPerHour ?? 1000,
     }).catch((error: unknown) => {
       throw isUniqueViolation(error, q.KEYWORD_UNIQUE) ? keywordTaken() : error; // a concurrent create won
     });
@@ -127,7 +142,9 @@ export async function createCampaign(tenant: Tenant, services: Services, request
 
 export async function getCampaign(tenant: Tenant, services: Services, id: string): Promise<CampaignDetail> {
   const row = await loadCampaign(tenant, id);
-  return { ...view(services, row), stats: await q.campaignStats(tenant.db, tenant.organizationId, id) };
+  const stats = await q.campaignStats(tenant.db, tenant.organizationId, id);
+  const pendingCount = await countLivePending(tenant.db, tenant.organizationId, id, new Date());
+  return { ...view(services, row), stats: { ...stats, pendingCount } };
 }
 
 export async function updateCampaign(tenant: Tenant, services: Services, id: string, body: S['AcquisitionCampaignUpdateRequest']): Promise<CampaignView> {
@@ -145,6 +162,8 @@ export async function updateCampaign(tenant: Tenant, services: Services, id: str
     const endsAt = body.endsAt !== undefined ? body.endsAt : current.ends_at?.toISOString() ?? null;
     const problems = windowProblems(startsAt, endsAt);
     if (problems.length) throw badRequest('The enrollment window ends before it starts.', problems);
+    const countries = countryProblems(body.allowedCountries);
+    if (countries.length) throw badRequest('allowedCountries names an unknown country.', countries);
 
     const from = current.status as CampaignStatus;
     if (body.status !== undefined && body.status !== from && !MOVES[from].includes(body.status)) {
@@ -162,6 +181,9 @@ export async function updateCampaign(tenant: Tenant, services: Services, id: str
       ...(body.redirectUrl !== undefined ? { redirect_url: body.redirectUrl } : {}),
       ...(body.startsAt !== undefined ? { starts_at: body.startsAt } : {}),
       ...(body.endsAt !== undefined ? { ends_at: body.endsAt } : {}),
+      ...(body.confirmedOptIn !== undefined ? { confirmed_opt_in: body.confirmedOptIn } : {}),
+      ...(body.allowedCountries !== undefined ? { allowed_countries: body.allowedCountries } : {}),
+      ...(body.maxSignupsPerHour !== undefined ? { max_signups_per_hour: body.maxSignupsPerHour } : {}),
     });
     return view(services, settled(row!));
   });

@@ -1,13 +1,28 @@
-// Who is calling the public enrollment endpoint, from the request headers (handlers see no socket).
-//
-// The client IP is the last `X-Forwarded-For` hop: the address the nearest proxy (load balancer) saw, which a
-// client cannot forge behind one proxy. Without the header every caller shares the bucket `unknown` (strict,
-// never lax). Served directly on the Internet without a proxy, a client could still send its own header: the
-// socket address is not reachable from a handler today (see the section's CHANGELOG note).
-export function clientOf(headers: Record<string, string | string[] | undefined>): { ip: string | null; userAgent: string | null } {
-  const first = (v: string | string[] | undefined) => (Array.isArray(v) ? v.join(',') : v);
-  const hops = (first(headers['x-forwarded-for']) ?? '').split(',').map((s) => s.trim()).filter(Boolean);
-  const ip = hops.length ? hops[hops.length - 1]!.slice(0, 64) : null;
-  const userAgent = first(headers['user-agent'])?.slice(0, 1000) ?? null;
-  return { ip, userAgent };
+// Who is calling a public form (the enrollment endpoint, a landing page): the address the HTTP layer derived
+// (the socket's, or under TRUST_PROXY the X-Forwarded-For entry the trusted proxies vouch for; src/http/client.ts)
+// and the user agent, kept as consent evidence.
+export type PublicClient = { ip: string | null; userAgent: string | null };
+
+/**
+ * The key a client's rate limits count on: an IPv4 address as it is, an IPv6 address by its /64 prefix (one
+ * subscriber line or host is routinely given a whole /64, so counting single IPv6 addresses would give one
+ * caller 2^64 buckets). IPv4-mapped IPv6 (`::ffff:203.0.113.9`) is its IPv4 address. No address at all (the
+ * socket closed before the request was read) shares one bucket: such a caller gets no answer anyway.
+ */
+export function clientKey(ip: string | null): string {
+  if (!ip) return 'none';
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
+  if (mapped) return mapped[1]!;
+  if (!ip.includes(':')) return ip;
+  return `${expandIpv6(ip).slice(0, 4).join(':')}::/64`;
+}
+
+/** The eight hextets of an IPv6 address (zone id dropped), without leading zeros. */
+function expandIpv6(ip: string): string[] {
+  const bare = ip.split('%')[0]!.toLowerCase();
+  const [head, tail] = bare.includes('::') ? bare.split('::') : [bare, undefined];
+  const left = head ? head.split(':') : [];
+  const right = tail ? tail.split(':') : [];
+  const fill = tail === undefined ? [] : Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0');
+  return [...left, ...fill, ...right].map((h) => h.replace(/^0+(?=.)/, ''));
 }

@@ -22,7 +22,7 @@ export async function enrollByKeyword(
   const campaign = live.find((c) => c.status === 'ACTIVE' && (!c.starts_at || c.starts_at.getTime() <= now.getTime()));
   if (!campaign) return null;
   try {
-    return (await enroll(tenant, services, campaign.id, { phone: inbound.phone, consent: true }, { kind: 'keyword' })).enrollment;
+    return (await enroll(tenant, services, campaign.id, { phone: inbound.phone, consent: true }, 'keyword')).enrollment;
   } catch (error) {
     // A DNC-listed handset that texts the keyword is not enrolled (and gets nothing); other refusals likewise.
     if (error instanceof ApiError && error.status < 500) return null;

@@ -10,6 +10,7 @@
 import { schemaBound, schemaPattern } from '../../contract/schema-bounds.ts';
 import type { AttributeValue } from '../../db/tables/contacts.ts';
 import { characters } from '../../lib/characters.ts';
+import type { FieldError } from '../errors.ts';
 
 /** ContactName maxLength (200). */
 export const MAX_NAME_CHARACTERS = schemaBound('ContactName', [], 'maxLength');
@@ -56,4 +57,20 @@ export function mergeAttributes(
   const count = Object.keys(attributes).length;
   if (count > MAX_ATTRIBUTES) problems.push({ key: null, message: `The contact would have ${count} attributes; at most ${MAX_ATTRIBUTES}.` });
   return { attributes, problems };
+}
+
+/**
+ * mergeAttributes' problems as field errors under `field` (`body.attributes`), for a write path that refuses: a
+ * problem of one attribute names it (`body.attributes.<key>`), the key count names the map.
+ */
+export function attributeMergeProblems(
+  current: Readonly<Record<string, AttributeValue>>,
+  incoming: Readonly<Record<string, unknown>>,
+  field: string,
+): FieldError[] {
+  return mergeAttributes(current, incoming).problems.map((p) => ({
+    field: p.key === null ? field : `${field}.${p.key}`,
+    code: p.key === null ? 'max_properties' : 'invalid',
+    message: p.message,
+  }));
 }

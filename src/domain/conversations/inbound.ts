@@ -1,11 +1,11 @@
 // An inbound message from a handset, ingested in ONE transaction: routed to the organization by the number it
 // was sent to, joined to the contact's conversation (the contact is created when the number is new), stored
 // once per provider message id (carriers retry callbacks), announced as `message.received` (and
-// `message.button_tapped` for a tapped reply), run through the keyword engine (STOP/START and the
-// organization's rules change consent: `contact.opted_out` / `contact.opted_in`), and answered with the
-// keyword's reply, whose dispatch job commits with the rest. Either all of it is stored or none of it is, so a
-// carrier's retry after a failure does the whole work again, and a retry after success finds the message
-// stored and changes nothing (no second event).
+// `message.button_tapped` for a tapped reply), checked for a YES confirming a public sign-up, run through the
+// keyword engine (STOP/START and the organization's rules change consent: `contact.opted_out` /
+// `contact.opted_in`), and answered with the keyword's reply, whose dispatch job commits with the rest. Either
+// all of it is stored or none of it is, so a carrier's retry after a failure does the whole work again, and a
+// retry after success finds the message stored and changes nothing (no second event).
 //
 // Keyword replies skip the compliance gate: a STOP confirmation must reach a number that has just opted out.
 // A reply that cannot be sent (the sender is not ACTIVE …) is logged; the inbound message, the consent change
@@ -27,6 +27,7 @@ import { openConversation, SESSION_HOURS } from './conversations.ts';
 import { failUnsentAfter } from './refusals.ts';
 import { acceptMessage, MEDIA_PREVIEW, previewOf } from './send.ts';
 import { enrollByKeyword } from '../acquisition/keyword.ts';
+import { confirmSignUpsByReply } from '../acquisition/confirm.ts';
 import { runBotTurn } from '../bots/runtime.ts';
 
 export type Inbound = Extract<ProviderCallback, { type: 'inbound' }>;
@@ -129,6 +130,10 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
   }
   await runBotTurn(tenant, services, conversation, message); // a conversation handed to a bot gets its answer
   if (!inbound.text) return 'stored';
+
+  // A YES answering a public sign-up's confirmation request from this sender enrolls it, instead of acting as the
+  // opt-in keyword (src/domain/acquisition/confirm.ts); for any other phone or text this changes nothing.
+  if (await confirmSignUpsByReply(tenant, services, { phone, senderId: sender.id, text: inbound.text, messageId: message.id, channel })) return 'stored';
 
   // The keyword engine joins this transaction (it opens none of its own inside one).
   const outcome = await handleInboundKeyword(db, { organizationId: orgId, contact, channel, messageId: message.id, text: inbound.text });

@@ -65,6 +65,9 @@ export function toAcquisitionCampaign(v: CampaignView): S['AcquisitionCampaign']
     enrollmentUrl: v.enrollmentUrl,
     startsAt: r.starts_at?.toISOString() ?? null,
     endsAt: r.ends_at?.toISOString() ?? null,
+    confirmedOptIn: r.confirmed_opt_in,
+    allowedCountries: r.allowed_countries,
+    maxSignupsPerHour: r.max_signups_per_hour,
     createdAt: r.created_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
@@ -73,7 +76,12 @@ export function toAcquisitionCampaign(v: CampaignView): S['AcquisitionCampaign']
 export function toAcquisitionCampaignDetail(d: CampaignDetail): S['AcquisitionCampaignDetail'] {
   return {
     ...toAcquisitionCampaign(d),
-    stats: { enrolledCount: d.stats.enrolledCount, newContactCount: d.stats.newContactCount, lastEnrolledAt: d.stats.lastEnrolledAt?.toISOString() ?? null },
+    stats: {
+      enrolledCount: d.stats.enrolledCount,
+      newContactCount: d.stats.newContactCount,
+      lastEnrolledAt: d.stats.lastEnrolledAt?.toISOString() ?? null,
+      pendingCount: d.stats.pendingCount,
+    },
     qrCodeGeneratedAt: d.row.qr_code_generated_at?.toISOString() ?? null,
   };
 }
