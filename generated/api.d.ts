@@ -4013,7 +4013,10 @@ export interface paths {
          *       checked now (400 `VALIDATION_ERROR` on `body.baseUrl`) and again on every address when a test connects.
          *       An OAuth 2.0 `tokenUrl` follows the same rules (400 on `body.credentials.tokenUrl`). On a server started
          *       with `WEBHOOK_ALLOW_PRIVATE=1` (local development and tests only) `http://` URLs and loopback or private
-         *       hosts are allowed, exactly as for webhooks.
+         *       hosts are allowed, exactly as for webhooks. Unlike a webhook URL, a host name that does not resolve at the
+         *       time of the save (not published yet, a DNS failure or timeout) does not refuse it: the configuration is
+         *       saved, and a test that cannot resolve it reports the channels `unhealthy` with the resolver's error. A
+         *       name that resolves to a loopback, private or otherwise non-public address is refused at once.
          *     - `credentials` are write-only: encrypted at rest (AES-256-GCM with the server's `SECRETS_KEY`) and never
          *       returned; responses carry only `credentialsSet`, `credentialsType` and a masked `credentialsHint`. They are
          *       required the first time (400 `VALIDATION_ERROR` on `body.credentials` otherwise); omit them later to keep the
@@ -4023,7 +4026,8 @@ export interface paths {
          *       sets it with the admin CLI (`admin set-platform-mapping --org <organizationId> --account
          *       <platformAccountId>`); organizations created with `admin create-org` have none until then.
          *
-         *     Checked in this order: `baseUrl` (and `tokenUrl`), the platform mapping, the first-time credentials.
+         *     Checked in this order, after the request's validation: the platform mapping (422 whatever the body's
+         *     URLs), `baseUrl` (and `tokenUrl`), the first-time credentials.
          *     Saving does not contact the server; use `POST /v1/mcp/test` to check it. Channel health is reset to
          *     `unknown` when `baseUrl` or the credentials change, and kept otherwise.
          */

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { freePort } from './support/processes.ts';
+import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
 
 const run = promisify(execFile);
 const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', RUN_WORKERS: '0' });
@@ -176,6 +177,41 @@ describe('saveMcpConfig / getMcpConfig', () => {
     expect(tokenUrl.status).toBe(400);
     expect(tokenUrl.body.details[0].field).toBe('body.credentials.tokenUrl');
     expect((await call(strict, 'GET', '/v1/mcp/config', { key: strictOrg.key })).body.configured).toBe(false);
+  });
+
+  it('checks the platform mapping first, and saves a host name that does not resolve now (refusing one that resolves inside)', async () => {
+    const addresses: Record<string, string> = { 'mcp.inside.example': '10.1.2.3', 'mcp.public.example': '93.184.216.34' };
+    setResolverForTests(async (hostname) => {
+      const address = addresses[hostname];
+      if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+      return [{ address, family: 4 }];
+    });
+    try {
+      // Without a mapping: 422 whatever the URL (a name that does not resolve, a refused scheme, an inside address).
+      const unmapped = (await strict.newOrg('Unmapped strict org')).apiKey.secret;
+      for (const baseUrl of ['https://mcp.not-yet.example/mcp', 'http://mcp.public.example/mcp', 'https://mcp.inside.example/mcp']) {
+        const res = await call(strict, 'PUT', '/v1/mcp/config', { key: unmapped, body: { baseUrl, credentials: bearer } });
+        expect(res.status, baseUrl).toBe(422);
+        expect(res.body.code).toBe('NO_PLATFORM_MAPPING');
+      }
+      const org = await mappedOrg(strict);
+      // A name that resolves now to a private address is refused at once.
+      const inside = await call(strict, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: 'https://mcp.inside.example/mcp', credentials: bearer } });
+      expect(inside.status).toBe(400);
+      expect(inside.body.details[0]).toMatchObject({ field: 'body.baseUrl', message: expect.stringContaining('non-public') });
+      // A name that does not resolve now is saved; the test says why it cannot connect.
+      const later = await call(strict, 'PUT', '/v1/mcp/config', {
+        key: org.key,
+        body: { baseUrl: 'https://mcp.not-yet.example/mcp', credentials: { type: 'oauth2_client_credentials', clientId: 'a', clientSecret: 'b-secret-1234', tokenUrl: 'https://auth.not-yet.example/token' } },
+      });
+      expect(later.status, later.text).toBe(200);
+      expect(later.body.data).toMatchObject({ baseUrl: 'https://mcp.not-yet.example/mcp', credentialsType: 'oauth2_client_credentials' });
+      const tested = await call(strict, 'POST', '/v1/mcp/test', { key: org.key, body: { channelType: 'SMS' } });
+      expect(tested.status).toBe(200);
+      expect(tested.body.data.results[0]).toMatchObject({ channelType: 'SMS', status: 'unhealthy', error: expect.stringContaining('ENOTFOUND auth.not-yet.example') });
+    } finally {
+      setResolverForTests(null);
+    }
   });
 
   it('another organization never sees the configuration', async () => {
