@@ -3,6 +3,7 @@
 // may do, a call runs the API's pipeline (validation, tenancy, idempotency), and every error carries the same
 // code and message as the HTTP answer, leaving the session and the server usable.
 import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -112,6 +113,49 @@ describe('the document drives the tools', () => {
     const raw = buildToolCatalog(withOperation({ method: 'put', parameters: params, requestBody: { content: { 'text/csv': { schema: { type: 'string' } } } } }));
     expect(raw.tools.has('getWidget')).toBe(false);
     expect(raw.refused.get('getWidget')?.reason).toBe('getWidget takes a text/csv body, which MCP tool arguments cannot carry; call it over HTTP: GET /v1/widgets/{id}.');
+  });
+});
+
+describe('compact, self-contained schemas', () => {
+  type Node = Record<string, unknown>;
+  /** Every schema node under `schema` (property names are names, not keywords), with its path. */
+  const schemaNodes = (schema: unknown, at = '#'): Array<[string, Node]> => {
+    if (Array.isArray(schema)) return schema.flatMap((s, i) => schemaNodes(s, `${at}/${i}`));
+    if (schema === null || typeof schema !== 'object') return [];
+    const out: Array<[string, Node]> = [[at, schema as Node]];
+    for (const [key, value] of Object.entries(schema)) {
+      if (['enum', 'const', 'default', 'examples', 'required'].includes(key)) continue;
+      if (['properties', 'patternProperties', '$defs'].includes(key)) for (const [name, s] of Object.entries(value as Node)) out.push(...schemaNodes(s, `${at}/${key}/${name}`));
+      else out.push(...schemaNodes(value, `${at}/${key}`));
+    }
+    return out;
+  };
+
+  it('gives every tool schemas whose references resolve inside the tool, outputs without annotations, all in under 1 MB', () => {
+    const { tools } = buildToolCatalog(loadDocument());
+    const ajv = new Ajv({ strict: false, validateFormats: false });
+    for (const { definition: tool } of tools.values()) {
+      for (const [which, schema] of [['input', tool.inputSchema], ['output', tool.outputSchema]] as const) {
+        if (!schema) continue;
+        for (const [at, node] of schemaNodes(schema)) {
+          const where = `${tool.name} ${which} ${at}`;
+          // OpenAPI's discriminator is not JSON Schema, and its mapping pointed into #/components.
+          expect(node.discriminator, where).toBeUndefined();
+          if (typeof node.$ref === 'string') expect((schema as { $defs?: Node }).$defs?.[node.$ref.replace('#/$defs/', '')], `${where} ${node.$ref}`).toBeDefined();
+          // An output schema is for checking answers: it keeps what validates, none of the annotations.
+          if (which === 'output') for (const annotation of ['description', 'examples', 'title', 'default']) expect(node[annotation], `${where} ${annotation}`).toBeUndefined();
+          // An input schema keeps one example, the whole body's.
+          if (which === 'input' && at !== '#/properties/body') expect(node.examples, `${where} examples`).toBeUndefined();
+        }
+        expect(() => ajv.compile(schema), `${tool.name} ${which}`).not.toThrow();
+      }
+    }
+    const send = tools.get('sendMessage')!.definition;
+    expect((send.inputSchema.properties!.body as Node).examples).toHaveLength(1);
+    // The catalogue was 1.39 MB (sendMessage alone 25 KB) with every schema copied whole into every tool.
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+    expect(bytes([...tools.values()].map((t) => t.definition))).toBeLessThan(1_000_000);
+    expect(bytes(send)).toBeLessThan(20_000);
   });
 });
 
