@@ -11,6 +11,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { listOperations, loadDocument, type OpenApiDocument } from '../src/contract/document.ts';
 import { buildToolCatalog } from '../src/mcp-server/tool-catalog.ts';
+import { TOOLS_PAGE_BYTES, ToolPages } from '../src/mcp-server/tool-pages.ts';
+import { BATCH_ANSWER_BYTES, BATCH_TOO_LARGE_CODE, MAX_BATCH_MESSAGES } from '../src/mcp-server/batches.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { until } from './support/wait.ts';
 
@@ -49,9 +51,20 @@ afterAll(async () => {
   await srv.close();
 });
 
+/** Every page of tools/list, following nextCursor. */
+async function listPages(c: Client): Promise<Array<Awaited<ReturnType<Client['listTools']>>>> {
+  const pages = [await c.listTools()];
+  while (pages.at(-1)!.nextCursor) pages.push(await c.listTools({ cursor: pages.at(-1)!.nextCursor }));
+  return pages;
+}
+const listAll = async (c: Client) => (await listPages(c)).flatMap((p) => p.tools);
+
 describe('tools/list', () => {
-  it('offers every operation of the document as a tool to a full key', async () => {
-    const { tools } = await client.listTools();
+  it('offers every operation of the document as a tool to a full key, in pages of at most 128 KiB', async () => {
+    const pages = await listPages(client);
+    expect(pages.length).toBeGreaterThan(1);
+    for (const page of pages) expect(Buffer.byteLength(JSON.stringify(page.tools))).toBeLessThanOrEqual(TOOLS_PAGE_BYTES + 2 * page.tools.length);
+    const tools = pages.flatMap((p) => p.tools);
     const operations = listOperations(loadDocument()).map((o) => o.operationId);
     expect(operations).toHaveLength(194);
     expect(tools.map((t) => t.name).sort()).toEqual(operations.filter((id) => !REFUSED.includes(id)).sort());
@@ -78,7 +91,7 @@ describe('tools/list', () => {
   it('shows a narrower key only the operations its scopes allow (public ones included)', async () => {
     const scopes = ['contacts:read', 'messages:read'];
     const key = await srv.newKey(orgA.organizationId, scopes);
-    const { tools } = await (await connect(key.secret)).listTools();
+    const tools = await listAll(await connect(key.secret));
     const expected = listOperations(loadDocument())
       .filter((o) => o.scopes.length === 0 || o.scopes.some((r) => r.every((s) => scopes.includes(s))))
       .map((o) => o.operationId)
@@ -86,6 +99,25 @@ describe('tools/list', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(expected.sort());
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['getContact', 'listContacts', 'getHealth']));
     expect(tools.map((t) => t.name)).not.toContain('createContact');
+  });
+
+  it('refuses a cursor it did not give with -32602 and an ErrorResponse; the session goes on', async () => {
+    const { nextCursor } = await client.listTools();
+    for (const cursor of ['bogus', `${nextCursor!.split('.')[0]}.999`, `AAAAAAAAAAAA.1`]) {
+      const refused = await client.listTools({ cursor }).catch((e: unknown) => e);
+      expect(refused, cursor).toBeInstanceOf(McpError);
+      expect((refused as McpError).code).toBe(-32602);
+      expect((refused as McpError).data).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'params.cursor', code: 'cursor' }] });
+    }
+    expect((await client.listTools({ cursor: nextCursor })).tools.length).toBeGreaterThan(0);
+  });
+
+  it('builds the pages once per scope set: keys with the same scopes get the same page', () => {
+    const pages = new ToolPages(buildToolCatalog(loadDocument()));
+    const first = pages.page(new Set(['contacts:read', 'messages:read']), undefined);
+    const again = pages.page(new Set(['messages:read', 'contacts:read']), undefined);
+    expect(again.tools).toBe(first.tools);
+    expect(pages.page(new Set(['contacts:read']), undefined).tools).not.toBe(first.tools);
   });
 });
 
@@ -339,6 +371,45 @@ describe('the /mcp endpoint', () => {
     expect(get.headers.get('allow')).toBe('POST');
     const text = await call(srv, 'POST', '/mcp', { key: orgA.apiKey.secret, rawBody: 'hello', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
+  });
+
+  const batch = (key: string, messages: unknown[]) =>
+    call(srv, 'POST', '/mcp', { key, body: messages, headers: { accept: 'application/json, text/event-stream' } });
+  const toolsList = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }));
+
+  it('refuses a 100-message batch before running any of it, and answers one at the cap within its bounds', async () => {
+    const refused = await batch(orgA.apiKey.secret, toolsList(100));
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body', code: 'maxItems', message: `must NOT have more than ${MAX_BATCH_MESSAGES} items` }] });
+    const twice = await batch(orgA.apiKey.secret, [...toolsList(2), { jsonrpc: '2.0', id: 2, method: 'tools/list' }]);
+    expect(twice.status).toBe(400);
+    expect(twice.body.details).toEqual([expect.objectContaining({ field: 'body.2.id' })]);
+
+    const answered = await batch(orgA.apiKey.secret, toolsList(MAX_BATCH_MESSAGES));
+    expect(answered.status, answered.text.slice(0, 500)).toBe(200);
+    expect(answered.body).toHaveLength(MAX_BATCH_MESSAGES);
+    expect(answered.body.map((a: { id: number }) => a.id)).toEqual(toolsList(MAX_BATCH_MESSAGES).map((m) => m.id));
+    for (const a of answered.body) expect(a.result.tools.length).toBeGreaterThan(0);
+    expect(Buffer.byteLength(answered.text)).toBeLessThanOrEqual(MAX_BATCH_MESSAGES * (TOOLS_PAGE_BYTES + 1024));
+  });
+
+  it('stops running a batch once its answers pass the limit: the rest answer PAYLOAD_TOO_LARGE, unrun', async () => {
+    const org = await srv.newOrg('MCP big answers');
+    // 10 contacts of about 100 KB of attributes: listing them answers about 6 MB (the JSON twice, once as text).
+    const attributes = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`a${i}`, '"'.repeat(1000)]));
+    for (let i = 0; i < 10; i++) expect((await call(srv, 'POST', '/v1/contacts', { key: org.apiKey.secret, body: { phone: `+1415555${String(1000 + i)}`, attributes } })).status).toBe(201);
+    const res = await batch(org.apiKey.secret, [
+      { jsonrpc: '2.0', id: 'list', method: 'tools/call', params: { name: 'listContacts', arguments: { limit: 10 } } },
+      { jsonrpc: '2.0', id: 'create', method: 'tools/call', params: { name: 'createContact', arguments: { body: { phone: '+14155552000' } } } },
+      { jsonrpc: '2.0', id: 'tools', method: 'tools/list' },
+    ]);
+    expect(res.status).toBe(200);
+    const [list, create, tools] = res.body as Array<{ id: string; result?: { structuredContent: { data: unknown[] } }; error?: { code: number; data: { code: string } } }>;
+    expect(list!.result!.structuredContent.data).toHaveLength(10);
+    expect(Buffer.byteLength(JSON.stringify(list))).toBeGreaterThan(BATCH_ANSWER_BYTES);
+    for (const unrun of [create!, tools!]) expect(unrun.error).toMatchObject({ code: BATCH_TOO_LARGE_CODE, data: { code: 'PAYLOAD_TOO_LARGE' } });
+    // Not run: no contact was created.
+    expect((await call(srv, 'GET', '/v1/contacts?limit=1', { key: org.apiKey.secret })).body.pagination.total).toBe(10);
   });
 
   it('answers the README’s curl example, a message standing alone (stateless)', async () => {

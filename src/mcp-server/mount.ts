@@ -2,6 +2,7 @@
 // API key as the API, from the headers, before any byte of the body is read; the body is then parsed as the API
 // parses JSON, within BODY_LIMIT_BYTES plus the envelope. Stateless (no Mcp-Session-Id, as the SDK's stateless mode): every message
 // carries its key, so any API process can answer any message and a revoked key stops at its next message.
+// A batch is bounded (batches.ts) and tools/list answers pages built once per scope set (tool-pages.ts).
 // (Not the MCP configuration section of the spec, src/domain/mcp/: that is a customer's own MCP server.)
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
@@ -15,9 +16,10 @@ import { authenticate } from '../auth/authenticate.ts';
 import { hasBody, toBodyError } from '../http/body.ts';
 import { EXPECTS_CONTINUE } from '../http/http-server.ts';
 import { ApiError } from '../domain/errors.ts';
-import { keyMayCall } from '../contract/document.ts';
 import { buildToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 import { callTool } from './tool-call.ts';
+import { InvalidCursorError, ToolPages } from './tool-pages.ts';
+import { checkBatch, runOneAtATime } from './batches.ts';
 
 export const MCP_PATH = '/mcp';
 /** Room for the JSON-RPC envelope around a request body of BODY_LIMIT_BYTES (the body itself is checked per tool). */
@@ -31,6 +33,7 @@ const INSTRUCTIONS =
 
 export function mountMcpServer(server: express.Express, app: AppContext, api: Api): void {
   const catalog = buildToolCatalog(app.document);
+  const pages = new ToolPages(catalog);
   const operations = new Map(api.operations.map((op) => [op.operationId!, op]));
   for (const name of catalog.tools.keys()) if (!operations.has(name)) throw new Error(`MCP tool ${name} has no operation in the API`);
   // The message is parsed as the API parses JSON (limit → 413, malformed → 400); the values checks (NUL, depth) and
@@ -52,12 +55,15 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
       const principal = await authenticate(app.db, app.apiKeyCache, header);
       if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
       const body = await readMessage(req, res);
-      const mcp = createMcpServer(app, api, catalog, operations, principal, { authorization: header, requestId: String(req.id), log: req.log });
+      const batch = Array.isArray(body) && body.length > 1 ? checkBatch(body) : 1;
+      const requestId = String(req.id);
+      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, requestId, log: req.log });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         mcp.close().catch((err: unknown) => req.log.warn({ err }, 'closing the MCP transport failed')); // closes the transport too
       });
       await mcp.connect(transport);
+      if (batch > 1) runOneAtATime(transport, requestId);
       await transport.handleRequest(req, res, body);
     } catch (error) {
       next(error);
@@ -72,15 +78,22 @@ function createMcpServer(
   app: AppContext,
   api: Api,
   catalog: ToolCatalog,
+  pages: ToolPages,
   operations: Map<string, Operation>,
   principal: Principal,
   request: { authorization: string | undefined; requestId: string; log: Request['log'] },
 ): Server {
   const mcp = new Server({ name: 'messaging-service', title: app.document.info.title, version: app.document.info.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
-  mcp.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...catalog.tools.values()].filter((tool) => keyMayCall(tool, principal.scopes)).map((tool) => tool.definition),
-  }));
+  mcp.setRequestHandler(ListToolsRequestSchema, (list) => {
+    try {
+      return pages.page(principal.scopes, list.params?.cursor);
+    } catch (error) {
+      if (!(error instanceof InvalidCursorError)) throw error;
+      const invalid = new ApiError(400, 'VALIDATION_ERROR', `Invalid cursor: it ${error.message}.`, { details: [{ field: 'params.cursor', message: error.message, code: 'cursor' }] });
+      throw new McpError(ErrorCode.InvalidParams, invalid.message, invalid.toBody(request.requestId));
+    }
+  });
 
   mcp.setRequestHandler(CallToolRequestSchema, async (call) => {
     const name = call.params.name;
