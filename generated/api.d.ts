@@ -18365,10 +18365,17 @@ export interface components {
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
-        /** @description Rate or concurrency limit exceeded (`RATE_LIMITED`, `TOO_MANY_EXPORTS`). */
+        /**
+         * @description Rate or concurrency limit exceeded: `RATE_LIMITED` (the API key's request rate limit, which any authenticated
+         *     operation may answer, or the operation's own limit named in its description) or `TOO_MANY_EXPORTS`. The
+         *     key's request limit also sends `RateLimit-Limit`, `RateLimit-Remaining: 0` and `RateLimit-Reset`.
+         */
         TooManyRequests: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
+                "RateLimit-Limit": components["headers"]["RateLimitLimit"];
+                "RateLimit-Remaining": components["headers"]["RateLimitRemaining"];
+                "RateLimit-Reset": components["headers"]["RateLimitReset"];
                 [name: string]: unknown;
             };
             content: {
@@ -18431,6 +18438,12 @@ export interface components {
     headers: {
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
+        /** @description The API key's request limit per window (`RATE_LIMIT_PER_KEY`); on every answer to a call made with a key. */
+        RateLimitLimit: number;
+        /** @description Requests the key has left in the current window (approximate when several API processes serve it). */
+        RateLimitRemaining: number;
+        /** @description Seconds until the current window ends and the key's count starts again. */
+        RateLimitReset: number;
         /** @description RFC 9745 deprecation date of the operation, as an HTTP structured-field date. */
         Deprecation: string;
         /** @description RFC 8594 sunset date after which the operation may be removed. */

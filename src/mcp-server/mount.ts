@@ -2,7 +2,8 @@
 // API key as the API, from the headers, before any byte of the body is read; the body is then parsed as the API
 // parses JSON, within BODY_LIMIT_BYTES plus the envelope. Stateless (no Mcp-Session-Id, as the SDK's stateless mode): every message
 // carries its key, so any API process can answer any message and a revoked key stops at its next message.
-// A batch is bounded (batches.ts) and tools/list answers pages built once per scope set (tool-pages.ts).
+// Each message counts once against the key's request rate limit (src/http/rate-limit.ts), as an HTTP request
+// does; a batch is bounded (batches.ts) and tools/list answers pages built once per scope set (tool-pages.ts).
 // (Not the MCP configuration section of the spec, src/domain/mcp/: that is a customer's own MCP server.)
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
@@ -16,6 +17,7 @@ import { authenticate } from '../auth/authenticate.ts';
 import { hasBody, toBodyError } from '../http/body.ts';
 import { EXPECTS_CONTINUE } from '../http/http-server.ts';
 import { ApiError } from '../domain/errors.ts';
+import type { KeyRateLimiter } from '../http/rate-limit.ts';
 import { buildToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 import { callTool } from './tool-call.ts';
 import { InvalidCursorError, ToolPages } from './tool-pages.ts';
@@ -31,7 +33,7 @@ const INSTRUCTIONS =
   'and `idempotencyKey` where the operation takes an Idempotency-Key. Errors carry the API\'s ErrorResponse ' +
   '(`code`, `message`, `details`).';
 
-export function mountMcpServer(server: express.Express, app: AppContext, api: Api): void {
+export function mountMcpServer(server: express.Express, app: AppContext, api: Api, rateLimit: KeyRateLimiter): void {
   const catalog = buildToolCatalog(app.document);
   const pages = new ToolPages(catalog);
   const operations = new Map(api.operations.map((op) => [op.operationId!, op]));
@@ -53,9 +55,11 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
     try {
       const header = req.headers.authorization;
       const principal = await authenticate(app.db, app.apiKeyCache, header);
+      res.set(await rateLimit.take(principal)); // the message's first request, before its body is read
       if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
       const body = await readMessage(req, res);
       const batch = Array.isArray(body) && body.length > 1 ? checkBatch(body) : 1;
+      if (batch > 1) res.set(await rateLimit.take(principal, batch - 1)); // every message of a batch counts
       const requestId = String(req.id);
       const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, requestId, log: req.log });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
