@@ -4064,7 +4064,8 @@ export interface paths {
          *     - `degraded`: the same, slower than 2 s (up to the 10 s limit);
          *     - `unhealthy`: the result has `isError` (its text is in `error`), the call takes more than 10 s, the server is
          *       unreachable or refuses the connection or credentials, its address is refused by the destination rules of
-         *       `baseUrl`, or it has no `check_channel` tool; `error` says which.
+         *       `baseUrl`, or it has no `check_channel` tool (its `tools/list` is read page by page, following
+         *       `nextCursor`, up to 20 pages); `error` says which.
          *
          *     A failing or unreachable server is reported in the 200 body (`status: unhealthy`, `error`), never as an
          *     error of this call. `success` is true when every checked channel is healthy. The results become the

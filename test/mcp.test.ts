@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { call, startTestServer, type TestServer } from './support/server.ts';
@@ -22,7 +23,7 @@ const CLIENT_ID = 'mcp-client';
 const CLIENT_SECRET = 'oauth_client_secret_77aa';
 
 /** A real MCP server (stateless Streamable HTTP), checking `Authorization: Bearer TOKEN`; /token is an OAuth 2.0 token endpoint. */
-function mcpServerApp(opts: { slowMs?: number } = {}) {
+function mcpServerApp(opts: { slowMs?: number; pagedTools?: boolean } = {}) {
   const calls: string[] = [];
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.url === '/token' && req.method === 'POST') {
@@ -50,6 +51,14 @@ function mcpServerApp(opts: { slowMs?: number } = {}) {
         return { content: [{ type: 'text', text: `${channel} ok` }] };
       },
     );
+    if (opts.pagedTools) {
+      // tools/list in two pages, check_channel on the second.
+      server.server.setRequestHandler(ListToolsRequestSchema, (list) =>
+        list.params?.cursor === 'page-2'
+          ? { tools: [{ name: 'check_channel', inputSchema: { type: 'object', properties: { channel: { type: 'string', enum: ['RCS', 'CHATAPP', 'SMS'] } } } }] }
+          : { tools: [{ name: 'other_tool', inputSchema: { type: 'object' } }], nextCursor: 'page-2' },
+      );
+    }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
@@ -75,21 +84,26 @@ let srv: TestServer;
 let strict: TestServer;
 const mcp = mcpServerApp();
 const slow = mcpServerApp({ slowMs: 2_200 });
+const paged = mcpServerApp({ pagedTools: true });
 let mcpUrl: string;
 let slowUrl: string;
+let pagedUrl: string;
 
 beforeAll(async () => {
   srv = await startTestServer({ config: { webhookAllowPrivate: true } });
   strict = await startTestServer();
   mcpUrl = await listen(mcp.http);
   slowUrl = await listen(slow.http);
+  pagedUrl = await listen(paged.http);
 });
 
 afterAll(async () => {
   mcp.http.closeAllConnections();
   slow.http.closeAllConnections();
+  paged.http.closeAllConnections();
   await new Promise((r) => mcp.http.close(r));
   await new Promise((r) => slow.http.close(r));
+  await new Promise((r) => paged.http.close(r));
   await srv?.close();
   await strict?.close();
 });
@@ -271,6 +285,14 @@ describe('testMcpConfig', () => {
     expect(refused.text).not.toContain('wrong-token-abcd');
     const row = await srv.context.db.selectFrom('mcp_configs').select('health').where('organization_id', '=', org.id).executeTakeFirstOrThrow();
     expect(JSON.stringify(row.health)).not.toContain('wrong-token-abcd');
+  });
+
+  it('finds check_channel on a later page of the server’s tools/list', async () => {
+    const org = await mappedOrg();
+    await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: `${pagedUrl}/mcp`, credentials: bearer } });
+    const res = await call(srv, 'POST', '/v1/mcp/test', { key: org.key, body: { channelType: 'SMS' } });
+    expect(res.body.data).toMatchObject({ success: true, results: [expect.objectContaining({ channelType: 'SMS', status: 'healthy' })] });
+    expect(paged.calls).toEqual(['SMS']);
   });
 
   it('an unreachable server is 200 with every channel unhealthy', async () => {
