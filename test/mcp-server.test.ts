@@ -116,8 +116,11 @@ describe('tools/list', () => {
     const pages = new ToolPages(buildToolCatalog(loadDocument()));
     const first = pages.page(new Set(['contacts:read', 'messages:read']), undefined);
     const again = pages.page(new Set(['messages:read', 'contacts:read']), undefined);
-    expect(again.tools).toBe(first.tools);
-    expect(pages.page(new Set(['contacts:read']), undefined).tools).not.toBe(first.tools);
+    expect(again.result).toBe(first.result);
+    expect(pages.page(new Set(['contacts:read']), undefined).result).not.toBe(first.result);
+    // What a batch counts for the page is its size as JSON, give or take the envelope.
+    expect(first.bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(first.result)));
+    expect(first.bytes).toBeLessThan(Buffer.byteLength(JSON.stringify(first.result)) + 256);
   });
 });
 

@@ -295,6 +295,27 @@ describe('testMcpConfig', () => {
     expect(paged.calls).toEqual(['SMS']);
   });
 
+  it('over POST /mcp, a batch whose client went away runs none of its waiting requests', async () => {
+    const org = await mappedOrg();
+    await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: `${slowUrl}/mcp`, credentials: bearer } });
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'testMcpConfig', arguments: { body: { channelType: 'RCS' } } } }, // 2.2 s
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'createContact', arguments: { body: { phone: '+14155553001' } } } },
+    ];
+    const gone = new AbortController();
+    const sent = fetch(`${srv.baseUrl}/mcp`, {
+      method: 'POST',
+      signal: gone.signal,
+      headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(batch),
+    }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    gone.abort();
+    await sent;
+    await new Promise((r) => setTimeout(r, 3_000)); // the slow check is over
+    expect((await call(srv, 'GET', '/v1/contacts', { key: org.key })).body.pagination.total).toBe(0);
+  }, 20_000);
+
   it('an unreachable server is 200 with every channel unhealthy', async () => {
     const org = await mappedOrg();
     const port = await freePort();

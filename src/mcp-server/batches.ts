@@ -2,18 +2,24 @@
 // to 100 messages of a batch at once and hold every answer until the last is done: 100 tools/list in a 6 KB
 // batch built a 139 MB answer, and eight such requests took most of a 4.5 GB heap. Here a batch is bounded:
 // - at most MAX_BATCH_MESSAGES messages, each with an id of its own (400 VALIDATION_ERROR before any runs);
-// - its requests run one after the other, so a batch holds one request's work at a time;
+// - its requests run one after the other, so a batch holds one request's work at a time (and when the client
+//   goes away, the SDK aborts the running request, whose answer then never comes: those waiting are not run);
 // - once its answers add up to more than BATCH_ANSWER_BYTES, the requests still waiting are not run: each is
 //   answered with a JSON-RPC error whose `data` is a PAYLOAD_TOO_LARGE ErrorResponse. An answer is never cut,
 //   and a request that ran always has its answer (a write is never done without the caller learning of it).
+//   The handlers say how large their answers are (AnswerSizes: a tools/list page knows its bytes, a tool call its
+//   text's), so an answer is not serialised once more just to be counted; anything else is measured.
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, type FieldError } from '../domain/errors.ts';
 
-export const MAX_BATCH_MESSAGES = 20;
+export const MAX_BATCH_MESSAGES = 10;
 export const BATCH_ANSWER_BYTES = 4 * 1024 * 1024;
 /** The JSON-RPC error code of a request left unrun because its batch's answers were too large (server-defined range). */
 export const BATCH_TOO_LARGE_CODE = -32000;
+
+/** Bytes of the answers the handlers already know, by JSON-RPC request id. */
+export type AnswerSizes = Map<RequestId, number>;
 
 /** 400 for a batch past MAX_BATCH_MESSAGES or with a request id given twice; the number of messages otherwise. */
 export function checkBatch(batch: unknown[]): number {
@@ -39,7 +45,7 @@ export function checkBatch(batch: unknown[]): number {
  * Makes `transport` (connected to its server) run the requests of a batch one at a time, within
  * BATCH_ANSWER_BYTES of answers. Notifications pass straight through.
  */
-export function runOneAtATime(transport: Transport, requestId: string): void {
+export function runOneAtATime(transport: Transport, requestId: string, sizes: AnswerSizes): void {
   const run = transport.onmessage!;
   const send = transport.send.bind(transport);
   const waiting: Array<{ message: JSONRPCRequest; extra: MessageExtraInfo | undefined }> = [];
@@ -65,9 +71,10 @@ export function runOneAtATime(transport: Transport, requestId: string): void {
     next().catch(fail);
   };
   transport.send = async (message, options) => {
-    const answer = (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id === running;
+    const id = running;
+    const answer = (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && id !== undefined && message.id === id;
     if (!answer) return send(message, options);
-    answered += Buffer.byteLength(JSON.stringify(message));
+    answered += sizes.get(id) ?? Buffer.byteLength(JSON.stringify(message));
     try {
       await send(message, options);
     } finally {

@@ -9,7 +9,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Operation } from 'openapi-backend';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../app-context.ts';
 import type { Api } from '../http/api.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -21,7 +21,7 @@ import type { KeyRateLimiter } from '../http/rate-limit.ts';
 import { buildToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 import { callTool } from './tool-call.ts';
 import { InvalidCursorError, ToolPages } from './tool-pages.ts';
-import { checkBatch, runOneAtATime } from './batches.ts';
+import { checkBatch, runOneAtATime, type AnswerSizes } from './batches.ts';
 
 export const MCP_PATH = '/mcp';
 /** Room for the JSON-RPC envelope around a request body of BODY_LIMIT_BYTES (the body itself is checked per tool). */
@@ -61,13 +61,14 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
       const batch = Array.isArray(body) && body.length > 1 ? checkBatch(body) : 1;
       if (batch > 1) res.set(await rateLimit.take(principal, batch - 1)); // every message of a batch counts
       const requestId = String(req.id);
-      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, requestId, log: req.log });
+      const sizes: AnswerSizes | undefined = batch > 1 ? new Map() : undefined;
+      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, requestId, log: req.log, sizes });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         mcp.close().catch((err: unknown) => req.log.warn({ err }, 'closing the MCP transport failed')); // closes the transport too
       });
       await mcp.connect(transport);
-      if (batch > 1) runOneAtATime(transport, requestId);
+      if (sizes) runOneAtATime(transport, requestId, sizes);
       await transport.handleRequest(req, res, body);
     } catch (error) {
       next(error);
@@ -85,13 +86,15 @@ function createMcpServer(
   pages: ToolPages,
   operations: Map<string, Operation>,
   principal: Principal,
-  request: { authorization: string | undefined; requestId: string; log: Request['log'] },
+  request: { authorization: string | undefined; requestId: string; log: Request['log']; sizes: AnswerSizes | undefined },
 ): Server {
   const mcp = new Server({ name: 'messaging-service', title: app.document.info.title, version: app.document.info.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
-  mcp.setRequestHandler(ListToolsRequestSchema, (list) => {
+  mcp.setRequestHandler(ListToolsRequestSchema, (list, extra) => {
     try {
-      return pages.page(principal.scopes, list.params?.cursor);
+      const page = pages.page(principal.scopes, list.params?.cursor);
+      request.sizes?.set(extra.requestId, page.bytes);
+      return page.result;
     } catch (error) {
       if (!(error instanceof InvalidCursorError)) throw error;
       const invalid = new ApiError(400, 'VALIDATION_ERROR', `Invalid cursor: it ${error.message}.`, { details: [{ field: 'params.cursor', message: error.message, code: 'cursor' }] });
@@ -99,7 +102,7 @@ function createMcpServer(
     }
   });
 
-  mcp.setRequestHandler(CallToolRequestSchema, async (call) => {
+  mcp.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     const name = call.params.name;
     const tool = catalog.tools.get(name);
     if (!tool) {
@@ -109,7 +112,7 @@ function createMcpServer(
         : new ApiError(404, 'ROUTE_NOT_FOUND', `No tool named "${name.slice(0, 128)}"; tools/list shows the tools this key may call.`);
       throw new McpError(ErrorCode.InvalidParams, error.message, error.toBody(request.requestId));
     }
-    return callTool(tool, call.params.arguments ?? {}, {
+    const result = await callTool(tool, call.params.arguments ?? {}, {
       api,
       config: app.config,
       operation: operations.get(name)!,
@@ -117,6 +120,17 @@ function createMcpServer(
       requestId: request.requestId,
       log: request.log.child({ tool: name }),
     });
+    request.sizes?.set(extra.requestId, resultBytes(result));
+    return result;
   });
   return mcp;
+}
+
+/**
+ * About how many bytes a tool result is as JSON, from its text (the answer's JSON, which structuredContent holds
+ * again) rather than serialising the whole result once more; a link or a short text costs little either way.
+ */
+function resultBytes(result: CallToolResult): number {
+  const text = result.content.map((c) => (c.type === 'text' ? c.text : JSON.stringify(c))).join('');
+  return Buffer.byteLength(JSON.stringify(text)) + (result.structuredContent ? Buffer.byteLength(text) : 0) + 256;
 }

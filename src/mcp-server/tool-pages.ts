@@ -18,10 +18,13 @@ const SCOPE_SETS_KEPT = 256;
 
 export class InvalidCursorError extends Error {}
 
+/** A tools/list answer, made once, and about how many bytes it is as JSON (what a batch counts, batches.ts). */
+export type ToolPage = { result: ListToolsResult; bytes: number };
+
 export class ToolPages {
   private readonly version: string;
   private readonly sizes = new Map<string, number>();
-  private readonly byScopes = new Map<string, Tool[][]>();
+  private readonly byScopes = new Map<string, ToolPage[]>();
   /** A key's scope set is one object per cached key row (src/auth/authenticate.ts): its cache key, made once. */
   private readonly keyOf = new WeakMap<ReadonlySet<string>, string>();
 
@@ -39,10 +42,9 @@ export class ToolPages {
   }
 
   /** The page `cursor` names (the first without one) of the tools a key holding `scopes` may call. */
-  page(scopes: ReadonlySet<string>, cursor: string | undefined): ListToolsResult {
+  page(scopes: ReadonlySet<string>, cursor: string | undefined): ToolPage {
     const pages = this.pagesFor(scopes);
-    const index = cursor === undefined ? 0 : this.indexOf(cursor, pages.length);
-    return { tools: pages[index] ?? [], ...(index + 1 < pages.length ? { nextCursor: `${this.version}.${index + 1}` } : {}) };
+    return pages[cursor === undefined ? 0 : this.indexOf(cursor, pages.length)]!;
   }
 
   private indexOf(cursor: string, pages: number): number {
@@ -53,7 +55,7 @@ export class ToolPages {
     return index;
   }
 
-  private pagesFor(scopes: ReadonlySet<string>): Tool[][] {
+  private pagesFor(scopes: ReadonlySet<string>): ToolPage[] {
     let key = this.keyOf.get(scopes);
     if (key === undefined) this.keyOf.set(scopes, (key = [...scopes].sort().join(' ')));
     let pages = this.byScopes.get(key);
@@ -67,22 +69,23 @@ export class ToolPages {
     return pages;
   }
 
-  private build(scopes: ReadonlySet<string>): Tool[][] {
-    const pages: Tool[][] = [];
-    let page: Tool[] = [];
-    let bytes = 0;
+  private build(scopes: ReadonlySet<string>): ToolPage[] {
+    const pages: Array<{ tools: Tool[]; bytes: number }> = [];
+    let page: { tools: Tool[]; bytes: number } = { tools: [], bytes: 0 };
     for (const tool of this.catalog.tools.values()) {
       if (!keyMayCall(tool, scopes)) continue;
-      const size = this.sizes.get(tool.name)!;
-      if (page.length > 0 && bytes + size > TOOLS_PAGE_BYTES) {
+      const size = this.sizes.get(tool.name)! + 1; // and its comma
+      if (page.tools.length > 0 && page.bytes + size > TOOLS_PAGE_BYTES) {
         pages.push(page);
-        page = [];
-        bytes = 0;
+        page = { tools: [], bytes: 0 };
       }
-      page.push(tool.definition);
-      bytes += size;
+      page.tools.push(tool.definition);
+      page.bytes += size;
     }
-    if (page.length > 0 || pages.length === 0) pages.push(page);
-    return pages;
+    if (page.tools.length > 0 || pages.length === 0) pages.push(page);
+    return pages.map(({ tools, bytes }, i) => {
+      const nextCursor = i + 1 < pages.length ? `${this.version}.${i + 1}` : undefined;
+      return { result: { tools, ...(nextCursor ? { nextCursor } : {}) }, bytes: bytes + 64 };
+    });
   }
 }
