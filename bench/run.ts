@@ -4,6 +4,7 @@
 //  (c) router matching cost with all operations loaded vs. one; ours (compiled) vs. openapi-backend's
 //  (h) server RSS under stalled unauthenticated uploads, /health latency under polynomial-regex previews (bench/hostile-clients.ts),
 //      and while bodies built to be slow to validate are refused: the largest arrays the body limit allows (bench/hostile-bodies.ts)
+//      RSS and /health under 8 clients sending JSON-RPC batches to /mcp (bench/mcp-batches.ts)
 //  (w) webhook deliveries per second to a local keep-alive receiver vs. bare signed POSTs (bench/webhooks-delivery.ts)
 //  (d) contact CSV import of a ~10 MB, 150,000-row file vs. a plain load of the same rows (bench/contacts-import.ts)
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
@@ -26,6 +27,7 @@ import { CompiledRouter } from '../src/http/router.ts';
 import { benchWebhookDeliveries } from './webhooks-delivery.ts';
 import { benchHostileClients } from './hostile-clients.ts';
 import { benchHostileBodies } from './hostile-bodies.ts';
+import { benchMcpBatches, type BatchLoad } from './mcp-batches.ts';
 import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
 import { runMessagingBench } from './messaging.ts';
@@ -39,6 +41,7 @@ const USAGE = `npm run bench [-- --only <parts>]
 Every figure next to its baseline, in one run, with the ratios. Parts (default: all):
   a  start-up to the first /health 200          b  authenticated GET vs. bare node:http + pg
   c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, huge arrays)
+  c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, /mcp batches)
   w  webhook deliveries vs. bare signed POSTs   d  contact CSV import vs. a plain load
   e  queries at 1,000,000 contacts              m  sends per second and dispatch throughput
   l  a 1,000,000-recipient blast                 r  analytics over 10,000,000 messages
@@ -205,6 +208,19 @@ async function main(): Promise<void> {
         console.log(`      worst body under the limit: ${bodies.worst.what}, ${fmt(bodies.worst.bytes / 1e6, 2)} MB, answered ${bodies.worst.status} in ${fmt(bodies.worst.ms)} ms (${goal(bodies.worst.ms < 1000, '< 1000 ms')})`);
         for (const t of bodies.issue) console.log(`      ${t.what} (${fmt(t.bytes / 1e3)} KB): ${t.status} in ${fmt(t.ms, 1)} ms`);
         console.log(`      GET /health while they were validated: p50 ${fmt(bodies.health.p50, 2)} ms, p99 ${fmt(bodies.health.p99, 2)} ms, max ${fmt(bodies.health.max)} ms over ${bodies.health.n} polls (${goal(bodies.health.p99 < 1000, 'p99 < 1000 ms')})`);
+        const mcp = await benchMcpBatches({ baseUrl: `http://127.0.0.1:${fullPort}`, pid: full.pid!, apiKey: org.apiKey.secret });
+        // The issue's goals are for the 100-message batches; batches at the cap are answered, and 8 clients sending
+        // them back to back keep the CPU busy as any other heavy request would (compare the previews above).
+        const batchLine = (what: string, l: BatchLoad, goals: boolean) => {
+          const grown = l.peakRss - mcp.idleRss;
+          const statuses = Object.entries(l.statuses).map(([status, n]) => `${fmt(n)}× ${status}`).join(', ');
+          const health = `/health p50 ${fmt(l.health.p50, 1)} ms, p99 ${fmt(l.health.p99, 1)} ms, max ${fmt(l.health.max, 1)} ms`;
+          return `      8 clients sending ${what} for 3 s: ${statuses} (${fmt(l.batchesPerSecond)} batches/s, largest answer ${fmt(l.answerBytes / 1024, 1)} KiB); peak RSS ${fmt(l.peakRss)} MB (+${fmt(grown)} MB${goals ? `, ${goal(grown < 300, '< +300 MB')}` : ''}); ${health}${goals ? ` (${goal(l.health.p99 < 100, 'p99 < 100 ms')})` : ''}`;
+        };
+        console.log(`      POST /mcp JSON-RPC batches of tools/list, RSS idle ${fmt(mcp.idleRss)} MB:`);
+        console.log(batchLine('100-message batches', mcp.refused, true));
+        console.log(batchLine(`${mcp.atCap.messages}-message batches (the cap)`, mcp.atCap, false));
+        console.log(`      RSS after: ${fmt(mcp.afterRss)} MB`);
       }
       // The servers above stop before (w): their workers would take those jobs (and refuse the loopback receiver).
       for (const child of [full, base]) {

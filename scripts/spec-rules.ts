@@ -1,5 +1,5 @@
 // Contract rules beyond Redocly's, checked on the bundled document (generated/openapi.json):
-// section tags, scopes, 400/401/403/404/default responses, ErrorResponse on every 4xx, examples present and
+// section tags, scopes, 400/401/403/404/429/default responses, ErrorResponse on every 4xx, examples present and
 // valid, deprecation headers on /v1/channels, no JSON Schema keywords our draft-07 validators ignore, and honest
 // bounds on every request input (checkRequestBounds).
 import { readFileSync } from 'node:fs';
@@ -60,7 +60,8 @@ export function checkDocument(doc: Json): string[] {
         if (req.length === 0) problems.push(`${where}: security requirement lists no scope`);
         for (const s of req) if (!SCOPE_RE.test(s)) problems.push(`${where}: scope "${s}" is not <area>:<verb> or a role`);
       }
-      for (const code of ['400', '401', '403']) if (!responses[code]) problems.push(`${where}: missing ${code} response`);
+      // 429: the API key's request rate limit (src/http/rate-limit.ts) can answer any authenticated operation.
+      for (const code of ['400', '401', '403', '429']) if (!responses[code]) problems.push(`${where}: missing ${code} response`);
     }
     if (/\{[^}]+\}/.test(op.path) && !responses['404']) problems.push(`${where}: path has parameters but no 404 response`);
     if (!responses.default) problems.push(`${where}: missing default (Error) response`);

@@ -1,7 +1,7 @@
 // The HTTP adapter: express + pino-http around the API. Order per request: request id and log line →
-// URL encoding (400) → route (404/405) → API key and scopes from the headers (401/403) — all before any body
-// byte is read → body parsing with the operation's size limit and media types (413/415) → openapi-backend
-// (validation 400 → handler) → answer.
+// URL encoding (400) → route (404/405) → API key and scopes from the headers (401/403) → the key's rate limit
+// (429) — all before any body byte is read → body parsing with the operation's size limit and media types
+// (413/415) → openapi-backend (validation 400 → handler) → answer.
 import { randomUUID } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -20,6 +20,7 @@ import { mountDocs } from './http/docs.ts';
 import { mountLandingPages } from './http/landing-pages.ts';
 import { mountProviderCallbacks } from './http/provider-callbacks.ts';
 import { mountMcpServer } from './mcp-server/mount.ts';
+import { KeyRateLimiter } from './http/rate-limit.ts';
 import { handlers } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
 
@@ -64,6 +65,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   );
 
   const readBody = createBodyReader(app.config);
+  const rateLimit = new KeyRateLimiter(app.pool, app.config.rateLimit);
 
   const apiRoutes = async (req: Request, res: Response, next: NextFunction) => {
     try {
@@ -86,6 +88,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
       if (deprecation) res.set(deprecation); // on every answer of the operation, errors included
       // The key and its scopes are checked on the headers: no body byte is read for an unknown caller.
       const principal = await api.authorize(operation, { method: req.method, path: req.path, headers: req.headers, query: req.query as Record<string, string | string[]> });
+      res.set(await rateLimit.take(principal)); // the key's request rate, also before the body is read
       if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
       const { body, files } = await readBody(req, res, operation);
       const result = await api.handle({
@@ -112,7 +115,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   mountDocs(server, app);
   mountLandingPages(server, app);
   mountProviderCallbacks(server, app);
-  mountMcpServer(server, app, api); // the API as MCP tools (src/mcp-server/), same keys and pipeline
+  mountMcpServer(server, app, api, rateLimit); // the API as MCP tools (src/mcp-server/), same keys, limit and pipeline
 
   server.use(apiRoutes);
 

@@ -40,6 +40,13 @@ describe('contract', () => {
     expect(problems).toEqual([expect.stringContaining('/components/schemas/BotFlow examples[1] does not match its schema')]);
   });
 
+  it('lists 429 (the key’s rate limit) on every authenticated operation, and the rule can fail', () => {
+    const broken = structuredClone(doc) as unknown as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    delete broken.paths['/v1/contacts']!.get!.responses['429'];
+    expect(checkDocument(broken as never)).toEqual(['GET /v1/contacts (listContacts): missing 429 response']);
+    expect((doc.paths['/health']!.get as { responses: Record<string, unknown> }).responses).not.toHaveProperty('429');
+  });
+
   it('bounds the shared page parameter, so a huge or non-finite page is a 400, not a 500', () => {
     const page = (doc as unknown as { components: { parameters: { Page: { schema: { maximum?: number } } } } }).components.parameters.Page;
     expect(page.schema.maximum).toBe(100000);

@@ -3,6 +3,7 @@
 // may do, a call runs the API's pipeline (validation, tenancy, idempotency), and every error carries the same
 // code and message as the HTTP answer, leaving the session and the server usable.
 import { readFileSync } from 'node:fs';
+import { Ajv } from 'ajv';
 import sharp from 'sharp';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,6 +11,8 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { listOperations, loadDocument, type OpenApiDocument } from '../src/contract/document.ts';
 import { buildToolCatalog } from '../src/mcp-server/tool-catalog.ts';
+import { TOOLS_PAGE_BYTES, ToolPages } from '../src/mcp-server/tool-pages.ts';
+import { BATCH_ANSWER_BYTES, BATCH_TOO_LARGE_CODE, MAX_BATCH_MESSAGES } from '../src/mcp-server/batches.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { until } from './support/wait.ts';
 
@@ -48,9 +51,20 @@ afterAll(async () => {
   await srv.close();
 });
 
+/** Every page of tools/list, following nextCursor. */
+async function listPages(c: Client): Promise<Array<Awaited<ReturnType<Client['listTools']>>>> {
+  const pages = [await c.listTools()];
+  while (pages.at(-1)!.nextCursor) pages.push(await c.listTools({ cursor: pages.at(-1)!.nextCursor }));
+  return pages;
+}
+const listAll = async (c: Client) => (await listPages(c)).flatMap((p) => p.tools);
+
 describe('tools/list', () => {
-  it('offers every operation of the document as a tool to a full key', async () => {
-    const { tools } = await client.listTools();
+  it('offers every operation of the document as a tool to a full key, in pages of at most 128 KiB', async () => {
+    const pages = await listPages(client);
+    expect(pages.length).toBeGreaterThan(1);
+    for (const page of pages) expect(Buffer.byteLength(JSON.stringify(page.tools))).toBeLessThanOrEqual(TOOLS_PAGE_BYTES + 2 * page.tools.length);
+    const tools = pages.flatMap((p) => p.tools);
     const operations = listOperations(loadDocument()).map((o) => o.operationId);
     expect(operations).toHaveLength(194);
     expect(tools.map((t) => t.name).sort()).toEqual(operations.filter((id) => !REFUSED.includes(id)).sort());
@@ -77,7 +91,7 @@ describe('tools/list', () => {
   it('shows a narrower key only the operations its scopes allow (public ones included)', async () => {
     const scopes = ['contacts:read', 'messages:read'];
     const key = await srv.newKey(orgA.organizationId, scopes);
-    const { tools } = await (await connect(key.secret)).listTools();
+    const tools = await listAll(await connect(key.secret));
     const expected = listOperations(loadDocument())
       .filter((o) => o.scopes.length === 0 || o.scopes.some((r) => r.every((s) => scopes.includes(s))))
       .map((o) => o.operationId)
@@ -85,6 +99,28 @@ describe('tools/list', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(expected.sort());
     expect(tools.map((t) => t.name)).toEqual(expect.arrayContaining(['getContact', 'listContacts', 'getHealth']));
     expect(tools.map((t) => t.name)).not.toContain('createContact');
+  });
+
+  it('refuses a cursor it did not give with -32602 and an ErrorResponse; the session goes on', async () => {
+    const { nextCursor } = await client.listTools();
+    for (const cursor of ['bogus', `${nextCursor!.split('.')[0]}.999`, `AAAAAAAAAAAA.1`]) {
+      const refused = await client.listTools({ cursor }).catch((e: unknown) => e);
+      expect(refused, cursor).toBeInstanceOf(McpError);
+      expect((refused as McpError).code).toBe(-32602);
+      expect((refused as McpError).data).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'params.cursor', code: 'cursor' }] });
+    }
+    expect((await client.listTools({ cursor: nextCursor })).tools.length).toBeGreaterThan(0);
+  });
+
+  it('builds the pages once per scope set: keys with the same scopes get the same page', () => {
+    const pages = new ToolPages(buildToolCatalog(loadDocument()));
+    const first = pages.page(new Set(['contacts:read', 'messages:read']), undefined);
+    const again = pages.page(new Set(['messages:read', 'contacts:read']), undefined);
+    expect(again.result).toBe(first.result);
+    expect(pages.page(new Set(['contacts:read']), undefined).result).not.toBe(first.result);
+    // What a batch counts for the page is its size as JSON, give or take the envelope.
+    expect(first.bytes).toBeGreaterThanOrEqual(Buffer.byteLength(JSON.stringify(first.result)));
+    expect(first.bytes).toBeLessThan(Buffer.byteLength(JSON.stringify(first.result)) + 256);
   });
 });
 
@@ -112,6 +148,49 @@ describe('the document drives the tools', () => {
     const raw = buildToolCatalog(withOperation({ method: 'put', parameters: params, requestBody: { content: { 'text/csv': { schema: { type: 'string' } } } } }));
     expect(raw.tools.has('getWidget')).toBe(false);
     expect(raw.refused.get('getWidget')?.reason).toBe('getWidget takes a text/csv body, which MCP tool arguments cannot carry; call it over HTTP: GET /v1/widgets/{id}.');
+  });
+});
+
+describe('compact, self-contained schemas', () => {
+  type Node = Record<string, unknown>;
+  /** Every schema node under `schema` (property names are names, not keywords), with its path. */
+  const schemaNodes = (schema: unknown, at = '#'): Array<[string, Node]> => {
+    if (Array.isArray(schema)) return schema.flatMap((s, i) => schemaNodes(s, `${at}/${i}`));
+    if (schema === null || typeof schema !== 'object') return [];
+    const out: Array<[string, Node]> = [[at, schema as Node]];
+    for (const [key, value] of Object.entries(schema)) {
+      if (['enum', 'const', 'default', 'examples', 'required'].includes(key)) continue;
+      if (['properties', 'patternProperties', '$defs'].includes(key)) for (const [name, s] of Object.entries(value as Node)) out.push(...schemaNodes(s, `${at}/${key}/${name}`));
+      else out.push(...schemaNodes(value, `${at}/${key}`));
+    }
+    return out;
+  };
+
+  it('gives every tool schemas whose references resolve inside the tool, outputs without annotations, all in under 1 MB', () => {
+    const { tools } = buildToolCatalog(loadDocument());
+    const ajv = new Ajv({ strict: false, validateFormats: false });
+    for (const { definition: tool } of tools.values()) {
+      for (const [which, schema] of [['input', tool.inputSchema], ['output', tool.outputSchema]] as const) {
+        if (!schema) continue;
+        for (const [at, node] of schemaNodes(schema)) {
+          const where = `${tool.name} ${which} ${at}`;
+          // OpenAPI's discriminator is not JSON Schema, and its mapping pointed into #/components.
+          expect(node.discriminator, where).toBeUndefined();
+          if (typeof node.$ref === 'string') expect((schema as { $defs?: Node }).$defs?.[node.$ref.replace('#/$defs/', '')], `${where} ${node.$ref}`).toBeDefined();
+          // An output schema is for checking answers: it keeps what validates, none of the annotations.
+          if (which === 'output') for (const annotation of ['description', 'examples', 'title', 'default']) expect(node[annotation], `${where} ${annotation}`).toBeUndefined();
+          // An input schema keeps one example, the whole body's.
+          if (which === 'input' && at !== '#/properties/body') expect(node.examples, `${where} examples`).toBeUndefined();
+        }
+        expect(() => ajv.compile(schema), `${tool.name} ${which}`).not.toThrow();
+      }
+    }
+    const send = tools.get('sendMessage')!.definition;
+    expect((send.inputSchema.properties!.body as Node).examples).toHaveLength(1);
+    // The catalogue was 1.39 MB (sendMessage alone 25 KB) with every schema copied whole into every tool.
+    const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
+    expect(bytes([...tools.values()].map((t) => t.definition))).toBeLessThan(1_000_000);
+    expect(bytes(send)).toBeLessThan(20_000);
   });
 });
 
@@ -295,6 +374,45 @@ describe('the /mcp endpoint', () => {
     expect(get.headers.get('allow')).toBe('POST');
     const text = await call(srv, 'POST', '/mcp', { key: orgA.apiKey.secret, rawBody: 'hello', headers: { 'content-type': 'text/plain' } });
     expect(text.status).toBe(415);
+  });
+
+  const batch = (key: string, messages: unknown[]) =>
+    call(srv, 'POST', '/mcp', { key, body: messages, headers: { accept: 'application/json, text/event-stream' } });
+  const toolsList = (n: number) => Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }));
+
+  it('refuses a 100-message batch before running any of it, and answers one at the cap within its bounds', async () => {
+    const refused = await batch(orgA.apiKey.secret, toolsList(100));
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body', code: 'maxItems', message: `must NOT have more than ${MAX_BATCH_MESSAGES} items` }] });
+    const twice = await batch(orgA.apiKey.secret, [...toolsList(2), { jsonrpc: '2.0', id: 2, method: 'tools/list' }]);
+    expect(twice.status).toBe(400);
+    expect(twice.body.details).toEqual([expect.objectContaining({ field: 'body.2.id' })]);
+
+    const answered = await batch(orgA.apiKey.secret, toolsList(MAX_BATCH_MESSAGES));
+    expect(answered.status, answered.text.slice(0, 500)).toBe(200);
+    expect(answered.body).toHaveLength(MAX_BATCH_MESSAGES);
+    expect(answered.body.map((a: { id: number }) => a.id)).toEqual(toolsList(MAX_BATCH_MESSAGES).map((m) => m.id));
+    for (const a of answered.body) expect(a.result.tools.length).toBeGreaterThan(0);
+    expect(Buffer.byteLength(answered.text)).toBeLessThanOrEqual(MAX_BATCH_MESSAGES * (TOOLS_PAGE_BYTES + 1024));
+  });
+
+  it('stops running a batch once its answers pass the limit: the rest answer PAYLOAD_TOO_LARGE, unrun', async () => {
+    const org = await srv.newOrg('MCP big answers');
+    // 10 contacts of about 100 KB of attributes: listing them answers about 6 MB (the JSON twice, once as text).
+    const attributes = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`a${i}`, '"'.repeat(1000)]));
+    for (let i = 0; i < 10; i++) expect((await call(srv, 'POST', '/v1/contacts', { key: org.apiKey.secret, body: { phone: `+1415555${String(1000 + i)}`, attributes } })).status).toBe(201);
+    const res = await batch(org.apiKey.secret, [
+      { jsonrpc: '2.0', id: 'list', method: 'tools/call', params: { name: 'listContacts', arguments: { limit: 10 } } },
+      { jsonrpc: '2.0', id: 'create', method: 'tools/call', params: { name: 'createContact', arguments: { body: { phone: '+14155552000' } } } },
+      { jsonrpc: '2.0', id: 'tools', method: 'tools/list' },
+    ]);
+    expect(res.status).toBe(200);
+    const [list, create, tools] = res.body as Array<{ id: string; result?: { structuredContent: { data: unknown[] } }; error?: { code: number; data: { code: string } } }>;
+    expect(list!.result!.structuredContent.data).toHaveLength(10);
+    expect(Buffer.byteLength(JSON.stringify(list))).toBeGreaterThan(BATCH_ANSWER_BYTES);
+    for (const unrun of [create!, tools!]) expect(unrun.error).toMatchObject({ code: BATCH_TOO_LARGE_CODE, data: { code: 'PAYLOAD_TOO_LARGE' } });
+    // Not run: no contact was created.
+    expect((await call(srv, 'GET', '/v1/contacts?limit=1', { key: org.apiKey.secret })).body.pagination.total).toBe(10);
   });
 
   it('answers the README’s curl example, a message standing alone (stateless)', async () => {

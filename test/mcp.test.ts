@@ -7,10 +7,12 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { freePort } from './support/processes.ts';
+import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
 
 const run = promisify(execFile);
 const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', RUN_WORKERS: '0' });
@@ -21,7 +23,7 @@ const CLIENT_ID = 'mcp-client';
 const CLIENT_SECRET = 'oauth_client_secret_77aa';
 
 /** A real MCP server (stateless Streamable HTTP), checking `Authorization: Bearer TOKEN`; /token is an OAuth 2.0 token endpoint. */
-function mcpServerApp(opts: { slowMs?: number } = {}) {
+function mcpServerApp(opts: { slowMs?: number; pagedTools?: boolean } = {}) {
   const calls: string[] = [];
   const handler = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.url === '/token' && req.method === 'POST') {
@@ -49,6 +51,14 @@ function mcpServerApp(opts: { slowMs?: number } = {}) {
         return { content: [{ type: 'text', text: `${channel} ok` }] };
       },
     );
+    if (opts.pagedTools) {
+      // tools/list in two pages, check_channel on the second.
+      server.server.setRequestHandler(ListToolsRequestSchema, (list) =>
+        list.params?.cursor === 'page-2'
+          ? { tools: [{ name: 'check_channel', inputSchema: { type: 'object', properties: { channel: { type: 'string', enum: ['RCS', 'CHATAPP', 'SMS'] } } } }] }
+          : { tools: [{ name: 'other_tool', inputSchema: { type: 'object' } }], nextCursor: 'page-2' },
+      );
+    }
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
     res.on('close', () => {
       void transport.close();
@@ -74,21 +84,26 @@ let srv: TestServer;
 let strict: TestServer;
 const mcp = mcpServerApp();
 const slow = mcpServerApp({ slowMs: 2_200 });
+const paged = mcpServerApp({ pagedTools: true });
 let mcpUrl: string;
 let slowUrl: string;
+let pagedUrl: string;
 
 beforeAll(async () => {
   srv = await startTestServer({ config: { webhookAllowPrivate: true } });
   strict = await startTestServer();
   mcpUrl = await listen(mcp.http);
   slowUrl = await listen(slow.http);
+  pagedUrl = await listen(paged.http);
 });
 
 afterAll(async () => {
   mcp.http.closeAllConnections();
   slow.http.closeAllConnections();
+  paged.http.closeAllConnections();
   await new Promise((r) => mcp.http.close(r));
   await new Promise((r) => slow.http.close(r));
+  await new Promise((r) => paged.http.close(r));
   await srv?.close();
   await strict?.close();
 });
@@ -178,6 +193,41 @@ describe('saveMcpConfig / getMcpConfig', () => {
     expect((await call(strict, 'GET', '/v1/mcp/config', { key: strictOrg.key })).body.configured).toBe(false);
   });
 
+  it('checks the platform mapping first, and saves a host name that does not resolve now (refusing one that resolves inside)', async () => {
+    const addresses: Record<string, string> = { 'mcp.inside.example': '10.1.2.3', 'mcp.public.example': '93.184.216.34' };
+    setResolverForTests(async (hostname) => {
+      const address = addresses[hostname];
+      if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+      return [{ address, family: 4 }];
+    });
+    try {
+      // Without a mapping: 422 whatever the URL (a name that does not resolve, a refused scheme, an inside address).
+      const unmapped = (await strict.newOrg('Unmapped strict org')).apiKey.secret;
+      for (const baseUrl of ['https://mcp.not-yet.example/mcp', 'http://mcp.public.example/mcp', 'https://mcp.inside.example/mcp']) {
+        const res = await call(strict, 'PUT', '/v1/mcp/config', { key: unmapped, body: { baseUrl, credentials: bearer } });
+        expect(res.status, baseUrl).toBe(422);
+        expect(res.body.code).toBe('NO_PLATFORM_MAPPING');
+      }
+      const org = await mappedOrg(strict);
+      // A name that resolves now to a private address is refused at once.
+      const inside = await call(strict, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: 'https://mcp.inside.example/mcp', credentials: bearer } });
+      expect(inside.status).toBe(400);
+      expect(inside.body.details[0]).toMatchObject({ field: 'body.baseUrl', message: expect.stringContaining('non-public') });
+      // A name that does not resolve now is saved; the test says why it cannot connect.
+      const later = await call(strict, 'PUT', '/v1/mcp/config', {
+        key: org.key,
+        body: { baseUrl: 'https://mcp.not-yet.example/mcp', credentials: { type: 'oauth2_client_credentials', clientId: 'a', clientSecret: 'b-secret-1234', tokenUrl: 'https://auth.not-yet.example/token' } },
+      });
+      expect(later.status, later.text).toBe(200);
+      expect(later.body.data).toMatchObject({ baseUrl: 'https://mcp.not-yet.example/mcp', credentialsType: 'oauth2_client_credentials' });
+      const tested = await call(strict, 'POST', '/v1/mcp/test', { key: org.key, body: { channelType: 'SMS' } });
+      expect(tested.status).toBe(200);
+      expect(tested.body.data.results[0]).toMatchObject({ channelType: 'SMS', status: 'unhealthy', error: expect.stringContaining('ENOTFOUND auth.not-yet.example') });
+    } finally {
+      setResolverForTests(null);
+    }
+  });
+
   it('another organization never sees the configuration', async () => {
     const a = await mappedOrg();
     const b = await mappedOrg();
@@ -236,6 +286,35 @@ describe('testMcpConfig', () => {
     const row = await srv.context.db.selectFrom('mcp_configs').select('health').where('organization_id', '=', org.id).executeTakeFirstOrThrow();
     expect(JSON.stringify(row.health)).not.toContain('wrong-token-abcd');
   });
+
+  it('finds check_channel on a later page of the server’s tools/list', async () => {
+    const org = await mappedOrg();
+    await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: `${pagedUrl}/mcp`, credentials: bearer } });
+    const res = await call(srv, 'POST', '/v1/mcp/test', { key: org.key, body: { channelType: 'SMS' } });
+    expect(res.body.data).toMatchObject({ success: true, results: [expect.objectContaining({ channelType: 'SMS', status: 'healthy' })] });
+    expect(paged.calls).toEqual(['SMS']);
+  });
+
+  it('over POST /mcp, a batch whose client went away runs none of its waiting requests', async () => {
+    const org = await mappedOrg();
+    await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: `${slowUrl}/mcp`, credentials: bearer } });
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'testMcpConfig', arguments: { body: { channelType: 'RCS' } } } }, // 2.2 s
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'createContact', arguments: { body: { phone: '+14155553001' } } } },
+    ];
+    const gone = new AbortController();
+    const sent = fetch(`${srv.baseUrl}/mcp`, {
+      method: 'POST',
+      signal: gone.signal,
+      headers: { authorization: `Bearer ${org.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify(batch),
+    }).catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 500));
+    gone.abort();
+    await sent;
+    await new Promise((r) => setTimeout(r, 3_000)); // the slow check is over
+    expect((await call(srv, 'GET', '/v1/contacts', { key: org.key })).body.pagination.total).toBe(0);
+  }, 20_000);
 
   it('an unreachable server is 200 with every channel unhealthy', async () => {
     const org = await mappedOrg();

@@ -2,12 +2,14 @@
 // API key as the API, from the headers, before any byte of the body is read; the body is then parsed as the API
 // parses JSON, within BODY_LIMIT_BYTES plus the envelope. Stateless (no Mcp-Session-Id, as the SDK's stateless mode): every message
 // carries its key, so any API process can answer any message and a revoked key stops at its next message.
+// Each message counts once against the key's request rate limit (src/http/rate-limit.ts), as an HTTP request
+// does; a batch is bounded (batches.ts) and tools/list answers pages built once per scope set (tool-pages.ts).
 // (Not the MCP configuration section of the spec, src/domain/mcp/: that is a customer's own MCP server.)
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../app-context.ts';
 import type { Api } from '../http/api.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -15,9 +17,11 @@ import { authenticate } from '../auth/authenticate.ts';
 import { hasBody, toBodyError } from '../http/body.ts';
 import { EXPECTS_CONTINUE } from '../http/http-server.ts';
 import { ApiError } from '../domain/errors.ts';
-import { keyMayCall } from '../contract/document.ts';
+import type { KeyRateLimiter } from '../http/rate-limit.ts';
 import { buildToolCatalog, type ToolCatalog } from './tool-catalog.ts';
 import { callTool } from './tool-call.ts';
+import { InvalidCursorError, ToolPages } from './tool-pages.ts';
+import { checkBatch, runOneAtATime, type AnswerSizes } from './batches.ts';
 
 export const MCP_PATH = '/mcp';
 /** Room for the JSON-RPC envelope around a request body of BODY_LIMIT_BYTES (the body itself is checked per tool). */
@@ -29,8 +33,9 @@ const INSTRUCTIONS =
   'and `idempotencyKey` where the operation takes an Idempotency-Key. Errors carry the API\'s ErrorResponse ' +
   '(`code`, `message`, `details`).';
 
-export function mountMcpServer(server: express.Express, app: AppContext, api: Api): void {
+export function mountMcpServer(server: express.Express, app: AppContext, api: Api, rateLimit: KeyRateLimiter): void {
   const catalog = buildToolCatalog(app.document);
+  const pages = new ToolPages(catalog);
   const operations = new Map(api.operations.map((op) => [op.operationId!, op]));
   for (const name of catalog.tools.keys()) if (!operations.has(name)) throw new Error(`MCP tool ${name} has no operation in the API`);
   // The message is parsed as the API parses JSON (limit → 413, malformed → 400); the values checks (NUL, depth) and
@@ -50,14 +55,20 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
     try {
       const header = req.headers.authorization;
       const principal = await authenticate(app.db, app.apiKeyCache, header);
+      res.set(await rateLimit.take(principal)); // the message's first request, before its body is read
       if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
       const body = await readMessage(req, res);
-      const mcp = createMcpServer(app, api, catalog, operations, principal, { authorization: header, requestId: String(req.id), log: req.log });
+      const batch = Array.isArray(body) && body.length > 1 ? checkBatch(body) : 1;
+      if (batch > 1) res.set(await rateLimit.take(principal, batch - 1)); // every message of a batch counts
+      const requestId = String(req.id);
+      const sizes: AnswerSizes | undefined = batch > 1 ? new Map() : undefined;
+      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, requestId, log: req.log, sizes });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         mcp.close().catch((err: unknown) => req.log.warn({ err }, 'closing the MCP transport failed')); // closes the transport too
       });
       await mcp.connect(transport);
+      if (sizes) runOneAtATime(transport, requestId, sizes);
       await transport.handleRequest(req, res, body);
     } catch (error) {
       next(error);
@@ -72,17 +83,26 @@ function createMcpServer(
   app: AppContext,
   api: Api,
   catalog: ToolCatalog,
+  pages: ToolPages,
   operations: Map<string, Operation>,
   principal: Principal,
-  request: { authorization: string | undefined; requestId: string; log: Request['log'] },
+  request: { authorization: string | undefined; requestId: string; log: Request['log']; sizes: AnswerSizes | undefined },
 ): Server {
   const mcp = new Server({ name: 'messaging-service', title: app.document.info.title, version: app.document.info.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
-  mcp.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: [...catalog.tools.values()].filter((tool) => keyMayCall(tool, principal.scopes)).map((tool) => tool.definition),
-  }));
+  mcp.setRequestHandler(ListToolsRequestSchema, (list, extra) => {
+    try {
+      const page = pages.page(principal.scopes, list.params?.cursor);
+      request.sizes?.set(extra.requestId, page.bytes);
+      return page.result;
+    } catch (error) {
+      if (!(error instanceof InvalidCursorError)) throw error;
+      const invalid = new ApiError(400, 'VALIDATION_ERROR', `Invalid cursor: it ${error.message}.`, { details: [{ field: 'params.cursor', message: error.message, code: 'cursor' }] });
+      throw new McpError(ErrorCode.InvalidParams, invalid.message, invalid.toBody(request.requestId));
+    }
+  });
 
-  mcp.setRequestHandler(CallToolRequestSchema, async (call) => {
+  mcp.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     const name = call.params.name;
     const tool = catalog.tools.get(name);
     if (!tool) {
@@ -92,7 +112,7 @@ function createMcpServer(
         : new ApiError(404, 'ROUTE_NOT_FOUND', `No tool named "${name.slice(0, 128)}"; tools/list shows the tools this key may call.`);
       throw new McpError(ErrorCode.InvalidParams, error.message, error.toBody(request.requestId));
     }
-    return callTool(tool, call.params.arguments ?? {}, {
+    const result = await callTool(tool, call.params.arguments ?? {}, {
       api,
       config: app.config,
       operation: operations.get(name)!,
@@ -100,6 +120,17 @@ function createMcpServer(
       requestId: request.requestId,
       log: request.log.child({ tool: name }),
     });
+    request.sizes?.set(extra.requestId, resultBytes(result));
+    return result;
   });
   return mcp;
+}
+
+/**
+ * About how many bytes a tool result is as JSON, from its text (the answer's JSON, which structuredContent holds
+ * again) rather than serialising the whole result once more; a link or a short text costs little either way.
+ */
+function resultBytes(result: CallToolResult): number {
+  const text = result.content.map((c) => (c.type === 'text' ? c.text : JSON.stringify(c))).join('');
+  return Buffer.byteLength(JSON.stringify(text)) + (result.structuredContent ? Buffer.byteLength(text) : 0) + 256;
 }

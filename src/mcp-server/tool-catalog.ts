@@ -119,7 +119,6 @@ function buildTool(
       throw new Error(`${p.in} parameter "${p.name}" has no tool argument`);
     }
   }
-  const idempotencyKey = headerParams.some((h) => h.header === 'idempotency-key');
   const content = requestBody?.content ?? {};
   const jsonMediaType = Object.keys(content).find(isJson);
   const jsonBody = jsonMediaType ? content[jsonMediaType] : undefined;
@@ -128,7 +127,10 @@ function buildTool(
   if (jsonBody) add(BODY_ARGUMENT, { ...(jsonBody.schema ?? {}), description: 'The request body (JSON).' }, bodyRequired);
   if (upload) add(BODY_ARGUMENT, { ...upload.schema, description: `The form's fields; the file parts (${upload.fileFields.join(', ')}) as {filename, mimeType, contentBase64}.` }, bodyRequired);
 
-  const input = withDefinitions(doc, properties);
+  const input = withDefinitions(doc, properties, 'input');
+  // One example of a whole request body, the document's first: the input schemas keep no other (json-schema.ts).
+  const bodyExample = jsonBody?.schema ? firstExample(doc, jsonBody.schema) : undefined;
+  if (bodyExample !== undefined) input.value[BODY_ARGUMENT] = { ...input.value[BODY_ARGUMENT], examples: [bodyExample] };
   const inputSchema = {
     type: 'object' as const,
     properties: input.value,
@@ -139,10 +141,10 @@ function buildTool(
   const outputSchema = download ? undefined : successSchema(doc, operation);
   const nonJsonAnswer = !download && successMediaTypes(doc, operation).some((m) => !isJson(m));
 
+  // What the schema and the operation's description do not already say (the idempotencyKey argument describes itself).
   const notes = [
     `HTTP: ${method.toUpperCase()} ${path}.`,
     scopes.length ? `Requires scope: ${scopes.map((r) => r.join(' + ')).join(' or ')}.` : 'Needs no scope.',
-    idempotencyKey ? `Pass \`${headerArgument('Idempotency-Key')}\` on any call you might retry: a retry with the same key within 24 hours replays the first answer instead of acting twice.` : '',
     download ? `Answers a resource link: a signed URL that downloads the file without a key for ${DOWNLOAD_LINK_TTL_MS / 60_000} minutes.` : '',
     upload ? `Files are given base64 in the arguments, so over MCP an upload is bounded by the message limit (BODY_LIMIT_BYTES + 64 KiB); larger files over HTTP.` : '',
     nonJsonAnswer ? 'Tools answer JSON only: asking for another format (such as CSV) answers NOT_ACCEPTABLE; download it over HTTP instead.' : '',
@@ -156,8 +158,8 @@ function buildTool(
     description,
     inputSchema,
     ...(outputSchema ? { outputSchema } : {}),
+    // No annotations.title: clients show `title` first, and it would be a second copy of it.
     annotations: {
-      title: summary,
       readOnlyHint: method === 'get',
       idempotentHint: method === 'get' || method === 'put' || method === 'delete',
     },
@@ -204,12 +206,18 @@ function successSchema(doc: OpenApiDocument, operation: OperationObject): Tool['
     if (!schemas.some((s) => JSON.stringify(s) === JSON.stringify(json.schema))) schemas.push(json.schema);
   }
   if (schemas.length === 0) return undefined;
-  const output = withDefinitions(doc, schemas);
+  const output = withDefinitions(doc, schemas, 'output');
   return {
     type: 'object',
     ...(output.value.length === 1 ? { allOf: output.value } : { anyOf: output.value }),
     ...(Object.keys(output.$defs).length ? { $defs: output.$defs } : {}),
   };
+}
+
+/** The first example of a schema (following its `$ref`), if it has one. */
+function firstExample(doc: OpenApiDocument, schema: unknown): unknown {
+  const examples = resolveRef<JsonSchema>(doc, schema).examples;
+  return Array.isArray(examples) ? examples[0] : undefined;
 }
 
 /** `type: object`, or an `allOf` one of whose parts is (BlastDetail = Blast + more). */

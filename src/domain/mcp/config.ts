@@ -4,6 +4,13 @@
 // Platform mapping: the link between an organization and its account on the messaging platform. A platform
 // admin sets it with `admin set-platform-mapping --org … --account …`; organizations made by `create-org` have
 // none, so their first saveMcpConfig answers 422 NO_PLATFORM_MAPPING until it is set.
+//
+// A save checks, in order: the platform mapping (without it nothing can be saved, whatever the body says), the
+// destination rules of baseUrl and tokenUrl, the first-time credentials. The destination rules are the webhook
+// ones, with one difference: a host name that does not resolve now (no such name yet, a DNS outage, a timeout)
+// does not refuse the save. A save does not contact the server, every test applies the rules again to every
+// address at connect time (guarded-fetch.ts), and a configuration must not become unsaveable because a resolver
+// failed for a moment; a name that resolves now to a non-public address is refused at once.
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/mcp/configs.ts';
@@ -12,7 +19,7 @@ import type { McpChannel, StoredChannelHealth } from '../../db/tables/mcp.ts';
 import { openSecret, sealSecret } from '../../lib/secrets.ts';
 import { ApiError, invalidField, unprocessable } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { DestinationRefusedError, checkDestination } from '../webhooks/destination-guard.ts';
+import { DestinationRefusedError, UnresolvedHostError, checkDestination } from '../webhooks/destination-guard.ts';
 import { checkChannels, type McpCredentials } from './health-check.ts';
 
 type SaveBody = components['schemas']['McpConfigSaveRequest'];
@@ -31,11 +38,15 @@ export function getConfig(tenant: Tenant): Promise<q.McpConfigRow | undefined> {
   return q.getMcpConfig(tenant.db, tenant.organizationId);
 }
 
-/** 400 VALIDATION_ERROR on `field` unless the URL is an allowed destination (the webhook SSRF rules). */
+/**
+ * 400 VALIDATION_ERROR on `field` unless the URL is an allowed destination (the webhook SSRF rules), a host name
+ * that does not resolve now excepted (see the top of this file).
+ */
 async function assertDestination(field: string, url: string, allowPrivate: boolean): Promise<void> {
   try {
     await checkDestination(url, allowPrivate);
   } catch (error) {
+    if (error instanceof UnresolvedHostError) return;
     if (error instanceof DestinationRefusedError) {
       const local = !allowPrivate && /non-public|https:\/\//.test(error.message);
       throw invalidField(field, `${field.split('.').pop()} ${error.message}${local ? ' (for local development only, start the server with WEBHOOK_ALLOW_PRIVATE=1 to allow http:// and private addresses)' : ''}`);
@@ -63,19 +74,20 @@ function normalize(c: NonNullable<SaveBody['credentials']>): McpCredentials {
 }
 
 /**
- * Creates or replaces the configuration. 400 on a refused baseUrl/tokenUrl, 422 NO_PLATFORM_MAPPING without a
- * platform mapping, 400 without credentials the first time. Health goes back to `unknown` when the base URL or
- * the credentials change.
+ * Creates or replaces the configuration. 422 NO_PLATFORM_MAPPING without a platform mapping, then 400 on a
+ * refused baseUrl/tokenUrl, then 400 without credentials the first time. Health goes back to `unknown` when the
+ * base URL or the credentials change.
  */
 export async function saveConfig(tenant: Tenant, services: Services, body: SaveBody): Promise<q.McpConfigRow> {
+  // A mapping is never removed (set-platform-mapping only creates or replaces it): read once, before the rest.
+  if (!(await mappings.getPlatformMapping(tenant.db, tenant.organizationId))) {
+    throw unprocessable('NO_PLATFORM_MAPPING', 'This organization has no platform mapping (its account on the messaging platform); a platform admin sets it up. Nothing was saved.');
+  }
   const allowPrivate = services.config.webhookAllowPrivate;
   await assertDestination('body.baseUrl', body.baseUrl, allowPrivate); // before the transaction: DNS may be slow
   const sent = body.credentials ? normalize(body.credentials) : undefined;
   if (sent?.type === 'oauth2_client_credentials') await assertDestination('body.credentials.tokenUrl', sent.tokenUrl, allowPrivate);
   return inTransaction(tenant.db, async (tx) => {
-    if (!(await mappings.getPlatformMapping(tx, tenant.organizationId))) {
-      throw unprocessable('NO_PLATFORM_MAPPING', 'This organization has no platform mapping (its account on the messaging platform); a platform admin sets it up. Nothing was saved.');
-    }
     const current = await q.getMcpConfig(tx, tenant.organizationId, { forUpdate: true });
     if (!current && !sent) throw invalidField('body.credentials', 'credentials are required the first time the configuration is saved', 'VALIDATION_ERROR');
     let sealed: string;

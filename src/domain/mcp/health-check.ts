@@ -4,7 +4,8 @@
 // - healthy: the call returns a result without `isError` within HEALTHY_WITHIN_MS (2 s);
 // - degraded: the same, but slower (up to CALL_TIMEOUT_MS);
 // - unhealthy: the result has `isError`, the call times out, the server is unreachable, refuses the credentials,
-//   refuses the destination (SSRF rules), or has no `check_channel` tool; `error` says which (never a credential).
+//   refuses the destination (SSRF rules), or has no `check_channel` tool (on any page of its tools/list);
+//   `error` says which (never a credential).
 // One connection per test (the official SDK's Client over Streamable HTTP), through guardedFetch, with the
 // credentials as headers. Nothing here throws for a failing server: every failure is a channel result.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -19,6 +20,8 @@ export const CALL_TIMEOUT_MS = 10_000;
 export const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_ERROR_CHARS = 500;
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
+/** tools/list pages read looking for check_channel (each response is bounded by guarded-fetch.ts). */
+const MAX_TOOL_PAGES = 20;
 
 export type McpCredentials =
   | { type: 'bearer'; token: string }
@@ -59,18 +62,18 @@ async function check(target: CheckTarget, channels: readonly McpChannel[], secre
   const client = new Client({ name: 'messaging-service', version: '1.0.0' });
   let transport: StreamableHTTPClientTransport | undefined;
   try {
-    let tools: string[];
+    let tools: Set<string>;
     try {
       const headers = await authHeaders(target.credentials, fetch);
       secrets.add(headers.Authorization!.replace(/^\w+ /, '')); // an OAuth 2.0 access token too
       transport = new StreamableHTTPClientTransport(new URL(target.baseUrl), { fetch, requestInit: { headers } });
       await withTimeout(client.connect(transport, { timeout: CONNECT_TIMEOUT_MS }), CONNECT_TIMEOUT_MS, 'connecting to the MCP server');
-      tools = (await client.listTools(undefined, { timeout: CALL_TIMEOUT_MS })).tools.map((t) => t.name);
+      tools = await toolNames(client);
     } catch (error) {
       const reason = `cannot reach the MCP server: ${describe(error)}`;
       return channels.map((channel) => unhealthy(channel, reason, null));
     }
-    if (!tools.includes(CHECK_TOOL)) {
+    if (!tools.has(CHECK_TOOL)) {
       return channels.map((channel) => unhealthy(channel, `the MCP server has no ${CHECK_TOOL} tool`, null));
     }
     const results: StoredChannelHealth[] = [];
@@ -80,6 +83,22 @@ async function check(target: CheckTarget, channels: readonly McpChannel[], secre
     await client.close().catch(() => undefined);
     fetch.close();
   }
+}
+
+/**
+ * The server's tool names, following tools/list's `nextCursor` (a server may page its tools, as ours does) until
+ * `check_channel` is found, the last page, or MAX_TOOL_PAGES pages.
+ */
+async function toolNames(client: Client): Promise<Set<string>> {
+  const names = new Set<string>();
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
+    const listed = await client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: CALL_TIMEOUT_MS });
+    for (const tool of listed.tools) names.add(tool.name);
+    if (names.has(CHECK_TOOL) || !listed.nextCursor) break;
+    cursor = listed.nextCursor;
+  }
+  return names;
 }
 
 async function checkOne(client: Client, channel: McpChannel): Promise<StoredChannelHealth> {

@@ -86,6 +86,9 @@ export class DestinationRefusedError extends Error {
   readonly code = 'WEBHOOK_DESTINATION_REFUSED';
 }
 
+/** The host name did not resolve (no such name, no address, timeout): a refusal a caller may choose to overlook. */
+export class UnresolvedHostError extends DestinationRefusedError {}
+
 const NON_PUBLIC = 'destination resolves to a non-public address';
 
 // ---- name resolution (replaceable in tests) ----------------------------------------------------------------
@@ -105,11 +108,11 @@ const RESOLVE_TIMEOUT_MS = 5_000;
 async function resolveAll(hostname: string): Promise<LookupAddress[]> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DestinationRefusedError(`host ${hostname} could not be resolved (timeout)`)), RESOLVE_TIMEOUT_MS);
+    timer = setTimeout(() => reject(new UnresolvedHostError(`host ${hostname} could not be resolved (timeout)`)), RESOLVE_TIMEOUT_MS);
   });
   try {
     const addresses = await Promise.race([resolver(hostname), timeout]);
-    if (!addresses.length) throw new DestinationRefusedError(`host ${hostname} could not be resolved`);
+    if (!addresses.length) throw new UnresolvedHostError(`host ${hostname} could not be resolved`);
     return addresses;
   } finally {
     clearTimeout(timer);
@@ -174,7 +177,7 @@ export async function checkDestination(raw: string, allowPrivate: boolean): Prom
     addresses = await resolveAll(host);
   } catch (error) {
     if (error instanceof DestinationRefusedError) throw error;
-    throw new DestinationRefusedError(`host ${host} could not be resolved`);
+    throw new UnresolvedHostError(`host ${host} could not be resolved`);
   }
   if (addresses.some((a) => !isAllowedAddress(a.address, allowPrivate))) throw new DestinationRefusedError(NON_PUBLIC);
 }
