@@ -112,6 +112,23 @@ describe('the client address', () => {
     expect((await enroll(c.id, { phone: phone() })).status).toBe(200);
   });
 
+  it('through /mcp too: the MCP request’s connection is the client, not one bucket shared by every MCP caller', async () => {
+    const c = await campaign({ welcomeMessage: null, confirmedOptIn: false });
+    const viaMcp = (from: string) =>
+      postFrom(
+        from,
+        '/mcp',
+        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'enrollPublicAcquisitionContact', arguments: { campaignId: c.id, body: { phone: phone(), consent: true } } } },
+        { authorization: `Bearer ${key}`, accept: 'application/json, text/event-stream' },
+      );
+    const first = client();
+    const outcomes: boolean[] = [];
+    for (let i = 0; i < 11; i++) outcomes.push((await viaMcp(first)).body.result.isError === true);
+    expect(outcomes).toEqual([...Array<boolean>(10).fill(false), true]);
+    const other = await viaMcp(client());
+    expect(other.body.result.isError, JSON.stringify(other.body)).not.toBe(true);
+  });
+
   it('TRUST_PROXY is read as express reads `trust proxy`, and a bad value stops the start', () => {
     const of = (v: string | undefined) => loadConfig({ NODE_ENV: 'test', ...(v === undefined ? {} : { TRUST_PROXY: v }) }).trustProxy;
     expect(of(undefined)).toBe(false);

@@ -5,6 +5,8 @@
 // Each message counts once against the key's request rate limit (src/http/rate-limit.ts), as an HTTP request
 // does; a batch is bounded (batches.ts) and tools/list answers pages built once per scope set (tool-pages.ts).
 // (Not the MCP configuration section of the spec, src/domain/mcp/: that is a customer's own MCP server.)
+import { clientOf } from '../http/client.ts';
+import type { PublicClient } from '../domain/acquisition/client.ts';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -62,7 +64,7 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
       if (batch > 1) res.set(await rateLimit.take(principal, batch - 1)); // every message of a batch counts
       const requestId = String(req.id);
       const sizes: AnswerSizes | undefined = batch > 1 ? new Map() : undefined;
-      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, requestId, log: req.log, sizes });
+      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, client: clientOf(req), requestId, log: req.log, sizes });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         mcp.close().catch((err: unknown) => req.log.warn({ err }, 'closing the MCP transport failed')); // closes the transport too
@@ -86,7 +88,7 @@ function createMcpServer(
   pages: ToolPages,
   operations: Map<string, Operation>,
   principal: Principal,
-  request: { authorization: string | undefined; requestId: string; log: Request['log']; sizes: AnswerSizes | undefined },
+  request: { authorization: string | undefined; client: PublicClient; requestId: string; log: Request['log']; sizes: AnswerSizes | undefined },
 ): Server {
   const mcp = new Server({ name: 'messaging-service', title: app.document.info.title, version: app.document.info.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
 
@@ -117,6 +119,7 @@ function createMcpServer(
       config: app.config,
       operation: operations.get(name)!,
       authorization: request.authorization,
+      client: request.client,
       requestId: request.requestId,
       log: request.log.child({ tool: name }),
     });

@@ -2,6 +2,7 @@
 // the request goes through the API's own pipeline (src/http/api.ts: key and scopes, validation, tenancy,
 // idempotency, handler, response check). Its answer becomes the tool result; its ErrorResponse a tool error
 // carrying the same code, message and details as over HTTP.
+import type { PublicClient } from '../domain/acquisition/client.ts';
 import { Readable } from 'node:stream';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Operation } from 'openapi-backend';
@@ -22,6 +23,8 @@ export type ToolCallContext = {
   operation: Operation;
   /** The Authorization header of the MCP request: every call authenticates again, so a revoked key stops at once. */
   authorization: string | undefined;
+  /** The /mcp request's client (address as TRUST_PROXY says, user agent): the public operations' rate limits count it. */
+  client: PublicClient;
   requestId: string;
   log: RequestScope['log'];
 };
@@ -33,7 +36,7 @@ export async function callTool(tool: CatalogTool, args: Record<string, unknown>,
     const principal = await ctx.api.authorize(ctx.operation, { method: tool.method.toUpperCase(), path: tool.path, headers: authorization, query: {} });
     const request = toRequest(tool, args, ctx.config);
     Object.assign(request.headers, authorization);
-    const result = await ctx.api.handle({ ...request, requestId: ctx.requestId, log: ctx.log, operation: ctx.operation, principal });
+    const result = await ctx.api.handle({ ...request, requestId: ctx.requestId, log: ctx.log, operation: ctx.operation, principal, client: ctx.client });
     return toToolResult(tool, result, request.path, principal?.organizationId, ctx.config.assetBaseUrl);
   } catch (error) {
     return toolError(toApiError(error, ctx.log), ctx.requestId);
