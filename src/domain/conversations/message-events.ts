@@ -1,4 +1,4 @@
-// Webhook payloads for message events (openapi/schemas/events.yaml: MessageStatusWebhookData). Provider
+// Webhook payloads for message events (openapi/schemas/webhook-event-data.yaml: MessageStatusWebhookData). Provider
 // names and provider message ids never appear.
 import type { components } from '../../../generated/api.d.ts';
 import type { MessageRow } from '../../db/queries/conversations/messages.ts';
