@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { createDb } from '../src/db/database.ts';
-import { DISPATCH_QUEUE, type DispatchJob } from '../src/domain/conversations/dispatch.ts';
+import { DISPATCH_QUEUE, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
 import { startQueue } from '../src/jobs/queue.ts';
 
 const DISPATCH_BACKLOG = Number(process.env.BENCH_DISPATCH_BACKLOG ?? 5000);

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type Insertable } from 'kysely';
 import type { MessagesTable } from '../src/db/tables/messaging.ts';
-import { dispatchTuning } from '../src/domain/conversations/dispatch.ts';
-import { toMoney } from '../src/domain/conversations/pricing.ts';
+import { dispatchTuning } from '../src/domain/messaging/dispatch.ts';
+import { toMoney } from '../src/domain/messaging/pricing.ts';
 import { compactRollup } from '../src/db/queries/analytics/rollups.ts';
 import { runDueReports } from '../src/jobs/analytics.ts';
 import { readAll, storeFor } from '../src/lib/storage/index.ts';

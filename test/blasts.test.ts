@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBatch } from '../src/domain/blasts/sending.ts';
 import { TRANSITIONS } from '../src/domain/blasts/transitions.ts';
-import { dispatchTuning } from '../src/domain/conversations/dispatch.ts';
+import { dispatchTuning } from '../src/domain/messaging/dispatch.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { watchingStatements, type SentStatement } from './support/statements.ts';
 

@@ -3,7 +3,7 @@
 // receipts, previewMessage, revokeMessage, inbound keywords.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { dispatchBatch, dispatchTuning } from '../src/domain/conversations/dispatch.ts';
+import { dispatchBatch, dispatchTuning } from '../src/domain/messaging/dispatch.ts';
 import type { CarrierSimulator } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 

@@ -4,7 +4,7 @@
 // that does before dispatch. No workers: each test runs the dispatcher itself (dispatchBatch) when it wants to.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBatch } from '../src/domain/blasts/sending.ts';
-import { DISPATCH_QUEUE, dispatchBatch, type DispatchJob } from '../src/domain/conversations/dispatch.ts';
+import { DISPATCH_QUEUE, dispatchBatch, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { watchingStatements } from './support/statements.ts';
 

@@ -4,8 +4,8 @@
 // RCS again, failed again, and ended `failed` instead of delivered by SMS). Found by analytics.test.ts under load;
 // here the two steps run in the losing order on purpose.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordAccepted, requeueMessages } from '../src/db/queries/conversations/dispatch.ts';
-import { applyReceipts } from '../src/domain/conversations/receipts.ts';
+import { recordAccepted, requeueMessages } from '../src/db/queries/messages/dispatch.ts';
+import { applyReceipts } from '../src/domain/messaging/receipts.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;

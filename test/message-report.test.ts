@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Insertable } from 'kysely';
 import type { MessagesTable } from '../src/db/tables/messaging.ts';
-import { dispatchTuning } from '../src/domain/conversations/dispatch.ts';
+import { dispatchTuning } from '../src/domain/messaging/dispatch.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;

@@ -1,6 +1,6 @@
 // Per-channel rendering, billing units and warnings (pure; no database).
 import { describe, expect, it } from 'vitest';
-import { channelAccepts, fallbackChannelFor, render, type SendContent } from '../src/domain/conversations/render.ts';
+import { channelAccepts, fallbackChannelFor, render, type SendContent } from '../src/domain/messaging/render.ts';
 
 const card: SendContent = {
   type: 'card',

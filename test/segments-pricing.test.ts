@@ -1,7 +1,7 @@
 // Segment counting and pricing, table-driven (pure functions; no database).
 import { describe, expect, it } from 'vitest';
-import { countSegments } from '../src/domain/conversations/segments.ts';
-import { fromAmount, textPrice, toMoney, CARD_OR_MEDIA_PRICE } from '../src/domain/conversations/pricing.ts';
+import { countSegments } from '../src/domain/messaging/sms-segments.ts';
+import { fromAmount, textPrice, toMoney, CARD_OR_MEDIA_PRICE } from '../src/domain/messaging/pricing.ts';
 
 describe('countSegments', () => {
   const cases: Array<[string, string, { encoding: string; characters: number; segments: number }]> = [

@@ -5,9 +5,9 @@
 // tenant.db is then the key's transaction, which the send joins.
 import * as conversations from '../domain/conversations/conversations.ts';
 import * as m from '../domain/conversations/mappers.ts';
-import { previewMessage } from '../domain/conversations/preview.ts';
-import { revokeMessage } from '../domain/conversations/revoke.ts';
-import { sendConversationMessage, sendMessage } from '../domain/conversations/send.ts';
+import { previewMessage } from '../domain/messaging/preview.ts';
+import { revokeMessage } from '../domain/messaging/revoke.ts';
+import { sendConversationMessage, sendMessage } from '../domain/messaging/send.ts';
 import { defineHandlers } from '../http/handler-types.ts';
 import { pageOf, paginated } from '../http/pagination.ts';
 

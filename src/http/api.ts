@@ -282,7 +282,7 @@ function assertHandlersMatchSecurity(operations: Operation[], handlers: HandlerM
 
 /**
  * Operations declaring Idempotency-Key whose service is atomic on its own (a send is one write statement, or opens
- * its own transaction when it writes more: src/domain/conversations/send.ts): without a key they skip the router's
+ * its own transaction when it writes more: src/domain/messaging/send.ts): without a key they skip the router's
  * transaction, whose BEGIN and COMMIT would be two of their few round trips. Every other such operation keeps it.
  */
 const ATOMIC_WITHOUT_KEY: ReadonlySet<string> = new Set(['sendMessage', 'sendConversationMessage']);

@@ -6,13 +6,13 @@
 //   400  a body that is not a callback (the carrier must not retry it); 401 bad signature; 404 unknown provider;
 //   413  too large
 //   500  not stored (the database failed …): the carrier retries, and the retry does the whole work again
-// Each inbound message is ingested in one transaction (src/domain/conversations/inbound.ts); a batch's receipts
+// Each inbound message is ingested in one transaction (src/domain/messaging/inbound.ts); a batch's receipts
 // in one transaction (receipts.ts).
 import { timingSafeEqual } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../app-context.ts';
-import { ingestInbound } from '../domain/conversations/inbound.ts';
-import { applyReceipts, type Receipt } from '../domain/conversations/receipts.ts';
+import { ingestInbound } from '../domain/messaging/inbound.ts';
+import { applyReceipts, type Receipt } from '../domain/messaging/receipts.ts';
 import type { ProviderCallback, ProviderName } from '../providers/provider.ts';
 import { signCallback, simulatorSecret } from '../providers/simulator.ts';
 import { discardUnreadBody } from './body.ts';

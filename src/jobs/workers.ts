@@ -6,7 +6,7 @@ import type { JobQueue } from './queue.ts';
 import { contactJobs } from './contacts.ts';
 import { complianceJobs } from './compliance.ts';
 import { webhookJobs } from './webhooks.ts';
-import { conversationJobs } from './conversations.ts';
+import { conversationJobs } from './messaging.ts';
 import { submissionJobs } from './submissions.ts';
 import { assetJobs } from './assets.ts';
 import { blastJobs } from './blasts.ts';

@@ -1,7 +1,7 @@
 // One interface for every carrier-side provider (PROVIDER_A, PROVIDER_B, and the built-in simulator that
 // plays both). Sending is synchronous acceptance; what happens next (delivered, read, failed, inbound
 // messages) comes back later through the provider callback route (src/http/provider-callbacks.ts).
-import type { Channel } from '../domain/conversations/render.ts';
+import type { Channel } from '../domain/messaging/render.ts';
 import type { InventoryNumber, InventoryType, NumberCapability, NumberSearchQuery } from './simulator-inventory.ts';
 
 export type ProviderName = 'PROVIDER_A' | 'PROVIDER_B';

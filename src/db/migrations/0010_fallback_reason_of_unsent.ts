@@ -1,5 +1,5 @@
 // A message that ended before any carrier accepted it never fell back: clear the planned fallback that older
-// versions left on such rows, so stored messages, the report and events agree (src/domain/conversations/fallback.ts).
+// versions left on such rows, so stored messages, the report and events agree (src/domain/messaging/fallback.ts).
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {

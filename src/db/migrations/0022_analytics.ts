@@ -5,7 +5,7 @@
 // aggregate of the messages table (proved in test/analytics.test.ts). One rollup row per organization, hour (UTC, of created_at), sender, direction, requested channel, actual channel, status, message
 // type and fallback flag; counts, segments and charged cost units (1/10,000 USD, integers) are summed, and the
 // billable items the price list charges: text segments (a message charged segments × 39) and rich messages (a card
-// or media message charged 150; src/domain/conversations/pricing.ts). A message change appends −1 × its old
+// or media message charged 150; src/domain/messaging/pricing.ts). A message change appends −1 × its old
 // version and +1 × its new one; rollup rows that sum to no message are removed at compaction.
 import { sql, type Kysely } from 'kysely';
 

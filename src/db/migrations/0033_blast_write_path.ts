@@ -6,7 +6,7 @@
 //   per row that locked the organization's one row FOR KEY SHARE: every send and every blast recipient locked the
 //   same row (a WAL record, and a MultiXact whenever two transactions held it).
 // - A blast batch's messages are found by (blast_id, batch) once accepted: the dispatcher's claim and its next-due
-//   look (src/db/queries/conversations/dispatch.ts, scopeOf) had only the pending-recipients index, so each of them
+//   look (src/db/queries/messages/dispatch.ts, scopeOf) had only the pending-recipients index, so each of them
 //   read every recipient of the blast — quadratic over a million-recipient blast.
 // - Recipient rows are written by one statement only, the launch's materialization (src/db/queries/blasts/
 //   blasts.ts), with the id and organization of the blast row that transaction holds FOR UPDATE; a blast that has

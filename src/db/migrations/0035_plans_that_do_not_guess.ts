@@ -5,7 +5,7 @@
 // (newConversationId), so the send path finds a recipient's conversation by primary key. A check constraint now
 // holds every new row to that, and the database derives the id of a row inserted without one (a trigger, only
 // then: the send path names it). The check is validated when no older conversation has a random id (a database
-// created after the derivation, i.e. every one but early development ones): src/db/queries/conversations/accept.ts
+// created after the derivation, i.e. every one but early development ones): src/db/queries/messages/accept.ts
 // then probes the primary key only. Before, the probe by (organization, contact, sender) could be planned on
 // conversations_org_last_idx when the statistics had not seen the organization's new conversations yet (a new
 // organization, or one blasting for the first time, in a database holding others): every probe then read the

@@ -1,5 +1,5 @@
 // A message may be exempt from quiet hours (a blast's test send goes now: testBlast). The dispatcher checks quiet
-// hours again when it claims a MARKETING message (src/domain/conversations/dispatch.ts), so the exemption decided at
+// hours again when it claims a MARKETING message (src/domain/messaging/dispatch.ts), so the exemption decided at
 // acceptance is stored with the message. A constant default: PostgreSQL adds the column without rewriting the table.
 import { sql, type Kysely } from 'kysely';
 

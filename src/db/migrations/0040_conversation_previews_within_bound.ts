@@ -1,7 +1,7 @@
 // A conversation's lastMessagePreview is at most 100 characters (the document's Conversation.lastMessagePreview);
 // the send and inbound paths stored up to 200, and a stored preview longer than the document allows made every
 // read of its conversation (GET /v1/conversations, GET /v1/conversations/{id}, the MCP tools) fail response
-// validation. They store at most the document's bound now (src/domain/conversations/send.ts, previewOf); the rows
+// validation. They store at most the document's bound now (src/domain/messaging/send.ts, previewOf); the rows
 // written before are cut to their first 100 characters here (left() and char_length() count characters, as the
 // document does), which is what the preview would have been. The number is written out: a migration is history,
 // and must not change if the document's bound does. Only the rows over the bound are rewritten.

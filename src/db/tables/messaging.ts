@@ -52,7 +52,7 @@ export interface MessagesTable {
   content: Json<Record<string, unknown>>;
   segments: number;
   encoding: string | null;
-  /** Price in 1/10,000 USD (see src/domain/conversations/pricing.ts); null until charged, null for inbound. */
+  /** Price in 1/10,000 USD (see src/domain/messaging/pricing.ts); null until charged, null for inbound. */
   cost_units: number | null;
   estimated_cost_units: number | null;
   error_code: string | null;

@@ -8,7 +8,7 @@ import { countLivePending } from '../../db/queries/acquisition/pending.ts';
 import { isUniqueViolation } from '../../db/queries/contacts/contacts.ts';
 import { existingTagIds } from '../../db/queries/contacts/tags.ts';
 import { getSender } from '../../db/queries/conversations/senders.ts';
-import { inTenantTransaction } from '../conversations/context.ts';
+import { inTenantTransaction } from '../messaging/context.ts';
 import { ApiError, badRequest, conflict, found, unknownReference, type FieldError } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 

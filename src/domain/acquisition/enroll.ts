@@ -21,8 +21,8 @@ import { existingTagIds, tagContactsSet } from '../../db/queries/contacts/tags.t
 import { releaseSavepoint, rollbackToSavepoint, savepoint } from '../../db/queries/events/events.ts';
 import { attributeMergeProblems } from '../contacts/attribute-limits.ts';
 import { MAX_TAGS_PER_CONTACT } from '../contacts/tags.ts';
-import { inTenantTransaction } from '../conversations/context.ts';
-import { acceptMessage } from '../conversations/send.ts';
+import { inTenantTransaction } from '../messaging/context.ts';
+import { acceptMessage } from '../messaging/send.ts';
 import { ApiError, badRequest, conflict, invalidField, notFound, unprocessable } from '../errors.ts';
 import { parsePhone, type ParsedPhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';

@@ -1,7 +1,7 @@
 // KEYWORD campaigns: a handset texting a campaign's keyword to its short code (or long code) enrolls, exactly like
 // the server-side enrollment (consent recorded with the campaign as its source, list tag, welcome message once).
 // The inbound path calls enrollByKeyword for an inbound text the compliance keyword engine did not consume
-// (STOP/HELP/START always win): one call in src/domain/conversations/inbound.ts, owned by Conversations.
+// (STOP/HELP/START always win): one call in src/domain/messaging/inbound.ts, owned by Conversations.
 import * as q from '../../db/queries/acquisition/campaigns.ts';
 import { ApiError } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';

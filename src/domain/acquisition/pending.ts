@@ -5,8 +5,8 @@
 import type { Db } from '../../db/database.ts';
 import * as p from '../../db/queries/acquisition/pending.ts';
 import { releaseSavepoint, rollbackToSavepoint, savepoint } from '../../db/queries/events/events.ts';
-import { acceptMessage } from '../conversations/send.ts';
-import type { SenderRow } from '../conversations/senders.ts';
+import { acceptMessage } from '../messaging/send.ts';
+import type { SenderRow } from '../messaging/senders.ts';
 import { ApiError } from '../errors.ts';
 import type { ParsedPhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';

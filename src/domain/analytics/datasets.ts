@@ -5,7 +5,7 @@
 import { messageReportRows } from '../../db/queries/analytics/message-report.ts';
 import { rollupByChannel, rollupBySender, senderNames } from '../../db/queries/analytics/rollups.ts';
 import { csvChunks, type CsvValue } from '../../lib/csv.ts';
-import { toMoney } from '../conversations/pricing.ts';
+import { toMoney } from '../messaging/pricing.ts';
 import type { Tenant } from '../tenant.ts';
 import { CHANNELS, getSessions, getUsage, isoDay, timeline, type Period } from './figures.ts';
 import { getIntentCounts } from './intents.ts';

@@ -12,7 +12,7 @@ import { findExport, finishExport, insertExport, pendingExportIds, type ExportRo
 import { signUrl } from '../../lib/signed-urls.ts';
 import { storeFor } from '../../lib/storage/index.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
-import { queueOf } from '../conversations/context.ts';
+import { queueOf } from '../messaging/context.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { ApiError, invalidField } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';

@@ -16,7 +16,7 @@ import {
 } from '../../db/queries/analytics/rollups.ts';
 import { activityCounts, overviewCounts, type ActivityCounts } from '../../db/queries/analytics/activity.ts';
 import { sessionFigures, type SessionRow } from '../../db/queries/analytics/sessions.ts';
-import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE } from '../conversations/pricing.ts';
+import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE } from '../messaging/pricing.ts';
 import { found, invalidField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 

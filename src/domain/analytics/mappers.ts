@@ -3,7 +3,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import type { MessageReportDbRow } from '../../db/queries/analytics/message-report.ts';
 import { toCsv, type CsvValue } from '../../lib/csv.ts';
-import { toMoney } from '../conversations/pricing.ts';
+import { toMoney } from '../messaging/pricing.ts';
 import type { BlastFigures } from './blast.ts';
 import type { BotFunnel, BotSummary } from './bots.ts';
 import type { Top } from './top.ts';

@@ -18,7 +18,7 @@ import { findReport, recordReportFailure, updateReport } from '../../db/queries/
 import { sendMail, type MailAttachment, type MailDelivery } from '../../lib/mail.ts';
 import { MAX_SIGNED_URL_TTL_MS } from '../../lib/signed-urls.ts';
 import { storeFor } from '../../lib/storage/index.ts';
-import { toMoney } from '../conversations/pricing.ts';
+import { toMoney } from '../messaging/pricing.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { datasetCsv } from './datasets.ts';
 import { downloadUrlOf } from './exports.ts';

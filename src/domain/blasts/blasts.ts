@@ -5,10 +5,10 @@ import * as q from '../../db/queries/blasts/blasts.ts';
 import { ensureContactByPhone } from '../../db/queries/conversations/contacts.ts';
 import type { PageRequest } from '../../db/paging.ts';
 import { useSavedSegment } from '../contacts/segments.ts';
-import { inTenantTransaction, queueOf } from '../conversations/context.ts';
+import { inTenantTransaction, queueOf } from '../messaging/context.ts';
 
-import { acceptMessage, type MessageType } from '../conversations/send.ts';
-import { requireSender } from '../conversations/senders.ts';
+import { acceptMessage, type MessageType } from '../messaging/send.ts';
+import { requireSender } from '../messaging/senders.ts';
 import { ApiError, badRequest, bodyField, found, invalidField, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';

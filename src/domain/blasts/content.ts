@@ -2,7 +2,7 @@
 // each recipient gets. RCS `dial` actions have no SendMessageContent form and are dropped.
 import type { components } from '../../../generated/api.d.ts';
 import { assetRefsOf, checkMediaAssets } from '../assets/media.ts';
-import type { SendContent } from '../conversations/render.ts';
+import type { SendContent } from '../messaging/render.ts';
 import { badRequest, bodyField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 

@@ -8,10 +8,10 @@ import { segmentPredicate, type SegmentQuery } from '../../db/queries/contacts/s
 import { gateRows } from '../../db/queries/compliance/gate.ts';
 import { prepareGate, refusalMessage, type MessageType } from '../compliance/gate.ts';
 import { useSavedSegment } from '../contacts/segments.ts';
-import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE, toMoney } from '../conversations/pricing.ts';
-import { fallbackChannelFor, render, type Channel, type SendContent } from '../conversations/render.ts';
-import { textOf } from '../conversations/send.ts';
-import { assertSendable, requireSender } from '../conversations/senders.ts';
+import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE, toMoney } from '../messaging/pricing.ts';
+import { fallbackChannelFor, render, type Channel, type SendContent } from '../messaging/render.ts';
+import { textOf } from '../messaging/send.ts';
+import { assertSendable, requireSender } from '../messaging/senders.ts';
 import { channelAvailability } from '../sender-ids/protocols.ts';
 import { ApiError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';

@@ -1,7 +1,7 @@
 // Stored blast rows → the document's shapes (openapi/schemas/blasts.yaml).
 import type { components } from '../../../generated/api.d.ts';
 import type { BlastRow, BlastMessageRow, RecipientCounts } from '../../db/queries/blasts/blasts.ts';
-import { toMoney } from '../conversations/pricing.ts';
+import { toMoney } from '../messaging/pricing.ts';
 import { allowedActions } from './transitions.ts';
 
 type S = components['schemas'];

@@ -8,7 +8,7 @@ import * as q from '../../db/queries/bots/bots.ts';
 import * as s from '../../db/queries/bots/sessions.ts';
 import { recordVisits, type VisitExit, type VisitSession, type VisitStep } from '../../db/queries/bots/visits.ts';
 import type { components } from '../../../generated/api.d.ts';
-import { acceptMessage, type MessageType } from '../conversations/send.ts';
+import { acceptMessage, type MessageType } from '../messaging/send.ts';
 import { ApiError, bodyField, unknownReference } from '../errors.ts';
 import { matchKeyword } from '../compliance/keyword-engine.ts';
 import { effectiveKeywordRules, orgKeywordRules } from '../compliance/keyword-rules.ts';

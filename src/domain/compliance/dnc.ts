@@ -5,8 +5,8 @@ import type { Page } from '../../db/paging.ts';
 import * as q from '../../db/queries/compliance/dnc.ts';
 import { found, invalidField } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
-import { queueOf } from '../conversations/context.ts';
-import { failUnsentAfter } from '../conversations/refusals.ts';
+import { queueOf } from '../messaging/context.ts';
+import { failUnsentAfter } from '../messaging/refusals.ts';
 import type { Services, Tenant } from '../tenant.ts';
 
 export type DncEntryRow = q.DncEntryRow;

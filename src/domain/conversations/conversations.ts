@@ -5,15 +5,15 @@ import type { components } from '../../../generated/api.d.ts';
 import type { Db } from '../../db/database.ts';
 import type { Page, PageRequest } from '../../db/paging.ts';
 import * as q from '../../db/queries/conversations/conversations.ts';
-import * as messages from '../../db/queries/conversations/messages.ts';
+import * as messages from '../../db/queries/messages/messages.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { inTenantTransaction, queueOf } from './context.ts';
+import { inTenantTransaction, queueOf } from '../messaging/context.ts';
 import { handOffToBot } from '../bots/runtime.ts';
 
 export type { ConversationRow, ConversationView } from '../../db/queries/conversations/conversations.ts';
-export type { MessageRow } from '../../db/queries/conversations/messages.ts';
+export type { MessageRow } from '../../db/queries/messages/messages.ts';
 
 /** An inbound message opens (or extends) a session of this many hours. */
 export const SESSION_HOURS = 24;

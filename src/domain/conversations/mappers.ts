@@ -2,11 +2,11 @@
 // never part of them.
 import type { components } from '../../../generated/api.d.ts';
 import type { ConversationView } from '../../db/queries/conversations/conversations.ts';
-import type { MessageRow } from '../../db/queries/conversations/messages.ts';
+import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import type { Session } from './conversations.ts';
-import type { Preview } from './preview.ts';
-import { toMoney } from './pricing.ts';
-import type { Rendering } from './render.ts';
+import type { Preview } from '../messaging/preview.ts';
+import { toMoney } from '../messaging/pricing.ts';
+import type { Rendering } from '../messaging/render.ts';
 
 type S = components['schemas'];
 const iso = (d: Date | null) => d?.toISOString() ?? null;

@@ -6,7 +6,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import * as contacts from '../../db/queries/contacts/contacts.ts';
 import * as q from '../../db/queries/events/events.ts';
-import { inTenantTransaction } from '../conversations/context.ts';
+import { inTenantTransaction } from '../messaging/context.ts';
 import { ApiError, invalidField, unknownReference } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';

@@ -11,7 +11,7 @@ import { existingTagIds } from '../../db/queries/contacts/tags.ts';
 import * as q from '../../db/queries/landing-pages/pages.ts';
 import type { Page, PageRequest } from '../../db/paging.ts';
 import type { LandingPageState, StoredConsent, StoredFormField, StoredTheme } from '../../db/tables/landing-pages.ts';
-import { inTenantTransaction } from '../conversations/context.ts';
+import { inTenantTransaction } from '../messaging/context.ts';
 import { badRequest, conflict, found, unknownReference, type FieldError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { DEFAULT_PAGE, findTemplate } from './catalog.ts';

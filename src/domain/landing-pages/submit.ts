@@ -18,7 +18,7 @@ import { MAX_ENROLL_NAME_CHARS } from '../acquisition/enroll.ts';
 import { storedName } from '../acquisition/names.ts';
 import { admitPublicSignUp, signUp, type Admitted } from '../acquisition/public-enroll.ts';
 import { MAX_ATTRIBUTE_VALUE_CHARACTERS } from '../contacts/attribute-limits.ts';
-import { inTenantTransaction } from '../conversations/context.ts';
+import { inTenantTransaction } from '../messaging/context.ts';
 import { ApiError } from '../errors.ts';
 import { consumeOrTooMany, sharedLimiter } from '../rate-limits.ts';
 import { parsePhone } from '../phone.ts';

@@ -7,7 +7,7 @@
 // The simulator provisions at once: an enabled protocol is ACTIVE. A FAILED one (a real provider's answer) is
 // provisioned again on update (PENDING).
 // The send path asks `channelAvailability`: a sender without any protocol row sends as it always did; an
-// explicit row that is not ACTIVE closes that channel (src/domain/conversations/send.ts).
+// explicit row that is not ACTIVE closes that channel (src/domain/messaging/send.ts).
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/protocols.ts';

@@ -6,7 +6,7 @@ import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { BlastsTable } from '../../tables/blasts.ts';
 import type { ContactsTable } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
-import type { MessageRow } from '../conversations/messages.ts';
+import type { MessageRow } from '../messages/messages.ts';
 
 export type BlastRow = Selectable<BlastsTable>;
 export type ContactRow = Selectable<ContactsTable>;

@@ -51,7 +51,7 @@ export type ConversationKey = {
 /**
  * The id a new conversation of (organization, contact, sender) gets: derived from the three, so every writer that
  * creates it — concurrently too — names the same row, and the send path's set statement can insert a message and
- * the conversation it opens in one statement without joining the two inserts (src/db/queries/conversations/accept.ts).
+ * the conversation it opens in one statement without joining the two inserts (src/db/queries/messages/accept.ts).
  * Conversations created before keep their random id (found by the unique key: conversationIdsDerived).
  */
 export function newConversationId(orgId: RawBuilder<unknown> | string, contactId: RawBuilder<unknown> | string, senderId: RawBuilder<unknown> | string): RawBuilder<string> {

@@ -3,7 +3,7 @@
 // The rules are the contract's (SendMessageContent, MessagePreviewWarning): RCS keeps cards, buttons and
 // chips; SMS/MMS carry `title`, `text`, one `<action text>: <url>` line per action and a `Reply …` line.
 import type { components } from '../../../generated/api.d.ts';
-import { countSegments, type Encoding } from './segments.ts';
+import { countSegments, type Encoding } from './sms-segments.ts';
 import { CARD_OR_MEDIA_PRICE, textPrice } from './pricing.ts';
 
 export type SendContent = components['schemas']['SendMessageContent'];

@@ -1,6 +1,6 @@
 // revokeMessage: withdraws an outbound message that has not reached the handset — any message not yet sent,
 // or an RCS message in flight that the carrier can still withdraw. Revoking twice answers the same.
-import * as messages from '../../db/queries/conversations/messages.ts';
+import * as messages from '../../db/queries/messages/messages.ts';
 import { conflict, found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';

@@ -8,9 +8,9 @@ import type { Db } from '../../database.ts';
 import { rowsOf } from '../../rows.ts';
 import type { JobInsert } from '../../../jobs/queue.ts';
 import { gateRows, quietGroupsSql, type GateContentRule, type GateInputs, type QuietGroup, type Recipients } from '../compliance/gate.ts';
-import { conversationIdsDerived, newConversationId } from './conversations.ts';
+import { conversationIdsDerived, newConversationId } from '../conversations/conversations.ts';
 import type { MessageRow } from './messages.ts';
-import type { SenderRow } from './senders.ts';
+import type { SenderRow } from '../conversations/senders.ts';
 
 /** What one rendering of a content costs and shows. */
 export type Billing = { segments: number; encoding: string | null; costUnits: number; preview: string };

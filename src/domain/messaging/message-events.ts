@@ -1,9 +1,9 @@
 // Webhook payloads for message events (openapi/schemas/webhook-event-data.yaml: MessageStatusWebhookData). Provider
 // names and provider message ids never appear.
 import type { components } from '../../../generated/api.d.ts';
-import type { MessageRow } from '../../db/queries/conversations/messages.ts';
+import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import type { NewEvent } from '../webhooks/events.ts';
-import { heldUntilOf } from './mappers.ts';
+import { heldUntilOf } from '../conversations/mappers.ts';
 import { toMoney } from './pricing.ts';
 
 export type MessageStatusData = components['schemas']['MessageStatusWebhookData'];

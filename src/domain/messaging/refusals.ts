@@ -3,7 +3,7 @@
 // refused them at acceptance; dispatch does not look again, so they are failed here, in the transaction that
 // records the refusal, before any carrier takes them (a message already claimed by a dispatcher goes on).
 import type { Db } from '../../db/database.ts';
-import { failUnsentTo } from '../../db/queries/conversations/messages.ts';
+import { failUnsentTo } from '../../db/queries/messages/messages.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { emitEvents } from '../webhooks/events.ts';
 import { messageEvent } from './message-events.ts';

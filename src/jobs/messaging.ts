@@ -1,6 +1,6 @@
 // Conversations section background jobs: dispatch to the provider, the carrier simulator's callbacks, and the
 // hourly purge of expired Idempotency-Key records.
-import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/conversations/dispatch.ts';
+import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/messaging/dispatch.ts';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.ts';
 import { CarrierSimulator, deliverSimulatorCallbacks, SIMULATOR_CALLBACK_QUEUE, type CallbackJob } from '../providers/simulator.ts';
 import type { JobDefinition } from './job-definition.ts';

@@ -6,14 +6,14 @@
 // send is the set of one (acceptMessage), a blast batch the set of its pending recipients — one implementation.
 import type { components } from '../../../generated/api.d.ts';
 import { schemaBound } from '../../contract/schema-bounds.ts';
-import * as accept from '../../db/queries/conversations/accept.ts';
-import type * as messages from '../../db/queries/conversations/messages.ts';
+import * as accept from '../../db/queries/messages/accept.ts';
+import type * as messages from '../../db/queries/messages/messages.ts';
 import { gateNeeds, gateOf, prepareGate, QUIET_DEFAULTS, recipientsOf, refusalMessage, type GateQuestion, type PreparedGate, type Recipients } from '../compliance/gate.ts';
 import { badRequest, bodyField, notFound, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvents, subscribesToAny } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { getConversation, SESSION_HOURS, type ConversationSource } from './conversations.ts';
+import { getConversation, SESSION_HOURS, type ConversationSource } from '../conversations/conversations.ts';
 import { nudgeDispatchWorkers, wakeDispatch, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';

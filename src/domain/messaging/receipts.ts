@@ -7,8 +7,8 @@
 import { fromKysely } from 'pg-boss';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction } from '../../db/database.ts';
-import type { MessageRow } from '../../db/queries/conversations/messages.ts';
-import * as q from '../../db/queries/conversations/receipts.ts';
+import type { MessageRow } from '../../db/queries/messages/messages.ts';
+import * as q from '../../db/queries/messages/receipts.ts';
 import type { ProviderCallback, ProviderName } from '../../providers/provider.ts';
 import { emitEvents, type NewEvent } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';

@@ -9,10 +9,10 @@ import { resolveContentAssets } from '../assets/media.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
 import { requireSender } from './senders.ts';
 import { assertChannelAccepts, textOf } from './send.ts';
-import { plannedRoute } from '../../db/queries/conversations/accept.ts';
+import { plannedRoute } from '../../db/queries/messages/accept.ts';
 import * as senders from '../../db/queries/conversations/senders.ts';
 import { channelAvailability } from '../sender-ids/protocols.ts';
-import { SESSION_HOURS } from './conversations.ts';
+import { SESSION_HOURS } from '../conversations/conversations.ts';
 
 type PreviewRequest = components['schemas']['MessagePreviewRequest'];
 
