@@ -10,9 +10,21 @@ const layer = (files, patterns, message) => ({
 
 /** The layer rules alone (test/architecture.test.ts proves they refuse a deliberate violation). */
 export const layers = [
-  layer(['src/handlers/**/*.ts'], ['**/db/*', '**/db/**'], 'Handlers call a service in src/domain/<section>/, which reaches SQL through src/db/queries.'),
-  layer(['src/db/**/*.ts'], ['**/domain/*', '**/domain/**', '**/http/*', '**/http/**'], 'src/db holds SQL only: no domain types, no ApiError, no HTTP.'),
-  layer(['src/domain/**/*.ts'], ['**/http/*', '**/http/**', '**/handlers/*', '**/handlers/**'], 'The domain never depends on the HTTP layer.'),
+  layer(
+    ['src/handlers/**/*.ts'],
+    ['**/db/*', '**/db/**'],
+    'Handlers call a service in src/domain/<section>/, which reaches SQL through src/db/queries.',
+  ),
+  layer(
+    ['src/db/**/*.ts'],
+    ['**/domain/*', '**/domain/**', '**/http/*', '**/http/**'],
+    'src/db holds SQL only: no domain types, no ApiError, no HTTP.',
+  ),
+  layer(
+    ['src/domain/**/*.ts'],
+    ['**/http/*', '**/http/**', '**/handlers/*', '**/handlers/**'],
+    'The domain never depends on the HTTP layer.',
+  ),
 ];
 
 export default tseslint.config(

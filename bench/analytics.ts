@@ -21,7 +21,11 @@ import pg from 'pg';
 import { createDb } from '../src/db/database.ts';
 import { rollupSessions, rollupTimeline } from '../src/db/queries/analytics/rollups.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
-import { dailyRollupBackfillSql, hourlyRollupBackfillSql, markSessionOpenersSql } from '../src/db/migrations/0028_analytics_sessions_daily.ts';
+import {
+  dailyRollupBackfillSql,
+  hourlyRollupBackfillSql,
+  markSessionOpenersSql,
+} from '../src/db/migrations/0028_analytics_sessions_daily.ts';
 import { loadDocument } from '../src/contract/document.ts';
 import type { OwnDataBench } from './own-data.ts';
 
@@ -42,7 +46,12 @@ const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDig
 const iso = (d: Date) => d.toISOString().slice(0, 10);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const goal = (ms: number) => (ms < GOAL_MS ? `goal < ${GOAL_MS} ms ✓` : `✗ MISSED goal < ${GOAL_MS} ms`);
-const runsNote = (t: { runs: number }, wanted: number) => (t.runs === wanted ? '' : t.runs === 0 ? ' (warm-up only: over the time budget)' : ` (${t.runs} run${t.runs === 1 ? '' : 's'}: over the time budget)`);
+const runsNote = (t: { runs: number }, wanted: number) =>
+  t.runs === wanted
+    ? ''
+    : t.runs === 0
+      ? ' (warm-up only: over the time budget)'
+      : ` (${t.runs} run${t.runs === 1 ? '' : 's'}: over the time budget)`;
 
 /**
  * Median of up to `runs` timed calls after one warm-up call, within `budgetMs` (warm-up included): a figure that
@@ -70,33 +79,53 @@ function rssOf(pid: number): { peak: number; now: number } {
 
 async function seed(pool: pg.Pool, orgId: string, start: Date): Promise<{ seconds: number; indexSeconds: number; rollupSeconds: number }> {
   const q = (text: string, values: unknown[] = []) => pool.query(text, values);
-  const senders = (await q(
-    `insert into sender_ids (organization_id, name, type, status, provider, phone_number, is_sandbox, updated_at)
-     select $1, 'Bench sender ' || g, 'RCS_AGENT', 'ACTIVE', 'PROVIDER_A', null, true, now() from generate_series(1, ${SENDERS}) g returning id`, [orgId])).rows.map((r: { id: string }) => r.id);
-  const contacts = (await q(
-    `insert into contacts (organization_id, phone, attributes)
-     select $1, '+1415' || lpad(g::text, 7, '0'), '{}' from generate_series(1, ${CONVERSATIONS}) g returning id, phone`, [orgId])).rows as Array<{ id: string; phone: string }>;
-  const conversations = (await q(
-    `insert into conversations (organization_id, contact_id, sender_id, source_type)
+  const senders = (
+    await q(
+      `insert into sender_ids (organization_id, name, type, status, provider, phone_number, is_sandbox, updated_at)
+     select $1, 'Bench sender ' || g, 'RCS_AGENT', 'ACTIVE', 'PROVIDER_A', null, true, now() from generate_series(1, ${SENDERS}) g returning id`,
+      [orgId],
+    )
+  ).rows.map((r: { id: string }) => r.id);
+  const contacts = (
+    await q(
+      `insert into contacts (organization_id, phone, attributes)
+     select $1, '+1415' || lpad(g::text, 7, '0'), '{}' from generate_series(1, ${CONVERSATIONS}) g returning id, phone`,
+      [orgId],
+    )
+  ).rows as Array<{ id: string; phone: string }>;
+  const conversations = (
+    await q(
+      `insert into conversations (organization_id, contact_id, sender_id, source_type)
      select $1, c, ($2::uuid[])[1 + (o - 1) % ${SENDERS}], 'api' from unnest($3::uuid[]) with ordinality as t(c, o) returning id, contact_id, sender_id`,
-    [orgId, senders, contacts.map((c) => c.id)])).rows as Array<{ id: string; contact_id: string; sender_id: string }>;
+      [orgId, senders, contacts.map((c) => c.id)],
+    )
+  ).rows as Array<{ id: string; contact_id: string; sender_id: string }>;
   const phoneOf = new Map(contacts.map((c) => [c.id, c.phone]));
 
   const t0 = performance.now();
   // Like an operator's bulk load: indexes and the per-row rollup trigger off during the load, rebuilt after.
-  const indexes = (await q(`select indexname, indexdef from pg_indexes where tablename = 'messages' and indexname <> 'messages_pkey'`)).rows as Array<{ indexname: string; indexdef: string }>;
+  const indexes = (await q(`select indexname, indexdef from pg_indexes where tablename = 'messages' and indexname <> 'messages_pkey'`))
+    .rows as Array<{ indexname: string; indexdef: string }>;
   for (const i of indexes) await q(`drop index ${i.indexname}`);
   await q('alter table messages drop constraint messages_pkey');
   // The rollup and session-mark triggers too (per-row work against dropped indexes); the load then marks the session
   // openers and builds both rollup levels with migration 0028's backfill statements, as production's migration does.
-  const triggers = ['messages_analytics_rollup_insert', 'messages_analytics_rollup_update', 'messages_analytics_rollup_delete', 'messages_session_mark',
-    'messages_session_followers_insert', 'messages_session_followers_update', 'messages_session_followers_delete'];
+  const triggers = [
+    'messages_analytics_rollup_insert',
+    'messages_analytics_rollup_update',
+    'messages_analytics_rollup_delete',
+    'messages_session_mark',
+    'messages_session_followers_insert',
+    'messages_session_followers_update',
+    'messages_session_followers_delete',
+  ];
   for (const t of triggers) await q(`alter table messages disable trigger ${t}`);
   const stepMs = (365 * DAY) / TOTAL;
   try {
     for (let lo = 0; lo < TOTAL; lo += CHUNK) {
       const hi = Math.min(TOTAL, lo + CHUNK);
-      await q(`
+      await q(
+        `
         insert into messages (organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel, channel,
           fallback_used, fallback_reason, message_type, status, content, segments, cost_units, origin, created_at, updated_at)
         select $1, ($2::uuid[])[k], ($3::uuid[])[k], ($4::text[])[k], ($5::uuid[])[k], m.direction, m.requested, m.channel,
@@ -117,7 +146,15 @@ async function seed(pool: pg.Pool, orgId: string, start: Date): Promise<{ second
             1 + (i % 5 = 0)::int as segments,
             $6::timestamptz + (i::float8 * ${stepMs}) * interval '1 millisecond' as at
         ) m`,
-        [orgId, conversations.map((c) => c.id), conversations.map((c) => c.contact_id), conversations.map((c) => phoneOf.get(c.contact_id)!), conversations.map((c) => c.sender_id), start]);
+        [
+          orgId,
+          conversations.map((c) => c.id),
+          conversations.map((c) => c.contact_id),
+          conversations.map((c) => phoneOf.get(c.contact_id)!),
+          conversations.map((c) => c.sender_id),
+          start,
+        ],
+      );
       process.stdout.write(`\r      seeding messages: ${fmt(hi)} of ${fmt(TOTAL)}`);
     }
     process.stdout.write('\n');
@@ -161,7 +198,16 @@ const RAW = {
 };
 
 type RawRow = { sent: string; delivered: string; read: string; failed: string; received: string; fallback: string; cost_units: string };
-const sumRaw = (rows: RawRow[]) => rows.reduce((a, r) => ({ sent: a.sent + Number(r.sent), delivered: a.delivered + Number(r.delivered), failed: a.failed + Number(r.failed), costUnits: a.costUnits + Number(r.cost_units) }), { sent: 0, delivered: 0, failed: 0, costUnits: 0 });
+const sumRaw = (rows: RawRow[]) =>
+  rows.reduce(
+    (a, r) => ({
+      sent: a.sent + Number(r.sent),
+      delivered: a.delivered + Number(r.delivered),
+      failed: a.failed + Number(r.failed),
+      costUnits: a.costUnits + Number(r.cost_units),
+    }),
+    { sent: 0, delivered: 0, failed: 0, costUnits: 0 },
+  );
 
 /** Lines are printed as they are measured (the part takes minutes); nothing is left to return. */
 export async function benchAnalytics(ctx: OwnDataBench): Promise<string[]> {
@@ -176,7 +222,9 @@ export async function benchAnalytics(ctx: OwnDataBench): Promise<string[]> {
   const seeded = await seed(pool, org.organizationId, start);
   out.push(`(r) analytics over ${fmt(TOTAL)} messages of one organization over 365 days (20 senders, 1,000 conversations)`);
   const rollupRows = await rollupRowsOf(pool, org.organizationId);
-  out.push(`      seeded set-based in ${fmt(seeded.seconds, 1)} s (${fmt(TOTAL / seeded.seconds)} rows/s) + indexes rebuilt in ${fmt(seeded.indexSeconds, 1)} s + rollup built in ${fmt(seeded.rollupSeconds, 1)} s (migration 0028's backfill statements, then VACUUM ANALYZE): ${fmt(rollupRows)} hourly rollup rows (${fmt(TOTAL / rollupRows, 1)} messages per row), ${fmt(await dailyRowsOf(pool, org.organizationId))} daily`);
+  out.push(
+    `      seeded set-based in ${fmt(seeded.seconds, 1)} s (${fmt(TOTAL / seeded.seconds)} rows/s) + indexes rebuilt in ${fmt(seeded.indexSeconds, 1)} s + rollup built in ${fmt(seeded.rollupSeconds, 1)} s (migration 0028's backfill statements, then VACUUM ANALYZE): ${fmt(rollupRows)} hourly rollup rows (${fmt(TOTAL / rollupRows, 1)} messages per row), ${fmt(await dailyRowsOf(pool, org.organizationId))} daily`,
+  );
   try {
     await measureAnalytics(ctx, pool, { organizationId: org.organizationId, apiKey: org.apiKey.secret }, start, today);
   } finally {
@@ -201,7 +249,10 @@ export async function measureAnalytics(
 ): Promise<void> {
   const out = { push: (line: string) => console.log(line) };
   const port = await ctx.freePort();
-  const child = spawn(process.execPath, ['src/main.ts'], { env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, ['src/main.ts'], {
+    env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   ctx.children.push({ kill: () => child.kill('SIGKILL') });
   try {
     const base = `http://127.0.0.1:${port}`;
@@ -220,19 +271,47 @@ export async function measureAnalytics(
       const week = { startDate: iso(new Date(today.getTime() - 6 * DAY)), endDate: iso(today) };
       const end = new Date(today.getTime() + DAY);
       const cases = [
-        { label: 'overview, hour over 7 days', path: `/v1/analytics/overview?granularity=hour&startDate=${week.startDate}&endDate=${week.endDate}`, raw: RAW.overview('hour'), from: new Date(today.getTime() - 6 * DAY), totals: (d: any) => d.messages },
-        { label: 'overview, day over 365 days', path: `/v1/analytics/overview?granularity=day&startDate=${year.startDate}&endDate=${year.endDate}`, raw: RAW.overview('day'), from: start, totals: (d: any) => d.messages },
-        { label: 'usage, day over 365 days', path: `/v1/analytics/usage?granularity=day&startDate=${year.startDate}&endDate=${year.endDate}`, raw: RAW.usage, from: start, totals: null },
-        { label: 'sender list over 365 days', path: `/v1/analytics/sender-ids?startDate=${year.startDate}&endDate=${year.endDate}`, raw: RAW.senders, from: start, totals: null },
+        {
+          label: 'overview, hour over 7 days',
+          path: `/v1/analytics/overview?granularity=hour&startDate=${week.startDate}&endDate=${week.endDate}`,
+          raw: RAW.overview('hour'),
+          from: new Date(today.getTime() - 6 * DAY),
+          totals: (d: any) => d.messages,
+        },
+        {
+          label: 'overview, day over 365 days',
+          path: `/v1/analytics/overview?granularity=day&startDate=${year.startDate}&endDate=${year.endDate}`,
+          raw: RAW.overview('day'),
+          from: start,
+          totals: (d: any) => d.messages,
+        },
+        {
+          label: 'usage, day over 365 days',
+          path: `/v1/analytics/usage?granularity=day&startDate=${year.startDate}&endDate=${year.endDate}`,
+          raw: RAW.usage,
+          from: start,
+          totals: null,
+        },
+        {
+          label: 'sender list over 365 days',
+          path: `/v1/analytics/sender-ids?startDate=${year.startDate}&endDate=${year.endDate}`,
+          raw: RAW.senders,
+          from: start,
+          totals: null,
+        },
       ];
-      out.push(`      through HTTP (server process), median of ${RUNS} after a warm-up; beside it the same figures from the raw messages table (median of ${RAW_RUNS} after a warm-up)`);
+      out.push(
+        `      through HTTP (server process), median of ${RUNS} after a warm-up; beside it the same figures from the raw messages table (median of ${RAW_RUNS} after a warm-up)`,
+      );
       let exact = true;
       for (const c of cases) {
         let viaApi: Awaited<ReturnType<typeof timed<any>>>;
         try {
           viaApi = await timed(() => api(c.path));
         } catch (err) {
-          out.push(`        ${c.label.padEnd(30)} ✗ FAILED: ${(err as Error).message} (${(err as { cause?: Error }).cause?.message ?? ''})`);
+          out.push(
+            `        ${c.label.padEnd(30)} ✗ FAILED: ${(err as Error).message} (${(err as { cause?: Error }).cause?.message ?? ''})`,
+          );
           exact = false;
           continue;
         }
@@ -240,26 +319,40 @@ export async function measureAnalytics(
         if (c.totals) {
           const t = c.totals(viaApi.value);
           const r = sumRaw(viaRaw.value);
-          const same = t.sent === r.sent && t.delivered === r.delivered && t.failed === r.failed && Math.round(Number(t.cost.amount) * 10_000) === r.costUnits;
+          const same =
+            t.sent === r.sent &&
+            t.delivered === r.delivered &&
+            t.failed === r.failed &&
+            Math.round(Number(t.cost.amount) * 10_000) === r.costUnits;
           exact &&= same;
           if (!same) out.push(`      ✗ ${c.label}: API ${JSON.stringify(t)} ≠ raw ${JSON.stringify(r)}`);
         }
-        out.push(`        ${c.label.padEnd(30)} ${fmt(viaApi.ms, 1).padStart(10)} ms  (${goal(viaApi.ms)})${runsNote(viaApi, RUNS)}   raw table ${fmt(viaRaw.ms, 0).padStart(7)} ms${runsNote(viaRaw, RAW_RUNS)}   raw/API ${fmt(viaRaw.ms / viaApi.ms, 1)}x`);
+        out.push(
+          `        ${c.label.padEnd(30)} ${fmt(viaApi.ms, 1).padStart(10)} ms  (${goal(viaApi.ms)})${runsNote(viaApi, RUNS)}   raw table ${fmt(viaRaw.ms, 0).padStart(7)} ms${runsNote(viaRaw, RAW_RUNS)}   raw/API ${fmt(viaRaw.ms / viaApi.ms, 1)}x`,
+        );
       }
       // Where the overview's time goes: its message figures alone (rollup plus pending deltas, in-process, no HTTP).
       const { db: qdb } = createDb(ctx.databaseUrl, 2);
       const span = { from: start, to: end };
       const dailyRows = await dailyRowsOf(pool, org.organizationId);
-      const rollupOnly = await timed(() => Promise.all([rollupTimeline(qdb, org.organizationId, span, 'day'), rollupSessions(qdb, org.organizationId, span.from, span.to)]));
+      const rollupOnly = await timed(() =>
+        Promise.all([rollupTimeline(qdb, org.organizationId, span, 'day'), rollupSessions(qdb, org.organizationId, span.from, span.to)]),
+      );
       await qdb.destroy();
-      out.push(`        of which the message figures and sessions (daily timeline, totals summed from it, and the session count, from ${fmt(dailyRows)} daily rollup rows) ${fmt(rollupOnly.ms, 1)} ms (${goal(rollupOnly.ms)}); the rest is the organization-wide counts (src/db/queries/analytics/activity.ts: conversations, contacts, opt-outs, read from their tables)`);
+      out.push(
+        `        of which the message figures and sessions (daily timeline, totals summed from it, and the session count, from ${fmt(dailyRows)} daily rollup rows) ${fmt(rollupOnly.ms, 1)} ms (${goal(rollupOnly.ms)}); the rest is the organization-wide counts (src/db/queries/analytics/activity.ts: conversations, contacts, opt-outs, read from their tables)`,
+      );
       out.push(`      overview totals equal to the raw table's (sent, delivered, failed, cost to the unit): ${exact ? '✓' : '✗ MISMATCH'}`);
     }
 
-
     // Exports of the most recent days holding at least a tenth of EXPORT_ROWS, then EXPORT_ROWS messages, in the same
     // server: the process's RSS high-water mark after each shows whether memory follows the size (it must not).
-    const perDay = (await pool.query(`select date_trunc('day', created_at at time zone 'UTC') as d, count(*) as n from messages where organization_id = $1 group by 1 order by 1 desc`, [org.organizationId])).rows as Array<{ d: Date; n: string }>;
+    const perDay = (
+      await pool.query(
+        `select date_trunc('day', created_at at time zone 'UTC') as d, count(*) as n from messages where organization_id = $1 group by 1 order by 1 desc`,
+        [org.organizationId],
+      )
+    ).rows as Array<{ d: Date; n: string }>;
     const rangeOf = (wanted: number) => {
       let rows = 0;
       let firstDay = today;
@@ -289,7 +382,9 @@ export async function measureAnalytics(
       const seconds = (performance.now() - t0) / 1000;
       const after = rssOf(child.pid!);
       const exported = lines - 1;
-      out.push(`      export of ${fmt(exported)} messages (${iso(firstDay)} … ${iso(today)}, synchronous CSV streamed over HTTP, ${fmt(bytes / 1e6, 0)} MB): ${fmt(seconds, 1)} s, ${fmt(exported / seconds)} rows/s${exported === rows ? '' : ` ✗ expected ${fmt(rows)} rows`}; server RSS high-water mark ${fmt(before.peak)} → ${fmt(after.peak)} MB`);
+      out.push(
+        `      export of ${fmt(exported)} messages (${iso(firstDay)} … ${iso(today)}, synchronous CSV streamed over HTTP, ${fmt(bytes / 1e6, 0)} MB): ${fmt(seconds, 1)} s, ${fmt(exported / seconds)} rows/s${exported === rows ? '' : ` ✗ expected ${fmt(rows)} rows`}; server RSS high-water mark ${fmt(before.peak)} → ${fmt(after.peak)} MB`,
+      );
     };
     out.push(`      server RSS before the exports: ${fmt(rssOf(child.pid!).now)} MB`);
     await exportOf(EXPORT_ROWS / 10);

@@ -41,7 +41,9 @@ async function seedContacts(db: Db, orgId: string, n: number): Promise<void> {
     ),
   );
   await sql`insert into opt_outs (organization_id, phone, source, keyword)
-    select ${orgId}::uuid, '+1415' || lpad(g::text, 7, '0'), 'KEYWORD', 'STOP' from generate_series(1, ${n}::int) g where g % 100 = 7`.execute(db);
+    select ${orgId}::uuid, '+1415' || lpad(g::text, 7, '0'), 'KEYWORD', 'STOP' from generate_series(1, ${n}::int) g where g % 100 = 7`.execute(
+    db,
+  );
   await sql`insert into dnc_entries (organization_id, phone, source)
     select ${orgId}::uuid, '+1415' || lpad(g::text, 7, '0'), 'API' from generate_series(1, ${n}::int) g where g % 200 = 11`.execute(db);
   for (const t of ['contacts', 'opt_outs', 'dnc_entries']) await sql`vacuum analyze ${sql.table(t)}`.execute(db);
@@ -67,7 +69,13 @@ async function plainInsertSelect(db: Db, orgId: string, senderId: string): Promi
 /** RSS of a process in MB (ps), undefined once it has gone. */
 function rssOf(pid: number): number | undefined {
   try {
-    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)]).toString().trim()) / 1024;
+    return (
+      Number(
+        execFileSync('ps', ['-o', 'rss=', '-p', String(pid)])
+          .toString()
+          .trim(),
+      ) / 1024
+    );
   } catch {
     return undefined;
   }
@@ -111,7 +119,11 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
   try {
     const org = await createOrganization(db, loadDocument(), 'Blast bench');
     const orgId = org.organizationId;
-    const sender = await db.selectFrom('sender_ids').select(['id', 'throughput_per_second']).where('organization_id', '=', orgId).executeTakeFirstOrThrow();
+    const sender = await db
+      .selectFrom('sender_ids')
+      .select(['id', 'throughput_per_second'])
+      .where('organization_id', '=', orgId)
+      .executeTakeFirstOrThrow();
     const seedStart = performance.now();
     await seedContacts(db, orgId, RECIPIENTS);
     const seedSeconds = (performance.now() - seedStart) / 1000;
@@ -136,7 +148,8 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
       contentJson: { type: 'text', text: 'Winter sale: 30% off every jacket this weekend. Reply STOP to opt out.' },
       segmentId: segment.body.data.segmentId,
     });
-    if (created.status !== 201 && created.status !== 200) throw new Error(`create blast: ${created.status} ${JSON.stringify(created.body)}`);
+    if (created.status !== 201 && created.status !== 200)
+      throw new Error(`create blast: ${created.status} ${JSON.stringify(created.body)}`);
     const blastId = created.body.id;
 
     // RSS sampled every half second from launch to the end of the drain sample.
@@ -155,18 +168,30 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     // Polled as the advance job asks (hasPendingRecipient: newest batches first), not by counting: a count of the
     // pending recipients every 100 ms cost the database a fifth as much CPU as the blast's own work.
     const pending = async () =>
-      (await sql`select 1 from blast_recipients where blast_id = ${blastId}::uuid and status = 'pending' order by batch desc limit 1`.execute(db)).rows.length > 0;
+      (
+        await sql`select 1 from blast_recipients where blast_id = ${blastId}::uuid and status = 'pending' order by batch desc limit 1`.execute(
+          db,
+        )
+      ).rows.length > 0;
     const deadline = Date.now() + 600_000;
     while ((await pending()) && Date.now() < deadline) await sleep(100);
     const acceptSeconds = (performance.now() - t0) / 1000;
     const counts = await sql<{ status: string; skip_reason: string | null; n: string }>`
-      select status, skip_reason, count(*) as n from blast_recipients where blast_id = ${blastId}::uuid group by 1, 2 order by 3 desc`.execute(db);
+      select status, skip_reason, count(*) as n from blast_recipients where blast_id = ${blastId}::uuid group by 1, 2 order by 3 desc`.execute(
+      db,
+    );
     const total = counts.rows.reduce((s, r) => s + Number(r.n), 0);
 
     // Dispatch while it drains: messages handed to the carrier over a fixed window.
     const handed = async () =>
       Number(
-        (await sql<{ n: string }>`select count(*) as n from messages where organization_id = ${orgId}::uuid and origin = 'blast' and sent_at is not null`.execute(db)).rows[0]!.n,
+        (
+          await sql<{
+            n: string;
+          }>`select count(*) as n from messages where organization_id = ${orgId}::uuid and origin = 'blast' and sent_at is not null`.execute(
+            db,
+          )
+        ).rows[0]!.n,
       );
     const h0 = await handed();
     const d0 = performance.now();
@@ -187,15 +212,36 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
 
     const ratio = plainSeconds / acceptSeconds;
     // The samples are half a second apart: every 20th shows whether RSS levels off or keeps climbing.
-    const every10s = (xs: number[]) => xs.filter((_, i) => i % 20 === 0).map((x) => fmt(x)).join(' ') + ' MB';
-    const spread = (xs: number[]) => (xs.length ? `${fmt(xs[0]!)} MB at launch → max ${fmt(Math.max(...xs))} MB → ${fmt(xs[xs.length - 1]!)} MB (${xs.length} samples)` : 'no samples');
-    lines.push(`(l) a ${fmt(RECIPIENTS)}-recipient blast through the HTTP API (one API process, one worker process); contacts seeded in ${fmt(seedSeconds, 1)} s`);
-    lines.push(`      launch request answered in ${fmt(launchSeconds, 2)} s (launch checks: the estimate over the whole audience, set-based; the audience materialized)`);
-    lines.push(`      launch → every recipient accepted: ${fmt(acceptSeconds, 2)} s for ${fmt(total)} recipients = ${fmt(total / acceptSeconds)} recipients/s (${goal(acceptSeconds < 10, '< 10 s')})`);
-    lines.push(`        ${counts.rows.map((r) => `${r.status}${r.skip_reason ? ` ${r.skip_reason}` : ''} ${fmt(Number(r.n))}`).join(', ')}`);
-    lines.push(`      plain INSERT … SELECT of the same ${fmt(RECIPIENTS)} message rows into a scratch copy of messages: ${fmt(plainSeconds, 2)} s`);
-    lines.push(`      ratio plain/ours: ${fmt(ratio, 2)}x of its speed (${goal(ratio >= 0.5, '≥ 0.5x')}) — ours also runs the gate, the plan, the price, a conversation per recipient and the recipient rows`);
-    lines.push(`      dispatch while it drains: ${fmt(dispatchRate)} messages/s to the carrier simulator over ${DRAIN_SAMPLE_SECONDS} s (sender limit ${fmt(sender.throughput_per_second)}/s; compare with (m2))`);
+    const every10s = (xs: number[]) =>
+      xs
+        .filter((_, i) => i % 20 === 0)
+        .map((x) => fmt(x))
+        .join(' ') + ' MB';
+    const spread = (xs: number[]) =>
+      xs.length
+        ? `${fmt(xs[0]!)} MB at launch → max ${fmt(Math.max(...xs))} MB → ${fmt(xs[xs.length - 1]!)} MB (${xs.length} samples)`
+        : 'no samples';
+    lines.push(
+      `(l) a ${fmt(RECIPIENTS)}-recipient blast through the HTTP API (one API process, one worker process); contacts seeded in ${fmt(seedSeconds, 1)} s`,
+    );
+    lines.push(
+      `      launch request answered in ${fmt(launchSeconds, 2)} s (launch checks: the estimate over the whole audience, set-based; the audience materialized)`,
+    );
+    lines.push(
+      `      launch → every recipient accepted: ${fmt(acceptSeconds, 2)} s for ${fmt(total)} recipients = ${fmt(total / acceptSeconds)} recipients/s (${goal(acceptSeconds < 10, '< 10 s')})`,
+    );
+    lines.push(
+      `        ${counts.rows.map((r) => `${r.status}${r.skip_reason ? ` ${r.skip_reason}` : ''} ${fmt(Number(r.n))}`).join(', ')}`,
+    );
+    lines.push(
+      `      plain INSERT … SELECT of the same ${fmt(RECIPIENTS)} message rows into a scratch copy of messages: ${fmt(plainSeconds, 2)} s`,
+    );
+    lines.push(
+      `      ratio plain/ours: ${fmt(ratio, 2)}x of its speed (${goal(ratio >= 0.5, '≥ 0.5x')}) — ours also runs the gate, the plan, the price, a conversation per recipient and the recipient rows`,
+    );
+    lines.push(
+      `      dispatch while it drains: ${fmt(dispatchRate)} messages/s to the carrier simulator over ${DRAIN_SAMPLE_SECONDS} s (sender limit ${fmt(sender.throughput_per_second)}/s; compare with (m2))`,
+    );
     const live = (xs: number[]) => (xs.length ? `${xs.map((x) => fmt(x)).join(' → ')} MB` : 'no full collection');
     lines.push(`      RSS API process: ${spread(rss.api)}`);
     lines.push(`        every 10 s: ${every10s(rss.api)}; live heap after each full GC: ${live(liveHeapAfterFullGc(apiLog))}`);

@@ -20,8 +20,50 @@ import { runImportJob as runContactImport } from '../src/domain/contacts/import-
 import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
 
-const FIRST = ['Ada', 'Grace', 'Alan', 'Edsger', 'Barbara', 'Donald', 'Frances', 'John', 'Margaret', 'Linus', 'Radia', 'Ken', 'Dennis', 'Katherine', 'Tim', 'Hedy', 'Niklaus', 'Sophie', 'Guido', 'Anita'];
-const LAST = ['Lovelace', 'Hopper', 'Turing', 'Dijkstra', 'Liskov', 'Knuth', 'Allen', 'McCarthy', 'Hamilton', 'Torvalds', 'Perlman', 'Thompson', 'Ritchie', 'Johnson', 'Berners-Lee', 'Lamarr', 'Wirth', 'Wilson', 'van Rossum', 'Borg'];
+const FIRST = [
+  'Ada',
+  'Grace',
+  'Alan',
+  'Edsger',
+  'Barbara',
+  'Donald',
+  'Frances',
+  'John',
+  'Margaret',
+  'Linus',
+  'Radia',
+  'Ken',
+  'Dennis',
+  'Katherine',
+  'Tim',
+  'Hedy',
+  'Niklaus',
+  'Sophie',
+  'Guido',
+  'Anita',
+];
+const LAST = [
+  'Lovelace',
+  'Hopper',
+  'Turing',
+  'Dijkstra',
+  'Liskov',
+  'Knuth',
+  'Allen',
+  'McCarthy',
+  'Hamilton',
+  'Torvalds',
+  'Perlman',
+  'Thompson',
+  'Ritchie',
+  'Johnson',
+  'Berners-Lee',
+  'Lamarr',
+  'Wirth',
+  'Wilson',
+  'van Rossum',
+  'Borg',
+];
 const CITIES = ['San Francisco', 'New York', 'Austin', 'Chicago', 'Seattle', 'Boston', 'Denver', 'Miami', 'Portland', 'Atlanta'];
 const TIERS = ['gold', 'silver', 'bronze', 'platinum'];
 const TAGS = ['newsletter', 'vip', 'webinar', 'trial', 'churn', 'partner', 'beta', 'events'];
@@ -34,7 +76,7 @@ export function generateCsv(rows: number): Buffer {
     const area = AREAS[i % AREAS.length]!;
     const n = Math.floor(i / AREAS.length);
     const exchange = 200 + (n % 800);
-    const line = String(Math.floor(n / 800) * 37 % 10000).padStart(4, '0');
+    const line = String((Math.floor(n / 800) * 37) % 10000).padStart(4, '0');
     let phone = i % 3 === 0 ? `+1${area}${exchange}${line}` : i % 3 === 1 ? `(${area}) ${exchange}-${line}` : `${area}-${exchange}-${line}`;
     if (i % 200 === 7) phone = `555-01${i % 100}`;
     else if (i % 200 === 11 && i > 200) phone = lines[i - 150]!.split(',')[0]!;
@@ -78,11 +120,19 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
     const runImport = async () => {
       const t0 = performance.now();
       const columns = resolveColumns(await readHeader(csv), undefined);
-      const job = await insertImportJob(db, org.organizationId, { fileName: 'bench.csv', columns, defaultCountry: 'US', tagIds: [], actor: org.apiKey.id, data: csv });
+      const job = await insertImportJob(db, org.organizationId, {
+        fileName: 'bench.csv',
+        columns,
+        defaultCountry: 'US',
+        tagIds: [],
+        actor: org.apiKey.id,
+        data: csv,
+      });
       await runContactImport(app, { organizationId: org.organizationId, jobId: job.id });
       const seconds = (performance.now() - t0) / 1000;
       const done = (await getImportJob(db, org.organizationId, job.id))!;
-      if (done.status !== 'completed' || done.processed_rows !== rows) throw new Error(`import bench: job ended ${done.status} (${done.error}), ${done.processed_rows}/${rows} rows`);
+      if (done.status !== 'completed' || done.processed_rows !== rows)
+        throw new Error(`import bench: job ended ${done.status} (${done.error}), ${done.processed_rows}/${rows} rows`);
       return { seconds, done };
     };
     const first = await runImport();
@@ -92,7 +142,11 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
     const org1 = org.organizationId;
     const other = await createOrganization(db, loadDocument(), 'Import bench baseline org');
     const org2 = other.organizationId;
-    const stored = await db.selectFrom('contacts').select(['id', 'phone', 'phone_country', 'name', 'time_zone', 'consent_type', 'attributes']).where('organization_id', '=', org1).execute();
+    const stored = await db
+      .selectFrom('contacts')
+      .select(['id', 'phone', 'phone_country', 'name', 'time_zone', 'consent_type', 'attributes'])
+      .where('organization_id', '=', org1)
+      .execute();
     // Ids as the table's default makes them (time_ordered_uuid(), migration 0029), drawn before the timed COPY.
     const { rows: ids } = await sql<{ id: string }>`select time_ordered_uuid() as id from generate_series(1, ${stored.length})`.execute(db);
     const idOf = new Map(stored.map((r, i) => [r.id, ids[i]!.id]));
@@ -110,23 +164,44 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
       .execute();
     const text = {
       contacts: stored.map((r) =>
-        copyRow([idOf.get(r.id)!, org2, r.phone, copyField(r.phone_country), copyField(r.name), copyField(r.time_zone), r.consent_type, copyField(JSON.stringify(r.attributes))]),
+        copyRow([
+          idOf.get(r.id)!,
+          org2,
+          r.phone,
+          copyField(r.phone_country),
+          copyField(r.name),
+          copyField(r.time_zone),
+          r.consent_type,
+          copyField(JSON.stringify(r.attributes)),
+        ]),
       ),
       links: links.map((l) => copyRow([org2, idOf.get(l.contact_id)!, tagOf.get(l.tag_id)!])),
-      consent: consent.map((e) => copyRow([org2, idOf.get(e.contact_id!)!, e.phone, e.action, e.source, copyField(e.consent_type), copyField(e.actor)])),
+      consent: consent.map((e) =>
+        copyRow([org2, idOf.get(e.contact_id!)!, e.phone, e.action, e.source, copyField(e.consent_type), copyField(e.actor)]),
+      ),
     };
     const load = async (tables: { contacts: string; links: string; consent: string }) => {
       const t0 = performance.now();
       await inCopyTransaction(pool, async (_tx, copy) => {
-        await copy(`copy ${tables.contacts} (id, organization_id, phone, phone_country, name, time_zone, consent_type, attributes) from stdin`, text.contacts);
+        await copy(
+          `copy ${tables.contacts} (id, organization_id, phone, phone_country, name, time_zone, consent_type, attributes) from stdin`,
+          text.contacts,
+        );
         await copy(`copy ${tables.links} (organization_id, contact_id, tag_id) from stdin`, text.links);
-        await copy(`copy ${tables.consent} (organization_id, contact_id, phone, action, source, consent_type, actor) from stdin`, text.consent);
+        await copy(
+          `copy ${tables.consent} (organization_id, contact_id, phone, action, source, consent_type, actor) from stdin`,
+          text.consent,
+        );
       });
       return (performance.now() - t0) / 1000;
     };
-    await sql`create table bench_plain_contacts (id uuid, organization_id uuid, phone text, phone_country text, name text, time_zone text, consent_type text, attributes jsonb)`.execute(db);
+    await sql`create table bench_plain_contacts (id uuid, organization_id uuid, phone text, phone_country text, name text, time_zone text, consent_type text, attributes jsonb)`.execute(
+      db,
+    );
     await sql`create table bench_plain_links (organization_id uuid, contact_id uuid, tag_id uuid)`.execute(db);
-    await sql`create table bench_plain_consent (organization_id uuid, contact_id uuid, phone text, action text, source text, consent_type text, actor text)`.execute(db);
+    await sql`create table bench_plain_consent (organization_id uuid, contact_id uuid, phone text, action text, source text, consent_type text, actor text)`.execute(
+      db,
+    );
     const plainSeconds = await load({ contacts: 'bench_plain_contacts', links: 'bench_plain_links', consent: 'bench_plain_consent' });
     const indexedSeconds = await load({ contacts: 'contacts', links: 'contact_tags', consent: 'consent_events' });
     await sql`drop table bench_plain_contacts, bench_plain_links, bench_plain_consent`.execute(db);

@@ -35,8 +35,10 @@ async function seed(pool: Db, orgId: string, n: number): Promise<string[]> {
     select indexname, indexdef from pg_indexes
     where tablename in ('contacts', 'contact_tags') and indexname not in (select conname from pg_constraint)`.execute(pool);
   for (const i of indexes) await sql`drop index ${sql.id(i.indexname)}`.execute(pool);
-  const tags = (await sql<{ id: string }>`
-    insert into tags (organization_id, name) select ${orgId}, 'tag-' || g from generate_series(1, 20) g returning id`.execute(pool)).rows.map((r) => r.id);
+  const tags = (
+    await sql<{ id: string }>`
+    insert into tags (organization_id, name) select ${orgId}, 'tag-' || g from generate_series(1, 20) g returning id`.execute(pool)
+  ).rows.map((r) => r.id);
   const half = Math.ceil(n / 2);
   await onTwoConnections(pool, (db, k) => insertContacts(db, orgId, n, k * half + 1, Math.min(n, (k + 1) * half)));
   await onTwoConnections(pool, (db, k) => insertTagLinks(db, orgId, tags, k));
@@ -130,8 +132,24 @@ async function planOf(queries: Explainable[]): Promise<{ indexOnly: boolean; pla
   const lines: string[] = [];
   for (const q of queries) for (const r of await q.explain()) lines.push(String(Object.values(r)[0]));
   const seq = lines.some((l) => /Seq Scan on contacts\b/.test(l));
-  const nodes = lines.map((l) => l.trim().replace(/^->\s*/, '')).filter((l) => /Scan|Join|Sort/.test(l) && !/^(Sort Key|Index Cond|Filter|Hash Cond|Join Filter|Recheck)/.test(l));
-  return { indexOnly: !seq, plan: [...new Set(nodes.map((n) => n.replace(/\s+\(cost.*$/, '').replace(/ using /, ' ').replace(/ on contacts( c)?/, '')))].slice(0, 3).join('; ') };
+  const nodes = lines
+    .map((l) => l.trim().replace(/^->\s*/, ''))
+    .filter((l) => /Scan|Join|Sort/.test(l) && !/^(Sort Key|Index Cond|Filter|Hash Cond|Join Filter|Recheck)/.test(l));
+  return {
+    indexOnly: !seq,
+    plan: [
+      ...new Set(
+        nodes.map((n) =>
+          n
+            .replace(/\s+\(cost.*$/, '')
+            .replace(/ using /, ' ')
+            .replace(/ on contacts( c)?/, ''),
+        ),
+      ),
+    ]
+      .slice(0, 3)
+      .join('; '),
+  };
 }
 
 export async function benchContactQueries(url: string, n = 1_000_000): Promise<QueriesBenchResult> {
@@ -164,7 +182,10 @@ export async function benchContactQueries(url: string, n = 1_000_000): Promise<Q
     for (const [label, filters, pageNo] of lists) {
       const page = { page: pageNo, limit: 20, offset: (pageNo - 1) * 20 };
       const { ms, rows } = await time(async () => (await listContacts(db, orgId, filters, page)).total);
-      const plan = await planOf([contactPageQuery(db, orgId, filters, page), contactCountQuery(db, orgId, filters)] as unknown as Explainable[]);
+      const plan = await planOf([
+        contactPageQuery(db, orgId, filters, page),
+        contactCountQuery(db, orgId, filters),
+      ] as unknown as Explainable[]);
       list.push({ label, ms, rows, ...plan });
     }
 
@@ -196,20 +217,40 @@ export async function segmentTimings(db: Db, orgId: string, tags: string[]): Pro
     ['tags any [10% tag]', all({ type: 'tags', op: 'any', tagIds: [common] }), BROAD],
     ['tags all [10% tag, 2% tag]', all({ type: 'tags', op: 'all', tagIds: [common, rare] })],
     ['tags none [10%, 2%]', all({ type: 'tags', op: 'none', tagIds: [common, rare] }), NEGATION],
-    ['attribute eq: tier = gold AND rcsCap = true', all({ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true })],
-    ['attribute eq: vip = true AND not opted out', all({ type: 'attribute', attribute: 'vip', op: 'eq', value: true }, { type: 'optedOut', value: false })],
+    [
+      'attribute eq: tier = gold AND rcsCap = true',
+      all({ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true }),
+    ],
+    [
+      'attribute eq: vip = true AND not opted out',
+      all({ type: 'attribute', attribute: 'vip', op: 'eq', value: true }, { type: 'optedOut', value: false }),
+    ],
     ['attribute in: city in [Austin, Denver]', all({ type: 'attribute', attribute: 'city', op: 'in', value: ['Austin', 'Denver'] })],
     ['attribute neq: tier != gold', all({ type: 'attribute', attribute: 'tier', op: 'neq', value: 'gold' }), NEGATION],
     ['attribute gte: ltv >= 4000 (number range)', all({ type: 'attribute', attribute: 'ltv', op: 'gte', value: 4000 }), FREE_FORM_KEY],
     ['attribute lt: city < "B" (string range)', all({ type: 'attribute', attribute: 'city', op: 'lt', value: 'B' }), FREE_FORM_KEY],
-    ['attribute contains: city contains "york"', all({ type: 'attribute', attribute: 'city', op: 'contains', value: 'york' }), FREE_FORM_KEY],
+    [
+      'attribute contains: city contains "york"',
+      all({ type: 'attribute', attribute: 'city', op: 'contains', value: 'york' }),
+      FREE_FORM_KEY,
+    ],
     ['attribute exists: vip', all({ type: 'attribute', attribute: 'vip', op: 'exists' }), FREE_FORM_KEY],
     ['attribute notExists: vip', all({ type: 'attribute', attribute: 'vip', op: 'notExists' }), NEGATION],
     ['rcsCap = null (unknown)', all({ type: 'rcsCap', value: null })],
     ['createdAt in the last 30 days', all({ type: 'createdAt', after: new Date(Date.now() - 30 * 86_400_000).toISOString() })],
     ['optedOut = true', all({ type: 'optedOut', value: true })],
     ['optedOut = false', all({ type: 'optedOut', value: false }), NEGATION],
-    ['any: city contains "york" OR tags all [2]', { match: 'any', conditions: [{ type: 'attribute', attribute: 'city', op: 'contains', value: 'york' }, { type: 'tags', op: 'all', tagIds: [common, rare] }] }, FREE_FORM_KEY],
+    [
+      'any: city contains "york" OR tags all [2]',
+      {
+        match: 'any',
+        conditions: [
+          { type: 'attribute', attribute: 'city', op: 'contains', value: 'york' },
+          { type: 'tags', op: 'all', tagIds: [common, rare] },
+        ],
+      },
+      FREE_FORM_KEY,
+    ],
   ];
   const out: QueryTiming[] = [];
   for (const [label, query, scanBecause] of cases) {

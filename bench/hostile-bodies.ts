@@ -22,12 +22,34 @@ export async function benchHostileBodies(opts: { baseUrl: string; apiKey: string
   const requests: Array<{ what: string; method: string; path: string; body: Buffer }> = [];
   for (const op of describeOperations(doc)) {
     const path = op.path.replace(/\{\w+\}/g, '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b');
-    for (const b of hugeArrayBodies(doc, op)) requests.push({ what: `${op.operationId} ${b.location} (${b.items.toLocaleString('en-US')} × {})`, method: op.method, path, body: b.bytes });
+    for (const b of hugeArrayBodies(doc, op))
+      requests.push({
+        what: `${op.operationId} ${b.location} (${b.items.toLocaleString('en-US')} × {})`,
+        method: op.method,
+        path,
+        body: b.bytes,
+      });
   }
   const uuid = (i: number) => `3f2b8c1e-6d4a-4f7e-9b1a-${String(i).padStart(12, '0')}`;
   const issueBodies = [
-    { what: 'createBlast, 100,000 empty carousel cards', body: { name: 'b', senderId, contactIds: [uuid(1)], contentJson: { type: 'carousel', cards: Array.from({ length: 100_000 }, () => ({})) } } },
-    { what: 'createBlast, 10,000 contact ids, items 0 and 1 equal', body: { name: 'b', senderId, contactIds: Array.from({ length: 10_000 }, (_, i) => uuid(i === 1 ? 0 : i)), contentJson: { type: 'text', text: 'hi' } } },
+    {
+      what: 'createBlast, 100,000 empty carousel cards',
+      body: {
+        name: 'b',
+        senderId,
+        contactIds: [uuid(1)],
+        contentJson: { type: 'carousel', cards: Array.from({ length: 100_000 }, () => ({})) },
+      },
+    },
+    {
+      what: 'createBlast, 10,000 contact ids, items 0 and 1 equal',
+      body: {
+        name: 'b',
+        senderId,
+        contactIds: Array.from({ length: 10_000 }, (_, i) => uuid(i === 1 ? 0 : i)),
+        contentJson: { type: 'text', text: 'hi' },
+      },
+    },
   ].map((r) => ({ what: r.what, method: 'POST', path: '/v1/blasts', body: Buffer.from(JSON.stringify(r.body)) }));
 
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
@@ -62,7 +84,10 @@ export async function benchHostileBodies(opts: { baseUrl: string; apiKey: string
     bodies: sweep.length,
     megabytes: sweep.reduce((n, t) => n + t.bytes, 0) / 1e6,
     statuses,
-    median: quantile(sweep.map((t) => t.ms), 0.5),
+    median: quantile(
+      sweep.map((t) => t.ms),
+      0.5,
+    ),
     worst,
     issue,
     health: { p50: quantile(health, 0.5), p99: quantile(health, 0.99), max: Math.max(...health), n: health.length },

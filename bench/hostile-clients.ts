@@ -32,7 +32,9 @@ export async function benchHostileClients(opts: { baseUrl: string; pid: number; 
   for (let i = 0; i < 100; i++) {
     const s = connect(port, '127.0.0.1');
     s.on('error', () => {});
-    s.write(`POST /v1/contacts/import HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XYZ\r\nContent-Length: 10380902\r\n\r\n`);
+    s.write(
+      `POST /v1/contacts/import HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=XYZ\r\nContent-Length: 10380902\r\n\r\n`,
+    );
     for (let j = 0; j < 150; j++) s.write(chunk); // 9.4 MB offered, then nothing more
     sockets.push(s);
   }
@@ -45,7 +47,13 @@ export async function benchHostileClients(opts: { baseUrl: string; pid: number; 
   // /health under 100 concurrent previews (with a contact, so content rules run), without and then with a
   // polynomial regex rule: the difference is what the rule costs everyone else.
   const auth = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
-  const contact = (await (await fetch(`${baseUrl}/v1/contacts`, { method: 'POST', headers: auth, body: JSON.stringify({ phone: `+1415555${String(Date.now()).slice(-4)}` }) })).json()) as { id: string };
+  const contact = (await (
+    await fetch(`${baseUrl}/v1/contacts`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ phone: `+1415555${String(Date.now()).slice(-4)}` }),
+    })
+  ).json()) as { id: string };
   const idleHealth = await healthLatencies(baseUrl, 1_500);
   const text = 'a'.repeat(1_600);
   const underPreviews = async () => {
@@ -53,7 +61,13 @@ export async function benchHostileClients(opts: { baseUrl: string; pid: number; 
     let previews = 0;
     const loop = async () => {
       while (!stop) {
-        await (await fetch(`${baseUrl}/v1/messages/preview`, { method: 'POST', headers: auth, body: JSON.stringify({ contactId: contact.id, content: { type: 'text', text } }) })).arrayBuffer();
+        await (
+          await fetch(`${baseUrl}/v1/messages/preview`, {
+            method: 'POST',
+            headers: auth,
+            body: JSON.stringify({ contactId: contact.id, content: { type: 'text', text } }),
+          })
+        ).arrayBuffer();
         previews++;
       }
     };

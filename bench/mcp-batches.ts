@@ -20,12 +20,29 @@ async function healthLatencies(baseUrl: string, ms: number): Promise<Latency> {
     await new Promise((r) => setTimeout(r, 10));
   }
   samples.sort((a, b) => a - b);
-  return { p50: samples[Math.floor(samples.length / 2)]!, p99: samples[Math.floor(samples.length * 0.99)]!, max: samples.at(-1)!, n: samples.length };
+  return {
+    p50: samples[Math.floor(samples.length / 2)]!,
+    p99: samples[Math.floor(samples.length * 0.99)]!,
+    max: samples.at(-1)!,
+    n: samples.length,
+  };
 }
 
-export type BatchLoad = { messages: number; statuses: Record<number, number>; answerBytes: number; peakRss: number; health: Latency; batchesPerSecond: number };
+export type BatchLoad = {
+  messages: number;
+  statuses: Record<number, number>;
+  answerBytes: number;
+  peakRss: number;
+  health: Latency;
+  batchesPerSecond: number;
+};
 
-export async function benchMcpBatches(opts: { baseUrl: string; pid: number; apiKey: string; seconds?: number }): Promise<{ idleRss: number; afterRss: number; refused: BatchLoad; atCap: BatchLoad }> {
+export async function benchMcpBatches(opts: {
+  baseUrl: string;
+  pid: number;
+  apiKey: string;
+  seconds?: number;
+}): Promise<{ idleRss: number; afterRss: number; refused: BatchLoad; atCap: BatchLoad }> {
   const { baseUrl, pid, apiKey } = opts;
   const ms = (opts.seconds ?? 3) * 1000;
   const headers = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };

@@ -36,10 +36,23 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     const phones = Array.from({ length: 2000 }, (_, i) => `+1628${String(300_000 + i)}${i % 2 === 0 ? '1' : '8'}`);
     await db
       .insertInto('contacts')
-      .values(phones.map((phone, i) => ({ organization_id: ctx.organizationId, phone, attributes: '{}', rcs_capable: i % 2 === 0, consent_type: 'MARKETING' })))
+      .values(
+        phones.map((phone, i) => ({
+          organization_id: ctx.organizationId,
+          phone,
+          attributes: '{}',
+          rcs_capable: i % 2 === 0,
+          consent_type: 'MARKETING',
+        })),
+      )
       .onConflict((oc) => oc.columns(['organization_id', 'phone']).doNothing())
       .execute();
-    const contacts = await db.selectFrom('contacts').select('id').where('organization_id', '=', ctx.organizationId).where('phone', 'like', '+16283%').execute();
+    const contacts = await db
+      .selectFrom('contacts')
+      .select('id')
+      .where('organization_id', '=', ctx.organizationId)
+      .where('phone', 'like', '+16283%')
+      .execute();
 
     // (d) sends per second, API process without workers
     const apiPort = await ctx.freePort();
@@ -48,7 +61,11 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     await ctx.waitFor(`http://127.0.0.1:${apiPort}/health`);
     let n = 0;
     const bodyFor = () =>
-      JSON.stringify({ contactId: contacts[n++ % contacts.length]!.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped and arrives Thursday.' } });
+      JSON.stringify({
+        contactId: contacts[n++ % contacts.length]!.id,
+        messageType: 'TRANSACTIONAL',
+        content: { type: 'text', text: 'Your order has shipped and arrives Thursday.' },
+      });
     const sends = async (duration: number) => {
       const result = await autocannon({
         url: `http://127.0.0.1:${apiPort}/v1/messages/send`,
@@ -69,19 +86,38 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     const result = { rps: median(runs.map((r) => r.rps)), p99: median(runs.map((r) => r.p99)) };
     api.kill('SIGTERM');
     const met = result.rps >= 1000 && result.p99 < 50;
-    lines.push(`(m1) POST /v1/messages/send, full pipeline, API process without workers, median of ${ctx.rounds} ${ctx.seconds}s rounds: ${fmt(result.rps)} sends/s, p99 ${result.p99} ms (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`);
+    lines.push(
+      `(m1) POST /v1/messages/send, full pipeline, API process without workers, median of ${ctx.rounds} ${ctx.seconds}s rounds: ${fmt(result.rps)} sends/s, p99 ${result.p99} ms (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`,
+    );
     lines.push(`      rounds: ${runs.map((r) => `${fmt(r.rps)}/s p99 ${r.p99} ms`).join(', ')}`);
-    lines.push(`      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.rps / ctx.baselineRps) * 100, 1)}% — a send is 2 statements, the read and the accepting statement (test/send-statements.test.ts)`);
+    lines.push(
+      `      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.rps / ctx.baselineRps) * 100, 1)}% — a send is 2 statements, the read and the accepting statement (test/send-statements.test.ts)`,
+    );
 
     // (m2) dispatch throughput: top the accepted backlog up to DISPATCH_BACKLOG queued messages (rows and their
     // wake jobs written directly: acceptance was measured above), then time one worker process from its
     // first send to its last, so its start-up does not count.
     const queue = await startQueue(ctx.databaseUrl, { workers: false });
     const queued = async () =>
-      Number((await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', '=', 'queued').executeTakeFirstOrThrow()).n);
+      Number(
+        (
+          await db
+            .selectFrom('messages')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('organization_id', '=', ctx.organizationId)
+            .where('status', '=', 'queued')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
     const missing = DISPATCH_BACKLOG - (await queued());
     if (missing > 0) {
-      const template = await db.selectFrom('messages').selectAll().where('organization_id', '=', ctx.organizationId).where('status', '=', 'queued').limit(1).executeTakeFirstOrThrow();
+      const template = await db
+        .selectFrom('messages')
+        .selectAll()
+        .where('organization_id', '=', ctx.organizationId)
+        .where('status', '=', 'queued')
+        .limit(1)
+        .executeTakeFirstOrThrow();
       for (let done = 0; done < missing; done += 1000) {
         const rows = Array.from({ length: Math.min(1000, missing - done) }, (_, i) => {
           const c = contacts[(done + i) % contacts.length]!;
@@ -96,17 +132,32 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     await queue.stop({ graceful: false });
     const total = await queued();
     const receiverPort = await ctx.freePort();
-    const receiver = spawn(process.execPath, ['src/main.ts'], { env: { ...ctx.env, PORT: String(receiverPort), RUN_WORKERS: '0' }, stdio: 'ignore' });
+    const receiver = spawn(process.execPath, ['src/main.ts'], {
+      env: { ...ctx.env, PORT: String(receiverPort), RUN_WORKERS: '0' },
+      stdio: 'ignore',
+    });
     ctx.children.push(receiver);
     await ctx.waitFor(`http://127.0.0.1:${receiverPort}/health`);
-    const worker: ChildProcess = spawn(process.execPath, ['src/worker.ts'], { env: { ...ctx.env, CALLBACK_BASE_URL: `http://127.0.0.1:${receiverPort}` }, stdio: 'ignore' });
+    const worker: ChildProcess = spawn(process.execPath, ['src/worker.ts'], {
+      env: { ...ctx.env, CALLBACK_BASE_URL: `http://127.0.0.1:${receiverPort}` },
+      stdio: 'ignore',
+    });
     ctx.children.push(worker);
     let first: number | undefined;
     let left = total;
     const deadline = Date.now() + 180_000;
     while (left > 0 && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
-      left = Number((await db.selectFrom('messages').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', ctx.organizationId).where('status', 'in', ['queued', 'sending']).executeTakeFirstOrThrow()).n);
+      left = Number(
+        (
+          await db
+            .selectFrom('messages')
+            .select((eb) => eb.fn.countAll<string>().as('n'))
+            .where('organization_id', '=', ctx.organizationId)
+            .where('status', 'in', ['queued', 'sending'])
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
       if (first === undefined && left < total) first = performance.now();
     }
     const seconds = (performance.now() - (first ?? performance.now())) / 1000;
@@ -119,8 +170,12 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
       .where('organization_id', '=', ctx.organizationId)
       .where('sent_at', 'is not', null)
       .executeTakeFirstOrThrow();
-    lines.push(`(m2) dispatch to the carrier simulator, one worker process: ${fmt(done)} of ${fmt(total)} queued messages in ${fmt(seconds, 1)} s from first to last send = ${fmt(done / seconds)} messages/s (${done / seconds >= 1000 ? "goal ≥ 1,000/s ✓" : "✗ MISSED goal ≥ 1,000/s"})`);
-    lines.push(`      by the messages' own sent_at: ${fmt(Number(span.n))} sent within ${fmt(Number(span.s), 2)} s = ${fmt(Number(span.n) / Number(span.s))} messages/s`);
+    lines.push(
+      `(m2) dispatch to the carrier simulator, one worker process: ${fmt(done)} of ${fmt(total)} queued messages in ${fmt(seconds, 1)} s from first to last send = ${fmt(done / seconds)} messages/s (${done / seconds >= 1000 ? 'goal ≥ 1,000/s ✓' : '✗ MISSED goal ≥ 1,000/s'})`,
+    );
+    lines.push(
+      `      by the messages' own sent_at: ${fmt(Number(span.n))} sent within ${fmt(Number(span.s), 2)} s = ${fmt(Number(span.n) / Number(span.s))} messages/s`,
+    );
     return lines;
   } finally {
     await db.destroy();

@@ -65,7 +65,11 @@ async function bare(url: string, n: number, data: object): Promise<number> {
     });
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: CONCURRENCY }, async () => { while (next < n) await post(next++); }));
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < n) await post(next++);
+    }),
+  );
   const seconds = (performance.now() - t0) / 1000;
   agent.destroy();
   return n / seconds;
@@ -74,9 +78,16 @@ async function bare(url: string, n: number, data: object): Promise<number> {
 async function engine(runtime: Runtime, url: string, n: number): Promise<{ perSecond: number; emitMs: number }> {
   const { db, queue, document } = runtime.context;
   const org = await createOrganization(db, document, `Webhook bench ${randomUUID()}`);
-  const { row: endpoint } = await createEndpoint(await tenantFor(runtime.context, org.organizationId), runtime.context, { url, events: ['message.delivered'] });
+  const { row: endpoint } = await createEndpoint(await tenantFor(runtime.context, org.organizationId), runtime.context, {
+    url,
+    events: ['message.delivered'],
+  });
   const data = (document as any).components.schemas.MessageDeliveredWebhookEvent.examples[0].data; // the documented example
-  const events: NewEvent[] = Array.from({ length: n }, () => ({ organizationId: org.organizationId, type: 'message.delivered', data: { ...data, messageId: randomUUID() } }));
+  const events: NewEvent[] = Array.from({ length: n }, () => ({
+    organizationId: org.organizationId,
+    type: 'message.delivered',
+    data: { ...data, messageId: randomUUID() },
+  }));
   const t0 = performance.now();
   for (let i = 0; i < n; i += EMIT_BATCH) await emitEvents(db, queue!, events.slice(i, i + EMIT_BATCH));
   const emitMs = performance.now() - t0;

@@ -9,8 +9,12 @@ try {
   const bin = (name: string) => join('node_modules', '.bin', name);
   execFileSync(bin('redocly'), ['bundle', 'openapi.yaml', '-o', join(dir, 'openapi.json')], { stdio: 'pipe' });
   // The flags of `npm run generate`: request fields that have a default stay optional for clients.
-  execFileSync(bin('openapi-typescript'), [join(dir, 'openapi.json'), '-o', join(dir, 'api.d.ts'), '--default-non-nullable', 'false'], { stdio: 'pipe' });
-  const stale = ['openapi.json', 'api.d.ts'].filter((f) => readFileSync(join(dir, f), 'utf8') !== readFileSync(join('generated', f), 'utf8'));
+  execFileSync(bin('openapi-typescript'), [join(dir, 'openapi.json'), '-o', join(dir, 'api.d.ts'), '--default-non-nullable', 'false'], {
+    stdio: 'pipe',
+  });
+  const stale = ['openapi.json', 'api.d.ts'].filter(
+    (f) => readFileSync(join(dir, f), 'utf8') !== readFileSync(join('generated', f), 'utf8'),
+  );
   if (stale.length) {
     console.error(`generated/ is stale (${stale.join(', ')}): run \`npm run generate\` and commit the result.`);
     process.exit(1);

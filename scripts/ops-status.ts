@@ -20,4 +20,6 @@ for (const [section, { built: b, pending: p }] of [...bySection].sort()) {
   console.log(`${section}: ${b.length}/${b.length + p.length} built`);
   if (p.length) console.log(`  501 NOT_IMPLEMENTED: ${p.join(', ')}`);
 }
-console.log(`\n${built}/${total} operations built; ${total - built} answer 501 NOT_IMPLEMENTED (${Object.keys(handlers).length} handlers registered)`);
+console.log(
+  `\n${built}/${total} operations built; ${total - built} answer 501 NOT_IMPLEMENTED (${Object.keys(handlers).length} handlers registered)`,
+);

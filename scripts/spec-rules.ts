@@ -7,7 +7,24 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { documentPath, listOperations, type OpenApiDocument } from '../src/contract/document.ts';
 
-const SECTIONS = ['Common', 'Sender IDs', 'Programs', 'Blasts', 'Bots', 'Dictionaries', 'Contacts', 'Compliance', 'Templates', 'Conversations', 'Analytics', 'Webhooks', 'API Keys', 'Events', 'Submissions', 'MCP'];
+const SECTIONS = [
+  'Common',
+  'Sender IDs',
+  'Programs',
+  'Blasts',
+  'Bots',
+  'Dictionaries',
+  'Contacts',
+  'Compliance',
+  'Templates',
+  'Conversations',
+  'Analytics',
+  'Webhooks',
+  'API Keys',
+  'Events',
+  'Submissions',
+  'MCP',
+];
 const PUBLIC = new Set(['GET /health', 'POST /public/acquisition/{campaignId}/enroll']);
 const SCOPE_RE = /^(role:(brand_admin|platform_admin)|[a-z][a-z-]*:(read|create|update|delete|send))$/;
 const DRAFT7_UNKNOWN = ['prefixItems', 'unevaluatedProperties', 'unevaluatedItems', '$dynamicRef', '$dynamicAnchor', 'dependentSchemas'];
@@ -22,7 +39,11 @@ export function checkDocument(doc: Json): string[] {
   ajv.addSchema(doc, 'doc');
   const deref = (node: Json | undefined): Json | undefined => {
     let n = node;
-    for (let i = 0; n?.$ref && i < 20; i++) n = String(n.$ref).slice(2).split('/').reduce((a: Json, p) => a?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    for (let i = 0; n?.$ref && i < 20; i++)
+      n = String(n.$ref)
+        .slice(2)
+        .split('/')
+        .reduce((a: Json, p) => a?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
     return n;
   };
   const validateExample = (where: string, schema: Json | undefined, example: unknown) => {
@@ -49,13 +70,15 @@ export function checkDocument(doc: Json): string[] {
     const where = `${op.method.toUpperCase()} ${op.path} (${op.operationId})`;
     const operation = doc.paths[op.path][op.method] as Json;
     const tags: string[] = operation.tags ?? [];
-    if (tags.length !== 1 || !SECTIONS.includes(tags[0]!)) problems.push(`${where}: needs exactly one section tag (got ${JSON.stringify(tags)})`);
+    if (tags.length !== 1 || !SECTIONS.includes(tags[0]!))
+      problems.push(`${where}: needs exactly one section tag (got ${JSON.stringify(tags)})`);
     const isPublic = PUBLIC.has(`${op.method.toUpperCase()} ${op.path}`);
     const responses = operation.responses as Json;
     if (isPublic) {
       if (!Array.isArray(operation.security) || operation.security.length !== 0) problems.push(`${where}: must declare security: []`);
     } else {
-      if (!Array.isArray(operation.security) || operation.security.length === 0) problems.push(`${where}: must declare its security requirement`);
+      if (!Array.isArray(operation.security) || operation.security.length === 0)
+        problems.push(`${where}: must declare its security requirement`);
       for (const req of op.scopes) {
         if (req.length === 0) problems.push(`${where}: security requirement lists no scope`);
         for (const s of req) if (!SCOPE_RE.test(s)) problems.push(`${where}: scope "${s}" is not <area>:<verb> or a role`);
@@ -71,7 +94,10 @@ export function checkDocument(doc: Json): string[] {
         // ErrorResponse itself, or a schema built on it (allOf) such as SenderIdPurchaseNumberConflict.
         const schema = resp.content?.['application/json']?.schema;
         const named = schema?.$ref ? deref(schema) : schema;
-        if (!schema || !(schema.$ref === '#/components/schemas/ErrorResponse' || JSON.stringify(named).includes('#/components/schemas/ErrorResponse'))) {
+        if (
+          !schema ||
+          !(schema.$ref === '#/components/schemas/ErrorResponse' || JSON.stringify(named).includes('#/components/schemas/ErrorResponse'))
+        ) {
           problems.push(`${where}: ${code} must be an ErrorResponse`);
         }
       }
@@ -83,7 +109,8 @@ export function checkDocument(doc: Json): string[] {
         }
       }
       if (op.path.startsWith('/v1/channels') && /^2\d\d$/.test(code)) {
-        if (!resp.headers?.Deprecation || !resp.headers?.Sunset) problems.push(`${where}: ${code} must declare Deprecation and Sunset headers`);
+        if (!resp.headers?.Deprecation || !resp.headers?.Sunset)
+          problems.push(`${where}: ${code} must declare Deprecation and Sunset headers`);
       }
     }
     if (op.path.startsWith('/v1/channels') && operation.deprecated !== true) problems.push(`${where}: must be deprecated: true`);
@@ -98,7 +125,8 @@ export function checkDocument(doc: Json): string[] {
   problems.push(...checkSchemaExamples(doc, ajv));
   problems.push(...checkRequestBounds(doc));
   const text = JSON.stringify(doc);
-  for (const kw of DRAFT7_UNKNOWN) if (text.includes(`"${kw}"`)) problems.push(`document uses "${kw}", which our draft-07 validators (openapi-backend, Prism) ignore`);
+  for (const kw of DRAFT7_UNKNOWN)
+    if (text.includes(`"${kw}"`)) problems.push(`document uses "${kw}", which our draft-07 validators (openapi-backend, Prism) ignore`);
   return problems;
 }
 
@@ -154,7 +182,12 @@ export function checkRequestBounds(doc: Json): string[] {
   const problems: string[] = [];
   const reported = new Set<string>();
   const resolve = (ref: string): Json | undefined =>
-    ref.startsWith('#/') ? ref.slice(2).split('/').reduce((a: Json | undefined, p) => a?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc) : undefined;
+    ref.startsWith('#/')
+      ? ref
+          .slice(2)
+          .split('/')
+          .reduce((a: Json | undefined, p) => a?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc)
+      : undefined;
   // Follows $ref chains; returns the schema and the JSON pointer of where it lives.
   const follow = (node: Json, at: string): [Json | undefined, string] => {
     let n: Json | undefined = node;
@@ -230,9 +263,11 @@ export function checkRequestBounds(doc: Json): string[] {
     const none: Bounds = { string: false, array: false, object: false };
     if (s.items && typeof s.items === 'object') walk(s.items, `${loc}/items`, where, none);
     if (s.properties && typeof s.properties === 'object') {
-      for (const [name, p] of Object.entries(s.properties as Json)) walk(p, `${loc}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, where, none);
+      for (const [name, p] of Object.entries(s.properties as Json))
+        walk(p, `${loc}/properties/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`, where, none);
     }
-    if (s.additionalProperties && typeof s.additionalProperties === 'object') walk(s.additionalProperties, `${loc}/additionalProperties`, where, none);
+    if (s.additionalProperties && typeof s.additionalProperties === 'object')
+      walk(s.additionalProperties, `${loc}/additionalProperties`, where, none);
     if (s.propertyNames && typeof s.propertyNames === 'object') walk(s.propertyNames, `${loc}/propertyNames`, where, none, 'string');
   };
 
@@ -250,9 +285,12 @@ export function checkRequestBounds(doc: Json): string[] {
       const [p, loc] = follow(raw as Json, at);
       if (!p) continue;
       if (p.schema) walk(p.schema, `${loc}/schema`, where, none);
-      for (const [type, media] of Object.entries((p.content ?? {}) as Json)) walk((media as Json).schema, `${loc}/content/${type.replace(/\//g, '~1')}/schema`, where, none);
+      for (const [type, media] of Object.entries((p.content ?? {}) as Json))
+        walk((media as Json).schema, `${loc}/content/${type.replace(/\//g, '~1')}/schema`, where, none);
     }
-    const [body, bodyLoc] = operation.requestBody ? follow(operation.requestBody as Json, `${base}/${op.method}/requestBody`) : [undefined, ''];
+    const [body, bodyLoc] = operation.requestBody
+      ? follow(operation.requestBody as Json, `${base}/${op.method}/requestBody`)
+      : [undefined, ''];
     for (const [type, media] of Object.entries((body?.content ?? {}) as Json)) {
       walk((media as Json).schema, `${bodyLoc}/content/${type.replace(/\//g, '~1')}/schema`, where, none);
     }

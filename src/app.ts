@@ -74,7 +74,12 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
       if (match.kind === 'notFound') throw new ApiError(404, 'ROUTE_NOT_FOUND', `No route ${req.method} ${req.path}.`);
       if (match.kind === 'methodNotAllowed' && req.method === 'OPTIONS' && req.path.startsWith('/public/')) {
         // CORS preflight of a public form (a landing page on another origin posting an enrollment).
-        res.set({ 'Access-Control-Allow-Origin': '*', 'Access-Control-Allow-Methods': match.allow.join(', '), 'Access-Control-Allow-Headers': 'Content-Type', 'Access-Control-Max-Age': '600' });
+        res.set({
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': match.allow.join(', '),
+          'Access-Control-Allow-Headers': 'Content-Type',
+          'Access-Control-Max-Age': '600',
+        });
         res.status(204).end();
         return;
       }
@@ -87,7 +92,12 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
       const deprecation = deprecationHeadersFor(operation as { path: string; deprecated?: boolean });
       if (deprecation) res.set(deprecation); // on every answer of the operation, errors included
       // The key and its scopes are checked on the headers: no body byte is read for an unknown caller.
-      const principal = await api.authorize(operation, { method: req.method, path: req.path, headers: req.headers, query: req.query as Record<string, string | string[]> });
+      const principal = await api.authorize(operation, {
+        method: req.method,
+        path: req.path,
+        headers: req.headers,
+        query: req.query as Record<string, string | string[]>,
+      });
       res.set(await rateLimit.take(principal)); // the key's request rate, also before the body is read
       if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
       const { body, files } = await readBody(req, res, operation);

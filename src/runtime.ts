@@ -31,7 +31,15 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     await migrateToLatest(db as never);
     const { sealed } = await sealStoredWebhookSecrets(db, secretsKey);
     if (sealed) log.info({ sealed }, 'sealed webhook signing secrets stored in plain text');
-    const queue = opts.queue === false ? undefined : await startQueue(pgHandle.url, { workers: config.runWorkers, superviseSeconds: config.queueSuperviseSeconds, schema: config.queueSchema, log });
+    const queue =
+      opts.queue === false
+        ? undefined
+        : await startQueue(pgHandle.url, {
+            workers: config.runWorkers,
+            superviseSeconds: config.queueSuperviseSeconds,
+            schema: config.queueSchema,
+            log,
+          });
     const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
     await apiKeyCache?.start();
     if (queue) await createQueues(queue);

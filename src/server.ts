@@ -28,7 +28,10 @@ async function main(): Promise<void> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   if (runtime.context.provider instanceof CarrierSimulator) runtime.context.provider.callbackBaseUrl ??= `http://127.0.0.1:${port}`;
-  log.info({ port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` }, `listening on http://localhost:${port}`);
+  log.info(
+    { port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` },
+    `listening on http://localhost:${port}`,
+  );
   log.info(`API reference: http://localhost:${port}/docs — first key: npm run --silent admin -- create-org --name <name>`);
 
   exitOnUncaughtErrors(log);

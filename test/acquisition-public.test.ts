@@ -23,7 +23,9 @@ beforeAll(async () => {
   org = await srv.newOrg('Public sign-up org');
   key = org.apiKey.secret;
   listId = (await call(srv, 'POST', '/v1/tags', { key, body: { name: 'Public list' } })).body.data.id;
-  senderNumber = (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()).phone_number!;
+  senderNumber = (
+    await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()
+  ).phone_number!;
 });
 afterAll(() => srv.close());
 
@@ -40,7 +42,14 @@ function postFrom(from: string, path: string, body: unknown, headers: Record<str
   const text = JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: url.hostname, port: url.port, path: url.pathname, method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers } },
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress: from,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers },
+      },
       (res) => {
         let raw = '';
         res.on('data', (chunk: Buffer) => (raw += chunk.toString()));
@@ -56,14 +65,25 @@ const enroll = (campaignId: string, body: Record<string, unknown>, from = client
   postFrom(from, `/public/acquisition/${campaignId}/enroll`, { consent: true, ...body }, headers);
 
 async function campaign(body: Record<string, unknown> = {}) {
-  const res = await call(srv, 'POST', '/acquisition-campaigns', { key, body: { name: 'Spring club', type: 'WEB_FORM', listId, status: 'ACTIVE', ...body } });
+  const res = await call(srv, 'POST', '/acquisition-campaigns', {
+    key,
+    body: { name: 'Spring club', type: 'WEB_FORM', listId, status: 'ACTIVE', ...body },
+  });
   expect(res.status, res.text).toBe(201);
   return res.body as { id: string; confirmedOptIn: boolean; allowedCountries: string[] | null; maxSignupsPerHour: number };
 }
 
 /** A text from the handset `from` to the organization's sender, as the carrier delivers it. */
 async function reply(from: string, text: string): Promise<void> {
-  const payload = JSON.stringify({ type: 'inbound', providerMessageId: `SIMIN${randomInt(1e12)}`, from, to: senderNumber, channel: 'SMS', text, at: new Date().toISOString() });
+  const payload = JSON.stringify({
+    type: 'inbound',
+    providerMessageId: `SIMIN${randomInt(1e12)}`,
+    from,
+    to: senderNumber,
+    channel: 'SMS',
+    text,
+    at: new Date().toISOString(),
+  });
   const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), payload) },
@@ -73,13 +93,21 @@ async function reply(from: string, text: string): Promise<void> {
 }
 
 async function contactOf(num: string) {
-  const id = (await srv.context.db.selectFrom('contacts').select('id').where('organization_id', '=', org.organizationId).where('phone', '=', num).executeTakeFirst())?.id;
+  const id = (
+    await srv.context.db
+      .selectFrom('contacts')
+      .select('id')
+      .where('organization_id', '=', org.organizationId)
+      .where('phone', '=', num)
+      .executeTakeFirst()
+  )?.id;
   if (!id) return undefined;
   const res = await call(srv, 'GET', `/v1/contacts/${id}`, { key });
   expect(res.status, res.text).toBe(200);
   return res.body;
 }
-const consentOf = async (contactId: string) => (await call(srv, 'GET', `/v1/contacts/${contactId}/consent`, { key })).body.data as Array<Record<string, unknown>>;
+const consentOf = async (contactId: string) =>
+  (await call(srv, 'GET', `/v1/contacts/${contactId}/consent`, { key })).body.data as Array<Record<string, unknown>>;
 const statsOf = async (campaignId: string) => (await call(srv, 'GET', `/acquisition-campaigns/${campaignId}`, { key })).body.stats;
 
 /**
@@ -87,11 +115,20 @@ const statsOf = async (campaignId: string) => (await call(srv, 'GET', `/acquisit
  * are found in the database: a list's `lastMessagePreview` of a text over 100 characters is issue 31's item 3.)
  */
 async function textsOf(contactId: string) {
-  const convs = await srv.context.db.selectFrom('conversations').select('id').where('organization_id', '=', org.organizationId).where('contact_id', '=', contactId).execute();
+  const convs = await srv.context.db
+    .selectFrom('conversations')
+    .select('id')
+    .where('organization_id', '=', org.organizationId)
+    .where('contact_id', '=', contactId)
+    .execute();
   const out: Array<{ direction: string; text: string; source: { type: string; campaignId: string | null } }> = [];
   for (const c of convs) {
     const source = (await call(srv, 'GET', `/v1/conversations/${c.id}/source`, { key })).body.data;
-    const msgs = (await call(srv, 'GET', `/v1/conversations/${c.id}/messages?limit=100`, { key })).body.data as Array<{ direction: string; content: { text?: string }; createdAt: string }>;
+    const msgs = (await call(srv, 'GET', `/v1/conversations/${c.id}/messages?limit=100`, { key })).body.data as Array<{
+      direction: string;
+      content: { text?: string };
+      createdAt: string;
+    }>;
     for (const m of msgs) out.push({ direction: m.direction, text: m.content.text ?? '', source });
   }
   return out;
@@ -103,7 +140,9 @@ describe('the client address', () => {
     const attacker = client();
     const statuses: number[] = [];
     for (let i = 0; i < 14; i++) {
-      statuses.push((await enroll(c.id, { phone: phone() }, attacker, { 'x-forwarded-for': `198.51.100.${i + 1}, 203.0.113.${i + 1}` })).status);
+      statuses.push(
+        (await enroll(c.id, { phone: phone() }, attacker, { 'x-forwarded-for': `198.51.100.${i + 1}, 203.0.113.${i + 1}` })).status,
+      );
     }
     expect(statuses).toEqual([...Array<number>(10).fill(200), 429, 429, 429, 429]);
     const rows = await srv.context.db.selectFrom('acquisition_enrollments').select('ip').where('campaign_id', '=', c.id).execute();
@@ -118,7 +157,12 @@ describe('the client address', () => {
       postFrom(
         from,
         '/mcp',
-        { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'enrollPublicAcquisitionContact', arguments: { campaignId: c.id, body: { phone: phone(), consent: true } } } },
+        {
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'enrollPublicAcquisitionContact', arguments: { campaignId: c.id, body: { phone: phone(), consent: true } } },
+        },
         { authorization: `Bearer ${key}`, accept: 'application/json, text/event-stream' },
       );
     const first = client();
@@ -162,7 +206,9 @@ describe('limits and destinations', () => {
     expect(third.status).toBe(429);
     expect(third.body.message).toContain('campaign');
     // Refused attempts count too (3 so far): a higher limit takes more at once.
-    expect((await call(srv, 'PUT', `/acquisition-campaigns/${small.id}`, { key, body: { maxSignupsPerHour: 5 } })).body.maxSignupsPerHour).toBe(5);
+    expect(
+      (await call(srv, 'PUT', `/acquisition-campaigns/${small.id}`, { key, body: { maxSignupsPerHour: 5 } })).body.maxSignupsPerHour,
+    ).toBe(5);
     expect((await enroll(small.id, { phone: phone() })).status).toBe(200);
   });
 
@@ -182,7 +228,10 @@ describe('limits and destinations', () => {
     expect((await enroll(fiji.id, { phone: '+6797012345' })).status).toBe(200);
     expect((await enroll(fiji.id, { phone: phone() })).status).toBe(400);
 
-    const bad = await call(srv, 'POST', '/acquisition-campaigns', { key, body: { name: 'x', type: 'LINK', listId, allowedCountries: ['US', 'ZZ'] } });
+    const bad = await call(srv, 'POST', '/acquisition-campaigns', {
+      key,
+      body: { name: 'x', type: 'LINK', listId, allowedCountries: ['US', 'ZZ'] },
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.details).toEqual([expect.objectContaining({ field: 'body.allowedCountries.1' })]);
   });
@@ -204,7 +253,13 @@ describe('confirmed opt-in', () => {
     expect(await consentOf(waiting.id)).toEqual([]);
     expect(await statsOf(c.id)).toMatchObject({ enrolledCount: 0, pendingCount: 1 });
     const asked = await textsOf(waiting.id);
-    expect(asked).toEqual([{ direction: 'outbound', text: expect.stringMatching(/^Spring club: reply YES to confirm/), source: expect.objectContaining({ type: 'acquisition', campaignId: c.id }) }]);
+    expect(asked).toEqual([
+      {
+        direction: 'outbound',
+        text: expect.stringMatching(/^Spring club: reply YES to confirm/),
+        source: expect.objectContaining({ type: 'acquisition', campaignId: c.id }),
+      },
+    ]);
 
     // Another sign-up while it waits sends nothing more; another text is not a confirmation.
     expect((await enroll(c.id, { phone: num, name: 'Dana' })).status).toBe(200);
@@ -219,9 +274,15 @@ describe('confirmed opt-in', () => {
     expect(history).toEqual([expect.objectContaining({ source: 'ACQUISITION', consentType: 'MARKETING' })]); // no OPT_IN of the YES keyword
     expect(JSON.stringify(history[0])).toContain(visitor);
     expect(await statsOf(c.id)).toMatchObject({ enrolledCount: 1, newContactCount: 1, pendingCount: 0 });
-    const row = await srv.context.db.selectFrom('acquisition_enrollments').selectAll().where('campaign_id', '=', c.id).executeTakeFirstOrThrow();
+    const row = await srv.context.db
+      .selectFrom('acquisition_enrollments')
+      .selectAll()
+      .where('campaign_id', '=', c.id)
+      .executeTakeFirstOrThrow();
     expect(row).toMatchObject({ via: 'public', ip: visitor, user_agent: 'Browser/1.0', welcome_message_id: expect.any(String) });
-    expect((await textsOf(enrolled.id)).filter((m) => m.direction === 'outbound').map((m) => m.text)).toContain('Welcome, Dana! Reply STOP to opt out.');
+    expect((await textsOf(enrolled.id)).filter((m) => m.direction === 'outbound').map((m) => m.text)).toContain(
+      'Welcome, Dana! Reply STOP to opt out.',
+    );
 
     // A YES with nothing waiting is the opt-in keyword it always was.
     await reply(num, 'YES');
@@ -231,12 +292,21 @@ describe('confirmed opt-in', () => {
   it('a public sign-up of an existing customer changes nothing of theirs, even with confirmation off; the YES then only adds consent and the tag', async () => {
     const c = await campaign({ confirmedOptIn: false, welcomeMessage: 'Welcome, {{name}}!' });
     const num = phone();
-    const made = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: num, name: 'Kim', attributes: { email: 'kim@shop.example', tier: 'gold' }, consentType: 'TRANSACTIONAL' } });
+    const made = await call(srv, 'POST', '/v1/contacts', {
+      key,
+      body: { phone: num, name: 'Kim', attributes: { email: 'kim@shop.example', tier: 'gold' }, consentType: 'TRANSACTIONAL' },
+    });
     expect(made.status, made.text).toBe(201);
     const before = await contactOf(num);
     const history = await consentOf(before.id);
 
-    const res = await enroll(c.id, { phone: num, name: 'Mallory', email: 'mallory@evil.example', attributes: { tier: 'none', note: 'x' }, consentText: 'I agree to everything.' });
+    const res = await enroll(c.id, {
+      phone: num,
+      name: 'Mallory',
+      email: 'mallory@evil.example',
+      attributes: { tier: 'none', note: 'x' },
+      consentText: 'I agree to everything.',
+    });
     expect(res.status).toBe(200);
     expect(await contactOf(num)).toEqual(before);
     expect(await consentOf(before.id)).toEqual(history);
@@ -244,7 +314,12 @@ describe('confirmed opt-in', () => {
 
     await reply(num, 'yes');
     const after = await contactOf(num);
-    expect(after).toMatchObject({ name: 'Kim', attributes: { email: 'kim@shop.example', tier: 'gold' }, tags: [listId], tcpa: { consentType: 'MARKETING' } });
+    expect(after).toMatchObject({
+      name: 'Kim',
+      attributes: { email: 'kim@shop.example', tier: 'gold' },
+      tags: [listId],
+      tcpa: { consentType: 'MARKETING' },
+    });
     expect((await consentOf(before.id))[0]).toMatchObject({ source: 'ACQUISITION', consentType: 'MARKETING' });
     expect((await textsOf(after.id)).map((m) => m.text)).toContain('Welcome, Kim!');
   });
@@ -253,12 +328,18 @@ describe('confirmed opt-in', () => {
     const c = await campaign({ welcomeMessage: null });
     const num = phone();
     expect((await enroll(c.id, { phone: num })).status).toBe(200);
-    await srv.context.db.updateTable('acquisition_pending_enrollments').set({ expires_at: new Date(Date.now() - 1000) }).where('campaign_id', '=', c.id).execute();
+    await srv.context.db
+      .updateTable('acquisition_pending_enrollments')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('campaign_id', '=', c.id)
+      .execute();
     expect(await statsOf(c.id)).toMatchObject({ pendingCount: 0 });
     await reply(num, 'YES');
     expect(await statsOf(c.id)).toMatchObject({ enrolledCount: 0 });
     expect(await purgeExpiredSignUps(srv.context.db)).toBeGreaterThanOrEqual(1);
-    expect(await srv.context.db.selectFrom('acquisition_pending_enrollments').select('id').where('campaign_id', '=', c.id).execute()).toEqual([]);
+    expect(
+      await srv.context.db.selectFrom('acquisition_pending_enrollments').select('id').where('campaign_id', '=', c.id).execute(),
+    ).toEqual([]);
   });
 
   it('a STOP before the YES drops the sign-up; an opted-out phone is sent nothing', async () => {

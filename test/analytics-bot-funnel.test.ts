@@ -25,8 +25,14 @@ const flowV1 = {
   nodes: [
     { id: 'start', type: 'START' },
     {
-      id: 'ask', type: 'QUESTION', name: 'Buy or talk?', content: { type: 'text', text: 'Buy now or talk to an agent?' },
-      buttons: [{ type: 'reply', text: 'Buy', intent: 'buy' }, { type: 'reply', text: 'Agent', intent: 'agent' }],
+      id: 'ask',
+      type: 'QUESTION',
+      name: 'Buy or talk?',
+      content: { type: 'text', text: 'Buy now or talk to an agent?' },
+      buttons: [
+        { type: 'reply', text: 'Buy', intent: 'buy' },
+        { type: 'reply', text: 'Agent', intent: 'agent' },
+      ],
       capture: { variable: 'interest', from: 'intent' },
     },
     { id: 'confirm', type: 'MESSAGE', content: { type: 'text', text: 'Order placed.' } },
@@ -86,18 +92,29 @@ async function handOff(conversationId: string): Promise<void> {
 const funnel = (query = '', k = key, id = botId) => call(srv, 'GET', `/v1/analytics/bots/${id}/funnel${query}`, { key: k });
 
 const kinds = (k: Partial<Record<'advanced' | 'completed' | 'handedOff' | 'errored' | 'abandoned' | 'waiting', number>>) => ({
-  advanced: 0, completed: 0, handedOff: 0, errored: 0, abandoned: 0, waiting: 0, ...k,
+  advanced: 0,
+  completed: 0,
+  handedOff: 0,
+  errored: 0,
+  abandoned: 0,
+  waiting: 0,
+  ...k,
 });
 
 beforeAll(async () => {
   srv = await startTestServer();
   [org, other] = await Promise.all([srv.newOrg('Funnel org'), srv.newOrg('Funnel other org')]);
   key = org.apiKey.secret;
-  senderNumber = (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()).phone_number!;
+  senderNumber = (
+    await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()
+  ).phone_number!;
   for (const value of ['buy', 'agent']) expect((await call(srv, 'POST', '/v1/intents', { key, body: { value } })).status).toBe(201);
   expect((await call(srv, 'POST', '/v1/variable-definitions', { key, body: { name: 'interest', type: 'text' } })).status).toBe(201);
   // A MARKETING trigger: a contact without marketing consent is refused at the first message (NO_CONSENT).
-  const created = await call(srv, 'POST', '/v1/bots', { key, body: { name: 'Shop bot', channel: 'RCS', draftFlow: flowV1, triggers: [{ eventName: 'cart.abandoned' }] } });
+  const created = await call(srv, 'POST', '/v1/bots', {
+    key,
+    body: { name: 'Shop bot', channel: 'RCS', draftFlow: flowV1, triggers: [{ eventName: 'cart.abandoned' }] },
+  });
   expect(created.status, created.text).toBe(201);
   botId = created.body.id;
   expect((await call(srv, 'POST', `/v1/bots/${botId}/publish`, { key })).status).toBe(200);
@@ -136,16 +153,79 @@ describe('GET /v1/analytics/bots/{id}/funnel', () => {
       completions: 1,
       handoffs: 1,
       steps: [
-        { nodeId: 'start', nodeType: 'START', label: null, position: 0, entries: 6, contacts: 5, exits: 0, exitsByKind: kinds({ advanced: 6 }), advancedTo: [{ nodeId: 'ask', sessions: 6 }], conversionRate: 1, dropOff: 0, rateFromStart: 1 },
         {
-          nodeId: 'ask', nodeType: 'QUESTION', label: 'Buy or talk?', position: 1, entries: 6, contacts: 5, exits: 3,
-          exitsByKind: kinds({ advanced: 2, errored: 1, abandoned: 1, waiting: 2 }),
-          advancedTo: [{ nodeId: 'confirm', sessions: 1 }, { nodeId: 'human', sessions: 1 }],
-          conversionRate: 0.3333, dropOff: 4, rateFromStart: 1,
+          nodeId: 'start',
+          nodeType: 'START',
+          label: null,
+          position: 0,
+          entries: 6,
+          contacts: 5,
+          exits: 0,
+          exitsByKind: kinds({ advanced: 6 }),
+          advancedTo: [{ nodeId: 'ask', sessions: 6 }],
+          conversionRate: 1,
+          dropOff: 0,
+          rateFromStart: 1,
         },
-        { nodeId: 'confirm', nodeType: 'MESSAGE', label: null, position: 2, entries: 1, contacts: 1, exits: 0, exitsByKind: kinds({ advanced: 1 }), advancedTo: [{ nodeId: 'done', sessions: 1 }], conversionRate: 1, dropOff: 0, rateFromStart: 0.2 },
-        { nodeId: 'human', nodeType: 'HANDOFF', label: 'Agent', position: 3, entries: 1, contacts: 1, exits: 1, exitsByKind: kinds({ handedOff: 1 }), advancedTo: [], conversionRate: 0, dropOff: 1, rateFromStart: 0.2 },
-        { nodeId: 'done', nodeType: 'END', label: 'Thanks', position: 4, entries: 1, contacts: 1, exits: 1, exitsByKind: kinds({ completed: 1 }), advancedTo: [], conversionRate: 1, dropOff: 0, rateFromStart: 0.2 },
+        {
+          nodeId: 'ask',
+          nodeType: 'QUESTION',
+          label: 'Buy or talk?',
+          position: 1,
+          entries: 6,
+          contacts: 5,
+          exits: 3,
+          exitsByKind: kinds({ advanced: 2, errored: 1, abandoned: 1, waiting: 2 }),
+          advancedTo: [
+            { nodeId: 'confirm', sessions: 1 },
+            { nodeId: 'human', sessions: 1 },
+          ],
+          conversionRate: 0.3333,
+          dropOff: 4,
+          rateFromStart: 1,
+        },
+        {
+          nodeId: 'confirm',
+          nodeType: 'MESSAGE',
+          label: null,
+          position: 2,
+          entries: 1,
+          contacts: 1,
+          exits: 0,
+          exitsByKind: kinds({ advanced: 1 }),
+          advancedTo: [{ nodeId: 'done', sessions: 1 }],
+          conversionRate: 1,
+          dropOff: 0,
+          rateFromStart: 0.2,
+        },
+        {
+          nodeId: 'human',
+          nodeType: 'HANDOFF',
+          label: 'Agent',
+          position: 3,
+          entries: 1,
+          contacts: 1,
+          exits: 1,
+          exitsByKind: kinds({ handedOff: 1 }),
+          advancedTo: [],
+          conversionRate: 0,
+          dropOff: 1,
+          rateFromStart: 0.2,
+        },
+        {
+          nodeId: 'done',
+          nodeType: 'END',
+          label: 'Thanks',
+          position: 4,
+          entries: 1,
+          contacts: 1,
+          exits: 1,
+          exitsByKind: kinds({ completed: 1 }),
+          advancedTo: [],
+          conversionRate: 1,
+          dropOff: 0,
+          rateFromStart: 0.2,
+        },
       ],
     });
 
@@ -179,12 +259,23 @@ describe('GET /v1/analytics/bots/{id}/funnel', () => {
     expect(res.status, res.text).toBe(200);
     const d = res.body.data;
     expect(d).toMatchObject({ version, entered: 6, completed: 2, sessions: 7, completions: 2, handoffs: 1 });
-    expect(d.steps.map((s: { nodeId: string; position: number; entries: number }) => [s.nodeId, s.position, s.entries])).toEqual([['start', 0, 7], ['ask', 1, 7], ['confirm', 2, 2], ['done', 3, 2]]);
-    expect(d.steps[1].advancedTo).toEqual([{ nodeId: 'confirm', sessions: 2 }, { nodeId: 'human', sessions: 1 }]);
+    expect(d.steps.map((s: { nodeId: string; position: number; entries: number }) => [s.nodeId, s.position, s.entries])).toEqual([
+      ['start', 0, 7],
+      ['ask', 1, 7],
+      ['confirm', 2, 2],
+      ['done', 3, 2],
+    ]);
+    expect(d.steps[1].advancedTo).toEqual([
+      { nodeId: 'confirm', sessions: 2 },
+      { nodeId: 'human', sessions: 1 },
+    ]);
     const versions = await sql<{ bot_version: number; sessions: string }>`
       select bot_version, count(distinct session_id) as sessions from bot_node_visits
       where organization_id = ${org.organizationId} and bot_id = ${botId} group by 1 order by 1`.execute(srv.context.db);
-    expect(versions.rows.map((r) => [r.bot_version, Number(r.sessions)])).toEqual([[1, 6], [version, 1]]);
+    expect(versions.rows.map((r) => [r.bot_version, Number(r.sessions)])).toEqual([
+      [1, 6],
+      [version, 1],
+    ]);
     const summary = await call(srv, 'GET', `/v1/analytics/bots/${botId}`, { key });
     expect(summary.body.data).toMatchObject({ sessions: 7, uniqueContacts: 6, completions: 2, handoffsToHuman: 1 });
   });
@@ -207,8 +298,19 @@ describe('GET /v1/analytics/bots/{id}/funnel', () => {
     expect(d).toMatchObject({ entered: 7, sessions: 8, completions: 2 });
     const step = (id: string) => d.steps.find((s: { nodeId: string }) => s.nodeId === id);
     // ask: counted once for this session, by its latest visit (waiting); confirm: its refusal.
-    expect(step('ask')).toMatchObject({ entries: 8, exitsByKind: kinds({ advanced: 3, errored: 1, abandoned: 1, waiting: 3 }), dropOff: 5 });
-    expect(step('confirm')).toMatchObject({ entries: 3, contacts: 3, exits: 1, exitsByKind: kinds({ advanced: 2, errored: 1 }), conversionRate: 0.6667, dropOff: 1 });
+    expect(step('ask')).toMatchObject({
+      entries: 8,
+      exitsByKind: kinds({ advanced: 3, errored: 1, abandoned: 1, waiting: 3 }),
+      dropOff: 5,
+    });
+    expect(step('confirm')).toMatchObject({
+      entries: 3,
+      contacts: 3,
+      exits: 1,
+      exitsByKind: kinds({ advanced: 2, errored: 1 }),
+      conversionRate: 0.6667,
+      dropOff: 1,
+    });
   });
 
   it('applies the date rules: the default range ends today, sessions belong to the day they started, 400 for bad ranges', async () => {
@@ -218,7 +320,17 @@ describe('GET /v1/analytics/bots/{id}/funnel', () => {
     expect(past.status, past.text).toBe(200);
     expect(past.body.data).toMatchObject({ entered: 0, completed: 0, completionRate: 0, sessions: 0, completions: 0, handoffs: 0 });
     expect(past.body.data.steps).toHaveLength(4);
-    for (const s of past.body.data.steps) expect(s).toMatchObject({ entries: 0, contacts: 0, exits: 0, exitsByKind: kinds({}), advancedTo: [], conversionRate: 0, dropOff: 0, rateFromStart: 0 });
+    for (const s of past.body.data.steps)
+      expect(s).toMatchObject({
+        entries: 0,
+        contacts: 0,
+        exits: 0,
+        exitsByKind: kinds({}),
+        advancedTo: [],
+        conversionRate: 0,
+        dropOff: 0,
+        rateFromStart: 0,
+      });
     const after = await funnel(`?startDate=${today()}&endDate=${daysAgo(1)}`);
     expect(after.status).toBe(400);
     expect(after.body.code).toBe('VALIDATION_ERROR');
@@ -234,7 +346,18 @@ describe('GET /v1/analytics/bots/{id}/funnel', () => {
     const draft = await call(srv, 'POST', '/v1/bots', { key, body: { name: 'Draft bot', channel: 'RCS' } });
     const res = await funnel(`?startDate=${today()}&endDate=${today()}`, key, draft.body.id);
     expect(res.status, res.text).toBe(200);
-    expect(res.body.data).toEqual({ botId: draft.body.id, version: null, period: { startDate: today(), endDate: today() }, entered: 0, completed: 0, completionRate: 0, sessions: 0, completions: 0, handoffs: 0, steps: [] });
+    expect(res.body.data).toEqual({
+      botId: draft.body.id,
+      version: null,
+      period: { startDate: today(), endDate: today() },
+      entered: 0,
+      completed: 0,
+      completionRate: 0,
+      sessions: 0,
+      completions: 0,
+      handoffs: 0,
+      steps: [],
+    });
   });
 
   it('answers 404 for another organization’s bot or an unknown id, 403 without analytics:read', async () => {

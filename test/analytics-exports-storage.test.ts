@@ -42,7 +42,15 @@ beforeAll(async () => {
   s3 = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: s3Dir, configureBuckets: [{ name: 'exports' }] });
   const { port } = await s3.run();
   const fs = new FsStore(fsDir);
-  const bucket = new S3Store({ bucket: 'exports', endpoint: `http://127.0.0.1:${port}`, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, prefix: 'p/' });
+  const bucket = new S3Store({
+    bucket: 'exports',
+    endpoint: `http://127.0.0.1:${port}`,
+    region: 'us-east-1',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    forcePathStyle: true,
+    prefix: 'p/',
+  });
   stores.push(['fs', () => fs], ['s3', () => bucket]);
 });
 afterAll(async () => {

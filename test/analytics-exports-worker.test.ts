@@ -12,14 +12,24 @@ afterAll(() => srv.close());
 
 it('the export job completes a pending export and its signed link answers the CSV', async () => {
   const org = await srv.newOrg('Exports worker');
-  const res = await call(srv, 'POST', '/v1/analytics/export', { key: org.apiKey.secret, body: { type: 'protocols', startDate: '2026-10-01', endDate: '2026-10-02' } });
+  const res = await call(srv, 'POST', '/v1/analytics/export', {
+    key: org.apiKey.secret,
+    body: { type: 'protocols', startDate: '2026-10-01', endDate: '2026-10-02' },
+  });
   expect(res.status, res.text).toBe(200);
   expect(res.body.data.status).toBe('pending');
   const link = new URL(res.body.data.downloadUrl);
-  const done = await until(() => call(srv, 'GET', `${link.pathname}${link.search}`), (r) => r.status !== 409, 'the export job');
+  const done = await until(
+    () => call(srv, 'GET', `${link.pathname}${link.search}`),
+    (r) => r.status !== 409,
+    'the export job',
+  );
   expect(done.status, done.text).toBe(200);
   expect(done.text.split('\r\n').slice(0, 5)).toEqual([
     'channel,sent,delivered,read,failed,received,fallback,cost,currency',
-    'RCS,0,0,0,0,0,0,0.0000,USD', 'SMS,0,0,0,0,0,0,0.0000,USD', 'MMS,0,0,0,0,0,0,0.0000,USD', 'CHATAPP,0,0,0,0,0,0,0.0000,USD',
+    'RCS,0,0,0,0,0,0,0.0000,USD',
+    'SMS,0,0,0,0,0,0,0.0000,USD',
+    'MMS,0,0,0,0,0,0,0.0000,USD',
+    'CHATAPP,0,0,0,0,0,0,0.0000,USD',
   ]);
 });

@@ -25,23 +25,59 @@ const at = (h: number) => new Date(Date.parse(`${day}T00:00:00Z`) + h * 3_600_00
 
 async function seed(org: Org, senderId: string, n: number, status: string) {
   const db = srv.context.db;
-  const contact = await db.insertInto('contacts').values({ organization_id: org.organizationId, phone: `+1415555${String(1000 + n)}`, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
-  const conv = await db.insertInto('conversations').values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: senderId, source_type: 'api' }).returning('id').executeTakeFirstOrThrow();
+  const contact = await db
+    .insertInto('contacts')
+    .values({ organization_id: org.organizationId, phone: `+1415555${String(1000 + n)}`, attributes: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const conv = await db
+    .insertInto('conversations')
+    .values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: senderId, source_type: 'api' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   for (let i = 0; i < n; i++) {
-    await db.insertInto('messages').values({
-      organization_id: org.organizationId, conversation_id: conv.id, contact_id: contact.id, contact_phone: '+14155550100', sender_id: senderId,
-      direction: 'outbound', status, channel: 'SMS', requested_channel: 'SMS', message_type: 'TRANSACTIONAL', cost_units: 39, segments: 1,
-      content: JSON.stringify({ type: 'text', text: 'hi' }), origin: 'api', created_at: at(i + 1),
-    }).execute();
+    await db
+      .insertInto('messages')
+      .values({
+        organization_id: org.organizationId,
+        conversation_id: conv.id,
+        contact_id: contact.id,
+        contact_phone: '+14155550100',
+        sender_id: senderId,
+        direction: 'outbound',
+        status,
+        channel: 'SMS',
+        requested_channel: 'SMS',
+        message_type: 'TRANSACTIONAL',
+        cost_units: 39,
+        segments: 1,
+        content: JSON.stringify({ type: 'text', text: 'hi' }),
+        origin: 'api',
+        created_at: at(i + 1),
+      })
+      .execute();
   }
 }
 
 beforeAll(async () => {
   srv = await startTestServer({ config: { webhookAllowPrivate: true } });
   [orgA, orgB] = await Promise.all([srv.newOrg('Exports A'), srv.newOrg('Exports B')]);
-  evilSender = (await srv.context.db.insertInto('sender_ids')
-    .values({ organization_id: orgA.organizationId, name: '=HYPERLINK("http://evil")', type: 'RCS_AGENT', status: 'ACTIVE', provider: 'PROVIDER_B', phone_number: null, is_sandbox: true, updated_at: new Date() })
-    .returning('id').executeTakeFirstOrThrow()).id;
+  evilSender = (
+    await srv.context.db
+      .insertInto('sender_ids')
+      .values({
+        organization_id: orgA.organizationId,
+        name: '=HYPERLINK("http://evil")',
+        type: 'RCS_AGENT',
+        status: 'ACTIVE',
+        provider: 'PROVIDER_B',
+        phone_number: null,
+        is_sandbox: true,
+        updated_at: new Date(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
   await seed(orgA, orgA.senderId, 3, 'delivered');
   await seed(orgA, evilSender, 2, 'failed');
   await seed(orgB, orgB.senderId, 4, 'delivered');
@@ -49,7 +85,8 @@ beforeAll(async () => {
 beforeEach(() => resetExportSlots());
 afterAll(() => srv.close());
 
-const post = (org: Org, body: unknown, csv = false) => call(srv, 'POST', '/v1/analytics/export', { key: org.apiKey.secret, body, headers: csv ? { accept: 'text/csv' } : {} });
+const post = (org: Org, body: unknown, csv = false) =>
+  call(srv, 'POST', '/v1/analytics/export', { key: org.apiKey.secret, body, headers: csv ? { accept: 'text/csv' } : {} });
 
 describe('synchronous export (Accept: text/csv)', () => {
   it('returns the overview CSV of the range, equal to direct SQL, with its file name', async () => {
@@ -57,15 +94,21 @@ describe('synchronous export (Accept: text/csv)', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="analytics-overview-${day}-2026-10-06.csv"`);
-    const ref = (await sql<{ sent: string; delivered: string; failed: string; cost: string }>`
+    const ref = (
+      await sql<{ sent: string; delivered: string; failed: string; cost: string }>`
       select count(*) as sent, count(*) filter (where status in ('delivered', 'read')) as delivered, count(*) filter (where status in ('failed', 'undeliverable')) as failed, sum(cost_units) as cost
-      from messages where organization_id = ${orgA.organizationId} and created_at >= ${at(0)} and created_at < ${at(24)}`.execute(srv.context.db)).rows[0]!;
-    expect(res.text).toBe([
-      'date,sent,delivered,read,failed,received,fallback,cost,currency',
-      `${day},${ref.sent},${ref.delivered},0,${ref.failed},0,0,${(Number(ref.cost) / 10_000).toFixed(4)},USD`,
-      '2026-10-06,0,0,0,0,0,0,0.0000,USD',
-      '',
-    ].join('\r\n'));
+      from messages where organization_id = ${orgA.organizationId} and created_at >= ${at(0)} and created_at < ${at(24)}`.execute(
+        srv.context.db,
+      )
+    ).rows[0]!;
+    expect(res.text).toBe(
+      [
+        'date,sent,delivered,read,failed,received,fallback,cost,currency',
+        `${day},${ref.sent},${ref.delivered},0,${ref.failed},0,0,${(Number(ref.cost) / 10_000).toFixed(4)},USD`,
+        '2026-10-06,0,0,0,0,0,0,0.0000,USD',
+        '',
+      ].join('\r\n'),
+    );
   });
 
   it('exports the messages with the report’s columns, 400 beyond 366 days or for startDate after endDate', async () => {
@@ -84,7 +127,13 @@ describe('asynchronous export', () => {
     const res = await post(orgA, { type: 'sender-ids', startDate: day, endDate: day });
     expect(res.status, res.text).toBe(200);
     const e = res.body.data;
-    expect(e).toMatchObject({ type: 'sender-ids', status: 'pending', downloadUrl: expect.stringMatching(new RegExp(`/v1/analytics/export/${e.exportId}/download\\?org=${orgA.organizationId}&expires=\\d+&signature=[\\w-]{43}$`)) });
+    expect(e).toMatchObject({
+      type: 'sender-ids',
+      status: 'pending',
+      downloadUrl: expect.stringMatching(
+        new RegExp(`/v1/analytics/export/${e.exportId}/download\\?org=${orgA.organizationId}&expires=\\d+&signature=[\\w-]{43}$`),
+      ),
+    });
     expect(Number(new URL(e.downloadUrl).searchParams.get('expires'))).toBe(Math.floor(Date.parse(e.expiresAt) / 1000));
     expect(Date.parse(e.expiresAt) - Date.parse(e.createdAt)).toBe(3_600_000);
     const pending = await call(srv, 'GET', `/v1/analytics/export/${e.exportId}/download`, { key: orgA.apiKey.secret });
@@ -97,7 +146,8 @@ describe('asynchronous export', () => {
     expect(other.body.code).toBe('NOT_FOUND');
 
     await runExport(await tenantFor(srv.context, orgA.organizationId), srv.context, e.exportId);
-    const row = (await sql<{ status: string }>`select status from analytics_exports where id = ${e.exportId}`.execute(srv.context.db)).rows[0]!;
+    const row = (await sql<{ status: string }>`select status from analytics_exports where id = ${e.exportId}`.execute(srv.context.db))
+      .rows[0]!;
     expect(row.status).toBe('complete');
     const done = await call(srv, 'GET', `/v1/analytics/export/${e.exportId}/download`, { key: orgA.apiKey.secret });
     expect(done.status, done.text).toBe(200);
@@ -112,7 +162,9 @@ describe('asynchronous export', () => {
     const expired = await call(srv, 'GET', `/v1/analytics/export/${e.exportId}/download`, { key: orgA.apiKey.secret });
     expect(expired.status).toBe(404);
     expect(expired.body.code).toBe('EXPORT_EXPIRED');
-    expect((await call(srv, 'GET', '/v1/analytics/export/00000000-0000-4000-8000-000000000000/download', { key: orgA.apiKey.secret })).body.code).toBe('NOT_FOUND');
+    expect(
+      (await call(srv, 'GET', '/v1/analytics/export/00000000-0000-4000-8000-000000000000/download', { key: orgA.apiKey.secret })).body.code,
+    ).toBe('NOT_FOUND');
   });
 
   it('records a failed generation: the download answers 500 EXPORT_FAILED', async () => {
@@ -148,8 +200,14 @@ describe('asynchronous export', () => {
     const org = await srv.newOrg('Exports race');
     const started = await Promise.all(Array.from({ length: 20 }, () => post(org, { type: 'protocols' })));
     expect(started.filter((r) => r.status === 200)).toHaveLength(3); // pending until their jobs run (no workers here)
-    expect(started.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.body.code}`)).toEqual(Array(17).fill('429 TOO_MANY_EXPORTS'));
-    const rows = await srv.context.db.selectFrom('analytics_exports').select('id').where('organization_id', '=', org.organizationId).execute();
+    expect(started.filter((r) => r.status !== 200).map((r) => `${r.status} ${r.body.code}`)).toEqual(
+      Array(17).fill('429 TOO_MANY_EXPORTS'),
+    );
+    const rows = await srv.context.db
+      .selectFrom('analytics_exports')
+      .select('id')
+      .where('organization_id', '=', org.organizationId)
+      .execute();
     expect(rows).toHaveLength(3);
   });
 
@@ -173,7 +231,10 @@ const withParam = (url: string, name: string, value: string) => {
 
 describe('signed downloadUrl', () => {
   it('downloads without an API key; an altered signature, org, expiry or path answers 403; the key path and tenancy still hold', async () => {
-    const hook = await call(srv, 'POST', '/v1/webhook-endpoints', { key: orgA.apiKey.secret, body: { url: 'http://127.0.0.1:9/hooks', events: ['analytics_export.completed'] } });
+    const hook = await call(srv, 'POST', '/v1/webhook-endpoints', {
+      key: orgA.apiKey.secret,
+      body: { url: 'http://127.0.0.1:9/hooks', events: ['analytics_export.completed'] },
+    });
     expect(hook.status, hook.text).toBe(201);
     const res = await post(orgA, { type: 'protocols', startDate: day, endDate: day });
     const e = res.body.data;
@@ -217,7 +278,12 @@ describe('signed downloadUrl', () => {
     expect(gone.body.code).toBe('LINK_EXPIRED');
 
     // The analytics_export.completed event carries the same kind of link.
-    const event = await srv.context.db.selectFrom('webhook_events').select('body').where('organization_id', '=', orgA.organizationId).where('type', '=', 'analytics_export.completed').executeTakeFirstOrThrow();
+    const event = await srv.context.db
+      .selectFrom('webhook_events')
+      .select('body')
+      .where('organization_id', '=', orgA.organizationId)
+      .where('type', '=', 'analytics_export.completed')
+      .executeTakeFirstOrThrow();
     const data = JSON.parse(event.body).data;
     expect(data).toMatchObject({ exportId: e.exportId, status: 'complete', rowCount: 4 });
     const fromEvent = await call(srv, 'GET', pathOf(data.downloadUrl));
@@ -233,8 +299,16 @@ describe('messages export larger than one batch', () => {
   beforeAll(async () => {
     org = await srv.newOrg('Exports big');
     const db = srv.context.db;
-    const contact = await db.insertInto('contacts').values({ organization_id: org.organizationId, phone: '+14155557001', attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
-    const conv = await db.insertInto('conversations').values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: org.senderId, source_type: 'api' }).returning('id').executeTakeFirstOrThrow();
+    const contact = await db
+      .insertInto('contacts')
+      .values({ organization_id: org.organizationId, phone: '+14155557001', attributes: '{}' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const conv = await db
+      .insertInto('conversations')
+      .values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: org.senderId, source_type: 'api' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
     // Three messages per microsecond: batches end inside ties, below a JS Date's millisecond.
     await sql`
       insert into messages (organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, status, channel, requested_channel,
@@ -252,7 +326,11 @@ describe('messages export larger than one batch', () => {
     expect(lines).toHaveLength(N + 1);
     const ids = lines.slice(1).map((l) => l.split(',')[0]!);
     expect(new Set(ids).size).toBe(N);
-    const expected = (await sql<{ id: string }>`select id from messages where organization_id = ${org.organizationId} order by created_at, id`.execute(srv.context.db)).rows.map((r) => r.id);
+    const expected = (
+      await sql<{ id: string }>`select id from messages where organization_id = ${org.organizationId} order by created_at, id`.execute(
+        srv.context.db,
+      )
+    ).rows.map((r) => r.id);
     expect(ids).toEqual(expected);
     expect(lines.filter((l) => l.includes(",'=1+2,"))).toHaveLength(Math.ceil(N / 1000));
 
@@ -277,9 +355,11 @@ describe('messages export larger than one batch', () => {
       });
       const { body } = await exportNow({ ...tenant, db }, { type: 'messages', startDate: big, endDate: big });
       let text = '';
-      await expect((async () => {
-        for await (const chunk of body) text += String(chunk);
-      })()).rejects.toThrow('database went away');
+      await expect(
+        (async () => {
+          for await (const chunk of body) text += String(chunk);
+        })(),
+      ).rejects.toThrow('database went away');
       expect(text.trimEnd().split('\r\n')).toHaveLength(BATCH_ROWS + 1);
       expect(body.destroyed).toBe(true);
     }

@@ -37,13 +37,19 @@ beforeAll(async () => {
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         if (refuse) return callback(Object.assign(new Error(refuse), { responseCode: 451 }));
-        inbox.push({ from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '', to: session.envelope.rcptTo.map((r) => r.address), raw: Buffer.concat(chunks).toString('utf8') });
+        inbox.push({
+          from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          to: session.envelope.rcptTo.map((r) => r.address),
+          raw: Buffer.concat(chunks).toString('utf8'),
+        });
         callback();
       });
     },
   });
   await new Promise<void>((resolve) => smtp.listen(port, '127.0.0.1', resolve));
-  srv = await startTestServer({ config: { mail: { smtpUrl: `smtp://127.0.0.1:${port}`, from: 'Reports <reports@example.com>', dir: outbox } } });
+  srv = await startTestServer({
+    config: { mail: { smtpUrl: `smtp://127.0.0.1:${port}`, from: 'Reports <reports@example.com>', dir: outbox } },
+  });
 });
 afterAll(async () => {
   await srv.close();
@@ -67,7 +73,10 @@ function partsOf(raw: string): Part[] {
   const top = parsePart(raw);
   const boundary = /boundary="?([^";]+)"?/.exec(top.headers.get('content-type') ?? '')?.[1];
   if (!boundary) return [top];
-  return top.body.split(`--${boundary}`).slice(1, -1).map((p) => parsePart(p.replace(/^\r\n/, '')));
+  return top.body
+    .split(`--${boundary}`)
+    .slice(1, -1)
+    .map((p) => parsePart(p.replace(/^\r\n/, '')));
 }
 function attachments(raw: string): Map<string, string> {
   const out = new Map<string, string>();
@@ -81,7 +90,8 @@ function textOf(raw: string): string {
   const p = partsOf(raw).find((x) => (x.headers.get('content-type') ?? '').startsWith('text/plain'))!;
   const enc = p.headers.get('content-transfer-encoding');
   if (enc === 'base64') return Buffer.from(p.body.replace(/\s+/g, ''), 'base64').toString('utf8');
-  if (enc === 'quoted-printable') return p.body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
+  if (enc === 'quoted-printable')
+    return p.body.replace(/=\r\n/g, '').replace(/=([0-9A-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16)));
   return p.body;
 }
 
@@ -90,7 +100,10 @@ const iso = (d: Date) => d.toISOString().slice(0, 10);
 
 /** Creates a weekly report over HTTP and makes it due (its next run one minute ago). */
 async function dueReport(org: Org, body: Record<string, unknown>) {
-  const created = await call(srv, 'POST', '/v1/analytics/reports', { key: org.apiKey.secret, body: { name: 'Weekly summary', frequency: 'weekly', dayOfWeek: 1, recipients: ['ops@example.com', 'cfo@example.com'], ...body } });
+  const created = await call(srv, 'POST', '/v1/analytics/reports', {
+    key: org.apiKey.secret,
+    body: { name: 'Weekly summary', frequency: 'weekly', dayOfWeek: 1, recipients: ['ops@example.com', 'cfo@example.com'], ...body },
+  });
   expect(created.status, created.text).toBe(201);
   const runAt = new Date(Date.now() - 60_000);
   await srv.context.db.updateTable('analytics_reports').set({ next_run_at: runAt }).where('id', '=', created.body.data.id).execute();
@@ -99,8 +112,16 @@ async function dueReport(org: Org, body: Record<string, unknown>) {
 
 async function seedMessages(org: Org, n: number, day: string) {
   const db = srv.context.db;
-  const contact = await db.insertInto('contacts').values({ organization_id: org.organizationId, phone: `+1415555${String(2000 + (n % 7000))}`, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
-  const conv = await db.insertInto('conversations').values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: org.senderId, source_type: 'api' }).returning('id').executeTakeFirstOrThrow();
+  const contact = await db
+    .insertInto('contacts')
+    .values({ organization_id: org.organizationId, phone: `+1415555${String(2000 + (n % 7000))}`, attributes: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const conv = await db
+    .insertInto('conversations')
+    .values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: org.senderId, source_type: 'api' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   await sql`
     insert into messages (organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, status, channel, requested_channel,
       message_type, cost_units, segments, content, origin, created_at)
@@ -110,7 +131,13 @@ async function seedMessages(org: Org, n: number, day: string) {
 }
 
 const syncExport = async (org: Org, type: string, p: { startDate: string; endDate: string }) =>
-  (await call(srv, 'POST', '/v1/analytics/export', { key: org.apiKey.secret, body: { type, startDate: p.startDate, endDate: p.endDate }, headers: { accept: 'text/csv' } })).text;
+  (
+    await call(srv, 'POST', '/v1/analytics/export', {
+      key: org.apiKey.secret,
+      body: { type, startDate: p.startDate, endDate: p.endDate },
+      headers: { accept: 'text/csv' },
+    })
+  ).text;
 
 const stored = (id: string) => srv.context.db.selectFrom('analytics_reports').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
@@ -191,7 +218,10 @@ describe('scheduled report email over SMTP', () => {
       refuse = null;
     }
     expect(waits).toEqual([5, 10, 20, 40, 80, 160, 320, 360, 360]);
-    const edited = await call(srv, 'PATCH', `/v1/analytics/reports/${id}`, { key: org.apiKey.secret, body: { recipients: ['ops@example.com'] } });
+    const edited = await call(srv, 'PATCH', `/v1/analytics/reports/${id}`, {
+      key: org.apiKey.secret,
+      body: { recipients: ['ops@example.com'] },
+    });
     expect(edited.status, edited.text).toBe(200);
     expect([(await stored(id)).send_failures, (await stored(id)).retry_at]).toEqual([0, null]);
   });
@@ -220,7 +250,10 @@ describe('without SMTP_URL', () => {
     const org = await srv.newOrg('Reports eml');
     const dir = join(outbox, 'no-smtp');
     const { id, runAt, period } = await dueReport(org, { name: 'Eml summary', recipients: ['team@example.com'] });
-    const app: AppContext = { ...srv.context, config: { ...srv.context.config, mail: { smtpUrl: undefined, from: 'Reports <reports@example.com>', dir } } };
+    const app: AppContext = {
+      ...srv.context,
+      config: { ...srv.context.config, mail: { smtpUrl: undefined, from: 'Reports <reports@example.com>', dir } },
+    };
     await runDueReports(app);
     expect(inbox.filter((m) => m.to.includes('team@example.com'))).toHaveLength(0);
     const file = `${iso(runAt)}-${id}.eml`;

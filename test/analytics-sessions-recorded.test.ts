@@ -24,22 +24,50 @@ let org: Org;
 let other: Org;
 
 async function thread(o: Org, phone: string): Promise<Thread> {
-  const c = await srv.context.db.insertInto('contacts').values({ organization_id: o.organizationId, phone, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
-  const v = await srv.context.db.insertInto('conversations').values({ organization_id: o.organizationId, contact_id: c.id, sender_id: o.senderId, source_type: 'inbound' }).returning('id').executeTakeFirstOrThrow();
+  const c = await srv.context.db
+    .insertInto('contacts')
+    .values({ organization_id: o.organizationId, phone, attributes: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const v = await srv.context.db
+    .insertInto('conversations')
+    .values({ organization_id: o.organizationId, contact_id: c.id, sender_id: o.senderId, source_type: 'inbound' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return { contactId: c.id, conversationId: v.id };
 }
 
 async function put(o: Org, t: Thread, direction: 'inbound' | 'outbound', created_at: Date): Promise<string> {
-  const row = await srv.context.db.insertInto('messages').values({
-    organization_id: o.organizationId, conversation_id: t.conversationId, contact_id: t.contactId, contact_phone: '+14155550100', sender_id: o.senderId,
-    direction, status: direction === 'inbound' ? 'received' : 'delivered', channel: 'SMS', requested_channel: direction === 'inbound' ? null : 'SMS',
-    content: JSON.stringify({ type: 'text', text: 'x' }), origin: direction === 'inbound' ? 'inbound' : 'api', segments: 1, cost_units: direction === 'inbound' ? null : 39, created_at,
-  }).returning('id').executeTakeFirstOrThrow();
+  const row = await srv.context.db
+    .insertInto('messages')
+    .values({
+      organization_id: o.organizationId,
+      conversation_id: t.conversationId,
+      contact_id: t.contactId,
+      contact_phone: '+14155550100',
+      sender_id: o.senderId,
+      direction,
+      status: direction === 'inbound' ? 'received' : 'delivered',
+      channel: 'SMS',
+      requested_channel: direction === 'inbound' ? null : 'SMS',
+      content: JSON.stringify({ type: 'text', text: 'x' }),
+      origin: direction === 'inbound' ? 'inbound' : 'api',
+      segments: 1,
+      cost_units: direction === 'inbound' ? null : 39,
+      created_at,
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   return row.id;
 }
 
 const overview = async (o: Org, startDate: Date, endDate: Date, granularity: 'hour' | 'day' = 'day') => {
-  const res = await call(srv, 'GET', `/v1/analytics/overview?granularity=${granularity}&startDate=${iso(startDate)}&endDate=${iso(endDate)}`, { key: o.apiKey.secret });
+  const res = await call(
+    srv,
+    'GET',
+    `/v1/analytics/overview?granularity=${granularity}&startDate=${iso(startDate)}&endDate=${iso(endDate)}`,
+    { key: o.apiKey.secret },
+  );
   expect(res.status, res.text).toBe(200);
   return res.body.data as { conversations: { sessions: number }; messages: { received: number; sent: number } };
 };
@@ -47,7 +75,9 @@ const sessionsOf = async (o: Org, startDate: Date, endDate: Date) => (await over
 
 /** The sessions operation (window over the messages table) per day of the range. */
 const perDay = async (o: Org, startDate: Date, endDate: Date) => {
-  const res = await call(srv, 'GET', `/v1/analytics/sessions?startDate=${iso(startDate)}&endDate=${iso(endDate)}`, { key: o.apiKey.secret });
+  const res = await call(srv, 'GET', `/v1/analytics/sessions?startDate=${iso(startDate)}&endDate=${iso(endDate)}`, {
+    key: o.apiKey.secret,
+  });
   expect(res.status, res.text).toBe(200);
   return (res.body.data.timeline as Array<{ date: string; sessions: number }>).map((p) => [p.date, p.sessions]);
 };
@@ -64,7 +94,9 @@ async function dailyEqualsHourly(orgId: string) {
   const hourly = await sql<Record<string, string>>`
     select to_char(bucket_hour at time zone 'UTC', 'YYYY-MM-DD') as day, sender_id, direction, coalesce(nullif(channel, ''), requested_channel) as channel, status, is_fallback,
       sum(messages)::int8 as n, sum(segments)::int8 as seg, sum(cost_units)::int8 as cost, sum(text_segments)::int8 as text, sum(rich_messages)::int8 as rich, sum(sessions)::int8 as sessions
-    from analytics_message_rollups where organization_id = ${orgId} group by 1, 2, 3, 4, 5, 6 order by 1, 2, 3, 4, 5, 6`.execute(srv.context.db);
+    from analytics_message_rollups where organization_id = ${orgId} group by 1, 2, 3, 4, 5, 6 order by 1, 2, 3, 4, 5, 6`.execute(
+    srv.context.db,
+  );
   const daily = await sql<Record<string, string>>`
     select to_char(bucket_day at time zone 'UTC', 'YYYY-MM-DD') as day, sender_id, direction, channel, status, is_fallback,
       messages::int8 as n, segments::int8 as seg, cost_units::int8 as cost, text_segments::int8 as text, rich_messages::int8 as rich, sessions::int8 as sessions
@@ -91,17 +123,35 @@ describe('sessions recorded when inbound messages are stored', () => {
     await put(org, a, 'inbound', at(3, 1)); // A: 2 h later, across midnight: same session
     await put(org, a, 'outbound', at(2, 0, 30)); // outbound messages neither open nor extend
     await put(org, a, 'inbound', at(2, 1)); // A: exactly 24 h after the last one: same session
-    await srv.context.db.insertInto('messages').values({
-      organization_id: org.organizationId, conversation_id: a.conversationId, contact_id: a.contactId, contact_phone: '+14155550100', sender_id: org.senderId,
-      direction: 'inbound', status: 'received', channel: 'SMS', content: JSON.stringify({ type: 'text', text: 'x' }), origin: 'inbound', segments: 1,
-      created_at: new Date(at(1, 1).getTime() + 1), // 24 h and 1 ms after the last one: opens session 2 (D-1)
-    }).execute();
+    await srv.context.db
+      .insertInto('messages')
+      .values({
+        organization_id: org.organizationId,
+        conversation_id: a.conversationId,
+        contact_id: a.contactId,
+        contact_phone: '+14155550100',
+        sender_id: org.senderId,
+        direction: 'inbound',
+        status: 'received',
+        channel: 'SMS',
+        content: JSON.stringify({ type: 'text', text: 'x' }),
+        origin: 'inbound',
+        segments: 1,
+        created_at: new Date(at(1, 1).getTime() + 1), // 24 h and 1 ms after the last one: opens session 2 (D-1)
+      })
+      .execute();
     await put(org, b, 'inbound', at(4, 23, 30)); // B: opens session 3 (D-4), independent of A's
     await put(org, b, 'inbound', at(3, 0, 15)); // B: across midnight, same session
     await put(org, b, 'inbound', at(2, 0, 16)); // B: 24 h 1 min later: opens session 4 (D-2)
     await put(other, await thread(other, '+14155550403'), 'inbound', at(2, 5)); // another organization's
 
-    const expected: Array<[string, number]> = [[iso(at(4, 0)), 2], [iso(at(3, 0)), 0], [iso(at(2, 0)), 1], [iso(at(1, 0)), 1], [iso(today), 0]];
+    const expected: Array<[string, number]> = [
+      [iso(at(4, 0)), 2],
+      [iso(at(3, 0)), 0],
+      [iso(at(2, 0)), 1],
+      [iso(at(1, 0)), 1],
+      [iso(today), 0],
+    ];
     expect(await overviewPerDay(org, from, today)).toEqual(expected);
     expect(await perDay(org, from, today)).toEqual(expected);
     expect(await sessionsOf(org, from, today)).toBe(4);
@@ -116,8 +166,12 @@ describe('sessions recorded when inbound messages are stored', () => {
   });
 
   it('re-marks when an earlier inbound message arrives late and when one is deleted; compaction keeps the count', async () => {
-    const [b] = await srv.context.db.selectFrom('conversations').select(['id as conversationId', 'contact_id as contactId']).where('organization_id', '=', org.organizationId)
-      .where('contact_id', 'in', srv.context.db.selectFrom('contacts').select('id').where('phone', '=', '+14155550402')).execute();
+    const [b] = await srv.context.db
+      .selectFrom('conversations')
+      .select(['id as conversationId', 'contact_id as contactId'])
+      .where('organization_id', '=', org.organizationId)
+      .where('contact_id', 'in', srv.context.db.selectFrom('contacts').select('id').where('phone', '=', '+14155550402'))
+      .execute();
     // A carrier delivers late an inbound message of D-2 00:00 (23 h 45 min after B's D-3 one): B's D-2 message now
     // continues the session instead of opening one.
     late = await put(org, b!, 'inbound', at(2, 0));
@@ -140,7 +194,9 @@ describe('sessions recorded when inbound messages are stored', () => {
       where m.organization_id = ${org.organizationId} and m.direction = 'inbound'
         and m.opens_session is distinct from not exists (
           select 1 from messages p where p.organization_id = m.organization_id and p.conversation_id = m.conversation_id and p.direction = 'inbound'
-            and p.id <> m.id and p.created_at >= m.created_at - interval '24 hours' and (p.created_at, p.id) < (m.created_at, m.id))`.execute(srv.context.db);
+            and p.id <> m.id and p.created_at >= m.created_at - interval '24 hours' and (p.created_at, p.id) < (m.created_at, m.id))`.execute(
+      srv.context.db,
+    );
     expect(Number(marks.rows[0]!.wrong)).toBe(0);
   });
 
@@ -148,8 +204,18 @@ describe('sessions recorded when inbound messages are stored', () => {
     const o = await srv.newOrg('Recorded sessions concurrency org');
     const t = await thread(o, '+14155550404');
     const row = (created_at: Date) => ({
-      organization_id: o.organizationId, conversation_id: t.conversationId, contact_id: t.contactId, contact_phone: '+14155550100', sender_id: o.senderId,
-      direction: 'inbound', status: 'received', channel: 'SMS', content: JSON.stringify({ type: 'text', text: 'x' }), origin: 'inbound', segments: 1, created_at,
+      organization_id: o.organizationId,
+      conversation_id: t.conversationId,
+      contact_id: t.contactId,
+      contact_phone: '+14155550100',
+      sender_id: o.senderId,
+      direction: 'inbound',
+      status: 'received',
+      channel: 'SMS',
+      content: JSON.stringify({ type: 'text', text: 'x' }),
+      origin: 'inbound',
+      segments: 1,
+      created_at,
     });
     // The first transaction stores its message and stays open; the second (one hour later) waits on the
     // conversation's lock, then sees the first once it commits: only the first opens a session.
@@ -158,15 +224,30 @@ describe('sessions recorded when inbound messages are stored', () => {
     let stored!: () => void;
     const firstStored = new Promise<void>((r) => (stored = r));
     const first = srv.context.db.transaction().execute(async (trx) => {
-      await trx.insertInto('messages').values(row(at(3, 9))).execute();
+      await trx
+        .insertInto('messages')
+        .values(row(at(3, 9)))
+        .execute();
       stored();
       await held;
     });
     await firstStored;
-    const second = srv.context.db.insertInto('messages').values(row(at(3, 10))).execute();
+    const second = srv.context.db
+      .insertInto('messages')
+      .values(row(at(3, 10)))
+      .execute();
     // Released only once the second really waits (so the race is the one under test, not a sequential run).
     await until(
-      async () => Number((await sql<{ n: string }>`select count(*)::int8 as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(srv.context.db)).rows[0]!.n),
+      async () =>
+        Number(
+          (
+            await sql<{
+              n: string;
+            }>`select count(*)::int8 as n from pg_locks where locktype = 'advisory' and not granted and database = (select oid from pg_database where datname = current_database())`.execute(
+              srv.context.db,
+            )
+          ).rows[0]!.n,
+        ),
       (n) => n > 0,
       'the second insert waiting on the conversation lock',
     );
@@ -178,7 +259,9 @@ describe('sessions recorded when inbound messages are stored', () => {
   it('the trends compare recorded session counts too', async () => {
     const res = await call(srv, 'GET', '/v1/analytics/trends?period=7d', { key: org.apiKey.secret });
     expect(res.status, res.text).toBe(200);
-    const sessions = (res.body.data.metrics as Array<{ metric: string; current: number; previous: number }>).find((m) => m.metric === 'sessions');
+    const sessions = (res.body.data.metrics as Array<{ metric: string; current: number; previous: number }>).find(
+      (m) => m.metric === 'sessions',
+    );
     // The 7 days ending today hold sessions 1–4; the 7 before, the one of D-10.
     expect(sessions).toMatchObject({ current: 4, previous: 1 });
   });

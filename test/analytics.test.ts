@@ -29,7 +29,11 @@ let senderA2: string;
 let seeded = 0;
 
 async function seed(org: Org, senderId: string, list: Fixture[]): Promise<string[]> {
-  const contact = await srv.context.db.insertInto('contacts').values({ organization_id: org.organizationId, phone: `+1415555${String(1000 + seeded++)}`, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
+  const contact = await srv.context.db
+    .insertInto('contacts')
+    .values({ organization_id: org.organizationId, phone: `+1415555${String(1000 + seeded++)}`, attributes: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const conversation = await srv.context.db
     .insertInto('conversations')
     .values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: senderId, source_type: 'api' })
@@ -37,17 +41,19 @@ async function seed(org: Org, senderId: string, list: Fixture[]): Promise<string
     .executeTakeFirstOrThrow();
   const rows = await srv.context.db
     .insertInto('messages')
-    .values(list.map((f) => ({
-      organization_id: org.organizationId,
-      conversation_id: conversation.id,
-      contact_id: contact.id,
-      contact_phone: '+14155550100',
-      sender_id: senderId,
-      content: JSON.stringify({ type: 'text', text: 'hi' }),
-      origin: f.direction === 'inbound' ? 'inbound' : 'api',
-      segments: 1,
-      ...f,
-    })))
+    .values(
+      list.map((f) => ({
+        organization_id: org.organizationId,
+        conversation_id: conversation.id,
+        contact_id: contact.id,
+        contact_phone: '+14155550100',
+        sender_id: senderId,
+        content: JSON.stringify({ type: 'text', text: 'hi' }),
+        origin: f.direction === 'inbound' ? 'inbound' : 'api',
+        segments: 1,
+        ...f,
+      })),
+    )
     .returning('id')
     .execute();
   return rows.map((r) => r.id);
@@ -55,18 +61,95 @@ async function seed(org: Org, senderId: string, list: Fixture[]): Promise<string
 
 // A spread of outcomes over the last days: delivered/read RCS, SMS fallbacks, failures, revoked, inbound, queued.
 const fixtures = (): Fixture[] => [
-  { direction: 'outbound', requested_channel: 'RCS', channel: 'RCS', message_type: 'MARKETING', status: 'read', cost_units: 150, created_at: dayAt(1) },
-  { direction: 'outbound', requested_channel: 'RCS', channel: 'RCS', message_type: 'TRANSACTIONAL', status: 'delivered', cost_units: 39, created_at: dayAt(1, 11) },
-  { direction: 'outbound', requested_channel: 'RCS', channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_NOT_SUPPORTED', message_type: 'TRANSACTIONAL', status: 'delivered', segments: 3, cost_units: 117, created_at: dayAt(2) },
-  { direction: 'outbound', requested_channel: 'RCS', channel: 'MMS', fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED', message_type: 'MARKETING', status: 'undeliverable', cost_units: 150, created_at: dayAt(2, 23) },
-  { direction: 'outbound', requested_channel: 'SMS', channel: 'SMS', message_type: 'SERVICE', status: 'failed', cost_units: null, created_at: dayAt(3) },
-  { direction: 'outbound', requested_channel: 'SMS', channel: 'SMS', message_type: 'MARKETING', status: 'revoked', cost_units: null, created_at: dayAt(3, 1) },
-  { direction: 'outbound', requested_channel: 'RCS', channel: null, message_type: 'MARKETING', status: 'queued', cost_units: null, created_at: dayAt(0, 0) },
-  { direction: 'outbound', requested_channel: 'CHATAPP', channel: 'CHATAPP', message_type: 'SERVICE', status: 'read', cost_units: 150, created_at: dayAt(4) },
+  {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    channel: 'RCS',
+    message_type: 'MARKETING',
+    status: 'read',
+    cost_units: 150,
+    created_at: dayAt(1),
+  },
+  {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    channel: 'RCS',
+    message_type: 'TRANSACTIONAL',
+    status: 'delivered',
+    cost_units: 39,
+    created_at: dayAt(1, 11),
+  },
+  {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    channel: 'SMS',
+    fallback_used: true,
+    fallback_reason: 'RCS_NOT_SUPPORTED',
+    message_type: 'TRANSACTIONAL',
+    status: 'delivered',
+    segments: 3,
+    cost_units: 117,
+    created_at: dayAt(2),
+  },
+  {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    channel: 'MMS',
+    fallback_used: true,
+    fallback_reason: 'RCS_DELIVERY_FAILED',
+    message_type: 'MARKETING',
+    status: 'undeliverable',
+    cost_units: 150,
+    created_at: dayAt(2, 23),
+  },
+  {
+    direction: 'outbound',
+    requested_channel: 'SMS',
+    channel: 'SMS',
+    message_type: 'SERVICE',
+    status: 'failed',
+    cost_units: null,
+    created_at: dayAt(3),
+  },
+  {
+    direction: 'outbound',
+    requested_channel: 'SMS',
+    channel: 'SMS',
+    message_type: 'MARKETING',
+    status: 'revoked',
+    cost_units: null,
+    created_at: dayAt(3, 1),
+  },
+  {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    channel: null,
+    message_type: 'MARKETING',
+    status: 'queued',
+    cost_units: null,
+    created_at: dayAt(0, 0),
+  },
+  {
+    direction: 'outbound',
+    requested_channel: 'CHATAPP',
+    channel: 'CHATAPP',
+    message_type: 'SERVICE',
+    status: 'read',
+    cost_units: 150,
+    created_at: dayAt(4),
+  },
   { direction: 'inbound', channel: 'SMS', status: 'received', created_at: dayAt(1, 12) },
   { direction: 'inbound', channel: 'RCS', status: 'received', created_at: dayAt(2, 5) },
   // Outside the default range (the 30 days ending today).
-  { direction: 'outbound', requested_channel: 'SMS', channel: 'SMS', message_type: 'MARKETING', status: 'delivered', cost_units: 39, created_at: dayAt(40) },
+  {
+    direction: 'outbound',
+    requested_channel: 'SMS',
+    channel: 'SMS',
+    message_type: 'MARKETING',
+    status: 'delivered',
+    cost_units: 39,
+    created_at: dayAt(40),
+  },
 ];
 
 type Sums = { sent: number; delivered: number; read: number; failed: number; received: number; fallback: number; cost: string };
@@ -84,14 +167,23 @@ async function direct(orgId: string, from: Date, to: Date, where = sql`true`): P
       coalesce(sum(cost_units) filter (where direction = 'outbound' and status <> 'revoked'), 0) as cost
     from messages where organization_id = ${orgId} and created_at >= ${from} and created_at < ${to} and ${where}`.execute(srv.context.db);
   const row = r.rows[0]!;
-  return { sent: +row.sent!, delivered: +row.delivered!, read: +row.read!, failed: +row.failed!, received: +row.received!, fallback: +row.fallback!, cost: toMoney(Number(row.cost)).amount };
+  return {
+    sent: +row.sent!,
+    delivered: +row.delivered!,
+    read: +row.read!,
+    failed: +row.failed!,
+    received: +row.received!,
+    fallback: +row.fallback!,
+    cost: toMoney(Number(row.cost)).amount,
+  };
 }
 
 /** The rollup plus its pending deltas (or, after a compaction, the rollup alone) must equal the messages table. */
 async function rollupEqualsMessages(orgId: string, source: 'rollup+deltas' | 'rollup' = 'rollup+deltas') {
-  const rows = source === 'rollup'
-    ? sql`select * from analytics_message_rollups where organization_id = ${orgId}`
-    : sql`select organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, messages, segments, cost_units, text_segments, rich_messages from analytics_message_rollups where organization_id = ${orgId}
+  const rows =
+    source === 'rollup'
+      ? sql`select * from analytics_message_rollups where organization_id = ${orgId}`
+      : sql`select organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, messages, segments, cost_units, text_segments, rich_messages from analytics_message_rollups where organization_id = ${orgId}
           union all
           select organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, messages, segments, cost_units, text_segments, rich_messages from analytics_message_deltas where organization_id = ${orgId}`;
   const fromRollup = await sql<Record<string, string>>`
@@ -108,7 +200,12 @@ async function rollupEqualsMessages(orgId: string, source: 'rollup+deltas' | 'ro
 
 /** Cost of the sent messages by the message report (its rows' cost, summed in integer units). */
 async function reportCost(key: string, start: string, end: string, senderId?: string): Promise<string> {
-  const res = await call(srv, 'GET', `/v1/reports/messages?kind=mdr&limit=1000&start=${start}&end=${end}${senderId ? `&senderId=${senderId}` : ''}`, { key });
+  const res = await call(
+    srv,
+    'GET',
+    `/v1/reports/messages?kind=mdr&limit=1000&start=${start}&end=${end}${senderId ? `&senderId=${senderId}` : ''}`,
+    { key },
+  );
   expect(res.status, res.text).toBe(200);
   expect(res.body.hasMore).toBe(false);
   const units = res.body.data
@@ -124,11 +221,22 @@ const strip = ({ deliveryRate: _d, readRate: _r, ...m }: Record<string, unknown>
 beforeAll(async () => {
   srv = await startTestServer();
   [orgA, orgB] = await Promise.all([srv.newOrg('Analytics org A'), srv.newOrg('Analytics org B')]);
-  senderA2 = (await srv.context.db
-    .insertInto('sender_ids')
-    .values({ organization_id: orgA.organizationId, name: 'Second sender', type: 'RCS_AGENT', status: 'ACTIVE', provider: 'PROVIDER_B', phone_number: null, is_sandbox: true, updated_at: new Date() })
-    .returning('id')
-    .executeTakeFirstOrThrow()).id;
+  senderA2 = (
+    await srv.context.db
+      .insertInto('sender_ids')
+      .values({
+        organization_id: orgA.organizationId,
+        name: 'Second sender',
+        type: 'RCS_AGENT',
+        status: 'ACTIVE',
+        provider: 'PROVIDER_B',
+        phone_number: null,
+        is_sandbox: true,
+        updated_at: new Date(),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow()
+  ).id;
   await seed(orgA, orgA.senderId, fixtures());
   await seed(orgA, senderA2, fixtures().slice(0, 4));
   await seed(orgB, orgB.senderId, fixtures());
@@ -142,14 +250,19 @@ describe('the rollup', () => {
   it('equals a direct aggregate of the messages table after inserts, updates and deletes', async () => {
     await rollupEqualsMessages(orgA.organizationId);
     // Receipts move a message through statuses and channels; the trigger follows in the same transaction.
-    const [id] = await seed(orgA, orgA.senderId, [{ direction: 'outbound', requested_channel: 'RCS', channel: null, status: 'queued', created_at: dayAt(5) }]);
+    const [id] = await seed(orgA, orgA.senderId, [
+      { direction: 'outbound', requested_channel: 'RCS', channel: null, status: 'queued', created_at: dayAt(5) },
+    ]);
     await srv.context.db.updateTable('messages').set({ status: 'sent', channel: 'SMS', cost_units: 39 }).where('id', '=', id!).execute();
     await srv.context.db.updateTable('messages').set({ status: 'delivered', delivered_at: new Date() }).where('id', '=', id!).execute();
     await rollupEqualsMessages(orgA.organizationId);
-    await srv.context.db.transaction().execute(async (trx) => {
-      await trx.updateTable('messages').set({ status: 'read' }).where('id', '=', id!).execute();
-      throw new Error('rolled back');
-    }).catch(() => undefined);
+    await srv.context.db
+      .transaction()
+      .execute(async (trx) => {
+        await trx.updateTable('messages').set({ status: 'read' }).where('id', '=', id!).execute();
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
     await rollupEqualsMessages(orgA.organizationId);
     await srv.context.db.deleteFrom('messages').where('id', '=', id!).execute();
     await rollupEqualsMessages(orgA.organizationId);
@@ -157,7 +270,8 @@ describe('the rollup', () => {
   });
 
   it('compaction folds every delta into the rollup exactly, and a second run folds nothing', async () => {
-    const pending = async () => Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
+    const pending = async () =>
+      Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
     expect(await pending()).toBeGreaterThan(0);
     // Two compactions at once: the second waits for the first and finds nothing left (no delta counted twice).
     const [a, b] = await Promise.all([compactRollup(srv.context.db), compactRollup(srv.context.db)]);
@@ -168,7 +282,9 @@ describe('the rollup', () => {
     await rollupEqualsMessages(orgB.organizationId, 'rollup');
     expect(await compactRollup(srv.context.db)).toBe(0);
     // Later changes are deltas again until the next run; answers add them (every test below mixes both).
-    const [id] = await seed(orgA, orgA.senderId, [{ direction: 'outbound', requested_channel: 'SMS', channel: 'SMS', status: 'sent', cost_units: 39, created_at: dayAt(6) }]);
+    const [id] = await seed(orgA, orgA.senderId, [
+      { direction: 'outbound', requested_channel: 'SMS', channel: 'SMS', status: 'sent', cost_units: 39, created_at: dayAt(6) },
+    ]);
     await srv.context.db.deleteFrom('messages').where('id', '=', id!).execute();
     expect(await pending()).toBe(2);
     await rollupEqualsMessages(orgA.organizationId);
@@ -176,9 +292,21 @@ describe('the rollup', () => {
 
   it('appends one delta per rollup key and statement, not one per message (a blast batch writes thousands at once)', async () => {
     await compactRollup(srv.context.db);
-    const pending = async () => Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
-    const same = { direction: 'outbound' as const, requested_channel: 'SMS', channel: 'SMS', status: 'queued', cost_units: 39, created_at: dayAt(7) };
-    const ids = await seed(orgA, orgA.senderId, Array.from({ length: 50 }, () => same));
+    const pending = async () =>
+      Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
+    const same = {
+      direction: 'outbound' as const,
+      requested_channel: 'SMS',
+      channel: 'SMS',
+      status: 'queued',
+      cost_units: 39,
+      created_at: dayAt(7),
+    };
+    const ids = await seed(
+      orgA,
+      orgA.senderId,
+      Array.from({ length: 50 }, () => same),
+    );
     expect(await pending()).toBe(1);
     // One statement moves 30 of them to sent: −30 queued, +30 sent; an update changing no rollup column adds nothing.
     await srv.context.db.updateTable('messages').set({ status: 'sent' }).where('id', 'in', ids.slice(0, 30)).execute();
@@ -221,8 +349,18 @@ describe('getAnalyticsProtocols', () => {
     const res = await get(`/v1/analytics/protocols?startDate=${start}&endDate=${end}`);
     expect(res.status).toBe(200);
     const sms = res.body.data.protocols[1];
-    expect(strip(sms.metrics)).toEqual(await direct(orgA.organizationId, new Date(`${start}T00:00:00Z`), new Date(`${iso(today)}T00:00:00Z`), sql`coalesce(channel, requested_channel) = 'SMS'`));
-    const total = res.body.data.protocols.reduce((n: number, p: { metrics: { cost: { amount: string } } }) => n + Math.round(Number(p.metrics.cost.amount) * 10_000), 0);
+    expect(strip(sms.metrics)).toEqual(
+      await direct(
+        orgA.organizationId,
+        new Date(`${start}T00:00:00Z`),
+        new Date(`${iso(today)}T00:00:00Z`),
+        sql`coalesce(channel, requested_channel) = 'SMS'`,
+      ),
+    );
+    const total = res.body.data.protocols.reduce(
+      (n: number, p: { metrics: { cost: { amount: string } } }) => n + Math.round(Number(p.metrics.cost.amount) * 10_000),
+      0,
+    );
     expect(toMoney(total).amount).toBe(await reportCost(orgA.apiKey.secret, start, end));
     const branded = await get('/v1/analytics/protocols?brandId=B123');
     expect(branded.body.data.brandId).toBe('B123');
@@ -245,15 +383,34 @@ describe('getAnalyticsProtocols', () => {
     const b = await get('/v1/analytics/protocols', reader.secret);
     expect(b.status).toBe(200);
     const { from, to } = defaultRange();
-    expect(b.body.data.protocols.reduce((n: number, p: { metrics: { sent: number } }) => n + p.metrics.sent, 0)).toBe((await direct(orgB.organizationId, from, to)).sent);
+    expect(b.body.data.protocols.reduce((n: number, p: { metrics: { sent: number } }) => n + p.metrics.sent, 0)).toBe(
+      (await direct(orgB.organizationId, from, to)).sent,
+    );
   });
 });
 
 describe('getAnalyticsUsage', () => {
   it('lines and timeline equal the messages table; the total equals the message report to the cent', async () => {
-    const contact = await srv.context.db.selectFrom('contacts').select(['id', 'phone']).where('organization_id', '=', orgA.organizationId).executeTakeFirstOrThrow();
-    await srv.context.db.insertInto('contact_rcs_lookups')
-      .values([1, 2].map((d) => ({ organization_id: orgA.organizationId, contact_id: contact.id, phone: contact.phone, provider: 'PROVIDER_A', rcs_capable: true, price: '0.0050', currency: 'USD', actor: null, created_at: dayAt(d) })))
+    const contact = await srv.context.db
+      .selectFrom('contacts')
+      .select(['id', 'phone'])
+      .where('organization_id', '=', orgA.organizationId)
+      .executeTakeFirstOrThrow();
+    await srv.context.db
+      .insertInto('contact_rcs_lookups')
+      .values(
+        [1, 2].map((d) => ({
+          organization_id: orgA.organizationId,
+          contact_id: contact.id,
+          phone: contact.phone,
+          provider: 'PROVIDER_A',
+          rcs_capable: true,
+          price: '0.0050',
+          currency: 'USD',
+          actor: null,
+          created_at: dayAt(d),
+        })),
+      )
       .execute();
     const start = iso(dayAt(4));
     const end = iso(today);
@@ -262,19 +419,30 @@ describe('getAnalyticsUsage', () => {
     const d = res.body.data;
     const from = new Date(`${start}T00:00:00Z`);
     const to = new Date(today.getTime() + DAY);
-    const ref = (await sql<Record<string, string>>`
+    const ref = (
+      await sql<Record<string, string>>`
       select coalesce(sum(segments) filter (where cost_units = segments * 39), 0) as text, count(*) filter (where cost_units = 150) as rich, coalesce(sum(cost_units), 0) as cost
-      from messages where organization_id = ${orgA.organizationId} and created_at >= ${from} and created_at < ${to}`.execute(srv.context.db)).rows[0]!;
+      from messages where organization_id = ${orgA.organizationId} and created_at >= ${from} and created_at < ${to}`.execute(srv.context.db)
+    ).rows[0]!;
     expect(d.lines.map((l: { item: string; quantity: number }) => [l.item, l.quantity])).toEqual([
-      ['text_segment', Number(ref.text)], ['rich_message', Number(ref.rich)], ['capability_check', 2], ['pass_through_fee', 0],
+      ['text_segment', Number(ref.text)],
+      ['rich_message', Number(ref.rich)],
+      ['capability_check', 2],
+      ['pass_through_fee', 0],
     ]);
     expect(d.lines[2]).toMatchObject({ unitPrice: { amount: '0.0000' }, cost: { amount: '0.0000' } });
     expect(d.total.amount).toBe(toMoney(Number(ref.cost)).amount);
     const all = await call(srv, 'GET', `/v1/reports/messages?limit=1000&start=${start}&end=${end}`, { key: orgA.apiKey.secret });
-    const reportUnits = all.body.data.reduce((n: number, r: { cost: { amount: string } | null }) => n + (r.cost ? Math.round(Number(r.cost.amount) * 10_000) : 0), 0);
+    const reportUnits = all.body.data.reduce(
+      (n: number, r: { cost: { amount: string } | null }) => n + (r.cost ? Math.round(Number(r.cost.amount) * 10_000) : 0),
+      0,
+    );
     expect(d.total.amount).toBe(toMoney(reportUnits).amount);
     expect(d.timeline).toHaveLength(5);
-    const timelineUnits = d.timeline.reduce((n: number, p: { cost: { amount: string } }) => n + Math.round(Number(p.cost.amount) * 10_000), 0);
+    const timelineUnits = d.timeline.reduce(
+      (n: number, p: { cost: { amount: string } }) => n + Math.round(Number(p.cost.amount) * 10_000),
+      0,
+    );
     expect(toMoney(timelineUnits).amount).toBe(d.total.amount);
     expect(d.timeline.reduce((n: number, p: { capabilityChecks: number }) => n + p.capabilityChecks, 0)).toBe(2);
 
@@ -288,7 +456,10 @@ describe('getAnalyticsUsage', () => {
 
 describe('getAnalyticsTrends', () => {
   it('compares the 30 days ending today with the 30 before, every figure equal to the tables', async () => {
-    await srv.context.db.insertInto('consent_events').values({ organization_id: orgA.organizationId, phone: '+14155550199', action: 'OPT_OUT', source: 'API' }).execute();
+    await srv.context.db
+      .insertInto('consent_events')
+      .values({ organization_id: orgA.organizationId, phone: '+14155550199', action: 'OPT_OUT', source: 'API' })
+      .execute();
     const res = await get('/v1/analytics/trends');
     expect(res.status, res.text).toBe(200);
     const d = res.body.data;
@@ -297,11 +468,24 @@ describe('getAnalyticsTrends', () => {
     expect(d.current).toEqual({ startDate: iso(cur.from), endDate: iso(today) });
     expect(d.previous).toEqual({ startDate: iso(prev.from), endDate: iso(new Date(cur.from.getTime() - DAY)) });
     const count = async (table: string, from: Date, to: Date, extra = sql`true`) =>
-      Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where organization_id = ${orgA.organizationId} and created_at >= ${from} and created_at < ${to} and ${extra}`.execute(srv.context.db)).rows[0]!.n);
+      Number(
+        (
+          await sql<{
+            n: string;
+          }>`select count(*) as n from ${sql.table(table)} where organization_id = ${orgA.organizationId} and created_at >= ${from} and created_at < ${to} and ${extra}`.execute(
+            srv.context.db,
+          )
+        ).rows[0]!.n,
+      );
     const expected = async (r: { from: Date; to: Date }) => {
       const m = await direct(orgA.organizationId, r.from, r.to);
       return {
-        sent: m.sent, delivered: m.delivered, read: m.read, failed: m.failed, received: m.received, fallback: m.fallback,
+        sent: m.sent,
+        delivered: m.delivered,
+        read: m.read,
+        failed: m.failed,
+        received: m.received,
+        fallback: m.fallback,
         deliveryRate: m.sent ? Math.round((m.delivered / m.sent) * 10_000) / 10_000 : 0,
         readRate: m.delivered ? Math.round((m.read / m.delivered) * 10_000) / 10_000 : 0,
         conversations: await count('conversations', r.from, r.to),
@@ -314,12 +498,35 @@ describe('getAnalyticsTrends', () => {
     const c = await expected(cur);
     const p = await expected(prev);
     p.sessions = 0;
-    expect(d.metrics.map((m: { metric: string }) => m.metric)).toEqual(['sent', 'delivered', 'read', 'failed', 'received', 'fallback', 'deliveryRate', 'readRate', 'conversations', 'sessions', 'newContacts', 'optOuts']);
+    expect(d.metrics.map((m: { metric: string }) => m.metric)).toEqual([
+      'sent',
+      'delivered',
+      'read',
+      'failed',
+      'received',
+      'fallback',
+      'deliveryRate',
+      'readRate',
+      'conversations',
+      'sessions',
+      'newContacts',
+      'optOuts',
+    ]);
     for (const m of d.metrics) {
       expect([m.metric, m.current, m.previous]).toEqual([m.metric, c[m.metric as keyof typeof c], p[m.metric as keyof typeof p]]);
     }
-    expect(d.metrics[0]).toMatchObject({ previous: 1, change: c.sent - 1, changePercent: Math.round((c.sent - 1) * 1000) / 10, direction: 'up' });
-    expect(d.metrics.find((m: { metric: string }) => m.metric === 'optOuts')).toMatchObject({ current: 1, previous: 0, changePercent: null, direction: 'up' });
+    expect(d.metrics[0]).toMatchObject({
+      previous: 1,
+      change: c.sent - 1,
+      changePercent: Math.round((c.sent - 1) * 1000) / 10,
+      direction: 'up',
+    });
+    expect(d.metrics.find((m: { metric: string }) => m.metric === 'optOuts')).toMatchObject({
+      current: 1,
+      previous: 0,
+      changePercent: null,
+      direction: 'up',
+    });
     expect(d.cost).toMatchObject({ current: { amount: c.cost }, previous: { amount: '0.0039' } });
     expect(c.cost).toBe(await reportCost(orgA.apiKey.secret, iso(cur.from), iso(today)));
     const week = await get('/v1/analytics/trends?period=7d');
@@ -348,21 +555,35 @@ describe('getAnalyticsOverview', () => {
     expect(toMoney(units).amount).toBe(all.cost);
     const n = async (q: ReturnType<typeof sql>) => Number((await sql<{ n: string }>`${q}`.execute(srv.context.db)).rows[0]!.n);
     const org = orgA.organizationId;
-    expect(d.conversations.started).toBe(await n(sql`select count(*) as n from conversations where organization_id = ${org} and created_at >= ${from} and created_at < ${to}`));
+    expect(d.conversations.started).toBe(
+      await n(sql`select count(*) as n from conversations where organization_id = ${org} and created_at >= ${from} and created_at < ${to}`),
+    );
     expect(d.conversations.sessions).toBe(2);
     expect(d.contacts).toEqual({
       total: await n(sql`select count(*) as n from contacts where organization_id = ${org} and created_at < ${to}`),
       new: await n(sql`select count(*) as n from contacts where organization_id = ${org} and created_at >= ${from} and created_at < ${to}`),
-      optedOut: await n(sql`select count(*) as n from consent_events where organization_id = ${org} and action = 'OPT_OUT' and created_at >= ${from} and created_at < ${to}`),
+      optedOut: await n(
+        sql`select count(*) as n from consent_events where organization_id = ${org} and action = 'OPT_OUT' and created_at >= ${from} and created_at < ${to}`,
+      ),
     });
     expect(d.bots).toEqual({
-      published: await n(sql`select count(*) as n from bots where organization_id = ${org} and published_flow is not null and published_at < ${to}`),
-      sessions: await n(sql`select count(*) as n from bot_sessions where organization_id = ${org} and created_at >= ${from} and created_at < ${to}`),
+      published: await n(
+        sql`select count(*) as n from bots where organization_id = ${org} and published_flow is not null and published_at < ${to}`,
+      ),
+      sessions: await n(
+        sql`select count(*) as n from bot_sessions where organization_id = ${org} and created_at >= ${from} and created_at < ${to}`,
+      ),
     });
 
     // A brand filter restricts the message figures only.
     const branded = await get('/v1/analytics/overview?brandId=B1&campaignId=C1');
-    expect(branded.body.data).toMatchObject({ brandId: 'B1', campaignId: 'C1', messages: { sent: 0 }, contacts: d.contacts, conversations: d.conversations });
+    expect(branded.body.data).toMatchObject({
+      brandId: 'B1',
+      campaignId: 'C1',
+      messages: { sent: 0 },
+      contacts: d.contacts,
+      conversations: d.conversations,
+    });
     // Granularity limits: hourly up to 7 days, daily up to 365 days.
     const hourly = await get(`/v1/analytics/overview?granularity=hour&startDate=${iso(dayAt(6))}&endDate=${iso(today)}`);
     expect(hourly.status).toBe(200);
@@ -417,7 +638,10 @@ describe('listAnalyticsSenderIds and getAnalyticsSenderId', () => {
     expect(monthly.body.data.timeline.map((p: { bucketStart: string }) => p.bucketStart.slice(0, 10))[0]).toBe('2025-01-01');
     expect(monthly.body.data.timeline).toHaveLength(15);
     const weekly = await get(`/v1/analytics/sender-ids/${orgA.senderId}?startDate=2026-11-18&endDate=2026-11-24&granularity=week`);
-    expect(weekly.body.data.timeline.map((p: { bucketStart: string }) => p.bucketStart)).toEqual(['2026-11-16T00:00:00Z', '2026-11-23T00:00:00Z']);
+    expect(weekly.body.data.timeline.map((p: { bucketStart: string }) => p.bucketStart)).toEqual([
+      '2026-11-16T00:00:00Z',
+      '2026-11-23T00:00:00Z',
+    ]);
     const daily = await get(`/v1/analytics/sender-ids/${orgA.senderId}?startDate=2024-01-01&endDate=2025-12-31`);
     expect(daily.status).toBe(400);
   });
@@ -431,18 +655,40 @@ describe('listAnalyticsSenderIds and getAnalyticsSenderId', () => {
 describe('getAnalyticsSessions', () => {
   it('counts sessions by start day and by source, extended by each inbound message, with their messages', async () => {
     const org = await srv.newOrg('Analytics sessions org');
-    const at = (daysAgo: number, hour: number, minute = 0) => new Date(today.getTime() - daysAgo * DAY + hour * 3_600_000 + minute * 60_000);
+    const at = (daysAgo: number, hour: number, minute = 0) =>
+      new Date(today.getTime() - daysAgo * DAY + hour * 3_600_000 + minute * 60_000);
     const convo = async (phone: string, source: string) => {
-      const c = await srv.context.db.insertInto('contacts').values({ organization_id: org.organizationId, phone, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
-      const v = await srv.context.db.insertInto('conversations').values({ organization_id: org.organizationId, contact_id: c.id, sender_id: org.senderId, source_type: source }).returning('id').executeTakeFirstOrThrow();
+      const c = await srv.context.db
+        .insertInto('contacts')
+        .values({ organization_id: org.organizationId, phone, attributes: '{}' })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const v = await srv.context.db
+        .insertInto('conversations')
+        .values({ organization_id: org.organizationId, contact_id: c.id, sender_id: org.senderId, source_type: source })
+        .returning('id')
+        .executeTakeFirstOrThrow();
       return { contactId: c.id, conversationId: v.id };
     };
     const put = (k: { contactId: string; conversationId: string }, direction: string, created_at: Date) =>
-      srv.context.db.insertInto('messages').values({
-        organization_id: org.organizationId, conversation_id: k.conversationId, contact_id: k.contactId, contact_phone: '+14155550100', sender_id: org.senderId,
-        direction, status: direction === 'inbound' ? 'received' : 'delivered', channel: 'SMS', requested_channel: direction === 'inbound' ? null : 'SMS',
-        content: JSON.stringify({ type: 'text', text: 'x' }), origin: direction === 'inbound' ? 'inbound' : 'api', segments: 1, created_at,
-      }).execute();
+      srv.context.db
+        .insertInto('messages')
+        .values({
+          organization_id: org.organizationId,
+          conversation_id: k.conversationId,
+          contact_id: k.contactId,
+          contact_phone: '+14155550100',
+          sender_id: org.senderId,
+          direction,
+          status: direction === 'inbound' ? 'received' : 'delivered',
+          channel: 'SMS',
+          requested_channel: direction === 'inbound' ? null : 'SMS',
+          content: JSON.stringify({ type: 'text', text: 'x' }),
+          origin: direction === 'inbound' ? 'inbound' : 'api',
+          segments: 1,
+          created_at,
+        })
+        .execute();
     const a = await convo('+14155550301', 'api');
     const b = await convo('+14155550302', 'bot');
     await put(a, 'inbound', at(40, 9)); // outside the range
@@ -459,9 +705,18 @@ describe('getAnalyticsSessions', () => {
     expect(res.status, res.text).toBe(200);
     const d = res.body.data;
     expect(d.groupBy).toBe('day');
-    expect(d.totals).toEqual({ sessions: 3, uniqueContacts: 2, inboundMessages: 4, outboundMessages: 3, averageDurationSeconds: (33 * 3600 + 1800) / 3 });
+    expect(d.totals).toEqual({
+      sessions: 3,
+      uniqueContacts: 2,
+      inboundMessages: 4,
+      outboundMessages: 3,
+      averageDurationSeconds: (33 * 3600 + 1800) / 3,
+    });
     expect(d.timeline.map((p: { date: string; sessions: number }) => [p.date, p.sessions])).toEqual([
-      [iso(at(3, 0)), 0], [iso(at(2, 0)), 1], [iso(at(1, 0)), 2], [iso(today), 0],
+      [iso(at(3, 0)), 0],
+      [iso(at(2, 0)), 1],
+      [iso(at(1, 0)), 2],
+      [iso(today), 0],
     ]);
     expect(d.timeline[1]).toMatchObject({ inboundMessages: 2, outboundMessages: 2, averageDurationSeconds: 33 * 3600 });
 
@@ -469,7 +724,12 @@ describe('getAnalyticsSessions', () => {
     expect(bySource.status, bySource.text).toBe(200);
     expect(bySource.body.data.groupBy).toBe('source');
     expect(bySource.body.data.timeline.map((p: { source: string; sessions: number }) => [p.source, p.sessions])).toEqual([
-      ['blast', 0], ['bot', 1], ['inbound', 0], ['api', 2], ['event', 0], ['acquisition', 0],
+      ['blast', 0],
+      ['bot', 1],
+      ['inbound', 0],
+      ['api', 2],
+      ['event', 0],
+      ['acquisition', 0],
     ]);
     // Only sessions started in the range: the one starting D-1 alone.
     const oneDay = await get(`/v1/analytics/sessions?startDate=${iso(at(1, 0))}&endDate=${iso(at(1, 0))}`, key);
@@ -496,8 +756,13 @@ describe('scheduled reports', () => {
 
     expect((await req('POST', '/v1/analytics/reports', { ...weekly, dayOfWeek: 7 })).status).toBe(400);
     expect((await req('POST', '/v1/analytics/reports', { ...weekly, dayOfMonth: 3 })).status).toBe(400);
-    expect((await req('POST', '/v1/analytics/reports', { name: 'm', frequency: 'monthly', recipients: ['a@example.com'] })).status).toBe(400);
-    expect((await req('POST', '/v1/analytics/reports', { name: 'm', frequency: 'monthly', dayOfMonth: 29, recipients: ['a@example.com'] })).status).toBe(400);
+    expect((await req('POST', '/v1/analytics/reports', { name: 'm', frequency: 'monthly', recipients: ['a@example.com'] })).status).toBe(
+      400,
+    );
+    expect(
+      (await req('POST', '/v1/analytics/reports', { name: 'm', frequency: 'monthly', dayOfMonth: 29, recipients: ['a@example.com'] }))
+        .status,
+    ).toBe(400);
 
     // Switching to monthly needs dayOfMonth and clears dayOfWeek.
     expect((await req('PATCH', `/v1/analytics/reports/${r.id}`, { frequency: 'monthly' })).status).toBe(400);
@@ -532,10 +797,18 @@ describe('scheduled reports', () => {
     expect(created.status, created.text).toBe(201);
     const id = created.body.data.id;
     const runAt = new Date(today.getTime() + 8 * 3_600_000); // today 08:00: covers the 7 days before today
-    await srv.context.db.updateTable('analytics_reports').set({ next_run_at: runAt < new Date() ? runAt : new Date(Date.now() - 60_000) }).where('id', '=', id).execute();
+    await srv.context.db
+      .updateTable('analytics_reports')
+      .set({ next_run_at: runAt < new Date() ? runAt : new Date(Date.now() - 60_000) })
+      .where('id', '=', id)
+      .execute();
     const keys = await runDueReports(srv.context);
     const prefix = `analytics-reports/${orgA.organizationId}/${id}/`;
-    expect(keys.filter((k) => k.startsWith(prefix)).map((k) => k.split('/').pop())).toEqual(['overview.csv', 'protocols.csv', 'intents.csv']);
+    expect(keys.filter((k) => k.startsWith(prefix)).map((k) => k.split('/').pop())).toEqual([
+      'overview.csv',
+      'protocols.csv',
+      'intents.csv',
+    ]);
     const store = storeFor(srv.context.config);
     const overview = (await readAll((await store.get(keys.find((k) => k.endsWith('overview.csv'))!))!)).toString('utf8');
     const lines = overview.trim().split(/\r?\n/);
@@ -568,10 +841,22 @@ describe('figures of messages sent for real', () => {
 
   async function send(suffix: string, rcsCapable: boolean | null, settled: string[]) {
     const phone = `+1415${String(++seq).padStart(7 - suffix.length, '0')}${suffix}`;
-    const c = await live.context.db.insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone, attributes: '{}', rcs_capable: rcsCapable, consent_type: 'MARKETING', time_zone: 'UTC' })
-      .returning('id').executeTakeFirstOrThrow();
-    const res = await call(live, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped.' } } });
+    const c = await live.context.db
+      .insertInto('contacts')
+      .values({
+        organization_id: org.organizationId,
+        phone,
+        attributes: '{}',
+        rcs_capable: rcsCapable,
+        consent_type: 'MARKETING',
+        time_zone: 'UTC',
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const res = await call(live, 'POST', '/v1/messages/send', {
+      key: org.apiKey.secret,
+      body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped.' } },
+    });
     expect(res.status, res.text).toBe(200);
     const id: string = res.body.data.messageId;
     const deadline = Date.now() + 15_000;
@@ -584,20 +869,44 @@ describe('figures of messages sent for real', () => {
   }
 
   it('delivered, read, fallen-back and failed sends: the figures equal the table and the report', async () => {
-    await Promise.all([send('1', true, ['read']), send('8', null, ['delivered']), send('0333', true, ['delivered']), send('0777', true, ['failed'])]);
+    await Promise.all([
+      send('1', true, ['read']),
+      send('8', null, ['delivered']),
+      send('0333', true, ['delivered']),
+      send('0777', true, ['failed']),
+    ]);
     const res = await call(live, 'GET', '/v1/analytics/protocols', { key: org.apiKey.secret });
     expect(res.status, res.text).toBe(200);
     const sums = res.body.data.protocols.map((p: { channel: string; metrics: Sums }) => [p.channel, p.metrics.sent, p.metrics.fallback]);
-    expect(sums).toEqual([['RCS', 2, 0], ['SMS', 2, 2], ['MMS', 0, 0], ['CHATAPP', 0, 0]]);
-    const rows = await live.context.db.selectFrom('messages').select(['cost_units', 'status']).where('organization_id', '=', org.organizationId).execute();
+    expect(sums).toEqual([
+      ['RCS', 2, 0],
+      ['SMS', 2, 2],
+      ['MMS', 0, 0],
+      ['CHATAPP', 0, 0],
+    ]);
+    const rows = await live.context.db
+      .selectFrom('messages')
+      .select(['cost_units', 'status'])
+      .where('organization_id', '=', org.organizationId)
+      .execute();
     const units = rows.reduce((n, r) => n + (r.cost_units ?? 0), 0);
-    const total = res.body.data.protocols.reduce((n: number, p: { metrics: { cost: { amount: string } } }) => n + Math.round(Number(p.metrics.cost.amount) * 10_000), 0);
+    const total = res.body.data.protocols.reduce(
+      (n: number, p: { metrics: { cost: { amount: string } } }) => n + Math.round(Number(p.metrics.cost.amount) * 10_000),
+      0,
+    );
     expect(total).toBe(units);
     const report = await call(live, 'GET', '/v1/reports/messages?kind=mdr&limit=1000', { key: org.apiKey.secret });
-    const reportUnits = report.body.data.reduce((n: number, r: { cost: { amount: string } | null }) => n + (r.cost ? Math.round(Number(r.cost.amount) * 10_000) : 0), 0);
+    const reportUnits = report.body.data.reduce(
+      (n: number, r: { cost: { amount: string } | null }) => n + (r.cost ? Math.round(Number(r.cost.amount) * 10_000) : 0),
+      0,
+    );
     expect(total).toBe(reportUnits);
-    const [rollup] = (await sql<{ n: string }>`select sum(messages)::int8 as n from (select messages from analytics_message_rollups where organization_id = ${org.organizationId}
-      union all select messages from analytics_message_deltas where organization_id = ${org.organizationId}) r`.execute(live.context.db)).rows;
+    const [rollup] = (
+      await sql<{
+        n: string;
+      }>`select sum(messages)::int8 as n from (select messages from analytics_message_rollups where organization_id = ${org.organizationId}
+      union all select messages from analytics_message_deltas where organization_id = ${org.organizationId}) r`.execute(live.context.db)
+    ).rows;
     expect(Number(rollup!.n)).toBe(rows.length);
   });
 });

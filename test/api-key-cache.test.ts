@@ -50,7 +50,9 @@ describe('API key cache across processes', () => {
     const key = await a.newKey(owner.organizationId, ['api-keys:read']);
     expect((await call(b, 'GET', '/v1/api-keys', { key: key.secret })).status).toBe(200);
     // Cut b's listener, then revoke behind its back with plain SQL (no notification reaches b).
-    await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'messaging-service-api:key-cache' and pid <> pg_backend_pid()`.execute(a.context.db);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'messaging-service-api:key-cache' and pid <> pg_backend_pid()`.execute(
+      a.context.db,
+    );
     const deadline = Date.now() + 2000;
     while (b.context.apiKeyCache?.active && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     await a.context.db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', key.id).execute();
@@ -58,7 +60,8 @@ describe('API key cache across processes', () => {
     expect(res.status).toBe(401);
     // The listeners reconnect on their own.
     const back = Date.now() + 5000;
-    while (!(b.context.apiKeyCache?.active && a.context.apiKeyCache?.active) && Date.now() < back) await new Promise((r) => setTimeout(r, 20));
+    while (!(b.context.apiKeyCache?.active && a.context.apiKeyCache?.active) && Date.now() < back)
+      await new Promise((r) => setTimeout(r, 20));
     expect(b.context.apiKeyCache?.active).toBe(true);
   });
 });

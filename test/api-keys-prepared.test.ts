@@ -24,6 +24,8 @@ describe('listApiKeys', () => {
 
     const { rows } = await sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db);
     const list = rows.filter((r) => r.name.startsWith('api-keys-list-'));
-    expect(list.map((r) => r.statement)).toContainEqual(expect.stringMatching(/^select \/\* prepared:api-keys-list \*\/ \*, count\(\*\) over\(\)/));
+    expect(list.map((r) => r.statement)).toContainEqual(
+      expect.stringMatching(/^select \/\* prepared:api-keys-list \*\/ \*, count\(\*\) over\(\)/),
+    );
   });
 });

@@ -156,7 +156,9 @@ describe('privileges of the calling key (rotate and revoke follow the same rule 
   it('a key with only api-keys:update cannot rotate a key holding more (403); the target is unchanged', async () => {
     const admin = await srv.newKey(owner.organizationId, ['api-keys:read', 'role:platform_admin', 'role:brand_admin']);
     const updater = await srv.newKey(owner.organizationId, ['api-keys:update']);
-    const before = (await call(srv, 'GET', '/v1/api-keys?limit=100', { key: ALL() })).body.data.find((k: { id: string }) => k.id === admin.id);
+    const before = (await call(srv, 'GET', '/v1/api-keys?limit=100', { key: ALL() })).body.data.find(
+      (k: { id: string }) => k.id === admin.id,
+    );
 
     const res = await call(srv, 'POST', `/v1/api-keys/${admin.id}/rotate`, { key: updater.secret });
     expect(res.status).toBe(403);
@@ -164,7 +166,9 @@ describe('privileges of the calling key (rotate and revoke follow the same rule 
     expect(res.body.message).toContain('role:platform_admin');
     expect(res.text).not.toMatch(/msk_[a-z0-9]{8}_/);
 
-    const after = (await call(srv, 'GET', '/v1/api-keys?limit=100', { key: ALL() })).body.data.find((k: { id: string }) => k.id === admin.id);
+    const after = (await call(srv, 'GET', '/v1/api-keys?limit=100', { key: ALL() })).body.data.find(
+      (k: { id: string }) => k.id === admin.id,
+    );
     expect(after.prefix).toBe(before.prefix);
     expect((await call(srv, 'GET', '/v1/api-keys', { key: admin.secret })).status).toBe(200); // old secret still works
   });

@@ -4,7 +4,11 @@ import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
 import { layers } from '../eslint.config.js';
 
-const eslint = new ESLint({ overrideConfigFile: true, overrideConfig: [{ files: ['**/*.ts'] }, ...layers], cwd: new URL('..', import.meta.url).pathname });
+const eslint = new ESLint({
+  overrideConfigFile: true,
+  overrideConfig: [{ files: ['**/*.ts'] }, ...layers],
+  cwd: new URL('..', import.meta.url).pathname,
+});
 
 /** An import of `path` as written from two folders down (the fixtures pretend to live in src/…/…/). */
 const up2 = (path: string) => `${'../'.repeat(2)}${path}`;
@@ -22,16 +26,32 @@ describe('layer boundaries', () => {
   });
 
   it('refuses src/db importing the domain or the HTTP layer', async () => {
-    expect(await violations(`import { found } from '${up2('domain/errors.ts')}';\nexport const x = found;\n`, 'src/db/queries/fixture.ts')).toHaveLength(1);
-    expect(await violations("import { pageOf } from '../http/pagination.ts';\nexport const x = pageOf;\n", 'src/db/fixture.ts')).toHaveLength(1);
+    expect(
+      await violations(`import { found } from '${up2('domain/errors.ts')}';\nexport const x = found;\n`, 'src/db/queries/fixture.ts'),
+    ).toHaveLength(1);
+    expect(
+      await violations("import { pageOf } from '../http/pagination.ts';\nexport const x = pageOf;\n", 'src/db/fixture.ts'),
+    ).toHaveLength(1);
   });
 
   it('refuses the domain importing the HTTP layer', async () => {
-    expect(await violations(`import { pageOf } from '${up2('http/pagination.ts')}';\nexport const x = pageOf;\n`, 'src/domain/contacts/fixture.ts')).toHaveLength(1);
+    expect(
+      await violations(
+        `import { pageOf } from '${up2('http/pagination.ts')}';\nexport const x = pageOf;\n`,
+        'src/domain/contacts/fixture.ts',
+      ),
+    ).toHaveLength(1);
   });
 
   it('lets handlers call the domain and the domain reach queries', async () => {
-    expect(await violations("import { listKeys } from '../domain/api-keys/keys.ts';\nexport const x = listKeys;\n", 'src/handlers/fixture.ts')).toEqual([]);
-    expect(await violations(`import { listApiKeys } from '${up2('db/queries/api-keys/api-keys.ts')}';\nexport const x = listApiKeys;\n`, 'src/domain/api-keys/fixture.ts')).toEqual([]);
+    expect(
+      await violations("import { listKeys } from '../domain/api-keys/keys.ts';\nexport const x = listKeys;\n", 'src/handlers/fixture.ts'),
+    ).toEqual([]);
+    expect(
+      await violations(
+        `import { listApiKeys } from '${up2('db/queries/api-keys/api-keys.ts')}';\nexport const x = listApiKeys;\n`,
+        'src/domain/api-keys/fixture.ts',
+      ),
+    ).toEqual([]);
   });
 });

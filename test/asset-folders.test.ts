@@ -142,7 +142,15 @@ describe('asset folders', () => {
     expect(refused.body.code).toBe('CONFLICT');
 
     const f = new FormData();
-    f.append('file', new Blob([await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } }).png().toBuffer()]), 'in-child.png');
+    f.append(
+      'file',
+      new Blob([
+        await sharp({ create: { width: 4, height: 4, channels: 3, background: '#000' } })
+          .png()
+          .toBuffer(),
+      ]),
+      'in-child.png',
+    );
     f.append('folderId', child.id);
     const asset = (await call(srv, 'POST', '/v1/assets/upload', { key, rawBody: f })).body.data;
     expect(asset.folderId).toBe(child.id);

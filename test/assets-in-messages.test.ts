@@ -44,11 +44,21 @@ afterAll(async () => {
 });
 
 // ---- helpers --------------------------------------------------------------------------------------------
-const png = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#2266aa' } }).png().toBuffer();
-const gif = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#aa2266' } }).gif().toBuffer();
+const png = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: '#2266aa' } })
+    .png()
+    .toBuffer();
+const gif = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: '#aa2266' } })
+    .gif()
+    .toBuffer();
 const VCARD = 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada Lovelace\r\nEND:VCARD\r\n';
 
-async function uploadReady(data: Buffer | string, filename: string, k = key): Promise<{ id: string; type: string; variants: Array<{ name: string; width: number }> }> {
+async function uploadReady(
+  data: Buffer | string,
+  filename: string,
+  k = key,
+): Promise<{ id: string; type: string; variants: Array<{ name: string; width: number }> }> {
   const form = new FormData();
   form.append('file', new Blob([data]), filename);
   const res = await call(srv, 'POST', '/v1/assets/upload', { key: k, rawBody: form });
@@ -67,16 +77,30 @@ async function contact(suffix: string, rcsCapable: boolean, orgId = org.organiza
   const phone = `+1415${String(++seq).padStart(7 - suffix.length, '0')}${suffix}`;
   return srv.context.db
     .insertInto('contacts')
-    .values({ organization_id: orgId, phone, attributes: '{}', rcs_capable: rcsCapable, consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: '23:59', quiet_hours_end: '00:00' })
+    .values({
+      organization_id: orgId,
+      phone,
+      attributes: '{}',
+      rcs_capable: rcsCapable,
+      consent_type: 'MARKETING',
+      time_zone: 'UTC',
+      quiet_hours_start: '23:59',
+      quiet_hours_end: '00:00',
+    })
     .returning(['id', 'phone'])
     .executeTakeFirstOrThrow();
 }
 
-const send = (body: Record<string, unknown>, k = key) => call(srv, 'POST', '/v1/messages/send', { key: k, body: { messageType: 'TRANSACTIONAL', ...body } });
+const send = (body: Record<string, unknown>, k = key) =>
+  call(srv, 'POST', '/v1/messages/send', { key: k, body: { messageType: 'TRANSACTIONAL', ...body } });
 
 /** What the carrier got for the message sent to `phone`. */
 const carrierGot = (phone: string) =>
-  until(async () => handed.find((m) => m.to === phone), (m) => m !== undefined, `the carrier to get a message for ${phone}`).then((m) => m!);
+  until(
+    async () => handed.find((m) => m.to === phone),
+    (m) => m !== undefined,
+    `the carrier to get a message for ${phone}`,
+  ).then((m) => m!);
 
 /** A link as this test server answers it (the links name ASSET_BASE_URL, the public address). */
 const local = (link: string) => {
@@ -89,7 +113,8 @@ async function fetchBytes(url: string, headers: Record<string, string> = {}) {
   return { status: res.status, headers: res.headers, bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
-const withKey = async (id: string, variant: string) => (await fetchBytes(`${srv.baseUrl}/v1/assets/${id}/variant/${variant}`, { authorization: `Bearer ${key}` })).bytes;
+const withKey = async (id: string, variant: string) =>
+  (await fetchBytes(`${srv.baseUrl}/v1/assets/${id}/variant/${variant}`, { authorization: `Bearer ${key}` })).bytes;
 
 // ---- tests ----------------------------------------------------------------------------------------------
 describe('sending an asset by id', () => {
@@ -123,7 +148,12 @@ describe('sending an asset by id', () => {
     // The stored message says which asset it carried and the link the carrier got.
     const messages = await call(srv, 'GET', `/v1/conversations/${res.body.data.conversationId}/messages`, { key });
     expect(messages.status, messages.text).toBe(200);
-    expect(messages.body.data[0].content).toMatchObject({ type: 'media', assetId: asset.id, mediaUrl: got.mediaUrl, text: 'Your new look' });
+    expect(messages.body.data[0].content).toMatchObject({
+      type: 'media',
+      assetId: asset.id,
+      mediaUrl: got.mediaUrl,
+      text: 'Your new look',
+    });
   });
 
   it('gives a card the original of a small GIF; an MMS fallback carries the same link', async () => {
@@ -154,14 +184,24 @@ describe('sending an asset by id', () => {
     const c = await contact('2', true);
     const res = await send({
       contactId: c.id,
-      content: { type: 'carousel', cards: [{ title: 'A', assetId: a.id }, { title: 'B', mediaUrl: 'https://cdn.example.com/b.jpg' }, { title: 'C', assetId: b.id }] },
+      content: {
+        type: 'carousel',
+        cards: [
+          { title: 'A', assetId: a.id },
+          { title: 'B', mediaUrl: 'https://cdn.example.com/b.jpg' },
+          { title: 'C', assetId: b.id },
+        ],
+      },
     });
     expect(res.status, res.text).toBe(200);
     const stored = await call(srv, 'GET', `/v1/conversations/${res.body.data.conversationId}/messages`, { key });
     expect(stored.status, stored.text).toBe(200);
     const cards = stored.body.data[0].content.cards as Array<{ assetId?: string; mediaUrl: string }>;
     expect(cards[1]).toEqual({ title: 'B', mediaUrl: 'https://cdn.example.com/b.jpg' });
-    for (const [i, asset] of [[0, a], [2, b]] as const) {
+    for (const [i, asset] of [
+      [0, a],
+      [2, b],
+    ] as const) {
       expect(cards[i]!.assetId).toBe(asset.id);
       const fetched = await fetchBytes(local(cards[i]!.mediaUrl));
       expect(fetched.status).toBe(200);
@@ -173,12 +213,18 @@ describe('sending an asset by id', () => {
 describe('previewMessage', () => {
   it('previews an asset as the send would: the signed link on RCS and on the MMS fallback; 404 for an unknown one', async () => {
     const asset = await uploadReady(await png(400, 300), 'preview.png');
-    const res = await call(srv, 'POST', '/v1/messages/preview', { key, body: { content: { type: 'card', title: 'Look', assetId: asset.id } } });
+    const res = await call(srv, 'POST', '/v1/messages/preview', {
+      key,
+      body: { content: { type: 'card', title: 'Look', assetId: asset.id } },
+    });
     expect(res.status, res.text).toBe(200);
     const renderings = res.body.data.renderings as Array<{ channel: string; mediaUrl: string | null }>;
     expect(renderings.map((r) => r.channel)).toEqual(['RCS', 'MMS']);
     for (const r of renderings) expect(new URL(r.mediaUrl!).pathname).toBe(`/v1/assets/${asset.id}/variant/mms`);
-    const unknown = await call(srv, 'POST', '/v1/messages/preview', { key: otherKey, body: { content: { type: 'media', assetId: asset.id } } });
+    const unknown = await call(srv, 'POST', '/v1/messages/preview', {
+      key: otherKey,
+      body: { content: { type: 'media', assetId: asset.id } },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.details).toEqual([expect.objectContaining({ field: 'body.content.assetId' })]);
   });
@@ -200,10 +246,26 @@ describe('signed links', () => {
     const u = new URL(link);
     const signature = u.searchParams.get('signature')!;
     const altered = [
-      (() => { const x = new URL(link); x.searchParams.set('signature', (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1)); return x; })(),
-      (() => { const x = new URL(link); x.pathname = x.pathname.replace('/variant/mms', '/variant/original'); return x; })(),
-      (() => { const x = new URL(link); x.searchParams.set('expires', String(Number(x.searchParams.get('expires')) + 3600)); return x; })(),
-      (() => { const x = new URL(link); x.searchParams.delete('org'); return x; })(),
+      (() => {
+        const x = new URL(link);
+        x.searchParams.set('signature', (signature[0] === 'A' ? 'B' : 'A') + signature.slice(1));
+        return x;
+      })(),
+      (() => {
+        const x = new URL(link);
+        x.pathname = x.pathname.replace('/variant/mms', '/variant/original');
+        return x;
+      })(),
+      (() => {
+        const x = new URL(link);
+        x.searchParams.set('expires', String(Number(x.searchParams.get('expires')) + 3600));
+        return x;
+      })(),
+      (() => {
+        const x = new URL(link);
+        x.searchParams.delete('org');
+        return x;
+      })(),
     ];
     for (const x of altered) {
       const res = await fetch(x);
@@ -242,7 +304,16 @@ describe('refusals', () => {
     const media = await send({ contactId: c.id, content: { type: 'media', assetId: foreign.id } });
     expect(media.status).toBe(404);
     expect(media.body).toMatchObject({ code: 'NOT_FOUND', details: [{ field: 'body.content.assetId' }] });
-    const carousel = await send({ contactId: c.id, content: { type: 'carousel', cards: [{ title: 'Mine', assetId: mine.id }, { title: 'Theirs', assetId: foreign.id }] } });
+    const carousel = await send({
+      contactId: c.id,
+      content: {
+        type: 'carousel',
+        cards: [
+          { title: 'Mine', assetId: mine.id },
+          { title: 'Theirs', assetId: foreign.id },
+        ],
+      },
+    });
     expect(carousel.status).toBe(404);
     expect(carousel.body.details).toEqual([expect.objectContaining({ field: 'body.content.cards.1.assetId' })]);
     const none = await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', c.id).execute();
@@ -263,7 +334,11 @@ describe('refusals', () => {
     const asset = await uploadReady(await png(30, 30), 'later.png');
     const c = await contact('1', true);
     for (const status of ['processing', 'error'] as const) {
-      await srv.context.db.updateTable('assets').set({ status, error: status === 'error' ? 'broken' : null }).where('id', '=', asset.id).execute();
+      await srv.context.db
+        .updateTable('assets')
+        .set({ status, error: status === 'error' ? 'broken' : null })
+        .where('id', '=', asset.id)
+        .execute();
       const res = await send({ contactId: c.id, content: { type: 'media', assetId: asset.id } });
       expect(res.status, status).toBe(409);
       expect(res.body).toMatchObject({ code: 'INVALID_STATE', details: [{ field: 'body.content.assetId', code: status }] });
@@ -279,7 +354,10 @@ describe('refusals', () => {
     const neither = await send({ contactId: c.id, content: { type: 'media', text: 'nothing to show' } });
     expect(neither.status).toBe(400);
     expect(neither.body.details.map((d: { field: string }) => d.field)).toContain('body.content.mediaUrl');
-    const card = await send({ contactId: c.id, content: { type: 'card', title: 'x', assetId: asset.id, mediaUrl: 'https://cdn.example.com/x.jpg' } });
+    const card = await send({
+      contactId: c.id,
+      content: { type: 'card', title: 'x', assetId: asset.id, mediaUrl: 'https://cdn.example.com/x.jpg' },
+    });
     expect(card.status).toBe(400);
     const notUuid = await send({ contactId: c.id, content: { type: 'media', assetId: 'hero.png' } });
     expect(notUuid.status).toBe(400);
@@ -292,7 +370,11 @@ describe('blasts and bots', () => {
     const pdfLike = await uploadReady(VCARD, 'card.vcf');
     const foreign = await uploadReady(await png(50, 50), 'foreign.png', otherKey);
     const c = await contact('3', true);
-    const create = (content: Record<string, unknown>) => call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Media blast', senderId: org.senderId, contactIds: [c.id], contentJson: content } });
+    const create = (content: Record<string, unknown>) =>
+      call(srv, 'POST', '/v1/blasts', {
+        key,
+        body: { name: 'Media blast', senderId: org.senderId, contactIds: [c.id], contentJson: content },
+      });
 
     const unknown = await create({ type: 'card', card: { title: 'Sale', assetId: foreign.id } });
     expect(unknown.status).toBe(404);
@@ -307,7 +389,22 @@ describe('blasts and bots', () => {
 
     const variants = await call(srv, 'PUT', `/v1/blasts/${created.body.id}/content`, {
       key,
-      body: { variants: [{ key: 'A', weight: 50, content: { type: 'media', assetId: ok.id } }, { key: 'B', weight: 50, content: { type: 'carousel', cards: [{ title: 'x', assetId: ok.id }, { title: 'y', assetId: foreign.id }] } }] },
+      body: {
+        variants: [
+          { key: 'A', weight: 50, content: { type: 'media', assetId: ok.id } },
+          {
+            key: 'B',
+            weight: 50,
+            content: {
+              type: 'carousel',
+              cards: [
+                { title: 'x', assetId: ok.id },
+                { title: 'y', assetId: foreign.id },
+              ],
+            },
+          },
+        ],
+      },
     });
     expect(variants.status).toBe(404);
     expect(variants.body.details).toEqual([expect.objectContaining({ field: 'body.variants.1.content.cards.1.assetId' })]);
@@ -323,9 +420,15 @@ describe('blasts and bots', () => {
         ...assetIds.map((assetId, i) => ({ id: `m${i}`, type: 'MESSAGE', content: { type: 'media', assetId } })),
         { id: 'end', type: 'END' },
       ],
-      edges: [...assetIds.map((_, i) => ({ id: `e${i}`, source: i === 0 ? 'start' : `m${i - 1}`, target: `m${i}` })), { id: 'last', source: `m${assetIds.length - 1}`, target: 'end' }],
+      edges: [
+        ...assetIds.map((_, i) => ({ id: `e${i}`, source: i === 0 ? 'start' : `m${i - 1}`, target: `m${i}` })),
+        { id: 'last', source: `m${assetIds.length - 1}`, target: 'end' },
+      ],
     });
-    const created = await call(srv, 'POST', '/v1/bots', { key, body: { name: 'Media bot', channel: 'RCS', draftFlow: flow([foreign.id, card.id, good.id]) } });
+    const created = await call(srv, 'POST', '/v1/bots', {
+      key,
+      body: { name: 'Media bot', channel: 'RCS', draftFlow: flow([foreign.id, card.id, good.id]) },
+    });
     expect(created.status, created.text).toBe(201);
     const v = await call(srv, 'POST', `/v1/bots/${created.body.id}/validate`, { key });
     expect(v.status).toBe(200);

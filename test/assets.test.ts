@@ -38,8 +38,13 @@ afterAll(async () => {
 
 // ---- fixtures -------------------------------------------------------------------------------------------
 const png = (width: number, height: number, color = '#3366cc') =>
-  sharp({ create: { width, height, channels: 4, background: color } }).png().toBuffer();
-const jpeg = (width: number, height: number) => sharp({ create: { width, height, channels: 3, background: '#cc6633' } }).jpeg().toBuffer();
+  sharp({ create: { width, height, channels: 4, background: color } })
+    .png()
+    .toBuffer();
+const jpeg = (width: number, height: number) =>
+  sharp({ create: { width, height, channels: 3, background: '#cc6633' } })
+    .jpeg()
+    .toBuffer();
 
 /** A 3-frame animated GIF, 40×30 per frame. */
 function animatedGif(): Promise<Buffer> {
@@ -51,14 +56,18 @@ function animatedGif(): Promise<Buffer> {
     raw[i + 2] = frame === 2 ? 255 : 0;
     raw[i + 3] = 255;
   }
-  return sharp(raw, { raw: { width: 40, height: 90, channels: 4, pageHeight: 30 } }).gif().toBuffer();
+  return sharp(raw, { raw: { width: 40, height: 90, channels: 4, pageHeight: 30 } })
+    .gif()
+    .toBuffer();
 }
 
 /** A JPEG that declares 400×400 but is cut short: its header reads, its pixels do not decode. */
 async function truncatedJpeg(): Promise<Buffer> {
   const noise = Buffer.alloc(400 * 400 * 3);
   for (let i = 0; i < noise.length; i++) noise[i] = (i * 7919) % 251;
-  const full = await sharp(noise, { raw: { width: 400, height: 400, channels: 3 } }).jpeg().toBuffer();
+  const full = await sharp(noise, { raw: { width: 400, height: 400, channels: 3 } })
+    .jpeg()
+    .toBuffer();
   return full.subarray(0, Math.floor(full.length * 0.6));
 }
 
@@ -79,7 +88,12 @@ function pngHeaderOnly(width: number, height: number): Buffer {
   ihdr.writeUInt32BE(height, 4);
   ihdr[8] = 8;
   ihdr[9] = 2;
-  return Buffer.concat([PNG_SIGNATURE, pngChunk('IHDR', ihdr), pngChunk('IDAT', Buffer.from([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])), pngChunk('IEND', Buffer.alloc(0))]);
+  return Buffer.concat([
+    PNG_SIGNATURE,
+    pngChunk('IHDR', ihdr),
+    pngChunk('IDAT', Buffer.from([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])),
+    pngChunk('IEND', Buffer.alloc(0)),
+  ]);
 }
 
 // ---- HTTP helpers ---------------------------------------------------------------------------------------
@@ -156,7 +170,16 @@ describe('uploadAsset and processing', () => {
     const bytes = await png(640, 480);
     // The client lies about the Content-Type and the extension: the bytes decide.
     const asset = await uploaded(key, { data: bytes, filename: 'hero.txt', type: 'text/plain' });
-    expect(asset).toMatchObject({ type: 'image', mimeType: 'image/png', name: 'hero.txt', width: 640, height: 480, size_bytes: bytes.length, folderId: null, error: null });
+    expect(asset).toMatchObject({
+      type: 'image',
+      mimeType: 'image/png',
+      name: 'hero.txt',
+      width: 640,
+      height: 480,
+      size_bytes: bytes.length,
+      folderId: null,
+      error: null,
+    });
     expect(['processing', 'ready']).toContain(asset.status);
     expectSignedLink(asset.url, asset.id, 'original', asset.urlsExpireAt);
 
@@ -206,7 +229,11 @@ describe('uploadAsset and processing', () => {
   });
 
   it('stores text, vCard, PDF-less other types without variants; non-visual types download as attachments', async () => {
-    const vcard = await uploaded(key, { data: 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada Lovelace\r\nEND:VCARD\r\n', filename: 'ada.vcf', type: 'image/png' });
+    const vcard = await uploaded(key, {
+      data: 'BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Ada Lovelace\r\nEND:VCARD\r\n',
+      filename: 'ada.vcf',
+      type: 'image/png',
+    });
     expect(vcard).toMatchObject({ type: 'vcard', mimeType: 'text/vcard', width: null, height: null });
     expect((await settled(key, vcard.id)).variants).toEqual([]);
     const file = await download(key, vcard.id, 'original');
@@ -256,7 +283,11 @@ describe('uploadAsset and processing', () => {
     expect(empty.body.details[0]).toMatchObject({ field: 'body.file' });
     expect(empty.body.message + empty.body.details[0].message).toMatch(/empty/);
 
-    const fakePng = await upload(key, { data: Buffer.concat([PNG_SIGNATURE, Buffer.from('this is really a text file, not an image at all\n'.repeat(4))]), filename: 'fake.png', type: 'image/png' });
+    const fakePng = await upload(key, {
+      data: Buffer.concat([PNG_SIGNATURE, Buffer.from('this is really a text file, not an image at all\n'.repeat(4))]),
+      filename: 'fake.png',
+      type: 'image/png',
+    });
     expect(fakePng.status).toBe(400);
     expect(fakePng.body.details[0].field).toBe('body.file');
     expect(fakePng.body.message).toMatch(/image\/png/);
@@ -279,10 +310,21 @@ describe('uploadAsset and processing', () => {
     const notMultipart = await call(srv, 'POST', '/v1/assets/upload', { key, body: { file: 'x' } });
     expect(notMultipart.status).toBe(415);
 
-    const noFile = await call(srv, 'POST', '/v1/assets/upload', { key, rawBody: (() => { const f = new FormData(); f.append('name', 'x'); return f; })() });
+    const noFile = await call(srv, 'POST', '/v1/assets/upload', {
+      key,
+      rawBody: (() => {
+        const f = new FormData();
+        f.append('name', 'x');
+        return f;
+      })(),
+    });
     expect(noFile.status).toBe(400);
 
-    const unknownFolder = await upload(key, { data: await png(10, 10), filename: 'a.png' }, { folderId: '6f5e4d3c-2b1a-4f9e-8d7c-6b5a4f3e2d1c' });
+    const unknownFolder = await upload(
+      key,
+      { data: await png(10, 10), filename: 'a.png' },
+      { folderId: '6f5e4d3c-2b1a-4f9e-8d7c-6b5a4f3e2d1c' },
+    );
     expect(unknownFolder.status).toBe(404);
     expect(unknownFolder.body.details[0].field).toBe('body.folderId');
 
@@ -314,15 +356,27 @@ describe('uploadAssetBatch', () => {
     expect(one.status, one.text).toBe(201);
     expect(one.body.data[0].asset.folderId).toBe(folder.id);
 
-    const unknown = await batch(key, [{ data: await png(5, 5), filename: 'solo.png' }], { folderId: '6f5e4d3c-2b1a-4f9e-8d7c-6b5a4f3e2d1c' });
+    const unknown = await batch(key, [{ data: await png(5, 5), filename: 'solo.png' }], {
+      folderId: '6f5e4d3c-2b1a-4f9e-8d7c-6b5a4f3e2d1c',
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.details[0].field).toBe('body.folderId');
 
-    const none = await call(srv, 'POST', '/v1/assets/upload/batch', { key, rawBody: (() => { const f = new FormData(); f.append('folderId', folder.id); return f; })() });
+    const none = await call(srv, 'POST', '/v1/assets/upload/batch', {
+      key,
+      rawBody: (() => {
+        const f = new FormData();
+        f.append('folderId', folder.id);
+        return f;
+      })(),
+    });
     expect(none.status).toBe(400);
 
     const small = await png(2, 2);
-    const tooMany = await batch(key, Array.from({ length: 21 }, (_, i) => ({ data: small, filename: `f${i}.png` })));
+    const tooMany = await batch(
+      key,
+      Array.from({ length: 21 }, (_, i) => ({ data: small, filename: `f${i}.png` })),
+    );
     expect(tooMany.status).toBe(400);
   });
 });
@@ -334,10 +388,21 @@ describe('cropAsset and resizeAsset', () => {
     await settled(key, src.id);
     const res = await call(srv, 'POST', `/v1/assets/${src.id}/crop`, { key, body: { x: 100, y: 80, width: 200, height: 150 } });
     expect(res.status, res.text).toBe(201);
-    expect(res.body.data).toMatchObject({ name: 'spring-hero (cropped).png', type: 'image', mimeType: 'image/png', width: 200, height: 150, folderId: folder.id });
+    expect(res.body.data).toMatchObject({
+      name: 'spring-hero (cropped).png',
+      type: 'image',
+      mimeType: 'image/png',
+      width: 200,
+      height: 150,
+      folderId: folder.id,
+    });
     expect(res.body.data.id).not.toBe(src.id);
     await settled(key, res.body.data.id);
-    expect(await dimensions((await download(key, res.body.data.id, 'original')).bytes)).toMatchObject({ width: 200, height: 150, format: 'png' });
+    expect(await dimensions((await download(key, res.body.data.id, 'original')).bytes)).toMatchObject({
+      width: 200,
+      height: 150,
+      format: 'png',
+    });
 
     // the whole image is a valid rectangle; one pixel more is not
     expect((await call(srv, 'POST', `/v1/assets/${src.id}/crop`, { key, body: { x: 0, y: 0, width: 640, height: 480 } })).status).toBe(201);
@@ -357,7 +422,12 @@ describe('cropAsset and resizeAsset', () => {
     const res = await call(srv, 'POST', `/v1/assets/${gif.id}/crop`, { key, body: { x: 5, y: 5, width: 20, height: 10 } });
     expect(res.status, res.text).toBe(201);
     expect(res.body.data).toMatchObject({ type: 'gif', mimeType: 'image/gif', width: 20, height: 10 });
-    expect(await dimensions((await download(key, res.body.data.id, 'original')).bytes)).toEqual({ width: 20, height: 10, format: 'gif', pages: 3 });
+    expect(await dimensions((await download(key, res.body.data.id, 'original')).bytes)).toEqual({
+      width: 20,
+      height: 10,
+      format: 'gif',
+      pages: 3,
+    });
   });
 
   it('resizes into a new JPEG per fit', async () => {
@@ -377,7 +447,9 @@ describe('cropAsset and resizeAsset', () => {
       expect(await dimensions((await download(key, res.body.data.id, 'original')).bytes)).toMatchObject({ width, height, format: 'jpeg' });
     }
     expect((await call(srv, 'POST', `/v1/assets/${src.id}/resize`, { key, body: { width: 4097, height: 10 } })).status).toBe(400);
-    expect((await call(srv, 'POST', `/v1/assets/${src.id}/resize`, { key, body: { width: 10, height: 10, fit: 'fill' } })).status).toBe(400);
+    expect((await call(srv, 'POST', `/v1/assets/${src.id}/resize`, { key, body: { width: 10, height: 10, fit: 'fill' } })).status).toBe(
+      400,
+    );
   });
 
   it('resizes a GIF to a still JPEG and refuses other types with 422', async () => {
@@ -385,11 +457,19 @@ describe('cropAsset and resizeAsset', () => {
     await settled(key, gif.id);
     const res = await call(srv, 'POST', `/v1/assets/${gif.id}/resize`, { key, body: { width: 80, height: 60, fit: 'cover' } });
     expect(res.status, res.text).toBe(201);
-    expect(await dimensions((await download(key, res.body.data.id, 'original')).bytes)).toEqual({ width: 80, height: 60, format: 'jpeg', pages: 1 });
+    expect(await dimensions((await download(key, res.body.data.id, 'original')).bytes)).toEqual({
+      width: 80,
+      height: 60,
+      format: 'jpeg',
+      pages: 1,
+    });
 
     const text = await uploaded(key, { data: 'hello', filename: 'hello.txt' });
     await settled(key, text.id);
-    for (const [op, body] of [['crop', { x: 0, y: 0, width: 1, height: 1 }], ['resize', { width: 10, height: 10 }]] as const) {
+    for (const [op, body] of [
+      ['crop', { x: 0, y: 0, width: 1, height: 1 }],
+      ['resize', { width: 10, height: 10 }],
+    ] as const) {
       const r = await call(srv, 'POST', `/v1/assets/${text.id}/${op}`, { key, body });
       expect(r.status).toBe(422);
       expect(r.body.code).toBe('UNPROCESSABLE');
@@ -528,7 +608,16 @@ describe('S3-compatible storage (s3rver)', () => {
     s3srv = await startTestServer({
       workers: true,
       config: {
-        storage: { kind: 's3', bucket, endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, prefix: 'media/' },
+        storage: {
+          kind: 's3',
+          bucket,
+          endpoint,
+          region: 'us-east-1',
+          accessKeyId: 'S3RVER',
+          secretAccessKey: 'S3RVER',
+          forcePathStyle: true,
+          prefix: 'media/',
+        },
       },
     });
   });
@@ -550,7 +639,10 @@ describe('S3-compatible storage (s3rver)', () => {
 
     const resized = await call(s3srv, 'POST', `/v1/assets/${a.id}/resize`, { key: k, body: { width: 100, height: 100, fit: 'contain' } });
     expect(resized.status, resized.text).toBe(201);
-    expect(await dimensions((await download(k, resized.body.data.id, 'original', {}, s3srv)).bytes)).toMatchObject({ width: 100, height: 100 });
+    expect(await dimensions((await download(k, resized.body.data.id, 'original', {}, s3srv)).bytes)).toMatchObject({
+      width: 100,
+      height: 100,
+    });
 
     const big = mp4(20 * 1024 * 1024);
     const video = await uploaded(k, { data: big, filename: 'big.mp4' }, {}, s3srv);
@@ -559,7 +651,15 @@ describe('S3-compatible storage (s3rver)', () => {
     expect(fromBucket.headers.get('content-length')).toBe(String(big.length));
     expect(sha256(Buffer.from(await fromBucket.arrayBuffer()))).toBe(sha256(big));
 
-    const store = new S3Store({ bucket, endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, prefix: 'media/' });
+    const store = new S3Store({
+      bucket,
+      endpoint,
+      region: 'us-east-1',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+      prefix: 'media/',
+    });
     const org = (await call(s3srv, 'GET', `/v1/assets/${a.id}`, { key: k })).body.data;
     expect(org.id).toBe(a.id);
     expect((await call(s3srv, 'DELETE', `/v1/assets/${a.id}`, { key: k })).status).toBe(200);
@@ -568,7 +668,15 @@ describe('S3-compatible storage (s3rver)', () => {
   });
 
   it('implements put, get as a stream, delete and a missing key', async () => {
-    const store = new S3Store({ bucket, endpoint, region: 'us-east-1', accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', forcePathStyle: true, prefix: '' });
+    const store = new S3Store({
+      bucket,
+      endpoint,
+      region: 'us-east-1',
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+      forcePathStyle: true,
+      prefix: '',
+    });
     await store.put('direct/test/object', Buffer.from('hello'), 'text/plain');
     expect((await readAll((await store.get('direct/test/object'))!)).toString()).toBe('hello');
     const opened = (await store.open('direct/test/object'))!;
@@ -589,8 +697,27 @@ describe('storage configuration', () => {
     expect(loadConfig(base).storage).toEqual({ kind: 'fs', dir: '/srv/data/assets' });
     expect(loadConfig({ ...base, STORAGE_DIR: '/mnt/media' }).storage).toEqual({ kind: 'fs', dir: '/mnt/media' });
     expect(
-      loadConfig({ ...base, STORAGE: 's3', S3_BUCKET: 'media-bucket', S3_ENDPOINT: 'http://minio:9000/', S3_REGION: 'eu-west-1', S3_ACCESS_KEY_ID: 'AK', S3_SECRET_ACCESS_KEY: 'SK', S3_FORCE_PATH_STYLE: '1', S3_PREFIX: 'media' }).storage,
-    ).toEqual({ kind: 's3', bucket: 'media-bucket', endpoint: 'http://minio:9000', region: 'eu-west-1', accessKeyId: 'AK', secretAccessKey: 'SK', forcePathStyle: true, prefix: 'media/' });
+      loadConfig({
+        ...base,
+        STORAGE: 's3',
+        S3_BUCKET: 'media-bucket',
+        S3_ENDPOINT: 'http://minio:9000/',
+        S3_REGION: 'eu-west-1',
+        S3_ACCESS_KEY_ID: 'AK',
+        S3_SECRET_ACCESS_KEY: 'SK',
+        S3_FORCE_PATH_STYLE: '1',
+        S3_PREFIX: 'media',
+      }).storage,
+    ).toEqual({
+      kind: 's3',
+      bucket: 'media-bucket',
+      endpoint: 'http://minio:9000',
+      region: 'eu-west-1',
+      accessKeyId: 'AK',
+      secretAccessKey: 'SK',
+      forcePathStyle: true,
+      prefix: 'media/',
+    });
     expect(loadConfig({ ...base, PORT: '8080' }).assetBaseUrl).toBe('http://localhost:8080');
   });
 

@@ -23,7 +23,11 @@ beforeAll(async () => {
 afterAll(() => srv.close());
 
 /** A contact whose number ends in `suffix` (0–4: RCS handset, 5–9: SMS), tagged with a cohort attribute. */
-async function contact(suffix: string, fields: { rcs_capable?: boolean | null; consent_type?: string; cohort?: string } = {}, orgId = org.organizationId) {
+async function contact(
+  suffix: string,
+  fields: { rcs_capable?: boolean | null; consent_type?: string; cohort?: string } = {},
+  orgId = org.organizationId,
+) {
   const phone = `+1415${String(++seq).padStart(7 - suffix.length, '0')}${suffix}`;
   return srv.context.db
     .insertInto('contacts')
@@ -44,7 +48,10 @@ async function contact(suffix: string, fields: { rcs_capable?: boolean | null; c
 const text = (t: string) => ({ type: 'text' as const, text: t });
 
 async function segmentFor(cohort: string, k = key): Promise<string> {
-  const res = await call(srv, 'POST', '/v1/segments/resolve', { key: k, body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: cohort }] } });
+  const res = await call(srv, 'POST', '/v1/segments/resolve', {
+    key: k,
+    body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: cohort }] },
+  });
   expect(res.status).toBe(200);
   return res.body.data.segmentId;
 }
@@ -80,13 +87,23 @@ describe('a blast from draft to SENT', () => {
     const rcs = [await contact('1', { cohort: 'vip' }), await contact('2', { cohort: 'vip' })];
     const sms = await contact('6', { cohort: 'vip', rcs_capable: false });
     const optedOut = await contact('3', { cohort: 'vip' });
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone: optedOut.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: org.organizationId, phone: optedOut.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     const extra = await contact('4');
     const segmentId = await segmentFor('vip');
 
     const created = await createBlast({ contentJson: text('draft'), contactIds: [extra.id] });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ status: 'DRAFT', contentSource: 'content', contactIdCount: 1, recipientCount: null, messageType: 'MARKETING', fallbackToSms: true });
+    expect(created.body).toMatchObject({
+      status: 'DRAFT',
+      contentSource: 'content',
+      contactIdCount: 1,
+      recipientCount: null,
+      messageType: 'MARKETING',
+      fallbackToSms: true,
+    });
     const id = created.body.id;
 
     const content = await call(srv, 'PUT', `/v1/blasts/${id}/content`, { key, body: { contentJson: text(GSM_310) } });
@@ -99,7 +116,11 @@ describe('a blast from draft to SENT', () => {
 
     const est = await call(srv, 'GET', `/v1/blasts/${id}/estimate`, { key });
     expect(est.status).toBe(200);
-    expect(est.body.data.audience).toEqual({ total: 6, eligible: 4, excluded: { total: 2, optedOut: 1, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, duplicate: 1 } });
+    expect(est.body.data.audience).toEqual({
+      total: 6,
+      eligible: 4,
+      excluded: { total: 2, optedOut: 1, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, duplicate: 1 },
+    });
     // 4 recipients × 3 segments × 0.0039
     expect(est.body.data.totalCost).toEqual({ amount: '0.0468', currency: 'USD' });
     expect(est.body.data.byChannel).toEqual(
@@ -111,7 +132,13 @@ describe('a blast from draft to SENT', () => {
 
     const launch = await call(srv, 'POST', `/v1/blasts/${id}/launch`, { key });
     expect(launch.status).toBe(200);
-    expect(launch.body.data).toMatchObject({ previousStatus: 'DRAFT', status: 'SENDING', scheduledAt: null, recipientCount: 4, estimatedCost: { amount: '0.0468', currency: 'USD' } });
+    expect(launch.body.data).toMatchObject({
+      previousStatus: 'DRAFT',
+      status: 'SENDING',
+      scheduledAt: null,
+      recipientCount: 4,
+      estimatedCost: { amount: '0.0468', currency: 'USD' },
+    });
 
     const done = await waitStatus(id, ['SENT']);
     expect(done.dispatchedAt).not.toBeNull();
@@ -129,10 +156,21 @@ describe('a blast from draft to SENT', () => {
 
     const stats = await call(srv, 'GET', `/v1/blasts/${id}/stats`, { key });
     expect(stats.status).toBe(200);
-    expect(stats.body).toMatchObject({ recipients: 4, sent: 4, delivered: 4, failed: 0, fallbacks: 1, cost: { amount: '0.0468', currency: 'USD' }, byVariant: null });
+    expect(stats.body).toMatchObject({
+      recipients: 4,
+      sent: 4,
+      delivered: 4,
+      failed: 0,
+      fallbacks: 1,
+      cost: { amount: '0.0468', currency: 'USD' },
+      byVariant: null,
+    });
     expect(stats.body.rates.delivery).toBe(1);
     // an opt-out after the message counts in stats (within 7 days)
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone: rcs[1]!.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: org.organizationId, phone: rcs[1]!.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     const after = (await call(srv, 'GET', `/v1/blasts/${id}/stats`, { key })).body;
     expect(after).toMatchObject({ optOuts: 1, replies: 0 });
     expect(after.rates.optOut).toBe(0.25);
@@ -148,7 +186,10 @@ describe('a blast from draft to SENT', () => {
     const id = (await createBlast({ contentJson: text(UCS2_100), contactIds: [a.id, b.id], messageType: 'TRANSACTIONAL' })).body.id;
     const est = await call(srv, 'GET', `/v1/blasts/${id}/estimate`, { key });
     expect(est.body.data.totalCost).toEqual({ amount: '0.0156', currency: 'USD' }); // 2 × 2 segments × 0.0039
-    expect((await call(srv, 'POST', `/v1/blasts/${id}/send`, { key })).body.data).toMatchObject({ previousStatus: 'DRAFT', status: 'SENDING' });
+    expect((await call(srv, 'POST', `/v1/blasts/${id}/send`, { key })).body.data).toMatchObject({
+      previousStatus: 'DRAFT',
+      status: 'SENDING',
+    });
     await waitStatus(id, ['SENT']);
     const msgs = await blastMessages(id);
     expect(msgs.reduce((s, m) => s + (m.cost_units ?? 0), 0)).toBe(156);
@@ -158,7 +199,10 @@ describe('a blast from draft to SENT', () => {
     const cs = await Promise.all(Array.from({ length: 8 }, () => contact('1')));
     const dnc = await contact('2');
     const noConsent = await contact('4', { consent_type: 'NONE' });
-    await srv.context.db.insertInto('dnc_entries').values({ organization_id: org.organizationId, phone: dnc.phone, reason: 'asked', source: 'API', actor: null }).execute();
+    await srv.context.db
+      .insertInto('dnc_entries')
+      .values({ organization_id: org.organizationId, phone: dnc.phone, reason: 'asked', source: 'API', actor: null })
+      .execute();
     const variants = [
       { key: 'A', weight: 50, content: text('Variant A') },
       { key: 'B', weight: 50, content: { type: 'card', card: { title: 'Sale', mediaUrl: 'https://cdn.example.com/a.jpg' } } },
@@ -174,22 +218,44 @@ describe('a blast from draft to SENT', () => {
     const byKey = Object.fromEntries(stats.byVariant.map((v: { key: string }) => [v.key, v]));
     expect((byKey.A?.recipients ?? 0) + (byKey.B?.recipients ?? 0)).toBe(8);
     expect(stats.cost.amount).toBe(est.totalCost.amount);
-    const reasons = await srv.context.db.selectFrom('blast_recipients').select(['contact_id', 'status', 'skip_reason']).where('blast_id', '=', id).where('status', '=', 'skipped').execute();
-    expect(reasons.map((r) => [r.contact_id, r.skip_reason]).sort()).toEqual([[dnc.id, 'DNC_LISTED'], [noConsent.id, 'NO_CONSENT']].sort());
+    const reasons = await srv.context.db
+      .selectFrom('blast_recipients')
+      .select(['contact_id', 'status', 'skip_reason'])
+      .where('blast_id', '=', id)
+      .where('status', '=', 'skipped')
+      .execute();
+    expect(reasons.map((r) => [r.contact_id, r.skip_reason]).sort()).toEqual(
+      [
+        [dnc.id, 'DNC_LISTED'],
+        [noConsent.id, 'NO_CONSENT'],
+      ].sort(),
+    );
     expect((await call(srv, 'GET', `/v1/blasts/${id}/progress`, { key })).body.data.skipped).toBe(2);
   });
 });
 
 describe('blast.status_changed', () => {
   it('is emitted on every change: (none) → DRAFT → SENDING → DISPATCHED → SENT', async () => {
-    const ep = await call(srv, 'POST', '/v1/webhook-endpoints', { key, body: { url: 'http://127.0.0.1:9/hooks', events: ['blast.status_changed'] } });
+    const ep = await call(srv, 'POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hooks', events: ['blast.status_changed'] },
+    });
     expect(ep.status).toBe(201);
     const c = await contact('1');
     const id = (await createBlast({ contentJson: text('events'), contactIds: [c.id] })).body.id;
     await call(srv, 'POST', `/v1/blasts/${id}/send`, { key });
     await waitStatus(id, ['SENT']);
-    const rows = await srv.context.db.selectFrom('webhook_events').select(['body', 'created_at']).where('organization_id', '=', org.organizationId).where('type', '=', 'blast.status_changed').orderBy('created_at').execute();
-    const changes = rows.map((r) => JSON.parse(r.body).data).filter((d) => d.blastId === id).map((d) => `${d.previousStatus}→${d.status}`);
+    const rows = await srv.context.db
+      .selectFrom('webhook_events')
+      .select(['body', 'created_at'])
+      .where('organization_id', '=', org.organizationId)
+      .where('type', '=', 'blast.status_changed')
+      .orderBy('created_at')
+      .execute();
+    const changes = rows
+      .map((r) => JSON.parse(r.body).data)
+      .filter((d) => d.blastId === id)
+      .map((d) => `${d.previousStatus}→${d.status}`);
     expect(changes).toEqual(['null→DRAFT', 'DRAFT→SENDING', 'SENDING→DISPATCHED', 'DISPATCHED→SENT']);
     await call(srv, 'DELETE', `/v1/webhook-endpoints/${ep.body.data.id}`, { key });
   });
@@ -232,7 +298,10 @@ describe('the transition table', () => {
   it('schedule → reschedule → cancel (CANCELLED is final); a draft is deleted', async () => {
     const c = await contact('1');
     const id = (await createBlast({ contentJson: text('later'), contactIds: [c.id] })).body.id;
-    const past = await call(srv, 'POST', `/v1/blasts/${id}/schedule`, { key, body: { scheduledAt: new Date(Date.now() - 1000).toISOString() } });
+    const past = await call(srv, 'POST', `/v1/blasts/${id}/schedule`, {
+      key,
+      body: { scheduledAt: new Date(Date.now() - 1000).toISOString() },
+    });
     expect(past.status).toBe(400);
     const at = new Date(Date.now() + 3600_000).toISOString();
     const sched = await call(srv, 'POST', `/v1/blasts/${id}/schedule`, { key, body: { scheduledAt: at } });
@@ -267,7 +336,10 @@ describe('the transition table', () => {
     const id = (await createBlast({ contentJson: text('gone'), contactIds: [c.id] })).body.id;
     const at = new Date(Date.now() + 1500).toISOString();
     expect((await call(srv, 'POST', `/v1/blasts/${id}/schedule`, { key, body: { scheduledAt: at } })).status).toBe(200);
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone: c.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: org.organizationId, phone: c.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     const failed = await waitStatus(id, ['FAILED']);
     expect(failed.failureReason).toMatchObject({ code: 'NO_ELIGIBLE_RECIPIENTS' });
     expect(failed.completedAt).not.toBeNull();
@@ -293,7 +365,15 @@ describe('exactly once', () => {
     await waitStatus(id, ['SENT']);
     const msgs = await blastMessages(id);
     expect(msgs).toHaveLength(5);
-    const all = await srv.context.db.selectFrom('messages').select('contact_id').where('contact_id', 'in', cs.map((c) => c.id)).execute();
+    const all = await srv.context.db
+      .selectFrom('messages')
+      .select('contact_id')
+      .where(
+        'contact_id',
+        'in',
+        cs.map((c) => c.id),
+      )
+      .execute();
     expect(all).toHaveLength(5);
   });
 });
@@ -302,7 +382,17 @@ describe("a sender's rate", () => {
   it('each message is claimed once: what the window cannot take stays queued until it opens, never claimed and put back', async () => {
     const slow = await srv.context.db
       .insertInto('sender_ids')
-      .values({ organization_id: org.organizationId, name: 'Slow blaster', type: 'LONG_CODE', status: 'ACTIVE', provider: 'PROVIDER_A', phone_number: `+1500${String(Date.now()).slice(-7)}`, is_sandbox: true, throughput_per_second: 4, updated_at: new Date() })
+      .values({
+        organization_id: org.organizationId,
+        name: 'Slow blaster',
+        type: 'LONG_CODE',
+        status: 'ACTIVE',
+        provider: 'PROVIDER_A',
+        phone_number: `+1500${String(Date.now()).slice(-7)}`,
+        is_sandbox: true,
+        throughput_per_second: 4,
+        updated_at: new Date(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     for (let i = 0; i < 12; i++) await contact('6', { rcs_capable: false, cohort: 'rate' });
@@ -310,7 +400,11 @@ describe("a sender's rate", () => {
     // Rows each dispatch claim returns, counted at the driver.
     let claimed = 0;
     const countClaimed = ({ text, result }: SentStatement) => {
-      if (/with due as/.test(text) && result instanceof Promise) void result.then((r: { rowCount?: number | null }) => (claimed += r?.rowCount ?? 0), () => {});
+      if (/with due as/.test(text) && result instanceof Promise)
+        void result.then(
+          (r: { rowCount?: number | null }) => (claimed += r?.rowCount ?? 0),
+          () => {},
+        );
     };
     await watchingStatements(countClaimed, async () => {
       expect((await call(srv, 'POST', `/v1/blasts/${body.id}/launch`, { key })).status).toBe(200);
@@ -337,7 +431,16 @@ describe('test sends', () => {
     const hhmm = (d: Date) => d.toISOString().slice(11, 16);
     const quiet = await srv.context.db
       .insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone: '+14155558811', attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: hhmm(minute(-60)), quiet_hours_end: hhmm(minute(120)) })
+      .values({
+        organization_id: org.organizationId,
+        phone: '+14155558811',
+        attributes: '{}',
+        rcs_capable: true,
+        consent_type: 'MARKETING',
+        time_zone: 'UTC',
+        quiet_hours_start: hhmm(minute(-60)),
+        quiet_hours_end: hhmm(minute(120)),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const marketing = (await createBlast({ contentJson: text('test in quiet hours'), contactIds: [quiet.id] })).body.id;
@@ -345,11 +448,17 @@ describe('test sends', () => {
     expect(res.status).toBe(200);
     const [held] = res.body.data.results;
     expect(held).toMatchObject({ contactId: quiet.id, status: 'held', error: null });
-    const message = await call(srv, 'GET', `/v1/conversations/${(await srv.context.db.selectFrom('messages').select('conversation_id').where('id', '=', held.messageId).executeTakeFirstOrThrow()).conversation_id}/messages`, { key });
+    const message = await call(
+      srv,
+      'GET',
+      `/v1/conversations/${(await srv.context.db.selectFrom('messages').select('conversation_id').where('id', '=', held.messageId).executeTakeFirstOrThrow()).conversation_id}/messages`,
+      { key },
+    );
     const stored = message.body.data.find((m: { id: string }) => m.id === held.messageId);
     expect(stored.status).toBe('held');
     expect(Date.parse(stored.heldUntil)).toBe(minute(120).getTime()); // when the quiet period ends
-    const transactional = (await createBlast({ contentJson: text('notice'), contactIds: [quiet.id], messageType: 'TRANSACTIONAL' })).body.id;
+    const transactional = (await createBlast({ contentJson: text('notice'), contactIds: [quiet.id], messageType: 'TRANSACTIONAL' })).body
+      .id;
     const notice = await call(srv, 'POST', `/v1/blasts/${transactional}/test`, { key, body: { contactIds: [quiet.id] } });
     expect(notice.body.data.results[0]).toMatchObject({ contactId: quiet.id, status: 'queued', error: null });
   });
@@ -357,9 +466,15 @@ describe('test sends', () => {
   it('sends to phones and contacts, reporting refusals; more than 10 is 400', async () => {
     const ok = await contact('1');
     const opted = await contact('2');
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone: opted.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: org.organizationId, phone: opted.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     const id = (await createBlast({ contentJson: text('test'), contactIds: [ok.id], messageType: 'TRANSACTIONAL' })).body.id;
-    const res = await call(srv, 'POST', `/v1/blasts/${id}/test`, { key, body: { phones: ['+14155559001'], contactIds: [ok.id, opted.id] } });
+    const res = await call(srv, 'POST', `/v1/blasts/${id}/test`, {
+      key,
+      body: { phones: ['+14155559001'], contactIds: [ok.id, opted.id] },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.variantKey).toBeNull();
     const [p, a, b] = res.body.data.results;
@@ -368,16 +483,35 @@ describe('test sends', () => {
     expect(b).toMatchObject({ contactId: opted.id, messageId: null, status: null, error: { code: 'OPTED_OUT' } });
     expect((await call(srv, 'GET', `/v1/blasts/${id}`, { key })).body.status).toBe('DRAFT');
     const many = Array.from({ length: 11 }, (_, i) => `+1415555${String(9100 + i)}`);
-    expect((await call(srv, 'POST', `/v1/blasts/${id}/test`, { key, body: { phones: many.slice(0, 10), contactIds: [ok.id] } })).status).toBe(400);
+    expect(
+      (await call(srv, 'POST', `/v1/blasts/${id}/test`, { key, body: { phones: many.slice(0, 10), contactIds: [ok.id] } })).status,
+    ).toBe(400);
   });
 });
 
 describe('bad input, unknown ids, tenancy, scopes', () => {
   it('validation: two content sources, no audience, weights not 100', async () => {
     const c = await contact('1');
-    expect((await createBlast({ contentJson: text('a'), variants: [{ key: 'A', weight: 50, content: text('a') }, { key: 'B', weight: 50, content: text('b') }], contactIds: [c.id] })).status).toBe(400);
+    expect(
+      (
+        await createBlast({
+          contentJson: text('a'),
+          variants: [
+            { key: 'A', weight: 50, content: text('a') },
+            { key: 'B', weight: 50, content: text('b') },
+          ],
+          contactIds: [c.id],
+        })
+      ).status,
+    ).toBe(400);
     expect((await createBlast({ contentJson: text('a') })).status).toBe(400);
-    const bad = await createBlast({ variants: [{ key: 'A', weight: 50, content: text('a') }, { key: 'B', weight: 40, content: text('b') }], contactIds: [c.id] });
+    const bad = await createBlast({
+      variants: [
+        { key: 'A', weight: 50, content: text('a') },
+        { key: 'B', weight: 40, content: text('b') },
+      ],
+      contactIds: [c.id],
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.details[0].field).toBe('body.variants');
   });
@@ -427,7 +561,16 @@ describe('cancel mid-send', () => {
   it('withdraws messages held for quiet hours and counts them cancelled', async () => {
     const quiet = await srv.context.db
       .insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone: '+14155558801', attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: '00:00', quiet_hours_end: '23:59' })
+      .values({
+        organization_id: org.organizationId,
+        phone: '+14155558801',
+        attributes: '{}',
+        rcs_capable: true,
+        consent_type: 'MARKETING',
+        time_zone: 'UTC',
+        quiet_hours_start: '00:00',
+        quiet_hours_end: '23:59',
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const id = (await createBlast({ contentJson: text('held'), contactIds: [quiet.id] })).body.id;

@@ -22,9 +22,13 @@ beforeAll(async () => {
   org = await srv.newOrg('Bots org');
   key = org.apiKey.secret;
   otherKey = (await srv.newOrg('Other bots org')).apiKey.secret;
-  senderNumber = (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()).phone_number!;
-  for (const value of ['book_demo', 'talk_to_sales']) expect((await call(srv, 'POST', '/v1/intents', { key, body: { value } })).status).toBe(201);
-  for (const name of ['first_name', 'interest', 'order_id']) expect((await call(srv, 'POST', '/v1/variable-definitions', { key, body: { name, type: 'text' } })).status).toBe(201);
+  senderNumber = (
+    await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()
+  ).phone_number!;
+  for (const value of ['book_demo', 'talk_to_sales'])
+    expect((await call(srv, 'POST', '/v1/intents', { key, body: { value } })).status).toBe(201);
+  for (const name of ['first_name', 'interest', 'order_id'])
+    expect((await call(srv, 'POST', '/v1/variable-definitions', { key, body: { name, type: 'text' } })).status).toBe(201);
 });
 afterAll(() => srv.close());
 
@@ -35,7 +39,12 @@ const phone = () => `+1415556${String(1000 + ++seq * 10).padStart(4, '0')}`;
 const goodFlow = (welcome = 'Hi {{first_name}}, want to book a demo?') => ({
   nodes: [
     { id: 'start', type: 'START' },
-    { id: 'welcome', type: 'MESSAGE', content: { type: 'text', text: welcome }, buttons: [{ type: 'reply', text: 'Book a demo', intent: 'book_demo' }] },
+    {
+      id: 'welcome',
+      type: 'MESSAGE',
+      content: { type: 'text', text: welcome },
+      buttons: [{ type: 'reply', text: 'Book a demo', intent: 'book_demo' }],
+    },
     { id: 'demo', type: 'END', content: { type: 'text', text: 'Great! Pick a slot: https://example.com/demo' } },
   ],
   edges: [
@@ -86,7 +95,14 @@ async function outboundTexts(conversationId: string): Promise<string[]> {
 describe('CRUD', () => {
   it('creates a DRAFT bot at version 1 with a START-only flow and revision 1; gets, lists with search, deletes', async () => {
     const b = await bot({ name: 'Searchable Helper', description: 'd' });
-    expect(b).toMatchObject({ status: 'DRAFT', version: 1, publishedVersion: null, publishedFlow: null, draftFlow: { nodes: [{ id: 'start', type: 'START' }], edges: [] }, triggers: [] });
+    expect(b).toMatchObject({
+      status: 'DRAFT',
+      version: 1,
+      publishedVersion: null,
+      publishedFlow: null,
+      draftFlow: { nodes: [{ id: 'start', type: 'START' }], edges: [] },
+      triggers: [],
+    });
     expect((await call(srv, 'GET', `/v1/bots/${b.id}`, { key })).body).toMatchObject({ id: b.id, name: 'Searchable Helper' });
     const list = await call(srv, 'GET', '/v1/bots?search=searchable', { key });
     expect(list.status).toBe(200);
@@ -103,7 +119,20 @@ describe('CRUD', () => {
     const res = await call(srv, 'POST', '/v1/bots', { key, body: { name: 'x', channel: 'RCS', senderId: UNKNOWN } });
     expect(res.status).toBe(404);
     expect(res.body.details[0].field).toBe('body.senderId');
-    const dup = await call(srv, 'POST', '/v1/bots', { key, body: { name: 'x', channel: 'RCS', draftFlow: { nodes: [{ id: 'a', type: 'START' }, { id: 'a', type: 'END' }], edges: [] } } });
+    const dup = await call(srv, 'POST', '/v1/bots', {
+      key,
+      body: {
+        name: 'x',
+        channel: 'RCS',
+        draftFlow: {
+          nodes: [
+            { id: 'a', type: 'START' },
+            { id: 'a', type: 'END' },
+          ],
+          edges: [],
+        },
+      },
+    });
     expect(dup.status).toBe(400);
     const b = await bot();
     const renamed = await put(b.id, { name: 'Renamed' });
@@ -146,7 +175,11 @@ describe('status machine', () => {
     expect(refused.body.validationErrors).toEqual([{ code: 'EMPTY_FLOW', message: expect.any(String), nodeId: null }]);
     expect((await call(srv, 'GET', `/v1/bots/${b.id}`, { key })).body).toMatchObject({ status: 'MODIFIED', publishedVersion: 2 });
     // back to the published flow (structurally equal, keys in another order): PUBLISHED
-    const reordered = JSON.parse(JSON.stringify(goodFlow(), (_k, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v)));
+    const reordered = JSON.parse(
+      JSON.stringify(goodFlow(), (_k, v: unknown) =>
+        v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v,
+      ),
+    );
     r = await put(b.id, { draftFlow: reordered });
     expect(r.body).toMatchObject({ status: 'PUBLISHED', version: 5, publishedVersion: 2 });
     r = await put(b.id, { draftFlow: goodFlow('Third text {{first_name}}') });
@@ -189,7 +222,18 @@ describe('validation', () => {
     expect(v.status).toBe(200);
     expect(v.body.data.valid).toBe(false);
     const codes = new Set((v.body.data.errors as Array<{ code: string }>).map((e) => e.code));
-    for (const c of ['MULTIPLE_START_NODES', 'MISSING_CONTENT', 'MISSING_CAPTURE', 'UNKNOWN_INTENT', 'MISSING_TRANSITION', 'UNKNOWN_VARIABLE', 'CHANNEL_UNSUPPORTED', 'INVALID_EDGE', 'UNKNOWN_NODE', 'UNREACHABLE_NODE']) {
+    for (const c of [
+      'MULTIPLE_START_NODES',
+      'MISSING_CONTENT',
+      'MISSING_CAPTURE',
+      'UNKNOWN_INTENT',
+      'MISSING_TRANSITION',
+      'UNKNOWN_VARIABLE',
+      'CHANNEL_UNSUPPORTED',
+      'INVALID_EDGE',
+      'UNKNOWN_NODE',
+      'UNREACHABLE_NODE',
+    ]) {
       expect(codes, c).toContain(c);
     }
     const p = await publish(b.id);
@@ -205,7 +249,10 @@ describe('validation', () => {
 
 describe('content rules', () => {
   it('a text matching a blocking content rule is CONTENT_BLOCKED', async () => {
-    const rule = await call(srv, 'POST', '/v1/content-rules', { key, body: { name: 'No zorblax', pattern: 'zorblax', patternType: 'keyword', action: 'block' } });
+    const rule = await call(srv, 'POST', '/v1/content-rules', {
+      key,
+      body: { name: 'No zorblax', pattern: 'zorblax', patternType: 'keyword', action: 'block' },
+    });
     expect(rule.status).toBe(201);
     const b = await bot({ draftFlow: goodFlow('Buy zorblax now') });
     const v = await call(srv, 'POST', `/v1/bots/${b.id}/validate`, { key });
@@ -236,18 +283,36 @@ describe('testers', () => {
 
 describe('RCS tester invites', () => {
   it('a bot on an RCS agent invites testers through the provider: PENDING, ACCEPTED (…1111), FAILED (not RCS capable), NOT_REQUESTED', async () => {
-    const agent = await call(srv, 'POST', '/v1/sender-ids', { key, body: { type: 'RCS_AGENT', name: 'Bot agent', provider: 'PROVIDER_B' } });
+    const agent = await call(srv, 'POST', '/v1/sender-ids', {
+      key,
+      body: { type: 'RCS_AGENT', name: 'Bot agent', provider: 'PROVIDER_B' },
+    });
     expect(agent.status).toBe(201);
     const b = await bot({ senderId: agent.body.data.id });
     const add = (body: Record<string, unknown>) => call(srv, 'POST', `/v1/bots/${b.id}/testers`, { key, body });
-    expect((await add({ phone: '+14155557770' })).body.data).toMatchObject({ rcsInviteStatus: 'PENDING', rcsInviteSentAt: expect.any(String), rcsInviteError: null });
+    expect((await add({ phone: '+14155557770' })).body.data).toMatchObject({
+      rcsInviteStatus: 'PENDING',
+      rcsInviteSentAt: expect.any(String),
+      rcsInviteError: null,
+    });
     expect((await add({ phone: '+14155551111' })).body.data).toMatchObject({ rcsInviteStatus: 'ACCEPTED' });
-    expect((await add({ phone: '+14155557778' })).body.data).toMatchObject({ rcsInviteStatus: 'FAILED', rcsInviteError: expect.any(String) });
-    expect((await add({ phone: '+14155557772', sendRcsInvite: false })).body.data).toMatchObject({ rcsInviteStatus: 'NOT_REQUESTED', rcsInviteSentAt: null });
+    expect((await add({ phone: '+14155557778' })).body.data).toMatchObject({
+      rcsInviteStatus: 'FAILED',
+      rcsInviteError: expect.any(String),
+    });
+    expect((await add({ phone: '+14155557772', sendRcsInvite: false })).body.data).toMatchObject({
+      rcsInviteStatus: 'NOT_REQUESTED',
+      rcsInviteSentAt: null,
+    });
     const bad = await add({ phone: '+1234' });
     expect(bad.status).toBe(400);
     const list = await call(srv, 'GET', `/v1/bots/${b.id}/testers`, { key });
-    expect(list.body.data.map((t: { rcsInviteStatus: string }) => t.rcsInviteStatus)).toEqual(['PENDING', 'ACCEPTED', 'FAILED', 'NOT_REQUESTED']);
+    expect(list.body.data.map((t: { rcsInviteStatus: string }) => t.rcsInviteStatus)).toEqual([
+      'PENDING',
+      'ACCEPTED',
+      'FAILED',
+      'NOT_REQUESTED',
+    ]);
   });
 });
 
@@ -288,7 +353,12 @@ describe('a published bot converses', () => {
       draftFlow: {
         nodes: [
           { id: 'start', type: 'START' },
-          { id: 'ask', type: 'QUESTION', content: { type: 'text', text: 'Demo or sales?' }, capture: { variable: 'interest', from: 'intent' } },
+          {
+            id: 'ask',
+            type: 'QUESTION',
+            content: { type: 'text', text: 'Demo or sales?' },
+            capture: { variable: 'interest', from: 'intent' },
+          },
           { id: 'sales', type: 'HANDOFF', content: { type: 'text', text: 'Connecting you ({{interest}}).' } },
           { id: 'other', type: 'END', content: { type: 'text', text: 'Bye.' } },
         ],
@@ -304,7 +374,9 @@ describe('a published bot converses', () => {
     await deliver(inbound(p, 'hi'));
     const contactId = (await call(srv, 'GET', `/v1/contacts?search=${encodeURIComponent(p)}`, { key })).body.data[0].id as string;
     const conversationId = (await call(srv, 'GET', `/v1/conversations?contactId=${contactId}`, { key })).body.data[0].id as string;
-    expect((await call(srv, 'POST', `/v1/conversations/${conversationId}/handoff`, { key, body: { to: 'bot', botId: b.id } })).status).toBe(200);
+    expect((await call(srv, 'POST', `/v1/conversations/${conversationId}/handoff`, { key, body: { to: 'bot', botId: b.id } })).status).toBe(
+      200,
+    );
     await deliver(inbound(p, 'Talk_To_Sales'));
     expect(await outboundTexts(conversationId)).toEqual(['Demo or sales?', 'Connecting you (talk_to_sales).']);
     const conv = await call(srv, 'GET', `/v1/conversations/${conversationId}`, { key });
@@ -340,7 +412,14 @@ describe('event triggers (the bots trigger source)', () => {
     };
     const b = await bot({
       draftFlow: flow,
-      triggers: [{ eventName: 'order.shipped', conditions: [{ property: 'carrier', operator: 'equals', value: 'UPS' }], messageType: 'TRANSACTIONAL', cooldownSeconds: 3600 }],
+      triggers: [
+        {
+          eventName: 'order.shipped',
+          conditions: [{ property: 'carrier', operator: 'equals', value: 'UPS' }],
+          messageType: 'TRANSACTIONAL',
+          cooldownSeconds: 3600,
+        },
+      ],
     });
     expect(b.triggers).toMatchObject([{ id: expect.any(String), cooldownSeconds: 3600, active: true }]);
     const triggerId = b.triggers[0]!.id;
@@ -349,7 +428,10 @@ describe('event triggers (the bots trigger source)', () => {
     const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone(), name: 'Grace Hopper' } });
     const run = async (contactId: string, properties: Record<string, unknown>, at = new Date()) => {
       const out = [];
-      for (const source of triggerSources()) out.push(...(await source.run(tenant, services, { eventId: randomUUID(), name: 'order.shipped', contactId, properties, occurredAt: at })));
+      for (const source of triggerSources())
+        out.push(
+          ...(await source.run(tenant, services, { eventId: randomUUID(), name: 'order.shipped', contactId, properties, occurredAt: at })),
+        );
       return out.filter((o) => o.triggerId === triggerId);
     };
     // not published yet: nothing
@@ -373,7 +455,13 @@ describe('event triggers (the bots trigger source)', () => {
     const otherTenant = await tenantFor(srv.context, other.organizationId);
     const otherContact = await call(srv, 'POST', '/v1/contacts', { key: other.apiKey.secret, body: { phone: phone() } });
     for (const source of triggerSources()) {
-      const out = await source.run(otherTenant, services, { eventId: randomUUID(), name: 'order.shipped', contactId: otherContact.body.id, properties: { carrier: 'UPS' }, occurredAt: new Date() });
+      const out = await source.run(otherTenant, services, {
+        eventId: randomUUID(),
+        name: 'order.shipped',
+        contactId: otherContact.body.id,
+        properties: { carrier: 'UPS' },
+        occurredAt: new Date(),
+      });
       expect(out.filter((o) => o.triggerId === triggerId)).toEqual([]);
     }
   });
@@ -393,7 +481,10 @@ describe('event triggers through POST /v1/events', () => {
     });
     expect((await publish(b.id)).status).toBe(200);
     const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone() } });
-    const res = await call(srv, 'POST', '/v1/events', { key, body: { event: 'signup.completed', contactId: contact.body.id, properties: { plan: 'pro' } } });
+    const res = await call(srv, 'POST', '/v1/events', {
+      key,
+      body: { event: 'signup.completed', contactId: contact.body.id, properties: { plan: 'pro' } },
+    });
     expect(res.status).toBe(200);
     const result = res.body.data ?? res.body;
     expect(result.matchedTriggers.map((t: { triggerId: string }) => t.triggerId)).toEqual([b.triggers[0]!.id]);
@@ -442,7 +533,11 @@ describe('dictionary rewrites reach flows', () => {
     expect(rw.status).toBe(200);
     const after = await call(srv, 'GET', `/v1/bots/${b.id}`, { key });
     expect(after.body).toMatchObject({ status: 'MODIFIED', version: put1.body.version + 2, publishedVersion: put1.body.version + 1 });
-    const revisions = (await call(srv, 'GET', `/v1/bots/${b.id}/revisions?limit=100`, { key })).body.data as Array<{ version: number; flow: unknown; publishedAt: string | null }>;
+    const revisions = (await call(srv, 'GET', `/v1/bots/${b.id}/revisions?limit=100`, { key })).body.data as Array<{
+      version: number;
+      flow: unknown;
+      publishedAt: string | null;
+    }>;
     const published = revisions.find((r) => r.version === put1.body.version + 1)!;
     const draft = revisions.find((r) => r.version === put1.body.version + 2)!;
     expect(published.publishedAt).not.toBeNull();
@@ -457,7 +552,9 @@ describe('dictionary rewrites reach flows', () => {
     const flow = JSON.parse(JSON.stringify(goodFlow()).replaceAll('book_demo', token)) as ReturnType<typeof goodFlow>;
     const b = await bot({ draftFlow: flow });
     const read = await call(srv, 'GET', `/v1/bots/${b.id}`, { key });
-    expect((await call(srv, 'POST', `/v1/intents/${created.body.data.id}/rewrite`, { key, body: { newValue: `${token}_new` } })).status).toBe(200);
+    expect(
+      (await call(srv, 'POST', `/v1/intents/${created.body.data.id}/rewrite`, { key, body: { newValue: `${token}_new` } })).status,
+    ).toBe(200);
     const edited = JSON.parse(JSON.stringify(flow).replace('want to book a demo?', 'shall we book a demo?')) as typeof flow;
     const stale = await put(b.id, { draftFlow: edited, expectedVersion: read.body.version });
     expect(stale.status).toBe(409);

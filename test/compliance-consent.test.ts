@@ -30,15 +30,30 @@ describe('createComplianceOverride', () => {
 
   it('creates a 24-hour override and its ConsentAuditLog entry, and the gate honours it until it expires', async () => {
     const contact = await insertContact(owner.organizationId, { consent_type: 'NONE' });
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: owner.organizationId, phone: contact.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: owner.organizationId, phone: contact.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     const ask = () =>
-      evaluateCompliance({ db: srv.context.db, organizationId: owner.organizationId, contact, messageType: 'TRANSACTIONAL', content: 'Your order', now: new Date() });
+      evaluateCompliance({
+        db: srv.context.db,
+        organizationId: owner.organizationId,
+        contact,
+        messageType: 'TRANSACTIONAL',
+        content: 'Your order',
+        now: new Date(),
+      });
     expect((await ask()).reasons.map((r) => r.code)).toEqual(['OPTED_OUT']);
 
     const res = await override(owner.apiKey.secret, { contactId: contact.id, reason: 'Re-consented by phone, ticket 48213' });
     expect(res.status).toBe(200);
     const o = res.body.data;
-    expect(o).toMatchObject({ contactId: contact.id, type: 'CONSENT_GRANT', reason: 'Re-consented by phone, ticket 48213', actor: owner.apiKey.id });
+    expect(o).toMatchObject({
+      contactId: contact.id,
+      type: 'CONSENT_GRANT',
+      reason: 'Re-consented by phone, ticket 48213',
+      actor: owner.apiKey.id,
+    });
     expect(new Date(o.expiresAt).getTime() - new Date(o.createdAt).getTime()).toBe(24 * 3_600_000);
 
     const entry = await srv.context.db.selectFrom('consent_events').selectAll().where('id', '=', o.auditLogId).executeTakeFirstOrThrow();
@@ -56,11 +71,19 @@ describe('createComplianceOverride', () => {
 
     expect((await ask()).decision).toBe('allow');
     // The stored consent and opt-out are unchanged.
-    const stored = await srv.context.db.selectFrom('contacts').select('consent_type').where('id', '=', contact.id).executeTakeFirstOrThrow();
+    const stored = await srv.context.db
+      .selectFrom('contacts')
+      .select('consent_type')
+      .where('id', '=', contact.id)
+      .executeTakeFirstOrThrow();
     expect(stored.consent_type).toBe('NONE');
 
     // Expired: the gate stops applying it.
-    await srv.context.db.updateTable('compliance_overrides').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', o.id).execute();
+    await srv.context.db
+      .updateTable('compliance_overrides')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', o.id)
+      .execute();
     expect((await ask()).reasons.map((r) => r.code)).toEqual(['OPTED_OUT']);
   });
 
@@ -117,7 +140,12 @@ describe('updateContactTcpa', () => {
 
   it('updates zone, quiet hours and consent, answers the effective settings and audits the consent change', async () => {
     const contact = await insertContact(owner.organizationId);
-    const res = await patch(contact.id, { timeZone: 'America/Chicago', quietHoursStart: '20:00', quietHoursEnd: '09:00', consentType: 'MARKETING' });
+    const res = await patch(contact.id, {
+      timeZone: 'America/Chicago',
+      quietHoursStart: '20:00',
+      quietHoursEnd: '09:00',
+      consentType: 'MARKETING',
+    });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
       contactId: contact.id,
@@ -128,11 +156,18 @@ describe('updateContactTcpa', () => {
       consentType: 'MARKETING',
     });
     const events = await srv.context.db.selectFrom('consent_events').selectAll().where('contact_id', '=', contact.id).execute();
-    expect(events.map((e) => [e.action, e.source, e.consent_type, e.actor])).toEqual([['CONSENT_UPDATED', 'API', 'MARKETING', owner.apiKey.id]]);
+    expect(events.map((e) => [e.action, e.source, e.consent_type, e.actor])).toEqual([
+      ['CONSENT_UPDATED', 'API', 'MARKETING', owner.apiKey.id],
+    ]);
 
     // Same consent again: no new entry. Back to an inferred zone (415 → Los Angeles).
     const back = await patch(contact.id, { timeZone: null, consentType: 'MARKETING' });
-    expect(back.body.data).toMatchObject({ timeZone: 'America/Los_Angeles', timeZoneSource: 'inferred', quietHoursStart: '20:00', quietHoursEnd: '09:00' });
+    expect(back.body.data).toMatchObject({
+      timeZone: 'America/Los_Angeles',
+      timeZoneSource: 'inferred',
+      quietHoursStart: '20:00',
+      quietHoursEnd: '09:00',
+    });
     expect(await srv.context.db.selectFrom('consent_events').select('id').where('contact_id', '=', contact.id).execute()).toHaveLength(1);
   });
 
@@ -145,7 +180,13 @@ describe('updateContactTcpa', () => {
   it('answers defaults for a contact without settings, and unknown for a number without a zone', async () => {
     const contact = await insertContact(owner.organizationId, { phone: '+80012345678', phone_country: null });
     const res = await patch(contact.id, { consentType: 'TRANSACTIONAL' });
-    expect(res.body.data).toMatchObject({ timeZone: null, timeZoneSource: 'unknown', quietHoursStart: '21:00', quietHoursEnd: '08:00', consentType: 'TRANSACTIONAL' });
+    expect(res.body.data).toMatchObject({
+      timeZone: null,
+      timeZoneSource: 'unknown',
+      quietHoursStart: '21:00',
+      quietHoursEnd: '08:00',
+      consentType: 'TRANSACTIONAL',
+    });
   });
 
   const invalid: Array<[string, Record<string, unknown>, string]> = [
@@ -197,7 +238,16 @@ describe('exportComplianceReport', () => {
     const contactId = randomUUID(); // a deleted contact: its entries still appear
     const event = (name: string, action: string, createdAt: string, extra: Record<string, unknown> = {}) => {
       ids[name] = randomUUID();
-      return { id: ids[name], organization_id: org.organizationId, contact_id: contactId, phone: '+14155550123', action, source: 'KEYWORD', created_at: new Date(createdAt), ...extra };
+      return {
+        id: ids[name],
+        organization_id: org.organizationId,
+        contact_id: contactId,
+        phone: '+14155550123',
+        action,
+        source: 'KEYWORD',
+        created_at: new Date(createdAt),
+        ...extra,
+      };
     };
     await db
       .insertInto('consent_events')
@@ -205,18 +255,35 @@ describe('exportComplianceReport', () => {
         event('before', 'OPT_OUT', '2025-12-31T23:59:59Z', { keyword: 'STOP', channel: 'SMS' }),
         event('optOut', 'OPT_OUT', '2026-01-10T19:44:03Z', { keyword: 'STOP', channel: 'SMS', message_id: randomUUID() }),
         event('optIn', 'OPT_IN', '2026-01-11T08:00:00Z', { keyword: 'START', channel: 'RCS' }),
-        event('override', 'OVERRIDE', '2026-01-12T10:00:00Z', { source: 'OVERRIDE', reason: 'Called in, said "yes", ok', actor: randomUUID(), expires_at: new Date('2026-01-13T10:00:00Z') }),
+        event('override', 'OVERRIDE', '2026-01-12T10:00:00Z', {
+          source: 'OVERRIDE',
+          reason: 'Called in, said "yes", ok',
+          actor: randomUUID(),
+          expires_at: new Date('2026-01-13T10:00:00Z'),
+        }),
         event('lastSecond', 'OPT_OUT', '2026-01-31T23:59:59Z', { keyword: 'QUIT', channel: 'SMS' }),
         event('after', 'OPT_OUT', '2026-02-01T00:00:00Z', { keyword: 'STOP', channel: 'SMS' }),
       ])
       .execute();
     const dnc = (name: string, phone: string, createdAt: string, reason: string | null) => {
       ids[name] = randomUUID();
-      return { id: ids[name], organization_id: org.organizationId, phone, source: 'API', reason, actor: org.apiKey.id, created_at: new Date(createdAt) };
+      return {
+        id: ids[name],
+        organization_id: org.organizationId,
+        phone,
+        source: 'API',
+        reason,
+        actor: org.apiKey.id,
+        created_at: new Date(createdAt),
+      };
     };
     await db
       .insertInto('dnc_entries')
-      .values([dnc('dncIn', '+14155550188', '2026-01-05T09:30:00Z', 'Asked, by email\nnever again'), dnc('dncNull', '+14155550189', '2026-01-06T09:30:00Z', null), dnc('dncOut', '+14155550190', '2026-03-01T00:00:00Z', null)])
+      .values([
+        dnc('dncIn', '+14155550188', '2026-01-05T09:30:00Z', 'Asked, by email\nnever again'),
+        dnc('dncNull', '+14155550189', '2026-01-06T09:30:00Z', null),
+        dnc('dncOut', '+14155550190', '2026-03-01T00:00:00Z', null),
+      ])
       .execute();
   });
 
@@ -228,8 +295,29 @@ describe('exportComplianceReport', () => {
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
     expect(res.headers.get('content-disposition')).toBe('attachment; filename="consent-report-2026-01-01-to-2026-01-31.json"');
     expect(res.body.map((r: { id: string }) => r.id)).toEqual([ids.optOut, ids.optIn, ids.override, ids.lastSecond]);
-    expect(res.body[2]).toMatchObject({ action: 'OVERRIDE', source: 'OVERRIDE', reason: 'Called in, said "yes", ok', expiresAt: '2026-01-13T10:00:00.000Z', keyword: null, channel: null });
-    expect(Object.keys(res.body[0])).toEqual(['id', 'contactId', 'phone', 'action', 'source', 'consentType', 'keyword', 'channel', 'messageId', 'actor', 'reason', 'createdAt', 'expiresAt']);
+    expect(res.body[2]).toMatchObject({
+      action: 'OVERRIDE',
+      source: 'OVERRIDE',
+      reason: 'Called in, said "yes", ok',
+      expiresAt: '2026-01-13T10:00:00.000Z',
+      keyword: null,
+      channel: null,
+    });
+    expect(Object.keys(res.body[0])).toEqual([
+      'id',
+      'contactId',
+      'phone',
+      'action',
+      'source',
+      'consentType',
+      'keyword',
+      'channel',
+      'messageId',
+      'actor',
+      'reason',
+      'createdAt',
+      'expiresAt',
+    ]);
   });
 
   it('opt-outs: only OPT_OUT entries, with the opt-out columns', async () => {
@@ -247,14 +335,23 @@ describe('exportComplianceReport', () => {
     expect(res.text.split('\r\n')[0]).toBe('id,phone,reason,source,actor,createdAt');
     const rows = parse(res.text, { columns: true }) as Array<Record<string, string>>;
     expect(rows).toEqual([
-      { id: ids.dncIn, phone: '+14155550188', reason: 'Asked, by email\nnever again', source: 'API', actor: org.apiKey.id, createdAt: '2026-01-05T09:30:00.000Z' },
+      {
+        id: ids.dncIn,
+        phone: '+14155550188',
+        reason: 'Asked, by email\nnever again',
+        source: 'API',
+        actor: org.apiKey.id,
+        createdAt: '2026-01-05T09:30:00.000Z',
+      },
       { id: ids.dncNull, phone: '+14155550189', reason: '', source: 'API', actor: org.apiKey.id, createdAt: '2026-01-06T09:30:00.000Z' },
     ]);
   });
 
   it('consent as CSV matches the JSON rows', async () => {
     const json = (await report('consent?startDate=2026-01-01&endDate=2026-01-31')).body as Array<Record<string, string | null>>;
-    const csv = parse((await report('consent?startDate=2026-01-01&endDate=2026-01-31&format=csv')).text, { columns: true }) as Array<Record<string, string>>;
+    const csv = parse((await report('consent?startDate=2026-01-01&endDate=2026-01-31&format=csv')).text, { columns: true }) as Array<
+      Record<string, string>
+    >;
     expect(csv).toEqual(json.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, v ?? '']))));
   });
 

@@ -48,22 +48,41 @@ describe('a phone listed after its messages were accepted', () => {
   async function queuedTo(org: typeof owner, phone: string) {
     const contact = await srv.context.db
       .insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone, attributes: '{}', consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: '00:00', quiet_hours_end: '00:00' })
+      .values({
+        organization_id: org.organizationId,
+        phone,
+        attributes: '{}',
+        consent_type: 'MARKETING',
+        time_zone: 'UTC',
+        quiet_hours_start: '00:00',
+        quiet_hours_end: '00:00',
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const sent = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId: contact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order shipped' } } });
+    const sent = await call(srv, 'POST', '/v1/messages/send', {
+      key: org.apiKey.secret,
+      body: { contactId: contact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order shipped' } },
+    });
     expect(sent.body.data.status).toBe('queued');
     return sent.body.data.messageId as string;
   }
-  const messageOf = (id: string) => srv.context.db.selectFrom('messages').select(['status', 'error_code', 'cost_units', 'dispatch_at']).where('id', '=', id).executeTakeFirstOrThrow();
+  const messageOf = (id: string) =>
+    srv.context.db
+      .selectFrom('messages')
+      .select(['status', 'error_code', 'cost_units', 'dispatch_at'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
 
   it('fails them unsent and unbilled (DNC_LISTED), by one entry or by a batch; another organization’s messages to the number go on', async () => {
     const single = await queuedTo(owner, '+14155550271');
     const batched = await queuedTo(owner, '+14155550272');
     const elsewhere = await queuedTo(other, '+14155550271');
     expect((await add(owner.apiKey.secret, { phone: '+14155550271' })).body.created).toBe(true);
-    expect((await call(srv, 'POST', '/v1/compliance/dnc/batch', { key: owner.apiKey.secret, body: { phones: ['+14155550272'] } })).status).toBe(200);
-    for (const id of [single, batched]) expect(await messageOf(id)).toEqual({ status: 'failed', error_code: 'DNC_LISTED', cost_units: null, dispatch_at: null });
+    expect(
+      (await call(srv, 'POST', '/v1/compliance/dnc/batch', { key: owner.apiKey.secret, body: { phones: ['+14155550272'] } })).status,
+    ).toBe(200);
+    for (const id of [single, batched])
+      expect(await messageOf(id)).toEqual({ status: 'failed', error_code: 'DNC_LISTED', cost_units: null, dispatch_at: null });
     expect(await messageOf(elsewhere)).toMatchObject({ status: 'queued', error_code: null });
   });
 });
@@ -71,7 +90,8 @@ describe('a phone listed after its messages were accepted', () => {
 describe('listDncEntries', () => {
   it('lists newest first with pagination and searches a phone substring', async () => {
     const org = await srv.newOrg('DNC list org');
-    for (const phone of ['+14155550101', '+13125550102', '+14155550103']) expect((await add(org.apiKey.secret, { phone })).status).toBe(200);
+    for (const phone of ['+14155550101', '+13125550102', '+14155550103'])
+      expect((await add(org.apiKey.secret, { phone })).status).toBe(200);
 
     const all = await call(srv, 'GET', '/v1/compliance/dnc?limit=2', { key: org.apiKey.secret });
     expect(all.status).toBe(200);
@@ -140,7 +160,10 @@ describe('createDncEntriesBatch', () => {
     const total = (await call(srv, 'GET', '/v1/compliance/dnc?limit=1', { key: org.apiKey.secret })).body.pagination.total;
     expect(total).toBe(res.body.data.added);
 
-    const tooMany = await call(srv, 'POST', '/v1/compliance/dnc/batch', { key: org.apiKey.secret, body: { phones: [...phones, '+13125550000'] } });
+    const tooMany = await call(srv, 'POST', '/v1/compliance/dnc/batch', {
+      key: org.apiKey.secret,
+      body: { phones: [...phones, '+13125550000'] },
+    });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.details[0].field).toBe('body.phones');
   });

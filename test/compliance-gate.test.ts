@@ -55,10 +55,17 @@ async function contactFor(org: string, s: Setup, now: Date) {
     .returningAll()
     .executeTakeFirstOrThrow();
   if (s.dnc) await db.insertInto('dnc_entries').values({ organization_id: org, phone, source: 'API' }).execute();
-  if (s.optedOut) await db.insertInto('opt_outs').values({ organization_id: org, phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: now }).execute();
+  if (s.optedOut)
+    await db
+      .insertInto('opt_outs')
+      .values({ organization_id: org, phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: now })
+      .execute();
   if (s.otherOrgBlocks) {
     await db.insertInto('dnc_entries').values({ organization_id: orgC, phone, source: 'API' }).execute();
-    await db.insertInto('opt_outs').values({ organization_id: orgC, phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: now }).execute();
+    await db
+      .insertInto('opt_outs')
+      .values({ organization_id: orgC, phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: now })
+      .execute();
   }
   if (s.overrideHours !== undefined) {
     const expires = new Date(now.getTime() + s.overrideHours * 3_600_000);
@@ -98,21 +105,101 @@ describe('evaluateCompliance: consent, DNC, opt-out, overrides, quiet hours', ()
     ['opt-out blocks every type', { optedOut: true }, 'TRANSACTIONAL', DAY, 'block', ['OPTED_OUT'], null],
     ['active override lifts an opt-out', { optedOut: true, overrideHours: 5 }, 'TRANSACTIONAL', DAY, 'allow', [], null],
     ['active override grants marketing consent', { consent: 'NONE', overrideHours: 1 }, 'MARKETING', DAY, 'allow', [], null],
-    ['expired override no longer applies', { consent: 'NONE', optedOut: true, overrideHours: -1 }, 'MARKETING', DAY, 'block', ['NO_CONSENT', 'OPTED_OUT'], null],
-    ['override expiring exactly now no longer applies', { consent: 'NONE', overrideHours: 0 }, 'MARKETING', DAY, 'block', ['NO_CONSENT'], null],
+    [
+      'expired override no longer applies',
+      { consent: 'NONE', optedOut: true, overrideHours: -1 },
+      'MARKETING',
+      DAY,
+      'block',
+      ['NO_CONSENT', 'OPTED_OUT'],
+      null,
+    ],
+    [
+      'override expiring exactly now no longer applies',
+      { consent: 'NONE', overrideHours: 0 },
+      'MARKETING',
+      DAY,
+      'block',
+      ['NO_CONSENT'],
+      null,
+    ],
     ['override does not lift quiet hours', { consent: 'NONE', overrideHours: 5 }, 'MARKETING', NIGHT, 'hold', ['QUIET_HOURS'], NY_MORNING],
     ['marketing at night is held until 08:00 local', {}, 'MARKETING', NIGHT, 'hold', ['QUIET_HOURS'], NY_MORNING],
     ['transactional at night goes', {}, 'TRANSACTIONAL', NIGHT, 'allow', [], null],
     ['block beats hold, both reported', { consent: 'NONE' }, 'MARKETING', NIGHT, 'block', ['NO_CONSENT', 'QUIET_HOURS'], null],
-    ['every reason reported', { consent: 'NONE', dnc: true, optedOut: true }, 'MARKETING', NIGHT, 'block', ['DNC_LISTED', 'NO_CONSENT', 'OPTED_OUT', 'QUIET_HOURS'], null],
-    ['widened quiet hours hold earlier and longer', { quiet: ['20:00', '09:00'] }, 'MARKETING', new Date('2026-06-11T00:30:00Z'), 'hold', ['QUIET_HOURS'], '2026-06-11T13:00:00.000Z'],
-    ['widened quiet hours: 19:59 local still goes', { quiet: ['20:00', '09:00'] }, 'MARKETING', new Date('2026-06-10T23:59:00Z'), 'allow', [], null],
-    ['explicit zone wins over the number', { phone: '+14155550100', timeZone: 'Europe/Paris' }, 'MARKETING', new Date('2026-06-10T20:00:00Z'), 'hold', ['QUIET_HOURS'], '2026-06-11T06:00:00.000Z'],
-    ['inferred zone from the area code (415 → Los Angeles)', { phone: '+14155550101', timeZone: null }, 'MARKETING', new Date('2026-06-11T05:00:00Z'), 'hold', ['QUIET_HOURS'], '2026-06-11T15:00:00.000Z'],
+    [
+      'every reason reported',
+      { consent: 'NONE', dnc: true, optedOut: true },
+      'MARKETING',
+      NIGHT,
+      'block',
+      ['DNC_LISTED', 'NO_CONSENT', 'OPTED_OUT', 'QUIET_HOURS'],
+      null,
+    ],
+    [
+      'widened quiet hours hold earlier and longer',
+      { quiet: ['20:00', '09:00'] },
+      'MARKETING',
+      new Date('2026-06-11T00:30:00Z'),
+      'hold',
+      ['QUIET_HOURS'],
+      '2026-06-11T13:00:00.000Z',
+    ],
+    [
+      'widened quiet hours: 19:59 local still goes',
+      { quiet: ['20:00', '09:00'] },
+      'MARKETING',
+      new Date('2026-06-10T23:59:00Z'),
+      'allow',
+      [],
+      null,
+    ],
+    [
+      'explicit zone wins over the number',
+      { phone: '+14155550100', timeZone: 'Europe/Paris' },
+      'MARKETING',
+      new Date('2026-06-10T20:00:00Z'),
+      'hold',
+      ['QUIET_HOURS'],
+      '2026-06-11T06:00:00.000Z',
+    ],
+    [
+      'inferred zone from the area code (415 → Los Angeles)',
+      { phone: '+14155550101', timeZone: null },
+      'MARKETING',
+      new Date('2026-06-11T05:00:00Z'),
+      'hold',
+      ['QUIET_HOURS'],
+      '2026-06-11T15:00:00.000Z',
+    ],
     ['inferred zone, daytime there', { phone: '+14155550102', timeZone: null }, 'MARKETING', DAY, 'allow', [], null],
-    ['no zone at all (+800): quiet hours in UTC', { phone: '+80012345678', timeZone: null }, 'MARKETING', new Date('2026-06-10T22:00:00Z'), 'hold', ['QUIET_HOURS'], '2026-06-11T08:00:00.000Z'],
-    ['DST spring forward: held until 08:00 EDT', {}, 'MARKETING', new Date('2026-03-08T03:00:00Z'), 'hold', ['QUIET_HOURS'], '2026-03-08T12:00:00.000Z'],
-    ['DST fall back: held until 08:00 EST', {}, 'MARKETING', new Date('2026-11-01T04:00:00Z'), 'hold', ['QUIET_HOURS'], '2026-11-01T13:00:00.000Z'],
+    [
+      'no zone at all (+800): quiet hours in UTC',
+      { phone: '+80012345678', timeZone: null },
+      'MARKETING',
+      new Date('2026-06-10T22:00:00Z'),
+      'hold',
+      ['QUIET_HOURS'],
+      '2026-06-11T08:00:00.000Z',
+    ],
+    [
+      'DST spring forward: held until 08:00 EDT',
+      {},
+      'MARKETING',
+      new Date('2026-03-08T03:00:00Z'),
+      'hold',
+      ['QUIET_HOURS'],
+      '2026-03-08T12:00:00.000Z',
+    ],
+    [
+      'DST fall back: held until 08:00 EST',
+      {},
+      'MARKETING',
+      new Date('2026-11-01T04:00:00Z'),
+      'hold',
+      ['QUIET_HOURS'],
+      '2026-11-01T13:00:00.000Z',
+    ],
     ['after midnight local', {}, 'MARKETING', new Date('2026-06-11T07:59:00Z'), 'hold', ['QUIET_HOURS'], NY_MORNING],
     ['another organization’s DNC and opt-out do not apply', { otherOrgBlocks: true }, 'MARKETING', DAY, 'allow', [], null],
   ];
@@ -148,7 +235,10 @@ describe('evaluateCompliance: content rules', () => {
       ])
       .execute();
     // The same words are harmless in another organization.
-    await srv.context.db.insertInto('content_rules').values({ ...rule('Other org', 'harmless', 'keyword', 'block'), organization_id: orgC }).execute();
+    await srv.context.db
+      .insertInto('content_rules')
+      .values({ ...rule('Other org', 'harmless', 'keyword', 'block'), organization_id: orgC })
+      .execute();
   });
 
   // [name, message type, text, now, decision, codes, until, matched rule names]
@@ -156,9 +246,36 @@ describe('evaluateCompliance: content rules', () => {
     ['clean text', 'MARKETING', 'hello there, harmless text', DAY, 'allow', [], null, []],
     ['blocking regex', 'MARKETING', 'Fresh CBD oil', DAY, 'block', ['CONTENT_BLOCKED'], null, ['No cannabis']],
     ['rule limited to MARKETING does not apply to TRANSACTIONAL', 'TRANSACTIONAL', 'Your CBD order shipped', DAY, 'allow', [], null, []],
-    ['flagging keyword: allowed, reported', 'TRANSACTIONAL', 'About your Payday  Loan', DAY, 'allow', ['CONTENT_FLAGGED'], null, ['Payday wording']],
-    ['flag and block together', 'MARKETING', 'payday loan at the casino', DAY, 'block', ['CONTENT_BLOCKED', 'CONTENT_FLAGGED'], null, ['Gambling', 'Payday wording']],
-    ['flag with quiet hours: held, flag reported', 'MARKETING', 'payday loan offer', NIGHT, 'hold', ['CONTENT_FLAGGED', 'QUIET_HOURS'], NY_MORNING, ['Payday wording']],
+    [
+      'flagging keyword: allowed, reported',
+      'TRANSACTIONAL',
+      'About your Payday  Loan',
+      DAY,
+      'allow',
+      ['CONTENT_FLAGGED'],
+      null,
+      ['Payday wording'],
+    ],
+    [
+      'flag and block together',
+      'MARKETING',
+      'payday loan at the casino',
+      DAY,
+      'block',
+      ['CONTENT_BLOCKED', 'CONTENT_FLAGGED'],
+      null,
+      ['Gambling', 'Payday wording'],
+    ],
+    [
+      'flag with quiet hours: held, flag reported',
+      'MARKETING',
+      'payday loan offer',
+      NIGHT,
+      'hold',
+      ['CONTENT_FLAGGED', 'QUIET_HOURS'],
+      NY_MORNING,
+      ['Payday wording'],
+    ],
     ['keyword is whole words only', 'MARKETING', 'casinos near you', DAY, 'allow', [], null, []],
   ];
   for (const [name, messageType, content, now, decision, codes, until, ruleNames] of cases) {
@@ -166,15 +283,26 @@ describe('evaluateCompliance: content rules', () => {
       const contact = await contactFor(orgB, {}, now);
       const d = await evaluateCompliance({ db: srv.context.db, organizationId: orgB, contact, messageType, content, now });
       expect(summary(d)).toEqual({ decision, codes, until });
-      expect(d.reasons.filter((r) => r.rule).map((r) => r.rule!.name).sort()).toEqual(ruleNames);
+      expect(
+        d.reasons
+          .filter((r) => r.rule)
+          .map((r) => r.rule!.name)
+          .sort(),
+      ).toEqual(ruleNames);
     });
   }
 
   it('a deleted or changed rule stops applying at once', async () => {
     const contact = await contactFor(orgB, {}, DAY);
-    const ask = () => evaluateCompliance({ db: srv.context.db, organizationId: orgB, contact, messageType: 'SERVICE', content: 'casino night', now: DAY });
+    const ask = () =>
+      evaluateCompliance({ db: srv.context.db, organizationId: orgB, contact, messageType: 'SERVICE', content: 'casino night', now: DAY });
     expect((await ask()).decision).toBe('block');
-    await srv.context.db.updateTable('content_rules').set({ enabled: false }).where('organization_id', '=', orgB).where('name', '=', 'Gambling').execute();
+    await srv.context.db
+      .updateTable('content_rules')
+      .set({ enabled: false })
+      .where('organization_id', '=', orgB)
+      .where('name', '=', 'Gambling')
+      .execute();
     expect((await ask()).decision).toBe('allow');
   });
 });

@@ -1,11 +1,6 @@
 // The keyword engine, tested directly: what an inbound text matches, and what applying it writes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  applyKeyword,
-  handleInboundKeyword,
-  matchKeyword,
-  normalizeInboundText,
-} from '../src/domain/compliance/keyword-engine.ts';
+import { applyKeyword, handleInboundKeyword, matchKeyword, normalizeInboundText } from '../src/domain/compliance/keyword-engine.ts';
 import { DEFAULT_REPLY_TEXT, effectiveKeywordRules, type OrgKeywordRule } from '../src/domain/compliance/keyword-rules.ts';
 import { isOptedOut } from '../src/db/queries/compliance/consent.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -43,7 +38,8 @@ describe('normalizeInboundText', () => {
     ['stop please', 'STOP PLEASE'],
     ['...', ''],
   ];
-  for (const [input, expected] of cases) it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => expect(normalizeInboundText(input)).toBe(expected));
+  for (const [input, expected] of cases)
+    it(`${JSON.stringify(input)} → ${JSON.stringify(expected)}`, () => expect(normalizeInboundText(input)).toBe(expected));
 });
 
 describe('matchKeyword', () => {
@@ -72,7 +68,15 @@ describe('matchKeyword', () => {
     ['misspelled', globalsOnly, 'stopp', null],
     ['spaced letters', globalsOnly, 's t o p', null],
     ['empty', globalsOnly, '   ', null],
-    ['org override of STOP keeps OPT_OUT with its text', withOrg, 'STOP', 'OPT_OUT', 'STOP', 'Acme: no more texts. Reply START to come back.', 'organization'],
+    [
+      'org override of STOP keeps OPT_OUT with its text',
+      withOrg,
+      'STOP',
+      'OPT_OUT',
+      'STOP',
+      'Acme: no more texts. Reply START to come back.',
+      'organization',
+    ],
     ['org override of HELP', withOrg, 'help', 'AUTO_REPLY', 'HELP', 'Call 555-0100.', 'organization'],
     ['org override of YES', withOrg, 'yes', 'HELP', 'YES', DEFAULT_REPLY_TEXT.HELP, 'organization'],
     ['org keyword', withOrg, 'promo', 'AUTO_REPLY', 'PROMO', '20% off with FALL20', 'organization'],
@@ -98,17 +102,31 @@ describe('applyKeyword', () => {
       .executeTakeFirstOrThrow();
   }
   const events = (contactId: string) =>
-    srv.context.db.selectFrom('consent_events').selectAll().where('contact_id', '=', contactId).orderBy('created_at').orderBy('id').execute();
+    srv.context.db
+      .selectFrom('consent_events')
+      .selectAll()
+      .where('contact_id', '=', contactId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
 
   it('OPT_OUT opts the phone out and writes an audit entry with keyword, channel and message id; OPT_IN lifts it', async () => {
     const c = await contact('+14155550141');
     const rules = effectiveKeywordRules([]);
     const messageId = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
-    const out = await applyKeyword(srv.context.db, { organizationId: orgId, contact: c, channel: 'SMS', messageId }, matchKeyword(rules, 'Stop.')!);
+    const out = await applyKeyword(
+      srv.context.db,
+      { organizationId: orgId, contact: c, channel: 'SMS', messageId },
+      matchKeyword(rules, 'Stop.')!,
+    );
     expect(out).toMatchObject({ action: 'OPT_OUT', replyText: DEFAULT_REPLY_TEXT.OPT_OUT, consentEventId: expect.any(String) });
     expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(true);
 
-    const back = await applyKeyword(srv.context.db, { organizationId: orgId, contact: c, channel: 'RCS', messageId: null }, matchKeyword(rules, 'start')!);
+    const back = await applyKeyword(
+      srv.context.db,
+      { organizationId: orgId, contact: c, channel: 'RCS', messageId: null },
+      matchKeyword(rules, 'start')!,
+    );
     expect(back.action).toBe('OPT_IN');
     expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(false);
 
@@ -122,7 +140,11 @@ describe('applyKeyword', () => {
 
   it('HELP and AUTO_REPLY only answer the reply', async () => {
     const c = await contact('+14155550142');
-    const out = await applyKeyword(srv.context.db, { organizationId: orgId, contact: c, channel: 'SMS', messageId: null }, matchKeyword(effectiveKeywordRules([]), 'info')!);
+    const out = await applyKeyword(
+      srv.context.db,
+      { organizationId: orgId, contact: c, channel: 'SMS', messageId: null },
+      matchKeyword(effectiveKeywordRules([]), 'info')!,
+    );
     expect(out).toMatchObject({ action: 'HELP', replyText: DEFAULT_REPLY_TEXT.HELP, consentEventId: null });
     expect(await events(c.id)).toEqual([]);
     expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(false);

@@ -13,7 +13,13 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-const CANNABIS = { name: 'No cannabis promotions', pattern: '\\b(cbd|thc|cannabis)\\b', patternType: 'regex', action: 'block', messageTypes: ['MARKETING'] };
+const CANNABIS = {
+  name: 'No cannabis promotions',
+  pattern: '\\b(cbd|thc|cannabis)\\b',
+  patternType: 'regex',
+  action: 'block',
+  messageTypes: ['MARKETING'],
+};
 const PAYDAY = { name: 'Review payday wording', pattern: 'payday loan', patternType: 'keyword', action: 'flag' };
 
 describe('content rules', () => {
@@ -24,7 +30,12 @@ describe('content rules', () => {
     expect(a.status).toBe(201);
     expect(a.body.data).toMatchObject({ ...CANNABIS, caseSensitive: false, enabled: true, id: expect.any(String) });
     const b = await call(srv, 'POST', '/v1/content-rules', { key, body: PAYDAY });
-    expect(b.body.data).toMatchObject({ ...PAYDAY, caseSensitive: false, enabled: true, messageTypes: ['MARKETING', 'TRANSACTIONAL', 'SERVICE'] });
+    expect(b.body.data).toMatchObject({
+      ...PAYDAY,
+      caseSensitive: false,
+      enabled: true,
+      messageTypes: ['MARKETING', 'TRANSACTIONAL', 'SERVICE'],
+    });
 
     const list = async (q = '') => (await call(srv, 'GET', `/v1/content-rules${q}`, { key })).body;
     const names = async (q = '') => (await list(q)).data.map((r: { name: string }) => r.name);
@@ -81,7 +92,10 @@ describe('content rules', () => {
       { name: 'words', pattern: '\\w*\\w*\\w*y' },
     ];
     for (const r of rules) {
-      const res = await call(srv, 'POST', '/v1/content-rules', { key, body: { ...r, patternType: 'regex', action: 'block', messageTypes: ['TRANSACTIONAL'] } });
+      const res = await call(srv, 'POST', '/v1/content-rules', {
+        key,
+        body: { ...r, patternType: 'regex', action: 'block', messageTypes: ['TRANSACTIONAL'] },
+      });
       expect(res.status).toBe(201);
     }
     const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550121' } });
@@ -104,7 +118,8 @@ describe('content rules', () => {
   });
 
   it('re-checks a pattern when the pattern or its type changes', async () => {
-    const kw = (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { ...PAYDAY, pattern: '(?<=a)b' } })).body.data;
+    const kw = (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { ...PAYDAY, pattern: '(?<=a)b' } })).body
+      .data;
     expect(kw.pattern).toBe('(?<=a)b'); // literal text for a keyword rule
     const toRegex = await call(srv, 'PATCH', `/v1/content-rules/${kw.id}`, { key: owner.apiKey.secret, body: { patternType: 'regex' } });
     expect(toRegex.status).toBe(400);
@@ -123,26 +138,32 @@ describe('content rules', () => {
   it('validates bodies: required fields, an empty update, unknown message types', async () => {
     const missing = await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { name: 'x' } });
     expect(missing.status).toBe(400);
-    expect(missing.body.details.map((d: { field: string }) => d.field)).toEqual(expect.arrayContaining(['body.pattern', 'body.patternType', 'body.action']));
+    expect(missing.body.details.map((d: { field: string }) => d.field)).toEqual(
+      expect.arrayContaining(['body.pattern', 'body.patternType', 'body.action']),
+    );
     const rule = (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: PAYDAY })).body.data;
     expect((await call(srv, 'PATCH', `/v1/content-rules/${rule.id}`, { key: owner.apiKey.secret, body: {} })).status).toBe(400);
-    expect((await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { ...PAYDAY, messageTypes: ['SPAM'] } })).status).toBe(400);
+    expect(
+      (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: { ...PAYDAY, messageTypes: ['SPAM'] } })).status,
+    ).toBe(400);
   });
 
   it('allows at most 200 rules per organization (422)', async () => {
     const org = await srv.newOrg('Content limit org');
     await srv.context.db
       .insertInto('content_rules')
-      .values(Array.from({ length: 199 }, (_, i) => ({
-        organization_id: org.organizationId,
-        name: `rule ${i}`,
-        pattern: `word${i}`,
-        pattern_type: 'keyword',
-        action: 'flag',
-        case_sensitive: false,
-        message_types: ['MARKETING'],
-        enabled: true,
-      })))
+      .values(
+        Array.from({ length: 199 }, (_, i) => ({
+          organization_id: org.organizationId,
+          name: `rule ${i}`,
+          pattern: `word${i}`,
+          pattern_type: 'keyword',
+          action: 'flag',
+          case_sensitive: false,
+          message_types: ['MARKETING'],
+          enabled: true,
+        })),
+      )
       .execute();
     expect((await call(srv, 'POST', '/v1/content-rules', { key: org.apiKey.secret, body: PAYDAY })).status).toBe(201);
     const over = await call(srv, 'POST', '/v1/content-rules', { key: org.apiKey.secret, body: PAYDAY });
@@ -152,7 +173,9 @@ describe('content rules', () => {
 
   it('keeps tenants apart: another organization’s rule answers 404 and is not listed', async () => {
     const rule = (await call(srv, 'POST', '/v1/content-rules', { key: owner.apiKey.secret, body: PAYDAY })).body.data;
-    expect((await call(srv, 'PATCH', `/v1/content-rules/${rule.id}`, { key: other.apiKey.secret, body: { enabled: false } })).status).toBe(404);
+    expect((await call(srv, 'PATCH', `/v1/content-rules/${rule.id}`, { key: other.apiKey.secret, body: { enabled: false } })).status).toBe(
+      404,
+    );
     expect((await call(srv, 'DELETE', `/v1/content-rules/${rule.id}`, { key: other.apiKey.secret })).status).toBe(404);
     const theirs = await call(srv, 'GET', '/v1/content-rules', { key: other.apiKey.secret });
     expect(theirs.body.data).toEqual([]);
@@ -171,7 +194,17 @@ describe('keyword rules', () => {
     expect(res.status).toBe(200);
     expect(res.body.pagination).toBeUndefined();
     expect(res.body.data.map((r: { keyword: string }) => r.keyword)).toEqual([
-      'CANCEL', 'END', 'HELP', 'INFO', 'QUIT', 'START', 'STOP', 'STOPALL', 'UNSTOP', 'UNSUBSCRIBE', 'YES',
+      'CANCEL',
+      'END',
+      'HELP',
+      'INFO',
+      'QUIT',
+      'START',
+      'STOP',
+      'STOPALL',
+      'UNSTOP',
+      'UNSUBSCRIBE',
+      'YES',
     ]);
     const stop = res.body.data.find((r: { keyword: string }) => r.keyword === 'STOP');
     expect(stop).toEqual({
@@ -187,30 +220,77 @@ describe('keyword rules', () => {
       updatedAt: null,
     });
     const help = res.body.data.find((r: { id: string }) => r.id === HELP_ID);
-    expect(help).toMatchObject({ keyword: 'HELP', action: 'HELP', replyText: 'Msg&data rates may apply. Reply STOP to unsubscribe, START to resubscribe.' });
-    expect(res.body.data.find((r: { keyword: string }) => r.keyword === 'YES')).toMatchObject({ id: '00000000-0000-4000-8000-000000000009', action: 'OPT_IN', replyText: 'You are subscribed again. Reply STOP to unsubscribe.' });
+    expect(help).toMatchObject({
+      keyword: 'HELP',
+      action: 'HELP',
+      replyText: 'Msg&data rates may apply. Reply STOP to unsubscribe, START to resubscribe.',
+    });
+    expect(res.body.data.find((r: { keyword: string }) => r.keyword === 'YES')).toMatchObject({
+      id: '00000000-0000-4000-8000-000000000009',
+      action: 'OPT_IN',
+      replyText: 'You are subscribed again. Reply STOP to unsubscribe.',
+    });
   });
 
   it('merges organization rules and overrides: a global rule comes before the rule overriding it', async () => {
     const org = await srv.newOrg('Keyword merge org');
     const key = org.apiKey.secret;
-    const promo = await call(srv, 'POST', '/v1/keyword-rules', { key, body: { keyword: 'promo', action: 'AUTO_REPLY', replyText: '20% off: FALL20' } });
+    const promo = await call(srv, 'POST', '/v1/keyword-rules', {
+      key,
+      body: { keyword: 'promo', action: 'AUTO_REPLY', replyText: '20% off: FALL20' },
+    });
     expect(promo.status).toBe(201);
-    expect(promo.body.data).toMatchObject({ keyword: 'PROMO', action: 'AUTO_REPLY', replyText: '20% off: FALL20', scope: 'organization', editable: true, overrides: null, overriddenBy: null, createdAt: expect.any(String) });
-    const stop = await call(srv, 'POST', '/v1/keyword-rules', { key, body: { keyword: 'Stop', action: 'OPT_OUT', replyText: 'Acme: bye.' } });
+    expect(promo.body.data).toMatchObject({
+      keyword: 'PROMO',
+      action: 'AUTO_REPLY',
+      replyText: '20% off: FALL20',
+      scope: 'organization',
+      editable: true,
+      overrides: null,
+      overriddenBy: null,
+      createdAt: expect.any(String),
+    });
+    const stop = await call(srv, 'POST', '/v1/keyword-rules', {
+      key,
+      body: { keyword: 'Stop', action: 'OPT_OUT', replyText: 'Acme: bye.' },
+    });
     expect(stop.body.data).toMatchObject({ keyword: 'STOP', overrides: STOP_ID, replyText: 'Acme: bye.' });
     const yes = await call(srv, 'POST', '/v1/keyword-rules', { key, body: { keyword: 'yes', action: 'HELP' } });
-    expect(yes.body.data).toMatchObject({ keyword: 'YES', action: 'HELP', replyText: 'Msg&data rates may apply. Reply STOP to unsubscribe, START to resubscribe.' });
+    expect(yes.body.data).toMatchObject({
+      keyword: 'YES',
+      action: 'HELP',
+      replyText: 'Msg&data rates may apply. Reply STOP to unsubscribe, START to resubscribe.',
+    });
 
-    const list = (await call(srv, 'GET', '/v1/keyword-rules', { key })).body.data as Array<{ keyword: string; scope: string; id: string; overriddenBy: string | null }>;
+    const list = (await call(srv, 'GET', '/v1/keyword-rules', { key })).body.data as Array<{
+      keyword: string;
+      scope: string;
+      id: string;
+      overriddenBy: string | null;
+    }>;
     expect(list.map((r) => `${r.keyword}:${r.scope}`)).toEqual([
-      'CANCEL:global', 'END:global', 'HELP:global', 'INFO:global', 'PROMO:organization', 'QUIT:global', 'START:global',
-      'STOP:global', 'STOP:organization', 'STOPALL:global', 'UNSTOP:global', 'UNSUBSCRIBE:global', 'YES:global', 'YES:organization',
+      'CANCEL:global',
+      'END:global',
+      'HELP:global',
+      'INFO:global',
+      'PROMO:organization',
+      'QUIT:global',
+      'START:global',
+      'STOP:global',
+      'STOP:organization',
+      'STOPALL:global',
+      'UNSTOP:global',
+      'UNSUBSCRIBE:global',
+      'YES:global',
+      'YES:organization',
     ]);
     expect(list.find((r) => r.id === STOP_ID)!.overriddenBy).toBe(stop.body.data.id);
 
     // Deleting the override makes the global rule apply again.
-    expect((await call(srv, 'DELETE', `/v1/keyword-rules/${stop.body.data.id}`, { key })).body).toEqual({ success: true, id: stop.body.data.id });
+    expect((await call(srv, 'DELETE', `/v1/keyword-rules/${stop.body.data.id}`, { key })).body).toEqual({
+      success: true,
+      id: stop.body.data.id,
+    });
     const after = (await call(srv, 'GET', '/v1/keyword-rules', { key })).body.data as Array<{ id: string; overriddenBy: string | null }>;
     expect(after.find((r) => r.id === STOP_ID)!.overriddenBy).toBeNull();
     expect((await call(srv, 'DELETE', `/v1/keyword-rules/${stop.body.data.id}`, { key })).status).toBe(404);
@@ -244,14 +324,22 @@ describe('keyword rules', () => {
     expect(quitToOptIn.status).toBe(400);
     expect(quitToOptIn.body.details[0].field).toBe('body.action');
     const quitText = await call(srv, 'PATCH', `/v1/keyword-rules/${quit.id}`, { key, body: { replyText: 'Acme: stopped.' } });
-    expect(quitText.body.data).toMatchObject({ action: 'OPT_OUT', replyText: 'Acme: stopped.', overrides: '00000000-0000-4000-8000-000000000006' });
+    expect(quitText.body.data).toMatchObject({
+      action: 'OPT_OUT',
+      replyText: 'Acme: stopped.',
+      overrides: '00000000-0000-4000-8000-000000000006',
+    });
 
-    const help = (await call(srv, 'POST', '/v1/keyword-rules', { key, body: { keyword: 'MENU', action: 'HELP', replyText: null } })).body.data;
+    const help = (await call(srv, 'POST', '/v1/keyword-rules', { key, body: { keyword: 'MENU', action: 'HELP', replyText: null } })).body
+      .data;
     expect(help.replyText).toBe('Msg&data rates may apply. Reply STOP to unsubscribe, START to resubscribe.');
     const toAuto = await call(srv, 'PATCH', `/v1/keyword-rules/${help.id}`, { key, body: { action: 'AUTO_REPLY', replyText: null } });
     expect(toAuto.status).toBe(400);
     expect(toAuto.body.details[0].field).toBe('body.replyText');
-    const auto = await call(srv, 'PATCH', `/v1/keyword-rules/${help.id}`, { key, body: { action: 'AUTO_REPLY', replyText: 'Menu: pizza.' } });
+    const auto = await call(srv, 'PATCH', `/v1/keyword-rules/${help.id}`, {
+      key,
+      body: { action: 'AUTO_REPLY', replyText: 'Menu: pizza.' },
+    });
     expect(auto.body.data).toMatchObject({ action: 'AUTO_REPLY', replyText: 'Menu: pizza.' });
     // Back to an action with a default text: the custom text stays; null asks for the default.
     const back = await call(srv, 'PATCH', `/v1/keyword-rules/${help.id}`, { key, body: { action: 'OPT_IN' } });
@@ -264,30 +352,42 @@ describe('keyword rules', () => {
 
   it('answers 409 ALREADY_EXISTS for a keyword the organization already has, whatever its case', async () => {
     const org = await srv.newOrg('Keyword duplicate org');
-    expect((await call(srv, 'POST', '/v1/keyword-rules', { key: org.apiKey.secret, body: { keyword: 'JOIN', action: 'OPT_IN' } })).status).toBe(201);
+    expect(
+      (await call(srv, 'POST', '/v1/keyword-rules', { key: org.apiKey.secret, body: { keyword: 'JOIN', action: 'OPT_IN' } })).status,
+    ).toBe(201);
     const dup = await call(srv, 'POST', '/v1/keyword-rules', { key: org.apiKey.secret, body: { keyword: 'join', action: 'HELP' } });
     expect(dup.status).toBe(409);
     expect(dup.body.code).toBe('ALREADY_EXISTS');
     // Another organization may use the same keyword.
     const org2 = await srv.newOrg('Keyword duplicate org 2');
-    expect((await call(srv, 'POST', '/v1/keyword-rules', { key: org2.apiKey.secret, body: { keyword: 'JOIN', action: 'OPT_IN' } })).status).toBe(201);
+    expect(
+      (await call(srv, 'POST', '/v1/keyword-rules', { key: org2.apiKey.secret, body: { keyword: 'JOIN', action: 'OPT_IN' } })).status,
+    ).toBe(201);
   });
 
   it('allows at most 100 rules per organization (422)', async () => {
     const org = await srv.newOrg('Keyword limit org');
     await srv.context.db
       .insertInto('keyword_rules')
-      .values(Array.from({ length: 99 }, (_, i) => ({ organization_id: org.organizationId, keyword: `K${i}`, action: 'HELP', reply_text: 'x' })))
+      .values(
+        Array.from({ length: 99 }, (_, i) => ({ organization_id: org.organizationId, keyword: `K${i}`, action: 'HELP', reply_text: 'x' })),
+      )
       .execute();
-    expect((await call(srv, 'POST', '/v1/keyword-rules', { key: org.apiKey.secret, body: { keyword: 'LAST', action: 'HELP' } })).status).toBe(201);
+    expect(
+      (await call(srv, 'POST', '/v1/keyword-rules', { key: org.apiKey.secret, body: { keyword: 'LAST', action: 'HELP' } })).status,
+    ).toBe(201);
     const over = await call(srv, 'POST', '/v1/keyword-rules', { key: org.apiKey.secret, body: { keyword: 'ONEMORE', action: 'HELP' } });
     expect(over.status).toBe(422);
     expect(over.body.code).toBe('UNPROCESSABLE');
   });
 
   it('keeps tenants apart: another organization’s rule answers 404 and is not listed', async () => {
-    const rule = (await call(srv, 'POST', '/v1/keyword-rules', { key: owner.apiKey.secret, body: { keyword: 'OWNERONLY', action: 'HELP' } })).body.data;
-    expect((await call(srv, 'PATCH', `/v1/keyword-rules/${rule.id}`, { key: other.apiKey.secret, body: { replyText: 'x' } })).status).toBe(404);
+    const rule = (
+      await call(srv, 'POST', '/v1/keyword-rules', { key: owner.apiKey.secret, body: { keyword: 'OWNERONLY', action: 'HELP' } })
+    ).body.data;
+    expect((await call(srv, 'PATCH', `/v1/keyword-rules/${rule.id}`, { key: other.apiKey.secret, body: { replyText: 'x' } })).status).toBe(
+      404,
+    );
     expect((await call(srv, 'DELETE', `/v1/keyword-rules/${rule.id}`, { key: other.apiKey.secret })).status).toBe(404);
     const theirs = (await call(srv, 'GET', '/v1/keyword-rules', { key: other.apiKey.secret })).body.data;
     expect(theirs.map((r: { keyword: string }) => r.keyword)).not.toContain('OWNERONLY');

@@ -137,7 +137,10 @@ describe('matchContentRules', () => {
     const names = (text: string) => matchContentRules([star, words, spaces], text).map((m) => [m.rule.name, m.timedOut]);
     expect(names('a'.repeat(1600))).toEqual([]);
     expect(names(`${'a'.repeat(1599)}y`)).toEqual([['words', false]]);
-    expect(names(`${' '.repeat(1599)}x`)).toEqual([['star', false], ['spaces', false]]);
+    expect(names(`${' '.repeat(1599)}x`)).toEqual([
+      ['star', false],
+      ['spaces', false],
+    ]);
   });
 
   it('keeps the order of the rules and answers every rule', () => {
@@ -167,7 +170,9 @@ describe('matchContentRules', () => {
   let seed = 1;
   const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const noise = () => Array.from({ length: 1600 }, () => (random() < 0.5 ? 'a' : 'b')).join('');
-  const heavy = Array.from({ length: 40 }, (_, k) => rule({ name: `heavy${k}`, pattern: `[ab]*a[ab]{${20 + (k % 3)}}c${k}`, patternType: 'regex' }));
+  const heavy = Array.from({ length: 40 }, (_, k) =>
+    rule({ name: `heavy${k}`, pattern: `[ab]*a[ab]{${20 + (k % 3)}}c${k}`, patternType: 'regex' }),
+  );
   const marker = rule({ name: 'marker', pattern: 'ab{3}a', patternType: 'regex' });
   const outcome = (rules: ContentRuleSpec[], text: string) => new Map(matchContentRules(rules, text).map((m) => [m.rule.name, m.timedOut]));
 
@@ -213,11 +218,32 @@ describe('quiet hours', () => {
     ['widened quiet hours', ['Europe/Paris'], '2026-06-10T18:30:00Z', '20:00', '09:00', '2026-06-11T07:00:00.000Z'],
     ['UTC', ['UTC'], '2026-06-10T22:00:00Z', '21:00', '08:00', '2026-06-11T08:00:00.000Z'],
     // 04:30Z: 00:30 EDT and 21:30 PDT, quiet in both; Los Angeles wakes last (08:00 PDT = 15:00Z).
-    ['several zones: the last one to wake', ['America/New_York', 'America/Los_Angeles'], '2026-06-11T04:30:00Z', '21:00', '08:00', '2026-06-11T15:00:00.000Z'],
+    [
+      'several zones: the last one to wake',
+      ['America/New_York', 'America/Los_Angeles'],
+      '2026-06-11T04:30:00Z',
+      '21:00',
+      '08:00',
+      '2026-06-11T15:00:00.000Z',
+    ],
     // 01:30Z = 21:30 EDT (quiet) but 18:30 PDT (allowed): quiet in one zone is enough to hold.
-    ['quiet in one of several zones', ['America/New_York', 'America/Los_Angeles'], '2026-06-11T01:30:00Z', '21:00', '08:00', '2026-06-11T15:00:00.000Z'],
+    [
+      'quiet in one of several zones',
+      ['America/New_York', 'America/Los_Angeles'],
+      '2026-06-11T01:30:00Z',
+      '21:00',
+      '08:00',
+      '2026-06-11T15:00:00.000Z',
+    ],
     // 13:00Z: 09:00 EDT allowed, 06:00 PDT quiet → wait for LA's 08:00 (15:00Z), New York is still allowed then.
-    ['morning: east awake, west asleep', ['America/New_York', 'America/Los_Angeles'], '2026-06-11T13:00:00Z', '21:00', '08:00', '2026-06-11T15:00:00.000Z'],
+    [
+      'morning: east awake, west asleep',
+      ['America/New_York', 'America/Los_Angeles'],
+      '2026-06-11T13:00:00Z',
+      '21:00',
+      '08:00',
+      '2026-06-11T15:00:00.000Z',
+    ],
   ];
   for (const [name, zones, now, start, end, expected] of cases) {
     it(name, () => {
@@ -266,7 +292,8 @@ describe('reportRange', () => {
   it('defaults to the 30 days before today, inclusive', () => {
     const r = reportRange({}, now);
     expect(r).toMatchObject({ ok: true, range: { startDate: '2026-10-22', endDate: '2026-11-21' } });
-    if (r.ok) expect([r.range.from.toISOString(), r.range.to.toISOString()]).toEqual(['2026-10-22T00:00:00.000Z', '2026-11-22T00:00:00.000Z']);
+    if (r.ok)
+      expect([r.range.from.toISOString(), r.range.to.toISOString()]).toEqual(['2026-10-22T00:00:00.000Z', '2026-11-22T00:00:00.000Z']);
   });
   it('accepts 366 days and refuses 367, and a start after the end', () => {
     expect(reportRange({ startDate: '2025-01-01', endDate: '2026-01-01' }, now).ok).toBe(true);

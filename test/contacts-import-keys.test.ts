@@ -35,7 +35,9 @@ let plain: ReturnType<typeof createDb>;
 beforeAll(async () => {
   srv = await startTestServer();
   await sql.raw(`create role ${role} login password 'plain'`).execute(srv.context.db);
-  await sql.raw(`grant usage on schema public to ${role}; grant select, insert, update, delete on all tables in schema public to ${role}`).execute(srv.context.db);
+  await sql
+    .raw(`grant usage on schema public to ${role}; grant select, insert, update, delete on all tables in schema public to ${role}`)
+    .execute(srv.context.db);
   const url = new URL(inject('databaseUrl'));
   url.username = role;
   url.password = 'plain';
@@ -67,9 +69,11 @@ async function stored(orgId: string) {
            array(select t.name from contact_tags ct join tags t on t.id = ct.tag_id where ct.contact_id = c.id order by t.name) as tags,
            array(select e.consent_type from consent_events e where e.contact_id = c.id and e.source = 'IMPORT') as consent
     from contacts c where c.organization_id = ${orgId} order by c.phone`.execute(srv.context.db);
-  const job = (await sql<Record<string, unknown>>`
+  const job = (
+    await sql<Record<string, unknown>>`
     select status, imported_rows, updated_rows, error_count, jsonb_path_query_array(errors, '$[*].code') as codes
-    from contact_import_jobs where organization_id = ${orgId}`.execute(srv.context.db)).rows;
+    from contact_import_jobs where organization_id = ${orgId}`.execute(srv.context.db)
+  ).rows;
   return { rows, job };
 }
 
@@ -77,7 +81,12 @@ it('skips the per-row key checks only where the role may, and stores the same ro
   // Whether the role may is what the database says, and the setting ends with the transaction.
   const asked = async (db: typeof plain.db) => {
     const o = await srv.newOrg('Key checks probe org');
-    const within = await db.transaction().execute(async (tx) => [await skipRowKeyChecks(tx, o.organizationId), (await sql<{ r: string }>`select current_setting('session_replication_role') as r`.execute(tx)).rows[0]!.r]);
+    const within = await db
+      .transaction()
+      .execute(async (tx) => [
+        await skipRowKeyChecks(tx, o.organizationId),
+        (await sql<{ r: string }>`select current_setting('session_replication_role') as r`.execute(tx)).rows[0]!.r,
+      ]);
     const after = (await sql<{ r: string }>`select current_setting('session_replication_role') as r`.execute(db)).rows[0]!.r;
     return [...within, after];
   };
@@ -89,7 +98,9 @@ it('skips the per-row key checks only where the role may, and stores the same ro
   await runImport(srv.context, skipped.organizationId, CSV);
   await runImport({ ...plain, log: srv.context.log }, checked.organizationId, CSV);
   const a = await stored(skipped.organizationId);
-  expect(a.job).toEqual([{ status: 'completed', imported_rows: 3, updated_rows: 0, error_count: 2, codes: ['INVALID_PHONE', 'DUPLICATE_IN_FILE'] }]);
+  expect(a.job).toEqual([
+    { status: 'completed', imported_rows: 3, updated_rows: 0, error_count: 2, codes: ['INVALID_PHONE', 'DUPLICATE_IN_FILE'] },
+  ]);
   expect(a.rows.map((r) => [r.phone, r.tags, r.consent])).toEqual([
     ['+14155550801', ['news', 'vip'], ['MARKETING']],
     ['+14155550802', ['vip'], ['TRANSACTIONAL']],
@@ -100,7 +111,9 @@ it('skips the per-row key checks only where the role may, and stores the same ro
 
 it('leaves no link to a tag deleted while a batch reads it: the batch waits for the delete, then creates the tag anew', async () => {
   const o = await srv.newOrg('Import tag race org');
-  const { rows } = await sql<{ id: string }>`insert into tags (organization_id, name) values (${o.organizationId}, 'vip') returning id`.execute(srv.context.db);
+  const { rows } = await sql<{
+    id: string;
+  }>`insert into tags (organization_id, name) values (${o.organizationId}, 'vip') returning id`.execute(srv.context.db);
   const doomed = rows[0]!.id;
   const other = await srv.context.pool.connect();
   try {

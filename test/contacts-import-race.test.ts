@@ -29,7 +29,9 @@ it('updates a contact created while its batch was being written, and still creat
   const other = await srv.context.pool.connect();
   try {
     await other.query('begin');
-    await other.query(`insert into contacts (organization_id, phone, name) values ($1, '+14155550941', 'Created meanwhile')`, [o.organizationId]);
+    await other.query(`insert into contacts (organization_id, phone, name) values ($1, '+14155550941', 'Created meanwhile')`, [
+      o.organizationId,
+    ]);
     const run = runImportJob(srv.context, { organizationId: o.organizationId, jobId: job.id });
     // Wait until the import's COPY waits on that row, then commit it: the COPY fails on the unique key.
     await untilWaitingOnLock(srv.context.db, 'copy contacts%', 'the import to wait on the uncommitted contact');
@@ -42,12 +44,17 @@ it('updates a contact created while its batch was being written, and still creat
   const done = (await call(srv, 'GET', `/v1/contacts/import/${job.id}`, { key })).body;
   expect(done).toMatchObject({ status: 'completed', processedRows: 2, importedRows: 1, updatedRows: 1, errorCount: 0 });
   const contacts = (await call(srv, 'GET', '/v1/contacts?limit=10&sortBy=phone&sortOrder=asc', { key })).body.data;
-  const tags = new Map(((await call(srv, 'GET', '/v1/tags', { key })).body.data as Array<{ id: string; name: string }>).map((t) => [t.id, t.name]));
+  const tags = new Map(
+    ((await call(srv, 'GET', '/v1/tags', { key })).body.data as Array<{ id: string; name: string }>).map((t) => [t.id, t.name]),
+  );
   type Shown = { phone: string; name: string; tags: string[]; tcpa: { consentType: string } };
   expect(contacts.map((c: Shown) => [c.phone, c.name, c.tags.map((t) => tags.get(t)).sort(), c.tcpa.consentType])).toEqual([
     ['+14155550941', 'From file', ['vip'], 'MARKETING'],
     ['+14155550942', 'Second', ['news', 'vip'], 'NONE'],
   ]);
-  const { rows: audit } = await srv.context.pool.query(`select phone, consent_type from consent_events where organization_id = $1 and source = 'IMPORT'`, [o.organizationId]);
+  const { rows: audit } = await srv.context.pool.query(
+    `select phone, consent_type from consent_events where organization_id = $1 and source = 'IMPORT'`,
+    [o.organizationId],
+  );
   expect(audit).toEqual([{ phone: '+14155550941', consent_type: 'MARKETING' }]);
 });

@@ -60,7 +60,16 @@ describe('importContacts', () => {
     const o = await srv.newOrg('Import org');
     const key = o.apiKey.secret;
     const job = await importCsv(key, GOOD_AND_BAD);
-    expect(job).toMatchObject({ fileName: 'contacts.csv', totalRows: 10, processedRows: 10, importedRows: 4, updatedRows: 0, skippedRows: 0, errorCount: 6, error: null });
+    expect(job).toMatchObject({
+      fileName: 'contacts.csv',
+      totalRows: 10,
+      processedRows: 10,
+      importedRows: 4,
+      updatedRows: 0,
+      skippedRows: 0,
+      errorCount: 6,
+      error: null,
+    });
     expect(job.errors.map((e: { row: number; code: string }) => [e.row, e.code])).toEqual([
       [4, 'INVALID_PHONE'],
       [5, 'MISSING_PHONE'],
@@ -80,12 +89,19 @@ describe('importContacts', () => {
     const id = (name: string) => tags.find((t: { name: string }) => t.name === name).id;
     expect(ada).toMatchObject({ name: 'Ada Lovelace', attributes: { loyaltyTier: 'gold' }, tcpa: { consentType: 'MARKETING' } });
     expect(ada.tags.sort()).toEqual([id('VIP'), id('newsletter')].sort());
-    expect(king).toMatchObject({ name: 'King, Ada', tags: [id('VIP')], attributes: {}, tcpa: { timeZone: 'America/New_York', timeZoneSource: 'explicit', consentType: 'NONE' } });
+    expect(king).toMatchObject({
+      name: 'King, Ada',
+      tags: [id('VIP')],
+      attributes: {},
+      tcpa: { timeZone: 'America/New_York', timeZoneSource: 'explicit', consentType: 'NONE' },
+    });
     expect(multi.name).toBe('Multi\nline');
     expect(brit).toMatchObject({ name: 'Brit', attributes: { loyaltyTier: 'silver' }, tcpa: { consentType: 'TRANSACTIONAL' } });
 
     const history = (await call(srv, 'GET', `/v1/contacts/${ada.id}/consent`, { key })).body.data;
-    expect(history).toEqual([expect.objectContaining({ action: 'CONSENT_UPDATED', source: 'IMPORT', consentType: 'MARKETING', actor: o.apiKey.id })]);
+    expect(history).toEqual([
+      expect.objectContaining({ action: 'CONSENT_UPDATED', source: 'IMPORT', consentType: 'MARKETING', actor: o.apiKey.id }),
+    ]);
     expect(history[0].id[14]).toBe('7'); // time-ordered (migration 0034): an import's entries append to the key
   });
 
@@ -101,7 +117,10 @@ describe('importContacts', () => {
     expect(after.data).toEqual(before.data);
 
     // Non-empty cells overwrite, empty cells never erase, tags are added, consent changes are audited.
-    const changed = await importCsv(key, ['phone,name,tags,loyaltyTier,consentType', '+14155550301,,Extra,platinum,TRANSACTIONAL', '+14155550302,,,,'].join('\n'));
+    const changed = await importCsv(
+      key,
+      ['phone,name,tags,loyaltyTier,consentType', '+14155550301,,Extra,platinum,TRANSACTIONAL', '+14155550302,,,,'].join('\n'),
+    );
     expect(changed).toMatchObject({ importedRows: 0, updatedRows: 1, skippedRows: 1, errorCount: 0 });
     const ada = (await contactsOf(key)).data[0];
     expect(ada).toMatchObject({ name: 'Ada Lovelace', attributes: { loyaltyTier: 'platinum' }, tcpa: { consentType: 'TRANSACTIONAL' } });
@@ -112,7 +131,10 @@ describe('importContacts', () => {
 
   it('never clears an opt-out', async () => {
     const o = await srv.newOrg('Opt-out import org');
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: o.organizationId, phone: '+14155550401', source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: o.organizationId, phone: '+14155550401', source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     await importCsv(o.apiKey.secret, 'phone,consentType\n+14155550401,MARKETING\n');
     expect((await contactsOf(o.apiKey.secret)).data[0]).toMatchObject({ optedOut: true });
   });
@@ -182,11 +204,25 @@ describe('importContacts', () => {
 
   it('reports a cell holding a NUL character (U+0000) as INVALID_VALUE on its line and goes on', async () => {
     const o = await srv.newOrg('NUL cell org');
-    const csv = ['phone,name,loyaltyTier,notes', '+14155550721,Ada\0Lovelace,,', '+14155550722,Fine,gold,', '+14155550723,Also fine,sil\0ver,', '+14155550724,Ignored column,,a\0b'].join('\n');
-    const job = await importCsv(o.apiKey.secret, csv, { mapping: '{"phone":"phone","name":"name","loyaltyTier":"attribute:loyaltyTier","notes":"ignore"}' });
+    const csv = [
+      'phone,name,loyaltyTier,notes',
+      '+14155550721,Ada\0Lovelace,,',
+      '+14155550722,Fine,gold,',
+      '+14155550723,Also fine,sil\0ver,',
+      '+14155550724,Ignored column,,a\0b',
+    ].join('\n');
+    const job = await importCsv(o.apiKey.secret, csv, {
+      mapping: '{"phone":"phone","name":"name","loyaltyTier":"attribute:loyaltyTier","notes":"ignore"}',
+    });
     expect(job).toMatchObject({ totalRows: 4, processedRows: 4, importedRows: 2, errorCount: 2, error: null });
     expect(job.errors).toEqual([
-      { row: 2, column: 'name', value: 'Ada\uFFFDLovelace', code: 'INVALID_VALUE', message: 'The cell contains a NUL character (U+0000), which cannot be stored.' },
+      {
+        row: 2,
+        column: 'name',
+        value: 'Ada\uFFFDLovelace',
+        code: 'INVALID_VALUE',
+        message: 'The cell contains a NUL character (U+0000), which cannot be stored.',
+      },
       expect.objectContaining({ row: 4, column: 'loyaltyTier', code: 'INVALID_VALUE' }),
     ]);
     // A NUL in an ignored column stores nothing, so the row is imported.
@@ -207,7 +243,8 @@ describe('importContacts', () => {
     beforeAll(async () => {
       o = await srv.newOrg('Upload checks org');
     });
-    const jobs = () => srv.context.db.selectFrom('contact_import_jobs').select('id').where('organization_id', '=', o.organizationId).execute();
+    const jobs = () =>
+      srv.context.db.selectFrom('contact_import_jobs').select('id').where('organization_id', '=', o.organizationId).execute();
 
     it('answers 413 for a body over 10 MB', async () => {
       const big = 'phone\n' + '+14155550801\n'.repeat(Math.ceil((11 * 1024 * 1024) / 13));
@@ -220,7 +257,9 @@ describe('importContacts', () => {
 
     it('accepts uploads above the general 1 MB body limit, up to 10 MB', async () => {
       const o2 = await srv.newOrg('Large upload org');
-      const job = await importCsv(o2.apiKey.secret, `phone,notes\n+14155550802,${'x'.repeat(2 * 1024 * 1024)}\n`, { mapping: '{"phone":"phone","notes":"ignore"}' });
+      const job = await importCsv(o2.apiKey.secret, `phone,notes\n+14155550802,${'x'.repeat(2 * 1024 * 1024)}\n`, {
+        mapping: '{"phone":"phone","notes":"ignore"}',
+      });
       expect(job).toMatchObject({ importedRows: 1, errorCount: 0 });
     });
 
@@ -254,7 +293,10 @@ describe('importContacts', () => {
       for (const mapping of [undefined, '{"phone":"phone"}']) {
         const res = await upload(o.apiKey.secret, form(`${wide}\n+14155550904${','.repeat(79_999)}\n`, mapping ? { mapping } : {}));
         expect(res.status, res.text).toBe(400);
-        expect(res.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.file', message: 'the header row has 80000 columns; at most 200' }] });
+        expect(res.body).toMatchObject({
+          code: 'VALIDATION_ERROR',
+          details: [{ field: 'body.file', message: 'the header row has 80000 columns; at most 200' }],
+        });
       }
       const atCap = ['phone', ...Array.from({ length: 199 }, (_, i) => `c${i}`)];
       expect(resolveColumns(atCap, undefined)).toHaveLength(200);
@@ -283,13 +325,27 @@ describe('importContacts', () => {
     const o = await srv.newOrg('Resume org');
     const csv = 'phone,name\n+14155550921,A\n+14155550922,B\nbad,C\n+14155550923,D\n+14155550921,E\n';
     const db = srv.context.db;
-    const job = await insertImportJob(db, o.organizationId, { fileName: 'r.csv', columns: resolveColumns(['phone', 'name'], undefined), defaultCountry: null, tagIds: [], actor: null, data: Buffer.from(csv) });
+    const job = await insertImportJob(db, o.organizationId, {
+      fileName: 'r.csv',
+      columns: resolveColumns(['phone', 'name'], undefined),
+      defaultCountry: null,
+      tagIds: [],
+      actor: null,
+      data: Buffer.from(csv),
+    });
     // A first run committed lines 1-3 (rows A and B), then its worker died.
-    await db.updateTable('contact_import_jobs').set({ status: 'processing', imported_rows: 2, processed_rows: 2, lines_done: 3 }).where('id', '=', job.id).execute();
+    await db
+      .updateTable('contact_import_jobs')
+      .set({ status: 'processing', imported_rows: 2, processed_rows: 2, lines_done: 3 })
+      .where('id', '=', job.id)
+      .execute();
     await runImportJob(srv.context, { organizationId: o.organizationId, jobId: job.id });
     const done = (await call(srv, 'GET', `/v1/contacts/import/${job.id}`, { key: o.apiKey.secret })).body;
     expect(done).toMatchObject({ status: 'completed', totalRows: 5, processedRows: 5, importedRows: 3, errorCount: 2 });
-    expect(done.errors.map((e: { row: number; code: string }) => [e.row, e.code])).toEqual([[4, 'INVALID_PHONE'], [6, 'DUPLICATE_IN_FILE']]);
+    expect(done.errors.map((e: { row: number; code: string }) => [e.row, e.code])).toEqual([
+      [4, 'INVALID_PHONE'],
+      [6, 'DUPLICATE_IN_FILE'],
+    ]);
     expect((await contactsOf(o.apiKey.secret)).data.map((c: { name: string }) => c.name)).toEqual(['D']); // A and B were the first run's
     expect(await db.selectFrom('contact_import_files').select('job_id').where('job_id', '=', job.id).execute()).toEqual([]);
     // A job that already ended is left alone when delivered again.

@@ -17,7 +17,14 @@ const id: Record<string, string> = {};
 
 // name → [phone, tags, attributes, rcsCapable, createdAt, optedOut]
 const PEOPLE: Record<string, [string, string[], Record<string, unknown>, boolean | null, string, boolean]> = {
-  ann: ['+14155551001', ['a', 'b'], { ltv: 1500, tier: 'gold', since: '2024-03-01', vip: true, note: null }, true, '2026-01-05T00:00:00Z', false],
+  ann: [
+    '+14155551001',
+    ['a', 'b'],
+    { ltv: 1500, tier: 'gold', since: '2024-03-01', vip: true, note: null },
+    true,
+    '2026-01-05T00:00:00Z',
+    false,
+  ],
   ben: ['+14155551002', ['a'], { ltv: 999.5, tier: 'Silver', since: '2025-11-20', code: '1500' }, false, '2026-02-10T00:00:00Z', false],
   cat: ['+14155551003', ['b'], { ltv: '2000', tier: 'bronze', vip: false }, null, '2026-03-15T00:00:00Z', true],
   dan: ['+14155551004', [], { tier: 'gold' }, true, '2026-04-20T00:00:00Z', false],
@@ -38,7 +45,11 @@ beforeAll(async () => {
       .set({ rcs_capable: rcs, rcs_checked_at: rcs === null ? null : new Date(), created_at: new Date(createdAt) as never })
       .where('id', '=', res.body.id)
       .execute();
-    if (optedOut) await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    if (optedOut)
+      await srv.context.db
+        .insertInto('opt_outs')
+        .values({ organization_id: org.organizationId, phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+        .execute();
   }
 });
 afterAll(() => srv.close());
@@ -116,7 +127,15 @@ describe('segment conditions', () => {
     expect(await matching(conditions, 'any')).toEqual(['dan', 'ben', 'ann']);
     expect(await matching([])).toEqual(['eve', 'dan', 'cat', 'ben', 'ann']);
     expect(await matching([], 'any')).toEqual(['eve', 'dan', 'cat', 'ben', 'ann']);
-    const res = await call(srv, 'POST', '/v1/segments/preview', { key, body: { conditions: [{ type: 'optedOut', value: false }, { type: 'attribute', attribute: 'ltv', op: 'exists' }] } });
+    const res = await call(srv, 'POST', '/v1/segments/preview', {
+      key,
+      body: {
+        conditions: [
+          { type: 'optedOut', value: false },
+          { type: 'attribute', attribute: 'ltv', op: 'exists' },
+        ],
+      },
+    });
     expect(res.body.data.sample.map((c: { name: string }) => c.name)).toEqual(['ben', 'ann']);
   });
 
@@ -139,14 +158,22 @@ describe('segment conditions', () => {
 
   it('contains folds case beyond ASCII, as ILIKE does', async () => {
     const o = await srv.newOrg('Segments unicode org');
-    for (const [phone, city] of [['+14155552001', 'ÉCOLE Straße'], ['+14155552002', 'école'], ['+14155552003', 'Ecole']]) {
+    for (const [phone, city] of [
+      ['+14155552001', 'ÉCOLE Straße'],
+      ['+14155552002', 'école'],
+      ['+14155552003', 'Ecole'],
+    ]) {
       const res = await call(srv, 'POST', '/v1/contacts', { key: o.apiKey.secret, body: { phone, name: city, attributes: { city } } });
       expect(res.status, res.text).toBe(201);
     }
     const names = (await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'éCo' }], 'all', o.apiKey.secret)).sort();
     expect(names).toEqual(['ÉCOLE Straße', 'école']);
-    expect(await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'STRASSE' }], 'all', o.apiKey.secret)).toEqual([]);
-    expect(await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'straße' }], 'all', o.apiKey.secret)).toEqual(['ÉCOLE Straße']);
+    expect(await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'STRASSE' }], 'all', o.apiKey.secret)).toEqual(
+      [],
+    );
+    expect(await matching([{ type: 'attribute', attribute: 'city', op: 'contains', value: 'straße' }], 'all', o.apiKey.secret)).toEqual([
+      'ÉCOLE Straße',
+    ]);
   });
 
   it('answers 400 when a value does not fit its operator', async () => {
@@ -169,9 +196,15 @@ describe('previewSegment', () => {
   it('returns the count and at most 10 full contacts, newest first', async () => {
     const o = await srv.newOrg('Preview org');
     for (let i = 0; i < 12; i++) {
-      await call(srv, 'POST', '/v1/contacts', { key: o.apiKey.secret, body: { phone: `+141555520${String(i).padStart(2, '0')}`, attributes: { n: i } } });
+      await call(srv, 'POST', '/v1/contacts', {
+        key: o.apiKey.secret,
+        body: { phone: `+141555520${String(i).padStart(2, '0')}`, attributes: { n: i } },
+      });
     }
-    const res = await call(srv, 'POST', '/v1/segments/preview', { key: o.apiKey.secret, body: { conditions: [{ type: 'attribute', attribute: 'n', op: 'gte', value: 1 }] } });
+    const res = await call(srv, 'POST', '/v1/segments/preview', {
+      key: o.apiKey.secret,
+      body: { conditions: [{ type: 'attribute', attribute: 'n', op: 'gte', value: 1 }] },
+    });
     expect(res.body.data.count).toBe(11);
     expect(res.body.data.sample).toHaveLength(10);
     expect(res.body.data.sample[0]).toMatchObject({ phone: '+14155552011', attributes: { n: 11 }, optedOut: false, tags: [] });
@@ -187,7 +220,10 @@ describe('previewSegment', () => {
              case when g <= 12 then jsonb_build_object('old', g) else '{}'::jsonb end,
              timestamptz '2026-01-01' + g * interval '1 minute'
       from generate_series(1, ${SAMPLE_WINDOW + 22}::int) g`.execute(srv.context.db);
-    const res = await call(srv, 'POST', '/v1/segments/preview', { key: o.apiKey.secret, body: { conditions: [{ type: 'attribute', attribute: 'old', op: 'exists' }] } });
+    const res = await call(srv, 'POST', '/v1/segments/preview', {
+      key: o.apiKey.secret,
+      body: { conditions: [{ type: 'attribute', attribute: 'old', op: 'exists' }] },
+    });
     expect(res.status, res.text).toBe(200);
     expect(res.body.data.count).toBe(12);
     expect(res.body.data.sample.map((c: { attributes: { old: number } }) => c.attributes.old)).toEqual([12, 11, 10, 9, 8, 7, 6, 5, 4, 3]);
@@ -197,7 +233,10 @@ describe('previewSegment', () => {
     const o = await srv.newOrg('Empty segments org');
     const res = await call(srv, 'POST', '/v1/segments/preview', { key: o.apiKey.secret, body: { conditions: [] } });
     expect(res.body.data).toEqual({ count: 0, sample: [] });
-    const ids = await call(srv, 'POST', '/v1/segments/resolve', { key: o.apiKey.secret, body: { conditions: [{ type: 'tags', op: 'any', tagIds: [tag.a] }] } });
+    const ids = await call(srv, 'POST', '/v1/segments/resolve', {
+      key: o.apiKey.secret,
+      body: { conditions: [{ type: 'tags', op: 'any', tagIds: [tag.a] }] },
+    });
     expect(ids.body).toEqual({
       data: { segmentId: expect.any(String), segmentExpiresAt: expect.any(String), contactIds: [] },
       pagination: { page: 1, limit: 1000, total: 0, hasMore: false },
@@ -207,13 +246,25 @@ describe('previewSegment', () => {
 
 describe('resolveSegment', () => {
   it('pages through the matching ids in creation order', async () => {
-    const body = { match: 'any', conditions: [{ type: 'optedOut', value: false }, { type: 'tags', op: 'any', tagIds: [tag.c] }] };
+    const body = {
+      match: 'any',
+      conditions: [
+        { type: 'optedOut', value: false },
+        { type: 'tags', op: 'any', tagIds: [tag.c] },
+      ],
+    };
     const page1 = await call(srv, 'POST', '/v1/segments/resolve?limit=2', { key, body });
     expect(page1.status, page1.text).toBe(200);
     const segment = { segmentId: page1.body.data.segmentId, segmentExpiresAt: expect.any(String) };
-    expect(page1.body).toEqual({ data: { ...segment, contactIds: [id.ann, id.ben] }, pagination: { page: 1, limit: 2, total: 4, hasMore: true } });
+    expect(page1.body).toEqual({
+      data: { ...segment, contactIds: [id.ann, id.ben] },
+      pagination: { page: 1, limit: 2, total: 4, hasMore: true },
+    });
     const page2 = await call(srv, 'POST', '/v1/segments/resolve?limit=2&page=2', { key, body });
-    expect(page2.body).toEqual({ data: { ...segment, contactIds: [id.dan, id.eve] }, pagination: { page: 2, limit: 2, total: 4, hasMore: false } });
+    expect(page2.body).toEqual({
+      data: { ...segment, contactIds: [id.dan, id.eve] },
+      pagination: { page: 2, limit: 2, total: 4, hasMore: false },
+    });
     const all = await call(srv, 'POST', '/v1/segments/resolve', { key, body });
     expect(all.body.data.contactIds).toEqual([id.ann, id.ben, id.dan, id.eve]);
     expect(all.body.pagination.limit).toBe(1000);
@@ -235,7 +286,8 @@ describe('saved segments', () => {
     expect(res.status, res.text).toBe(200);
     return res.body.data as { segmentId: string; segmentExpiresAt: string; contactIds: string[] };
   };
-  const stored = (segmentId: string) => srv.context.db.selectFrom('saved_segments').selectAll().where('id', '=', segmentId).executeTakeFirst();
+  const stored = (segmentId: string) =>
+    srv.context.db.selectFrom('saved_segments').selectAll().where('id', '=', segmentId).executeTakeFirst();
 
   it('resolve saves the query and answers its segmentId, kept 90 days after this use', async () => {
     const before = Date.now();
@@ -252,14 +304,36 @@ describe('saved segments', () => {
   });
 
   it('the same query, keys in another order and match defaulted, gives the same id; another query another id', async () => {
-    const a = await resolve({ match: 'all', conditions: [{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true }] });
-    const b = await resolve({ conditions: [{ value: 'gold', op: 'eq', attribute: 'tier', type: 'attribute' }, { value: true, type: 'rcsCap' }] });
+    const a = await resolve({
+      match: 'all',
+      conditions: [
+        { type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' },
+        { type: 'rcsCap', value: true },
+      ],
+    });
+    const b = await resolve({
+      conditions: [
+        { value: 'gold', op: 'eq', attribute: 'tier', type: 'attribute' },
+        { value: true, type: 'rcsCap' },
+      ],
+    });
     expect(b.segmentId).toBe(a.segmentId);
     expect(Date.parse(b.segmentExpiresAt)).toBeGreaterThanOrEqual(Date.parse(a.segmentExpiresAt)); // the resolve touched it
-    const anotherPage = { conditions: [{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true }] };
+    const anotherPage = {
+      conditions: [
+        { type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' },
+        { type: 'rcsCap', value: true },
+      ],
+    };
     const paged = await call(srv, 'POST', '/v1/segments/resolve?limit=1&page=2', { key, body: anotherPage });
     expect(paged.body.data.segmentId).toBe(a.segmentId); // any page: the id names the query, not the page
-    const other = await resolve({ match: 'any', conditions: [{ type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' }, { type: 'rcsCap', value: true }] });
+    const other = await resolve({
+      match: 'any',
+      conditions: [
+        { type: 'attribute', attribute: 'tier', op: 'eq', value: 'gold' },
+        { type: 'rcsCap', value: true },
+      ],
+    });
     expect(other.segmentId).not.toBe(a.segmentId);
     const count = await srv.context.db
       .selectFrom('saved_segments')
@@ -287,7 +361,11 @@ describe('saved segments', () => {
     const fresh = await resolve({ conditions: [{ type: 'createdAt', before: '2026-03-01T00:00:00Z' }] });
     const revived = await resolve({ conditions: [{ type: 'createdAt', before: '2026-04-01T00:00:00Z' }] });
     const age = (segmentId: string, days: number) =>
-      srv.context.db.updateTable('saved_segments').set({ last_used_at: sql<Date>`now() - make_interval(days => ${days})` }).where('id', '=', segmentId).execute();
+      srv.context.db
+        .updateTable('saved_segments')
+        .set({ last_used_at: sql<Date>`now() - make_interval(days => ${days})` })
+        .where('id', '=', segmentId)
+        .execute();
     await age(expired.segmentId, SEGMENT_TTL_DAYS + 1);
     await age(fresh.segmentId, SEGMENT_TTL_DAYS - 1);
     await age(revived.segmentId, SEGMENT_TTL_DAYS + 1);

@@ -34,7 +34,9 @@ async function seedContacts(orgId: string, n: number, prefix: string): Promise<s
 }
 
 const tagsOf = async (contactId: string) =>
-  (await srv.context.db.selectFrom('contact_tags').select('tag_id').where('contact_id', '=', contactId).execute()).map((r) => r.tag_id).sort();
+  (await srv.context.db.selectFrom('contact_tags').select('tag_id').where('contact_id', '=', contactId).execute())
+    .map((r) => r.tag_id)
+    .sort();
 
 describe('tags', () => {
   it('creates trimmed, unique names compared case-insensitively, listed by name case-insensitively', async () => {
@@ -52,7 +54,9 @@ describe('tags', () => {
     expect(list.body.data.map((t: { name: string }) => t.name)).toEqual(['alpha', 'newsletter', 'VIP']);
     // Same name in another organization is fine, and each sees only its own.
     await newTag('VIP', other.apiKey.secret);
-    expect((await call(srv, 'GET', '/v1/tags', { key: other.apiKey.secret })).body.data.map((t: { name: string }) => t.name)).not.toContain('alpha');
+    expect((await call(srv, 'GET', '/v1/tags', { key: other.apiKey.secret })).body.data.map((t: { name: string }) => t.name)).not.toContain(
+      'alpha',
+    );
   });
 
   it('refuses a blank name', async () => {
@@ -62,7 +66,9 @@ describe('tags', () => {
 
   it('caps an organization at 1,000 tags (422)', async () => {
     const o = await srv.newOrg('Tag cap org');
-    await sql`insert into tags (organization_id, name) select ${o.organizationId}, 't' || g from generate_series(1, 999) g`.execute(srv.context.db);
+    await sql`insert into tags (organization_id, name) select ${o.organizationId}, 't' || g from generate_series(1, 999) g`.execute(
+      srv.context.db,
+    );
     expect((await call(srv, 'POST', '/v1/tags', { key: o.apiKey.secret, body: { name: 'last one' } })).status).toBe(201);
     const over = await call(srv, 'POST', '/v1/tags', { key: o.apiKey.secret, body: { name: 'one too many' } });
     expect(over.status).toBe(422);
@@ -89,15 +95,20 @@ describe('bulk tag, synchronous (up to 1,000 contacts)', () => {
     const [t1, t2] = [await newTag('Bulk 1'), await newTag('Bulk 2')];
     const ids = await seedContacts(org.organizationId, 4, '+1415555030');
     const [fresh, half, full, crowded] = ids as [string, string, string, string];
-    await srv.context.db.insertInto('contact_tags').values([
-      { organization_id: org.organizationId, contact_id: half, tag_id: t1 },
-      { organization_id: org.organizationId, contact_id: full, tag_id: t1 },
-      { organization_id: org.organizationId, contact_id: full, tag_id: t2 },
-    ]).execute();
+    await srv.context.db
+      .insertInto('contact_tags')
+      .values([
+        { organization_id: org.organizationId, contact_id: half, tag_id: t1 },
+        { organization_id: org.organizationId, contact_id: full, tag_id: t1 },
+        { organization_id: org.organizationId, contact_id: full, tag_id: t2 },
+      ])
+      .execute();
     // `crowded` carries 49 tags: two more would make 51.
     await sql`
       with t as (insert into tags (organization_id, name) select ${org.organizationId}, 'crowd ' || g from generate_series(1, 49) g returning id)
-      insert into contact_tags (organization_id, contact_id, tag_id) select ${org.organizationId}, ${crowded}, id from t`.execute(srv.context.db);
+      insert into contact_tags (organization_id, contact_id, tag_id) select ${org.organizationId}, ${crowded}, id from t`.execute(
+      srv.context.db,
+    );
     const foreign = (await seedContacts(other.organizationId, 1, '+1415555039'))[0]!;
     const unknown = '00000000-0000-4000-8000-000000000001';
 
@@ -116,7 +127,10 @@ describe('bulk tag, synchronous (up to 1,000 contacts)', () => {
   it('answers 404 naming an unknown tag and tags nothing', async () => {
     const tag = await newTag('Bulk known');
     const [c] = await seedContacts(org.organizationId, 1, '+1415555031');
-    const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [tag, '00000000-0000-4000-8000-000000000002'], contactIds: [c] } });
+    const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', {
+      key,
+      body: { tagIds: [tag, '00000000-0000-4000-8000-000000000002'], contactIds: [c] },
+    });
     expect(res.status).toBe(404);
     expect(res.body.details).toEqual([expect.objectContaining({ field: 'body.tagIds.1' })]);
     expect(await tagsOf(c!)).toEqual([]);
@@ -137,8 +151,13 @@ describe('bulk tag, synchronous (up to 1,000 contacts)', () => {
     // Another organization's key cannot untag these contacts.
     await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [t1], contactIds: ids } });
     const theirTag = await newTag('Their untag', other.apiKey.secret);
-    expect((await call(srv, 'DELETE', '/v1/contacts/bulk/tag', { key: other.apiKey.secret, body: { tagIds: [t1], contactIds: ids } })).status).toBe(404);
-    const none = await call(srv, 'DELETE', '/v1/contacts/bulk/tag', { key: other.apiKey.secret, body: { tagIds: [theirTag], contactIds: ids } });
+    expect(
+      (await call(srv, 'DELETE', '/v1/contacts/bulk/tag', { key: other.apiKey.secret, body: { tagIds: [t1], contactIds: ids } })).status,
+    ).toBe(404);
+    const none = await call(srv, 'DELETE', '/v1/contacts/bulk/tag', {
+      key: other.apiKey.secret,
+      body: { tagIds: [theirTag], contactIds: ids },
+    });
     expect(none.body).toEqual({ data: { untagged: 0 } });
     expect(await tagsOf(ids[0]!)).toEqual([t1]);
   });
@@ -148,9 +167,15 @@ describe('bulk tag, asynchronous (more than 1,000 contacts)', () => {
   it('answers 202 with a job that completes with the counts', async () => {
     const tag = await newTag('Async bulk');
     const ids = await seedContacts(org.organizationId, 1500, '+141555');
-    await srv.context.db.insertInto('contact_tags').values({ organization_id: org.organizationId, contact_id: ids[0]!, tag_id: tag }).execute();
+    await srv.context.db
+      .insertInto('contact_tags')
+      .values({ organization_id: org.organizationId, contact_id: ids[0]!, tag_id: tag })
+      .execute();
     const missing = ['00000000-0000-4000-8000-000000000004', '00000000-0000-4000-8000-000000000005'];
-    const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [tag], contactIds: [...ids, ...missing, ids[1]!] } });
+    const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', {
+      key,
+      body: { tagIds: [tag], contactIds: [...ids, ...missing, ids[1]!] },
+    });
     expect(res.status, res.text).toBe(202);
     expect(res.body).toMatchObject({ status: 'queued', tagIds: [tag], total: 1502, processed: 0, tagged: 0, completedAt: null });
     expect(res.headers.get('location')).toBe(`/v1/contacts/bulk/tag/${res.body.jobId}`);
@@ -160,7 +185,16 @@ describe('bulk tag, asynchronous (more than 1,000 contacts)', () => {
       await new Promise((r) => setTimeout(r, 100));
       job = (await call(srv, 'GET', `/v1/contacts/bulk/tag/${res.body.jobId}`, { key })).body;
     }
-    expect(job).toMatchObject({ status: 'completed', total: 1502, processed: 1502, tagged: 1499, alreadyTagged: 1, notFound: 2, failed: 0, error: null });
+    expect(job).toMatchObject({
+      status: 'completed',
+      total: 1502,
+      processed: 1502,
+      tagged: 1499,
+      alreadyTagged: 1,
+      notFound: 2,
+      failed: 0,
+      error: null,
+    });
     expect(job.completedAt).toEqual(expect.any(String));
     const { n } = await srv.context.db
       .selectFrom('contact_tags')

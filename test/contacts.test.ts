@@ -40,7 +40,12 @@ describe('createContact', () => {
   it('stores the contact with tags, attributes, default TCPA settings inferred from the number', async () => {
     const vip = await newTag('VIP');
     const p = phone();
-    const c = await create({ phone: p, name: 'Ada Lovelace', tags: [vip, vip], attributes: { tier: 'gold', ltv: 1249.5, vip: true, ref: null } });
+    const c = await create({
+      phone: p,
+      name: 'Ada Lovelace',
+      tags: [vip, vip],
+      attributes: { tier: 'gold', ltv: 1249.5, vip: true, ref: null },
+    });
     expect(c).toMatchObject({
       name: 'Ada Lovelace',
       phone: p,
@@ -49,9 +54,19 @@ describe('createContact', () => {
       rcsCapable: null,
       rcsCheckedAt: null,
       optedOut: false,
-      tcpa: { timeZone: 'America/Los_Angeles', timeZoneSource: 'inferred', quietHoursStart: '21:00', quietHoursEnd: '08:00', consentType: 'NONE' },
+      tcpa: {
+        timeZone: 'America/Los_Angeles',
+        timeZoneSource: 'inferred',
+        quietHoursStart: '21:00',
+        quietHoursEnd: '08:00',
+        consentType: 'NONE',
+      },
     });
-    const row = await srv.context.db.selectFrom('contacts').select(['phone', 'phone_country']).where('id', '=', c.id).executeTakeFirstOrThrow();
+    const row = await srv.context.db
+      .selectFrom('contacts')
+      .select(['phone', 'phone_country'])
+      .where('id', '=', c.id)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ phone: p, phone_country: 'US' });
     const got = await call(srv, 'GET', `/v1/contacts/${c.id}`, { key });
     expect(got.status).toBe(200);
@@ -111,7 +126,13 @@ describe('createContact', () => {
     expect(c.tcpa.consentType).toBe('MARKETING');
     const history = await call(srv, 'GET', `/v1/contacts/${c.id}/consent`, { key });
     expect(history.body.data).toEqual([
-      expect.objectContaining({ contactId: c.id, action: 'CONSENT_UPDATED', source: 'API', consentType: 'MARKETING', actor: org.apiKey.id }),
+      expect.objectContaining({
+        contactId: c.id,
+        action: 'CONSENT_UPDATED',
+        source: 'API',
+        consentType: 'MARKETING',
+        actor: org.apiKey.id,
+      }),
     ]);
     const none = await create({ phone: phone() });
     expect((await call(srv, 'GET', `/v1/contacts/${none.id}/consent`, { key })).body.data).toEqual([]);
@@ -119,7 +140,10 @@ describe('createContact', () => {
 
   it('starts opted out when the phone opted out before', async () => {
     const p = phone();
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone: p, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: org.organizationId, phone: p, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     expect((await create({ phone: p })).optedOut).toBe(true);
   });
 
@@ -144,7 +168,10 @@ describe('replaceContact', () => {
     const c = await create({ phone: phone(1) });
     expect((await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key })).body.data.rcsCapable).toBe(true);
     const next = phone(2);
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone: next, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: org.organizationId, phone: next, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     const res = await call(srv, 'PUT', `/v1/contacts/${c.id}`, { key, body: { phone: next } });
     expect(res.body).toMatchObject({ phone: next, rcsCapable: null, rcsCheckedAt: null, optedOut: true });
   });
@@ -158,7 +185,10 @@ describe('replaceContact', () => {
     const invalid = await call(srv, 'PUT', `/v1/contacts/${b.id}`, { key, body: { phone: '+11005550123' } });
     expect(invalid.status).toBe(400);
     expect(invalid.body.code).toBe('INVALID_PHONE');
-    const tag = await call(srv, 'PUT', `/v1/contacts/${b.id}`, { key, body: { phone: b.phone, tags: ['00000000-0000-4000-8000-000000000000'] } });
+    const tag = await call(srv, 'PUT', `/v1/contacts/${b.id}`, {
+      key,
+      body: { phone: b.phone, tags: ['00000000-0000-4000-8000-000000000000'] },
+    });
     expect(tag.status).toBe(404);
     expect(tag.body.details[0].field).toBe('body.tags.0');
     expect((await call(srv, 'GET', `/v1/contacts/${b.id}`, { key })).body.phone).toBe(b.phone);
@@ -170,7 +200,10 @@ describe('deleteContact', () => {
     const tag = await newTag('Delete me tag');
     const p = phone();
     const c = await create({ phone: p, consentType: 'MARKETING', tags: [tag] });
-    await srv.context.db.insertInto('opt_outs').values({ organization_id: org.organizationId, phone: p, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() }).execute();
+    await srv.context.db
+      .insertInto('opt_outs')
+      .values({ organization_id: org.organizationId, phone: p, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
+      .execute();
     const del = await call(srv, 'DELETE', `/v1/contacts/${c.id}`, { key });
     expect(del.status).toBe(200);
     expect(del.body).toEqual({ data: { id: c.id, deleted: true } });
@@ -239,8 +272,16 @@ describe('listContacts', () => {
       const c = await create({ phone: p, ...(name ? { name } : {}), ...(tagged ? { tags: [gold] } : {}) }, k);
       ids[p] = c.id;
     }
-    await srv.context.db.updateTable('contacts').set({ rcs_capable: true, rcs_checked_at: new Date() }).where('id', '=', ids['+14155550101']!).execute();
-    await srv.context.db.updateTable('contacts').set({ rcs_capable: false, rcs_checked_at: new Date() }).where('id', '=', ids['+14155550112']!).execute();
+    await srv.context.db
+      .updateTable('contacts')
+      .set({ rcs_capable: true, rcs_checked_at: new Date() })
+      .where('id', '=', ids['+14155550101']!)
+      .execute();
+    await srv.context.db
+      .updateTable('contacts')
+      .set({ rcs_capable: false, rcs_checked_at: new Date() })
+      .where('id', '=', ids['+14155550112']!)
+      .execute();
   });
 
   const names = async (qs: string) => {
@@ -268,7 +309,13 @@ describe('listContacts', () => {
 
   it('sorts by phone', async () => {
     const res = await call(srv, 'GET', '/v1/contacts?sortBy=phone&sortOrder=desc', { key: k });
-    expect(res.body.data.map((c: { phone: string }) => c.phone)).toEqual(['+14155550145', '+14155550134', '+14155550123', '+14155550112', '+14155550101']);
+    expect(res.body.data.map((c: { phone: string }) => c.phone)).toEqual([
+      '+14155550145',
+      '+14155550134',
+      '+14155550123',
+      '+14155550112',
+      '+14155550101',
+    ]);
   });
 
   it('searches the name case-insensitively and the phone with or without +', async () => {
@@ -299,7 +346,10 @@ describe('listContacts', () => {
     const res = await call(srv, 'GET', '/v1/contacts?search=bob', { key: other.apiKey.secret });
     expect(res.body.data).toEqual([]);
     expect((await call(srv, 'GET', `/v1/contacts/${ids['+14155550101']}`, { key: other.apiKey.secret })).status).toBe(404);
-    const put = await call(srv, 'PUT', `/v1/contacts/${ids['+14155550101']}`, { key: other.apiKey.secret, body: { phone: '+14155550101' } });
+    const put = await call(srv, 'PUT', `/v1/contacts/${ids['+14155550101']}`, {
+      key: other.apiKey.secret,
+      body: { phone: '+14155550101' },
+    });
     expect(put.status).toBe(404);
     expect((await call(srv, 'DELETE', `/v1/contacts/${ids['+14155550101']}`, { key: other.apiKey.secret })).status).toBe(404);
     expect((await call(srv, 'GET', `/v1/contacts/${ids['+14155550101']}`, { key: k })).status).toBe(200);
@@ -334,16 +384,36 @@ describe('listContactAttributeKeys', () => {
 
 describe('checkContactRcs', () => {
   const lookups = (contactId: string) =>
-    srv.context.db.selectFrom('contact_rcs_lookups').select(['rcs_capable', 'price', 'currency']).where('contact_id', '=', contactId).execute();
+    srv.context.db
+      .selectFrom('contact_rcs_lookups')
+      .select(['rcs_capable', 'price', 'currency'])
+      .where('contact_id', '=', contactId)
+      .execute();
 
   it('bills a fresh lookup, then answers from the 7-day cache for free', async () => {
     const c = await create({ phone: phone(3) });
     const first = await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key });
     expect(first.status).toBe(200);
-    expect(first.body.data).toMatchObject({ contactId: c.id, phone: c.phone, status: 'COMPLETED', rcsCapable: true, cached: false, billable: true, cost: { amount: '0.0000', currency: 'USD' }, failureReason: null });
+    expect(first.body.data).toMatchObject({
+      contactId: c.id,
+      phone: c.phone,
+      status: 'COMPLETED',
+      rcsCapable: true,
+      cached: false,
+      billable: true,
+      cost: { amount: '0.0000', currency: 'USD' },
+      failureReason: null,
+    });
     expect(new Date(first.body.data.expiresAt).getTime() - new Date(first.body.data.checkedAt).getTime()).toBe(7 * 86_400_000);
     const second = await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key });
-    expect(second.body.data).toMatchObject({ status: 'COMPLETED', rcsCapable: true, cached: true, billable: false, cost: null, checkedAt: first.body.data.checkedAt });
+    expect(second.body.data).toMatchObject({
+      status: 'COMPLETED',
+      rcsCapable: true,
+      cached: true,
+      billable: false,
+      cost: null,
+      checkedAt: first.body.data.checkedAt,
+    });
     expect(await lookups(c.id)).toEqual([{ rcs_capable: true, price: '0.0000', currency: 'USD' }]);
     const contact = (await call(srv, 'GET', `/v1/contacts/${c.id}`, { key })).body;
     expect(contact).toMatchObject({ rcsCapable: true, rcsCheckedAt: first.body.data.checkedAt });
@@ -359,7 +429,11 @@ describe('checkContactRcs', () => {
   it('looks up again once the cached answer is 7 days old', async () => {
     const c = await create({ phone: phone(4) });
     await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key });
-    await srv.context.db.updateTable('contacts').set({ rcs_checked_at: new Date(Date.now() - 7 * 86_400_000 - 1000) }).where('id', '=', c.id).execute();
+    await srv.context.db
+      .updateTable('contacts')
+      .set({ rcs_checked_at: new Date(Date.now() - 7 * 86_400_000 - 1000) })
+      .where('id', '=', c.id)
+      .execute();
     const res = await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key });
     expect(res.body.data).toMatchObject({ cached: false, billable: true });
     expect(await lookups(c.id)).toHaveLength(2);
@@ -369,7 +443,14 @@ describe('checkContactRcs', () => {
     const c = await create({ phone: '+14155559999' });
     const res = await call(srv, 'GET', `/v1/contacts/${c.id}/rcs-check`, { key });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 'FAILED', rcsCapable: null, cached: false, expiresAt: null, billable: false, cost: null });
+    expect(res.body.data).toMatchObject({
+      status: 'FAILED',
+      rcsCapable: null,
+      cached: false,
+      expiresAt: null,
+      billable: false,
+      cost: null,
+    });
     expect(res.body.data.failureReason).toEqual(expect.any(String));
     expect(await lookups(c.id)).toEqual([]);
     expect((await call(srv, 'GET', `/v1/contacts/${c.id}`, { key })).body).toMatchObject({ rcsCapable: null, rcsCheckedAt: null });

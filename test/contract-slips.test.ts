@@ -13,7 +13,10 @@ afterAll(() => srv.close());
 
 describe('exportAnalytics', () => {
   it('names body.startDate when it is after endDate (both are body fields)', async () => {
-    const res = await call(srv, 'POST', '/v1/analytics/export', { key, body: { type: 'messages', startDate: '2026-03-10', endDate: '2026-03-01' } });
+    const res = await call(srv, 'POST', '/v1/analytics/export', {
+      key,
+      body: { type: 'messages', startDate: '2026-03-10', endDate: '2026-03-01' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
     expect(res.body.details).toEqual([{ field: 'body.startDate', message: 'must not be after endDate' }]);

@@ -73,7 +73,12 @@ describe('contract', () => {
               tags: { type: 'array', items: { type: 'string', maxLength: 10 } },
               ids: { type: 'array', maxItems: 5, items: { type: 'string', format: 'uuid' } },
               attrs: { type: 'object', additionalProperties: { type: 'string', maxLength: 10 } },
-              keyed: { type: 'object', maxProperties: 5, propertyNames: { pattern: '^[a-z]{1,8}$' }, additionalProperties: { type: 'integer' } },
+              keyed: {
+                type: 'object',
+                maxProperties: 5,
+                propertyNames: { pattern: '^[a-z]{1,8}$' },
+                additionalProperties: { type: 'integer' },
+              },
               both: { allOf: [{ $ref: '#/components/schemas/Slug' }, { maxLength: 20 }] },
               either: { type: 'string', anyOf: [{ format: 'date' }, { format: 'date-time' }] },
               capped: { $ref: '#/components/schemas/Slug', maxLength: 30 },
@@ -98,7 +103,12 @@ describe('contract', () => {
                 },
               },
             },
-            responses: { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object', properties: { free: { type: 'string' } } } } } } },
+            responses: {
+              '200': {
+                description: 'ok',
+                content: { 'application/json': { schema: { type: 'object', properties: { free: { type: 'string' } } } } },
+              },
+            },
           },
         },
       },
@@ -119,8 +129,23 @@ describe('contract', () => {
     ]) {
       expect(flagged(where), `${where}\n${problems.join('\n')}`).toBe(true);
     }
-    for (const fine of ['/name ', '/id ', '/kind ', '/ids ', 'tags/items', 'attrs/additionalProperties', '/both', '/capped', 'properties/file', 'get/parameters/0', 'responses']) {
-      expect(problems.filter((p) => p.includes(fine)), fine).toEqual([]);
+    for (const fine of [
+      '/name ',
+      '/id ',
+      '/kind ',
+      '/ids ',
+      'tags/items',
+      'attrs/additionalProperties',
+      '/both',
+      '/capped',
+      'properties/file',
+      'get/parameters/0',
+      'responses',
+    ]) {
+      expect(
+        problems.filter((p) => p.includes(fine)),
+        fine,
+      ).toEqual([]);
     }
     expect(problems).toHaveLength(10);
     // Slug is reached through `slug` (unbounded) and through `both`/`capped` (bounded there): reported once.
@@ -128,8 +153,10 @@ describe('contract', () => {
   });
 
   it('declares the events we push, each signed and carrying the routing fields', () => {
-    const webhooks = (doc as unknown as { webhooks: Record<string, { post: { parameters: Array<{ $ref?: string; name?: string }> } }> }).webhooks;
-    for (const name of ['message.delivered', 'message.read', 'message.button_tapped', 'message.received', 'test']) expect(webhooks[name], name).toBeDefined();
+    const webhooks = (doc as unknown as { webhooks: Record<string, { post: { parameters: Array<{ $ref?: string; name?: string }> } }> })
+      .webhooks;
+    for (const name of ['message.delivered', 'message.read', 'message.button_tapped', 'message.received', 'test'])
+      expect(webhooks[name], name).toBeDefined();
     const text = JSON.stringify(doc);
     for (const header of ['webhook-signature', 'webhook-id', 'webhook-timestamp', 'X-Signature']) expect(text).toContain(header);
     expect(text).toContain('senderIdId');

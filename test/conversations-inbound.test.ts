@@ -22,7 +22,9 @@ beforeAll(async () => {
     body: { url: 'http://127.0.0.1:9/hooks', events: ['message.received', 'contact.opted_out'] },
   });
   expect(hook.status).toBe(201);
-  senderNumber = (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()).phone_number!;
+  senderNumber = (
+    await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()
+  ).phone_number!;
 });
 afterAll(() => srv.close());
 
@@ -58,16 +60,43 @@ function expectCarrierAnswer(res: { text: string }) {
 }
 
 const events = (type: string) =>
-  srv.context.db.selectFrom('webhook_events').select('body').where('organization_id', '=', org.organizationId).where('type', '=', type).execute();
+  srv.context.db
+    .selectFrom('webhook_events')
+    .select('body')
+    .where('organization_id', '=', org.organizationId)
+    .where('type', '=', type)
+    .execute();
 
 async function stateOf(from: string) {
   const db = srv.context.db;
-  const messages = await db.selectFrom('messages').select(['direction', 'origin', 'status']).where('organization_id', '=', org.organizationId).where('contact_phone', '=', from).orderBy('created_at').execute();
-  const optedOut = await db.selectFrom('opt_outs').select('phone').where('organization_id', '=', org.organizationId).where('phone', '=', from).executeTakeFirst();
-  const consent = await db.selectFrom('consent_events').select(['action', 'keyword']).where('organization_id', '=', org.organizationId).where('phone', '=', from).execute();
+  const messages = await db
+    .selectFrom('messages')
+    .select(['direction', 'origin', 'status'])
+    .where('organization_id', '=', org.organizationId)
+    .where('contact_phone', '=', from)
+    .orderBy('created_at')
+    .execute();
+  const optedOut = await db
+    .selectFrom('opt_outs')
+    .select('phone')
+    .where('organization_id', '=', org.organizationId)
+    .where('phone', '=', from)
+    .executeTakeFirst();
+  const consent = await db
+    .selectFrom('consent_events')
+    .select(['action', 'keyword'])
+    .where('organization_id', '=', org.organizationId)
+    .where('phone', '=', from)
+    .execute();
   const optedOutEvents = (await events('contact.opted_out')).filter((e) => e.body.includes(from));
   const receivedEvents = (await events('message.received')).filter((e) => e.body.includes(from));
-  return { messages: messages.map((m) => `${m.direction}:${m.origin}:${m.status}`), optedOut: Boolean(optedOut), consent, optedOutEvents: optedOutEvents.length, receivedEvents: receivedEvents.length };
+  return {
+    messages: messages.map((m) => `${m.direction}:${m.origin}:${m.status}`),
+    optedOut: Boolean(optedOut),
+    consent,
+    optedOutEvents: optedOutEvents.length,
+    receivedEvents: receivedEvents.length,
+  };
 }
 
 describe('inbound STOP', () => {
@@ -131,7 +160,12 @@ describe('inbound STOP', () => {
     }
     const retried = await deliver(payload);
     expect(retried.status).toBe(204);
-    expect(await stateOf(from)).toMatchObject({ messages: ['inbound:inbound:received', 'outbound:keyword_reply:queued'], optedOut: true, optedOutEvents: 1, receivedEvents: 1 });
+    expect(await stateOf(from)).toMatchObject({
+      messages: ['inbound:inbound:received', 'outbound:keyword_reply:queued'],
+      optedOut: true,
+      optedOutEvents: 1,
+      receivedEvents: 1,
+    });
   });
 });
 
@@ -140,16 +174,35 @@ describe('STOP after messages were accepted', () => {
     const from = phone();
     const contact = await srv.context.db
       .insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone: from, attributes: '{}', consent_type: 'MARKETING', time_zone: 'UTC', quiet_hours_start: '00:00', quiet_hours_end: '23:59' })
+      .values({
+        organization_id: org.organizationId,
+        phone: from,
+        attributes: '{}',
+        consent_type: 'MARKETING',
+        time_zone: 'UTC',
+        quiet_hours_start: '00:00',
+        quiet_hours_end: '23:59',
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const send = async (messageType: string) =>
-      (await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId: contact.id, messageType, content: { type: 'text', text: 'Sale' } } })).body.data;
+      (
+        await call(srv, 'POST', '/v1/messages/send', {
+          key: org.apiKey.secret,
+          body: { contactId: contact.id, messageType, content: { type: 'text', text: 'Sale' } },
+        })
+      ).body.data;
     // No workers here: the transactional message stays queued; the marketing one is held for quiet hours.
     expect([(await send('TRANSACTIONAL')).status, (await send('MARKETING')).status]).toEqual(['queued', 'held']);
     expect((await deliver(inbound(from, 'STOP'))).status).toBe(204);
-    const outbound = await srv.context.db.selectFrom('messages').select(['origin', 'status', 'error_code']).where('organization_id', '=', org.organizationId)
-      .where('contact_phone', '=', from).where('direction', '=', 'outbound').orderBy('created_at').execute();
+    const outbound = await srv.context.db
+      .selectFrom('messages')
+      .select(['origin', 'status', 'error_code'])
+      .where('organization_id', '=', org.organizationId)
+      .where('contact_phone', '=', from)
+      .where('direction', '=', 'outbound')
+      .orderBy('created_at')
+      .execute();
     expect(outbound).toEqual([
       { origin: 'api', status: 'failed', error_code: 'OPTED_OUT' },
       { origin: 'api', status: 'failed', error_code: 'OPTED_OUT' },
@@ -168,10 +221,18 @@ describe('carrier semantics', () => {
   });
 
   it('refuses a bad signature (401) and an unknown provider (404) in the carrier’s terms', async () => {
-    const bad = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-provider-signature': '0'.repeat(64) }, body: '{}' });
+    const bad = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-provider-signature': '0'.repeat(64) },
+      body: '{}',
+    });
     expect(bad.status).toBe(401);
     expectCarrierAnswer({ text: await bad.text() });
-    const unknown = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_Z`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const unknown = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_Z`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expect(unknown.status).toBe(404);
     expectCarrierAnswer({ text: await unknown.text() });
   });

@@ -21,11 +21,24 @@ beforeAll(async () => {
 afterAll(() => srv.close());
 
 /** A contact whose number ends in `suffix` (the simulator picks outcomes by it). */
-async function contact(suffix: string, fields: { rcs_capable?: boolean | null; consent_type?: string; time_zone?: string } = {}, orgId = org.organizationId) {
+async function contact(
+  suffix: string,
+  fields: { rcs_capable?: boolean | null; consent_type?: string; time_zone?: string } = {},
+  orgId = org.organizationId,
+) {
   const phone = `+1415${String(++seq).padStart(7 - suffix.length, '0')}${suffix}`;
   const row = await srv.context.db
     .insertInto('contacts')
-    .values({ organization_id: orgId, phone, attributes: '{}', rcs_capable: fields.rcs_capable ?? null, consent_type: fields.consent_type ?? 'MARKETING', time_zone: fields.time_zone ?? 'UTC', quiet_hours_start: '23:59', quiet_hours_end: '00:00' })
+    .values({
+      organization_id: orgId,
+      phone,
+      attributes: '{}',
+      rcs_capable: fields.rcs_capable ?? null,
+      consent_type: fields.consent_type ?? 'MARKETING',
+      time_zone: fields.time_zone ?? 'UTC',
+      quiet_hours_start: '23:59',
+      quiet_hours_end: '00:00',
+    })
     .returning(['id', 'phone'])
     .executeTakeFirstOrThrow();
   return row;
@@ -57,7 +70,16 @@ describe('sendMessage: channel choice', () => {
     const c = await contact('1', { rcs_capable: true });
     const res = await send({ contactId: c.id, content: text() });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 'queued', requestedChannel: 'RCS', plannedChannel: 'RCS', fallbackUsed: false, fallbackReason: null, segments: 1, encoding: 'GSM7', estimatedCost: { amount: '0.0039', currency: 'USD' } });
+    expect(res.body.data).toMatchObject({
+      status: 'queued',
+      requestedChannel: 'RCS',
+      plannedChannel: 'RCS',
+      fallbackUsed: false,
+      fallbackReason: null,
+      segments: 1,
+      encoding: 'GSM7',
+      estimatedCost: { amount: '0.0039', currency: 'USD' },
+    });
     const read = await until(res.body.data.messageId, ['read']);
     expect(read).toMatchObject({ channel: 'RCS', fallback_used: false, cost_units: 39 });
     expect(read.delivered_at).not.toBeNull();
@@ -81,7 +103,11 @@ describe('sendMessage: channel choice', () => {
     const c = await contact('8', { rcs_capable: null });
     const res = await send({ contactId: c.id, content: text() });
     expect(res.body.data).toMatchObject({ plannedChannel: 'RCS', fallbackUsed: false });
-    expect(await until(res.body.data.messageId, ['delivered'])).toMatchObject({ channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_NOT_SUPPORTED' });
+    expect(await until(res.body.data.messageId, ['delivered'])).toMatchObject({
+      channel: 'SMS',
+      fallback_used: true,
+      fallback_reason: 'RCS_NOT_SUPPORTED',
+    });
     const updated = await srv.context.db.selectFrom('contacts').select('rcs_capable').where('id', '=', c.id).executeTakeFirstOrThrow();
     expect(updated.rcs_capable).toBe(false);
   });
@@ -89,22 +115,39 @@ describe('sendMessage: channel choice', () => {
   it('falls back to SMS when RCS is not delivered', async () => {
     const c = await contact('0333', { rcs_capable: true });
     const res = await send({ contactId: c.id, content: text() });
-    expect(await until(res.body.data.messageId, ['delivered'])).toMatchObject({ channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED' });
-    const handset = await srv.context.db.selectFrom('simulator_messages').select(['channel', 'dedupe_key']).where('to_phone', '=', c.phone).orderBy('accepted_at').execute();
+    expect(await until(res.body.data.messageId, ['delivered'])).toMatchObject({
+      channel: 'SMS',
+      fallback_used: true,
+      fallback_reason: 'RCS_DELIVERY_FAILED',
+    });
+    const handset = await srv.context.db
+      .selectFrom('simulator_messages')
+      .select(['channel', 'dedupe_key'])
+      .where('to_phone', '=', c.phone)
+      .orderBy('accepted_at')
+      .execute();
     expect(handset.map((h) => h.channel)).toEqual(['RCS', 'SMS']);
   });
 
   it('sends media as MMS when falling back', async () => {
     const c = await contact('9', { rcs_capable: false });
     const res = await send({ contactId: c.id, content: { type: 'media', mediaUrl: 'https://cdn.example.com/a.jpg', text: 'Look' } });
-    expect(res.body.data).toMatchObject({ plannedChannel: 'MMS', segments: 1, encoding: null, estimatedCost: { amount: '0.0150', currency: 'USD' } });
+    expect(res.body.data).toMatchObject({
+      plannedChannel: 'MMS',
+      segments: 1,
+      encoding: null,
+      estimatedCost: { amount: '0.0150', currency: 'USD' },
+    });
   });
 });
 
 describe('sendMessage: compliance', () => {
   it('refuses a DNC-listed phone with 422 DNC_LISTED and stores nothing', async () => {
     const c = await contact('2', { rcs_capable: true });
-    await srv.context.db.insertInto('dnc_entries' as never).values({ organization_id: org.organizationId, phone: c.phone, source: 'API' } as never).execute();
+    await srv.context.db
+      .insertInto('dnc_entries' as never)
+      .values({ organization_id: org.organizationId, phone: c.phone, source: 'API' } as never)
+      .execute();
     const res = await send({ contactId: c.id, content: text() });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('DNC_LISTED');
@@ -113,7 +156,10 @@ describe('sendMessage: compliance', () => {
   });
 
   it('refuses content that a blocking content rule matches (422 CONTENT_BLOCKED); other text goes through', async () => {
-    const rule = await call(srv, 'POST', '/v1/content-rules', { key, body: { name: 'No lottery', pattern: 'lottery', patternType: 'keyword', action: 'block' } });
+    const rule = await call(srv, 'POST', '/v1/content-rules', {
+      key,
+      body: { name: 'No lottery', pattern: 'lottery', patternType: 'keyword', action: 'block' },
+    });
     expect(rule.status).toBe(201);
     const c = await contact('2', { rcs_capable: true });
     const blocked = await send({ contactId: c.id, content: text('You won the LOTTERY, claim now') });
@@ -132,10 +178,14 @@ describe('sendMessage: compliance', () => {
 
   it('holds MARKETING during the recipient’s quiet hours', async () => {
     // A fixed-offset zone where it is 03:00 now: inside the default 21:00–08:00 quiet period.
-    const offset = ((3 - new Date().getUTCHours()) % 24 + 24 + 12) % 24 - 12;
+    const offset = ((((3 - new Date().getUTCHours()) % 24) + 24 + 12) % 24) - 12;
     const zone = offset === 0 ? 'UTC' : `Etc/GMT${offset > 0 ? '-' : '+'}${Math.abs(offset)}`;
     const c = await contact('4', { rcs_capable: true });
-    await srv.context.db.updateTable('contacts').set({ time_zone: zone, quiet_hours_start: null, quiet_hours_end: null }).where('id', '=', c.id).execute();
+    await srv.context.db
+      .updateTable('contacts')
+      .set({ time_zone: zone, quiet_hours_start: null, quiet_hours_end: null })
+      .where('id', '=', c.id)
+      .execute();
     const res = await send({ contactId: c.id, content: text(), messageType: 'MARKETING' });
     expect(res.status).toBe(200);
     expect(res.body.data.status).toBe('held');
@@ -145,21 +195,35 @@ describe('sendMessage: compliance', () => {
   it('refuses an opted-out contact after an inbound STOP, which is confirmed and recorded', async () => {
     const c = await contact('0', { rcs_capable: false });
     const sim = srv.context.provider as CarrierSimulator;
-    await sim.injectInbound({ from: c.phone, to: (await senderNumber()), text: 'Stop.' });
+    await sim.injectInbound({ from: c.phone, to: await senderNumber(), text: 'Stop.' });
     // The opt-out commits first, the confirmation reply right after it: wait for both.
     const deadline = Date.now() + 15_000;
     while (Date.now() < deadline) {
       const out = await srv.context.db.selectFrom('opt_outs').select('phone').where('phone', '=', c.phone).executeTakeFirst();
-      const reply = await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', c.id).where('origin', '=', 'keyword_reply').executeTakeFirst();
+      const reply = await srv.context.db
+        .selectFrom('messages')
+        .select('id')
+        .where('contact_id', '=', c.id)
+        .where('origin', '=', 'keyword_reply')
+        .executeTakeFirst();
       if (out && reply) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     const res = await send({ contactId: c.id, content: text() });
     expect(res.status).toBe(422);
     expect(res.body.code).toBe('OPTED_OUT');
-    const messages = await srv.context.db.selectFrom('messages').select(['direction', 'origin', 'status']).where('contact_id', '=', c.id).orderBy('created_at').execute();
+    const messages = await srv.context.db
+      .selectFrom('messages')
+      .select(['direction', 'origin', 'status'])
+      .where('contact_id', '=', c.id)
+      .orderBy('created_at')
+      .execute();
     expect(messages.map((m) => `${m.direction}:${m.origin}`)).toEqual(['inbound:inbound', 'outbound:keyword_reply']);
-    const consent = await srv.context.db.selectFrom('consent_events').select(['action', 'source', 'keyword']).where('contact_id', '=', c.id).execute();
+    const consent = await srv.context.db
+      .selectFrom('consent_events')
+      .select(['action', 'source', 'keyword'])
+      .where('contact_id', '=', c.id)
+      .execute();
     expect(consent).toEqual([{ action: 'OPT_OUT', source: 'KEYWORD', keyword: 'STOP' }]);
   });
 });
@@ -243,9 +307,17 @@ describe('dispatch outcomes', () => {
     const res = await send({ contactId: c.id, content: text() });
     const sent = await until(res.body.data.messageId, ['sent', 'delivered', 'read']);
     // As if the worker had died after the provider accepted it: its claim's lease ran out, the job runs again.
-    await srv.context.db.updateTable('messages').set({ status: 'sending', provider_message_id: null, dispatch_at: new Date() }).where('id', '=', sent.id).execute();
+    await srv.context.db
+      .updateTable('messages')
+      .set({ status: 'sending', provider_message_id: null, dispatch_at: new Date() })
+      .where('id', '=', sent.id)
+      .execute();
     await dispatchBatch(srv.context, [{ data: { messageId: sent.id } }]);
-    const handset = await srv.context.db.selectFrom('simulator_messages').select(['provider_message_id', 'send_calls']).where('dedupe_key', '=', sent.id).execute();
+    const handset = await srv.context.db
+      .selectFrom('simulator_messages')
+      .select(['provider_message_id', 'send_calls'])
+      .where('dedupe_key', '=', sent.id)
+      .execute();
     expect(handset).toEqual([{ provider_message_id: sent.provider_message_id, send_calls: 2 }]);
     expect((await messageRow(sent.id)).provider_message_id).toBe(sent.provider_message_id);
   });
@@ -253,7 +325,17 @@ describe('dispatch outcomes', () => {
   it("honours a sender's throughput limit by queueing, never dropping", async () => {
     const slow = await srv.context.db
       .insertInto('sender_ids')
-      .values({ organization_id: org.organizationId, name: 'Slow sender', type: 'LONG_CODE', status: 'ACTIVE', provider: 'PROVIDER_A', phone_number: `+1500${String(Date.now()).slice(-7)}`, is_sandbox: true, throughput_per_second: 4, updated_at: new Date() })
+      .values({
+        organization_id: org.organizationId,
+        name: 'Slow sender',
+        type: 'LONG_CODE',
+        status: 'ACTIVE',
+        provider: 'PROVIDER_A',
+        phone_number: `+1500${String(Date.now()).slice(-7)}`,
+        is_sandbox: true,
+        throughput_per_second: 4,
+        updated_at: new Date(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const ids: string[] = [];
@@ -288,7 +370,15 @@ describe('previewMessage', () => {
   it('renders the card for RCS and its MMS fallback with costs and warnings', async () => {
     const res = await call(srv, 'POST', '/v1/messages/preview', {
       key,
-      body: { content: { type: 'card', title: 'Sale', text: 'All 20% off', mediaUrl: 'https://cdn.example.com/s.jpg', actions: [{ text: 'Shop', url: 'https://shop.example.com' }] } },
+      body: {
+        content: {
+          type: 'card',
+          title: 'Sale',
+          text: 'All 20% off',
+          mediaUrl: 'https://cdn.example.com/s.jpg',
+          actions: [{ text: 'Shop', url: 'https://shop.example.com' }],
+        },
+      },
     });
     expect(res.status).toBe(200);
     const [primary, fallback] = res.body.data.renderings;
@@ -298,7 +388,10 @@ describe('previewMessage', () => {
 
   it('reports compliance findings for a contact as warnings', async () => {
     const c = await contact('5', { rcs_capable: null, consent_type: 'NONE' });
-    const res = await call(srv, 'POST', '/v1/messages/preview', { key, body: { contactId: c.id, messageType: 'MARKETING', content: text() } });
+    const res = await call(srv, 'POST', '/v1/messages/preview', {
+      key,
+      body: { contactId: c.id, messageType: 'MARKETING', content: text() },
+    });
     const codes = res.body.data.warnings.map((w: { code: string }) => w.code);
     expect(codes).toEqual(expect.arrayContaining(['CAPABILITY_UNKNOWN', 'NO_CONSENT']));
   });
@@ -309,7 +402,20 @@ describe('revokeMessage', () => {
     const c = await contact('1', { rcs_capable: true });
     const created = await srv.context.db
       .insertInto('messages')
-      .values({ organization_id: org.organizationId, conversation_id: sql`(select id from conversations where organization_id = ${org.organizationId} limit 1)` as never, contact_id: c.id, contact_phone: c.phone, sender_id: org.senderId, direction: 'outbound', planned_channel: 'RCS', requested_channel: 'RCS', status: 'held', content: JSON.stringify(text()), segments: 1, origin: 'api' })
+      .values({
+        organization_id: org.organizationId,
+        conversation_id: sql`(select id from conversations where organization_id = ${org.organizationId} limit 1)` as never,
+        contact_id: c.id,
+        contact_phone: c.phone,
+        sender_id: org.senderId,
+        direction: 'outbound',
+        planned_channel: 'RCS',
+        requested_channel: 'RCS',
+        status: 'held',
+        content: JSON.stringify(text()),
+        segments: 1,
+        origin: 'api',
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const res = await call(srv, 'POST', `/v1/messages/${created.id}/revoke`, { key });
@@ -335,7 +441,10 @@ describe('tenant isolation', () => {
     const theirs = await contact('1', { rcs_capable: true }, other.organizationId);
     expect((await send({ contactId: theirs.id, content: text() })).status).toBe(404);
     expect((await call(srv, 'POST', '/v1/messages/preview', { key, body: { contactId: theirs.id, content: text() } })).status).toBe(404);
-    const sent = await call(srv, 'POST', '/v1/messages/send', { key: other.apiKey.secret, body: { contactId: theirs.id, messageType: 'TRANSACTIONAL', content: text() } });
+    const sent = await call(srv, 'POST', '/v1/messages/send', {
+      key: other.apiKey.secret,
+      body: { contactId: theirs.id, messageType: 'TRANSACTIONAL', content: text() },
+    });
     expect(sent.status).toBe(200);
     expect((await call(srv, 'POST', `/v1/messages/${sent.body.data.messageId}/revoke`, { key })).status).toBe(404);
   });

@@ -16,11 +16,16 @@ beforeAll(async () => {
 afterAll(() => srv.close());
 
 async function contact(phone: string, orgId = org.organizationId) {
-  return srv.context.db.insertInto('contacts').values({ organization_id: orgId, phone, attributes: '{}', rcs_capable: true, consent_type: 'MARKETING' }).returning(['id', 'phone']).executeTakeFirstOrThrow();
+  return srv.context.db
+    .insertInto('contacts')
+    .values({ organization_id: orgId, phone, attributes: '{}', rcs_capable: true, consent_type: 'MARKETING' })
+    .returning(['id', 'phone'])
+    .executeTakeFirstOrThrow();
 }
 
 async function sandboxNumber(senderId = org.senderId) {
-  return (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', senderId).executeTakeFirstOrThrow()).phone_number!;
+  return (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', senderId).executeTakeFirstOrThrow())
+    .phone_number!;
 }
 
 async function waitForMessages(conversationId: string, n: number) {
@@ -36,7 +41,10 @@ async function waitForMessages(conversationId: string, n: number) {
 describe('a conversation started by an API send, then answered', () => {
   it('is listed, readable, and holds both directions newest first, with unread count and session', async () => {
     const c = await contact('+14155550101');
-    const sent = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hi there' } } });
+    const sent = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hi there' } },
+    });
     const conversationId = sent.body.data.conversationId;
 
     const session0 = await call(srv, 'GET', `/v1/conversations/${conversationId}/session`, { key });
@@ -45,11 +53,25 @@ describe('a conversation started by an API send, then answered', () => {
     await (srv.context.provider as CarrierSimulator).injectInbound({ from: c.phone, to: await sandboxNumber(), text: 'Thanks!' });
     const messages = await waitForMessages(conversationId, 2);
     expect(messages.body.data.map((m: { direction: string }) => m.direction)).toEqual(['inbound', 'outbound']);
-    expect(messages.body.data[0]).toMatchObject({ content: { type: 'text', text: 'Thanks!' }, status: 'received', cost: null, requestedChannel: null });
+    expect(messages.body.data[0]).toMatchObject({
+      content: { type: 'text', text: 'Thanks!' },
+      status: 'received',
+      cost: null,
+      requestedChannel: null,
+    });
     expect(JSON.stringify(messages.body)).not.toMatch(/PROVIDER_|SIM[0-9a-f]{8}/);
 
     const one = await call(srv, 'GET', `/v1/conversations/${conversationId}`, { key });
-    expect(one.body.data).toMatchObject({ id: conversationId, contactId: c.id, contactPhone: c.phone, source: 'api', status: 'open', handledBy: 'human', unreadCount: 1, lastMessagePreview: 'Thanks!' });
+    expect(one.body.data).toMatchObject({
+      id: conversationId,
+      contactId: c.id,
+      contactPhone: c.phone,
+      source: 'api',
+      status: 'open',
+      handledBy: 'human',
+      unreadCount: 1,
+      lastMessagePreview: 'Thanks!',
+    });
 
     const list = await call(srv, 'GET', `/v1/conversations?contactId=${c.id}`, { key });
     expect(list.body.data.map((x: { id: string }) => x.id)).toEqual([conversationId]);
@@ -62,7 +84,10 @@ describe('a conversation started by an API send, then answered', () => {
     const source = await call(srv, 'GET', `/v1/conversations/${conversationId}/source`, { key });
     expect(source.body.data).toMatchObject({ type: 'api', firstMessageId: sent.body.data.messageId, blastId: null });
 
-    const reply = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, { key, body: { messageType: 'SERVICE', content: { type: 'text', text: 'You are welcome' } } });
+    const reply = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, {
+      key,
+      body: { messageType: 'SERVICE', content: { type: 'text', text: 'You are welcome' } },
+    });
     expect(reply.status).toBe(200);
     expect(reply.body.data).toMatchObject({ conversationId, contactId: c.id, status: 'queued' });
     const after = await call(srv, 'GET', `/v1/conversations/${conversationId}`, { key });
@@ -86,18 +111,38 @@ describe('a conversation started by an API send, then answered', () => {
 describe('sendConversationMessage: Idempotency-Key', () => {
   it('is applied by the router whatever the header’s case: a retry replays and sends once', async () => {
     const c = await contact('+14155550131');
-    const first = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hi' } } });
+    const first = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hi' } },
+    });
     const conversationId = first.body.data.conversationId;
     const body = { messageType: 'SERVICE', content: { type: 'text', text: 'Once only' } };
-    const a = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, { key, headers: { 'IdEmPoTeNcY-KeY': `conv-${c.id}` }, body });
-    const b = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, { key, headers: { 'idempotency-key': `conv-${c.id}` }, body });
+    const a = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, {
+      key,
+      headers: { 'IdEmPoTeNcY-KeY': `conv-${c.id}` },
+      body,
+    });
+    const b = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, {
+      key,
+      headers: { 'idempotency-key': `conv-${c.id}` },
+      body,
+    });
     expect(a.status).toBe(200);
     expect(b.headers.get('idempotent-replayed')).toBe('true');
     expect(b.body).toEqual(a.body);
-    const reused = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, { key, headers: { 'Idempotency-Key': `conv-${c.id}` }, body: { ...body, content: { type: 'text', text: 'Other' } } });
+    const reused = await call(srv, 'POST', `/v1/conversations/${conversationId}/messages`, {
+      key,
+      headers: { 'Idempotency-Key': `conv-${c.id}` },
+      body: { ...body, content: { type: 'text', text: 'Other' } },
+    });
     expect(reused.status).toBe(409);
     expect(reused.body.code).toBe('IDEMPOTENCY_KEY_REUSED');
-    const stored = await srv.context.db.selectFrom('messages').select('id').where('conversation_id', '=', conversationId).where('direction', '=', 'outbound').execute();
+    const stored = await srv.context.db
+      .selectFrom('messages')
+      .select('id')
+      .where('conversation_id', '=', conversationId)
+      .where('direction', '=', 'outbound')
+      .execute();
     expect(stored).toHaveLength(2); // the first send and one conversation message
   });
 });
@@ -105,7 +150,11 @@ describe('sendConversationMessage: Idempotency-Key', () => {
 describe('pagination', () => {
   it('reports the real total past the last page, for conversations as for contacts, and for a conversation’s messages', async () => {
     const c = await contact('+14155550105');
-    const send = (text: string) => call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text } } });
+    const send = (text: string) =>
+      call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text } },
+      });
     const first = await send('one');
     await send('two');
     const id = first.body.data.conversationId;
@@ -126,16 +175,25 @@ describe('pagination', () => {
 describe('handoffConversation', () => {
   it('hands to a human (idempotently) and refuses an unknown bot with 404', async () => {
     const c = await contact('+14155550103');
-    const sent = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'x' } } });
+    const sent = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'x' } },
+    });
     const id = sent.body.data.conversationId;
     await srv.context.db.updateTable('conversations').set({ handled_by: 'bot' }).where('id', '=', id).execute();
     const res = await call(srv, 'POST', `/v1/conversations/${id}/handoff`, { key, body: { to: 'human', note: 'refund' } });
     expect(res.status).toBe(200);
     expect(res.body.data.handledBy).toBe('human');
     expect((await call(srv, 'POST', `/v1/conversations/${id}/handoff`, { key, body: { to: 'human' } })).status).toBe(200);
-    const bot = await call(srv, 'POST', `/v1/conversations/${id}/handoff`, { key, body: { to: 'bot', botId: '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b' } });
+    const bot = await call(srv, 'POST', `/v1/conversations/${id}/handoff`, {
+      key,
+      body: { to: 'bot', botId: '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b' },
+    });
     expect(bot.status).toBe(404);
-    const bad = await call(srv, 'POST', `/v1/conversations/${id}/handoff`, { key, body: { to: 'human', botId: '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b' } });
+    const bad = await call(srv, 'POST', `/v1/conversations/${id}/handoff`, {
+      key,
+      body: { to: 'human', botId: '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b' },
+    });
     expect(bad.status).toBe(400);
   });
 });
@@ -144,7 +202,10 @@ describe('tenant isolation', () => {
   it("answers 404 for another organization's conversation on every operation, and never lists it", async () => {
     const other = await srv.newOrg('Other conversations org');
     const theirContact = await contact('+14155550104', other.organizationId);
-    const theirs = await call(srv, 'POST', '/v1/messages/send', { key: other.apiKey.secret, body: { contactId: theirContact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'x' } } });
+    const theirs = await call(srv, 'POST', '/v1/messages/send', {
+      key: other.apiKey.secret,
+      body: { contactId: theirContact.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'x' } },
+    });
     const id = theirs.body.data.conversationId;
     for (const [method, path, body] of [
       ['GET', `/v1/conversations/${id}`],

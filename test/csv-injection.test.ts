@@ -43,7 +43,11 @@ describe('csvField', () => {
   });
 
   it('streams (csvChunks, exports) exactly what toCsv writes: header with the first batch, then one chunk per batch', async () => {
-    const rows = [{ a: FORMULA, b: 1 }, { a: '-2+3', b: '+14155550123' }, { a: 'plain', b: null }];
+    const rows = [
+      { a: FORMULA, b: 1 },
+      { a: '-2+3', b: '+14155550123' },
+      { a: 'plain', b: null },
+    ];
     async function* batches() {
       yield rows.slice(0, 2);
       yield [];
@@ -117,7 +121,9 @@ describe('CSV outputs', () => {
 
   it('the compliance DNC report neutralises a formula in the reason', async () => {
     const today = new Date().toISOString().slice(0, 10);
-    const res = await call(srv, 'GET', `/v1/compliance/reports/dnc?startDate=${today}&endDate=${today}&format=csv`, { key: org.apiKey.secret });
+    const res = await call(srv, 'GET', `/v1/compliance/reports/dnc?startDate=${today}&endDate=${today}&format=csv`, {
+      key: org.apiKey.secret,
+    });
     expect(res.status).toBe(200);
     expect(res.text).toContain(`,+14155550178,${NEUTRALISED},`);
     expect(res.text).not.toMatch(/(^|,)=HYPERLINK/m);

@@ -24,7 +24,10 @@ const notFoundNaming = (field: string) => ({
 });
 
 async function folder(name: string, k = key, sortOrder?: number) {
-  const res = await call(srv, 'POST', '/v1/dictionary-categories', { key: k, body: { name, ...(sortOrder === undefined ? {} : { sortOrder }) } });
+  const res = await call(srv, 'POST', '/v1/dictionary-categories', {
+    key: k,
+    body: { name, ...(sortOrder === undefined ? {} : { sortOrder }) },
+  });
   expect(res.status).toBe(201);
   return res.body.data as { id: string; name: string; sortOrder: number };
 }
@@ -85,7 +88,14 @@ describe('intents', () => {
       body: { value: ' Talk_To_Agent ', label: 'Talk to an agent', description: 'Human please', categoryId: f.id, active: false },
     });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ id: i.id, value: 'talk_to_agent', label: 'Talk to an agent', description: 'Human please', categoryId: f.id, active: false });
+    expect(res.body.data).toMatchObject({
+      id: i.id,
+      value: 'talk_to_agent',
+      label: 'Talk to an agent',
+      description: 'Human please',
+      categoryId: f.id,
+      active: false,
+    });
 
     const unfile = await call(srv, 'PATCH', `/v1/intents/${i.id}`, { key, body: { categoryId: null, description: null } });
     expect(unfile.body.data).toMatchObject({ categoryId: null, description: null, label: 'Talk to an agent' });
@@ -108,7 +118,14 @@ describe('intents', () => {
     const i = await intent('usage_intent');
     const res = await call(srv, 'GET', `/v1/intents/${i.id}/usage`, { key });
     expect(res.status).toBe(200);
-    expect(res.body.data).toEqual({ intentId: i.id, value: 'usage_intent', botCount: 0, draftNodeCount: 0, publishedNodeCount: 0, bots: [] });
+    expect(res.body.data).toEqual({
+      intentId: i.id,
+      value: 'usage_intent',
+      botCount: 0,
+      draftNodeCount: 0,
+      publishedNodeCount: 0,
+      bots: [],
+    });
   });
 
   it('rewrite renames the value keeping the id; same value is a no-op; taken value is 409', async () => {
@@ -116,7 +133,14 @@ describe('intents', () => {
     await intent('taken_value');
     const res = await call(srv, 'POST', `/v1/intents/${i.id}/rewrite`, { key, body: { newValue: ' Request_Call ' } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: i.id, kind: 'intent', old: 'book_call', new: 'request_call', botsUpdated: 0, referencesRewritten: 0 });
+    expect(res.body).toMatchObject({
+      id: i.id,
+      kind: 'intent',
+      old: 'book_call',
+      new: 'request_call',
+      botsUpdated: 0,
+      referencesRewritten: 0,
+    });
     const list = await call(srv, 'GET', '/v1/intents', { key });
     expect(list.body.data.find((x: { id: string }) => x.id === i.id).value).toBe('request_call');
 
@@ -215,11 +239,25 @@ describe('variable definitions', () => {
     await variable({ name: 'taken_name', type: 'text' });
     const usage = await call(srv, 'GET', `/v1/variable-definitions/${v.id}/usage`, { key });
     expect(usage.status).toBe(200);
-    expect(usage.body.data).toEqual({ variableId: v.id, name: 'plan_name', botCount: 0, draftNodeCount: 0, publishedNodeCount: 0, bots: [] });
+    expect(usage.body.data).toEqual({
+      variableId: v.id,
+      name: 'plan_name',
+      botCount: 0,
+      draftNodeCount: 0,
+      publishedNodeCount: 0,
+      bots: [],
+    });
 
     const res = await call(srv, 'POST', `/v1/variable-definitions/${v.id}/rewrite`, { key, body: { newName: 'Subscription_Plan' } });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: v.id, kind: 'variable', old: 'plan_name', new: 'subscription_plan', botsUpdated: 0, referencesRewritten: 0 });
+    expect(res.body).toMatchObject({
+      id: v.id,
+      kind: 'variable',
+      old: 'plan_name',
+      new: 'subscription_plan',
+      botsUpdated: 0,
+      referencesRewritten: 0,
+    });
     const same = await call(srv, 'POST', `/v1/variable-definitions/${v.id}/rewrite`, { key, body: { newName: 'subscription_plan' } });
     expect(same.body).toMatchObject({ old: 'subscription_plan', new: 'subscription_plan', referencesRewritten: 0 });
     const clash = await call(srv, 'POST', `/v1/variable-definitions/${v.id}/rewrite`, { key, body: { newName: 'taken_name' } });
@@ -294,7 +332,10 @@ describe('dictionary categories', () => {
     const c = await folder('C', k);
     const d = await folder('D', k, 9);
     const foreign = await folder('Foreign reorder', otherKey);
-    const res = await call(srv, 'POST', '/v1/dictionary-categories/reorder', { key: k, body: { ids: [c.id, UNKNOWN, foreign.id, a.id, b.id] } });
+    const res = await call(srv, 'POST', '/v1/dictionary-categories/reorder', {
+      key: k,
+      body: { ids: [c.id, UNKNOWN, foreign.id, a.id, b.id] },
+    });
     expect(res.status).toBe(200);
     expect(res.body.data.map((f: { name: string; sortOrder: number }) => [f.name, f.sortOrder])).toEqual([
       ['C', 0],
@@ -381,7 +422,12 @@ describe('flow references (the extension point the Bots section registers with)'
         // the rename is already visible in the same transaction
         const table = kind === 'intent' ? 'intents' : 'variable_definitions';
         const column = kind === 'intent' ? 'value' : 'name';
-        const renamed = await tx.selectFrom(table).select('id').where('organization_id', '=', organizationId).where(column, '=', to).execute();
+        const renamed = await tx
+          .selectFrom(table)
+          .select('id')
+          .where('organization_id', '=', organizationId)
+          .where(column, '=', to)
+          .execute();
         seen.push(`${kind}:${from}->${to}:${renamed.length}`);
         return { botsUpdated: 2, referencesRewritten: 5 };
       },

@@ -18,7 +18,10 @@ beforeAll(async () => {
   org = await srv.newOrg('Quiet hours at dispatch');
   key = org.apiKey.secret;
   // An endpoint subscribed to message.held: the events are recorded (nothing delivers them without workers).
-  const endpoint = await call(srv, 'POST', '/v1/webhook-endpoints', { key, body: { url: 'http://127.0.0.1:9/hooks', events: ['message.held', 'message.sent'] } });
+  const endpoint = await call(srv, 'POST', '/v1/webhook-endpoints', {
+    key,
+    body: { url: 'http://127.0.0.1:9/hooks', events: ['message.held', 'message.sent'] },
+  });
   expect(endpoint.status, endpoint.text).toBe(201);
 });
 afterAll(() => srv.close());
@@ -49,11 +52,18 @@ async function contact(window: Window) {
 }
 
 async function setWindow(contactIds: string[], window: Window): Promise<void> {
-  await srv.context.db.updateTable('contacts').set({ quiet_hours_start: window.start, quiet_hours_end: window.end }).where('id', 'in', contactIds).execute();
+  await srv.context.db
+    .updateTable('contacts')
+    .set({ quiet_hours_start: window.start, quiet_hours_end: window.end })
+    .where('id', 'in', contactIds)
+    .execute();
 }
 
 async function send(contactId: string, messageType: 'MARKETING' | 'TRANSACTIONAL'): Promise<string> {
-  const res = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId, messageType, content: { type: 'text', text: `A ${messageType} text` } } });
+  const res = await call(srv, 'POST', '/v1/messages/send', {
+    key,
+    body: { contactId, messageType, content: { type: 'text', text: `A ${messageType} text` } },
+  });
   expect(res.status, res.text).toBe(200);
   expect(res.body.data.status).toBe('queued'); // outside quiet hours at acceptance
   return res.body.data.messageId;
@@ -76,7 +86,10 @@ async function carrierCalls(id: string): Promise<number> {
 }
 
 /** The events of one type recorded for the message, their data. */
-async function messageEvents(type: 'message.held' | 'message.sent', id: string): Promise<Array<{ messageId: string; status: string; heldUntil: string | null }>> {
+async function messageEvents(
+  type: 'message.held' | 'message.sent',
+  id: string,
+): Promise<Array<{ messageId: string; status: string; heldUntil: string | null }>> {
   const rows = await srv.context.db
     .selectFrom('webhook_events')
     .select('body')
@@ -91,7 +104,10 @@ const heldEvents = (id: string) => messageEvents('message.held', id);
 /** Runs the dispatcher for a scope, as its wake job would; answers the statements it sent. */
 async function dispatch(job: DispatchJob): Promise<string[]> {
   const seen: string[] = [];
-  await watchingStatements((s) => seen.push(s.text), () => dispatchBatch(srv.context, [{ data: job }]));
+  await watchingStatements(
+    (s) => seen.push(s.text),
+    () => dispatchBatch(srv.context, [{ data: job }]),
+  );
   return seen;
 }
 
@@ -113,7 +129,9 @@ describe('quiet hours checked again at dispatch', () => {
     expect(held.held_until).toEqual(window.endsAt);
     expect(await shownMessage(id)).toMatchObject({ status: 'held', heldUntil: window.endsAt.toISOString() });
     expect(await carrierCalls(id)).toBe(0);
-    expect(await heldEvents(id)).toEqual([expect.objectContaining({ messageId: id, status: 'held', heldUntil: window.endsAt.toISOString() })]);
+    expect(await heldEvents(id)).toEqual([
+      expect.objectContaining({ messageId: id, status: 'held', heldUntil: window.endsAt.toISOString() }),
+    ]);
     // The other recipient is not in quiet hours: sent in the same batch.
     expect(await messageRow(other)).toMatchObject({ status: 'sent', attempts: 1 });
     expect(await carrierCalls(other)).toBe(1);
@@ -140,7 +158,10 @@ describe('quiet hours checked again at dispatch', () => {
 
   it("a blast's test send is held at dispatch too, when the recipient's quiet period began while it waited", async () => {
     const c = await contact(notNow());
-    const blast = await call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Quiet test', senderId: org.senderId, contentJson: { type: 'text', text: 'Test' }, contactIds: [c.id] } });
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: { name: 'Quiet test', senderId: org.senderId, contentJson: { type: 'text', text: 'Test' }, contactIds: [c.id] },
+    });
     expect(blast.status, blast.text).toBe(201);
     expect(blast.body.messageType).toBe('MARKETING');
     const test = await call(srv, 'POST', `/v1/blasts/${blast.body.id}/test`, { key, body: { contactIds: [c.id] } });
@@ -182,18 +203,31 @@ describe('quiet hours checked again at dispatch', () => {
     const quiet = await Promise.all(Array.from({ length: 4 }, () => contact(notNow())));
     const awake = await Promise.all(Array.from({ length: 2 }, () => contact(notNow())));
     const all = [...quiet, ...awake].map((c) => c.id);
-    const blast = await call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Evening sale', senderId: org.senderId, contentJson: { type: 'text', text: 'Sale' }, contactIds: all } });
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: { name: 'Evening sale', senderId: org.senderId, contentJson: { type: 'text', text: 'Sale' }, contactIds: all },
+    });
     expect(blast.status, blast.text).toBe(201);
     expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
     await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
     const window = coveringNow();
-    await setWindow(quiet.map((c) => c.id), window);
+    await setWindow(
+      quiet.map((c) => c.id),
+      window,
+    );
 
-    const statements = await dispatch({ blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId } });
+    const statements = await dispatch({
+      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId },
+    });
 
-    const rows = await srv.context.db.selectFrom('messages').select(['contact_id', 'status', 'attempts', 'dispatch_at']).where('contact_id', 'in', all).execute();
+    const rows = await srv.context.db
+      .selectFrom('messages')
+      .select(['contact_id', 'status', 'attempts', 'dispatch_at'])
+      .where('contact_id', 'in', all)
+      .execute();
     const byContact = new Map(rows.map((r) => [r.contact_id, r]));
-    for (const c of quiet) expect(byContact.get(c.id)).toEqual({ contact_id: c.id, status: 'held', attempts: 0, dispatch_at: window.endsAt });
+    for (const c of quiet)
+      expect(byContact.get(c.id)).toEqual({ contact_id: c.id, status: 'held', attempts: 0, dispatch_at: window.endsAt });
     for (const c of awake) expect(byContact.get(c.id)).toMatchObject({ status: 'sent', attempts: 1 });
     expect(readsQuietGroups(statements)).toBe(1);
     expect(statements.filter((t) => /set status = 'held'/.test(t))).toHaveLength(1);

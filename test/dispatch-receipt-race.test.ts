@@ -18,7 +18,14 @@ afterAll(() => srv.close());
 async function sendTo(org: Awaited<ReturnType<TestServer['newOrg']>>, phone: string): Promise<string> {
   const contact = await srv.context.db
     .insertInto('contacts')
-    .values({ organization_id: org.organizationId, phone, attributes: '{}', rcs_capable: true, consent_type: 'MARKETING', time_zone: 'UTC' })
+    .values({
+      organization_id: org.organizationId,
+      phone,
+      attributes: '{}',
+      rcs_capable: true,
+      consent_type: 'MARKETING',
+      time_zone: 'UTC',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const sent = await call(srv, 'POST', '/v1/messages/send', {
@@ -30,19 +37,44 @@ async function sendTo(org: Awaited<ReturnType<TestServer['newOrg']>>, phone: str
 }
 
 describe('a receipt that overtakes the dispatcher', () => {
-  it("an RCS failure applied before the send is recorded keeps its SMS fallback: the record changes neither plan nor price", async () => {
+  it('an RCS failure applied before the send is recorded keeps its SMS fallback: the record changes neither plan nor price', async () => {
     const org = await srv.newOrg('Receipt race');
     const id = await sendTo(org, '+14155550333');
     // Claimed by a dispatcher and handed to the carrier (RCS): `sending`, its first attempt.
     await srv.context.db.updateTable('messages').set({ status: 'sending', attempts: 1, dispatch_at: null }).where('id', '=', id).execute();
 
     await applyReceipts(srv.context, 'PROVIDER_A', [
-      { type: 'receipt', providerMessageId: 'SIMrace1', dedupeKey: id, status: 'failed', channel: 'RCS', errorCode: null, errorMessage: null, at: new Date().toISOString() },
+      {
+        type: 'receipt',
+        providerMessageId: 'SIMrace1',
+        dedupeKey: id,
+        status: 'failed',
+        channel: 'RCS',
+        errorCode: null,
+        errorMessage: null,
+        at: new Date().toISOString(),
+      },
     ]);
     const fellBack = await srv.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-    expect(fellBack).toMatchObject({ status: 'queued', planned_channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED', cost_units: null });
+    expect(fellBack).toMatchObject({
+      status: 'queued',
+      planned_channel: 'SMS',
+      fallback_used: true,
+      fallback_reason: 'RCS_DELIVERY_FAILED',
+      cost_units: null,
+    });
 
-    await recordAccepted(srv.context.db, 'PROVIDER_A', [{ organizationId: org.organizationId, id, providerMessageId: 'SIMrace1', channel: 'RCS', segments: 1, encoding: 'GSM7', costUnits: 39 }]);
+    await recordAccepted(srv.context.db, 'PROVIDER_A', [
+      {
+        organizationId: org.organizationId,
+        id,
+        providerMessageId: 'SIMrace1',
+        channel: 'RCS',
+        segments: 1,
+        encoding: 'GSM7',
+        costUnits: 39,
+      },
+    ]);
     const after = await srv.context.db.selectFrom('messages').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
     expect(after).toMatchObject({ status: 'queued', planned_channel: 'SMS', fallback_used: true, cost_units: null });
     expect(after.dispatch_at).not.toBeNull(); // still due: the fallback goes out next
@@ -54,11 +86,24 @@ describe('a batch of receipts', () => {
     const org = await srv.newOrg('Receipt batch');
     const ids: string[] = [];
     for (const phone of ['+14155550401', '+14155550402']) ids.push(await sendTo(org, phone));
-    await srv.context.db.updateTable('messages').set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: new Date(Date.now() - 3000), provider: 'PROVIDER_A' }).where('id', 'in', ids).execute();
+    await srv.context.db
+      .updateTable('messages')
+      .set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: new Date(Date.now() - 3000), provider: 'PROVIDER_A' })
+      .where('id', 'in', ids)
+      .execute();
     const t1 = new Date(Date.now() - 2000).toISOString();
     const t2 = new Date(Date.now() - 1000).toISOString();
     const receipt = (dedupeKey: string, status: 'delivered' | 'read' | 'undeliverable', at: string) =>
-      ({ type: 'receipt', providerMessageId: `SIM${dedupeKey.slice(-12)}`, dedupeKey, status, channel: 'RCS', errorCode: null, errorMessage: null, at }) as const;
+      ({
+        type: 'receipt',
+        providerMessageId: `SIM${dedupeKey.slice(-12)}`,
+        dedupeKey,
+        status,
+        channel: 'RCS',
+        errorCode: null,
+        errorMessage: null,
+        at,
+      }) as const;
     await applyReceipts(srv.context, 'PROVIDER_A', [
       receipt(ids[0]!, 'delivered', t1),
       receipt('not-a-uuid', 'delivered', t1),
@@ -69,7 +114,12 @@ describe('a batch of receipts', () => {
     ]);
     const rows = await srv.context.db.selectFrom('messages').selectAll().where('id', 'in', ids).orderBy('id').execute();
     const byId = new Map(rows.map((r) => [r.id, r]));
-    expect(byId.get(ids[0]!)).toMatchObject({ status: 'read', channel: 'RCS', cost_units: 39, provider_message_id: `SIM${ids[0]!.slice(-12)}` });
+    expect(byId.get(ids[0]!)).toMatchObject({
+      status: 'read',
+      channel: 'RCS',
+      cost_units: 39,
+      provider_message_id: `SIM${ids[0]!.slice(-12)}`,
+    });
     expect(byId.get(ids[0]!)!.delivered_at!.toISOString()).toBe(t1);
     expect(byId.get(ids[0]!)!.read_at!.toISOString()).toBe(t2);
     expect(byId.get(ids[1]!)).toMatchObject({ status: 'undeliverable', error_code: 'UNREACHABLE', cost_units: 39, delivered_at: null });
@@ -82,10 +132,23 @@ describe('a carrier clock behind ours', () => {
     const org = await srv.newOrg('Receipt clocks');
     const id = await sendTo(org, '+14155550431');
     const sentAt = new Date();
-    await srv.context.db.updateTable('messages').set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: sentAt, provider: 'PROVIDER_A' }).where('id', '=', id).execute();
+    await srv.context.db
+      .updateTable('messages')
+      .set({ status: 'sent', attempts: 1, dispatch_at: null, sent_at: sentAt, provider: 'PROVIDER_A' })
+      .where('id', '=', id)
+      .execute();
     const early = (ms: number) => new Date(sentAt.getTime() - ms).toISOString();
     const receipt = (status: 'delivered' | 'read', at: string) =>
-      ({ type: 'receipt', providerMessageId: `SIM${id.slice(-12)}`, dedupeKey: id, status, channel: 'RCS', errorCode: null, errorMessage: null, at }) as const;
+      ({
+        type: 'receipt',
+        providerMessageId: `SIM${id.slice(-12)}`,
+        dedupeKey: id,
+        status,
+        channel: 'RCS',
+        errorCode: null,
+        errorMessage: null,
+        at,
+      }) as const;
     await applyReceipts(srv.context, 'PROVIDER_A', [receipt('delivered', early(12)), receipt('read', early(20))]);
     const message = await srv.context.db.selectFrom('messages').select(['conversation_id']).where('id', '=', id).executeTakeFirstOrThrow();
     const listed = await call(srv, 'GET', `/v1/conversations/${message.conversation_id}/messages`, { key: org.apiKey.secret });
@@ -104,9 +167,26 @@ describe("the dispatcher's statements name each message's organization", () => {
     const other = await srv.newOrg('Dispatch tenancy, other');
     const id = await sendTo(org, '+14155550334');
     await srv.context.db.updateTable('messages').set({ status: 'sending', attempts: 1, dispatch_at: null }).where('id', '=', id).execute();
-    const row = () => srv.context.db.selectFrom('messages').select(['status', 'attempts', 'provider_message_id']).where('id', '=', id).executeTakeFirstOrThrow();
+    const row = () =>
+      srv.context.db
+        .selectFrom('messages')
+        .select(['status', 'attempts', 'provider_message_id'])
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
 
-    expect(await recordAccepted(srv.context.db, 'PROVIDER_A', [{ organizationId: other.organizationId, id, providerMessageId: 'SIMx', channel: 'RCS', segments: 1, encoding: 'GSM7', costUnits: 39 }])).toEqual([]);
+    expect(
+      await recordAccepted(srv.context.db, 'PROVIDER_A', [
+        {
+          organizationId: other.organizationId,
+          id,
+          providerMessageId: 'SIMx',
+          channel: 'RCS',
+          segments: 1,
+          encoding: 'GSM7',
+          costUnits: 39,
+        },
+      ]),
+    ).toEqual([]);
     await requeueMessages(srv.context.db, [{ organizationId: other.organizationId, id }], false, 0);
     expect(await row()).toEqual({ status: 'sending', attempts: 1, provider_message_id: null });
 

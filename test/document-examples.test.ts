@@ -24,9 +24,13 @@ beforeAll(async () => {
   key = org.apiKey.secret;
   senderId = org.senderId;
   for (const intent of firstExample('IntentListResponse').data as Json[]) {
-    const res = await call(srv, 'POST', '/v1/intents', { key, body: { value: intent.value, label: intent.label, description: intent.description } });
+    const res = await call(srv, 'POST', '/v1/intents', {
+      key,
+      body: { value: intent.value, label: intent.label, description: intent.description },
+    });
     expect(res.status, res.text).toBe(201);
-    if (intent.active === false) expect((await call(srv, 'PATCH', `/v1/intents/${res.body.data.id}`, { key, body: { active: false } })).status).toBe(200);
+    if (intent.active === false)
+      expect((await call(srv, 'PATCH', `/v1/intents/${res.body.data.id}`, { key, body: { active: false } })).status).toBe(200);
   }
   for (const variable of firstExample('VariableDefinitionListResponse').data as Json[]) {
     const body = { name: variable.name, type: variable.type, ...(variable.items ? { items: variable.items } : {}) };

@@ -22,15 +22,20 @@ const fresh = (mode = 0o755) => {
 };
 afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-
-const failure = (p: Promise<unknown>) => p.then(() => expect.fail('the server started'), (e: unknown) => e as Error);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => expect.fail('the server started'),
+    (e: unknown) => e as Error,
+  );
 
 describe('starting the embedded PostgreSQL fails with a clear message', () => {
   it.skipIf(!isRoot)('as root, under a directory the postgres user cannot enter (0700, owned by root)', async () => {
     const parent = fresh(0o700);
     const error = await failure(startEmbeddedPostgres({ dataDir: join(parent, 'data'), port: await freePort() }));
     expect(error).toBeInstanceOf(EmbeddedPostgresError);
-    expect(error.message).toMatch(/^The embedded PostgreSQL cannot use .*\/data\/pg: permission denied\. Running as root, PostgreSQL runs as the system user "postgres"/);
+    expect(error.message).toMatch(
+      /^The embedded PostgreSQL cannot use .*\/data\/pg: permission denied\. Running as root, PostgreSQL runs as the system user "postgres"/,
+    );
     expect(error.message).toContain(`(${parent}, mode 0700 owned by uid 0, does not let it through)`);
     expect(error.message).toContain('Set DATA_DIR to a directory the postgres user can reach');
     expect(error.message).toContain('or set DATABASE_URL');
@@ -71,13 +76,37 @@ describe('explainStartFailure', () => {
   const where = { dataDir: '/srv/app/data', clusterDir: '/srv/app/data/pg', port: 54329 };
   it('recognises PostgreSQL’s messages and keeps them at the end', () => {
     const cases: Array<[string, boolean, RegExp]> = [
-      ['FATAL:  database files are incompatible with server\nDETAIL:  The data directory was initialized by PostgreSQL version 16, which is not compatible with this version 18.4.', false, /^\/srv\/app\/data\/pg holds a cluster of PostgreSQL 16, but the embedded server is PostgreSQL 18\.4\./],
-      ['FATAL:  could not create lock file "/var/run/postgresql/.s.PGSQL.54329.lock": File exists\nHINT:  Is another postmaster (PID 12) using socket file "/var/run/postgresql/.s.PGSQL.54329"?', false, /^Port 54329 \(EMBEDDED_PG_PORT\) is already in use/],
-      ['initdb: error: could not create directory "/srv/app/data/pg": Permission denied', false, /^The embedded PostgreSQL cannot use \/srv\/app\/data: permission denied\. Set DATA_DIR to a directory this user can create and write, or set DATABASE_URL/],
+      [
+        'FATAL:  database files are incompatible with server\nDETAIL:  The data directory was initialized by PostgreSQL version 16, which is not compatible with this version 18.4.',
+        false,
+        /^\/srv\/app\/data\/pg holds a cluster of PostgreSQL 16, but the embedded server is PostgreSQL 18\.4\./,
+      ],
+      [
+        'FATAL:  could not create lock file "/var/run/postgresql/.s.PGSQL.54329.lock": File exists\nHINT:  Is another postmaster (PID 12) using socket file "/var/run/postgresql/.s.PGSQL.54329"?',
+        false,
+        /^Port 54329 \(EMBEDDED_PG_PORT\) is already in use/,
+      ],
+      [
+        'initdb: error: could not create directory "/srv/app/data/pg": Permission denied',
+        false,
+        /^The embedded PostgreSQL cannot use \/srv\/app\/data: permission denied\. Set DATA_DIR to a directory this user can create and write, or set DATABASE_URL/,
+      ],
       ["EACCES: permission denied, mkdir '/srv/app/data'", false, /permission denied\. Set DATA_DIR/],
-      ['initdb: error: could not access directory "/srv/app/data/pg": Permission denied', true, /Running as root, PostgreSQL runs as the system user "postgres"/],
-      ['FATAL:  data directory "/srv/app/data/pg" has wrong ownership\nHINT:  The server must be started by the user that owns the data directory.', true, /belongs to another user or has the wrong mode/],
-      ['something else entirely', false, /^The embedded PostgreSQL in \/srv\/app\/data\/pg could not start\. Set DATA_DIR to another directory, or set DATABASE_URL/],
+      [
+        'initdb: error: could not access directory "/srv/app/data/pg": Permission denied',
+        true,
+        /Running as root, PostgreSQL runs as the system user "postgres"/,
+      ],
+      [
+        'FATAL:  data directory "/srv/app/data/pg" has wrong ownership\nHINT:  The server must be started by the user that owns the data directory.',
+        true,
+        /belongs to another user or has the wrong mode/,
+      ],
+      [
+        'something else entirely',
+        false,
+        /^The embedded PostgreSQL in \/srv\/app\/data\/pg could not start\. Set DATA_DIR to another directory, or set DATABASE_URL/,
+      ],
     ];
     for (const [raw, root, expected] of cases) {
       const message = explainStartFailure(raw, where, root);
@@ -92,7 +121,11 @@ describe('the embedded PostgreSQL module and the exit code', () => {
   // ended on its own (vitest after a failed test) exited 0, so a failing suite passed CI.
   it('leaves the exit code of a process that ends on its own as the process set it', () => {
     const module = new URL('../src/db/postgres-server.ts', import.meta.url).href;
-    const run = spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(module)}); process.exitCode = 3;`], { encoding: 'utf8' });
+    const run = spawnSync(
+      process.execPath,
+      ['--input-type=module', '-e', `await import(${JSON.stringify(module)}); process.exitCode = 3;`],
+      { encoding: 'utf8' },
+    );
     expect(run.status).toBe(3);
   });
 });

@@ -28,7 +28,14 @@ beforeAll(async () => {
         ],
         edges: [{ id: 'e1', source: 'start', target: 'shipped' }],
       },
-      triggers: [{ eventName: 'order.shipped', conditions: [{ property: 'carrier', operator: 'equals', value: 'UPS' }], messageType: 'TRANSACTIONAL', cooldownSeconds: 3600 }],
+      triggers: [
+        {
+          eventName: 'order.shipped',
+          conditions: [{ property: 'carrier', operator: 'equals', value: 'UPS' }],
+          messageType: 'TRANSACTIONAL',
+          cooldownSeconds: 3600,
+        },
+      ],
     },
   });
   expect(bot.status).toBe(201);
@@ -73,14 +80,37 @@ describe('event triggers configured on a bot', () => {
     const id = await contact();
     const c = await call(srv, 'GET', `/v1/contacts/${id}`, { key });
     // Opt out the way a handset does: STOP to the sandbox sender.
-    const { organization_id: organizationId } = await srv.context.db.selectFrom('contacts').select('organization_id').where('id', '=', id).executeTakeFirstOrThrow();
-    const sender = await srv.context.db.selectFrom('sender_ids').select('phone_number').where('organization_id', '=', organizationId).where('phone_number', 'is not', null).orderBy('created_at').executeTakeFirstOrThrow();
+    const { organization_id: organizationId } = await srv.context.db
+      .selectFrom('contacts')
+      .select('organization_id')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    const sender = await srv.context.db
+      .selectFrom('sender_ids')
+      .select('phone_number')
+      .where('organization_id', '=', organizationId)
+      .where('phone_number', 'is not', null)
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow();
     const { signCallback, simulatorSecret } = await import('../src/providers/simulator.ts');
-    const payload = JSON.stringify({ type: 'inbound', providerMessageId: `SIMIN${Date.now()}${seq}`, from: c.body.phone, to: sender.phone_number, channel: 'SMS', text: 'STOP', at: new Date().toISOString() });
-    const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), payload) }, body: payload });
+    const payload = JSON.stringify({
+      type: 'inbound',
+      providerMessageId: `SIMIN${Date.now()}${seq}`,
+      from: c.body.phone,
+      to: sender.phone_number,
+      channel: 'SMS',
+      text: 'STOP',
+      at: new Date().toISOString(),
+    });
+    const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), payload) },
+      body: payload,
+    });
     expect(res.status).toBeLessThan(300);
     const deadline = Date.now() + 10_000;
-    while (!(await call(srv, 'GET', `/v1/contacts/${id}`, { key })).body.optedOut && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (!(await call(srv, 'GET', `/v1/contacts/${id}`, { key })).body.optedOut && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const out = resultOf(await event({ event: 'order.shipped', contactId: id, properties: { carrier: 'UPS', order_id: 'B-1' } }));
     expect(out.messages).toHaveLength(0);
     expect(out.skipped.map((s: { reason: string }) => s.reason)).toEqual(['OPTED_OUT']);
@@ -90,7 +120,12 @@ describe('event triggers configured on a bot', () => {
     const id = await contact();
     const res = await call(srv, 'POST', '/v1/events/batch', {
       key,
-      body: { events: [{ event: 'order.shipped', contactId: id, properties: { carrier: 'UPS', order_id: 'C-1' } }, { event: 'order.shipped', contactId: '00000000-0000-4000-8000-00000000beef', properties: { carrier: 'UPS' } }] },
+      body: {
+        events: [
+          { event: 'order.shipped', contactId: id, properties: { carrier: 'UPS', order_id: 'C-1' } },
+          { event: 'order.shipped', contactId: '00000000-0000-4000-8000-00000000beef', properties: { carrier: 'UPS' } },
+        ],
+      },
     });
     expect(res.status).toBe(200);
     const summary = res.body.data;

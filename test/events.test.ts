@@ -28,15 +28,30 @@ beforeAll(async () => {
       if (event.name === 'order.shipped') {
         const text = `Order ${String(event.properties.order_id)} shipped`;
         try {
-          const m = await acceptMessage(tenant, services, { contactId: event.contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text }, origin: 'event' });
+          const m = await acceptMessage(tenant, services, {
+            contactId: event.contactId,
+            messageType: 'TRANSACTIONAL',
+            content: { type: 'text', text },
+            origin: 'event',
+          });
           return [{ triggerId: TRIGGER_ID, name: 'Shipping notice', messageIds: [m.id], skipped: [] }];
         } catch (error) {
-          if (error instanceof ApiError) return [{ triggerId: TRIGGER_ID, name: 'Shipping notice', messageIds: [], skipped: [{ reason: error.code, message: error.message }] }];
+          if (error instanceof ApiError)
+            return [
+              { triggerId: TRIGGER_ID, name: 'Shipping notice', messageIds: [], skipped: [{ reason: error.code, message: error.message }] },
+            ];
           throw error;
         }
       }
       if (event.name === 'review.requested') {
-        return [{ triggerId: SKIP_ID, name: 'Review request', messageIds: [], skipped: [{ reason: 'NO_CONSENT', message: 'Contact has not given marketing consent.' }] }];
+        return [
+          {
+            triggerId: SKIP_ID,
+            name: 'Review request',
+            messageIds: [],
+            skipped: [{ reason: 'NO_CONSENT', message: 'Contact has not given marketing consent.' }],
+          },
+        ];
       }
       return [];
     },
@@ -48,11 +63,19 @@ const phone = (n: number) => `+1415555${String(n).padStart(4, '0')}`;
 
 describe('triggerEvent', () => {
   it('records an event that matches no trigger, creating the contact from its phone', async () => {
-    const res = await call(srv, 'POST', '/v1/events', { key, body: { event: 'nothing.configured', phone: phone(1100), properties: { a: 1 } } });
+    const res = await call(srv, 'POST', '/v1/events', {
+      key,
+      body: { event: 'nothing.configured', phone: phone(1100), properties: { a: 1 } },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ event: 'nothing.configured', contactCreated: true, matchedTriggers: [], messages: [], skipped: [] });
     const stored = await srv.context.db.selectFrom('events').selectAll().where('id', '=', res.body.eventId).executeTakeFirstOrThrow();
-    expect(stored).toMatchObject({ organization_id: org.organizationId, name: 'nothing.configured', contact_id: res.body.contactId, properties: { a: 1 } });
+    expect(stored).toMatchObject({
+      organization_id: org.organizationId,
+      name: 'nothing.configured',
+      contact_id: res.body.contactId,
+      properties: { a: 1 },
+    });
     const again = await call(srv, 'POST', '/v1/events', { key, body: { event: 'nothing.configured', phone: phone(1100) } });
     expect(again.body).toMatchObject({ contactId: res.body.contactId, contactCreated: false });
   });
@@ -90,7 +113,10 @@ describe('triggerEvent', () => {
   });
 
   it('never runs another organization’s triggers (tenancy)', async () => {
-    const res = await call(srv, 'POST', '/v1/events', { key: other.apiKey.secret, body: { event: 'order.shipped', phone: phone(1104), messageType: 'TRANSACTIONAL' } });
+    const res = await call(srv, 'POST', '/v1/events', {
+      key: other.apiKey.secret,
+      body: { event: 'order.shipped', phone: phone(1104), messageType: 'TRANSACTIONAL' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.matchedTriggers).toEqual([]);
     expect(runs.at(-1)!.organizationId).toBe(other.organizationId);
@@ -146,10 +172,21 @@ describe('triggerEventBatch', () => {
   });
 
   it('leaves nothing behind for a failed item', async () => {
-    const before = await srv.context.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', org.organizationId).executeTakeFirstOrThrow();
-    const res = await call(srv, 'POST', '/v1/events/batch', { key, body: { events: [{ event: 'x', contactId: '00000000-0000-4000-8000-000000000002' }] } });
+    const before = await srv.context.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('organization_id', '=', org.organizationId)
+      .executeTakeFirstOrThrow();
+    const res = await call(srv, 'POST', '/v1/events/batch', {
+      key,
+      body: { events: [{ event: 'x', contactId: '00000000-0000-4000-8000-000000000002' }] },
+    });
     expect(res.body.data).toMatchObject({ total: 1, processed: 0, failed: 1 });
-    const after = await srv.context.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', org.organizationId).executeTakeFirstOrThrow();
+    const after = await srv.context.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('organization_id', '=', org.organizationId)
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 

@@ -24,7 +24,10 @@ type Schema = { examples?: unknown[]; example?: unknown; $ref?: string; enum?: u
 function resolve(doc: Record<string, any>, schema: Schema | undefined): Schema | undefined {
   let s = schema;
   for (let i = 0; s?.$ref && i < 10; i++) {
-    s = s.$ref.split('/').slice(1).reduce((node: any, part) => node?.[part], doc) as Schema;
+    s = s.$ref
+      .split('/')
+      .slice(1)
+      .reduce((node: any, part) => node?.[part], doc) as Schema;
   }
   return s;
 }
@@ -57,7 +60,8 @@ describe('every operation', () => {
       else seen.implemented++;
       const routed = !(res.status === 404 && res.body?.code === 'ROUTE_NOT_FOUND') && res.status !== 405;
       const honest = res.status < 500 || res.status === 501;
-      if (!routed || !honest) failures.push(`${op.method.toUpperCase()} ${op.path} (${op.operationId}) → ${res.status} ${res.text.slice(0, 200)}`);
+      if (!routed || !honest)
+        failures.push(`${op.method.toUpperCase()} ${op.path} (${op.operationId}) → ${res.status} ${res.text.slice(0, 200)}`);
       if (res.status >= 400) expect(res.body).toMatchObject({ code: expect.any(String), requestId: expect.any(String) });
     }
     expect(failures).toEqual([]);

@@ -58,7 +58,13 @@ function seedFor(name: string): number {
 }
 
 /** What the run sent and got: printed at the end (and per operation with FUZZ_STATS=1). */
-const stats = { requests: 0, raw: 0, byStatus: new Map<string, number>(), validish: new Map<string, Map<number, number>>(), kinds: new Map<string, number>() };
+const stats = {
+  requests: 0,
+  raw: 0,
+  byStatus: new Map<string, number>(),
+  validish: new Map<string, Map<number, number>>(),
+  kinds: new Map<string, number>(),
+};
 function record(op: OpInfo, req: FuzzRequest, status: number, variant: string): void {
   stats.requests++;
   const k = status === 0 ? 'none' : status === 501 ? '501' : `${Math.floor(status / 100)}xx`;
@@ -89,10 +95,17 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  console.info(`fuzz: seed ${SEED}, ${RUNS} runs per operation and focus, ${stats.requests} HTTP requests (${[...stats.byStatus].map(([k, n]) => `${k}: ${n}`).join(', ')}) plus ${stats.raw} raw-socket requests`);
+  console.info(
+    `fuzz: seed ${SEED}, ${RUNS} runs per operation and focus, ${stats.requests} HTTP requests (${[...stats.byStatus].map(([k, n]) => `${k}: ${n}`).join(', ')}) plus ${stats.raw} raw-socket requests`,
+  );
   if (env.FUZZ_STATS === '1') {
     for (const [id, m] of stats.validish) console.info(`  valid-ish ${id}: ${[...m].map(([s, n]) => `${s}×${n}`).join(' ')}`);
-    console.info(`  kinds: ${[...stats.kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ×${n}`).join('; ')}`);
+    console.info(
+      `  kinds: ${[...stats.kinds]
+        .sort((a, b) => b[1] - a[1])
+        .map(([k, n]) => `${k} ×${n}`)
+        .join('; ')}`,
+    );
   }
   process.off('uncaughtException', onUncaught);
   process.off('unhandledRejection', onUncaught);
@@ -127,12 +140,19 @@ async function expectAlive(after: string): Promise<void> {
 }
 
 /** fc.assert with the seed and a way to reproduce in the message. */
-async function check<T>(name: string, arb: fc.Arbitrary<T>, predicate: (v: T) => Promise<void>, numRuns: number, reproduce: string): Promise<void> {
+async function check<T>(
+  name: string,
+  arb: fc.Arbitrary<T>,
+  predicate: (v: T) => Promise<void>,
+  numRuns: number,
+  reproduce: string,
+): Promise<void> {
   const seed = seedFor(name);
   try {
     await fc.assert(fc.asyncProperty(arb, predicate), { seed, numRuns, endOnFailure: env.FUZZ_NO_SHRINK === '1' });
   } catch (error) {
-    (error as Error).message = `${name}: reproduce with FUZZ_SEED=${SEED} ${reproduce} npx vitest run test/fuzz.test.ts (fast-check seed ${seed})\n${(error as Error).message}`;
+    (error as Error).message =
+      `${name}: reproduce with FUZZ_SEED=${SEED} ${reproduce} npx vitest run test/fuzz.test.ts (fast-check seed ${seed})\n${(error as Error).message}`;
     throw error;
   } finally {
     await expectAlive(name);
@@ -162,7 +182,13 @@ describe.skipIf(SKIP.has('generic'))('fuzz: every operation, schema-driven hosti
 describe.skipIf(SKIP.has('multipart'))('fuzz: malformed multipart bodies', () => {
   for (const op of operations.filter((o) => o.multipart && selected(o))) {
     it(`${op.operationId} (${op.method} ${op.path})`, { timeout: TEST_TIMEOUT_MS * 2 }, async () => {
-      await check(`${op.operationId} multipart`, multipartArb(doc, op), (req) => exchange(op, req), MULTIPART_RUNS, `FUZZ_MULTIPART_RUNS=${MULTIPART_RUNS} FUZZ_ONLY=${op.operationId} FUZZ_SKIP=generic,protocol`);
+      await check(
+        `${op.operationId} multipart`,
+        multipartArb(doc, op),
+        (req) => exchange(op, req),
+        MULTIPART_RUNS,
+        `FUZZ_MULTIPART_RUNS=${MULTIPART_RUNS} FUZZ_ONLY=${op.operationId} FUZZ_SKIP=generic,protocol`,
+      );
     });
   }
 });
@@ -170,9 +196,13 @@ describe.skipIf(SKIP.has('multipart'))('fuzz: malformed multipart bodies', () =>
 describe.skipIf(SKIP.has('protocol'))('fuzz: broken HTTP framing over raw sockets', () => {
   it('every operation answers (or drops) framing errors honestly', { timeout: TEST_TIMEOUT_MS * 2 }, async () => {
     const ops = operations.filter(selected);
-    const arb = fc.constantFrom(...ops).chain((op) =>
-      rawCaseArb(op, key).map((c) => Object.defineProperty({ op, c }, fc.toStringMethod, { value: () => fc.stringify(c), enumerable: false })),
-    );
+    const arb = fc
+      .constantFrom(...ops)
+      .chain((op) =>
+        rawCaseArb(op, key).map((c) =>
+          Object.defineProperty({ op, c }, fc.toStringMethod, { value: () => fc.stringify(c), enumerable: false }),
+        ),
+      );
     const predicate = async ({ op, c }: { op: OpInfo; c: RawCase }) => {
       const before = uncaught.length;
       const res = await sendRaw(srv.baseUrl, c.bytes, 3_000, { halfClose: c.halfClose });
@@ -183,7 +213,13 @@ describe.skipIf(SKIP.has('protocol'))('fuzz: broken HTTP framing over raw socket
       const verdict = judge(res, { documented5xx: op.documented5xx, errorCodes });
       if (!verdict.ok) throw new Error(`${c.note}: ${verdict.problem}`);
     };
-    await check('protocol', arb, predicate, PROTOCOL_RUNS, `FUZZ_PROTOCOL_RUNS=${PROTOCOL_RUNS} FUZZ_SKIP=generic,multipart${ONLY ? ` FUZZ_ONLY=${[...ONLY].join(',')}` : ''}`);
+    await check(
+      'protocol',
+      arb,
+      predicate,
+      PROTOCOL_RUNS,
+      `FUZZ_PROTOCOL_RUNS=${PROTOCOL_RUNS} FUZZ_SKIP=generic,multipart${ONLY ? ` FUZZ_ONLY=${[...ONLY].join(',')}` : ''}`,
+    );
   });
 });
 
@@ -192,44 +228,59 @@ describe.skipIf(SKIP.has('huge'))('fuzz: the largest arrays the body limit allow
   // Caps are generous (a shared CI machine): bounded, not fast. Figures: `npm run bench -- --only h`.
   const ANSWER_CAP_MS = 5_000;
   const HEALTH_CAP_MS = 1_000;
-  it('in every array of every JSON request body: each answered honestly in bounded time, /health answering beside it', { timeout: 600_000 }, async () => {
-    const health: number[] = [];
-    let sending = true;
-    const poll = (async () => {
-      while (sending) {
-        const t0 = performance.now();
-        const res = await send(srv.baseUrl, { method: 'GET', target: '/health', headers: {} }, REQUEST_TIMEOUT_MS);
-        health.push(res.status === 200 ? performance.now() - t0 : Infinity);
-        await new Promise((r) => setTimeout(r, 5));
-      }
-    })();
-    const problems: string[] = [];
-    let sent = 0;
-    let slowest = { ms: 0, what: '' };
-    try {
-      for (const op of operations.filter(selected)) {
-        const target = op.path.replace(/\{\w+\}/g, '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b');
-        for (const body of hugeArrayBodies(doc, op, SEED)) {
-          const what = `${op.operationId} ${body.location} (${body.items.toLocaleString('en-US')} items, ${body.bytes.length.toLocaleString('en-US')} bytes)`;
+  it(
+    'in every array of every JSON request body: each answered honestly in bounded time, /health answering beside it',
+    { timeout: 600_000 },
+    async () => {
+      const health: number[] = [];
+      let sending = true;
+      const poll = (async () => {
+        while (sending) {
           const t0 = performance.now();
-          const res = await send(srv.baseUrl, { method: op.method, target, headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` }, body: body.bytes }, REQUEST_TIMEOUT_MS);
-          const ms = performance.now() - t0;
-          sent++;
-          if (ms > slowest.ms) slowest = { ms, what };
-          const verdict = judge(res, { documented5xx: op.documented5xx, errorCodes });
-          if (!verdict.ok) problems.push(`${what}: ${verdict.problem}`);
-          else if (ms > ANSWER_CAP_MS) problems.push(`${what}: answered in ${Math.round(ms)} ms (cap ${ANSWER_CAP_MS} ms)`);
+          const res = await send(srv.baseUrl, { method: 'GET', target: '/health', headers: {} }, REQUEST_TIMEOUT_MS);
+          health.push(res.status === 200 ? performance.now() - t0 : Infinity);
+          await new Promise((r) => setTimeout(r, 5));
         }
+      })();
+      const problems: string[] = [];
+      let sent = 0;
+      let slowest = { ms: 0, what: '' };
+      try {
+        for (const op of operations.filter(selected)) {
+          const target = op.path.replace(/\{\w+\}/g, '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b');
+          for (const body of hugeArrayBodies(doc, op, SEED)) {
+            const what = `${op.operationId} ${body.location} (${body.items.toLocaleString('en-US')} items, ${body.bytes.length.toLocaleString('en-US')} bytes)`;
+            const t0 = performance.now();
+            const res = await send(
+              srv.baseUrl,
+              {
+                method: op.method,
+                target,
+                headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+                body: body.bytes,
+              },
+              REQUEST_TIMEOUT_MS,
+            );
+            const ms = performance.now() - t0;
+            sent++;
+            if (ms > slowest.ms) slowest = { ms, what };
+            const verdict = judge(res, { documented5xx: op.documented5xx, errorCodes });
+            if (!verdict.ok) problems.push(`${what}: ${verdict.problem}`);
+            else if (ms > ANSWER_CAP_MS) problems.push(`${what}: answered in ${Math.round(ms)} ms (cap ${ANSWER_CAP_MS} ms)`);
+          }
+        }
+      } finally {
+        sending = false;
+        await poll;
       }
-    } finally {
-      sending = false;
-      await poll;
-    }
-    const sorted = [...health].sort((a, b) => a - b);
-    const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0;
-    console.info(`fuzz: ${sent} bodies with the largest arrays; slowest ${Math.round(slowest.ms)} ms (${slowest.what}); /health p99 ${p99.toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms over ${sorted.length} polls`);
-    expect(problems).toEqual([]);
-    expect(sent).toBeGreaterThan(ONLY ? 0 : 80);
-    expect(sorted.at(-1) ?? 0, '/health, slowest answer while the bodies were validated').toBeLessThan(HEALTH_CAP_MS);
-  });
+      const sorted = [...health].sort((a, b) => a - b);
+      const p99 = sorted[Math.floor(sorted.length * 0.99)] ?? 0;
+      console.info(
+        `fuzz: ${sent} bodies with the largest arrays; slowest ${Math.round(slowest.ms)} ms (${slowest.what}); /health p99 ${p99.toFixed(1)} ms, max ${(sorted.at(-1) ?? 0).toFixed(1)} ms over ${sorted.length} polls`,
+      );
+      expect(problems).toEqual([]);
+      expect(sent).toBeGreaterThan(ONLY ? 0 : 80);
+      expect(sorted.at(-1) ?? 0, '/health, slowest answer while the bodies were validated').toBeLessThan(HEALTH_CAP_MS);
+    },
+  );
 });

@@ -47,15 +47,15 @@ function raw(head: string, body: Buffer | string = '', opts: { timeoutMs?: numbe
 }
 
 const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0);
-const jsonOf = (answer: string) => JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { code: string; message: string; requestId: string };
+const jsonOf = (answer: string) =>
+  JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { code: string; message: string; requestId: string };
 
 async function alive(): Promise<void> {
   const res = await fetch(`${srv.baseUrl}/health`);
   expect(res.status).toBe(200);
 }
 
-const TRUNCATED_MULTIPART =
-  '--XYZ\r\nContent-Disposition: form-data; name="files"; filename="a.png"\r\nContent-Type: image/png\r\n\r\nabc';
+const TRUNCATED_MULTIPART = '--XYZ\r\nContent-Disposition: form-data; name="files"; filename="a.png"\r\nContent-Type: image/png\r\n\r\nabc';
 
 function multipartHead(path: string, length: number, auth?: string, extra = ''): string {
   return (
@@ -84,9 +84,17 @@ describe('multipart bodies never crash the server', () => {
   });
 
   it('answers 400 to a multipart body with no boundary parameter and to one whose boundary never appears', async () => {
-    const noBoundary = await call(srv, 'POST', '/v1/contacts/import', { key, headers: { 'content-type': 'multipart/form-data' }, rawBody: 'hello' });
+    const noBoundary = await call(srv, 'POST', '/v1/contacts/import', {
+      key,
+      headers: { 'content-type': 'multipart/form-data' },
+      rawBody: 'hello',
+    });
     expect(noBoundary.status).toBe(400);
-    const wrong = await call(srv, 'POST', '/v1/contacts/import', { key, headers: { 'content-type': 'multipart/form-data; boundary=AAA' }, rawBody: '--BBB\r\n\r\n' });
+    const wrong = await call(srv, 'POST', '/v1/contacts/import', {
+      key,
+      headers: { 'content-type': 'multipart/form-data; boundary=AAA' },
+      rawBody: '--BBB\r\n\r\n',
+    });
     expect(wrong.status).toBe(400);
     await alive();
   });
@@ -115,7 +123,8 @@ describe('the body is read only after the caller is known', () => {
   });
 
   it('sends 100 Continue to an authorised caller, then reads the body', async () => {
-    const csv = '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\nphone\r\n+14155550100\r\n--XYZ--\r\n';
+    const csv =
+      '--XYZ\r\nContent-Disposition: form-data; name="file"; filename="c.csv"\r\nContent-Type: text/csv\r\n\r\nphone\r\n+14155550100\r\n--XYZ--\r\n';
     const answer = await new Promise<string>((resolve) => {
       const socket = connect(port, '127.0.0.1');
       let out = '';
@@ -168,18 +177,29 @@ describe('client mistakes are 4xx, never 500', () => {
   });
 
   it('answers 400 to a body that claims Content-Encoding: gzip but is not gzip', async () => {
-    const res = await call(srv, 'POST', '/v1/contacts', { key, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, rawBody: '{"phone":"+14155550100"}' });
+    const res = await call(srv, 'POST', '/v1/contacts', {
+      key,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      rawBody: '{"phone":"+14155550100"}',
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
   });
 
   it('answers 415 to an unknown Content-Encoding', async () => {
-    const res = await call(srv, 'POST', '/v1/contacts', { key, headers: { 'content-type': 'application/json', 'content-encoding': 'zstd-nonsense' }, rawBody: '{}' });
+    const res = await call(srv, 'POST', '/v1/contacts', {
+      key,
+      headers: { 'content-type': 'application/json', 'content-encoding': 'zstd-nonsense' },
+      rawBody: '{}',
+    });
     expect(res.status).toBe(415);
   });
 
   it('reports at most 20 failing fields for 100,000 wrongly typed items, without overflowing the stack', async () => {
-    const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { contactIds: Array.from({ length: 100_000 }, () => 5), tagIds: [] } });
+    const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', {
+      key,
+      body: { contactIds: Array.from({ length: 100_000 }, () => 5), tagIds: [] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.code).toBe('VALIDATION_ERROR');
     expect(res.body.details.length).toBeGreaterThan(0);
@@ -191,12 +211,24 @@ describe('client mistakes are 4xx, never 500', () => {
     const nul = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550111', name: 'a\u0000b' } });
     expect(nul.status).toBe(400);
     expect(nul.body.details[0]).toMatchObject({ field: 'body.name' });
-    const huge = await call(srv, 'POST', '/v1/contacts', { key, headers: { 'content-type': 'application/json' }, rawBody: '{"phone":"+14155550112","attributes":{"score":1e400}}' });
+    const huge = await call(srv, 'POST', '/v1/contacts', {
+      key,
+      headers: { 'content-type': 'application/json' },
+      rawBody: '{"phone":"+14155550112","attributes":{"score":1e400}}',
+    });
     expect(huge.status).toBe(400);
     expect(huge.body.details[0]).toMatchObject({ field: 'body.attributes.score', message: 'must be a finite number' });
-    const deep = await call(srv, 'POST', '/v1/contacts', { key, headers: { 'content-type': 'application/json' }, rawBody: `{"phone":"+14155550113","attributes":${'['.repeat(10_000)}${']'.repeat(10_000)}}` });
+    const deep = await call(srv, 'POST', '/v1/contacts', {
+      key,
+      headers: { 'content-type': 'application/json' },
+      rawBody: `{"phone":"+14155550113","attributes":${'['.repeat(10_000)}${']'.repeat(10_000)}}`,
+    });
     expect(deep.status).toBe(400);
-    const surrogate = await call(srv, 'POST', '/v1/segments/preview', { key, headers: { 'content-type': 'application/json' }, rawBody: '{"conditions":[{"type":"attribute","attribute":"loyaltyTier","op":"gt","value":"\\ud800"}]}' });
+    const surrogate = await call(srv, 'POST', '/v1/segments/preview', {
+      key,
+      headers: { 'content-type': 'application/json' },
+      rawBody: '{"conditions":[{"type":"attribute","attribute":"loyaltyTier","op":"gt","value":"\\ud800"}]}',
+    });
     expect(surrogate.status).toBe(400);
     expect(surrogate.body.details[0]).toMatchObject({ field: 'body.conditions.0.value' });
     const created = await call(srv, 'GET', '/v1/contacts?search=%2B1415555011', { key });
@@ -210,7 +242,9 @@ describe('client mistakes are 4xx, never 500', () => {
     expect(fields).toEqual(['body.content.text:type', 'body.content.title:required']);
     const unknown = await call(srv, 'POST', '/v1/messages/preview', { key, body: { content: { type: 'hologram' } } });
     expect(unknown.status).toBe(400);
-    expect(unknown.body.details).toEqual([{ field: 'body.content.type', message: 'must be one of: text, card, carousel, media', code: 'enum' }]);
+    expect(unknown.body.details).toEqual([
+      { field: 'body.content.type', message: 'must be one of: text, card, carousel, media', code: 'enum' },
+    ]);
   });
 
   it('answers 400 to page numbers no list can reach', async () => {

@@ -36,7 +36,11 @@ beforeAll(async () => {
     recording[operationId] = isPublicHandler(real) ? Object.values(definePublicHandlers({ [operationId]: record } as never))[0] : record;
   }
   // Responses are not checked here: the recording handlers answer an empty body.
-  api = await createApi({ ...srv.context, config: { ...srv.context.config, validateResponses: false } }, recording as HandlerMap, notImplementedOperations);
+  api = await createApi(
+    { ...srv.context, config: { ...srv.context.config, validateResponses: false } },
+    recording as HandlerMap,
+    notImplementedOperations,
+  );
   // openapi-backend configured as createApi configures it, but collecting every error as the library does by
   // default: the API's first-error validators (src/http/bounded-validation.ts) must refuse the same requests and
   // coerce and fill in the same values.
@@ -53,7 +57,9 @@ type Sample = { path: string; query: string; headers: Record<string, string>; bo
 function samples(op: OpInfo): Sample[] {
   const doc = srv.context.document as unknown as Doc;
   const optional = (params: OpInfo['query']) =>
-    fc.tuple(...params.map((p) => fc.option(paramText(doc, p.schema), { freq: 3 }).map((v) => (v === null ? undefined : ([p.name, v] as const)))));
+    fc.tuple(
+      ...params.map((p) => fc.option(paramText(doc, p.schema), { freq: 3 }).map((v) => (v === null ? undefined : ([p.name, v] as const)))),
+    );
   const arb = fc.record({
     path: fc.tuple(...op.pathParams.map((p) => paramText(doc, p.schema))),
     query: optional(op.query),
@@ -83,7 +89,10 @@ function expected(req: Record<string, unknown>, op: Operation): { refused: boole
   const validation = reference.validator.validateRequest(req as never, op.operationId!);
   if (validation.errors) return { refused: true };
   const parsed = reference.router.parseRequest(validation.coerced as never, reference.router.getOperation(op.operationId!));
-  return { refused: false, input: { path: parsed.params ?? {}, query: parsed.query ?? {}, headers: parsed.headers ?? {}, body: parsed.requestBody, files: [] } };
+  return {
+    refused: false,
+    input: { path: parsed.params ?? {}, query: parsed.query ?? {}, headers: parsed.headers ?? {}, body: parsed.requestBody, files: [] },
+  };
 }
 
 describe('request validation and handler input', () => {
@@ -101,7 +110,10 @@ describe('request validation and handler input', () => {
           method: op.method.toUpperCase(),
           path: sample.path,
           query: parseQuery(sample.query) as Record<string, string | string[]>,
-          headers: { ...sample.headers, ...(Object.keys(sample.headers).some((h) => h.toLowerCase() === 'idempotency-key') ? { 'idempotency-key': key } : {}) },
+          headers: {
+            ...sample.headers,
+            ...(Object.keys(sample.headers).some((h) => h.toLowerCase() === 'idempotency-key') ? { 'idempotency-key': key } : {}),
+          },
           body: structuredClone(sample.body),
           files: [],
           requestId: 'req_test',

@@ -39,10 +39,15 @@ describe('scheduled jobs', () => {
       response_body: '{}',
       created_at: sql<Date>`now() - make_interval(hours => ${hoursAgo})`,
     });
-    await srv.context.db.insertInto('idempotency_keys').values([row('old', 25), row('fresh', 23)] as never).execute();
+    await srv.context.db
+      .insertInto('idempotency_keys')
+      .values([row('old', 25), row('fresh', 23)] as never)
+      .execute();
     await srv.context.queue!.send(QUEUES.idempotencyPurge, {});
     const keysLeft = async () =>
-      (await srv.context.db.selectFrom('idempotency_keys').select('key').where('organization_id', '=', organizationId).execute()).map((r) => r.key);
+      (await srv.context.db.selectFrom('idempotency_keys').select('key').where('organization_id', '=', organizationId).execute()).map(
+        (r) => r.key,
+      );
     const deadline = Date.now() + 15_000;
     while ((await keysLeft()).includes('old') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await keysLeft()).toEqual(['fresh']);
@@ -64,7 +69,10 @@ describe('workers', () => {
       },
     };
     // Queued before the worker exists: no NOTIFY will announce them, only the backlog itself.
-    await boss.insert(queue, Array.from({ length: 6 }, (_, i) => ({ data: { i } })));
+    await boss.insert(
+      queue,
+      Array.from({ length: 6 }, (_, i) => ({ data: { i } })),
+    );
     await workOn(boss, def, srv.context);
     const deadline = Date.now() + 15_000;
     while (runs.length < 6 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));

@@ -44,7 +44,12 @@ const act = (id: string, action: 'publish' | 'unpublish', k = key) => call(srv, 
 const publicPath = (page: { slug: string }, org = orgId) => `/p/${org}/${page.slug}`;
 const get = (path: string) => fetch(srv.baseUrl + path);
 const post = (path: string, form: Record<string, string>, headers: Record<string, string> = {}) =>
-  fetch(srv.baseUrl + path, { method: 'POST', body: new URLSearchParams(form), redirect: 'manual', headers: { 'x-forwarded-for': ip(), 'user-agent': 'LandingTest/1.0', ...headers } });
+  fetch(srv.baseUrl + path, {
+    method: 'POST',
+    body: new URLSearchParams(form),
+    redirect: 'manual',
+    headers: { 'x-forwarded-for': ip(), 'user-agent': 'LandingTest/1.0', ...headers },
+  });
 
 describe('template catalogue', () => {
   it('lists the whole catalogue sorted by name, previews served as PNG', async () => {
@@ -65,11 +70,23 @@ describe('template catalogue', () => {
 describe('create, get, list, update, delete', () => {
   it('creates from a template with overrides, from the default, and picks unique slugs', async () => {
     const a = await create({ name: 'Spring Sale!', templateId: SMS_OPT_IN, headline: 'Custom headline' });
-    expect(a).toMatchObject({ status: 'DRAFT', slug: 'spring-sale', templateId: SMS_OPT_IN, title: 'Join our text club', headline: 'Custom headline', url: null, submissionCount: 0, publishedAt: null, acquisitionCampaignId: null });
+    expect(a).toMatchObject({
+      status: 'DRAFT',
+      slug: 'spring-sale',
+      templateId: SMS_OPT_IN,
+      title: 'Join our text club',
+      headline: 'Custom headline',
+      url: null,
+      submissionCount: 0,
+      publishedAt: null,
+      acquisitionCampaignId: null,
+    });
     const b = await create({ name: 'Spring sale' });
     expect(b.slug).toBe('spring-sale-2');
     expect(b.templateId).toBeNull();
-    expect(b.formFields).toEqual([{ key: 'phone', label: 'Mobile number', type: 'phone', required: true, options: null, attributeKey: null }]);
+    expect(b.formFields).toEqual([
+      { key: 'phone', label: 'Mobile number', type: 'phone', required: true, options: null, attributeKey: null },
+    ]);
     expect(b.consent).toMatchObject({ required: true, messageType: 'MARKETING' });
     const dup = await call(srv, 'POST', '/v1/landing-pages', { key, body: { name: 'x', slug: 'spring-sale' } });
     expect(dup.status).toBe(409);
@@ -85,8 +102,24 @@ describe('create, get, list, update, delete', () => {
       expect(JSON.stringify(res.body.details)).toContain(field);
     };
     await bad({ formFields: [{ key: 'email', label: 'Email', type: 'email' }] }, 'body.formFields');
-    await bad({ formFields: [{ key: 'p', label: 'P', type: 'phone' }, { key: 'p', label: 'Q', type: 'text' }] }, 'body.formFields.1.key');
-    await bad({ formFields: [{ key: 'p', label: 'P', type: 'phone' }, { key: 's', label: 'S', type: 'select' }] }, 'body.formFields.1.options');
+    await bad(
+      {
+        formFields: [
+          { key: 'p', label: 'P', type: 'phone' },
+          { key: 'p', label: 'Q', type: 'text' },
+        ],
+      },
+      'body.formFields.1.key',
+    );
+    await bad(
+      {
+        formFields: [
+          { key: 'p', label: 'P', type: 'phone' },
+          { key: 's', label: 'S', type: 'select' },
+        ],
+      },
+      'body.formFields.1.options',
+    );
     await bad({ templateId: UNKNOWN }, 'body.templateId');
     await bad({ heroAssetId: UNKNOWN }, 'body.heroAssetId');
     await bad({ tagIds: [UNKNOWN] }, 'body.tagIds.0');
@@ -103,9 +136,17 @@ describe('create, get, list, update, delete', () => {
     expect(all.body.pagination).toEqual({ page: 1, limit: 1, total: 2, hasMore: true });
     const drafts = await call(srv, 'GET', '/v1/landing-pages?status=DRAFT', { key: k });
     expect(drafts.body.data.map((p: { id: string }) => p.id)).toEqual([p1.id]);
-    const patched = await call(srv, 'PATCH', `/v1/landing-pages/${p1.id}`, { key: k, body: { headline: 'New', body: null, theme: { primaryColor: '#000000' } } });
+    const patched = await call(srv, 'PATCH', `/v1/landing-pages/${p1.id}`, {
+      key: k,
+      body: { headline: 'New', body: null, theme: { primaryColor: '#000000' } },
+    });
     expect(patched.status, patched.text).toBe(200);
-    expect(patched.body.data).toMatchObject({ headline: 'New', body: null, name: 'One', theme: { primaryColor: '#000000', backgroundColor: '#FFFFFF' } });
+    expect(patched.body.data).toMatchObject({
+      headline: 'New',
+      body: null,
+      name: 'One',
+      theme: { primaryColor: '#000000', backgroundColor: '#FFFFFF' },
+    });
     const slugTaken = await call(srv, 'PATCH', `/v1/landing-pages/${p1.id}`, { key: k, body: { slug: p2.slug } });
     expect(slugTaken.status).toBe(409);
   });
@@ -139,12 +180,18 @@ describe('state machine', () => {
     await act(p.id, 'unpublish');
     const arch = await call(srv, 'PATCH', `/v1/landing-pages/${p.id}`, { key, body: { status: 'ARCHIVED' } });
     expect(arch.body.data.status).toBe('ARCHIVED');
-    for (const res of [await act(p.id, 'publish'), await act(p.id, 'unpublish'), await call(srv, 'PATCH', `/v1/landing-pages/${p.id}`, { key, body: { name: 'x' } })]) {
+    for (const res of [
+      await act(p.id, 'publish'),
+      await act(p.id, 'unpublish'),
+      await call(srv, 'PATCH', `/v1/landing-pages/${p.id}`, { key, body: { name: 'x' } }),
+    ]) {
       expect(res.status).toBe(409);
       expect(res.body.code).toBe('INVALID_STATE');
     }
     const d = await create({ name: 'Draft archive' });
-    expect((await call(srv, 'PATCH', `/v1/landing-pages/${d.id}`, { key, body: { status: 'ARCHIVED' } })).body.data.status).toBe('ARCHIVED');
+    expect((await call(srv, 'PATCH', `/v1/landing-pages/${d.id}`, { key, body: { status: 'ARCHIVED' } })).body.data.status).toBe(
+      'ARCHIVED',
+    );
   });
 });
 
@@ -157,7 +204,10 @@ describe('public page', () => {
       headline: evil,
       body: evil,
       submitLabel: 'Go <b>now</b>',
-      formFields: [{ key: 'phone', label: evil, type: 'phone' }, { key: 'flavour', label: 'Flavour', type: 'select', options: [evil, 'plain'] }],
+      formFields: [
+        { key: 'phone', label: evil, type: 'phone' },
+        { key: 'flavour', label: 'Flavour', type: 'select', options: [evil, 'plain'] },
+      ],
       consent: { text: `Consent ${evil}` },
     });
     expect((await get(publicPath(p))).status).toBe(404);
@@ -192,15 +242,30 @@ describe('public page', () => {
     expect(missing.status).toBe(400);
     expect(await missing.text()).toContain('Please tick the box');
     const num = phone();
-    const ok = await post(publicPath(p), { phone: num, first_name: '<i>Maya</i>', consent: 'on' }, { 'x-forwarded-for': '203.0.113.24', 'user-agent': 'Evidence/2.0' });
+    const ok = await post(
+      publicPath(p),
+      { phone: num, first_name: '<i>Maya</i>', consent: 'on' },
+      { 'x-forwarded-for': '203.0.113.24', 'user-agent': 'Evidence/2.0' },
+    );
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('Check your phone');
     const subs = await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key });
     expect(subs.status, subs.text).toBe(200);
     expect(subs.body.pagination.total).toBe(1);
     const s = subs.body.data[0];
-    expect(s).toMatchObject({ landingPageId: p.id, phone: num, contactAction: 'created', fields: { phone: num, first_name: '<i>Maya</i>' } });
-    expect(s.consent).toEqual({ granted: true, messageType: 'MARKETING', text: p.consent.text, ipAddress: '203.0.113.24', userAgent: 'Evidence/2.0' });
+    expect(s).toMatchObject({
+      landingPageId: p.id,
+      phone: num,
+      contactAction: 'created',
+      fields: { phone: num, first_name: '<i>Maya</i>' },
+    });
+    expect(s.consent).toEqual({
+      granted: true,
+      messageType: 'MARKETING',
+      text: p.consent.text,
+      ipAddress: '203.0.113.24',
+      userAgent: 'Evidence/2.0',
+    });
     const contact = await call(srv, 'GET', `/v1/contacts/${s.contactId}`, { key });
     expect(contact.body.phone).toBe(num);
     expect(JSON.stringify(contact.body)).toContain(tag);
@@ -239,7 +304,9 @@ describe('public page', () => {
   });
 
   it('the hero image: must be an image asset, ready to publish, then served from the public page', async () => {
-    const png = await sharp({ create: { width: 8, height: 6, channels: 3, background: '#ff0000' } }).png().toBuffer();
+    const png = await sharp({ create: { width: 8, height: 6, channels: 3, background: '#ff0000' } })
+      .png()
+      .toBuffer();
     const f = new FormData();
     f.append('file', new Blob([new Uint8Array(png)], { type: 'image/png' }), 'hero.png');
     const up = await call(srv, 'POST', '/v1/assets/upload', { key, rawBody: f });
@@ -263,9 +330,15 @@ describe('public page', () => {
 
   it('a page tied to an acquisition campaign enrolls through the campaign', async () => {
     const listId = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `list-${randomInt(1e9)}` } })).body.data.id;
-    const camp = await call(srv, 'POST', '/acquisition-campaigns', { key, body: { name: 'Tied', type: 'LINK', listId, status: 'ACTIVE', confirmedOptIn: false } });
+    const camp = await call(srv, 'POST', '/acquisition-campaigns', {
+      key,
+      body: { name: 'Tied', type: 'LINK', listId, status: 'ACTIVE', confirmedOptIn: false },
+    });
     expect(camp.status, camp.text).toBe(201);
-    const notMarketing = await call(srv, 'POST', '/v1/landing-pages', { key, body: { name: 'Tied bad', acquisitionCampaignId: camp.body.id, consent: { text: 'ok', required: false } } });
+    const notMarketing = await call(srv, 'POST', '/v1/landing-pages', {
+      key,
+      body: { name: 'Tied bad', acquisitionCampaignId: camp.body.id, consent: { text: 'ok', required: false } },
+    });
     expect(notMarketing.status).toBe(400);
     const unknown = await call(srv, 'POST', '/v1/landing-pages', { key, body: { name: 'Tied unknown', acquisitionCampaignId: UNKNOWN } });
     expect(unknown.status).toBe(404);
@@ -277,7 +350,11 @@ describe('public page', () => {
     const res = await post(publicPath(p), { phone: num, consent: 'on' }, { 'x-forwarded-for': '203.0.113.77', 'user-agent': 'Tied/1.0' });
     expect(res.status).toBe(303);
     expect(res.headers.get('location')).toBe('https://shop.example.com/thanks');
-    const enrollment = await srv.context.db.selectFrom('acquisition_enrollments').selectAll().where('campaign_id', '=', camp.body.id).executeTakeFirstOrThrow();
+    const enrollment = await srv.context.db
+      .selectFrom('acquisition_enrollments')
+      .selectAll()
+      .where('campaign_id', '=', camp.body.id)
+      .executeTakeFirstOrThrow();
     expect(enrollment).toMatchObject({ phone: num, ip: '203.0.113.77', user_agent: 'Tied/1.0', consent_text: p.consent.text });
     const subs = await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key });
     expect(subs.body.data[0]).toMatchObject({ phone: num, contactId: enrollment.contact_id, contactAction: 'created' });
@@ -288,7 +365,10 @@ describe('public page', () => {
     const p = await create({ name: 'Existing', templateId: SMS_OPT_IN, tagIds: [tag] });
     await act(p.id, 'publish');
     const num = phone();
-    const made = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: num, name: 'Kim', attributes: { first_name: 'Kim', tier: 'gold' } } });
+    const made = await call(srv, 'POST', '/v1/contacts', {
+      key,
+      body: { phone: num, name: 'Kim', attributes: { first_name: 'Kim', tier: 'gold' } },
+    });
     expect(made.status, made.text).toBe(201);
     const before = (await call(srv, 'GET', `/v1/contacts/${made.body.id}`, { key })).body;
     const history = (await call(srv, 'GET', `/v1/contacts/${made.body.id}/consent`, { key })).body;
@@ -296,7 +376,12 @@ describe('public page', () => {
     expect((await call(srv, 'GET', `/v1/contacts/${made.body.id}`, { key })).body).toEqual(before);
     expect((await call(srv, 'GET', `/v1/contacts/${made.body.id}/consent`, { key })).body).toEqual(history);
     const s = (await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key })).body.data[0];
-    expect(s).toMatchObject({ contactId: made.body.id, contactAction: 'linked', fields: { first_name: 'Mallory' }, consent: { granted: true } });
+    expect(s).toMatchObject({
+      contactId: made.body.id,
+      contactAction: 'linked',
+      fields: { first_name: 'Mallory' },
+      consent: { granted: true },
+    });
   });
 
   it('a text field that goes to the contact takes what the contact holds: 1,000 characters for an attribute, 100 for the name', async () => {
@@ -316,14 +401,26 @@ describe('public page', () => {
     expect(html).toContain('name="name" value="" maxlength="100"');
 
     const num = phone();
-    const long = await post(publicPath(p), { phone: num, name: 'n'.repeat(101), comments: 'c'.repeat(1001), notes: 'n'.repeat(2000), consent: 'on' });
+    const long = await post(publicPath(p), {
+      phone: num,
+      name: 'n'.repeat(101),
+      comments: 'c'.repeat(1001),
+      notes: 'n'.repeat(2000),
+      consent: 'on',
+    });
     expect(long.status).toBe(400);
     const again = await long.text();
     expect(again).toContain('id="f_comments_error">Enter at most 1,000 characters.');
     expect(again).toContain('id="f_name_error">Enter at most 100 characters.');
     expect(again).not.toContain('id="f_notes_error"');
 
-    const ok = await post(publicPath(p), { phone: num, name: 'n'.repeat(100), comments: 'c'.repeat(1000), notes: 'n'.repeat(2000), consent: 'on' });
+    const ok = await post(publicPath(p), {
+      phone: num,
+      name: 'n'.repeat(100),
+      comments: 'c'.repeat(1000),
+      notes: 'n'.repeat(2000),
+      consent: 'on',
+    });
     expect(ok.status).toBe(200);
     const s = (await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key })).body.data[0];
     const contact = await call(srv, 'GET', `/v1/contacts/${s.contactId}`, { key }); // the response is validated
@@ -335,7 +432,12 @@ describe('public page', () => {
   it('a page tied to a campaign that confirms: the submission waits for the handset’s YES, which adds the page’s tags; another country’s number gets the form back', async () => {
     const listId = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `list-${randomInt(1e9)}` } })).body.data.id;
     const tag = (await call(srv, 'POST', '/v1/tags', { key, body: { name: `page-${randomInt(1e9)}` } })).body.data.id;
-    const camp = (await call(srv, 'POST', '/acquisition-campaigns', { key, body: { name: 'Confirmed', type: 'LINK', listId, status: 'ACTIVE', welcomeMessage: 'Hi {{name}}!' } })).body;
+    const camp = (
+      await call(srv, 'POST', '/acquisition-campaigns', {
+        key,
+        body: { name: 'Confirmed', type: 'LINK', listId, status: 'ACTIVE', welcomeMessage: 'Hi {{name}}!' },
+      })
+    ).body;
     const p = await create({ name: 'Confirmed page', templateId: SMS_OPT_IN, acquisitionCampaignId: camp.id, tagIds: [tag] });
     await act(p.id, 'publish');
 
@@ -344,23 +446,54 @@ describe('public page', () => {
     expect(await foreign.text()).toContain('id="f_phone_error">This campaign does not take sign-ups of numbers from this country.');
 
     const num = phone();
-    expect((await post(publicPath(p), { phone: num, first_name: 'Maya', consent: 'on' }, { 'x-forwarded-for': '203.0.113.88' })).status).toBe(200);
+    expect(
+      (await post(publicPath(p), { phone: num, first_name: 'Maya', consent: 'on' }, { 'x-forwarded-for': '203.0.113.88' })).status,
+    ).toBe(200);
     const s = (await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key })).body.data[0];
     expect(s).toMatchObject({ phone: num, contactAction: 'created' });
     const waiting = (await call(srv, 'GET', `/v1/contacts/${s.contactId}`, { key })).body;
     expect(waiting).toMatchObject({ name: null, attributes: {}, tags: [], tcpa: { consentType: 'NONE' } });
-    expect((await call(srv, 'GET', `/acquisition-campaigns/${camp.id}`, { key })).body.stats).toMatchObject({ enrolledCount: 0, pendingCount: 1 });
+    expect((await call(srv, 'GET', `/acquisition-campaigns/${camp.id}`, { key })).body.stats).toMatchObject({
+      enrolledCount: 0,
+      pendingCount: 1,
+    });
 
     const { signCallback, simulatorSecret } = await import('../src/providers/simulator.ts');
-    const sender = await srv.context.db.selectFrom('sender_ids').select('phone_number').where('organization_id', '=', orgId).orderBy('created_at').executeTakeFirstOrThrow();
-    const payload = JSON.stringify({ type: 'inbound', providerMessageId: `SIMIN${randomInt(1e12)}`, from: num, to: sender.phone_number, channel: 'SMS', text: 'YES', at: new Date().toISOString() });
-    const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), payload) }, body: payload });
+    const sender = await srv.context.db
+      .selectFrom('sender_ids')
+      .select('phone_number')
+      .where('organization_id', '=', orgId)
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow();
+    const payload = JSON.stringify({
+      type: 'inbound',
+      providerMessageId: `SIMIN${randomInt(1e12)}`,
+      from: num,
+      to: sender.phone_number,
+      channel: 'SMS',
+      text: 'YES',
+      at: new Date().toISOString(),
+    });
+    const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), payload) },
+      body: payload,
+    });
     expect(res.status).toBe(204);
     const enrolled = (await call(srv, 'GET', `/v1/contacts/${s.contactId}`, { key })).body;
     expect(enrolled).toMatchObject({ attributes: { first_name: 'Maya' }, tcpa: { consentType: 'MARKETING' } });
     expect([...enrolled.tags].sort()).toEqual([listId, tag].sort());
-    const enrollment = await srv.context.db.selectFrom('acquisition_enrollments').selectAll().where('campaign_id', '=', camp.id).executeTakeFirstOrThrow();
-    expect(enrollment).toMatchObject({ phone: num, ip: '203.0.113.88', consent_text: p.consent.text, welcome_message_id: expect.any(String) });
+    const enrollment = await srv.context.db
+      .selectFrom('acquisition_enrollments')
+      .selectAll()
+      .where('campaign_id', '=', camp.id)
+      .executeTakeFirstOrThrow();
+    expect(enrollment).toMatchObject({
+      phone: num,
+      ip: '203.0.113.88',
+      consent_text: p.consent.text,
+      welcome_message_id: expect.any(String),
+    });
   });
 });
 
@@ -395,10 +528,12 @@ const CHROMIUM = '/usr/bin/chromium';
  */
 function ensureChromium(): string | undefined {
   if (existsSync(CHROMIUM)) return undefined;
-  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get')) return `${CHROMIUM} is not installed and this run cannot install it (needs root and apt-get)`;
+  if (process.getuid?.() !== 0 || !existsSync('/usr/bin/apt-get'))
+    return `${CHROMIUM} is not installed and this run cannot install it (needs root and apt-get)`;
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const update = spawnSync('apt-get', ['update', '-qq'], { env, timeout: 180_000, stdio: 'ignore' });
-  const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { env, timeout: 480_000, stdio: 'ignore' }) : update;
+  const install =
+    update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', 'chromium'], { env, timeout: 480_000, stdio: 'ignore' }) : update;
   return existsSync(CHROMIUM) ? undefined : `${CHROMIUM} could not be installed (apt-get exit ${install.status ?? install.signal})`;
 }
 
@@ -411,23 +546,50 @@ describe.skipIf(browserSkip !== undefined)('public page in headless Chromium', (
     await act(p.id, 'publish');
     const port = await freePort();
     const profile = await mkdtemp(join(tmpdir(), 'lp-chromium-'));
-    const child = spawn(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`, `--remote-debugging-port=${port}`, 'about:blank'], { stdio: 'ignore' });
+    const child = spawn(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        `--user-data-dir=${profile}`,
+        `--remote-debugging-port=${port}`,
+        'about:blank',
+      ],
+      { stdio: 'ignore' },
+    );
     try {
       let targets: Array<{ type: string; webSocketDebuggerUrl: string }> = [];
       for (let i = 0; i < 100 && !targets.some((t) => t.type === 'page'); i++) {
         await new Promise((r) => setTimeout(r, 100));
-        targets = await fetch(`http://127.0.0.1:${port}/json/list`).then((r) => r.json() as Promise<typeof targets>, () => []);
+        targets = await fetch(`http://127.0.0.1:${port}/json/list`).then(
+          (r) => r.json() as Promise<typeof targets>,
+          () => [],
+        );
       }
       const ws = new WebSocket(targets.find((t) => t.type === 'page')!.webSocketDebuggerUrl);
-      await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
+      await new Promise((resolve, reject) => {
+        ws.onopen = resolve;
+        ws.onerror = reject;
+      });
       let id = 0;
       const pending = new Map<number, (v: any) => void>();
       ws.onmessage = (e) => {
         const msg = JSON.parse(String(e.data));
         if (msg.id) pending.get(msg.id)?.(msg);
       };
-      const send = (method: string, params: Record<string, unknown> = {}) => new Promise<any>((resolve) => { const n = ++id; pending.set(n, resolve); ws.send(JSON.stringify({ id: n, method, params })); });
-      const evaluate = async (expression: string) => (await send('Runtime.evaluate', { expression, returnByValue: true })).result?.result?.value;
+      const send = (method: string, params: Record<string, unknown> = {}) =>
+        new Promise<any>((resolve) => {
+          const n = ++id;
+          pending.set(n, resolve);
+          ws.send(JSON.stringify({ id: n, method, params }));
+        });
+      const evaluate = async (expression: string) =>
+        (await send('Runtime.evaluate', { expression, returnByValue: true })).result?.result?.value;
       const waitFor = async (expression: string) => {
         for (let i = 0; i < 100; i++) {
           if (await evaluate(expression)) return;
@@ -440,7 +602,9 @@ describe.skipIf(browserSkip !== undefined)('public page in headless Chromium', (
       await waitFor(`document.getElementById('landing-form') !== null`);
       expect(await evaluate('document.title')).toBe('Join our text club');
       const num = phone();
-      await evaluate(`document.getElementById('f_phone').value = '${num}'; document.getElementById('f_first_name').value = 'Browser'; document.getElementById('consent').checked = true; document.getElementById('landing-form').requestSubmit(); true`);
+      await evaluate(
+        `document.getElementById('f_phone').value = '${num}'; document.getElementById('f_first_name').value = 'Browser'; document.getElementById('consent').checked = true; document.getElementById('landing-form').requestSubmit(); true`,
+      );
       await waitFor(`document.getElementById('success') !== null`);
       ws.close();
       const subs = await call(srv, 'GET', `/v1/landing-pages/${p.id}/submissions`, { key });

@@ -50,7 +50,8 @@ describe('pg-boss internals (src/jobs/queue.ts)', () => {
     await listener.connect();
     try {
       listener.on('notification', (n) => heard.push(n.payload ?? ''));
-      const channel = (await client.query(`select ${insert!.notify!.replace(/^pg_notify\((.*), '[^']*'\)$/, '$1')} as c`)).rows[0].c as string;
+      const channel = (await client.query(`select ${insert!.notify!.replace(/^pg_notify\((.*), '[^']*'\)$/, '$1')} as c`)).rows[0]
+        .c as string;
       await listener.query(`listen "${channel}"`);
       await client.query(`${insert!.head}$1${insert!.tail}`, [payload]);
       await client.query(`select ${insert!.notify}`);
@@ -75,11 +76,18 @@ describe('pg internals (src/db/prepared.ts)', () => {
         const text = `/* prepared:internals-probe */ select $1::int + 1 as n`;
         expect((await client.query(text, [41])).rows).toEqual([{ n: 42 }]);
         expect((await client.query(text, [1])).rows).toEqual([{ n: 2 }]);
-        const prepared = (await client.query(`select name, statement from pg_prepared_statements`)).rows as Array<{ name: string; statement: string }>;
-        expect(prepared.filter((p) => p.statement === text)).toEqual([{ name: expect.stringMatching(/^internals-probe-[0-9a-f]{16}$/), statement: text }]);
+        const prepared = (await client.query(`select name, statement from pg_prepared_statements`)).rows as Array<{
+          name: string;
+          statement: string;
+        }>;
+        expect(prepared.filter((p) => p.statement === text)).toEqual([
+          { name: expect.stringMatching(/^internals-probe-[0-9a-f]{16}$/), statement: text },
+        ]);
         // An unmarked statement stays unnamed.
         await client.query('select 1 as one', []);
-        expect((await client.query(`select count(*)::int as n from pg_prepared_statements where statement = 'select 1 as one'`)).rows[0].n).toBe(0);
+        expect(
+          (await client.query(`select count(*)::int as n from pg_prepared_statements where statement = 'select 1 as one'`)).rows[0].n,
+        ).toBe(0);
       } finally {
         client.release();
       }

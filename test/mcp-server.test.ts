@@ -29,7 +29,9 @@ const clients: Client[] = [];
 
 async function connect(key: string): Promise<Client> {
   const c = new Client({ name: 'mcp-server.test', version: '1.0.0' });
-  await c.connect(new StreamableHTTPClientTransport(new URL(`${srv.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+  await c.connect(
+    new StreamableHTTPClientTransport(new URL(`${srv.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+  );
   clients.push(c);
   return c;
 }
@@ -39,7 +41,8 @@ const errorOf = (result: CallToolResult) => {
   const first = result.content[0];
   return JSON.parse(first?.type === 'text' ? first.text : '{}') as { code: string; message: string; details?: Array<{ field: string }> };
 };
-const call_ = (c: Client, name: string, args: Record<string, unknown> = {}) => c.callTool({ name, arguments: args }) as Promise<CallToolResult>;
+const call_ = (c: Client, name: string, args: Record<string, unknown> = {}) =>
+  c.callTool({ name, arguments: args }) as Promise<CallToolResult>;
 
 beforeAll(async () => {
   srv = await startTestServer({ workers: true });
@@ -63,7 +66,8 @@ describe('tools/list', () => {
   it('offers every operation of the document as a tool to a full key, in pages of at most 128 KiB', async () => {
     const pages = await listPages(client);
     expect(pages.length).toBeGreaterThan(1);
-    for (const page of pages) expect(Buffer.byteLength(JSON.stringify(page.tools))).toBeLessThanOrEqual(TOOLS_PAGE_BYTES + 2 * page.tools.length);
+    for (const page of pages)
+      expect(Buffer.byteLength(JSON.stringify(page.tools))).toBeLessThanOrEqual(TOOLS_PAGE_BYTES + 2 * page.tools.length);
     const tools = pages.flatMap((p) => p.tools);
     const operations = listOperations(loadDocument()).map((o) => o.operationId);
     expect(operations).toHaveLength(194);
@@ -127,7 +131,15 @@ describe('tools/list', () => {
 describe('the document drives the tools', () => {
   const withOperation = (op: Record<string, unknown>): OpenApiDocument => {
     const doc = structuredClone(loadDocument());
-    doc.paths['/v1/widgets/{id}'] = { get: { operationId: 'getWidget', summary: 'Get a widget', security: [{ apiKey: ['widgets:read'] }], responses: { '200': { description: 'ok' } }, ...op } };
+    doc.paths['/v1/widgets/{id}'] = {
+      get: {
+        operationId: 'getWidget',
+        summary: 'Get a widget',
+        security: [{ apiKey: ['widgets:read'] }],
+        responses: { '200': { description: 'ok' } },
+        ...op,
+      },
+    };
     return doc;
   };
 
@@ -136,18 +148,32 @@ describe('the document drives the tools', () => {
     const catalog = buildToolCatalog(withOperation({ parameters: params }));
     expect(catalog.tools.size + catalog.refused.size).toBe(195);
     const tool = catalog.tools.get('getWidget')!;
-    expect(tool.definition.inputSchema).toMatchObject({ properties: { id: { $ref: '#/$defs/Id' } }, required: ['id'], $defs: { Id: expect.any(Object) } });
+    expect(tool.definition.inputSchema).toMatchObject({
+      properties: { id: { $ref: '#/$defs/Id' } },
+      required: ['id'],
+      $defs: { Id: expect.any(Object) },
+    });
     expect(tool.scopes).toEqual([['widgets:read']]);
     // A header parameter becomes its camelCase argument, as Idempotency-Key becomes idempotencyKey.
-    const withHeader = buildToolCatalog(withOperation({ parameters: [...params, { name: 'X-Widget-Version', in: 'header', schema: { type: 'string' } }] }));
+    const withHeader = buildToolCatalog(
+      withOperation({ parameters: [...params, { name: 'X-Widget-Version', in: 'header', schema: { type: 'string' } }] }),
+    );
     expect(withHeader.tools.get('getWidget')!.headerParams).toEqual([{ argument: 'xWidgetVersion', header: 'x-widget-version' }]);
     // A parameter no tool argument can carry stops the build, rather than leaving the operation without a tool.
-    expect(() => buildToolCatalog(withOperation({ parameters: [...params, { name: 'session', in: 'cookie', schema: { type: 'string' } }] }))).toThrow(/getWidget: cookie parameter "session"/);
-    expect(() => buildToolCatalog(withOperation({ parameters: [...params, { name: 'id', in: 'query', schema: { type: 'string' } }] }))).toThrow(/getWidget: two arguments would be named "id"/);
+    expect(() =>
+      buildToolCatalog(withOperation({ parameters: [...params, { name: 'session', in: 'cookie', schema: { type: 'string' } }] })),
+    ).toThrow(/getWidget: cookie parameter "session"/);
+    expect(() =>
+      buildToolCatalog(withOperation({ parameters: [...params, { name: 'id', in: 'query', schema: { type: 'string' } }] })),
+    ).toThrow(/getWidget: two arguments would be named "id"/);
     // A raw (non-JSON, non-form) body cannot be a tool argument: listed as refused, with the HTTP way to call it.
-    const raw = buildToolCatalog(withOperation({ method: 'put', parameters: params, requestBody: { content: { 'text/csv': { schema: { type: 'string' } } } } }));
+    const raw = buildToolCatalog(
+      withOperation({ method: 'put', parameters: params, requestBody: { content: { 'text/csv': { schema: { type: 'string' } } } } }),
+    );
     expect(raw.tools.has('getWidget')).toBe(false);
-    expect(raw.refused.get('getWidget')?.reason).toBe('getWidget takes a text/csv body, which MCP tool arguments cannot carry; call it over HTTP: GET /v1/widgets/{id}.');
+    expect(raw.refused.get('getWidget')?.reason).toBe(
+      'getWidget takes a text/csv body, which MCP tool arguments cannot carry; call it over HTTP: GET /v1/widgets/{id}.',
+    );
   });
 });
 
@@ -160,7 +186,8 @@ describe('compact, self-contained schemas', () => {
     const out: Array<[string, Node]> = [[at, schema as Node]];
     for (const [key, value] of Object.entries(schema)) {
       if (['enum', 'const', 'default', 'examples', 'required'].includes(key)) continue;
-      if (['properties', 'patternProperties', '$defs'].includes(key)) for (const [name, s] of Object.entries(value as Node)) out.push(...schemaNodes(s, `${at}/${key}/${name}`));
+      if (['properties', 'patternProperties', '$defs'].includes(key))
+        for (const [name, s] of Object.entries(value as Node)) out.push(...schemaNodes(s, `${at}/${key}/${name}`));
       else out.push(...schemaNodes(value, `${at}/${key}`));
     }
     return out;
@@ -170,15 +197,21 @@ describe('compact, self-contained schemas', () => {
     const { tools } = buildToolCatalog(loadDocument());
     const ajv = new Ajv({ strict: false, validateFormats: false });
     for (const { definition: tool } of tools.values()) {
-      for (const [which, schema] of [['input', tool.inputSchema], ['output', tool.outputSchema]] as const) {
+      for (const [which, schema] of [
+        ['input', tool.inputSchema],
+        ['output', tool.outputSchema],
+      ] as const) {
         if (!schema) continue;
         for (const [at, node] of schemaNodes(schema)) {
           const where = `${tool.name} ${which} ${at}`;
           // OpenAPI's discriminator is not JSON Schema, and its mapping pointed into #/components.
           expect(node.discriminator, where).toBeUndefined();
-          if (typeof node.$ref === 'string') expect((schema as { $defs?: Node }).$defs?.[node.$ref.replace('#/$defs/', '')], `${where} ${node.$ref}`).toBeDefined();
+          if (typeof node.$ref === 'string')
+            expect((schema as { $defs?: Node }).$defs?.[node.$ref.replace('#/$defs/', '')], `${where} ${node.$ref}`).toBeDefined();
           // An output schema is for checking answers: it keeps what validates, none of the annotations.
-          if (which === 'output') for (const annotation of ['description', 'examples', 'title', 'default']) expect(node[annotation], `${where} ${annotation}`).toBeUndefined();
+          if (which === 'output')
+            for (const annotation of ['description', 'examples', 'title', 'default'])
+              expect(node[annotation], `${where} ${annotation}`).toBeUndefined();
           // An input schema keeps one example, the whole body's.
           if (which === 'input' && at !== '#/properties/body') expect(node.examples, `${where} examples`).toBeUndefined();
         }
@@ -210,11 +243,17 @@ describe('tools/call', () => {
     expect(JSON.parse((read.content[0] as { text: string }).text)).toEqual(http.body);
 
     const list = await call_(client, 'listContacts', { limit: 5, page: 1 });
-    expect(list.structuredContent).toMatchObject({ data: [expect.objectContaining({ id: contactId })], pagination: expect.objectContaining({ limit: 5 }) });
+    expect(list.structuredContent).toMatchObject({
+      data: [expect.objectContaining({ id: contactId })],
+      pagination: expect.objectContaining({ limit: 5 }),
+    });
   });
 
   it('sends once for two sendMessage calls with the same idempotency key', async () => {
-    const args = { idempotencyKey: 'mcp-send-1', body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hello from MCP' } } };
+    const args = {
+      idempotencyKey: 'mcp-send-1',
+      body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hello from MCP' } },
+    };
     const first = await call_(client, 'sendMessage', args);
     const second = await call_(client, 'sendMessage', args);
     expect(first.isError, JSON.stringify(first)).toBeFalsy();
@@ -222,10 +261,17 @@ describe('tools/call', () => {
     const b = (second.structuredContent as { data: { messageId: string } }).data;
     expect(b.messageId).toBe(a.messageId);
     expect(second._meta).toMatchObject({ idempotentReplayed: true });
-    const messages = await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', contactId).where('direction', '=', 'outbound').execute();
+    const messages = await srv.context.db
+      .selectFrom('messages')
+      .select('id')
+      .where('contact_id', '=', contactId)
+      .where('direction', '=', 'outbound')
+      .execute();
     expect(messages.map((m) => m.id)).toEqual([a.messageId]);
     // The same key with another body: the HTTP answer's code.
-    const reused = errorOf(await call_(client, 'sendMessage', { ...args, body: { ...args.body, content: { type: 'text', text: 'Other' } } }));
+    const reused = errorOf(
+      await call_(client, 'sendMessage', { ...args, body: { ...args.body, content: { type: 'text', text: 'Other' } } }),
+    );
     expect(reused.code).toBe('IDEMPOTENCY_KEY_REUSED');
   });
 
@@ -237,7 +283,9 @@ describe('tools/call', () => {
     expect(http.status).toBe(403);
     expect(refused).toMatchObject({ code: 'FORBIDDEN', message: http.body.message });
     // Scopes first, as over HTTP: an oversized or malformed request of a key without the scope is still 403.
-    expect(errorOf(await call_(readOnly, 'createContact', { body: { phone: '+14155550102', name: 'x'.repeat(1024 * 1024) } })).code).toBe('FORBIDDEN');
+    expect(errorOf(await call_(readOnly, 'createContact', { body: { phone: '+14155550102', name: 'x'.repeat(1024 * 1024) } })).code).toBe(
+      'FORBIDDEN',
+    );
     expect(errorOf(await call_(readOnly, 'createContact', { bogus: 1 })).code).toBe('FORBIDDEN');
     expect((await call_(readOnly, 'getContact', { id: contactId })).isError).toBeFalsy();
   });
@@ -248,7 +296,9 @@ describe('tools/call', () => {
     const http = await call(srv, 'GET', `/v1/contacts/${contactId}`, { key: orgB.apiKey.secret });
     expect(http.status).toBe(404);
     expect(result).toMatchObject({ code: 'NOT_FOUND', message: http.body.message });
-    const send = errorOf(await call_(other, 'sendMessage', { body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'x' } } }));
+    const send = errorOf(
+      await call_(other, 'sendMessage', { body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'x' } } }),
+    );
     expect(send).toMatchObject({ code: 'NOT_FOUND', details: [expect.objectContaining({ field: 'body.contactId' })] });
   });
 
@@ -264,7 +314,10 @@ describe('tools/call', () => {
     const missing = errorOf(await call_(client, 'getContact', {}));
     expect(missing).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'path.id', message: 'is required', code: 'required' }] });
     const unknown = errorOf(await call_(client, 'getContact', { id: contactId, expand: 'all' }));
-    expect(unknown).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'expand', message: 'is not a known field', code: 'additionalProperties' }] });
+    expect(unknown).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'expand', message: 'is not a known field', code: 'additionalProperties' }],
+    });
     // Checks no schema expresses (nesting depth, NUL) answer as over HTTP, naming the same field.
     const deepBody = { phone: '+14155550103', attributes: JSON.parse('{"a":'.repeat(40) + '1' + '}'.repeat(40)) };
     const deep = errorOf(await call_(client, 'createContact', { body: deepBody }));
@@ -277,7 +330,10 @@ describe('tools/call', () => {
     const unknown = await call_(client, 'launchRocket').catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(McpError);
     expect((unknown as McpError).code).toBe(-32602);
-    expect((unknown as McpError).data).toMatchObject({ code: 'ROUTE_NOT_FOUND', message: 'No tool named "launchRocket"; tools/list shows the tools this key may call.' });
+    expect((unknown as McpError).data).toMatchObject({
+      code: 'ROUTE_NOT_FOUND',
+      message: 'No tool named "launchRocket"; tools/list shows the tools this key may call.',
+    });
     expect((await call_(client, 'getContact', { id: contactId })).isError).toBeFalsy();
   });
 
@@ -288,7 +344,9 @@ describe('tools/call', () => {
     expect(http.status).toBe(413);
     expect(result).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', message: http.body.message });
     // Past the body limit plus the envelope, the message itself is refused before it is parsed.
-    const huge = await call_(client, 'createContact', { body: { phone: '+14155550104', name: 'x'.repeat(1200 * 1024) } }).catch((e: unknown) => e);
+    const huge = await call_(client, 'createContact', { body: { phone: '+14155550104', name: 'x'.repeat(1200 * 1024) } }).catch(
+      (e: unknown) => e,
+    );
     expect(huge).toBeInstanceOf(StreamableHTTPError);
     expect((huge as StreamableHTTPError).code).toBe(413);
     expect((huge as StreamableHTTPError).message).toContain('"code":"PAYLOAD_TOO_LARGE"');
@@ -305,17 +363,25 @@ describe('tools/call', () => {
     expect(http.body.code).toBe('UNAUTHENTICATED');
     expect(after).toBeInstanceOf(StreamableHTTPError);
     expect((after as StreamableHTTPError).code).toBe(401);
-    expect((after as StreamableHTTPError).message).toContain(JSON.stringify({ code: 'UNAUTHENTICATED', message: http.body.message }).slice(1, -1));
+    expect((after as StreamableHTTPError).message).toContain(
+      JSON.stringify({ code: 'UNAUTHENTICATED', message: http.body.message }).slice(1, -1),
+    );
     expect((await call_(client, 'getContact', { id: contactId })).isError).toBeFalsy();
   });
 });
 
 describe('files', () => {
   it('uploads a file given base64, as the multipart operation would store it, and links its download', async () => {
-    const bytes = await sharp({ create: { width: 8, height: 6, channels: 3, background: '#3366cc' } }).png().toBuffer();
-    const uploaded = await call_(client, 'uploadAsset', { body: { file: { filename: 'logo.png', mimeType: 'image/png', contentBase64: bytes.toString('base64') }, name: 'Logo' } });
+    const bytes = await sharp({ create: { width: 8, height: 6, channels: 3, background: '#3366cc' } })
+      .png()
+      .toBuffer();
+    const uploaded = await call_(client, 'uploadAsset', {
+      body: { file: { filename: 'logo.png', mimeType: 'image/png', contentBase64: bytes.toString('base64') }, name: 'Logo' },
+    });
     expect(uploaded.isError, JSON.stringify(uploaded)).toBeFalsy();
-    const asset = (uploaded.structuredContent as { data: { id: string; name: string; mimeType: string; size_bytes: number; width: number } }).data;
+    const asset = (
+      uploaded.structuredContent as { data: { id: string; name: string; mimeType: string; size_bytes: number; width: number } }
+    ).data;
     expect(asset).toMatchObject({ name: 'Logo', mimeType: 'image/png', size_bytes: bytes.length, width: 8 });
     const linked = await call_(client, 'downloadAssetVariant', { id: asset.id, variant: 'original' });
     expect(linked.content[0]).toMatchObject({ type: 'resource_link', mimeType: 'image/png' });
@@ -324,15 +390,22 @@ describe('files', () => {
     expect(fetched.status, await fetched.clone().text()).toBe(200);
     expect(Buffer.from(await fetched.arrayBuffer()).equals(bytes)).toBe(true);
     // Another organization's asset: not found, and no link.
-    expect(errorOf(await call_(await connect(orgB.apiKey.secret), 'downloadAssetVariant', { id: asset.id, variant: 'original' })).code).toBe('NOT_FOUND');
+    expect(
+      errorOf(await call_(await connect(orgB.apiKey.secret), 'downloadAssetVariant', { id: asset.id, variant: 'original' })).code,
+    ).toBe('NOT_FOUND');
 
     const csv = 'phone,name\n+14155550111,Grace\n';
-    const imported = await call_(client, 'importContacts', { body: { file: { filename: 'contacts.csv', mimeType: 'text/csv', contentBase64: Buffer.from(csv).toString('base64') } } });
+    const imported = await call_(client, 'importContacts', {
+      body: { file: { filename: 'contacts.csv', mimeType: 'text/csv', contentBase64: Buffer.from(csv).toString('base64') } },
+    });
     expect(imported.isError, JSON.stringify(imported)).toBeFalsy();
     expect(imported._meta).toMatchObject({ status: 202 });
 
     const bad = errorOf(await call_(client, 'uploadAsset', { body: { file: { filename: 'x.png', contentBase64: 'not base64!' } } }));
-    expect(bad).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body.file.contentBase64', message: 'must be base64', code: 'contentEncoding' }] });
+    expect(bad).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'body.file.contentBase64', message: 'must be base64', code: 'contentEncoding' }],
+    });
     const missing = errorOf(await call_(client, 'uploadAsset', { body: { name: 'no file' } }));
     expect(missing).toMatchObject({ code: 'VALIDATION_ERROR', details: [expect.objectContaining({ field: 'body.file' })] });
   });
@@ -383,7 +456,10 @@ describe('the /mcp endpoint', () => {
   it('refuses a 100-message batch before running any of it, and answers one at the cap within its bounds', async () => {
     const refused = await batch(orgA.apiKey.secret, toolsList(100));
     expect(refused.status).toBe(400);
-    expect(refused.body).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ field: 'body', code: 'maxItems', message: `must NOT have more than ${MAX_BATCH_MESSAGES} items` }] });
+    expect(refused.body).toMatchObject({
+      code: 'VALIDATION_ERROR',
+      details: [{ field: 'body', code: 'maxItems', message: `must NOT have more than ${MAX_BATCH_MESSAGES} items` }],
+    });
     const twice = await batch(orgA.apiKey.secret, [...toolsList(2), { jsonrpc: '2.0', id: 2, method: 'tools/list' }]);
     expect(twice.status).toBe(400);
     expect(twice.body.details).toEqual([expect.objectContaining({ field: 'body.2.id' })]);
@@ -400,17 +476,31 @@ describe('the /mcp endpoint', () => {
     const org = await srv.newOrg('MCP big answers');
     // 10 contacts of about 100 KB of attributes: listing them answers about 6 MB (the JSON twice, once as text).
     const attributes = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`a${i}`, '"'.repeat(1000)]));
-    for (let i = 0; i < 10; i++) expect((await call(srv, 'POST', '/v1/contacts', { key: org.apiKey.secret, body: { phone: `+1415555${String(1000 + i)}`, attributes } })).status).toBe(201);
+    for (let i = 0; i < 10; i++)
+      expect(
+        (await call(srv, 'POST', '/v1/contacts', { key: org.apiKey.secret, body: { phone: `+1415555${String(1000 + i)}`, attributes } }))
+          .status,
+      ).toBe(201);
     const res = await batch(org.apiKey.secret, [
       { jsonrpc: '2.0', id: 'list', method: 'tools/call', params: { name: 'listContacts', arguments: { limit: 10 } } },
-      { jsonrpc: '2.0', id: 'create', method: 'tools/call', params: { name: 'createContact', arguments: { body: { phone: '+14155552000' } } } },
+      {
+        jsonrpc: '2.0',
+        id: 'create',
+        method: 'tools/call',
+        params: { name: 'createContact', arguments: { body: { phone: '+14155552000' } } },
+      },
       { jsonrpc: '2.0', id: 'tools', method: 'tools/list' },
     ]);
     expect(res.status).toBe(200);
-    const [list, create, tools] = res.body as Array<{ id: string; result?: { structuredContent: { data: unknown[] } }; error?: { code: number; data: { code: string } } }>;
+    const [list, create, tools] = res.body as Array<{
+      id: string;
+      result?: { structuredContent: { data: unknown[] } };
+      error?: { code: number; data: { code: string } };
+    }>;
     expect(list!.result!.structuredContent.data).toHaveLength(10);
     expect(Buffer.byteLength(JSON.stringify(list))).toBeGreaterThan(BATCH_ANSWER_BYTES);
-    for (const unrun of [create!, tools!]) expect(unrun.error).toMatchObject({ code: BATCH_TOO_LARGE_CODE, data: { code: 'PAYLOAD_TOO_LARGE' } });
+    for (const unrun of [create!, tools!])
+      expect(unrun.error).toMatchObject({ code: BATCH_TOO_LARGE_CODE, data: { code: 'PAYLOAD_TOO_LARGE' } });
     // Not run: no contact was created.
     expect((await call(srv, 'GET', '/v1/contacts?limit=1', { key: org.apiKey.secret })).body.pagination.total).toBe(10);
   });
@@ -427,6 +517,10 @@ describe('the /mcp endpoint', () => {
     });
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get('mcp-session-id')).toBeNull();
-    expect(res.body).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { data: expect.any(Array), pagination: expect.objectContaining({ limit: 5 }) }, _meta: { status: 200 } } });
+    expect(res.body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 1,
+      result: { structuredContent: { data: expect.any(Array), pagination: expect.objectContaining({ limit: 5 }) }, _meta: { status: 200 } },
+    });
   });
 });

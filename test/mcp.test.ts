@@ -37,7 +37,9 @@ function mcpServerApp(opts: { slowMs?: number; pagedTools?: boolean } = {}) {
     }
     if (req.headers.authorization !== `Bearer ${TOKEN}`) {
       // Echoes what it was sent, as careless servers do: the service must not store or answer it.
-      res.writeHead(401, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'unauthorized', received: req.headers.authorization }));
+      res
+        .writeHead(401, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'unauthorized', received: req.headers.authorization }));
       return;
     }
     const server = new McpServer({ name: 'test-mcp', version: '1.0.0' });
@@ -55,7 +57,14 @@ function mcpServerApp(opts: { slowMs?: number; pagedTools?: boolean } = {}) {
       // tools/list in two pages, check_channel on the second.
       server.server.setRequestHandler(ListToolsRequestSchema, (list) =>
         list.params?.cursor === 'page-2'
-          ? { tools: [{ name: 'check_channel', inputSchema: { type: 'object', properties: { channel: { type: 'string', enum: ['RCS', 'CHATAPP', 'SMS'] } } } }] }
+          ? {
+              tools: [
+                {
+                  name: 'check_channel',
+                  inputSchema: { type: 'object', properties: { channel: { type: 'string', enum: ['RCS', 'CHATAPP', 'SMS'] } } },
+                },
+              ],
+            }
           : { tools: [{ name: 'other_tool', inputSchema: { type: 'object' } }], nextCursor: 'page-2' },
       );
     }
@@ -112,8 +121,17 @@ const bearer = { type: 'bearer', token: TOKEN };
 
 async function mappedOrg(server: TestServer = srv) {
   const org = await server.newOrg('MCP org');
-  const { stdout } = await admin('set-platform-mapping', '--org', org.organizationId, '--account', `acct-${org.organizationId.slice(0, 8)}`);
-  expect(JSON.parse(stdout)).toMatchObject({ organizationId: org.organizationId, platformAccountId: `acct-${org.organizationId.slice(0, 8)}` });
+  const { stdout } = await admin(
+    'set-platform-mapping',
+    '--org',
+    org.organizationId,
+    '--account',
+    `acct-${org.organizationId.slice(0, 8)}`,
+  );
+  expect(JSON.parse(stdout)).toMatchObject({
+    organizationId: org.organizationId,
+    platformAccountId: `acct-${org.organizationId.slice(0, 8)}`,
+  });
   return { id: org.organizationId, key: org.apiKey.secret };
 }
 
@@ -121,7 +139,12 @@ describe('platform mapping (admin CLI)', () => {
   it('set-platform-mapping prints one JSON object, replaces the account on a second run, and refuses bad usage with exit 2', async () => {
     const org = await srv.newOrg('Mapping org');
     const first = JSON.parse((await admin('set-platform-mapping', '--org', org.organizationId, '--account', 'acct-1')).stdout);
-    expect(first).toEqual({ organizationId: org.organizationId, platformAccountId: 'acct-1', createdAt: expect.any(String), updatedAt: expect.any(String) });
+    expect(first).toEqual({
+      organizationId: org.organizationId,
+      platformAccountId: 'acct-1',
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+    });
     const second = JSON.parse((await admin('set-platform-mapping', '--org', org.organizationId, '--account', 'acct-2')).stdout);
     expect(second.platformAccountId).toBe('acct-2');
     for (const args of [
@@ -155,7 +178,12 @@ describe('saveMcpConfig / getMcpConfig', () => {
 
     const put = await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: `${mcpUrl}/mcp`, credentials: bearer } });
     expect(put.status).toBe(200);
-    expect(put.body.data).toMatchObject({ baseUrl: `${mcpUrl}/mcp`, credentialsSet: true, credentialsType: 'bearer', credentialsHint: '••••9f3a' });
+    expect(put.body.data).toMatchObject({
+      baseUrl: `${mcpUrl}/mcp`,
+      credentialsSet: true,
+      credentialsType: 'bearer',
+      credentialsHint: '••••9f3a',
+    });
     expect(put.body.data.health).toEqual(
       ['RCS', 'CHATAPP', 'SMS'].map((channelType) => ({ channelType, status: 'unknown', latencyMs: null, error: null, checkedAt: null })),
     );
@@ -173,7 +201,10 @@ describe('saveMcpConfig / getMcpConfig', () => {
 
   it('refuses a URL with credentials, and on a server without WEBHOOK_ALLOW_PRIVATE http:// and loopback', async () => {
     const org = await mappedOrg();
-    const withUser = await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: 'https://user:pass@mcp.example.com/mcp', credentials: bearer } });
+    const withUser = await call(srv, 'PUT', '/v1/mcp/config', {
+      key: org.key,
+      body: { baseUrl: 'https://user:pass@mcp.example.com/mcp', credentials: bearer },
+    });
     expect(withUser.status).toBe(400);
     expect(withUser.body.details[0].field).toBe('body.baseUrl');
     expect(withUser.body.details[0].message).toContain('credentials');
@@ -186,7 +217,10 @@ describe('saveMcpConfig / getMcpConfig', () => {
     }
     const tokenUrl = await call(strict, 'PUT', '/v1/mcp/config', {
       key: strictOrg.key,
-      body: { baseUrl: 'https://93.184.216.34/mcp', credentials: { type: 'oauth2_client_credentials', clientId: 'a', clientSecret: 'b', tokenUrl: 'https://10.0.0.1/token' } },
+      body: {
+        baseUrl: 'https://93.184.216.34/mcp',
+        credentials: { type: 'oauth2_client_credentials', clientId: 'a', clientSecret: 'b', tokenUrl: 'https://10.0.0.1/token' },
+      },
     });
     expect(tokenUrl.status).toBe(400);
     expect(tokenUrl.body.details[0].field).toBe('body.credentials.tokenUrl');
@@ -210,19 +244,34 @@ describe('saveMcpConfig / getMcpConfig', () => {
       }
       const org = await mappedOrg(strict);
       // A name that resolves now to a private address is refused at once.
-      const inside = await call(strict, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: 'https://mcp.inside.example/mcp', credentials: bearer } });
+      const inside = await call(strict, 'PUT', '/v1/mcp/config', {
+        key: org.key,
+        body: { baseUrl: 'https://mcp.inside.example/mcp', credentials: bearer },
+      });
       expect(inside.status).toBe(400);
       expect(inside.body.details[0]).toMatchObject({ field: 'body.baseUrl', message: expect.stringContaining('non-public') });
       // A name that does not resolve now is saved; the test says why it cannot connect.
       const later = await call(strict, 'PUT', '/v1/mcp/config', {
         key: org.key,
-        body: { baseUrl: 'https://mcp.not-yet.example/mcp', credentials: { type: 'oauth2_client_credentials', clientId: 'a', clientSecret: 'b-secret-1234', tokenUrl: 'https://auth.not-yet.example/token' } },
+        body: {
+          baseUrl: 'https://mcp.not-yet.example/mcp',
+          credentials: {
+            type: 'oauth2_client_credentials',
+            clientId: 'a',
+            clientSecret: 'b-secret-1234',
+            tokenUrl: 'https://auth.not-yet.example/token',
+          },
+        },
       });
       expect(later.status, later.text).toBe(200);
       expect(later.body.data).toMatchObject({ baseUrl: 'https://mcp.not-yet.example/mcp', credentialsType: 'oauth2_client_credentials' });
       const tested = await call(strict, 'POST', '/v1/mcp/test', { key: org.key, body: { channelType: 'SMS' } });
       expect(tested.status).toBe(200);
-      expect(tested.body.data.results[0]).toMatchObject({ channelType: 'SMS', status: 'unhealthy', error: expect.stringContaining('ENOTFOUND auth.not-yet.example') });
+      expect(tested.body.data.results[0]).toMatchObject({
+        channelType: 'SMS',
+        status: 'unhealthy',
+        error: expect.stringContaining('ENOTFOUND auth.not-yet.example'),
+      });
     } finally {
       setResolverForTests(null);
     }
@@ -231,12 +280,17 @@ describe('saveMcpConfig / getMcpConfig', () => {
   it('another organization never sees the configuration', async () => {
     const a = await mappedOrg();
     const b = await mappedOrg();
-    expect((await call(srv, 'PUT', '/v1/mcp/config', { key: a.key, body: { baseUrl: `${mcpUrl}/mcp`, credentials: bearer } })).status).toBe(200);
+    expect((await call(srv, 'PUT', '/v1/mcp/config', { key: a.key, body: { baseUrl: `${mcpUrl}/mcp`, credentials: bearer } })).status).toBe(
+      200,
+    );
     expect((await call(srv, 'GET', '/v1/mcp/config', { key: b.key })).body).toEqual({ configured: false, data: null });
     const testB = await call(srv, 'POST', '/v1/mcp/test', { key: b.key, body: {} });
     expect(testB.status).toBe(400);
     expect(testB.body.code).toBe('NOT_CONFIGURED');
-    const saveB = await call(srv, 'PUT', '/v1/mcp/config', { key: b.key, body: { baseUrl: `${mcpUrl}/other`, credentials: { type: 'basic', username: 'u', password: 'pw' } } });
+    const saveB = await call(srv, 'PUT', '/v1/mcp/config', {
+      key: b.key,
+      body: { baseUrl: `${mcpUrl}/other`, credentials: { type: 'basic', username: 'u', password: 'pw' } },
+    });
     expect(saveB.body.data).toMatchObject({ baseUrl: `${mcpUrl}/other`, credentialsType: 'basic', credentialsHint: '••••' });
     expect((await call(srv, 'GET', '/v1/mcp/config', { key: a.key })).body.data.baseUrl).toBe(`${mcpUrl}/mcp`);
   });
@@ -257,7 +311,13 @@ describe('testMcpConfig', () => {
     expect(all.status).toBe(200);
     expect(all.body.data.success).toBe(false);
     const [rcs, chat, sms] = all.body.data.results;
-    expect(rcs).toMatchObject({ channelType: 'RCS', status: 'healthy', error: null, latencyMs: expect.any(Number), checkedAt: expect.any(String) });
+    expect(rcs).toMatchObject({
+      channelType: 'RCS',
+      status: 'healthy',
+      error: null,
+      latencyMs: expect.any(Number),
+      checkedAt: expect.any(String),
+    });
     expect(chat).toMatchObject({ channelType: 'CHATAPP', status: 'unhealthy', error: expect.stringContaining('chat-app gateway down') });
     expect(sms).toMatchObject({ channelType: 'SMS', status: 'healthy' });
     expect(all.text).not.toContain(TOKEN);
@@ -274,7 +334,10 @@ describe('testMcpConfig', () => {
     const same = await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: `${mcpUrl}/mcp` } });
     expect(same.body.data.credentialsHint).toBe('••••9f3a');
     expect(same.body.data.health.map((h: { status: string }) => h.status)).toEqual(['healthy', 'unhealthy', 'healthy']);
-    const wrong = await call(srv, 'PUT', '/v1/mcp/config', { key: org.key, body: { baseUrl: `${mcpUrl}/mcp`, credentials: { type: 'bearer', token: 'wrong-token-abcd' } } });
+    const wrong = await call(srv, 'PUT', '/v1/mcp/config', {
+      key: org.key,
+      body: { baseUrl: `${mcpUrl}/mcp`, credentials: { type: 'bearer', token: 'wrong-token-abcd' } },
+    });
     expect(wrong.body.data.health.map((h: { status: string }) => h.status)).toEqual(['unknown', 'unknown', 'unknown']);
     expect(wrong.body.data.credentialsHint).toBe('••••abcd');
     const refused = await call(srv, 'POST', '/v1/mcp/test', { key: org.key });
@@ -283,7 +346,11 @@ describe('testMcpConfig', () => {
     expect(refused.body.data.results[0].error).toMatch(/cannot reach the MCP server: HTTP 401/);
     expect(refused.body.data.results[0].error).toContain('Bearer ••••');
     expect(refused.text).not.toContain('wrong-token-abcd');
-    const row = await srv.context.db.selectFrom('mcp_configs').select('health').where('organization_id', '=', org.id).executeTakeFirstOrThrow();
+    const row = await srv.context.db
+      .selectFrom('mcp_configs')
+      .select('health')
+      .where('organization_id', '=', org.id)
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(row.health)).not.toContain('wrong-token-abcd');
   });
 
@@ -324,14 +391,18 @@ describe('testMcpConfig', () => {
     expect(res.status).toBe(200);
     expect(res.body.data.success).toBe(false);
     expect(res.body.data.results).toHaveLength(3);
-    for (const r of res.body.data.results) expect(r).toMatchObject({ status: 'unhealthy', latencyMs: null, error: expect.stringMatching(/cannot reach the MCP server/) });
+    for (const r of res.body.data.results)
+      expect(r).toMatchObject({ status: 'unhealthy', latencyMs: null, error: expect.stringMatching(/cannot reach the MCP server/) });
   });
 
   it('OAuth 2.0 client credentials: the token from tokenUrl is used as a bearer token', async () => {
     const org = await mappedOrg();
     const save = await call(srv, 'PUT', '/v1/mcp/config', {
       key: org.key,
-      body: { baseUrl: `${mcpUrl}/mcp`, credentials: { type: 'oauth2_client_credentials', clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, tokenUrl: `${mcpUrl}/token` } },
+      body: {
+        baseUrl: `${mcpUrl}/mcp`,
+        credentials: { type: 'oauth2_client_credentials', clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, tokenUrl: `${mcpUrl}/token` },
+      },
     });
     expect(save.status).toBe(200);
     expect(save.body.data).toMatchObject({ credentialsType: 'oauth2_client_credentials', credentialsHint: '••••77aa' });

@@ -20,25 +20,103 @@ const base = new Date(Date.now() - 2 * 24 * 3600_000); // two days ago: inside t
 const at = (minutes: number, seconds = 0) => new Date(base.getTime() + minutes * MIN + seconds * 1000);
 const ERROR_CODE = 'CARRIER_REJECTED, "bad"\nline 2';
 
-type Fixture = Omit<Insertable<MessagesTable>, 'organization_id' | 'conversation_id' | 'contact_id' | 'contact_phone' | 'sender_id' | 'content' | 'origin'> & {
+type Fixture = Omit<
+  Insertable<MessagesTable>,
+  'organization_id' | 'conversation_id' | 'contact_id' | 'contact_phone' | 'sender_id' | 'content' | 'origin'
+> & {
   sender_id?: string;
 };
 // Named rows of organization A; `id` is filled in after the insert.
 const rows: Record<string, Fixture & { id?: string }> = {
-  rcs: { direction: 'outbound', requested_channel: 'RCS', planned_channel: 'RCS', channel: 'RCS', message_type: 'MARKETING', status: 'read', segments: 1, cost_units: 150, created_at: at(1), receipt_at: at(8) },
-  fallback: { direction: 'outbound', requested_channel: 'RCS', planned_channel: 'SMS', channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_NOT_SUPPORTED', message_type: 'TRANSACTIONAL', status: 'delivered', segments: 2, cost_units: 78, created_at: at(2), receipt_at: at(2, 3) },
-  failed: { direction: 'outbound', requested_channel: 'MMS', planned_channel: 'MMS', channel: 'MMS', message_type: 'SERVICE', status: 'failed', segments: 1, cost_units: null, error_code: ERROR_CODE, error_message: 'Rejected, "really"', created_at: at(3), receipt_at: at(3, 1) },
+  rcs: {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    planned_channel: 'RCS',
+    channel: 'RCS',
+    message_type: 'MARKETING',
+    status: 'read',
+    segments: 1,
+    cost_units: 150,
+    created_at: at(1),
+    receipt_at: at(8),
+  },
+  fallback: {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    planned_channel: 'SMS',
+    channel: 'SMS',
+    fallback_used: true,
+    fallback_reason: 'RCS_NOT_SUPPORTED',
+    message_type: 'TRANSACTIONAL',
+    status: 'delivered',
+    segments: 2,
+    cost_units: 78,
+    created_at: at(2),
+    receipt_at: at(2, 3),
+  },
+  failed: {
+    direction: 'outbound',
+    requested_channel: 'MMS',
+    planned_channel: 'MMS',
+    channel: 'MMS',
+    message_type: 'SERVICE',
+    status: 'failed',
+    segments: 1,
+    cost_units: null,
+    error_code: ERROR_CODE,
+    error_message: 'Rejected, "really"',
+    created_at: at(3),
+    receipt_at: at(3, 1),
+  },
   inbound: { direction: 'inbound', channel: 'SMS', status: 'received', segments: 1, created_at: at(4) },
   // Fallback planned but not carried yet: `primary` until SMS actually carries it.
-  pending: { direction: 'outbound', requested_channel: 'RCS', planned_channel: 'SMS', channel: null, fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED', message_type: 'MARKETING', status: 'queued', segments: 1, created_at: at(5) },
-  otherSender: { direction: 'outbound', requested_channel: 'SMS', planned_channel: 'SMS', channel: 'SMS', message_type: 'MARKETING', status: 'sent', segments: 1, cost_units: 39, created_at: at(6) },
-  chat: { direction: 'outbound', requested_channel: 'CHATAPP', planned_channel: 'CHATAPP', channel: 'CHATAPP', message_type: 'SERVICE', status: 'delivered', segments: 1, cost_units: 150, created_at: at(7), receipt_at: at(7, 1) },
+  pending: {
+    direction: 'outbound',
+    requested_channel: 'RCS',
+    planned_channel: 'SMS',
+    channel: null,
+    fallback_used: true,
+    fallback_reason: 'RCS_DELIVERY_FAILED',
+    message_type: 'MARKETING',
+    status: 'queued',
+    segments: 1,
+    created_at: at(5),
+  },
+  otherSender: {
+    direction: 'outbound',
+    requested_channel: 'SMS',
+    planned_channel: 'SMS',
+    channel: 'SMS',
+    message_type: 'MARKETING',
+    status: 'sent',
+    segments: 1,
+    cost_units: 39,
+    created_at: at(6),
+  },
+  chat: {
+    direction: 'outbound',
+    requested_channel: 'CHATAPP',
+    planned_channel: 'CHATAPP',
+    channel: 'CHATAPP',
+    message_type: 'SERVICE',
+    status: 'delivered',
+    segments: 1,
+    cost_units: 150,
+    created_at: at(7),
+    receipt_at: at(7, 1),
+  },
 };
 const old = { id: '', createdAt: new Date(Date.now() - 40 * 24 * 3600_000) }; // outside the default window
 const RECENT = ['rcs', 'fallback', 'failed', 'inbound', 'pending', 'otherSender', 'chat'];
 let orgBMessage = '';
 
-async function insertMessages(org: { organizationId: string }, contactId: string, conversationId: string, senderId: string, list: Fixture[]): Promise<string[]> {
+async function insertMessages(
+  org: { organizationId: string },
+  contactId: string,
+  conversationId: string,
+  senderId: string,
+  list: Fixture[],
+): Promise<string[]> {
   const inserted = await srv.context.db
     .insertInto('messages')
     .values(
@@ -61,7 +139,11 @@ async function insertMessages(org: { organizationId: string }, contactId: string
 }
 
 async function contactAndConversation(org: { organizationId: string; senderId: string }, phone: string) {
-  const contact = await srv.context.db.insertInto('contacts').values({ organization_id: org.organizationId, phone, attributes: '{}' }).returning('id').executeTakeFirstOrThrow();
+  const contact = await srv.context.db
+    .insertInto('contacts')
+    .values({ organization_id: org.organizationId, phone, attributes: '{}' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const conversation = await srv.context.db
     .insertInto('conversations')
     .values({ organization_id: org.organizationId, contact_id: contact.id, sender_id: org.senderId, source_type: 'api' })
@@ -76,7 +158,16 @@ beforeAll(async () => {
   senderA2 = (
     await srv.context.db
       .insertInto('sender_ids')
-      .values({ organization_id: orgA.organizationId, name: 'Second sender', type: 'RCS_AGENT', status: 'ACTIVE', provider: 'PROVIDER_B', phone_number: null, is_sandbox: true, updated_at: new Date() })
+      .values({
+        organization_id: orgA.organizationId,
+        name: 'Second sender',
+        type: 'RCS_AGENT',
+        status: 'ACTIVE',
+        provider: 'PROVIDER_B',
+        phone_number: null,
+        is_sandbox: true,
+        updated_at: new Date(),
+      })
       .returning('id')
       .executeTakeFirstOrThrow()
   ).id;
@@ -91,9 +182,9 @@ beforeAll(async () => {
   RECENT.forEach((k, i) => (rows[k]!.id = ids[i]));
   old.id = ids[RECENT.length]!;
   const b = await contactAndConversation(orgB, '+14155550100');
-  [orgBMessage] = await insertMessages(orgB, b.contactId, b.conversationId, orgB.senderId, [
+  [orgBMessage] = (await insertMessages(orgB, b.contactId, b.conversationId, orgB.senderId, [
     { direction: 'outbound', requested_channel: 'RCS', channel: 'RCS', status: 'delivered', segments: 1, created_at: at(1) },
-  ]) as [string];
+  ])) as [string];
 });
 afterAll(() => srv.close());
 
@@ -137,7 +228,16 @@ describe('getMessageReport', () => {
       conversationId: conversationA,
     });
     const inbound = res.body.data.find((r: { messageId: string }) => r.messageId === rows.inbound!.id);
-    expect(inbound).toMatchObject({ kind: 'mo', direction: 'inbound', channel: null, actualChannel: 'SMS', fallback: 'primary', receiptAt: at(4).toISOString(), cost: null, messageType: null });
+    expect(inbound).toMatchObject({
+      kind: 'mo',
+      direction: 'inbound',
+      channel: null,
+      actualChannel: 'SMS',
+      fallback: 'primary',
+      receiptAt: at(4).toISOString(),
+      cost: null,
+      messageType: null,
+    });
   });
 
   it('filters by kind', async () => {
@@ -183,7 +283,8 @@ describe('getMessageReport', () => {
   // The documented order: by the key in `dir` order, nulls last descending and first ascending, then by id.
   const KEYS = {
     createdAt: (f: Fixture) => (f.created_at as Date).toISOString(),
-    receiptAt: (f: Fixture) => ((f.direction === 'inbound' ? f.created_at : f.receipt_at) as Date | null | undefined)?.toISOString() ?? null,
+    receiptAt: (f: Fixture) =>
+      ((f.direction === 'inbound' ? f.created_at : f.receipt_at) as Date | null | undefined)?.toISOString() ?? null,
     direction: (f: Fixture) => f.direction,
     channel: (f: Fixture) => f.requested_channel ?? null,
     actualChannel: (f: Fixture) => f.channel ?? null,
@@ -229,7 +330,32 @@ describe('getMessageReport', () => {
       'messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId',
     );
     expect(lines[2]).toBe(
-      [rows.fallback!.id, 'mdr', 'outbound', at(2).toISOString(), at(2, 3).toISOString(), contactA, '+14155550100', orgA.senderId, '', '', '', '', 'RCS', 'SMS', 'fallback', 'RCS_NOT_SUPPORTED', 'TRANSACTIONAL', 'delivered', '', '2', '0.0078', 'USD', '', conversationA].join(','),
+      [
+        rows.fallback!.id,
+        'mdr',
+        'outbound',
+        at(2).toISOString(),
+        at(2, 3).toISOString(),
+        contactA,
+        '+14155550100',
+        orgA.senderId,
+        '',
+        '',
+        '',
+        '',
+        'RCS',
+        'SMS',
+        'fallback',
+        'RCS_NOT_SUPPORTED',
+        'TRANSACTIONAL',
+        'delivered',
+        '',
+        '2',
+        '0.0078',
+        'USD',
+        '',
+        conversationA,
+      ].join(','),
     );
     // The error code holds a comma, quotes and a newline: one quoted field, quotes doubled.
     expect(res.text).toContain(`,failed,"CARRIER_REJECTED, ""bad""\nline 2",1,,,,${conversationA}\r\n`);
@@ -281,7 +407,14 @@ describe('getMessageReport: fallbackReason of messages sent for real', () => {
     const phone = `+1415${String(++seq).padStart(7 - suffix.length, '0')}${suffix}`;
     return live.context.db
       .insertInto('contacts')
-      .values({ organization_id: org.organizationId, phone, attributes: '{}', rcs_capable: rcsCapable, consent_type: 'MARKETING', time_zone: 'UTC' })
+      .values({
+        organization_id: org.organizationId,
+        phone,
+        attributes: '{}',
+        rcs_capable: rcsCapable,
+        consent_type: 'MARKETING',
+        time_zone: 'UTC',
+      })
       .returning(['id', 'phone'])
       .executeTakeFirstOrThrow();
   }
@@ -308,7 +441,12 @@ describe('getMessageReport: fallbackReason of messages sent for real', () => {
     return res.body.data.find((r: { messageId: string }) => r.messageId === id);
   };
   const eventData = async (id: string, type: string) => {
-    const rows = await live.context.db.selectFrom('webhook_events').select('body').where('organization_id', '=', org.organizationId).where('type', '=', type).execute();
+    const rows = await live.context.db
+      .selectFrom('webhook_events')
+      .select('body')
+      .where('organization_id', '=', org.organizationId)
+      .where('type', '=', type)
+      .execute();
     return rows.map((r) => JSON.parse(r.body).data).filter((d: { messageId: string }) => d.messageId === id);
   };
   const conversationMessage = async (conversationId: string, id: string) => {
@@ -325,7 +463,13 @@ describe('getMessageReport: fallbackReason of messages sent for real', () => {
       // The send answer is the plan: SMS at once when the handset is known not to take RCS.
       expect(send.fallbackReason).toBe(rcsCapable === false ? 'RCS_NOT_SUPPORTED' : null);
 
-      expect(row).toMatchObject({ status: 'failed', channel: null, fallback_used: false, fallback_reason: null, error_code: 'CARRIER_REJECTED' });
+      expect(row).toMatchObject({
+        status: 'failed',
+        channel: null,
+        fallback_used: false,
+        fallback_reason: null,
+        error_code: 'CARRIER_REJECTED',
+      });
       expect(await reportRow(row.id)).toMatchObject({
         channel: 'RCS',
         actualChannel: null,
@@ -337,7 +481,13 @@ describe('getMessageReport: fallbackReason of messages sent for real', () => {
       });
       const failed = await eventData(row.id, 'message.failed');
       expect(failed).toHaveLength(1);
-      expect(failed[0]).toMatchObject({ status: 'failed', channel: null, fallbackUsed: false, fallbackReason: null, error: { code: 'CARRIER_REJECTED' } });
+      expect(failed[0]).toMatchObject({
+        status: 'failed',
+        channel: null,
+        fallbackUsed: false,
+        fallbackReason: null,
+        error: { code: 'CARRIER_REJECTED' },
+      });
       expect(await conversationMessage(row.conversation_id, row.id)).toMatchObject({
         status: 'failed',
         channel: null,
@@ -364,13 +514,21 @@ describe('getMessageReport: fallbackReason of messages sent for real', () => {
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toMatchObject({ channel: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_DELIVERY_FAILED', error: null });
     expect(await eventData(row.id, 'message.failed')).toEqual([]);
-    expect(await conversationMessage(row.conversation_id, row.id)).toMatchObject({ channel: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_DELIVERY_FAILED' });
+    expect(await conversationMessage(row.conversation_id, row.id)).toMatchObject({
+      channel: 'SMS',
+      fallbackUsed: true,
+      fallbackReason: 'RCS_DELIVERY_FAILED',
+    });
   });
 
   it('a message the handset could not take by RCS, carried by SMS, reports RCS_NOT_SUPPORTED', async () => {
     const c = await contact('8', null);
     const { row } = await sendAndWait(c.id, ['delivered']);
     expect(await reportRow(row.id)).toMatchObject({ actualChannel: 'SMS', fallback: 'fallback', fallbackReason: 'RCS_NOT_SUPPORTED' });
-    expect((await eventData(row.id, 'message.delivered'))[0]).toMatchObject({ channel: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_NOT_SUPPORTED' });
+    expect((await eventData(row.id, 'message.delivered'))[0]).toMatchObject({
+      channel: 'SMS',
+      fallbackUsed: true,
+      fallbackReason: 'RCS_NOT_SUPPORTED',
+    });
   });
 });

@@ -41,7 +41,10 @@ describe('first hour', () => {
 
   it('a local webhook receiver is refused with the setting that allows it in development', async () => {
     const { apiKey } = await srv.newOrg('Newcomer org');
-    const res = await call(srv, 'POST', '/v1/webhook-endpoints', { key: apiKey.secret, body: { url: 'https://127.0.0.1:3001/hooks', events: ['message.delivered'] } });
+    const res = await call(srv, 'POST', '/v1/webhook-endpoints', {
+      key: apiKey.secret,
+      body: { url: 'https://127.0.0.1:3001/hooks', events: ['message.delivered'] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.details[0]).toMatchObject({ field: 'body.url', message: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE=1') });
   });

@@ -21,7 +21,9 @@ function listenOn(): Promise<{ server: Server; port: number }> {
 }
 
 async function startFailure(extraEnv: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  const err = await run(process.execPath, ['src/main.ts'], { env: { ...env(), ...extraEnv }, timeout: 30_000 }).catch((e: { code: number; stderr: string }) => e);
+  const err = await run(process.execPath, ['src/main.ts'], { env: { ...env(), ...extraEnv }, timeout: 30_000 }).catch(
+    (e: { code: number; stderr: string }) => e,
+  );
   return err as { code: number; stderr: string };
 }
 
@@ -40,9 +42,10 @@ describe('start-up failures are one line with the fix', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'msa-busy-pg-'));
     try {
       const { DATABASE_URL: _unused, ...noDatabaseUrl } = env();
-      const err = await run(process.execPath, ['src/main.ts'], { env: { ...noDatabaseUrl, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(busy.port), PORT: '0' }, timeout: 60_000 }).catch(
-        (e: { code: number; stderr: string }) => e,
-      );
+      const err = await run(process.execPath, ['src/main.ts'], {
+        env: { ...noDatabaseUrl, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(busy.port), PORT: '0' },
+        timeout: 60_000,
+      }).catch((e: { code: number; stderr: string }) => e);
       expect((err as { code: number }).code).toBe(1);
       expect((err as { stderr: string }).stderr).toContain(`Port ${busy.port} (EMBEDDED_PG_PORT) is already in use`);
     } finally {
@@ -51,19 +54,26 @@ describe('start-up failures are one line with the fix', () => {
     }
   }, 90_000);
 
-  it.skipIf(process.getuid?.() !== 0)('as root, a DATA_DIR the database’s own user cannot enter', async () => {
-    const parent = mkdtempSync(join(tmpdir(), 'msa-private-')); // 0700, owned by root
-    try {
-      const { DATABASE_URL: _unused, ...noDatabaseUrl } = env();
-      const err = await run(process.execPath, ['src/main.ts'], { env: { ...noDatabaseUrl, DATA_DIR: join(parent, 'data'), PORT: '0' }, timeout: 60_000 }).catch(
-        (e: { code: number; stderr: string }) => e,
-      );
-      expect((err as { code: number }).code).toBe(1);
-      expect((err as { stderr: string }).stderr).toMatch(/cannot start: The embedded PostgreSQL cannot use .*permission denied\. Running as root/);
-    } finally {
-      rmSync(parent, { recursive: true, force: true });
-    }
-  }, 90_000);
+  it.skipIf(process.getuid?.() !== 0)(
+    'as root, a DATA_DIR the database’s own user cannot enter',
+    async () => {
+      const parent = mkdtempSync(join(tmpdir(), 'msa-private-')); // 0700, owned by root
+      try {
+        const { DATABASE_URL: _unused, ...noDatabaseUrl } = env();
+        const err = await run(process.execPath, ['src/main.ts'], {
+          env: { ...noDatabaseUrl, DATA_DIR: join(parent, 'data'), PORT: '0' },
+          timeout: 60_000,
+        }).catch((e: { code: number; stderr: string }) => e);
+        expect((err as { code: number }).code).toBe(1);
+        expect((err as { stderr: string }).stderr).toMatch(
+          /cannot start: The embedded PostgreSQL cannot use .*permission denied\. Running as root/,
+        );
+      } finally {
+        rmSync(parent, { recursive: true, force: true });
+      }
+    },
+    90_000,
+  );
 
   it('an unreachable DATABASE_URL', async () => {
     const closed = await listenOn();
@@ -134,7 +144,10 @@ describe('npm start', () => {
     const deadline = Date.now() + 10_000;
     let stillServing = true;
     while (stillServing && Date.now() < deadline) {
-      stillServing = await fetch(`http://127.0.0.1:${port}/health`).then(() => true, () => false);
+      stillServing = await fetch(`http://127.0.0.1:${port}/health`).then(
+        () => true,
+        () => false,
+      );
       if (stillServing) await new Promise((r) => setTimeout(r, 100));
     }
     expect(stillServing).toBe(false);

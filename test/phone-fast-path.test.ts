@@ -18,7 +18,10 @@ function reference(input: string, defaultCountry?: string) {
 
 const digits = (n: number) => fc.array(fc.integer({ min: 0, max: 9 }), { minLength: n, maxLength: n }).map((d) => d.join(''));
 // Area codes: any three digits, and ones of other NANP countries, toll-free and special codes on purpose.
-const area = fc.oneof(digits(3), fc.constantFrom('416', '604', '787', '876', '242', '800', '888', '900', '555', '211', '305', '505', '274', '472', '983', '310'));
+const area = fc.oneof(
+  digits(3),
+  fc.constantFrom('416', '604', '787', '876', '242', '800', '888', '900', '555', '211', '305', '505', '274', '472', '983', '310'),
+);
 const exchange = fc.oneof(digits(3), fc.constantFrom('555', '200', '911', '020', '520', '564'));
 const line = digits(4);
 const shape = fc.constantFrom(

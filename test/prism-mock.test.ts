@@ -55,7 +55,11 @@ afterAll(() => {
 
 const deref = (node: Json | undefined): Json | undefined => {
   let n = node;
-  for (let i = 0; n?.$ref && i < 20; i++) n = String(n.$ref).slice(2).split('/').reduce((a: Json, p) => a?.[p], doc);
+  for (let i = 0; n?.$ref && i < 20; i++)
+    n = String(n.$ref)
+      .slice(2)
+      .split('/')
+      .reduce((a: Json, p) => a?.[p], doc);
   return n;
 };
 
@@ -78,7 +82,9 @@ function buildRequest(path: string, method: string): { url: string; init: Reques
   const item = doc.paths[path];
   const op = item[method];
   const params: Json[] = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Json) => deref(p)!);
-  const url = path.replace(/\{(\w+)\}/g, (_m, name: string) => encodeURIComponent(sampleValue(params.find((p) => p.name === name && p.in === 'path')?.schema, name)));
+  const url = path.replace(/\{(\w+)\}/g, (_m, name: string) =>
+    encodeURIComponent(sampleValue(params.find((p) => p.name === name && p.in === 'path')?.schema, name)),
+  );
   const query = new URLSearchParams();
   const headers: Record<string, string> = {};
   for (const p of params) {

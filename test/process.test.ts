@@ -12,7 +12,9 @@ const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_E
 
 describe('server process', () => {
   it('refuses a bad configuration with a clear message and exit code 2', async () => {
-    const err = await run(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: 'eighty' } }).catch((e: { code: number; stderr: string }) => e);
+    const err = await run(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: 'eighty' } }).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect((err as { code: number }).code).toBe(2);
     expect((err as { stderr: string }).stderr).toContain('PORT must be an integer');
   });
@@ -32,11 +34,17 @@ describe('server process shutdown with a slow client', () => {
   it('closes a connection still sending its body after the grace period, then closes the runtime and exits 0', async () => {
     const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'create-org', '--name', 'Slow client org'], { env: env() });
     const secret = JSON.parse(stdout).apiKey.secret as string;
-    const { child, port, log: output } = await startServing(process.execPath, ['src/main.ts'], { ...env(), PORT: '0', SHUTDOWN_GRACE_SECONDS: '1' });
+    const {
+      child,
+      port,
+      log: output,
+    } = await startServing(process.execPath, ['src/main.ts'], { ...env(), PORT: '0', SHUTDOWN_GRACE_SECONDS: '1' });
     // An authenticated request whose body arrives one byte at a time, for longer than the grace period.
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => {});
-    socket.write(`POST /v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`);
+    socket.write(
+      `POST /v1/contacts HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+    );
     const drip = setInterval(() => socket.write(' '), 200);
     await new Promise((r) => setTimeout(r, 300));
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -56,15 +64,29 @@ describe('admin CLI', () => {
   it('create-org prints the organization, a full-scope key and an active sandbox sender', async () => {
     const { stdout } = await admin('create-org', '--name', 'CLI org');
     const out = JSON.parse(stdout);
-    expect(out).toEqual({ organizationId: expect.any(String), apiKey: { id: expect.any(String), secret: expect.stringMatching(/^msk_/) }, senderId: expect.any(String) });
+    expect(out).toEqual({
+      organizationId: expect.any(String),
+      apiKey: { id: expect.any(String), secret: expect.stringMatching(/^msk_/) },
+      senderId: expect.any(String),
+    });
 
-    const { stdout: keyOut } = await admin('create-key', '--org', out.organizationId, '--name', 'ci', '--scopes', 'api-keys:read,contacts:read');
+    const { stdout: keyOut } = await admin(
+      'create-key',
+      '--org',
+      out.organizationId,
+      '--name',
+      'ci',
+      '--scopes',
+      'api-keys:read,contacts:read',
+    );
     const key = JSON.parse(keyOut);
     expect(key).toEqual({ id: expect.any(String), secret: expect.stringMatching(/^msk_/), scopes: ['api-keys:read', 'contacts:read'] });
   });
 
   it('rejects unknown scopes and missing options with usage and exit code 2', async () => {
-    const bad = await admin('create-key', '--org', '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b', '--name', 'x', '--scopes', 'nope:read').catch((e: { code: number; stderr: string }) => e);
+    const bad = await admin('create-key', '--org', '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b', '--name', 'x', '--scopes', 'nope:read').catch(
+      (e: { code: number; stderr: string }) => e,
+    );
     expect((bad as { code: number }).code).toBe(2);
     expect((bad as { stderr: string }).stderr).toContain('unknown scopes: nope:read');
     // The error lists what is valid, so a mistyped scope (messages:create for messages:send) is fixed at once.
@@ -84,12 +106,20 @@ describe('admin CLI simulate-inbound', () => {
 
   it('delivers an inbound message to the organization’s sandbox sender through a running server', async () => {
     const org = await srv.newOrg('Inbound CLI org');
-    const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'simulate-inbound', '--org', org.organizationId, '--from', '+14155550142', '--text', 'Hello there'], { env: env() });
+    const { stdout } = await run(
+      process.execPath,
+      ['src/cli/admin.ts', 'simulate-inbound', '--org', org.organizationId, '--from', '+14155550142', '--text', 'Hello there'],
+      { env: env() },
+    );
     expect(JSON.parse(stdout)).toMatchObject({ providerMessageId: expect.any(String), from: '+14155550142' });
     const deadline = Date.now() + 15_000;
     let row;
     while (!row && Date.now() < deadline) {
-      row = await srv.context.db.selectFrom('messages').select(['direction', 'status', 'content']).where('organization_id', '=', org.organizationId).executeTakeFirst();
+      row = await srv.context.db
+        .selectFrom('messages')
+        .select(['direction', 'status', 'content'])
+        .where('organization_id', '=', org.organizationId)
+        .executeTakeFirst();
       if (!row) await new Promise((r) => setTimeout(r, 50));
     }
     expect(row).toMatchObject({ direction: 'inbound', status: 'received', content: { type: 'text', text: 'Hello there' } });

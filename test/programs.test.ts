@@ -26,7 +26,6 @@ async function sender(body: Record<string, unknown>, k = key): Promise<string> {
   return res.body.data.id as string;
 }
 
-
 const BRAND = {
   entityType: 'PRIVATE_PROFIT',
   displayName: 'Acme Dental',
@@ -48,7 +47,8 @@ const CAMPAIGN = {
   sampleMessages: ['Acme Dental: your appointment is tomorrow at 10:00. Reply C to confirm. STOP to opt out.'],
 };
 
-const checks = (body: any) => Object.fromEntries(body.data.readiness.checks.map((c: { code: string; status: string }) => [c.code, c.status]));
+const checks = (body: any) =>
+  Object.fromEntries(body.data.readiness.checks.map((c: { code: string; status: string }) => [c.code, c.status]));
 
 describe('a program from brand registration to LIVE', () => {
   let senderId: string;
@@ -62,7 +62,17 @@ describe('a program from brand registration to LIVE', () => {
     // A purchased number waiting for its campaign (PENDING, not billed): the sender is PENDING.
     const lease = await srv.context.db
       .insertInto('sender_numbers')
-      .values({ organization_id: org.organizationId, sender_id: senderId, number: `+1415555${String(Date.now()).slice(-4)}`, inventory_type: 'LOCAL', provider: 'PROVIDER_A', source: 'PURCHASED', status: 'PENDING', country_code: 'US', capabilities: ['SMS'] })
+      .values({
+        organization_id: org.organizationId,
+        sender_id: senderId,
+        number: `+1415555${String(Date.now()).slice(-4)}`,
+        inventory_type: 'LOCAL',
+        provider: 'PROVIDER_A',
+        source: 'PURCHASED',
+        status: 'PENDING',
+        country_code: 'US',
+        capabilities: ['SMS'],
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     leaseId = lease.id;
@@ -90,7 +100,10 @@ describe('a program from brand registration to LIVE', () => {
   });
 
   it('brand REGISTERED passes its check', async () => {
-    const res = await until(() => call(srv, 'GET', `/v1/programs/${programId}/status`, { key }), (r) => r.body.data.brandStatus === 'REGISTERED');
+    const res = await until(
+      () => call(srv, 'GET', `/v1/programs/${programId}/status`, { key }),
+      (r) => r.body.data.brandStatus === 'REGISTERED',
+    );
     expect(checks(res.body).BRAND_REGISTERED).toBe('PASSED');
   });
 
@@ -109,7 +122,11 @@ describe('a program from brand registration to LIVE', () => {
     const incompatible = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId: bare, role: 'FALLBACK' } });
     expect(incompatible.status).toBe(422);
     const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
-    expect(checks(status.body)).toMatchObject({ PRIMARY_SENDER_ATTACHED: 'PASSED', SENDERS_ACTIVE: 'PENDING', CAMPAIGN_REGISTERED: 'FAILED' });
+    expect(checks(status.body)).toMatchObject({
+      PRIMARY_SENDER_ATTACHED: 'PASSED',
+      SENDERS_ACTIVE: 'PENDING',
+      CAMPAIGN_REGISTERED: 'FAILED',
+    });
   });
 
   it('the campaign under review is a wait; the lease is not billed before REGISTERED', async () => {
@@ -124,7 +141,10 @@ describe('a program from brand registration to LIVE', () => {
   });
 
   it('campaign REGISTERED: billing starts, the attached sender becomes ACTIVE, the program is ready and ACTIVE (LIVE)', async () => {
-    const res = await until(() => call(srv, 'GET', `/v1/programs/${programId}`, { key }), (r) => r.body.data.status === 'ACTIVE');
+    const res = await until(
+      () => call(srv, 'GET', `/v1/programs/${programId}`, { key }),
+      (r) => r.body.data.status === 'ACTIVE',
+    );
     expect(res.body.data).toMatchObject({ readiness: { ready: true }, requiredActions: [], nextAction: null });
     expect(res.body.data.campaign).toMatchObject({ status: 'REGISTERED', useCase: 'ACCOUNT_NOTIFICATION' });
     const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
@@ -152,7 +172,9 @@ describe('a program from brand registration to LIVE', () => {
 
   it('list filters by status and pages; another organization gets 404; a read-only key cannot attach (403)', async () => {
     const second = await sender({ type: 'LONG_CODE', name: 'Second' });
-    expect((await call(srv, 'POST', `/v1/sender-ids/${second}/brand/register`, { key, body: { ...BRAND, displayName: 'Second brand' } })).status).toBe(200);
+    expect(
+      (await call(srv, 'POST', `/v1/sender-ids/${second}/brand/register`, { key, body: { ...BRAND, displayName: 'Second brand' } })).status,
+    ).toBe(200);
     const active = await call(srv, 'GET', '/v1/programs?status=ACTIVE', { key });
     expect(active.body.data.map((p: { id: string }) => p.id)).toEqual([programId]);
     const drafts = await call(srv, 'GET', '/v1/programs?status=DRAFT', { key });
@@ -167,7 +189,10 @@ describe('a program from brand registration to LIVE', () => {
     expect((await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${senderId}`, { key: other.apiKey.secret })).status).toBe(404);
     expect((await call(srv, 'GET', '/v1/programs', { key: other.apiKey.secret })).body.data).toEqual([]);
     const reader = await srv.newKey(org.organizationId, ['programs:read']);
-    expect((await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key: reader.secret, body: { senderId: second, role: 'TEST' } })).status).toBe(403);
+    expect(
+      (await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key: reader.secret, body: { senderId: second, role: 'TEST' } }))
+        .status,
+    ).toBe(403);
   });
 
   it('deleting a sender ends its attachments (kept as the audit trail)', async () => {

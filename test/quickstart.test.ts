@@ -22,7 +22,10 @@ describe('README quick start', () => {
     const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550101' } });
     expect(contact.status).toBe(201);
 
-    const marketing = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: contact.body.id, content: { type: 'text', text: 'Hello!' } } });
+    const marketing = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: contact.body.id, content: { type: 'text', text: 'Hello!' } },
+    });
     expect(marketing.status).toBe(422);
     expect(marketing.body.code).toBe('NO_CONSENT');
     expect(marketing.body.message).toContain('PATCH /v1/contacts/{id}/tcpa'); // says how to fix it

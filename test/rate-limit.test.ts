@@ -41,7 +41,11 @@ describe('the request rate limit of an API key', () => {
     for (const server of [a, b]) {
       const refused = await call(server, 'GET', '/v1/contacts', { key });
       expect(refused.status).toBe(429);
-      expect(refused.body).toMatchObject({ code: 'RATE_LIMITED', message: expect.stringContaining(`at most ${LIMIT} per 60 s`), requestId: expect.any(String) });
+      expect(refused.body).toMatchObject({
+        code: 'RATE_LIMITED',
+        message: expect.stringContaining(`at most ${LIMIT} per 60 s`),
+        requestId: expect.any(String),
+      });
       const retryAfter = Number(refused.headers.get('retry-after'));
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);

@@ -40,9 +40,15 @@ describe('README', () => {
         });
       });
       const { apiKey } = await srv.newOrg('Receiver org');
-      const created = await call(srv, 'POST', '/v1/webhook-endpoints', { key: apiKey.secret, body: { url: `http://127.0.0.1:${port}/hooks`, events: ['message.delivered'] } });
+      const created = await call(srv, 'POST', '/v1/webhook-endpoints', {
+        key: apiKey.secret,
+        body: { url: `http://127.0.0.1:${port}/hooks`, events: ['message.delivered'] },
+      });
       expect(created.status).toBe(201);
-      receiver = spawn(process.execPath, [file.pathname], { env: { ...process.env, WEBHOOK_SECRET: created.body.data.secret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+      receiver = spawn(process.execPath, [file.pathname], {
+        env: { ...process.env, WEBHOOK_SECRET: created.body.data.secret, PORT: String(port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       await new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error('receiver did not start')), 15_000);
         receiver!.stdout!.on('data', (c: Buffer) => {

@@ -21,8 +21,17 @@ describe('render', () => {
   it('renders a card with media as MMS with action and reply lines', () => {
     expect(fallbackChannelFor(card)).toBe('MMS');
     const r = render('MMS', card);
-    expect(r.body).toBe('Weekend sale\nEverything 20% off until Sunday – use code WEEKEND20.\nShop now: https://shop.example.com/sale\nReply Not interested');
-    expect(r).toMatchObject({ mediaUrl: card.type === 'card' ? card.mediaUrl : null, segments: 1, encoding: null, costUnits: 150, actions: [], replies: [] });
+    expect(r.body).toBe(
+      'Weekend sale\nEverything 20% off until Sunday – use code WEEKEND20.\nShop now: https://shop.example.com/sale\nReply Not interested',
+    );
+    expect(r).toMatchObject({
+      mediaUrl: card.type === 'card' ? card.mediaUrl : null,
+      segments: 1,
+      encoding: null,
+      costUnits: 150,
+      actions: [],
+      replies: [],
+    });
     expect(r.warnings.map((w) => w.code)).toEqual(['ACTIONS_AS_LINKS', 'REPLIES_AS_TEXT']);
   });
 
@@ -57,7 +66,11 @@ describe('render', () => {
   });
 
   it('limits chat-app buttons', () => {
-    const many: SendContent = { type: 'text', text: 'hi', replies: [1, 2, 3, 4].map((n) => ({ text: `Option number ${n} is long`, postback: `o${n}` })) };
+    const many: SendContent = {
+      type: 'text',
+      text: 'hi',
+      replies: [1, 2, 3, 4].map((n) => ({ text: `Option number ${n} is long`, postback: `o${n}` })),
+    };
     const r = render('CHATAPP', many);
     expect(r.replies).toHaveLength(3);
     expect(r.replies.every((x) => x.text.length <= 20)).toBe(true);

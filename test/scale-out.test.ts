@@ -18,7 +18,15 @@ afterAll(async () => {
 
 function start(entry: 'src/main.ts' | 'src/worker.ts', env: Record<string, string>): Promise<{ child: ChildProcess; port?: number }> {
   const child = spawn(process.execPath, [entry], {
-    env: { ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', LOG_LEVEL: 'info', QUEUE_SUPERVISE_SECONDS: '1', PORT: '0', ...env },
+    env: {
+      ...process.env,
+      DATABASE_URL: inject('databaseUrl'),
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      QUEUE_SUPERVISE_SECONDS: '1',
+      PORT: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -43,7 +51,13 @@ function start(entry: 'src/main.ts' | 'src/worker.ts', env: Record<string, strin
 }
 
 async function contacts(orgId: string, n: number, prefix: string) {
-  const rows = Array.from({ length: n }, (_, i) => ({ organization_id: orgId, phone: `+1628${prefix}${String(i).padStart(4, '0')}6`, attributes: '{}', rcs_capable: false, consent_type: 'MARKETING' }));
+  const rows = Array.from({ length: n }, (_, i) => ({
+    organization_id: orgId,
+    phone: `+1628${prefix}${String(i).padStart(4, '0')}6`,
+    attributes: '{}',
+    rcs_capable: false,
+    consent_type: 'MARKETING',
+  }));
   return srv.context.db.insertInto('contacts').values(rows).returning(['id', 'phone']).execute();
 }
 
@@ -63,7 +77,10 @@ describe('exactly once to the handset', () => {
     const list = await contacts(org.organizationId, 12, '10');
     const ids: string[] = [];
     for (const c of list) {
-      const res = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'crash test' } } });
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'crash test' } },
+      });
       expect(res.status).toBe(200);
       ids.push(res.body.data.messageId);
     }
@@ -71,17 +88,35 @@ describe('exactly once to the handset', () => {
     const crashing = await start('src/worker.ts', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
     const code = await new Promise((r) => crashing.child.on('exit', r));
     expect(code).toBe(137);
-    const reachedHandset = await srv.context.db.selectFrom('simulator_messages').select('dedupe_key').where('dedupe_key', 'in', ids).execute();
+    const reachedHandset = await srv.context.db
+      .selectFrom('simulator_messages')
+      .select('dedupe_key')
+      .where('dedupe_key', 'in', ids)
+      .execute();
     expect(reachedHandset.length).toBeGreaterThan(0); // it did hand messages over before dying …
-    const unrecorded = await srv.context.db.selectFrom('messages').select('id').where('id', 'in', ids).where('status', '=', 'sending').execute();
+    const unrecorded = await srv.context.db
+      .selectFrom('messages')
+      .select('id')
+      .where('id', 'in', ids)
+      .where('status', '=', 'sending')
+      .execute();
     expect(unrecorded.length).toBeGreaterThan(0); // … without recording them
 
     await start('src/worker.ts', { CALLBACK_BASE_URL: srv.baseUrl });
     await waitFor('every message sent', async () => {
-      const pending = await srv.context.db.selectFrom('messages').select('id').where('id', 'in', ids).where('status', 'in', ['queued', 'sending']).execute();
+      const pending = await srv.context.db
+        .selectFrom('messages')
+        .select('id')
+        .where('id', 'in', ids)
+        .where('status', 'in', ['queued', 'sending'])
+        .execute();
       return pending.length === 0 ? true : undefined;
     });
-    const handset = await srv.context.db.selectFrom('simulator_messages').select(['dedupe_key', 'send_calls', 'provider_message_id']).where('dedupe_key', 'in', ids).execute();
+    const handset = await srv.context.db
+      .selectFrom('simulator_messages')
+      .select(['dedupe_key', 'send_calls', 'provider_message_id'])
+      .where('dedupe_key', 'in', ids)
+      .execute();
     expect(handset).toHaveLength(ids.length); // one per message: nothing twice
     // Whether a message was sent again (and absorbed by the dedupe key) or settled first by its receipt depends
     // on timing; test/conversations-messages.test.ts checks the repeated send itself.
@@ -103,7 +138,11 @@ describe('exactly once to the handset', () => {
           for (;;) {
             const res = await fetch(`http://127.0.0.1:${port}/v1/messages/send`, {
               method: 'POST',
-              headers: { authorization: `Bearer ${org.apiKey.secret}`, 'content-type': 'application/json', 'idempotency-key': `scale-${i}` },
+              headers: {
+                authorization: `Bearer ${org.apiKey.secret}`,
+                'content-type': 'application/json',
+                'idempotency-key': `scale-${i}`,
+              },
               body: JSON.stringify({ contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: `hello ${i}` } }),
             });
             const body = (await res.json()) as { code?: string; data: { messageId: string } };
@@ -127,7 +166,11 @@ describe('exactly once to the handset', () => {
       const rows = await srv.context.db.selectFrom('messages').select('status').where('id', 'in', ids).execute();
       return rows.every((r) => r.status === 'delivered') ? true : undefined;
     });
-    const handset = await srv.context.db.selectFrom('simulator_messages').select('dedupe_key').where('organization_id', '=', org.organizationId).execute();
+    const handset = await srv.context.db
+      .selectFrom('simulator_messages')
+      .select('dedupe_key')
+      .where('organization_id', '=', org.organizationId)
+      .execute();
     expect(handset).toHaveLength(list.length);
     const stored = await srv.context.db.selectFrom('messages').select('id').where('organization_id', '=', org.organizationId).execute();
     expect(stored).toHaveLength(list.length);
@@ -135,12 +178,24 @@ describe('exactly once to the handset', () => {
 
   it('a blast whose worker is killed mid-send: the restarted worker reaches each recipient once', async () => {
     // Only the workers of this test: the earlier ones stop first.
-    await Promise.all(children.splice(0).map((c) => (c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))))));
+    await Promise.all(
+      children
+        .splice(0)
+        .map((c) =>
+          c.exitCode !== null || c.signalCode !== null ? undefined : new Promise((r) => (c.once('exit', r), c.kill('SIGTERM'))),
+        ),
+    );
     const org = await srv.newOrg('Blast crash org');
     const list = await contacts(org.organizationId, 30, '30');
     const created = await call(srv, 'POST', '/v1/blasts', {
       key: org.apiKey.secret,
-      body: { name: 'Crash blast', senderId: org.senderId, messageType: 'TRANSACTIONAL', contentJson: { type: 'text', text: 'blast crash test' }, contactIds: list.map((c) => c.id) },
+      body: {
+        name: 'Crash blast',
+        senderId: org.senderId,
+        messageType: 'TRANSACTIONAL',
+        contentJson: { type: 'text', text: 'blast crash test' },
+        contactIds: list.map((c) => c.id),
+      },
     });
     expect(created.status).toBe(201);
     expect((await call(srv, 'POST', `/v1/blasts/${created.body.id}/launch`, { key: org.apiKey.secret, body: {} })).status).toBe(200);
@@ -159,10 +214,17 @@ describe('exactly once to the handset', () => {
     expect(accepted.filter((m) => m.status === 'sending').length).toBeGreaterThan(0); // … and handed over unrecorded
 
     await start('src/worker.ts', { CALLBACK_BASE_URL: srv.baseUrl });
-    await waitFor('every blast message sent', async () => ((await blastMessages()).every((m) => !['queued', 'sending'].includes(m.status)) ? true : undefined));
+    await waitFor('every blast message sent', async () =>
+      (await blastMessages()).every((m) => !['queued', 'sending'].includes(m.status)) ? true : undefined,
+    );
     const ids = accepted.map((m) => m.id);
-    const handset = await srv.context.db.selectFrom('simulator_messages').select(['dedupe_key', 'provider_message_id']).where('dedupe_key', 'in', ids).execute();
+    const handset = await srv.context.db
+      .selectFrom('simulator_messages')
+      .select(['dedupe_key', 'provider_message_id'])
+      .where('dedupe_key', 'in', ids)
+      .execute();
     expect(handset).toHaveLength(list.length); // one per recipient: nothing twice
-    for (const m of await blastMessages()) expect(m.provider_message_id).toBe(handset.find((h) => h.dedupe_key === m.id)!.provider_message_id);
+    for (const m of await blastMessages())
+      expect(m.provider_message_id).toBe(handset.find((h) => h.dedupe_key === m.id)!.provider_message_id);
   }, 120_000);
 });

@@ -8,7 +8,15 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../src/config.ts';
 import { generateWebhookSecret, sealStoredWebhookSecrets } from '../src/domain/webhooks/signing.ts';
-import { SecretDecryptionError, TEST_SECRETS_KEY, loadOrCreateKeyFile, openSecret, parseSecretsKey, sealSecret, secretsKey } from '../src/lib/secrets.ts';
+import {
+  SecretDecryptionError,
+  TEST_SECRETS_KEY,
+  loadOrCreateKeyFile,
+  openSecret,
+  parseSecretsKey,
+  sealSecret,
+  secretsKey,
+} from '../src/lib/secrets.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 const KEY = Buffer.alloc(32, 1);
@@ -44,7 +52,9 @@ describe('SECRETS_KEY', () => {
     for (const bad of ['short', Buffer.alloc(16).toString('base64'), Buffer.alloc(33).toString('base64'), 'z'.repeat(64)]) {
       expect(parseSecretsKey(bad)).toBeUndefined();
       expect(() => loadConfig({ SECRETS_KEY: bad })).toThrow(ConfigError);
-      expect(() => loadConfig({ SECRETS_KEY: bad })).toThrow(/SECRETS_KEY must be 32 bytes as base64 \(44 characters\) or hex \(64 characters\)/);
+      expect(() => loadConfig({ SECRETS_KEY: bad })).toThrow(
+        /SECRETS_KEY must be 32 bytes as base64 \(44 characters\) or hex \(64 characters\)/,
+      );
     }
   });
 });
@@ -74,12 +84,19 @@ describe('DATA_DIR/secrets.key', () => {
     const script = `import { loadOrCreateKeyFile } from ${JSON.stringify(new URL('../src/lib/secrets.ts', import.meta.url).href)};
       process.stdout.write(loadOrCreateKeyFile(process.env.KEY_DIR).toString('hex'));`;
     const keys = await Promise.all(
-      Array.from({ length: 6 }, () => new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, KEY_DIR: dir }, stdio: ['ignore', 'pipe', 'inherit'] });
-        let out = '';
-        child.stdout.on('data', (c: Buffer) => (out += c));
-        child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
-      })),
+      Array.from(
+        { length: 6 },
+        () =>
+          new Promise<string>((resolve, reject) => {
+            const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+              env: { ...process.env, KEY_DIR: dir },
+              stdio: ['ignore', 'pipe', 'inherit'],
+            });
+            let out = '';
+            child.stdout.on('data', (c: Buffer) => (out += c));
+            child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}`))));
+          }),
+      ),
     );
     expect(new Set(keys).size).toBe(1);
     expect(keys[0]).toBe(loadOrCreateKeyFile(dir).toString('hex'));
@@ -121,17 +138,24 @@ describe('sealing stored secrets at start (sealStoredWebhookSecrets)', () => {
           .values({ organization_id: org.organizationId, url: 'https://hooks.example.com/old', events: ['message.sent'], secret: plain })
           .returning('id')
           .executeTakeFirstOrThrow();
-        await sql`alter table webhook_endpoints add constraint webhook_endpoints_secret_sealed check (secret like 'v1:%') not valid`.execute(tx);
+        await sql`alter table webhook_endpoints add constraint webhook_endpoints_secret_sealed check (secret like 'v1:%') not valid`.execute(
+          tx,
+        );
         const first = await sealStoredWebhookSecrets(tx, TEST_SECRETS_KEY);
         const again = await sealStoredWebhookSecrets(tx, TEST_SECRETS_KEY);
         const row = await tx.selectFrom('webhook_endpoints').select('secret').where('id', '=', id).executeTakeFirstOrThrow();
-        const { rows } = await sql<{ convalidated: boolean }>`select convalidated from pg_constraint where conname = 'webhook_endpoints_secret_sealed'`.execute(tx);
+        const { rows } = await sql<{
+          convalidated: boolean;
+        }>`select convalidated from pg_constraint where conname = 'webhook_endpoints_secret_sealed'`.execute(tx);
         const refused = await tx
           .updateTable('webhook_endpoints')
           .set({ secret: plain })
           .where('id', '=', id)
           .execute()
-          .then(() => 'stored', (e: { code?: string }) => e.code);
+          .then(
+            () => 'stored',
+            (e: { code?: string }) => e.code,
+          );
         throw Object.assign(rollback, { result: { plain, first, again, row, rows, refused } });
       })
       .catch((e: unknown) => {
@@ -148,9 +172,14 @@ describe('sealing stored secrets at start (sealStoredWebhookSecrets)', () => {
 
   it('refuses to start with a key that does not open the stored secrets', async () => {
     const org = await srv.newOrg('Key mismatch org');
-    const res = await call(srv, 'POST', '/v1/webhook-endpoints', { key: org.apiKey.secret, body: { url: 'https://93.184.216.34/hooks', events: ['message.sent'] } });
+    const res = await call(srv, 'POST', '/v1/webhook-endpoints', {
+      key: org.apiKey.secret,
+      body: { url: 'https://93.184.216.34/hooks', events: ['message.sent'] },
+    });
     expect(res.status, res.text).toBe(201);
-    await expect(sealStoredWebhookSecrets(srv.context.db, Buffer.alloc(32, 9))).rejects.toThrow(/sealed with another key than this process has\. Set SECRETS_KEY/);
+    await expect(sealStoredWebhookSecrets(srv.context.db, Buffer.alloc(32, 9))).rejects.toThrow(
+      /sealed with another key than this process has\. Set SECRETS_KEY/,
+    );
     await expect(sealStoredWebhookSecrets(srv.context.db, TEST_SECRETS_KEY)).resolves.toEqual({ sealed: 0 });
   });
 });

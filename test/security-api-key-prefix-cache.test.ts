@@ -70,7 +70,10 @@ describe('API key prefix cache', () => {
     expect(b.context.apiKeyCache?.get(prefix)).toBeNull();
 
     planned.push(prefix);
-    const created = await call(a, 'POST', '/v1/api-keys', { key: owner.apiKey.secret, body: { name: 'planned', scopes: ['api-keys:read'] } });
+    const created = await call(a, 'POST', '/v1/api-keys', {
+      key: owner.apiKey.secret,
+      body: { name: 'planned', scopes: ['api-keys:read'] },
+    });
     expect(created.status).toBe(201);
     expect(created.body.data.prefix).toBe(prefix);
     expect((await call(a, 'GET', '/v1/api-keys', { key: created.body.data.secret })).status).toBe(200); // no waiting

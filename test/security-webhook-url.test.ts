@@ -47,12 +47,18 @@ function expectUrlRefused(url: string, res: { status: number; body: any }) {
 describe('webhook URLs with user info', () => {
   for (const url of WITH_USERINFO) {
     it(`refuses ${url} at creation`, async () => {
-      expectUrlRefused(url, await call(srv, 'POST', '/v1/webhook-endpoints', { key: owner.apiKey.secret, body: { url, events: ['message.sent'] } }));
+      expectUrlRefused(
+        url,
+        await call(srv, 'POST', '/v1/webhook-endpoints', { key: owner.apiKey.secret, body: { url, events: ['message.sent'] } }),
+      );
     });
   }
 
   it('refuses them on PATCH and keeps the endpoint unchanged', async () => {
-    const created = await call(srv, 'POST', '/v1/webhook-endpoints', { key: owner.apiKey.secret, body: { url: GOOD, events: ['message.sent'] } });
+    const created = await call(srv, 'POST', '/v1/webhook-endpoints', {
+      key: owner.apiKey.secret,
+      body: { url: GOOD, events: ['message.sent'] },
+    });
     expect(created.status).toBe(201);
     const id = created.body.data.id;
     for (const url of WITH_USERINFO) {

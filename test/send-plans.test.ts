@@ -32,13 +32,16 @@ type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: 
  * indexes of its Bitmap Index Scans: on a few pages PostgreSQL may probe the primary key that way too).
  */
 async function scansOf(statement: Captured, relation: string): Promise<string[]> {
-  const client = new pg.Client({ connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString });
+  const client = new pg.Client({
+    connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString,
+  });
   await client.connect();
   try {
     const res = await client.query(`explain (format json) ${statement.text}`, statement.values);
     const scans: string[] = [];
     const walk = (n: PlanNode) => {
-      const bitmapIndexes = (b: PlanNode): string[] => (b['Node Type'] === 'Bitmap Index Scan' ? [b['Index Name']!] : (b.Plans ?? []).flatMap(bitmapIndexes));
+      const bitmapIndexes = (b: PlanNode): string[] =>
+        b['Node Type'] === 'Bitmap Index Scan' ? [b['Index Name']!] : (b.Plans ?? []).flatMap(bitmapIndexes);
       if (n['Relation Name'] === relation && n['Node Type'] === 'Bitmap Heap Scan') scans.push(...(n.Plans ?? []).flatMap(bitmapIndexes));
       else if (n['Relation Name'] === relation && n['Node Type'].endsWith('Scan')) scans.push(n['Index Name'] ?? n['Node Type']);
       for (const child of n.Plans ?? []) walk(child);
@@ -75,14 +78,23 @@ describe('conversation ids derived from their key', () => {
     const [contactId] = await contacts(1, 'derived');
     const keys = { organization_id: org.organizationId, contact_id: contactId!, sender_id: org.senderId, source_type: 'api' };
     const row = await srv.context.db.insertInto('conversations').values(keys).returning('id').executeTakeFirstOrThrow();
-    const derived = (await sql<{ id: string }>`select ${newConversationId(org.organizationId, contactId!, org.senderId)} as id`.execute(srv.context.db)).rows[0]!.id;
+    const derived = (
+      await sql<{ id: string }>`select ${newConversationId(org.organizationId, contactId!, org.senderId)} as id`.execute(srv.context.db)
+    ).rows[0]!.id;
     expect(row.id).toBe(derived);
     await srv.context.db.deleteFrom('conversations').where('id', '=', row.id).execute();
-    await expect(srv.context.db.insertInto('conversations').values({ ...keys, id: crypto.randomUUID() }).execute()).rejects.toThrow(/conversations_id_from_key/);
+    await expect(
+      srv.context.db
+        .insertInto('conversations')
+        .values({ ...keys, id: crypto.randomUUID() })
+        .execute(),
+    ).rejects.toThrow(/conversations_id_from_key/);
   });
 
   it('the check is validated here (no conversation from before the derivation), so sends probe the primary key alone', async () => {
-    const row = await sql<{ convalidated: boolean }>`select convalidated from pg_constraint where conname = 'conversations_id_from_key'`.execute(srv.context.db);
+    const row = await sql<{
+      convalidated: boolean;
+    }>`select convalidated from pg_constraint where conname = 'conversations_id_from_key'`.execute(srv.context.db);
     expect(row.rows[0]?.convalidated).toBe(true);
   });
 });
@@ -91,7 +103,10 @@ describe('per-recipient lookups by primary key', () => {
   it('a direct send finds its contact and conversation by id', async () => {
     const [contactId] = await contacts(1, 'direct');
     const [statement] = await captured(/insert into messages/, async () => {
-      const res = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Plans' } } });
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Plans' } },
+      });
       expect(res.status).toBe(200);
     });
     expect(await scansOf(statement!, 'contacts')).toEqual(['contacts_pkey']);
@@ -101,18 +116,25 @@ describe('per-recipient lookups by primary key', () => {
   it("a direct send's prepared statement keeps its generic plan (planned once per connection, not per send)", async () => {
     const [contactId] = await contacts(1, 'generic');
     const [statement] = await captured(/prepared:accept-one/, async () => {
-      const res = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Generic' } } });
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Generic' } },
+      });
       expect(res.status).toBe(200);
     });
     expect(statement).toBeDefined();
-    const client = new pg.Client({ connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString });
+    const client = new pg.Client({
+      connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString,
+    });
     await client.connect();
     try {
       // PostgreSQL plans the first five executions with their parameters, then keeps the generic plan unless it
       // looks costlier; an unnest of a parameter counted as ten rows made it look ten times its cost.
       await client.query('begin');
       for (let i = 0; i < 8; i++) await client.query({ name: 'accept-one', text: statement!.text, values: statement!.values });
-      const plans = await client.query<{ generic_plans: string; custom_plans: string }>(`select generic_plans, custom_plans from pg_prepared_statements where name = 'accept-one'`);
+      const plans = await client.query<{ generic_plans: string; custom_plans: string }>(
+        `select generic_plans, custom_plans from pg_prepared_statements where name = 'accept-one'`,
+      );
       await client.query('rollback');
       expect(Number(plans.rows[0]!.generic_plans)).toBeGreaterThanOrEqual(3);
     } finally {
@@ -128,12 +150,26 @@ describe('per-recipient lookups by primary key', () => {
     });
     const blast = await call(srv, 'POST', '/v1/blasts', {
       key: org.apiKey.secret,
-      body: { name: 'Plans', senderId: org.senderId, messageType: 'MARKETING', contentJson: { type: 'text', text: 'Plans' }, segmentId: segment.body.data.segmentId },
+      body: {
+        name: 'Plans',
+        senderId: org.senderId,
+        messageType: 'MARKETING',
+        contentJson: { type: 'text', text: 'Plans' },
+        segmentId: segment.body.data.segmentId,
+      },
     });
     const [statement] = await captured(/update blast_recipients br/, async () => {
       expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/launch`, { key: org.apiKey.secret })).status).toBe(200);
       const deadline = Date.now() + 20_000;
-      const pending = async () => (await srv.context.db.selectFrom('blast_recipients').select('contact_id').where('blast_id', '=', blast.body.id).where('status', '=', 'pending').execute()).length;
+      const pending = async () =>
+        (
+          await srv.context.db
+            .selectFrom('blast_recipients')
+            .select('contact_id')
+            .where('blast_id', '=', blast.body.id)
+            .where('status', '=', 'pending')
+            .execute()
+        ).length;
       while ((await pending()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     });
     expect(statement).toBeDefined();

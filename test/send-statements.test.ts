@@ -33,7 +33,11 @@ async function statementsDuring(work: () => Promise<void>): Promise<string[]> {
 }
 
 const send = async (contactId: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
-  const res = await call(srv, 'POST', '/v1/messages/send', { key: org.apiKey.secret, body: { contactId, content: { type: 'text', text: 'Budget' }, ...body }, headers });
+  const res = await call(srv, 'POST', '/v1/messages/send', {
+    key: org.apiKey.secret,
+    body: { contactId, content: { type: 'text', text: 'Budget' }, ...body },
+    headers,
+  });
   expect(res.status).toBe(200);
 };
 
@@ -59,11 +63,15 @@ describe('statements per send', () => {
 
 describe('statements per send, without a transaction of its own', () => {
   it('sends without an Idempotency-Key in the read and the accepting statement (plus at most one coalesced worker nudge); with a key in 6', async () => {
-    for (const [withKey, budget] of [[false, 3], [true, 6]] as const) {
+    for (const [withKey, budget] of [
+      [false, 3],
+      [true, 6],
+    ] as const) {
       const rounds = 4;
       await new Promise((r) => setTimeout(r, 200)); // the nudge of an earlier send is out of the way
       const seen = await statementsDuring(async () => {
-        for (let i = 0; i < rounds; i++) await send(contacts[7 + i]!, { messageType: 'TRANSACTIONAL' }, withKey ? { 'idempotency-key': `own-${i}` } : {});
+        for (let i = 0; i < rounds; i++)
+          await send(contacts[7 + i]!, { messageType: 'TRANSACTIONAL' }, withKey ? { 'idempotency-key': `own-${i}` } : {});
       });
       expect(seen.filter((s) => /^\s*(begin|commit)\b/i.test(s)).length).toBe(withKey ? 2 * rounds : 0);
       expect(seen.length / rounds).toBeLessThanOrEqual(budget);

@@ -29,7 +29,11 @@ async function sender(body: Record<string, unknown>, opts: { active?: boolean } 
   expect(res.status).toBe(201);
   const id = res.body.data.id as string;
   if (opts.active) {
-    await srv.context.db.updateTable('sender_ids').set({ status: 'ACTIVE', send_ready: true, activated_at: new Date() }).where('id', '=', id).execute();
+    await srv.context.db
+      .updateTable('sender_ids')
+      .set({ status: 'ACTIVE', send_ready: true, activated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
   }
   return id;
 }
@@ -86,7 +90,14 @@ describe('channels over sender IDs', () => {
     const got = await call(srv, 'GET', `/v1/channels/${ch.id}`, { key });
     expect(got.status).toBe(200);
     expectDeprecated(got);
-    expect(got.body.data).toEqual({ id: ch.id, type: 'SMS', name: 'Main SMS', senderIdId: org.senderId, createdAt: ch.createdAt, updatedAt: ch.updatedAt });
+    expect(got.body.data).toEqual({
+      id: ch.id,
+      type: 'SMS',
+      name: 'Main SMS',
+      senderIdId: org.senderId,
+      createdAt: ch.createdAt,
+      updatedAt: ch.updatedAt,
+    });
     const list = await call(srv, 'GET', '/v1/channels', { key });
     expect(list.body.data.map((c: { id: string }) => c.id)).toContain(ch.id);
 
@@ -100,13 +111,19 @@ describe('channels over sender IDs', () => {
     expect(health.status).toBe(200);
     expectDeprecated(health);
     expect(health.body).toMatchObject({ channelId: bound.body.data.id, status: 'DOWN', message: 'The sender ID is SUSPENDED.' });
-    expect(health.body.checks.find((c: { name: string }) => c.name === 'sender_status')).toEqual({ name: 'sender_status', ok: false, message: 'The sender ID is SUSPENDED.' });
+    expect(health.body.checks.find((c: { name: string }) => c.name === 'sender_status')).toEqual({
+      name: 'sender_status',
+      ok: false,
+      message: 'The sender ID is SUSPENDED.',
+    });
   });
 
   it('createChannel refuses an unknown sender (404 naming the field), a sender without the protocol or DEACTIVATED (422)', async () => {
     const unknown = await channel({ type: 'SMS', name: 'X', senderIdId: UNKNOWN });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.details).toEqual([{ field: 'body.senderIdId', message: 'no such sender ID in this organization', code: 'not_found' }]);
+    expect(unknown.body.details).toEqual([
+      { field: 'body.senderIdId', message: 'no such sender ID in this organization', code: 'not_found' },
+    ]);
     const rcsOnNumber = await channel({ type: 'RCS', name: 'X', senderIdId: org.senderId });
     expect(rcsOnNumber.status).toBe(422);
     const gone = await sender({ type: 'TOLL_FREE', name: 'Gone' });
@@ -164,7 +181,12 @@ describe('RCS senders and their agent details', () => {
     // The recommended path: an RCS_AGENT with rcsAgent.
     const agent = await call(srv, 'POST', '/v1/sender-ids', {
       key,
-      body: { type: 'RCS_AGENT', name: 'Main agent', provider: 'PROVIDER_B', rcsAgent: { displayName: 'Acme Coffee', brandColor: '#6B3E26' } },
+      body: {
+        type: 'RCS_AGENT',
+        name: 'Main agent',
+        provider: 'PROVIDER_B',
+        rcsAgent: { displayName: 'Acme Coffee', brandColor: '#6B3E26' },
+      },
     });
     expect(agent.status).toBe(201);
     expect(agent.body.data.rcsAgent).toEqual({ displayName: 'Acme Coffee', description: null, brandColor: '#6B3E26', logoUrl: null });
@@ -174,12 +196,25 @@ describe('RCS senders and their agent details', () => {
     // The deprecated path writes the same record: a new RCS_AGENT with rcsAgent.
     const created = await call(srv, 'POST', `/v1/channels/${rcsChannel.id}/rcs/senders`, {
       key,
-      body: { senderName: 'acme-coffee', displayName: 'Acme Coffee', description: 'Order updates.', logoUrl: 'https://cdn.example.com/acme/logo-224.png' },
+      body: {
+        senderName: 'acme-coffee',
+        displayName: 'Acme Coffee',
+        description: 'Order updates.',
+        logoUrl: 'https://cdn.example.com/acme/logo-224.png',
+      },
     });
     expect(created.status).toBe(201);
     expectDeprecated(created);
     const rcs = created.body.data;
-    expect(rcs).toMatchObject({ senderName: 'acme-coffee', channelId: rcsChannel.id, displayName: 'Acme Coffee', description: 'Order updates.', brandColor: null, phase: 'TESTING', testDeviceCount: 0 });
+    expect(rcs).toMatchObject({
+      senderName: 'acme-coffee',
+      channelId: rcsChannel.id,
+      displayName: 'Acme Coffee',
+      description: 'Order updates.',
+      brandColor: null,
+      phase: 'TESTING',
+      testDeviceCount: 0,
+    });
     expect(rcs.senderIdId).not.toBe(agent.body.data.id);
     const asSender = await call(srv, 'GET', `/v1/sender-ids/${rcs.senderIdId}`, { key });
     expect(asSender.body.data).toMatchObject({
@@ -187,15 +222,28 @@ describe('RCS senders and their agent details', () => {
       status: 'DRAFT',
       provider: 'PROVIDER_B',
       rcsAgentPhase: 'TESTING',
-      rcsAgent: { displayName: 'Acme Coffee', description: 'Order updates.', brandColor: null, logoUrl: 'https://cdn.example.com/acme/logo-224.png' },
+      rcsAgent: {
+        displayName: 'Acme Coffee',
+        description: 'Order updates.',
+        brandColor: null,
+        logoUrl: 'https://cdn.example.com/acme/logo-224.png',
+      },
     });
     const agents = await call(srv, 'GET', '/v1/sender-ids?type=RCS_AGENT', { key });
     expect(agents.body.data.map((s: { id: string }) => s.id)).toContain(rcs.senderIdId);
 
     // Changed through PATCH /v1/sender-ids/{id}: the channel view reads the same record.
-    const patched = await call(srv, 'PATCH', `/v1/sender-ids/${rcs.senderIdId}`, { key, body: { rcsAgent: { brandColor: '#112233', description: null } } });
+    const patched = await call(srv, 'PATCH', `/v1/sender-ids/${rcs.senderIdId}`, {
+      key,
+      body: { rcsAgent: { brandColor: '#112233', description: null } },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body.data.rcsAgent).toEqual({ displayName: 'Acme Coffee', description: null, brandColor: '#112233', logoUrl: 'https://cdn.example.com/acme/logo-224.png' });
+    expect(patched.body.data.rcsAgent).toEqual({
+      displayName: 'Acme Coffee',
+      description: null,
+      brandColor: '#112233',
+      logoUrl: 'https://cdn.example.com/acme/logo-224.png',
+    });
     const read = await call(srv, 'GET', `/v1/channels/${rcsChannel.id}/rcs/senders/acme-coffee`, { key });
     expect(read.status).toBe(200);
     expectDeprecated(read);
@@ -206,12 +254,18 @@ describe('RCS senders and their agent details', () => {
     expectDeprecated(listed);
     expect(listed.body.data.map((s: { senderName: string }) => s.senderName)).toEqual(['acme-coffee']);
 
-    const dup = await call(srv, 'POST', `/v1/channels/${rcsChannel.id}/rcs/senders`, { key, body: { senderName: 'acme-coffee', displayName: 'Again' } });
+    const dup = await call(srv, 'POST', `/v1/channels/${rcsChannel.id}/rcs/senders`, {
+      key,
+      body: { senderName: 'acme-coffee', displayName: 'Again' },
+    });
     expect(dup.status).toBe(409);
     expect(dup.body.code).toBe('ALREADY_EXISTS');
     expectDeprecated(dup);
     const smsChannel = (await channel({ type: 'SMS', name: 'SMS', senderIdId: org.senderId })).body.data;
-    const notRcs = await call(srv, 'POST', `/v1/channels/${smsChannel.id}/rcs/senders`, { key, body: { senderName: 'nope', displayName: 'Nope' } });
+    const notRcs = await call(srv, 'POST', `/v1/channels/${smsChannel.id}/rcs/senders`, {
+      key,
+      body: { senderName: 'nope', displayName: 'Nope' },
+    });
     expect(notRcs.status).toBe(422);
     const missing = await call(srv, 'GET', `/v1/channels/${rcsChannel.id}/rcs/senders/no-such`, { key });
     expect(missing.status).toBe(404);
@@ -224,7 +278,10 @@ describe('RCS senders and their agent details', () => {
   });
 
   it('rcsAgent is for RCS_AGENT only, and an agent without details needs displayName', async () => {
-    const wrongType = await call(srv, 'POST', '/v1/sender-ids', { key, body: { type: 'TOLL_FREE', name: 'T', rcsAgent: { displayName: 'X' } } });
+    const wrongType = await call(srv, 'POST', '/v1/sender-ids', {
+      key,
+      body: { type: 'TOLL_FREE', name: 'T', rcsAgent: { displayName: 'X' } },
+    });
     expect(wrongType.status).toBe(400);
     expect(wrongType.body.details[0].field).toBe('body.rcsAgent');
     const bare = await sender({ type: 'RCS_AGENT', name: 'Bare' });
@@ -239,7 +296,9 @@ describe('RCS senders and their agent details', () => {
   it('test devices: invited through the simulator, recorded, listed newest first; a repeat is 409', async () => {
     const agent = await sender({ type: 'RCS_AGENT', name: 'Devices agent' });
     const ch = (await channel({ type: 'RCS', name: 'Devices', senderIdId: agent })).body.data;
-    expect((await call(srv, 'POST', `/v1/channels/${ch.id}/rcs/senders`, { key, body: { senderName: 'tester', displayName: 'Tester' } })).status).toBe(201);
+    expect(
+      (await call(srv, 'POST', `/v1/channels/${ch.id}/rcs/senders`, { key, body: { senderName: 'tester', displayName: 'Tester' } })).status,
+    ).toBe(201);
     const base = `/v1/channels/${ch.id}/rcs/senders/tester/test-devices`;
     const invited = await call(srv, 'POST', base, { key, body: { phone: '+14155550101' } });
     expect(invited.status).toBe(201);
@@ -273,7 +332,9 @@ describe('tenancy and scopes', () => {
   it("another organization's channels and senders answer 404", async () => {
     const agent = await sender({ type: 'RCS_AGENT', name: 'Tenancy agent' });
     const ch = (await channel({ type: 'RCS', name: 'Mine', senderIdId: agent })).body.data;
-    expect((await call(srv, 'POST', `/v1/channels/${ch.id}/rcs/senders`, { key, body: { senderName: 'mine', displayName: 'Mine' } })).status).toBe(201);
+    expect(
+      (await call(srv, 'POST', `/v1/channels/${ch.id}/rcs/senders`, { key, body: { senderName: 'mine', displayName: 'Mine' } })).status,
+    ).toBe(201);
     const otherKey = other.apiKey.secret;
     const attempts: Array<[string, string, unknown?]> = [
       ['GET', `/v1/channels/${ch.id}`],
@@ -299,7 +360,10 @@ describe('tenancy and scopes', () => {
 
   it('a key without sender-ids:create cannot create a channel (403)', async () => {
     const readOnly = await srv.newKey(org.organizationId, ['sender-ids:read']);
-    const res = await call(srv, 'POST', '/v1/channels', { key: readOnly.secret, body: { type: 'SMS', name: 'X', senderIdId: org.senderId } });
+    const res = await call(srv, 'POST', '/v1/channels', {
+      key: readOnly.secret,
+      body: { type: 'SMS', name: 'X', senderIdId: org.senderId },
+    });
     expect(res.status).toBe(403);
     expect(res.body.code).toBe('FORBIDDEN');
     expect((await call(srv, 'GET', '/v1/channels', { key: readOnly.secret })).status).toBe(200);

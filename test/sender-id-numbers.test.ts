@@ -19,7 +19,16 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-type Row = { numberKey: string; number: string; inventoryType: string; provider: string; purchasable: boolean; selectionProof: string | null; capabilities: string[]; region: string | null };
+type Row = {
+  numberKey: string;
+  number: string;
+  inventoryType: string;
+  provider: string;
+  purchasable: boolean;
+  selectionProof: string | null;
+  capabilities: string[];
+  region: string | null;
+};
 
 async function search(body: Record<string, unknown>, key = org.apiKey.secret): Promise<Row[]> {
   const res = await call(srv, 'POST', '/v1/sender-ids/numbers/search', { key, body });
@@ -39,7 +48,16 @@ const purchase = (body: Record<string, unknown>, opts: { key?: string; idem?: st
 async function draft(organizationId: string, type: 'TOLL_FREE' | 'LONG_CODE', status = 'DRAFT'): Promise<string> {
   const row = await srv.context.db
     .insertInto('sender_ids')
-    .values({ organization_id: organizationId, name: `${type} draft`, type, status, provider: 'PROVIDER_A', phone_number: null, is_sandbox: false, updated_at: new Date() })
+    .values({
+      organization_id: organizationId,
+      name: `${type} draft`,
+      type,
+      status,
+      provider: 'PROVIDER_A',
+      phone_number: null,
+      is_sandbox: false,
+      updated_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id;
@@ -64,7 +82,10 @@ describe('searchSenderIdNumbers', () => {
       expect(Boolean(r.selectionProof)).toBe(r.purchasable);
     }
     expect(rows.filter((r) => !r.purchasable).map((r) => r.number.slice(-2))).toEqual(['09', '09']);
-    const res = await call(srv, 'POST', '/v1/sender-ids/numbers/search', { key: org.apiKey.secret, body: { inventoryType: 'Local', leadingNumber: '415', limit: 1 } });
+    const res = await call(srv, 'POST', '/v1/sender-ids/numbers/search', {
+      key: org.apiKey.secret,
+      body: { inventoryType: 'Local', leadingNumber: '415', limit: 1 },
+    });
     const expires = new Date(res.body.data[0].selectionProofExpiresAt).getTime() - Date.now();
     expect(expires).toBeGreaterThan(14 * 60_000);
     expect(expires).toBeLessThanOrEqual(15 * 60_000);
@@ -85,16 +106,27 @@ describe('searchSenderIdNumbers', () => {
   it('answers from the providers that answered; 502 UPSTREAM_ERROR only when none did', async () => {
     const real = srv.context.provider;
     const flaky = (down: string[]) =>
-      ({ provider: { searchNumbers: (q: { provider: string }) => (down.includes(q.provider) ? Promise.reject(new ProviderError('down')) : real.searchNumbers(q as never)) } }) as unknown as Services;
+      ({
+        provider: {
+          searchNumbers: (q: { provider: string }) =>
+            down.includes(q.provider) ? Promise.reject(new ProviderError('down')) : real.searchNumbers(q as never),
+        },
+      }) as unknown as Services;
     const tenant = { organizationId: org.organizationId } as Tenant;
     const some = await searchNumbers(tenant, flaky(['PROVIDER_A']), { inventoryType: 'Local', leadingNumber: '718', limit: 50 });
     expect(some.length).toBe(20);
     expect(some.every((r) => r.row.provider === 'PROVIDER_B')).toBe(true);
-    await expect(searchNumbers(tenant, flaky(['PROVIDER_A', 'PROVIDER_B']), { inventoryType: 'Local' })).rejects.toMatchObject({ status: 502, code: 'UPSTREAM_ERROR' });
+    await expect(searchNumbers(tenant, flaky(['PROVIDER_A', 'PROVIDER_B']), { inventoryType: 'Local' })).rejects.toMatchObject({
+      status: 502,
+      code: 'UPSTREAM_ERROR',
+    });
   });
 
   it('refuses a state with Toll-Free and a Toll-Free prefix that is not 8XX', async () => {
-    for (const body of [{ inventoryType: 'Toll-Free', region: 'CA' }, { inventoryType: 'Toll-Free', leadingNumber: '415' }]) {
+    for (const body of [
+      { inventoryType: 'Toll-Free', region: 'CA' },
+      { inventoryType: 'Toll-Free', leadingNumber: '415' },
+    ]) {
       const res = await call(srv, 'POST', '/v1/sender-ids/numbers/search', { key: org.apiKey.secret, body });
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');
@@ -104,13 +136,20 @@ describe('searchSenderIdNumbers', () => {
 
 describe('purchaseSenderIdNumber: the selection proof fails closed before any provider call', () => {
   it('refuses each defect with SELECTION_PROOF_INVALID and leaves nothing behind', async () => {
-    const [row, second] = (await search({ inventoryType: 'Local', leadingNumber: '212', provider: 'PROVIDER_A' })).filter((r) => r.purchasable);
-    const otherRow = (await search({ inventoryType: 'Local', leadingNumber: '212', provider: 'PROVIDER_A' }, other.apiKey.secret)).find((r) => r.number === row!.number)!;
+    const [row, second] = (await search({ inventoryType: 'Local', leadingNumber: '212', provider: 'PROVIDER_A' })).filter(
+      (r) => r.purchasable,
+    );
+    const otherRow = (await search({ inventoryType: 'Local', leadingNumber: '212', provider: 'PROVIDER_A' }, other.apiKey.secret)).find(
+      (r) => r.number === row!.number,
+    )!;
     const sig = row!.selectionProof!;
     const flipped = sig.slice(0, -2) + (sig.at(-2) === 'A' ? 'B' : 'A') + sig.at(-1);
     const [head, payload] = sig.split('.');
     const forged = `${head}.${Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), exp: 4102444800 })).toString('base64url')}.${sig.split('.')[2]}`;
-    const expired = issueSelectionProof({ org: org.organizationId, nk: row!.numberKey, n: row!.number, it: 'Local', p: 'PROVIDER_A', c: ['SMS'], m: '1.15' }, new Date(Date.now() - 16 * 60_000)).proof;
+    const expired = issueSelectionProof(
+      { org: org.organizationId, nk: row!.numberKey, n: row!.number, it: 'Local', p: 'PROVIDER_A', c: ['SMS'], m: '1.15' },
+      new Date(Date.now() - 16 * 60_000),
+    ).proof;
     const tollFreeDraft = await draft(org.organizationId, 'LONG_CODE');
     await srv.context.db.updateTable('sender_ids').set({ provider: 'PROVIDER_B' }).where('id', '=', tollFreeDraft).execute();
     const cases: Array<[string, Record<string, unknown>, string]> = [
@@ -126,14 +165,22 @@ describe('purchaseSenderIdNumber: the selection proof fails closed before any pr
       ['draft at another provider', { ...evidence(row!), draftSenderId: tollFreeDraft }, 'body.draftSenderId'],
     ];
     const senders = async () =>
-      (await srv.context.db.selectFrom('sender_ids').select(['id', 'status', 'phone_number']).where('organization_id', '=', org.organizationId).orderBy('id').execute());
+      await srv.context.db
+        .selectFrom('sender_ids')
+        .select(['id', 'status', 'phone_number'])
+        .where('organization_id', '=', org.organizationId)
+        .orderBy('id')
+        .execute();
     const sendersBefore = await senders();
     for (const [what, body, field] of cases) {
       const res = await purchase(body);
       expect(await senders(), what).toEqual(sendersBefore);
       expect(res.status, what).toBe(400);
       expect(res.body.code, what).toBe('SELECTION_PROOF_INVALID');
-      expect(res.body.details.map((d: { field: string }) => d.field), what).toContain(field);
+      expect(
+        res.body.details.map((d: { field: string }) => d.field),
+        what,
+      ).toContain(field);
       expect(await leases(org.organizationId), what).toEqual([]);
       expect(await assigned(row!.number), what).toBeUndefined();
       expect(await assigned(second!.number), what).toBeUndefined();
@@ -158,14 +205,40 @@ describe('purchaseSenderIdNumber: Local', () => {
     const res = await purchase({ ...evidence(row), inventoryType: 'Local', name: 'Seattle line' });
     expect(res.status).toBe(201);
     const { sender, number } = res.body.data;
-    expect(sender).toMatchObject({ type: 'LONG_CODE', status: 'PENDING', sendReady: false, name: 'Seattle line', address: row.number, provider: row.provider, numberId: number.id, protocols: [] });
-    expect(number).toMatchObject({ number: row.number, numberKey: row.numberKey, source: 'PURCHASED', status: 'PENDING', billingStartedAt: null, senderIdId: sender.id, region: 'WA', locality: 'Seattle' });
+    expect(sender).toMatchObject({
+      type: 'LONG_CODE',
+      status: 'PENDING',
+      sendReady: false,
+      name: 'Seattle line',
+      address: row.number,
+      provider: row.provider,
+      numberId: number.id,
+      protocols: [],
+    });
+    expect(number).toMatchObject({
+      number: row.number,
+      numberKey: row.numberKey,
+      source: 'PURCHASED',
+      status: 'PENDING',
+      billingStartedAt: null,
+      senderIdId: sender.id,
+      region: 'WA',
+      locality: 'Seattle',
+    });
     expect(number.monthlyCost).toEqual({ amount: row.provider === 'PROVIDER_A' ? '1.15' : '1.00', currency: 'USD' });
     const stored = await srv.context.db.selectFrom('sender_ids').selectAll().where('id', '=', sender.id).executeTakeFirstOrThrow();
-    expect(stored).toMatchObject({ status: 'PENDING', send_ready: false, phone_number: row.number, number_id: number.id, country_code: 'US' });
+    expect(stored).toMatchObject({
+      status: 'PENDING',
+      send_ready: false,
+      phone_number: row.number,
+      number_id: number.id,
+      country_code: 'US',
+    });
     expect((await search({ inventoryType: 'Local', leadingNumber: '206', limit: 50 })).map((r) => r.number)).not.toContain(row.number);
     // another organization cannot buy it any more, even with a proof taken before
-    const again = (await search({ inventoryType: 'Local', leadingNumber: '206', limit: 50 }, other.apiKey.secret)).find((r) => r.purchasable)!;
+    const again = (await search({ inventoryType: 'Local', leadingNumber: '206', limit: 50 }, other.apiKey.secret)).find(
+      (r) => r.purchasable,
+    )!;
     await purchase(evidence(again), { key: other.apiKey.secret });
     const late = await purchase(evidence(again), { key: other.apiKey.secret });
     expect(late.status).toBe(422);
@@ -173,11 +246,18 @@ describe('purchaseSenderIdNumber: Local', () => {
   });
 
   it('answers 409 PURCHASE_NEEDS_RECONCILIATION (replayed, not retried) when the order outcome is unknown', async () => {
-    const row = (await search({ inventoryType: 'Local', leadingNumber: '3125550', provider: 'PROVIDER_A', limit: 50 })).find((r) => r.number.endsWith('0117'))!;
+    const row = (await search({ inventoryType: 'Local', leadingNumber: '3125550', provider: 'PROVIDER_A', limit: 50 })).find((r) =>
+      r.number.endsWith('0117'),
+    )!;
     const res = await purchase(evidence(row), { idem: 'recon-1' });
     expect(res.status).toBe(409);
     expect(res.body.code).toBe('PURCHASE_NEEDS_RECONCILIATION');
-    expect(res.body.reconciliation).toMatchObject({ retryable: false, number: row.number, upstreamOrderState: 'UNKNOWN', senderIdId: null });
+    expect(res.body.reconciliation).toMatchObject({
+      retryable: false,
+      number: row.number,
+      upstreamOrderState: 'UNKNOWN',
+      senderIdId: null,
+    });
     const replay = await purchase(evidence(row), { idem: 'recon-1' });
     expect(replay.status).toBe(409);
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
@@ -190,7 +270,9 @@ describe('purchaseSenderIdNumber: Local', () => {
   });
 
   it('answers 502 and stores nothing when the provider refuses the order', async () => {
-    const row = (await search({ inventoryType: 'Local', leadingNumber: '3125550', provider: 'PROVIDER_A', limit: 50 })).find((r) => r.number.endsWith('0118'))!;
+    const row = (await search({ inventoryType: 'Local', leadingNumber: '3125550', provider: 'PROVIDER_A', limit: 50 })).find((r) =>
+      r.number.endsWith('0118'),
+    )!;
     const before = (await leases(org.organizationId)).length;
     const res = await purchase(evidence(row));
     expect(res.status).toBe(502);
@@ -206,9 +288,27 @@ describe('purchaseSenderIdNumber: Toll-Free', () => {
     const cases: Array<[string, Record<string, unknown>, string | undefined, number, string]> = [
       ['no Idempotency-Key', { ...evidence(row), draftSenderId: mine }, undefined, 400, 'VALIDATION_ERROR'],
       ['no draft', evidence(row), 'tf-a', 400, 'VALIDATION_ERROR'],
-      ['a LONG_CODE draft', { ...evidence(row), draftSenderId: await draft(org.organizationId, 'LONG_CODE') }, 'tf-b', 400, 'VALIDATION_ERROR'],
-      ['another organization’s draft', { ...evidence(row), draftSenderId: await draft(other.organizationId, 'TOLL_FREE') }, 'tf-c', 404, 'NOT_FOUND'],
-      ['a draft no longer in DRAFT', { ...evidence(row), draftSenderId: await draft(org.organizationId, 'TOLL_FREE', 'PENDING') }, 'tf-d', 409, 'INVALID_STATE'],
+      [
+        'a LONG_CODE draft',
+        { ...evidence(row), draftSenderId: await draft(org.organizationId, 'LONG_CODE') },
+        'tf-b',
+        400,
+        'VALIDATION_ERROR',
+      ],
+      [
+        'another organization’s draft',
+        { ...evidence(row), draftSenderId: await draft(other.organizationId, 'TOLL_FREE') },
+        'tf-c',
+        404,
+        'NOT_FOUND',
+      ],
+      [
+        'a draft no longer in DRAFT',
+        { ...evidence(row), draftSenderId: await draft(org.organizationId, 'TOLL_FREE', 'PENDING') },
+        'tf-d',
+        409,
+        'INVALID_STATE',
+      ],
     ];
     for (const [what, body, idem, status, code] of cases) {
       const res = await purchase(body, idem ? { idem } : {});
@@ -232,7 +332,13 @@ describe('purchaseSenderIdNumber: Toll-Free', () => {
     expect(replay.status).toBe(201);
     expect(replay.body.data.number.id).toBe(created[0]!.body.data.number.id);
     expect((await leases(org.organizationId)).filter((l) => l.number === row.number)).toHaveLength(1);
-    expect(created[0]!.body.data.sender).toMatchObject({ id: mine, type: 'TOLL_FREE', status: 'PENDING', sendReady: false, address: row.number });
+    expect(created[0]!.body.data.sender).toMatchObject({
+      id: mine,
+      type: 'TOLL_FREE',
+      status: 'PENDING',
+      sendReady: false,
+      address: row.number,
+    });
     const sender = await srv.context.db.selectFrom('sender_ids').selectAll().where('id', '=', mine).executeTakeFirstOrThrow();
     expect(sender).toMatchObject({ status: 'PENDING', phone_number: row.number });
     const reused = await purchase({ ...body, name: 'x' }, { idem: 'tf-parallel' });
@@ -249,7 +355,14 @@ describe('importSenderIdNumber, releaseSenderIdNumber, listSenderIdNumbers', () 
     });
     expect(res.status).toBe(201);
     expect(res.body.data.sender).toMatchObject({ type: 'LONG_CODE', status: 'PENDING', sendReady: false, provider: 'PROVIDER_B' });
-    expect(res.body.data.number).toMatchObject({ source: 'IMPORTED', status: 'PENDING', numberKey: null, monthlyCost: null, region: 'CA', locality: 'Oakland' });
+    expect(res.body.data.number).toMatchObject({
+      source: 'IMPORTED',
+      status: 'PENDING',
+      numberKey: null,
+      monthlyCost: null,
+      region: 'CA',
+      locality: 'Oakland',
+    });
     const dup = await call(srv, 'POST', '/v1/sender-ids/numbers/import', {
       key: other.apiKey.secret,
       body: { number: '+15105550188', provider: 'PROVIDER_B', inventoryType: 'Local' },
@@ -300,7 +413,11 @@ describe('importSenderIdNumber, releaseSenderIdNumber, listSenderIdNumbers', () 
     expect(res.body.data.releasedAt).not.toBeNull();
     const again = await call(srv, 'DELETE', `/v1/sender-ids/numbers/${id}/release`, { key: org.apiKey.secret });
     expect(again.body.data).toEqual(res.body.data);
-    const sender = await srv.context.db.selectFrom('sender_ids').selectAll().where('id', '=', bought.body.data.sender.id).executeTakeFirstOrThrow();
+    const sender = await srv.context.db
+      .selectFrom('sender_ids')
+      .selectAll()
+      .where('id', '=', bought.body.data.sender.id)
+      .executeTakeFirstOrThrow();
     expect(sender).toMatchObject({ status: 'DEACTIVATED', send_ready: false, phone_number: null, address: row.number });
     expect(sender.deactivated_at).not.toBeNull();
   });

@@ -17,11 +17,24 @@ beforeAll(async () => {
 afterAll(() => srv.close());
 
 /** A sender stored directly (the sender CRUD is another part of the section): a unique valid US number. */
-async function insertSender(organizationId: string, type: string, opts: { status?: string; phone?: string | null } = {}): Promise<{ id: string; phone: string | null }> {
+async function insertSender(
+  organizationId: string,
+  type: string,
+  opts: { status?: string; phone?: string | null } = {},
+): Promise<{ id: string; phone: string | null }> {
   const phone = opts.phone === undefined ? `+1415${randomInt(2_000_000, 9_999_999)}` : opts.phone;
   const row = await srv.context.db
     .insertInto('sender_ids')
-    .values({ organization_id: organizationId, name: `${type} sender`, type, status: opts.status ?? 'ACTIVE', provider: 'PROVIDER_A', phone_number: phone, is_sandbox: false, updated_at: new Date() })
+    .values({
+      organization_id: organizationId,
+      name: `${type} sender`,
+      type,
+      status: opts.status ?? 'ACTIVE',
+      provider: 'PROVIDER_A',
+      phone_number: phone,
+      is_sandbox: false,
+      updated_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   return { id: row.id, phone };
@@ -37,7 +50,12 @@ describe('protocols', () => {
 
     const res = await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: 'SMS' } });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ type: 'SMS', status: 'ACTIVE', statusReason: null, config: { smartEncoding: true, validityPeriodSeconds: 14400 } });
+    expect(res.body.data).toMatchObject({
+      type: 'SMS',
+      status: 'ACTIVE',
+      statusReason: null,
+      config: { smartEncoding: true, validityPeriodSeconds: 14400 },
+    });
     expect(Object.keys(res.body.data.config).sort()).toEqual(['smartEncoding', 'validityPeriodSeconds']);
 
     const again = await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: 'SMS', config: { smartEncoding: false } } });
@@ -47,11 +65,17 @@ describe('protocols', () => {
 
   it('PATCH changes only the keys sent', async () => {
     const sender = await insertSender(owner.organizationId, 'LONG_CODE');
-    const enabled = await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: 'MMS', config: { mmsTranscoding: false, validityPeriodSeconds: 3600 } } });
+    const enabled = await call(srv, 'POST', protocolsOf(sender.id), {
+      key: key(),
+      body: { type: 'MMS', config: { mmsTranscoding: false, validityPeriodSeconds: 3600 } },
+    });
     expect(enabled.body.data.config).toEqual({ mmsTranscoding: false, validityPeriodSeconds: 3600 });
     await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: 'SMS', config: { smartEncoding: false } } });
 
-    const patched = await call(srv, 'PATCH', `${protocolsOf(sender.id)}/SMS`, { key: key(), body: { config: { validityPeriodSeconds: 7200 } } });
+    const patched = await call(srv, 'PATCH', `${protocolsOf(sender.id)}/SMS`, {
+      key: key(),
+      body: { config: { validityPeriodSeconds: 7200 } },
+    });
     expect(patched.status).toBe(200);
     expect(patched.body.data.config).toEqual({ smartEncoding: false, validityPeriodSeconds: 7200 });
     expect(patched.body.data.status).toBe('ACTIVE');
@@ -63,13 +87,19 @@ describe('protocols', () => {
 
   it('answers 400 naming a config key that does not apply, and 422 for a protocol the sender type cannot carry', async () => {
     const sender = await insertSender(owner.organizationId, 'LONG_CODE');
-    const wrongKey = await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: 'SMS', config: { fallbackToSms: true, validityPeriodSeconds: 600 } } });
+    const wrongKey = await call(srv, 'POST', protocolsOf(sender.id), {
+      key: key(),
+      body: { type: 'SMS', config: { fallbackToSms: true, validityPeriodSeconds: 600 } },
+    });
     expect(wrongKey.status).toBe(400);
     expect(wrongKey.body.code).toBe('VALIDATION_ERROR');
     expect(wrongKey.body.details).toEqual([expect.objectContaining({ field: 'body.config.fallbackToSms' })]);
 
     await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: 'SMS' } });
-    const wrongPatch = await call(srv, 'PATCH', `${protocolsOf(sender.id)}/SMS`, { key: key(), body: { config: { mmsTranscoding: true } } });
+    const wrongPatch = await call(srv, 'PATCH', `${protocolsOf(sender.id)}/SMS`, {
+      key: key(),
+      body: { config: { mmsTranscoding: true } },
+    });
     expect(wrongPatch.status).toBe(400);
     expect(wrongPatch.body.details[0].field).toBe('body.config.mmsTranscoding');
 
@@ -90,7 +120,10 @@ describe('protocols', () => {
     expect(again.status).toBe(200);
     expect(again.body.data).toEqual(off.body.data);
 
-    const patch = await call(srv, 'PATCH', `${protocolsOf(sender.id)}/SMS`, { key: key(), body: { config: { validityPeriodSeconds: 7200 } } });
+    const patch = await call(srv, 'PATCH', `${protocolsOf(sender.id)}/SMS`, {
+      key: key(),
+      body: { config: { validityPeriodSeconds: 7200 } },
+    });
     expect(patch.status).toBe(409);
     expect(patch.body.code).toBe('INVALID_STATE');
     expect((await call(srv, 'GET', protocolsOf(sender.id), { key: key() })).body.data[0].status).toBe('DISABLED');
@@ -102,7 +135,9 @@ describe('protocols', () => {
 
   it('answers 404 for a protocol never enabled and 409 for a DEACTIVATED sender', async () => {
     const sender = await insertSender(owner.organizationId, 'LONG_CODE');
-    expect((await call(srv, 'PATCH', `${protocolsOf(sender.id)}/MMS`, { key: key(), body: { config: { validityPeriodSeconds: 600 } } })).status).toBe(404);
+    expect(
+      (await call(srv, 'PATCH', `${protocolsOf(sender.id)}/MMS`, { key: key(), body: { config: { validityPeriodSeconds: 600 } } })).status,
+    ).toBe(404);
     expect((await call(srv, 'DELETE', `${protocolsOf(sender.id)}/MMS`, { key: key() })).status).toBe(404);
     const gone = await insertSender(owner.organizationId, 'LONG_CODE', { status: 'DEACTIVATED' });
     const res = await call(srv, 'POST', protocolsOf(gone.id), { key: key(), body: { type: 'SMS' } });
@@ -116,16 +151,28 @@ describe('protocols', () => {
     const otherAgent = await insertSender(owner.organizationId, 'RCS_AGENT', { phone: null });
     const foreign = await insertSender(other.organizationId, 'LONG_CODE');
 
-    const notNumber = await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type: 'RCS', config: { fallbackSenderIdId: otherAgent.id } } });
+    const notNumber = await call(srv, 'POST', protocolsOf(agent.id), {
+      key: key(),
+      body: { type: 'RCS', config: { fallbackSenderIdId: otherAgent.id } },
+    });
     expect(notNumber.status).toBe(422);
-    const unknown = await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type: 'RCS', config: { fallbackSenderIdId: foreign.id } } });
+    const unknown = await call(srv, 'POST', protocolsOf(agent.id), {
+      key: key(),
+      body: { type: 'RCS', config: { fallbackSenderIdId: foreign.id } },
+    });
     expect(unknown.status).toBe(404);
     expect(unknown.body.details[0].field).toBe('body.config.fallbackSenderIdId');
 
-    const ok = await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type: 'RCS', config: { fallbackSenderIdId: number.id } } });
+    const ok = await call(srv, 'POST', protocolsOf(agent.id), {
+      key: key(),
+      body: { type: 'RCS', config: { fallbackSenderIdId: number.id } },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.data.config).toEqual({ validityPeriodSeconds: 14400, fallbackToSms: true, fallbackSenderIdId: number.id });
-    const cleared = await call(srv, 'PATCH', `${protocolsOf(agent.id)}/RCS`, { key: key(), body: { config: { fallbackSenderIdId: null } } });
+    const cleared = await call(srv, 'PATCH', `${protocolsOf(agent.id)}/RCS`, {
+      key: key(),
+      body: { config: { fallbackSenderIdId: null } },
+    });
     expect(cleared.body.data.config).toEqual({ validityPeriodSeconds: 14400, fallbackToSms: true, fallbackSenderIdId: null });
   });
 });
@@ -153,7 +200,10 @@ describe('tenancy and scopes', () => {
     const mine = await call(srv, 'GET', protocolsOf(sender.id), { key: key() });
     expect(mine.body.data).toHaveLength(1);
     expect(mine.body.data[0]).toMatchObject({ type: 'SMS', status: 'ACTIVE', config: { validityPeriodSeconds: 14400 } });
-    expect((await call(srv, 'GET', `/v1/sender-ids/${sender.id}/voice-forwarding`, { key: key() })).body.data).toMatchObject({ enabled: true, destination: '+16475550142' });
+    expect((await call(srv, 'GET', `/v1/sender-ids/${sender.id}/voice-forwarding`, { key: key() })).body.data).toMatchObject({
+      enabled: true,
+      destination: '+16475550142',
+    });
   });
 
   it('needs sender-ids:update to enable (403 with read only)', async () => {
@@ -172,12 +222,17 @@ describe('the send path honours protocols', () => {
     return res.body.id;
   }
   const send = (body: Record<string, unknown>) =>
-    call(srv, 'POST', '/v1/messages/send', { key: key(), body: { messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hello' }, ...body } });
+    call(srv, 'POST', '/v1/messages/send', {
+      key: key(),
+      body: { messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hello' }, ...body },
+    });
   const text = { type: 'text' as const, text: 'Hello' };
 
   it('the preview plans as the send does: around a closed RCS protocol to SMS, otherwise none', async () => {
     const c = await contact('+14155550108');
-    const agent = await insertSender(owner.organizationId, 'RCS_AGENT', { phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}` });
+    const agent = await insertSender(owner.organizationId, 'RCS_AGENT', {
+      phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`,
+    });
     for (const type of ['RCS', 'SMS']) await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type } });
     const preview = (body: Record<string, unknown>) =>
       call(srv, 'POST', '/v1/messages/preview', { key: key(), body: { content: text, contactId: c, senderId: agent.id, ...body } });
@@ -201,7 +256,9 @@ describe('the send path honours protocols', () => {
     expect(asBefore.status).toBe(200);
     expect(asBefore.body.data).toMatchObject({ plannedChannel: 'RCS', fallbackUsed: false });
 
-    const agent = await insertSender(owner.organizationId, 'RCS_AGENT', { phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}` });
+    const agent = await insertSender(owner.organizationId, 'RCS_AGENT', {
+      phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`,
+    });
     await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type: 'RCS' } });
     const enabled = await send({ contactId: rcsContact, senderId: agent.id });
     expect(enabled.body.data).toMatchObject({ plannedChannel: 'RCS', fallbackUsed: false });
@@ -237,7 +294,11 @@ describe('the send path honours protocols', () => {
     // RCS has no row on this sender: tried as before, but an SMS fallback is no longer possible
     const rcs = await send({ contactId: smsContact, senderId: number.id });
     expect(rcs.status).toBe(200);
-    const stored = await srv.context.db.selectFrom('messages').select(['planned_channel', 'fallback_allowed']).where('id', '=', rcs.body.data.messageId).executeTakeFirstOrThrow();
+    const stored = await srv.context.db
+      .selectFrom('messages')
+      .select(['planned_channel', 'fallback_allowed'])
+      .where('id', '=', rcs.body.data.messageId)
+      .executeTakeFirstOrThrow();
     expect(stored).toEqual({ planned_channel: 'RCS', fallback_allowed: false });
     // contact known not RCS-capable: no channel left for text
     const noRcs = await contact('+14155550107');
@@ -260,7 +321,11 @@ describe('voice forwarding', () => {
     expect(put.status).toBe(200);
     expect(put.body.data).toMatchObject({ senderIdId: sender.id, enabled: true, destination: '+16475550142' });
     expect(put.body.data.syncedAt).not.toBeNull();
-    const atProvider = await srv.context.db.selectFrom('simulator_voice_forwardings').selectAll().where('sender_id', '=', sender.id).executeTakeFirstOrThrow();
+    const atProvider = await srv.context.db
+      .selectFrom('simulator_voice_forwardings')
+      .selectAll()
+      .where('sender_id', '=', sender.id)
+      .executeTakeFirstOrThrow();
     expect(atProvider).toMatchObject({ enabled: true, destination: '+16475550142', number: sender.phone });
 
     const us = await call(srv, 'PUT', vf(sender.id), { key: key(), body: { destination: '+12125550143' } });
@@ -271,7 +336,15 @@ describe('voice forwarding', () => {
     expect(off.body.data).toMatchObject({ enabled: false, destination: '+12125550143' });
     expect((await call(srv, 'DELETE', vf(sender.id), { key: key() })).body).toEqual(off.body);
     expect((await call(srv, 'GET', vf(sender.id), { key: key() })).body).toEqual(off.body);
-    expect((await srv.context.db.selectFrom('simulator_voice_forwardings').select('enabled').where('sender_id', '=', sender.id).executeTakeFirstOrThrow()).enabled).toBe(false);
+    expect(
+      (
+        await srv.context.db
+          .selectFrom('simulator_voice_forwardings')
+          .select('enabled')
+          .where('sender_id', '=', sender.id)
+          .executeTakeFirstOrThrow()
+      ).enabled,
+    ).toBe(false);
   });
 
   it('accepts US and CA lines only, never the sender’s own number', async () => {
@@ -302,7 +375,17 @@ describe('voice forwarding', () => {
     const smsOnly = await insertSender(owner.organizationId, 'LONG_CODE');
     await srv.context.db
       .insertInto('sender_numbers')
-      .values({ organization_id: owner.organizationId, sender_id: smsOnly.id, number: smsOnly.phone!, inventory_type: 'Local', provider: 'PROVIDER_A', source: 'IMPORTED', status: 'ACTIVE', country_code: 'US', capabilities: ['SMS', 'MMS'] })
+      .values({
+        organization_id: owner.organizationId,
+        sender_id: smsOnly.id,
+        number: smsOnly.phone!,
+        inventory_type: 'Local',
+        provider: 'PROVIDER_A',
+        source: 'IMPORTED',
+        status: 'ACTIVE',
+        country_code: 'US',
+        capabilities: ['SMS', 'MMS'],
+      })
       .execute();
     expect((await call(srv, 'PUT', vf(smsOnly.id), { key: key(), body: { destination: '+16475550142' } })).status).toBe(422);
     const gone = await insertSender(owner.organizationId, 'LONG_CODE', { status: 'DEACTIVATED' });

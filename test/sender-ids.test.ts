@@ -2,7 +2,13 @@
 // lifecycle (activate, suspend, reactivate) — every from-status × action of the transition table, legal and
 // illegal —, tenancy, scopes, the sandbox sender made by create-org, and the send path's sender check.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SENDER_ACTIONS, SENDER_STATUSES, TRANSITIONS, type SenderAction, type SenderStatus } from '../src/domain/sender-ids/transitions.ts';
+import {
+  SENDER_ACTIONS,
+  SENDER_STATUSES,
+  TRANSITIONS,
+  type SenderAction,
+  type SenderStatus,
+} from '../src/domain/sender-ids/transitions.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -19,7 +25,9 @@ afterAll(() => srv.close());
 
 const create = (body: Record<string, unknown>, k = key) => call(srv, 'POST', '/v1/sender-ids', { key: k, body });
 const act = (id: string, action: SenderAction, k = key) =>
-  action === 'delete' ? call(srv, 'DELETE', `/v1/sender-ids/${id}`, { key: k }) : call(srv, 'POST', `/v1/sender-ids/${id}/${action}`, { key: k });
+  action === 'delete'
+    ? call(srv, 'DELETE', `/v1/sender-ids/${id}`, { key: k })
+    : call(srv, 'POST', `/v1/sender-ids/${id}/${action}`, { key: k });
 
 async function draft(body: Record<string, unknown> = { type: 'TOLL_FREE', name: 'Orders' }, k = key): Promise<string> {
   const res = await create(body, k);
@@ -28,7 +36,10 @@ async function draft(body: Record<string, unknown> = { type: 'TOLL_FREE', name: 
 }
 
 /** Puts a sender in a state no API call of this section reaches yet (PENDING, REJECTED, platform suspensions). */
-async function setState(id: string, s: { status: SenderStatus; sendReady?: boolean; suspendedBy?: string | null; statusReason?: string | null }) {
+async function setState(
+  id: string,
+  s: { status: SenderStatus; sendReady?: boolean; suspendedBy?: string | null; statusReason?: string | null },
+) {
   await srv.context.db
     .updateTable('sender_ids')
     .set({
@@ -70,9 +81,26 @@ describe('createSenderId', () => {
   it('creates a DRAFT, not send-ready; an RCS agent starts in TESTING', async () => {
     const tf = await create({ type: 'TOLL_FREE', name: 'Order notifications' });
     expect(tf.status).toBe(201);
-    expect(tf.body.data).toMatchObject({ type: 'TOLL_FREE', status: 'DRAFT', sendReady: false, provider: null, address: null, countryCode: null, rcsAgentPhase: null, numberId: null, protocols: [], activatedAt: null });
+    expect(tf.body.data).toMatchObject({
+      type: 'TOLL_FREE',
+      status: 'DRAFT',
+      sendReady: false,
+      provider: null,
+      address: null,
+      countryCode: null,
+      rcsAgentPhase: null,
+      numberId: null,
+      protocols: [],
+      activatedAt: null,
+    });
     const rcs = await create({ type: 'RCS_AGENT', name: 'Agent', provider: 'PROVIDER_B' });
-    expect(rcs.body.data).toMatchObject({ type: 'RCS_AGENT', status: 'DRAFT', provider: 'PROVIDER_B', rcsAgentPhase: 'TESTING', address: null });
+    expect(rcs.body.data).toMatchObject({
+      type: 'RCS_AGENT',
+      status: 'DRAFT',
+      provider: 'PROVIDER_B',
+      rcsAgentPhase: 'TESTING',
+      address: null,
+    });
     const sc = await create({ type: 'SHORT_CODE', name: 'Short', address: '12345', countryCode: 'US' });
     expect(sc.body.data).toMatchObject({ address: '12345', countryCode: 'US' });
     const alpha = await create({ type: 'ALPHANUMERIC', name: 'Brand', address: 'Acme 2', countryCode: 'GB' });
@@ -127,7 +155,8 @@ describe('listSenderIds', () => {
     const all = await call(srv, 'GET', '/v1/sender-ids', { key: k });
     expect(all.body.data.map((s: { id: string }) => s.id)).toEqual([c, b, a, own.senderId]);
     expect(all.body.pagination).toEqual({ page: 1, limit: 20, total: 4, hasMore: false });
-    const ids = async (qs: string) => (await call(srv, 'GET', `/v1/sender-ids?${qs}`, { key: k })).body.data.map((s: { id: string }) => s.id);
+    const ids = async (qs: string) =>
+      (await call(srv, 'GET', `/v1/sender-ids?${qs}`, { key: k })).body.data.map((s: { id: string }) => s.id);
     expect(await ids('type=SHORT_CODE')).toEqual([b, a]);
     expect(await ids('type=SHORT_CODE&provider=PROVIDER_B')).toEqual([a]);
     expect(await ids('status=DRAFT&provider=PROVIDER_B')).toEqual([c, a]);
@@ -143,12 +172,19 @@ describe('listSenderIds', () => {
 describe('updateSenderId', () => {
   it('changes the name in any status but DEACTIVATED, registration fields only in DRAFT or REJECTED', async () => {
     const id = await draft({ type: 'SHORT_CODE', name: 'Short', address: '12345', countryCode: 'US' });
-    const ok = await call(srv, 'PATCH', `/v1/sender-ids/${id}`, { key, body: { name: 'Renamed', address: '654321', provider: 'PROVIDER_B' } });
+    const ok = await call(srv, 'PATCH', `/v1/sender-ids/${id}`, {
+      key,
+      body: { name: 'Renamed', address: '654321', provider: 'PROVIDER_B' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.data).toMatchObject({ name: 'Renamed', address: '654321', provider: 'PROVIDER_B', status: 'DRAFT' });
 
     await setState(id, { status: 'REJECTED', statusReason: 'Brand mismatch' });
-    expect((await call(srv, 'PATCH', `/v1/sender-ids/${id}`, { key, body: { countryCode: 'CA' } })).body.data).toMatchObject({ countryCode: 'CA', status: 'REJECTED', statusReason: 'Brand mismatch' });
+    expect((await call(srv, 'PATCH', `/v1/sender-ids/${id}`, { key, body: { countryCode: 'CA' } })).body.data).toMatchObject({
+      countryCode: 'CA',
+      status: 'REJECTED',
+      statusReason: 'Brand mismatch',
+    });
 
     for (const status of ['PENDING', 'ACTIVE', 'SUSPENDED'] as const) {
       await setState(id, { status, sendReady: true });
@@ -184,7 +220,8 @@ describe('the lifecycle: every from-status × action of the transition table', (
   /** Each status, and for the guarded moves every guard case. */
   type Variant = { label: string; status: SenderStatus; sendReady: boolean; suspendedBy: string | null };
   const variants: Variant[] = SENDER_STATUSES.flatMap((status): Variant[] => {
-    if (status === 'PENDING') return [true, false].map((sendReady) => ({ label: `PENDING sendReady ${sendReady}`, status, sendReady, suspendedBy: null }));
+    if (status === 'PENDING')
+      return [true, false].map((sendReady) => ({ label: `PENDING sendReady ${sendReady}`, status, sendReady, suspendedBy: null }));
     if (status === 'SUSPENDED') {
       return [
         { label: 'SUSPENDED by CUSTOMER, send-ready', status, sendReady: true, suspendedBy: 'CUSTOMER' },
@@ -199,9 +236,7 @@ describe('the lifecycle: every from-status × action of the transition table', (
   for (const v of variants) {
     for (const action of SENDER_ACTIONS) {
       const t = TRANSITIONS[v.status][action];
-      const guardsHold =
-        t.kind !== 'move' ||
-        t.guards.every((g) => (g === 'sendReady' ? v.sendReady : v.suspendedBy === 'CUSTOMER'));
+      const guardsHold = t.kind !== 'move' || t.guards.every((g) => (g === 'sendReady' ? v.sendReady : v.suspendedBy === 'CUSTOMER'));
       const expected = t.kind === 'refuse' || !guardsHold ? 'refused' : t.kind === 'unchanged' ? v.status : t.to;
       it(`${action} from ${v.label} → ${expected}`, async () => {
         const id = await draft();
@@ -257,7 +292,9 @@ describe('the lifecycle: every from-status × action of the transition table', (
     const d2 = await act(own.senderId, 'delete', k);
     expect(d1.status).toBe(200);
     expect(d2.body).toEqual(d1.body);
-    expect((await call(srv, 'GET', `/v1/sender-ids?status=DEACTIVATED`, { key: k })).body.data.map((x: { id: string }) => x.id)).toEqual([own.senderId]);
+    expect((await call(srv, 'GET', `/v1/sender-ids?status=DEACTIVATED`, { key: k })).body.data.map((x: { id: string }) => x.id)).toEqual([
+      own.senderId,
+    ]);
   });
 });
 
@@ -268,19 +305,45 @@ describe('deleteSenderId', () => {
     const now = new Date();
     await srv.context.db
       .insertInto('sender_protocols')
-      .values(['SMS', 'MMS'].map((type) => ({ organization_id: own.organizationId, sender_id: own.senderId, type, status: 'ACTIVE', config: JSON.stringify({ validityPeriodSeconds: 14400 }), updated_at: now })))
+      .values(
+        ['SMS', 'MMS'].map((type) => ({
+          organization_id: own.organizationId,
+          sender_id: own.senderId,
+          type,
+          status: 'ACTIVE',
+          config: JSON.stringify({ validityPeriodSeconds: 14400 }),
+          updated_at: now,
+        })),
+      )
       .execute();
     await srv.context.db
       .insertInto('sender_voice_forwardings')
-      .values({ organization_id: own.organizationId, sender_id: own.senderId, enabled: true, destination: '+14155550123', synced_at: now, updated_at: now })
+      .values({
+        organization_id: own.organizationId,
+        sender_id: own.senderId,
+        enabled: true,
+        destination: '+14155550123',
+        synced_at: now,
+        updated_at: now,
+      })
       .execute();
     const before = await call(srv, 'GET', `/v1/sender-ids/${own.senderId}`, { key: k });
-    expect(before.body.data.protocols.map((p: { type: string; status: string }) => `${p.type}:${p.status}`)).toEqual(['SMS:ACTIVE', 'MMS:ACTIVE']);
+    expect(before.body.data.protocols.map((p: { type: string; status: string }) => `${p.type}:${p.status}`)).toEqual([
+      'SMS:ACTIVE',
+      'MMS:ACTIVE',
+    ]);
     const res = await act(own.senderId, 'delete', k);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ status: 'DEACTIVATED', sendReady: false });
-    expect(res.body.data.protocols.map((p: { type: string; status: string }) => `${p.type}:${p.status}`)).toEqual(['SMS:DISABLED', 'MMS:DISABLED']);
-    const fwd = await srv.context.db.selectFrom('sender_voice_forwardings').select('enabled').where('sender_id', '=', own.senderId).executeTakeFirstOrThrow();
+    expect(res.body.data.protocols.map((p: { type: string; status: string }) => `${p.type}:${p.status}`)).toEqual([
+      'SMS:DISABLED',
+      'MMS:DISABLED',
+    ]);
+    const fwd = await srv.context.db
+      .selectFrom('sender_voice_forwardings')
+      .select('enabled')
+      .where('sender_id', '=', own.senderId)
+      .executeTakeFirstOrThrow();
     expect(fwd.enabled).toBe(false);
   });
 });
@@ -317,7 +380,15 @@ describe('the send path uses this sender record', () => {
   let own: Awaited<ReturnType<TestServer['newOrg']>>;
   let contactId: string;
   const messageCount = async () =>
-    Number((await srv.context.db.selectFrom('messages').select((eb) => eb.fn.countAll().as('n')).where('organization_id', '=', own.organizationId).executeTakeFirstOrThrow()).n);
+    Number(
+      (
+        await srv.context.db
+          .selectFrom('messages')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .where('organization_id', '=', own.organizationId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const send = (senderId?: string) =>
     call(srv, 'POST', '/v1/messages/send', {
       key: own.apiKey.secret,
@@ -353,7 +424,11 @@ describe('the send path uses this sender record', () => {
   });
 
   it('refuses an ACTIVE sender that is not send-ready with 422 UNPROCESSABLE and queues nothing', async () => {
-    await srv.context.db.updateTable('sender_ids').set({ send_ready: false, status_reason: 'Registration lapsed.' }).where('id', '=', own.senderId).execute();
+    await srv.context.db
+      .updateTable('sender_ids')
+      .set({ send_ready: false, status_reason: 'Registration lapsed.' })
+      .where('id', '=', own.senderId)
+      .execute();
     try {
       const before = await messageCount();
       const named = await send(own.senderId);
@@ -365,7 +440,11 @@ describe('the send path uses this sender record', () => {
       expect(byDefault.status).toBe(422);
       expect(await messageCount()).toBe(before);
     } finally {
-      await srv.context.db.updateTable('sender_ids').set({ send_ready: true, status_reason: null }).where('id', '=', own.senderId).execute();
+      await srv.context.db
+        .updateTable('sender_ids')
+        .set({ send_ready: true, status_reason: null })
+        .where('id', '=', own.senderId)
+        .execute();
     }
   });
 

@@ -34,16 +34,24 @@ describe('signed links', () => {
     const q = queryOf(url);
     const flipped = q.signature!.slice(0, -2) + (q.signature!.endsWith('AA') ? 'BA' : 'AA');
     expect(codeOf(() => verifySignedUrl('GET', path, { ...q, signature: flipped }, { key }))).toBe('403 INVALID_SIGNATURE');
-    expect(codeOf(() => verifySignedUrl('GET', path, { ...q, org: '00000000-0000-4000-8000-000000000000' }, { key }))).toBe('403 INVALID_SIGNATURE');
-    expect(codeOf(() => verifySignedUrl('GET', path, { ...q, expires: String(Number(q.expires) + 3600) }, { key }))).toBe('403 INVALID_SIGNATURE');
+    expect(codeOf(() => verifySignedUrl('GET', path, { ...q, org: '00000000-0000-4000-8000-000000000000' }, { key }))).toBe(
+      '403 INVALID_SIGNATURE',
+    );
+    expect(codeOf(() => verifySignedUrl('GET', path, { ...q, expires: String(Number(q.expires) + 3600) }, { key }))).toBe(
+      '403 INVALID_SIGNATURE',
+    );
     expect(codeOf(() => verifySignedUrl('GET', path.replace('0b6f', '1b6f'), q, { key }))).toBe('403 INVALID_SIGNATURE');
     expect(codeOf(() => verifySignedUrl('DELETE', path, q, { key }))).toBe('403 INVALID_SIGNATURE');
     expect(codeOf(() => verifySignedUrl('GET', path, q, { key: randomBytes(32) }))).toBe('403 INVALID_SIGNATURE');
     expect(codeOf(() => verifySignedUrl('GET', path, { org: q.org, expires: q.expires }, { key }))).toBe('403 INVALID_SIGNATURE');
-    expect(codeOf(() => verifySignedUrl('GET', path, { ...q, signature: [q.signature, q.signature] }, { key }))).toBe('403 INVALID_SIGNATURE');
+    expect(codeOf(() => verifySignedUrl('GET', path, { ...q, signature: [q.signature, q.signature] }, { key }))).toBe(
+      '403 INVALID_SIGNATURE',
+    );
   });
 
   it('answers an authentic link past its expiry with 404 LINK_EXPIRED', () => {
-    expect(codeOf(() => verifySignedUrl('GET', path, queryOf(url), { key, now: new Date(expiresAt.getTime() + 1000) }))).toBe('404 LINK_EXPIRED');
+    expect(codeOf(() => verifySignedUrl('GET', path, queryOf(url), { key, now: new Date(expiresAt.getTime() + 1000) }))).toBe(
+      '404 LINK_EXPIRED',
+    );
   });
 });

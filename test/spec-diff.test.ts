@@ -35,7 +35,12 @@ function baseDoc(): Doc {
             status: { type: 'string', enum: ['active', 'blocked'] },
             count: { type: 'integer' },
             address: { type: 'object', required: ['city'], properties: { city: { type: 'string' }, zip: { type: 'string' } } },
-            channel: { oneOf: [{ type: 'object', properties: { sms: { type: 'string' } } }, { type: 'object', properties: { rcs: { type: 'string' } } }] },
+            channel: {
+              oneOf: [
+                { type: 'object', properties: { sms: { type: 'string' } } },
+                { type: 'object', properties: { rcs: { type: 'string' } } },
+              ],
+            },
             parent: ref('Contact'), // recursive on purpose
           },
         },
@@ -166,7 +171,12 @@ describe('spec-diff: request', () => {
   });
 
   it('existing parameter becoming required', () => {
-    expectBreaking((d) => (d.paths['/v1/contacts'].get.parameters[0].required = true), 'parameter-became-required', 'GET /v1/contacts', 'query.page');
+    expectBreaking(
+      (d) => (d.paths['/v1/contacts'].get.parameters[0].required = true),
+      'parameter-became-required',
+      'GET /v1/contacts',
+      'query.page',
+    );
   });
 
   it('removed parameter: breaking for a path parameter only', () => {
@@ -208,9 +218,24 @@ describe('spec-diff: request', () => {
 
   it('request field type narrowed: null dropped, number -> integer, type removed from a union', () => {
     const op = 'POST /v1/contacts';
-    expectBreaking((d) => (d.components.schemas.ContactBody.properties.email.type = 'string'), 'request-type-narrowed', op, 'body[application/json].email');
-    expectBreaking((d) => (d.components.schemas.ContactBody.properties.score.type = 'integer'), 'request-type-narrowed', op, 'body[application/json].score');
-    expectBreaking((d) => (d.components.schemas.ContactBody.properties.note.enum = ['a']), 'request-enum-value-removed', op, 'body[application/json].note');
+    expectBreaking(
+      (d) => (d.components.schemas.ContactBody.properties.email.type = 'string'),
+      'request-type-narrowed',
+      op,
+      'body[application/json].email',
+    );
+    expectBreaking(
+      (d) => (d.components.schemas.ContactBody.properties.score.type = 'integer'),
+      'request-type-narrowed',
+      op,
+      'body[application/json].score',
+    );
+    expectBreaking(
+      (d) => (d.components.schemas.ContactBody.properties.note.enum = ['a']),
+      'request-enum-value-removed',
+      op,
+      'body[application/json].note',
+    );
   });
 
   it('enum value removed from a request field', () => {
@@ -233,7 +258,12 @@ describe('spec-diff: request', () => {
   });
 
   it('request body becoming required', () => {
-    expectBreaking((d) => (d.paths['/v1/contacts/{id}'].patch.requestBody.required = true), 'request-body-required', 'PATCH /v1/contacts/{id}', 'body');
+    expectBreaking(
+      (d) => (d.paths['/v1/contacts/{id}'].patch.requestBody.required = true),
+      'request-body-required',
+      'PATCH /v1/contacts/{id}',
+      'body',
+    );
   });
 
   it('removed request field is breaking only when unknown fields are rejected', () => {
@@ -267,9 +297,24 @@ describe('spec-diff: responses', () => {
   });
 
   it('response type widened or changed', () => {
-    expectBreaking((d) => (d.components.schemas.Contact.properties.name.type = ['string', 'null']), 'response-type-changed', 'GET /v1/contacts/{id}', '200[application/json].name');
-    expectBreaking((d) => (d.components.schemas.Contact.properties.count.type = 'number'), 'response-type-changed', 'GET /v1/contacts/{id}', '200[application/json].count');
-    expectBreaking((d) => (d.components.schemas.Contact.properties.id.type = 'integer'), 'response-type-changed', 'GET /v1/contacts/{id}', '200[application/json].id');
+    expectBreaking(
+      (d) => (d.components.schemas.Contact.properties.name.type = ['string', 'null']),
+      'response-type-changed',
+      'GET /v1/contacts/{id}',
+      '200[application/json].name',
+    );
+    expectBreaking(
+      (d) => (d.components.schemas.Contact.properties.count.type = 'number'),
+      'response-type-changed',
+      'GET /v1/contacts/{id}',
+      '200[application/json].count',
+    );
+    expectBreaking(
+      (d) => (d.components.schemas.Contact.properties.id.type = 'integer'),
+      'response-type-changed',
+      'GET /v1/contacts/{id}',
+      '200[application/json].id',
+    );
   });
 
   it('enum value removed from a response', () => {
@@ -309,7 +354,12 @@ describe('spec-diff: responses', () => {
 
   it('oneOf compared by index: a new variant in a response is breaking, a change inside one is found', () => {
     const channel = (d: Doc) => d.components.schemas.Contact.properties.channel;
-    expectBreaking((d) => channel(d).oneOf.push({ type: 'string' }), 'response-type-changed', 'GET /v1/contacts/{id}', '200[application/json].channel');
+    expectBreaking(
+      (d) => channel(d).oneOf.push({ type: 'string' }),
+      'response-type-changed',
+      'GET /v1/contacts/{id}',
+      '200[application/json].channel',
+    );
     expectBreaking(
       (d) => delete channel(d).oneOf[1].properties.rcs,
       'response-field-removed',
@@ -343,7 +393,11 @@ describe('spec-diff: security and webhooks', () => {
   });
 
   it('an operation that inherited the root security and now needs a scope', () => {
-    expectBreaking((d) => (d.paths['/v1/contacts/{id}'].get.security = [{ apiKey: ['contacts:read'] }]), 'security-scope-added', 'GET /v1/contacts/{id}');
+    expectBreaking(
+      (d) => (d.paths['/v1/contacts/{id}'].get.security = [{ apiKey: ['contacts:read'] }]),
+      'security-scope-added',
+      'GET /v1/contacts/{id}',
+    );
   });
 
   it('a public operation that now needs authentication', () => {
@@ -477,7 +531,9 @@ describe('spec-diff: changelog acknowledgement', () => {
     expect(renderReport([removed, additive], acks).exitCode).toBe(0);
     const report = renderReport([removed, additive], []);
     expect(report.exitCode).toBe(1);
-    expect(report.lines[0]).toMatch(/^BREAKING  response-field-removed\s+GET \/v1\/contacts\/\{id\}  200\[application\/json\]\.email  removed$/);
+    expect(report.lines[0]).toMatch(
+      /^BREAKING  response-field-removed\s+GET \/v1\/contacts\/\{id\}  200\[application\/json\]\.email  removed$/,
+    );
     expect(report.lines[1]).toMatch(/^ok {8}response-field-added/);
     expect(report.lines).toContain('  - BREAKING: response-field-removed GET /v1/contacts/{id} <why, what clients must do>');
     expect(renderReport([additive], []).exitCode).toBe(0);
@@ -499,7 +555,9 @@ describe('spec-diff: CLI in a temporary git repository', () => {
         expect(r.status, r.stderr).toBe(0);
       };
       const cli = (...args: string[]) =>
-        spawnSync(process.execPath, [path.resolve(import.meta.dirname, '../scripts/spec-diff.ts'), ...args, '--root', dir], { encoding: 'utf8' });
+        spawnSync(process.execPath, [path.resolve(import.meta.dirname, '../scripts/spec-diff.ts'), ...args, '--root', dir], {
+          encoding: 'utf8',
+        });
       const fixtures = path.resolve(import.meta.dirname, 'fixtures/spec-diff');
 
       cpSync(path.join(fixtures, 'v1'), dir, { recursive: true });

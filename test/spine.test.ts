@@ -78,7 +78,9 @@ describe('request bodies', () => {
     const res = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [crypto.randomUUID()], contactIds } });
     expect(res.status).not.toBe(413);
     const huge = Array.from({ length: 150_000 }, () => crypto.randomUUID());
-    expect((await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [crypto.randomUUID()], contactIds: huge } })).status).toBe(413);
+    expect(
+      (await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [crypto.randomUUID()], contactIds: huge } })).status,
+    ).toBe(413);
   });
 
   it('answers 415 for a media type the operation does not take', async () => {
@@ -167,21 +169,57 @@ describe('handler registry', () => {
     const api = await createApi(srv.context, others as never, [...notImplementedOperations, op.operationId!]);
     const match = api.match('get', op.path);
     if (match.kind !== 'found') throw new Error(`no ${op.path}`);
-    const principal = await api.authorize(match.operation, { method: 'GET', path: '/', query: {}, headers: { authorization: `Bearer ${key}` } });
-    const req: ApiRequest = { method: 'GET', path: op.path, query: {}, headers: {}, body: undefined, files: [], requestId: 'r501', log: pino({ level: 'silent' }), operation: match.operation, principal };
-    await expect(api.handle(req)).rejects.toSatisfy((e: unknown) => e instanceof ApiError && e.status === 501 && e.code === 'NOT_IMPLEMENTED' && e.message.includes(op.operationId!));
+    const principal = await api.authorize(match.operation, {
+      method: 'GET',
+      path: '/',
+      query: {},
+      headers: { authorization: `Bearer ${key}` },
+    });
+    const req: ApiRequest = {
+      method: 'GET',
+      path: op.path,
+      query: {},
+      headers: {},
+      body: undefined,
+      files: [],
+      requestId: 'r501',
+      log: pino({ level: 'silent' }),
+      operation: match.operation,
+      principal,
+    };
+    await expect(api.handle(req)).rejects.toSatisfy(
+      (e: unknown) => e instanceof ApiError && e.status === 501 && e.code === 'NOT_IMPLEMENTED' && e.message.includes(op.operationId!),
+    );
   });
 });
 
 describe('response validation', () => {
   it('turns a response that breaks the document into a 500', async () => {
     const bad = definePublicHandlers({ getHealth: async () => ({ status: 200, body: { status: 'fine' } }) } as never);
-    const rest = ops().map((o) => o.operationId).filter((o) => o !== 'getHealth');
+    const rest = ops()
+      .map((o) => o.operationId)
+      .filter((o) => o !== 'getHealth');
     const api = await createApi(srv.context, bad, rest);
-    const req: ApiRequest = { method: 'GET', path: '/health', query: {}, headers: {}, body: undefined, files: [], requestId: 'r1', log: pino({ level: 'silent' }) };
+    const req: ApiRequest = {
+      method: 'GET',
+      path: '/health',
+      query: {},
+      headers: {},
+      body: undefined,
+      files: [],
+      requestId: 'r1',
+      log: pino({ level: 'silent' }),
+    };
     const match = api.match('get', '/health');
     if (match.kind !== 'found') throw new Error('no /health');
     req.operation = match.operation;
-    await expect(api.handle(req)).rejects.toSatisfy((e: unknown) => e instanceof ApiError && e.status === 500 && e.code === 'INTERNAL_ERROR' && e.message === 'Internal server error.' && !/schema|#\//.test(e.message));
+    await expect(api.handle(req)).rejects.toSatisfy(
+      (e: unknown) =>
+        e instanceof ApiError &&
+        e.status === 500 &&
+        e.code === 'INTERNAL_ERROR' &&
+        e.message === 'Internal server error.' &&
+        !/schema|#\//.test(e.message),
+    );
   });
 });

@@ -16,7 +16,8 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('..', import.meta.url)).replace(/\/$/, '');
 const SCANNED = ['package.json', 'src', 'scripts', 'test', 'bench'];
 
-const FILE_BASES = /^(?:import\.meta\.dirname|__dirname|here|dirname\(fileURLToPath\(import\.meta\.url\)\)|path\.dirname\(fileURLToPath\(import\.meta\.url\)\))$/;
+const FILE_BASES =
+  /^(?:import\.meta\.dirname|__dirname|here|dirname\(fileURLToPath\(import\.meta\.url\)\)|path\.dirname\(fileURLToPath\(import\.meta\.url\)\))$/;
 const CWD_BASES = /^(?:process\.cwd\(\)|'\.'|"\.")$/;
 const DD = '..';
 const UP = DD + '/'; // spelled apart so that this file does not match its own scanner
@@ -44,7 +45,8 @@ export function findOutsideReferences(file: string, text: string, root: string):
   }
 
   // path.join / path.resolve with literal segments from a known base.
-  const call = /\b(?:path\.)?(?:join|resolve)\(\s*((?:[\w.$]+(?:\((?:[^()]|\([^()]*\))*\))?)|'\.'|"\.")\s*,\s*((?:'[^'\n]*'|"[^"\n]*")(?:\s*,\s*(?:'[^'\n]*'|"[^"\n]*"))*)\s*\)/g;
+  const call =
+    /\b(?:path\.)?(?:join|resolve)\(\s*((?:[\w.$]+(?:\((?:[^()]|\([^()]*\))*\))?)|'\.'|"\.")\s*,\s*((?:'[^'\n]*'|"[^"\n]*")(?:\s*,\s*(?:'[^'\n]*'|"[^"\n]*"))*)\s*\)/g;
   for (const m of text.matchAll(call)) {
     const base = m[1]!.trim();
     const from = FILE_BASES.test(base) ? fileDir : CWD_BASES.test(base) ? root : undefined;
@@ -67,8 +69,13 @@ export function findOutsideReferences(file: string, text: string, root: string):
 }
 
 function scannedFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...SCANNED], { cwd: ROOT, encoding: 'utf8' });
-  return [...new Set(out.split('\0').filter(Boolean))].filter((f) => existsSync(path.join(ROOT, f)) && statSync(path.join(ROOT, f)).isFile());
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard', '--', ...SCANNED], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  return [...new Set(out.split('\0').filter(Boolean))].filter(
+    (f) => existsSync(path.join(ROOT, f)) && statSync(path.join(ROOT, f)).isFile(),
+  );
 }
 
 describe('the repository stands alone', () => {

@@ -18,13 +18,20 @@ beforeAll(async () => {
   [org, other] = await Promise.all([srv.newOrg('Submissions org'), srv.newOrg('Other submissions org')]);
   key = org.apiKey.secret;
   // An endpoint subscribed to both events: the events are then stored (webhook_events) and delivered.
-  const ep = await call(srv, 'POST', '/v1/webhook-endpoints', { key, body: { url: 'http://127.0.0.1:9/hooks', events: ['submission.status_changed', 'sender_id.status_changed'] } });
+  const ep = await call(srv, 'POST', '/v1/webhook-endpoints', {
+    key,
+    body: { url: 'http://127.0.0.1:9/hooks', events: ['submission.status_changed', 'sender_id.status_changed'] },
+  });
   expect(ep.status, JSON.stringify(ep.body)).toBe(201);
 });
 afterAll(() => srv.close());
 
 /** An RCS agent's details the launch review reads (set through the sender operations). */
-const AGENT = { displayName: 'Acme Coffee', description: 'Orders and offers from Acme Coffee.', logoUrl: 'https://cdn.example.com/acme-224.png' };
+const AGENT = {
+  displayName: 'Acme Coffee',
+  description: 'Orders and offers from Acme Coffee.',
+  logoUrl: 'https://cdn.example.com/acme-224.png',
+};
 
 async function sender(body: Record<string, unknown>, k = key): Promise<string> {
   const withAgent = body.type === 'RCS_AGENT' && !('rcsAgent' in body) ? { ...body, rcsAgent: AGENT } : body;
@@ -34,10 +41,15 @@ async function sender(body: Record<string, unknown>, k = key): Promise<string> {
 }
 
 async function eventsOf(senderId: string, type: string): Promise<Array<Record<string, any>>> {
-  const rows = await srv.context.db.selectFrom('webhook_events').select(['body', 'created_at']).where('organization_id', '=', org.organizationId).where('type', '=', type).orderBy('created_at').execute();
+  const rows = await srv.context.db
+    .selectFrom('webhook_events')
+    .select(['body', 'created_at'])
+    .where('organization_id', '=', org.organizationId)
+    .where('type', '=', type)
+    .orderBy('created_at')
+    .execute();
   return rows.map((r) => JSON.parse(r.body).data).filter((d) => d.senderIdId === senderId);
 }
-
 
 const BRAND = {
   entityType: 'PRIVATE_PROFIT',
@@ -59,7 +71,10 @@ const CAMPAIGN = {
   messageFlow: 'Patients opt in by ticking the SMS consent box on the online booking form at acmedental.example/book.',
   sampleMessages: ['Acme Dental: your appointment is tomorrow at 10:00. Reply C to confirm. STOP to opt out.'],
 };
-const SUBMIT = { useCaseDescription: 'Appointment reminders for patients of Acme Dental clinics.', sampleMessages: ['Your appointment is tomorrow at 10:00.'] };
+const SUBMIT = {
+  useCaseDescription: 'Appointment reminders for patients of Acme Dental clinics.',
+  sampleMessages: ['Your appointment is tomorrow at 10:00.'],
+};
 
 describe('launchSenderId', () => {
   it('moves an RCS agent from TESTING to LAUNCH_PENDING; a repeat answers 200 unchanged', async () => {
@@ -104,12 +119,24 @@ describe('submitSenderId', () => {
     const incomplete = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
     expect(incomplete.status).toBe(400);
     expect(incomplete.body.details.map((d: { field: string }) => d.field)).toEqual(['rcsAgent.description', 'rcsAgent.logoUrl']);
-    const patched = await call(srv, 'PATCH', `/v1/sender-ids/${id}`, { key, body: { rcsAgent: { description: AGENT.description, logoUrl: AGENT.logoUrl } } });
+    const patched = await call(srv, 'PATCH', `/v1/sender-ids/${id}`, {
+      key,
+      body: { rcsAgent: { description: AGENT.description, logoUrl: AGENT.logoUrl } },
+    });
     expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     const res = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const stored = await srv.context.db.selectFrom('sender_submissions').select('details').where('sender_id', '=', id).executeTakeFirstOrThrow();
-    expect((stored.details as { rcsAgent: unknown }).rcsAgent).toEqual({ displayName: 'Bare', description: AGENT.description, brandColor: null, logoUrl: AGENT.logoUrl });
+    const stored = await srv.context.db
+      .selectFrom('sender_submissions')
+      .select('details')
+      .where('sender_id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect((stored.details as { rcsAgent: unknown }).rcsAgent).toEqual({
+      displayName: 'Bare',
+      description: AGENT.description,
+      brandColor: null,
+      logoUrl: AGENT.logoUrl,
+    });
   });
 
   it('is reviewed over time: submitted → in_review → approved; the agent is LAUNCHED and the sender ACTIVE, with webhooks', async () => {
@@ -123,31 +150,57 @@ describe('submitSenderId', () => {
     expect(missing.body.details.map((d: { field: string }) => d.field)).toEqual(['body.useCaseDescription', 'body.sampleMessages']);
     const res = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data.submission).toMatchObject({ senderId: id, kind: 'RCS_AGENT_LAUNCH', status: 'submitted', error: null, decidedAt: null });
+    expect(res.body.data.submission).toMatchObject({
+      senderId: id,
+      kind: 'RCS_AGENT_LAUNCH',
+      status: 'submitted',
+      error: null,
+      decidedAt: null,
+    });
     expect((await call(srv, 'GET', `/v1/sender-ids/${id}`, { key })).body.data.status).toBe('PENDING');
     const twice = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
     expect(twice.status).toBe(409);
 
-    const done = await until(() => call(srv, 'GET', `/v1/sender-ids/${id}`, { key }), (r) => r.body.data.status === 'ACTIVE');
+    const done = await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${id}`, { key }),
+      (r) => r.body.data.status === 'ACTIVE',
+    );
     expect(done.body.data).toMatchObject({ rcsAgentPhase: 'LAUNCHED', sendReady: true });
     const refreshed = await call(srv, 'POST', `/v1/sender-ids/${id}/refresh-status`, { key });
     expect(refreshed.status).toBe(200);
-    expect(refreshed.body.data).toMatchObject({ senderId: id, senderStatus: 'ACTIVE', agentPhase: 'LAUNCHED', changed: false, brandStatus: null, campaignStatus: null });
+    expect(refreshed.body.data).toMatchObject({
+      senderId: id,
+      senderStatus: 'ACTIVE',
+      agentPhase: 'LAUNCHED',
+      changed: false,
+      brandStatus: null,
+      campaignStatus: null,
+    });
     expect(refreshed.body.data.submission).toMatchObject({ status: 'approved', rejectionReasons: [] });
 
     const subs = (await eventsOf(id, 'submission.status_changed')).filter((e) => e.submissionType === 'SENDER_ID');
-    expect(subs.map((e) => [e.previousStatus, e.status])).toEqual([[null, 'submitted'], ['submitted', 'in_review'], ['in_review', 'approved']]);
+    expect(subs.map((e) => [e.previousStatus, e.status])).toEqual([
+      [null, 'submitted'],
+      ['submitted', 'in_review'],
+      ['in_review', 'approved'],
+    ]);
     const agent = (await eventsOf(id, 'submission.status_changed')).filter((e) => e.submissionType === 'RCS_AGENT');
     expect(agent.map((e) => e.status)).toEqual(['LAUNCH_PENDING', 'LAUNCHED']);
     const status = await eventsOf(id, 'sender_id.status_changed');
-    expect(status.map((e) => [e.previousStatus, e.status])).toEqual([['DRAFT', 'PENDING'], ['PENDING', 'ACTIVE']]);
+    expect(status.map((e) => [e.previousStatus, e.status])).toEqual([
+      ['DRAFT', 'PENDING'],
+      ['PENDING', 'ACTIVE'],
+    ]);
   });
 
   it('a rejection carries reasons; the agent and the sender are REJECTED and may be submitted again', async () => {
     const id = await sender({ type: 'RCS_AGENT', name: 'REJECT me', provider: 'PROVIDER_A' });
     await call(srv, 'POST', `/v1/sender-ids/${id}/launch`, { key });
     expect((await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT })).status).toBe(200);
-    const done = await until(() => call(srv, 'GET', `/v1/sender-ids/${id}`, { key }), (r) => r.body.data.status === 'REJECTED');
+    const done = await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${id}`, { key }),
+      (r) => r.body.data.status === 'REJECTED',
+    );
     expect(done.body.data.rcsAgentPhase).toBe('REJECTED');
     expect(done.body.data.statusReason).toMatch(/rejected/);
     const refreshed = await call(srv, 'POST', `/v1/sender-ids/${id}/refresh-status`, { key });
@@ -155,14 +208,21 @@ describe('submitSenderId', () => {
     expect(refreshed.body.data.submission.rejectionReasons.length).toBeGreaterThan(0);
     const again = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
     expect(again.status).toBe(200);
-    expect((await call(srv, 'GET', `/v1/sender-ids/${id}`, { key })).body.data).toMatchObject({ status: 'PENDING', rcsAgentPhase: 'LAUNCH_PENDING' });
+    expect((await call(srv, 'GET', `/v1/sender-ids/${id}`, { key })).body.data).toMatchObject({
+      status: 'PENDING',
+      rcsAgentPhase: 'LAUNCH_PENDING',
+    });
   });
 
   it('an upstream failure answers 502 with the failed submission, which is recorded; LONG_CODE is 400', async () => {
     const id = await sender({ type: 'TOLL_FREE', name: 'UPSTREAM down' });
     const res = await call(srv, 'POST', `/v1/sender-ids/${id}/submit`, { key, body: SUBMIT });
     expect(res.status).toBe(502);
-    expect(res.body).toMatchObject({ code: 'UPSTREAM_ERROR', senderId: id, submission: { status: 'failed', kind: 'TOLL_FREE_VERIFICATION', submittedAt: null } });
+    expect(res.body).toMatchObject({
+      code: 'UPSTREAM_ERROR',
+      senderId: id,
+      submission: { status: 'failed', kind: 'TOLL_FREE_VERIFICATION', submittedAt: null },
+    });
     expect(res.body.submission.error).toMatchObject({ code: 'UPSTREAM_UNAVAILABLE' });
     const stored = await srv.context.db.selectFrom('sender_submissions').selectAll().where('sender_id', '=', id).execute();
     expect(stored.map((s) => s.status)).toEqual(['failed']);
@@ -180,39 +240,82 @@ describe('brand and campaign registration', () => {
     expect(early.status).toBe(409);
     const res = await call(srv, 'POST', `/v1/sender-ids/${id}/brand/register`, { key, body: BRAND });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ senderId: id, status: 'PENDING', identityStatus: null, registryBrandId: null, displayName: 'Acme Dental' });
+    expect(res.body.data).toMatchObject({
+      senderId: id,
+      status: 'PENDING',
+      identityStatus: null,
+      registryBrandId: null,
+      displayName: 'Acme Dental',
+    });
     expect((await call(srv, 'POST', `/v1/sender-ids/${id}/brand/register`, { key, body: BRAND })).status).toBe(409);
-    const brand = await until(() => call(srv, 'GET', `/v1/sender-ids/${id}/brand/status`, { key }), (r) => r.body.data.status === 'REGISTERED');
+    const brand = await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${id}/brand/status`, { key }),
+      (r) => r.body.data.status === 'REGISTERED',
+    );
     expect(brand.body.data).toMatchObject({ identityStatus: 'VERIFIED', rejectionReasons: [] });
     expect(brand.body.data.registryBrandId).toMatch(/^B/);
 
-    const noStop = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, { key, body: { ...CAMPAIGN, sampleMessages: ['Your appointment is tomorrow at 10:00, see you then.'] } });
+    const noStop = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, {
+      key,
+      body: { ...CAMPAIGN, sampleMessages: ['Your appointment is tomorrow at 10:00, see you then.'] },
+    });
     expect(noStop.status).toBe(400);
     expect(noStop.body.details[0].field).toBe('body.sampleMessages');
-    const badKeyword = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, { key, body: { ...CAMPAIGN, helpKeywords: ['STOP'] } });
+    const badKeyword = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, {
+      key,
+      body: { ...CAMPAIGN, helpKeywords: ['STOP'] },
+    });
     expect(badKeyword.status).toBe(400);
     expect(badKeyword.body.details[0]).toMatchObject({ field: 'body.helpKeywords.0' });
-    const subUse = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, { key, body: { ...CAMPAIGN, subUseCases: ['MARKETING', '2FA'] } });
+    const subUse = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, {
+      key,
+      body: { ...CAMPAIGN, subUseCases: ['MARKETING', '2FA'] },
+    });
     expect(subUse.status).toBe(400);
 
     const campaign = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, { key, body: CAMPAIGN });
     expect(campaign.status, JSON.stringify(campaign.body)).toBe(200);
-    expect(campaign.body.data).toMatchObject({ status: 'PENDING', brandRegistrationId: brand.body.data.id, carrierStatuses: [], monthlyFee: null });
-    const registered = await until(() => call(srv, 'GET', `/v1/sender-ids/${id}/campaign/status`, { key }), (r) => r.body.data.status === 'REGISTERED');
+    expect(campaign.body.data).toMatchObject({
+      status: 'PENDING',
+      brandRegistrationId: brand.body.data.id,
+      carrierStatuses: [],
+      monthlyFee: null,
+    });
+    const registered = await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${id}/campaign/status`, { key }),
+      (r) => r.body.data.status === 'REGISTERED',
+    );
     expect(registered.body.data.monthlyFee).toEqual({ amount: '10.00', currency: 'USD' });
     expect(registered.body.data.carrierStatuses.every((c: { status: string }) => c.status === 'APPROVED')).toBe(true);
     const events = (await eventsOf(id, 'submission.status_changed')).map((e) => `${e.submissionType}:${e.status}`);
-    expect(events).toEqual(['BRAND:PENDING', 'BRAND:IN_REVIEW', 'BRAND:REGISTERED', 'CAMPAIGN:PENDING', 'CAMPAIGN:IN_REVIEW', 'CAMPAIGN:REGISTERED']);
+    expect(events).toEqual([
+      'BRAND:PENDING',
+      'BRAND:IN_REVIEW',
+      'BRAND:REGISTERED',
+      'CAMPAIGN:PENDING',
+      'CAMPAIGN:IN_REVIEW',
+      'CAMPAIGN:REGISTERED',
+    ]);
   });
 
   it('a rejected brand carries reasons, moves the sender to REJECTED, and may be registered again', async () => {
     const id = await sender({ type: 'LONG_CODE', name: 'Rejected brand' });
-    expect((await call(srv, 'POST', `/v1/sender-ids/${id}/brand/register`, { key, body: { ...BRAND, displayName: 'REJECT Corp' } })).status).toBe(200);
-    const rejected = await until(() => call(srv, 'GET', `/v1/sender-ids/${id}/brand/status`, { key }), (r) => r.body.data.status === 'REJECTED');
+    expect(
+      (await call(srv, 'POST', `/v1/sender-ids/${id}/brand/register`, { key, body: { ...BRAND, displayName: 'REJECT Corp' } })).status,
+    ).toBe(200);
+    const rejected = await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${id}/brand/status`, { key }),
+      (r) => r.body.data.status === 'REJECTED',
+    );
     expect(rejected.body.data.rejectionReasons.length).toBeGreaterThan(0);
     expect((await call(srv, 'GET', `/v1/sender-ids/${id}`, { key })).body.data.status).toBe('REJECTED');
     const last = (await eventsOf(id, 'submission.status_changed')).at(-1)!;
-    expect(last).toMatchObject({ submissionType: 'BRAND', previousStatus: 'IN_REVIEW', status: 'REJECTED', reasons: rejected.body.data.rejectionReasons });
+    expect(last).toMatchObject({
+      submissionType: 'BRAND',
+      previousStatus: 'IN_REVIEW',
+      status: 'REJECTED',
+      reasons: rejected.body.data.rejectionReasons,
+    });
     const again = await call(srv, 'POST', `/v1/sender-ids/${id}/brand/register`, { key, body: BRAND });
     expect(again.status).toBe(200);
     expect(again.body.data.id).not.toBe(rejected.body.data.id);

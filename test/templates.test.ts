@@ -32,8 +32,19 @@ describe('listChatAppTemplates', () => {
     await activate(id);
     const res = await call(srv, 'GET', `/v1/chatapp-templates?senderId=${id}`, { key });
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    const list = res.body.data as Array<{ id: string; name: string; language: string; status: string; senderId: string; variables: unknown[] }>;
-    expect(list.map((t) => `${t.name}/${t.language}`)).toEqual(['appointment_reminder/en_US', 'appointment_reminder/es', 'order_shipped/en_US']);
+    const list = res.body.data as Array<{
+      id: string;
+      name: string;
+      language: string;
+      status: string;
+      senderId: string;
+      variables: unknown[];
+    }>;
+    expect(list.map((t) => `${t.name}/${t.language}`)).toEqual([
+      'appointment_reminder/en_US',
+      'appointment_reminder/es',
+      'order_shipped/en_US',
+    ]);
     expect(list.every((t) => t.status === 'APPROVED' && t.senderId === id)).toBe(true);
     expect(list[0]!.variables).toEqual([
       { component: 'BODY', index: 1, example: 'Maria' },
@@ -44,7 +55,7 @@ describe('listChatAppTemplates', () => {
     expect(again.body.data.map((t: { id: string }) => t.id)).toEqual(list.map((t) => t.id));
   });
 
-  it('400 without senderId or for a sender that is not CHATAPP_BUSINESS; 404 for another organization\'s; 502 when the platform is unreachable; 403 without the scope', async () => {
+  it("400 without senderId or for a sender that is not CHATAPP_BUSINESS; 404 for another organization's; 502 when the platform is unreachable; 403 without the scope", async () => {
     expect((await call(srv, 'GET', '/v1/chatapp-templates', { key })).status).toBe(400);
     const notChat = await call(srv, 'GET', `/v1/chatapp-templates?senderId=${org.senderId}`, { key });
     expect(notChat.status).toBe(400);

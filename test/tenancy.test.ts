@@ -26,7 +26,9 @@ describe('the tenant guard', () => {
   it('refuses a deliberately unscoped query on a tenant table', async () => {
     const db = bindTenant(srv.context.db, orgA, tables);
     await expect(db.selectFrom('contacts').selectAll().execute()).rejects.toBeInstanceOf(TenantScopeError);
-    await expect(db.updateTable('contacts').set({ name: 'x' }).where('phone', '=', '+14155550100').execute()).rejects.toBeInstanceOf(TenantScopeError);
+    await expect(db.updateTable('contacts').set({ name: 'x' }).where('phone', '=', '+14155550100').execute()).rejects.toBeInstanceOf(
+      TenantScopeError,
+    );
     await expect(db.deleteFrom('tags').where('name', '=', 'x').execute()).rejects.toBeInstanceOf(TenantScopeError);
   });
 

@@ -17,7 +17,8 @@ const msOf = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
 describe('time-ordered ids', () => {
   it('the SQL form for older servers is a version-7, RFC 4122 variant uuid carrying the current time', async () => {
     const before = Date.now();
-    const rows = (await sql<{ id: string }>`select ${sql.raw(UUID_V7_SQL)} as id from generate_series(1, 200)`.execute(srv.context.db)).rows;
+    const rows = (await sql<{ id: string }>`select ${sql.raw(UUID_V7_SQL)} as id from generate_series(1, 200)`.execute(srv.context.db))
+      .rows;
     const after = Date.now();
     expect(new Set(rows.map((r) => r.id)).size).toBe(200);
     for (const { id } of rows) {
@@ -42,7 +43,10 @@ describe('time-ordered ids', () => {
     expect(ids[1]! > ids[0]!).toBe(true);
     const sent: string[] = [];
     for (const contactId of ids) {
-      const res = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'hi' } } });
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'hi' } },
+      });
       expect(res.status, res.text).toBe(200);
       sent.push(res.body.data.messageId);
       await new Promise((r) => setTimeout(r, 5));

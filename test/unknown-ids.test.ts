@@ -76,7 +76,8 @@ describe('an unknown id in a body answers 404 NOT_FOUND naming the field', () =>
   });
 
   it('previewMessage: contactId and senderId, as the send would', async () => {
-    const preview = (body: Record<string, unknown>) => call(srv, 'POST', '/v1/messages/preview', { key: mine.apiKey.secret, body: { content: text, ...body } });
+    const preview = (body: Record<string, unknown>) =>
+      call(srv, 'POST', '/v1/messages/preview', { key: mine.apiKey.secret, body: { content: text, ...body } });
     const contact = await preview({ contactId: theirContact });
     expect(contact.status).toBe(404);
     expect(contact.body).toMatchObject(notFoundNaming('body.contactId', 'contact'));

@@ -22,7 +22,8 @@ beforeAll(async () => {
   senderId = org.senderId;
   // Validators are compiled on an operation's first request (and the detailed ones on its first refusal): once
   // here, so the caps below measure validation, not compilation.
-  for (const path of ['/v1/blasts', '/v1/segments/preview']) expect((await call(srv, 'POST', path, { key, body: { name: 5 } })).status).toBe(400);
+  for (const path of ['/v1/blasts', '/v1/segments/preview'])
+    expect((await call(srv, 'POST', path, { key, body: { name: 5 } })).status).toBe(400);
 });
 afterAll(() => srv.close());
 
@@ -50,10 +51,20 @@ async function besideHealth<T>(work: () => Promise<T>): Promise<{ result: T; ms:
 describe('validation time is bounded by the size of the request', () => {
   for (const n of [20_000, 100_000]) {
     it(`refuses ${n.toLocaleString('en-US')} empty carousel cards in milliseconds while /health answers`, async () => {
-      const { result: res, ms, slowestHealth } = await besideHealth(() => call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Huge', senderId, contactIds: [uuid(1)], contentJson: cards(n) } }));
+      const {
+        result: res,
+        ms,
+        slowestHealth,
+      } = await besideHealth(() =>
+        call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Huge', senderId, contactIds: [uuid(1)], contentJson: cards(n) } }),
+      );
       expect(res.status).toBe(400);
       expect(res.body.code).toBe('VALIDATION_ERROR');
-      expect(res.body.details).toContainEqual({ field: 'body.contentJson.cards', message: 'must NOT have more than 10 items', code: 'maxItems' });
+      expect(res.body.details).toContainEqual({
+        field: 'body.contentJson.cards',
+        message: 'must NOT have more than 10 items',
+        code: 'maxItems',
+      });
       expect(res.body.details.length).toBeLessThanOrEqual(20);
       expect(ms).toBeLessThan(CAP_MS);
       expect(slowestHealth).toBeLessThan(CAP_MS);
@@ -62,15 +73,25 @@ describe('validation time is bounded by the size of the request', () => {
 
   it('refuses 100,000 empty carousel cards given to the createBlast tool over /mcp the same way', async () => {
     const client = new Client({ name: 'validation-cost.test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${srv.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${srv.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+    );
     try {
-      const tool = () => client.callTool({ name: 'createBlast', arguments: { body: { name: 'Huge', senderId, contactIds: [uuid(1)], contentJson: cards(100_000) } } }) as Promise<CallToolResult>;
+      const tool = () =>
+        client.callTool({
+          name: 'createBlast',
+          arguments: { body: { name: 'Huge', senderId, contactIds: [uuid(1)], contentJson: cards(100_000) } },
+        }) as Promise<CallToolResult>;
       const { result, ms, slowestHealth } = await besideHealth(tool);
       expect(result.isError).toBe(true);
       const first = result.content[0];
       const error = JSON.parse(first?.type === 'text' ? first.text : '{}');
       expect(error.code).toBe('VALIDATION_ERROR');
-      expect(error.details).toContainEqual({ field: 'body.contentJson.cards', message: 'must NOT have more than 10 items', code: 'maxItems' });
+      expect(error.details).toContainEqual({
+        field: 'body.contentJson.cards',
+        message: 'must NOT have more than 10 items',
+        code: 'maxItems',
+      });
       expect(ms).toBeLessThan(CAP_MS);
       expect(slowestHealth).toBeLessThan(CAP_MS);
     } finally {
@@ -81,9 +102,17 @@ describe('validation time is bounded by the size of the request', () => {
   it('finds a duplicate among 10,000 contact ids without comparing every pair', async () => {
     // Ajv compared pairs from the end: a duplicate at the start was found last, after 50 million comparisons.
     const contactIds = Array.from({ length: 10_000 }, (_, i) => uuid(i === 1 ? 0 : i));
-    const { result: res, ms, slowestHealth } = await besideHealth(() => call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Dup', senderId, contactIds, contentJson: { type: 'text', text: 'hi' } } }));
+    const {
+      result: res,
+      ms,
+      slowestHealth,
+    } = await besideHealth(() =>
+      call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Dup', senderId, contactIds, contentJson: { type: 'text', text: 'hi' } } }),
+    );
     expect(res.status).toBe(400);
-    expect(res.body.details).toEqual([{ field: 'body.contactIds', message: 'must NOT have duplicate items (items ## 0 and 1 are identical)', code: 'uniqueItems' }]);
+    expect(res.body.details).toEqual([
+      { field: 'body.contactIds', message: 'must NOT have duplicate items (items ## 0 and 1 are identical)', code: 'uniqueItems' },
+    ]);
     expect(ms).toBeLessThan(CAP_MS / 2);
     expect(slowestHealth).toBeLessThan(CAP_MS / 2);
   });
@@ -92,7 +121,10 @@ describe('validation time is bounded by the size of the request', () => {
 describe('a big refused body is still described field by field', () => {
   it('names an array over its maxItems and a mistake elsewhere in the same body', async () => {
     const contactIds = Array.from({ length: 20_000 }, (_, i) => uuid(i));
-    const res = await call(srv, 'POST', '/v1/blasts', { key, body: { name: 5, senderId, contactIds, contentJson: { type: 'text', text: 'hi' } } });
+    const res = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: { name: 5, senderId, contactIds, contentJson: { type: 'text', text: 'hi' } },
+    });
     expect(res.status).toBe(400);
     expect(fields(res)).toEqual(expect.arrayContaining(['body.name:type', 'body.contactIds:maxItems']));
     expect(res.body.details).toContainEqual({ field: 'body.contactIds', message: 'must NOT have more than 10000 items', code: 'maxItems' });
@@ -100,24 +132,38 @@ describe('a big refused body is still described field by field', () => {
 
   it('names a bad item far beyond the items described in detail', async () => {
     const contactIds = Array.from({ length: 5_000 }, (_, i) => (i === 4_000 ? 'not-a-uuid' : uuid(i)));
-    const res = await call(srv, 'POST', '/v1/blasts', { key, body: { name: 'Far', senderId, contactIds, contentJson: { type: 'text', text: 'hi' } } });
+    const res = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: { name: 'Far', senderId, contactIds, contentJson: { type: 'text', text: 'hi' } },
+    });
     expect(res.status).toBe(400);
     expect(fields(res)).toEqual(['body.contactIds.4000:format']);
   });
 
   it('reports the mistakes of a long array up to its 25th item, and none that the body does not have', async () => {
     // 30 cards where 10 are allowed, every other one with a bad title: maxItems, then each bad title among the first 25
-    const body = { name: 'Many', senderId, contactIds: [uuid(1)], contentJson: { type: 'carousel', cards: Array.from({ length: 30 }, (_, i) => (i % 2 ? { title: 'ok' } : { title: 5 })) } };
+    const body = {
+      name: 'Many',
+      senderId,
+      contactIds: [uuid(1)],
+      contentJson: { type: 'carousel', cards: Array.from({ length: 30 }, (_, i) => (i % 2 ? { title: 'ok' } : { title: 5 })) },
+    };
     const res = await call(srv, 'POST', '/v1/blasts', { key, body });
     expect(res.status).toBe(400);
-    expect(fields(res)).toEqual(['body.contentJson.cards:maxItems', ...Array.from({ length: 13 }, (_, i) => `body.contentJson.cards.${2 * i}.title:type`)]);
+    expect(fields(res)).toEqual([
+      'body.contentJson.cards:maxItems',
+      ...Array.from({ length: 13 }, (_, i) => `body.contentJson.cards.${2 * i}.title:type`),
+    ]);
   });
 
   it('describes a oneOf mistake by the branch its type names, the size of a cut array included', async () => {
     // The condition's tagIds are cut in the detailed copy: their maxItems is read from the schema, and kept when the
     // oneOf is narrowed to the `tags` branch.
     const tagIds = Array.from({ length: 60 }, (_, i) => uuid(i));
-    const res = await call(srv, 'POST', '/v1/segments/preview', { key, body: { conditions: [{ type: 'tags', op: 'any', tagIds, extra: true }] } });
+    const res = await call(srv, 'POST', '/v1/segments/preview', {
+      key,
+      body: { conditions: [{ type: 'tags', op: 'any', tagIds, extra: true }] },
+    });
     expect(res.status).toBe(400);
     expect(fields(res).sort()).toEqual(['body.conditions.0.extra:additionalProperties', 'body.conditions.0.tagIds:maxItems']);
   });

@@ -29,7 +29,9 @@ let unique = 0;
 const definition = webhookJobs.find((d) => d.queue === DELIVERY_QUEUE)!;
 
 beforeAll(async () => {
-  harness = await startDeliveryHarness('pgboss_webhook_batching_test', (req, body) => received.push({ path: req.url ?? '/', headers: req.headers, body }));
+  harness = await startDeliveryHarness('pgboss_webhook_batching_test', (req, body) =>
+    received.push({ path: req.url ?? '/', headers: req.headers, body }),
+  );
   ({ base, srv, boss } = harness);
 }, 120_000);
 
@@ -45,13 +47,20 @@ beforeEach(async () => {
 
 async function endpoint(kind = 'ok'): Promise<{ id: string; secret: string; url: string; path: string }> {
   const path = `/${kind}/${++unique}`;
-  const res = await call(srv, 'POST', '/v1/webhook-endpoints', { key: org.apiKey.secret, body: { url: `${base}${path}`, events: ['message.delivered'] } });
+  const res = await call(srv, 'POST', '/v1/webhook-endpoints', {
+    key: org.apiKey.secret,
+    body: { url: `${base}${path}`, events: ['message.delivered'] },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return { ...res.body.data, path };
 }
 
 const delivered = (n: number): NewEvent[] =>
-  Array.from({ length: n }, (_, i) => ({ organizationId: org.organizationId, type: 'message.delivered', data: { test: false, n: i } as never }));
+  Array.from({ length: n }, (_, i) => ({
+    organizationId: org.organizationId,
+    type: 'message.delivered',
+    data: { test: false, n: i } as never,
+  }));
 
 /** Every job of the queue that is due now, as the worker would get them. */
 async function dueJobs(): Promise<Array<{ id: string; data: DeliveryJobData }>> {
@@ -60,7 +69,12 @@ async function dueJobs(): Promise<Array<{ id: string; data: DeliveryJobData }>> 
 }
 
 const attemptRows = (endpointId: string) =>
-  srv.context.db.selectFrom('webhook_delivery_attempts').selectAll().where('endpoint_id', '=', endpointId).orderBy('attempted_at').execute();
+  srv.context.db
+    .selectFrom('webhook_delivery_attempts')
+    .selectAll()
+    .where('endpoint_id', '=', endpointId)
+    .orderBy('attempted_at')
+    .execute();
 
 describe('first attempts, several deliveries to a job', () => {
   it(`queues ${DELIVERIES_PER_JOB} deliveries of an organization to a job and makes each attempt once`, async () => {
@@ -86,7 +100,8 @@ describe('first attempts, several deliveries to a job', () => {
       expect(rows).toHaveLength(12);
       expect(rows.every((r) => r.success && r.attempt === 1 && r.url === ep.url && r.next_retry_at === null)).toBe(true);
       // Each request is signed with its own endpoint's secret.
-      for (const req of received.filter((r) => r.path === ep.path)) expect(() => new Webhook(ep.secret).verify(req.body, req.headers as Record<string, string>)).not.toThrow();
+      for (const req of received.filter((r) => r.path === ep.path))
+        expect(() => new Webhook(ep.secret).verify(req.body, req.headers as Record<string, string>)).not.toThrow();
     }
 
     // The same jobs run again (a worker died before completing them): nothing is sent or recorded twice.

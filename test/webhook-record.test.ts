@@ -43,27 +43,44 @@ beforeEach(async () => {
 });
 
 async function endpoint(kind: 'ok' | 'fail'): Promise<{ id: string }> {
-  const res = await call(srv, 'POST', '/v1/webhook-endpoints', { key: org.apiKey.secret, body: { url: `${base}/${kind}/${++unique}`, events: ['message.delivered'] } });
+  const res = await call(srv, 'POST', '/v1/webhook-endpoints', {
+    key: org.apiKey.secret,
+    body: { url: `${base}/${kind}/${++unique}`, events: ['message.delivered'] },
+  });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data;
 }
 
 const delivered = (n: number): NewEvent[] =>
-  Array.from({ length: n }, (_, i) => ({ organizationId: org.organizationId, type: 'message.delivered', data: { test: false, n: i } as never }));
+  Array.from({ length: n }, (_, i) => ({
+    organizationId: org.organizationId,
+    type: 'message.delivered',
+    data: { test: false, n: i } as never,
+  }));
 
 /** The endpoint's deliveries (oldest first), their first-attempt jobs taken off the queue: each test runs its own. */
 async function emitTo(endpointId: string, n: number): Promise<string[]> {
   await emitEvents(srv.context.db, boss, delivered(n));
   await boss.fetch(DELIVERY_QUEUE, { batchSize: 1_000 });
-  const rows = await srv.context.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', endpointId).orderBy('created_at').orderBy('id').execute();
+  const rows = await srv.context.db
+    .selectFrom('webhook_deliveries')
+    .select('id')
+    .where('endpoint_id', '=', endpointId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
   return rows.map((r) => r.id);
 }
 
-const job = (deliveryId: string, attempt: number) => ({ id: `${deliveryId}#${attempt}`, data: { organizationId: org.organizationId, deliveryId, attempt } as DeliveryJobData });
+const job = (deliveryId: string, attempt: number) => ({
+  id: `${deliveryId}#${attempt}`,
+  data: { organizationId: org.organizationId, deliveryId, attempt } as DeliveryJobData,
+});
 const delivery = (id: string) => srv.context.db.selectFrom('webhook_deliveries').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const attemptsOf = (deliveryId: string) =>
   srv.context.db.selectFrom('webhook_delivery_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('attempt').execute();
-const endpointRow = (id: string) => srv.context.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+const endpointRow = (id: string) =>
+  srv.context.db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 
 describe('recording a batch', () => {
   it('disables the endpoint at its tenth final failure and cancels the retry another attempt of the batch asked for', async () => {
@@ -109,7 +126,10 @@ describe('recording a batch', () => {
     // Another recording (or a PATCH) holds the endpoint and then takes its deliveries, as the lock order allows.
     await srv.context.db.transaction().execute(async (tx) => {
       await sql`select id from webhook_endpoints where id = ${ep.id} for no key update`.execute(tx);
-      const batch = definition.runBatch!(ids.map((id) => job(id, 1)), srv.context).then(
+      const batch = definition.runBatch!(
+        ids.map((id) => job(id, 1)),
+        srv.context,
+      ).then(
         () => 'recorded',
         (error: unknown) => error,
       );

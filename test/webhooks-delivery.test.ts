@@ -113,8 +113,11 @@ beforeEach(async () => {
   restoreTuning = tuneWebhooksForTests({ retryDelaysMs: [50, 50, 50], jitter: 0, deliveryTimeoutMs: 2_000, testTimeoutMs: 2_000 });
 });
 
-
-async function endpoint(path: string, events = ['message.delivered'], key = org.apiKey.secret): Promise<{ id: string; secret: string; url: string }> {
+async function endpoint(
+  path: string,
+  events = ['message.delivered'],
+  key = org.apiKey.secret,
+): Promise<{ id: string; secret: string; url: string }> {
   const res = await call(srv, 'POST', '/v1/webhook-endpoints', { key, body: { url: `${base}${path}`, events } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data;
@@ -133,7 +136,10 @@ async function getEndpoint(id: string, key = org.apiKey.secret) {
 
 const doc = () => srv.context.document as unknown as { components: { schemas: Record<string, { examples: Array<{ data: any }> }> } };
 /** The documented example data of message.delivered, with a fresh message id. */
-const deliveredData = () => ({ ...doc().components.schemas.MessageDeliveredWebhookEvent!.examples[0]!.data, messageId: crypto.randomUUID() });
+const deliveredData = () => ({
+  ...doc().components.schemas.MessageDeliveredWebhookEvent!.examples[0]!.data,
+  messageId: crypto.randomUUID(),
+});
 const delivered = (organizationId = org.organizationId): NewEvent => ({ organizationId, type: 'message.delivered', data: deliveredData() });
 const emit = (event: NewEvent = delivered()) => emitEvent(srv.context.db, boss, event);
 const path = (kind: string, arg: string | number = '') => `/${kind}/${arg || `${++unique}`}${arg ? `/${++unique}` : ''}`;
@@ -152,7 +158,11 @@ describe('signed deliveries', () => {
     const ep = await endpoint(path('ok'));
     const event = delivered();
     expect(await emit(event)).toEqual({ events: 1, deliveries: 1 });
-    const [req] = await until(async () => requestsTo(new URL(ep.url).pathname), (r) => r.length === 1, 'the delivery');
+    const [req] = await until(
+      async () => requestsTo(new URL(ep.url).pathname),
+      (r) => r.length === 1,
+      'the delivery',
+    );
 
     // The secret is stored sealed; the worker opens it to sign, and the signature verifies with the plain secret.
     const row = await srv.context.db.selectFrom('webhook_endpoints').select('secret').where('id', '=', ep.id).executeTakeFirstOrThrow();
@@ -165,16 +175,23 @@ describe('signed deliveries', () => {
     expect(req!.headers['content-type']).toBe('application/json');
 
     const ts = req!.headers['webhook-timestamp'] as string;
-    const mac = createHmac('sha256', Buffer.from(ep.secret.slice(6), 'base64')).update(`${payload.id}.${ts}.${req!.body}`).digest('hex');
+    const mac = createHmac('sha256', Buffer.from(ep.secret.slice(6), 'base64'))
+      .update(`${payload.id}.${ts}.${req!.body}`)
+      .digest('hex');
     expect(req!.headers['x-signature']).toBe(`t=${ts},v1=${mac}`);
     expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(60);
 
     // A tampered body or another secret fails verification.
     expect(() => new Webhook(ep.secret).verify(req!.body.replace('delivered', 'read'), req!.headers as Record<string, string>)).toThrow();
-    const other = (await call(srv, 'POST', '/v1/webhook-endpoints', { key: org.apiKey.secret, body: { url: ep.url, events: ['test'] } })).body.data;
+    const other = (await call(srv, 'POST', '/v1/webhook-endpoints', { key: org.apiKey.secret, body: { url: ep.url, events: ['test'] } }))
+      .body.data;
     expect(() => new Webhook(other.secret).verify(req!.body, req!.headers as Record<string, string>)).toThrow();
 
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 1, 'the attempt row');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 1,
+      'the attempt row',
+    );
     expect(log.data[0]).toMatchObject({
       endpointId: ep.id,
       eventId: payload.id,
@@ -199,13 +216,19 @@ describe('signed deliveries', () => {
     const foreign = await endpoint(path('ok'), ['message.delivered'], other.apiKey.secret);
 
     expect(await emit()).toEqual({ events: 1, deliveries: 1 });
-    await until(() => attempts(subscribed.id), (l) => l.data.length === 1, 'the subscribed delivery');
+    await until(
+      () => attempts(subscribed.id),
+      (l) => l.data.length === 1,
+      'the subscribed delivery',
+    );
     await new Promise((r) => setTimeout(r, 700)); // one more worker poll: nothing else may arrive
     for (const ep of [notSubscribed, disabled, foreign]) expect(requestsTo(new URL(ep.url).pathname)).toHaveLength(0);
     expect((await attempts(foreign.id, '', other.apiKey.secret)).data).toHaveLength(0);
 
     // Nobody subscribed: nothing stored, nothing queued.
-    expect(await emitEvent(srv.context.db, boss, { organizationId: org.organizationId, type: 'blast.status_changed', data: { test: true } })).toEqual({ events: 0, deliveries: 0 });
+    expect(
+      await emitEvent(srv.context.db, boss, { organizationId: org.organizationId, type: 'blast.status_changed', data: { test: true } }),
+    ).toEqual({ events: 0, deliveries: 0 });
   });
 
   it('fans a batch of events out to every subscriber in one go', async () => {
@@ -214,7 +237,12 @@ describe('signed deliveries', () => {
     const result = await emitEvents(srv.context.db, boss, [delivered(), delivered(), delivered()]);
     expect(result.events).toBe(3);
     expect(result.deliveries).toBe(6);
-    for (const ep of [a, b]) await until(() => attempts(ep.id), (l) => l.data.length === 3, 'three deliveries');
+    for (const ep of [a, b])
+      await until(
+        () => attempts(ep.id),
+        (l) => l.data.length === 3,
+        'three deliveries',
+      );
     const ids = (await attempts(a.id)).data.map((d) => d.eventId).sort();
     expect((await attempts(b.id)).data.map((d) => d.eventId).sort()).toEqual(ids);
   });
@@ -236,7 +264,11 @@ describe('signed deliveries', () => {
     const ep = await endpoint(path('ok'));
     for (let i = 0; i < 3; i++) {
       await emit();
-      await until(() => attempts(ep.id), (l) => l.data.length === i + 1, `delivery ${i + 1}`);
+      await until(
+        () => attempts(ep.id),
+        (l) => l.data.length === i + 1,
+        `delivery ${i + 1}`,
+      );
     }
     const all = await attempts(ep.id);
     const times = all.data.map((d) => new Date(d.attemptedAt).getTime());
@@ -252,7 +284,11 @@ describe('retries', () => {
     const p = path('flaky', 2);
     const ep = await endpoint(p);
     await emit();
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 3, 'three attempts');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 3,
+      'three attempts',
+    );
     expect(log.data.map((d) => [d.attempt, d.success, d.statusCode, d.error])).toEqual([
       [3, true, 200, null],
       [2, false, 503, 'HTTP 503'],
@@ -274,10 +310,18 @@ describe('retries', () => {
   it('stops after the last scheduled retry and counts one failed delivery', async () => {
     const ep = await endpoint(path('fail'));
     await emit();
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 4 && l.data[0].nextRetryAt === null, 'four attempts');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 4 && l.data[0].nextRetryAt === null,
+      'four attempts',
+    );
     expect(log.data.map((d) => d.attempt)).toEqual([4, 3, 2, 1]);
     expect(log.data.slice(1).every((d) => d.nextRetryAt !== null)).toBe(true);
-    await until(() => getEndpoint(ep.id), (e) => e.consecutiveFailures === 1, 'the failure count');
+    await until(
+      () => getEndpoint(ep.id),
+      (e) => e.consecutiveFailures === 1,
+      'the failure count',
+    );
     await new Promise((r) => setTimeout(r, 700));
     expect((await attempts(ep.id)).data).toHaveLength(4);
   });
@@ -286,7 +330,11 @@ describe('retries', () => {
     restoreTuning = tuneWebhooksForTests({ retryDelaysMs: [], deliveryTimeoutMs: 200 });
     const ep = await endpoint(path('slow', 1_000));
     await emit();
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 1, 'the timed-out attempt');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 1,
+      'the timed-out attempt',
+    );
     expect(log.data[0]).toMatchObject({ success: false, statusCode: null, error: 'timeout after 200 ms', nextRetryAt: null });
   });
 
@@ -296,16 +344,27 @@ describe('retries', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', () => r()));
     const port = (closed.address() as { port: number }).port;
     await new Promise((r) => closed.close(r));
-    const res = await call(srv, 'POST', '/v1/webhook-endpoints', { key: org.apiKey.secret, body: { url: `http://127.0.0.1:${port}/x`, events: ['message.delivered'] } });
+    const res = await call(srv, 'POST', '/v1/webhook-endpoints', {
+      key: org.apiKey.secret,
+      body: { url: `http://127.0.0.1:${port}/x`, events: ['message.delivered'] },
+    });
     await emit();
-    const log = await until(() => attempts(res.body.data.id), (l) => l.data.length === 1, 'the refused attempt');
+    const log = await until(
+      () => attempts(res.body.data.id),
+      (l) => l.data.length === 1,
+      'the refused attempt',
+    );
     expect(log.data[0]).toMatchObject({ success: false, statusCode: null, error: 'connection refused' });
   });
 
   it('never retries an event whose data is {test: true}', async () => {
     const ep = await endpoint(path('fail'));
     await emitEvent(srv.context.db, boss, { organizationId: org.organizationId, type: 'message.delivered', data: { test: true } });
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 1, 'the attempt');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 1,
+      'the attempt',
+    );
     expect(log.data[0]).toMatchObject({ test: true, success: false, nextRetryAt: null });
     await new Promise((r) => setTimeout(r, 700));
     expect((await attempts(ep.id)).data).toHaveLength(1);
@@ -315,8 +374,16 @@ describe('retries', () => {
   it('records an attempt once even if its job runs twice', async () => {
     const ep = await endpoint(path('ok'));
     await emit();
-    await until(() => attempts(ep.id), (l) => l.data.length === 1, 'the delivery');
-    const row = await srv.context.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', '=', ep.id).executeTakeFirstOrThrow();
+    await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 1,
+      'the delivery',
+    );
+    const row = await srv.context.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', '=', ep.id)
+      .executeTakeFirstOrThrow();
     await runDeliveryJob(srv.context, { organizationId: org.organizationId, deliveryId: row.id, attempt: 1 });
     await runDeliveryJob(srv.context, { organizationId: 'b0b0b0b0-0000-4000-8000-000000000000', deliveryId: row.id, attempt: 2 }); // another tenant
     expect(requestsTo(new URL(ep.url).pathname)).toHaveLength(1);
@@ -336,7 +403,11 @@ describe('concurrent recording', () => {
     await srv.context.db.updateTable('webhook_endpoints').set({ consecutive_failures: 3 }).where('id', '=', high!.id).execute();
     // Deliveries without jobs: this test runs the batch itself.
     await emitEvent(srv.context.db, { insert: async () => [] } as unknown as PgBoss, delivered());
-    const deliveries = await srv.context.db.selectFrom('webhook_deliveries').select('id').where('endpoint_id', 'in', [low!.id, high!.id]).execute();
+    const deliveries = await srv.context.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('endpoint_id', 'in', [low!.id, high!.id])
+      .execute();
     expect(deliveries).toHaveLength(2);
     const jobs = deliveries.map((d) => ({ organizationId: org.organizationId, deliveryId: d.id, attempt: 1 }));
     let outcome: unknown;
@@ -364,11 +435,23 @@ describe('disabling', () => {
   it('disables after 10 failed deliveries in a row and re-enables with PATCH', async () => {
     restoreTuning = tuneWebhooksForTests({ retryDelaysMs: [] });
     const ep = await endpoint(path('fail'));
-    await emitEvents(srv.context.db, boss, Array.from({ length: 9 }, () => delivered()));
-    await until(() => getEndpoint(ep.id), (e) => e.consecutiveFailures === 9, 'nine failures');
+    await emitEvents(
+      srv.context.db,
+      boss,
+      Array.from({ length: 9 }, () => delivered()),
+    );
+    await until(
+      () => getEndpoint(ep.id),
+      (e) => e.consecutiveFailures === 9,
+      'nine failures',
+    );
     expect((await getEndpoint(ep.id)).isActive).toBe(true);
     await emit();
-    const off = await until(() => getEndpoint(ep.id), (e) => !e.isActive, 'the automatic disable');
+    const off = await until(
+      () => getEndpoint(ep.id),
+      (e) => !e.isActive,
+      'the automatic disable',
+    );
     expect(off).toMatchObject({ isActive: false, disabledReason: 'consecutive_failures', consecutiveFailures: 10 });
     expect(off.disabledAt).not.toBeNull();
 
@@ -378,10 +461,17 @@ describe('disabling', () => {
     await new Promise((r) => setTimeout(r, 700));
     expect(requestsTo(new URL(ep.url).pathname)).toHaveLength(before);
 
-    const on = await call(srv, 'PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: org.apiKey.secret, body: { isActive: true, url: `${base}${path('ok')}` } });
+    const on = await call(srv, 'PATCH', `/v1/webhook-endpoints/${ep.id}`, {
+      key: org.apiKey.secret,
+      body: { isActive: true, url: `${base}${path('ok')}` },
+    });
     expect(on.body.data).toMatchObject({ isActive: true, disabledReason: null, disabledAt: null, consecutiveFailures: 0 });
     await emit();
-    await until(() => attempts(ep.id), (l) => l.data[0]?.success === true, 'a delivery after re-enabling');
+    await until(
+      () => attempts(ep.id),
+      (l) => l.data[0]?.success === true,
+      'a delivery after re-enabling',
+    );
   });
 
   it('resets the streak on a success', async () => {
@@ -389,14 +479,22 @@ describe('disabling', () => {
     const ep = await endpoint(path('flaky', 2));
     for (const expected of [1, 2, 0]) {
       await emit();
-      await until(() => getEndpoint(ep.id), (e) => e.consecutiveFailures === expected, `streak ${expected}`);
+      await until(
+        () => getEndpoint(ep.id),
+        (e) => e.consecutiveFailures === expected,
+        `streak ${expected}`,
+      );
     }
   });
 
   it('disables at once on 410 Gone, without retrying', async () => {
     const ep = await endpoint(path('gone'));
     await emit();
-    const off = await until(() => getEndpoint(ep.id), (e) => !e.isActive, 'the disable');
+    const off = await until(
+      () => getEndpoint(ep.id),
+      (e) => !e.isActive,
+      'the disable',
+    );
     expect(off).toMatchObject({ disabledReason: 'gone', consecutiveFailures: 1 });
     const log = await attempts(ep.id);
     expect(log.data).toHaveLength(1);
@@ -407,7 +505,11 @@ describe('disabling', () => {
     restoreTuning = tuneWebhooksForTests({ retryDelaysMs: [800] });
     const ep = await endpoint(path('fail'));
     await emit();
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 1, 'the first attempt');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 1,
+      'the first attempt',
+    );
     expect(log.data[0].nextRetryAt).not.toBeNull();
     await call(srv, 'PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: org.apiKey.secret, body: { isActive: false } });
     expect((await attempts(ep.id)).data[0].nextRetryAt).toBeNull();
@@ -422,7 +524,11 @@ describe('destinations at delivery time', () => {
     const p = path('same-origin');
     const ep = await endpoint(p);
     await emit();
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 1, 'the attempt');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 1,
+      'the attempt',
+    );
     expect(log.data[0]).toMatchObject({ success: true, statusCode: 204 });
     const arg = p.split('/')[2];
     expect(requestsTo(`/ok/redirected-${arg}`)).toHaveLength(1);
@@ -437,11 +543,19 @@ describe('destinations at delivery time', () => {
     const ep = await endpoint(cross);
     const loop = await endpoint(path('loop'));
     await emit();
-    const log = await until(() => attempts(ep.id), (l) => l.data.length === 1, 'the attempt');
+    const log = await until(
+      () => attempts(ep.id),
+      (l) => l.data.length === 1,
+      'the attempt',
+    );
     expect(log.data[0]).toMatchObject({ success: false, statusCode: 307 });
     expect(log.data[0].error).toMatch(/another origin/);
     expect(requestsTo(`/ok/crossed-${cross.split('/')[2]}`)).toHaveLength(0);
-    const loopLog = await until(() => attempts(loop.id), (l) => l.data.length === 1, 'the loop attempt');
+    const loopLog = await until(
+      () => attempts(loop.id),
+      (l) => l.data.length === 1,
+      'the loop attempt',
+    );
     expect(loopLog.data[0]).toMatchObject({ success: false, statusCode: 302, error: 'HTTP 302: too many redirects' });
     expect(requestsTo(new URL(loop.url).pathname)).toHaveLength(4);
   });
@@ -456,7 +570,11 @@ describe('destinations at delivery time', () => {
     expect(res.status).toBe(201);
     names.set('rebind.example.com', ['127.0.0.1']);
     await emit();
-    const log = await until(() => attempts(res.body.data.id), (l) => l.data.length >= 1, 'the refused attempt');
+    const log = await until(
+      () => attempts(res.body.data.id),
+      (l) => l.data.length >= 1,
+      'the refused attempt',
+    );
     expect(log.data[0]).toMatchObject({
       success: false,
       statusCode: null,
@@ -474,7 +592,16 @@ describe('testWebhookEndpoint', () => {
     const ep = await endpoint(p);
     const res = await call(srv, 'POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: org.apiKey.secret, body: { event: 'message.read' } });
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ endpointId: ep.id, event: 'message.read', attempt: 1, test: true, success: true, statusCode: 204, error: null, nextRetryAt: null });
+    expect(res.body.data).toMatchObject({
+      endpointId: ep.id,
+      event: 'message.read',
+      attempt: 1,
+      test: true,
+      success: true,
+      statusCode: 204,
+      error: null,
+      nextRetryAt: null,
+    });
     const [req] = requestsTo(p);
     const payload = new Webhook(ep.secret).verify(req!.body, req!.headers as Record<string, string>) as any;
     expect(payload).toMatchObject({ id: res.body.data.eventId, type: 'message.read', data: { test: true } });

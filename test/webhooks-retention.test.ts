@@ -28,31 +28,60 @@ const job = (queue: string) => webhookJobs.find((d) => d.queue === queue)!;
 async function withHistory(name: string, n: number) {
   const org = await srv.newOrg(name);
   const key = org.apiKey.secret;
-  const created = await call(srv, 'POST', '/v1/webhook-endpoints', { key, body: { url: `${harness.base}/ok/${name.replaceAll(' ', '-')}`, events: ['message.delivered'] } });
+  const created = await call(srv, 'POST', '/v1/webhook-endpoints', {
+    key,
+    body: { url: `${harness.base}/ok/${name.replaceAll(' ', '-')}`, events: ['message.delivered'] },
+  });
   expect(created.status, created.text).toBe(201);
   const endpointId: string = created.body.data.id;
-  const events: NewEvent[] = Array.from({ length: n }, (_, i) => ({ organizationId: org.organizationId, type: 'message.delivered', data: { n: i } as never }));
+  const events: NewEvent[] = Array.from({ length: n }, (_, i) => ({
+    organizationId: org.organizationId,
+    type: 'message.delivered',
+    data: { n: i } as never,
+  }));
   await emitEvents(srv.context.db, boss, events);
   const jobs = await boss.fetch<DeliveryJobData>(DELIVERY_QUEUE, { batchSize: 1_000 });
-  await job(DELIVERY_QUEUE).runBatch!(jobs.filter((j) => j.data.organizationId === org.organizationId), srv.context);
+  await job(DELIVERY_QUEUE).runBatch!(
+    jobs.filter((j) => j.data.organizationId === org.organizationId),
+    srv.context,
+  );
   expect((await call(srv, 'POST', `/v1/webhook-endpoints/${endpointId}/test`, { key, body: {} })).status).toBe(200);
-  const attempts = async () => (await call(srv, 'GET', `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`, { key })).body.data as Array<{ eventId: string; test: boolean }>;
+  const attempts = async () =>
+    (await call(srv, 'GET', `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`, { key })).body.data as Array<{
+      eventId: string;
+      test: boolean;
+    }>;
   return { org, endpointId, attempts };
 }
 
 const count = async (table: 'webhook_events' | 'webhook_deliveries' | 'webhook_delivery_attempts', orgId: string) =>
-  Number((await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where organization_id = ${orgId}`.execute(srv.context.db)).rows[0]!.n);
+  Number(
+    (await sql<{ n: string }>`select count(*) as n from ${sql.table(table)} where organization_id = ${orgId}`.execute(srv.context.db))
+      .rows[0]!.n,
+  );
 
 it('removes an event, its deliveries and their attempts 30 days after it was raised, a test attempt 30 days after it was made', async () => {
   const aged = await withHistory('Retention aged org', 3);
   const other = await withHistory('Retention other org', 2);
   expect(await aged.attempts()).toHaveLength(4); // three deliveries and the test
-  const [oldEvent, ...youngEvents] = (await sql<{ id: string }>`select id from webhook_events where organization_id = ${aged.org.organizationId} order by id`.execute(srv.context.db)).rows.map((r) => r.id);
+  const [oldEvent, ...youngEvents] = (
+    await sql<{ id: string }>`select id from webhook_events where organization_id = ${aged.org.organizationId} order by id`.execute(
+      srv.context.db,
+    )
+  ).rows.map((r) => r.id);
 
   // One event just past the retention, another just inside it; the test attempt past it.
   const daysAgo = (days: number) => sql<Date>`now() - make_interval(days => ${days})`;
-  await srv.context.db.updateTable('webhook_events').set({ created_at: daysAgo(WEBHOOK_RETENTION_DAYS + 1) }).where('id', '=', oldEvent!).execute();
-  await srv.context.db.updateTable('webhook_events').set({ created_at: daysAgo(WEBHOOK_RETENTION_DAYS - 1) }).where('id', '=', youngEvents[0]!).execute();
+  await srv.context.db
+    .updateTable('webhook_events')
+    .set({ created_at: daysAgo(WEBHOOK_RETENTION_DAYS + 1) })
+    .where('id', '=', oldEvent!)
+    .execute();
+  await srv.context.db
+    .updateTable('webhook_events')
+    .set({ created_at: daysAgo(WEBHOOK_RETENTION_DAYS - 1) })
+    .where('id', '=', youngEvents[0]!)
+    .execute();
   await srv.context.db
     .updateTable('webhook_delivery_attempts')
     .set({ attempted_at: daysAgo(WEBHOOK_RETENTION_DAYS + 1) })
@@ -80,7 +109,9 @@ it("finds an endpoint's deliveries and attempts by index, as deleting the endpoi
   const { rows: keys } = await sql<{ def: string }>`
     select pg_get_constraintdef(oid) as def from pg_constraint
     where conrelid = 'webhook_delivery_attempts'::regclass and confrelid = 'webhook_endpoints'::regclass`.execute(srv.context.db);
-  expect(keys.map((k) => k.def)).toEqual(['FOREIGN KEY (organization_id, endpoint_id) REFERENCES webhook_endpoints(organization_id, id) ON DELETE CASCADE']);
+  expect(keys.map((k) => k.def)).toEqual([
+    'FOREIGN KEY (organization_id, endpoint_id) REFERENCES webhook_endpoints(organization_id, id) ON DELETE CASCADE',
+  ]);
   // The statements the cascades run (ri_triggers: `delete from only <table> where <key columns> = …`), planned with
   // sequential scans priced out: a plan that still reads the table has no index that can answer them.
   const cascades = [

@@ -164,7 +164,10 @@ describe('destination rules', () => {
       expect(res.status, url).toBe(400);
       expect(res.body.details).toEqual([expect.objectContaining({ field: 'body.url' })]);
     }
-    const ok = await call(srv, 'PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: owner.apiKey.secret, body: { url: 'https://v6.example.com/new' } });
+    const ok = await call(srv, 'PATCH', `/v1/webhook-endpoints/${ep.id}`, {
+      key: owner.apiKey.secret,
+      body: { url: 'https://v6.example.com/new' },
+    });
     expect(ok.status).toBe(200);
     expect(ok.body.data.url).toBe('https://v6.example.com/new');
   });

@@ -56,7 +56,9 @@ async function readsOf(org: Org) {
     messagesOf.set(c.id, (await ok('GET', `/v1/conversations/${c.id}/messages?limit=100`)).data);
   }
   const mcp = new Client({ name: 'write-read-limits.test', version: '1.0.0' });
-  await mcp.connect(new StreamableHTTPClientTransport(new URL(`${srv.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${srv.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+  );
   clients.push(mcp);
   const listed = (await mcp.callTool({ name: 'listConversations', arguments: { limit: 100 } })) as CallToolResult;
   expect(listed.isError, JSON.stringify(listed.content).slice(0, 500)).toBeFalsy();
@@ -74,11 +76,19 @@ describe('contacts written at their limits read back', () => {
       expect(res.status, res.text).toBe(201);
       tagIds.push(res.body.data?.id ?? res.body.id);
     }
-    const attributes = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}_${'x'.repeat(58)}`.slice(0, 64), i % 2 ? astral(1000) : 'é'.repeat(1000)]));
-    const created = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone(), name: astral(200), attributes, tags: tagIds.slice(0, 50) } });
+    const attributes = Object.fromEntries(
+      Array.from({ length: 100 }, (_, i) => [`k${i}_${'x'.repeat(58)}`.slice(0, 64), i % 2 ? astral(1000) : 'é'.repeat(1000)]),
+    );
+    const created = await call(srv, 'POST', '/v1/contacts', {
+      key,
+      body: { phone: phone(), name: astral(200), attributes, tags: tagIds.slice(0, 50) },
+    });
     expect(created.status, created.text).toBe(201);
     const replaced = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone() } });
-    const put = await call(srv, 'PUT', `/v1/contacts/${replaced.body.id}`, { key, body: { phone: replaced.body.phone, name: 'é'.repeat(200), attributes, tags: tagIds.slice(1, 51) } });
+    const put = await call(srv, 'PUT', `/v1/contacts/${replaced.body.id}`, {
+      key,
+      body: { phone: replaced.body.phone, name: 'é'.repeat(200), attributes, tags: tagIds.slice(1, 51) },
+    });
     expect(put.status, put.text).toBe(200);
     // Bulk tagging a contact that carries 50 tags already adds nothing to it.
     const bulk = await call(srv, 'POST', '/v1/contacts/bulk/tag', { key, body: { tagIds: [tagIds[50]], contactIds: [created.body.id] } });
@@ -101,7 +111,10 @@ describe('contacts written at their limits read back', () => {
       job = (await call(srv, 'GET', `/v1/contacts/import/${upload.body.jobId}`, { key })).body;
     }
     expect(job).toMatchObject({ status: 'completed', importedRows: 1, errorCount: 2 });
-    expect(job.errors.map((e: { row: number; code: string; column: string }) => [e.row, e.code, e.column])).toEqual([[3, 'INVALID_VALUE', 'name'], [4, 'INVALID_VALUE', 'a0']]);
+    expect(job.errors.map((e: { row: number; code: string; column: string }) => [e.row, e.code, e.column])).toEqual([
+      [3, 'INVALID_VALUE', 'name'],
+      [4, 'INVALID_VALUE', 'a0'],
+    ]);
 
     // An event naming a new phone creates the contact; its properties (50 keys of 1,000 characters) are the event's.
     const properties = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`p${i}`, astral(1000)]));
@@ -122,9 +135,20 @@ describe('conversations written at their limits read back', () => {
   /** An organization with its sender's number, and an inbound message as the carrier posts it (signed): the callback's status. */
   async function orgWithInbound(name: string) {
     const org = await srv.newOrg(name);
-    const senderNumber = (await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()).phone_number!;
+    const senderNumber = (
+      await srv.context.db.selectFrom('sender_ids').select('phone_number').where('id', '=', org.senderId).executeTakeFirstOrThrow()
+    ).phone_number!;
     const deliver = async (from: string, text: string | null, extra: Record<string, unknown> = {}): Promise<number> => {
-      const body = JSON.stringify({ type: 'inbound', providerMessageId: `SIMIN${randomUUID().replaceAll('-', '')}`, from, to: senderNumber, channel: 'SMS', text, at: new Date().toISOString(), ...extra });
+      const body = JSON.stringify({
+        type: 'inbound',
+        providerMessageId: `SIMIN${randomUUID().replaceAll('-', '')}`,
+        from,
+        to: senderNumber,
+        channel: 'SMS',
+        text,
+        at: new Date().toISOString(),
+        ...extra,
+      });
       const res = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-provider-signature': signCallback(await simulatorSecret(srv.context.db), body) },
@@ -133,8 +157,12 @@ describe('conversations written at their limits read back', () => {
       return res.status;
     };
     const conversationOf = async (contactPhone: string) => {
-      const contacts = (await call(srv, 'GET', `/v1/contacts?search=${encodeURIComponent(contactPhone)}`, { key: org.apiKey.secret })).body.data;
-      return (await call(srv, 'GET', `/v1/conversations?contactId=${contacts[0].id}`, { key: org.apiKey.secret })).body.data[0] as { id: string; contactId: string };
+      const contacts = (await call(srv, 'GET', `/v1/contacts?search=${encodeURIComponent(contactPhone)}`, { key: org.apiKey.secret })).body
+        .data;
+      return (await call(srv, 'GET', `/v1/conversations?contactId=${contacts[0].id}`, { key: org.apiKey.secret })).body.data[0] as {
+        id: string;
+        contactId: string;
+      };
     };
     return { org, key: org.apiKey.secret, deliver, conversationOf };
   }
@@ -151,7 +179,10 @@ describe('conversations written at their limits read back', () => {
     // Sends: the longest text; a card whose 200-character title is its only text; media without a caption.
     const send = async (content: unknown) => {
       const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone() } });
-      const res = await call(srv, 'POST', '/v1/messages/send', { key, body: { contactId: contact.body.id, messageType: 'TRANSACTIONAL', content } });
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: { contactId: contact.body.id, messageType: 'TRANSACTIONAL', content },
+      });
       expect(res.status, res.text).toBe(200);
       return contact.body.phone as string;
     };
@@ -191,7 +222,12 @@ describe('conversations written at their limits read back', () => {
         draftFlow: {
           nodes: [
             { id: 'start', type: 'START' },
-            { id: 'ask', type: 'QUESTION', content: { type: 'text', text: 'Tell me everything.' }, capture: { variable: 'answer', from: 'reply' } },
+            {
+              id: 'ask',
+              type: 'QUESTION',
+              content: { type: 'text', text: 'Tell me everything.' },
+              capture: { variable: 'answer', from: 'reply' },
+            },
             { id: 'echo', type: 'END', content: { type: 'text', text: 'You said: {{answer}}' } },
           ],
           edges: [
@@ -206,11 +242,16 @@ describe('conversations written at their limits read back', () => {
     const talker = phone();
     expect(await deliver(talker, 'hi')).toBe(204);
     const talk = await conversationOf(talker);
-    expect((await call(srv, 'POST', `/v1/conversations/${talk.id}/handoff`, { key, body: { to: 'bot', botId: bot.body.id } })).status).toBe(200);
+    expect((await call(srv, 'POST', `/v1/conversations/${talk.id}/handoff`, { key, body: { to: 'bot', botId: bot.body.id } })).status).toBe(
+      200,
+    );
     expect(await deliver(talker, astral(1500))).toBe(204);
 
     const reads = await readsOf(org);
-    const echoed = reads.messagesOf.get(talk.id)!.map((m) => m.content.text as string).filter((t) => t?.startsWith('You said: '));
+    const echoed = reads.messagesOf
+      .get(talk.id)!
+      .map((m) => m.content.text as string)
+      .filter((t) => t?.startsWith('You said: '));
     expect(echoed).toEqual(['You said: ' + astral(1000)]);
     expect(codePoints(echoed[0]!)).toBe(1010);
   });
@@ -221,7 +262,11 @@ describe('conversations written at their limits read back', () => {
     expect(await deliver(from, 'hello')).toBe(204);
     const { id } = await conversationOf(from);
     // A preview as the server stored it before (200 characters).
-    await srv.context.db.updateTable('conversations').set({ last_message_preview: `${astral(150)}${'y'.repeat(50)}` }).where('id', '=', id).execute();
+    await srv.context.db
+      .updateTable('conversations')
+      .set({ last_message_preview: `${astral(150)}${'y'.repeat(50)}` })
+      .where('id', '=', id)
+      .execute();
     expect((await call(srv, 'GET', `/v1/conversations/${id}`, { key })).status).toBe(500);
     await up(srv.context.db as never);
     const reads = await readsOf(org);

@@ -45,4 +45,5 @@ export function isAcknowledged(change: Change, acks: Acknowledgement[]): boolean
 }
 
 /** The changelog line that would acknowledge `change` (printed as a hint for unacknowledged ones). */
-export const acknowledgementLine = (change: Change): string => `- BREAKING: ${change.kind} ${change.method} ${change.path} <why, what clients must do>`;
+export const acknowledgementLine = (change: Change): string =>
+  `- BREAKING: ${change.kind} ${change.method} ${change.path} <why, what clients must do>`;

@@ -33,15 +33,27 @@ export function diffSpecs(oldInput: unknown, newInput: unknown): Change[] {
   const oldDoc = asObj(dereferenceInMemory(oldInput));
   const newDoc = asObj(dereferenceInMemory(newInput));
   const changes: Change[] = [];
-  diffOperationSet(collect(oldDoc.paths, false), collect(newDoc.paths, false), changes, (before, after, emit) => {
-    compareParameters(before, after, emit);
-    compareRequestBody(before.op.requestBody, after.op.requestBody, emit);
-    compareResponses(before.op, after.op, emit);
-    compareSecurity(effectiveSecurity(before.op, oldDoc), effectiveSecurity(after.op, newDoc), emit);
-  }, 'operation');
-  diffOperationSet(collect(oldDoc.webhooks, true), collect(newDoc.webhooks, true), changes, (before, after, emit) => {
-    compareContent(asObj(before.op.requestBody).content, asObj(after.op.requestBody).content, 'payload', 'payload', emit);
-  }, 'webhook');
+  diffOperationSet(
+    collect(oldDoc.paths, false),
+    collect(newDoc.paths, false),
+    changes,
+    (before, after, emit) => {
+      compareParameters(before, after, emit);
+      compareRequestBody(before.op.requestBody, after.op.requestBody, emit);
+      compareResponses(before.op, after.op, emit);
+      compareSecurity(effectiveSecurity(before.op, oldDoc), effectiveSecurity(after.op, newDoc), emit);
+    },
+    'operation',
+  );
+  diffOperationSet(
+    collect(oldDoc.webhooks, true),
+    collect(newDoc.webhooks, true),
+    changes,
+    (before, after, emit) => {
+      compareContent(asObj(before.op.requestBody).content, asObj(after.op.requestBody).content, 'payload', 'payload', emit);
+    },
+    'webhook',
+  );
   return dedupe(changes);
 }
 
@@ -61,10 +73,13 @@ function diffOperationSet(
       out.push({ breaking: true, kind: `${noun}-removed`, method: old.method, path: old.path, location: '-', detail: `${noun} removed` });
       continue;
     }
-    compare(old, cur, (breaking, kind, location, detail) => out.push({ breaking, kind, method: cur.method, path: cur.path, location, detail }));
+    compare(old, cur, (breaking, kind, location, detail) =>
+      out.push({ breaking, kind, method: cur.method, path: cur.path, location, detail }),
+    );
   }
   for (const [key, cur] of after) {
-    if (!before.has(key)) out.push({ breaking: false, kind: `${noun}-added`, method: cur.method, path: cur.path, location: '-', detail: `new ${noun}` });
+    if (!before.has(key))
+      out.push({ breaking: false, kind: `${noun}-added`, method: cur.method, path: cur.path, location: '-', detail: `new ${noun}` });
   }
 }
 

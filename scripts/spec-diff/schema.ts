@@ -143,7 +143,8 @@ function compareEnums(a: Obj, b: Obj, ctx: Ctx, loc: string): void {
   const beforeKeys = new Set(before.map((v) => JSON.stringify(v)));
   const removed = before.filter((v) => !afterKeys.has(JSON.stringify(v)));
   const added = after.filter((v) => !beforeKeys.has(JSON.stringify(v)));
-  if (removed.length > 0) ctx.emit({ breaking: true, kind: kind(ctx, 'enum-value-removed'), location: loc, detail: `removed ${show(removed)}` });
+  if (removed.length > 0)
+    ctx.emit({ breaking: true, kind: kind(ctx, 'enum-value-removed'), location: loc, detail: `removed ${show(removed)}` });
   if (added.length > 0) ctx.emit({ breaking: false, kind: kind(ctx, 'enum-value-added'), location: loc, detail: `added ${show(added)}` });
 }
 
@@ -227,7 +228,12 @@ function compareVariants(a: Obj, b: Obj, ctx: Ctx, loc: string, depth: number): 
     const after = Array.isArray(b[key]) ? (b[key] as unknown[]) : undefined;
     if (!before && !after) continue;
     if (!before || !after) {
-      ctx.emit({ breaking: false, kind: 'schema-composition-changed', location: loc, detail: `${key} ${before ? 'removed' : 'added'}; variants not compared` });
+      ctx.emit({
+        breaking: false,
+        kind: 'schema-composition-changed',
+        location: loc,
+        detail: `${key} ${before ? 'removed' : 'added'}; variants not compared`,
+      });
       continue;
     }
     const n = Math.min(before.length, after.length);

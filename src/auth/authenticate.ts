@@ -10,7 +10,12 @@ import type { Principal } from './principal.ts';
 /** Compared against when no key has the prefix, so that path does the same work (no secret hashes to it). */
 const NO_KEY_DIGEST = hashSecret('msk_00000000_no-key');
 
-export async function authenticate(db: Db, cache: ApiKeyCache | undefined, authorization: string | undefined, now = new Date()): Promise<Principal> {
+export async function authenticate(
+  db: Db,
+  cache: ApiKeyCache | undefined,
+  authorization: string | undefined,
+  now = new Date(),
+): Promise<Principal> {
   if (!authorization) throw unauthenticated('Missing Authorization header; send "Authorization: Bearer <API key>".');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
   if (!match) throw unauthenticated('Malformed Authorization header; expected "Bearer <API key>".');

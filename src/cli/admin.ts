@@ -36,7 +36,8 @@ async function main(argv: string[]): Promise<number> {
     if (typeof v !== 'string' || v === '') throw new UsageError(`--${key} is required`);
     return v;
   };
-  if (!command || !['create-org', 'create-key', 'simulate-inbound', 'set-platform-mapping', 'migrate'].includes(command)) throw new UsageError(`unknown command "${command ?? ''}"`);
+  if (!command || !['create-org', 'create-key', 'simulate-inbound', 'set-platform-mapping', 'migrate'].includes(command))
+    throw new UsageError(`unknown command "${command ?? ''}"`);
   const inbound = command === 'simulate-inbound';
   // simulate-inbound needs the job queue: the simulator's callback job is delivered by a running server's worker.
   const runtime = await startRuntime({ ...loadConfig(), logLevel: 'silent', runWorkers: false }, { queue: inbound, keyCache: false });
@@ -72,20 +73,38 @@ async function main(argv: string[]): Promise<number> {
         const org = need('org');
         const account = need('account').trim();
         if (!UUID.test(org)) throw new UsageError(`no organization ${org}`);
-        if (!account || account.length > MAX_PLATFORM_ACCOUNT_ID) throw new UsageError(`--account must be 1 to ${MAX_PLATFORM_ACCOUNT_ID} characters`);
+        if (!account || account.length > MAX_PLATFORM_ACCOUNT_ID)
+          throw new UsageError(`--account must be 1 to ${MAX_PLATFORM_ACCOUNT_ID} characters`);
         const row = await setPlatformMapping(db, org, account);
         if (!row) throw new UsageError(`no organization ${org}`);
-        print({ organizationId: row.organization_id, platformAccountId: row.platform_account_id, createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString() });
+        print({
+          organizationId: row.organization_id,
+          platformAccountId: row.platform_account_id,
+          createdAt: row.created_at.toISOString(),
+          updatedAt: row.updated_at.toISOString(),
+        });
         break;
       }
       case 'create-key': {
         const org = need('org');
         const raw = need('scopes');
         const known = new Set(allScopes(document));
-        const scopes = raw === 'all' ? [...known] : raw.split(',').map((s) => s.trim()).filter(Boolean);
+        const scopes =
+          raw === 'all'
+            ? [...known]
+            : raw
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean);
         const unknown = scopes.filter((s) => !known.has(s));
-        if (unknown.length) throw new UsageError(`unknown scopes: ${unknown.join(', ')}; valid scopes: ${[...known].sort().join(', ')} (or all)`);
-        const exists = await db.selectFrom('organizations').select('id').where('id', '=', org).executeTakeFirst().catch(() => undefined);
+        if (unknown.length)
+          throw new UsageError(`unknown scopes: ${unknown.join(', ')}; valid scopes: ${[...known].sort().join(', ')} (or all)`);
+        const exists = await db
+          .selectFrom('organizations')
+          .select('id')
+          .where('id', '=', org)
+          .executeTakeFirst()
+          .catch(() => undefined);
         if (!exists) throw new UsageError(`no organization ${org}`);
         print(await createApiKeyFor(db, org, need('name'), scopes));
         break;

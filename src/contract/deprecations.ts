@@ -11,6 +11,7 @@ const DEPRECATIONS: ReadonlyArray<{ pathPrefix: string; headers: Readonly<Record
 export function deprecationHeadersFor(operation: { path: string; deprecated?: boolean }): Record<string, string> | undefined {
   if (!operation.deprecated) return undefined;
   const found = DEPRECATIONS.find((d) => operation.path.startsWith(d.pathPrefix));
-  if (!found) throw new Error(`${operation.path} is deprecated in the document but has no deprecation headers in src/contract/deprecations.ts`);
+  if (!found)
+    throw new Error(`${operation.path} is deprecated in the document but has no deprecation headers in src/contract/deprecations.ts`);
   return { ...found.headers };
 }

@@ -16,7 +16,9 @@ export type CopyIn = (statement: string, rows: Iterable<string>) => Promise<void
 export async function inCopyTransaction<T>(pool: pg.Pool, work: (tx: Tx, copy: CopyIn) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   const session = new Kysely<Database>({
-    dialect: new PostgresDialect({ pool: { connect: async () => ({ query: client.query.bind(client), release: () => {} }), end: async () => {} } as never }),
+    dialect: new PostgresDialect({
+      pool: { connect: async () => ({ query: client.query.bind(client), release: () => {} }), end: async () => {} } as never,
+    }),
   });
   const copy: CopyIn = (statement, rows) => pipeline(Readable.from(chunked(rows)), client.query(copyFrom(statement)));
   let failed: Error | undefined;

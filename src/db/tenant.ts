@@ -6,7 +6,15 @@
 //
 // Workers that legitimately cross organizations (dispatch, receipts, webhook deliveries) use the unguarded
 // system handle, `AppContext.db`; a worker acting for one organization binds it with bindTenant().
-import { sql, type KyselyPlugin, type PluginTransformQueryArgs, type PluginTransformResultArgs, type QueryResult, type RootOperationNode, type UnknownRow } from 'kysely';
+import {
+  sql,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+} from 'kysely';
 import type { Db } from './database.ts';
 
 interface Whereable {

@@ -63,7 +63,9 @@ export const MAX_FIELD_ERRORS = 20;
 export function unknownReference(field: string | readonly string[], what: string): ApiError {
   const fields = typeof field === 'string' ? [field] : field;
   return new ApiError(404, 'NOT_FOUND', `${what.charAt(0).toUpperCase()}${what.slice(1)} not found.`, {
-    details: fields.slice(0, MAX_FIELD_ERRORS).map((f) => ({ field: f, message: `no such ${what} in this organization`, code: 'not_found' })),
+    details: fields
+      .slice(0, MAX_FIELD_ERRORS)
+      .map((f) => ({ field: f, message: `no such ${what} in this organization`, code: 'not_found' })),
   });
 }
 

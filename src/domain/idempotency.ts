@@ -59,7 +59,10 @@ export async function withIdempotency<B>(
       )
       select (select locked from l) as locked, exists (select 1 from c) as claimed`.execute(tx);
     if (!rows[0]?.locked) {
-      throw conflict('IDEMPOTENCY_IN_PROGRESS', 'A request with this Idempotency-Key is still being processed; retry shortly to get its answer.');
+      throw conflict(
+        'IDEMPOTENCY_IN_PROGRESS',
+        'A request with this Idempotency-Key is still being processed; retry shortly to get its answer.',
+      );
     }
     const claimed = rows[0].claimed;
     if (!claimed) {

@@ -57,7 +57,10 @@ function usNumber(input: string, defaultCountry: string | undefined): ParsedPhon
     for (const shape of US_NATIONAL) {
       const m = shape.exec(input);
       if (m) {
-        national = m.slice(1).filter((part) => /^\d+$/.test(part)).join('');
+        national = m
+          .slice(1)
+          .filter((part) => /^\d+$/.test(part))
+          .join('');
         break;
       }
     }

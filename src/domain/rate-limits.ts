@@ -33,12 +33,19 @@ export function sharedLimiter(pool: Pool, name: string, points: number, duration
  * Takes one point for `key`, or answers 429 RATE_LIMITED with Retry-After ("Too many <what> <whose>", e.g.
  * "Too many sign-ups from this address").
  */
-export async function consumeOrTooMany(limiter: RateLimiterPostgres, key: string, what: string, whose = 'from this address'): Promise<void> {
+export async function consumeOrTooMany(
+  limiter: RateLimiterPostgres,
+  key: string,
+  what: string,
+  whose = 'from this address',
+): Promise<void> {
   try {
     await limiter.consume(key, 1);
   } catch (res) {
     if (!(res instanceof RateLimiterRes)) throw res;
     const seconds = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
-    throw new ApiError(429, 'RATE_LIMITED', `Too many ${what} ${whose}; retry in ${seconds} s.`, { headers: { 'Retry-After': String(seconds) } });
+    throw new ApiError(429, 'RATE_LIMITED', `Too many ${what} ${whose}; retry in ${seconds} s.`, {
+      headers: { 'Retry-After': String(seconds) },
+    });
   }
 }

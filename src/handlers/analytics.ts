@@ -1,13 +1,38 @@
 // Analytics section (openapi/paths/analytics.yaml): the message report, the figures, exports and scheduled
 // reports. One service call (src/domain/analytics/) each, then the mapper.
 import type { Readable } from 'node:stream';
-import { getOverview, getProtocols, getSenderFigures, getSessions, getTrends, getUsage, listSenderFigures } from '../domain/analytics/figures.ts';
+import {
+  getOverview,
+  getProtocols,
+  getSenderFigures,
+  getSessions,
+  getTrends,
+  getUsage,
+  listSenderFigures,
+} from '../domain/analytics/figures.ts';
 import { getBlastFigures } from '../domain/analytics/blast.ts';
 import { getBotFunnel, getBotSummary } from '../domain/analytics/bots.ts';
 import { getIntentCounts } from '../domain/analytics/intents.ts';
 import { downloadExport, exportNow, startExport } from '../domain/analytics/exports.ts';
 import { getTop } from '../domain/analytics/top.ts';
-import { messageReportCsv, toBlastFigures, toBotFunnel, toBotSummary, toExport, toIntents, toOverview, toProtocols, toReportRow, toReport, toSenderDetail, toSenderSummary, toSessions, toTop, toTrends, toUsage } from '../domain/analytics/mappers.ts';
+import {
+  messageReportCsv,
+  toBlastFigures,
+  toBotFunnel,
+  toBotSummary,
+  toExport,
+  toIntents,
+  toOverview,
+  toProtocols,
+  toReportRow,
+  toReport,
+  toSenderDetail,
+  toSenderSummary,
+  toSessions,
+  toTop,
+  toTrends,
+  toUsage,
+} from '../domain/analytics/mappers.ts';
 import { getMessageReport } from '../domain/analytics/message-report.ts';
 import { createReport, deleteReport, listReports, updateReport } from '../domain/analytics/reports.ts';
 import { defineHandlers } from '../http/handler-types.ts';
@@ -96,14 +121,24 @@ export const analyticsHandlers = defineHandlers({
     const accept = String((headers as Record<string, unknown>)['accept'] ?? '');
     if (/\btext\/csv\b/i.test(accept)) {
       const { body: csv, fileName } = await exportNow(tenant, body);
-      return { status: 200, body: streamed(csv), contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
+      return {
+        status: 200,
+        body: streamed(csv),
+        contentType: 'text/csv; charset=utf-8',
+        headers: { 'Content-Disposition': `attachment; filename="${fileName}"` },
+      };
     }
     return { status: 200, body: { data: toExport(await startExport(tenant, services, body)) } };
   },
 
   async downloadAnalyticsExport({ path }, { tenant, services }) {
     const { body: csv, fileName } = await downloadExport(tenant, services, path.id);
-    return { status: 200, body: streamed(csv), contentType: 'text/csv; charset=utf-8', headers: { 'Content-Disposition': `attachment; filename="${fileName}"` } };
+    return {
+      status: 200,
+      body: streamed(csv),
+      contentType: 'text/csv; charset=utf-8',
+      headers: { 'Content-Disposition': `attachment; filename="${fileName}"` },
+    };
   },
 
   async getAnalyticsSenderId({ path, query }, { tenant }) {

@@ -10,7 +10,14 @@ export const apiKeyHandlers = defineHandlers({
   async listApiKeys({ query }, { tenant }) {
     const page = pageOf(query);
     const { rows, total } = await keys.listKeys(tenant, page);
-    return { status: 200, body: paginated(rows.map((r) => toApiKey(r)), total, page) };
+    return {
+      status: 200,
+      body: paginated(
+        rows.map((r) => toApiKey(r)),
+        total,
+        page,
+      ),
+    };
   },
 
   async createApiKey({ body }, { tenant, services }) {

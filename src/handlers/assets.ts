@@ -11,7 +11,14 @@ export const assetHandlers = defineHandlers({
   async listAssets({ query }, { tenant, services }) {
     const page = pageOf(query);
     const { rows, total } = await assets.listAssets(tenant, query, page);
-    return { status: 200, body: paginated(rows.map((r) => toAsset(r, services.config.assetBaseUrl)), total, page) };
+    return {
+      status: 200,
+      body: paginated(
+        rows.map((r) => toAsset(r, services.config.assetBaseUrl)),
+        total,
+        page,
+      ),
+    };
   },
 
   async uploadAsset({ body, files }, { tenant, services }) {
@@ -40,7 +47,10 @@ export const assetHandlers = defineHandlers({
   },
 
   async resizeAsset({ path, body }, { tenant, services }) {
-    return { status: 201, body: { data: toAsset(await assets.resizeAsset(tenant, services, path.id, body), services.config.assetBaseUrl) } };
+    return {
+      status: 201,
+      body: { data: toAsset(await assets.resizeAsset(tenant, services, path.id, body), services.config.assetBaseUrl) },
+    };
   },
 
   async downloadAssetVariant({ path, query, headers }, { tenant, services }) {

@@ -38,7 +38,15 @@ export const blastHandlers = defineHandlers({
     const { blast, recipientCount } = await blasts.updateBlastAudience(tenant, path.id, body as blasts.AudienceBody);
     return {
       status: 200,
-      body: { data: { blastId: blast.id, segmentId: blast.segment_id, contactIds: blast.contact_ids, recipientCount, updatedAt: blast.updated_at.toISOString() } },
+      body: {
+        data: {
+          blastId: blast.id,
+          segmentId: blast.segment_id,
+          contactIds: blast.contact_ids,
+          recipientCount,
+          updatedAt: blast.updated_at.toISOString(),
+        },
+      },
     };
   },
 

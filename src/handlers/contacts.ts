@@ -43,7 +43,14 @@ export const contactHandlers = defineHandlers({
   async listContactConsent({ path, query }, { tenant }) {
     const page = pageOf(query);
     const { contactId, rows, total } = await contacts.listConsent(tenant, path.id, page);
-    return { status: 200, body: paginated(rows.map((r) => toContactConsentEntry(r, contactId)), total, page) };
+    return {
+      status: 200,
+      body: paginated(
+        rows.map((r) => toContactConsentEntry(r, contactId)),
+        total,
+        page,
+      ),
+    };
   },
 
   async checkContactRcs({ path }, { tenant, services }) {

@@ -2,7 +2,14 @@
 // usage and rewrite (rename everywhere) operations. See README "Adding an operation".
 import * as categories from '../domain/dictionaries/categories.ts';
 import * as intents from '../domain/dictionaries/intents.ts';
-import { toDictionaryCategory, toIntent, toIntentUsage, toRewriteResult, toVariableDefinition, toVariableUsage } from '../domain/dictionaries/mappers.ts';
+import {
+  toDictionaryCategory,
+  toIntent,
+  toIntentUsage,
+  toRewriteResult,
+  toVariableDefinition,
+  toVariableUsage,
+} from '../domain/dictionaries/mappers.ts';
 import * as variables from '../domain/dictionaries/variables.ts';
 import { defineHandlers } from '../http/handler-types.ts';
 

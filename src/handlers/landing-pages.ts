@@ -15,7 +15,14 @@ export const landingPageHandlers = defineHandlers({
   async listLandingPages({ query }, { tenant, services }) {
     const page = pageOf(query);
     const { rows, total } = await pages.listPages(tenant, query.status, page);
-    return { status: 200, body: paginated(rows.map((r) => toLandingPage(r, services.config.assetBaseUrl)), total, page) };
+    return {
+      status: 200,
+      body: paginated(
+        rows.map((r) => toLandingPage(r, services.config.assetBaseUrl)),
+        total,
+        page,
+      ),
+    };
   },
 
   async createLandingPage({ body }, { tenant, services }) {
@@ -36,11 +43,17 @@ export const landingPageHandlers = defineHandlers({
   },
 
   async publishLandingPage({ path }, { tenant, services }) {
-    return { status: 200, body: { data: toLandingPage(await pages.applyAction(tenant, path.id, 'publish'), services.config.assetBaseUrl) } };
+    return {
+      status: 200,
+      body: { data: toLandingPage(await pages.applyAction(tenant, path.id, 'publish'), services.config.assetBaseUrl) },
+    };
   },
 
   async unpublishLandingPage({ path }, { tenant, services }) {
-    return { status: 200, body: { data: toLandingPage(await pages.applyAction(tenant, path.id, 'unpublish'), services.config.assetBaseUrl) } };
+    return {
+      status: 200,
+      body: { data: toLandingPage(await pages.applyAction(tenant, path.id, 'unpublish'), services.config.assetBaseUrl) },
+    };
   },
 
   async listLandingPageSubmissions({ path, query }, { tenant }) {

@@ -26,7 +26,10 @@ export const senderIdChannelsHandlers = defineHandlers({
   },
 
   async replaceChannel({ path, body }, { tenant, services }) {
-    return { status: 200 as const, body: { data: toLegacyChannelWithHealth(await channels.replaceChannel(tenant, services, path.id, body)) } };
+    return {
+      status: 200 as const,
+      body: { data: toLegacyChannelWithHealth(await channels.replaceChannel(tenant, services, path.id, body)) },
+    };
   },
 
   async deleteChannel({ path }, { tenant }) {
@@ -46,7 +49,10 @@ export const senderIdChannelsHandlers = defineHandlers({
   },
 
   async getRcsSender({ path }, { tenant }) {
-    return { status: 200 as const, body: { data: toRcsSenderDetail(await channels.getRcsSender(tenant, path.channelId, path.senderName)) } };
+    return {
+      status: 200 as const,
+      body: { data: toRcsSenderDetail(await channels.getRcsSender(tenant, path.channelId, path.senderName)) },
+    };
   },
 
   async addRcsTestDevice({ path, body }, { tenant, services }) {
@@ -57,6 +63,9 @@ export const senderIdChannelsHandlers = defineHandlers({
   },
 
   async listRcsTestDevices({ path }, { tenant }) {
-    return { status: 200 as const, body: { data: (await channels.listRcsTestDevices(tenant, path.channelId, path.senderName)).map(toRcsTestDevice) } };
+    return {
+      status: 200 as const,
+      body: { data: (await channels.listRcsTestDevices(tenant, path.channelId, path.senderName)).map(toRcsTestDevice) },
+    };
   },
 });

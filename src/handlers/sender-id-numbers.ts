@@ -15,9 +15,15 @@ export const senderIdNumbersHandlers = defineHandlers({
     const h = headers as Record<string, string | undefined>;
     const outcome = await numbers.purchaseNumber(tenant, services, body, h['idempotency-key'] ?? h['Idempotency-Key']);
     if (outcome.kind === 'needsReconciliation') {
-      return { status: 409, body: { code: 'PURCHASE_NEEDS_RECONCILIATION', message: outcome.message, requestId, reconciliation: outcome.reconciliation } };
+      return {
+        status: 409,
+        body: { code: 'PURCHASE_NEEDS_RECONCILIATION', message: outcome.message, requestId, reconciliation: outcome.reconciliation },
+      };
     }
-    return { status: 201, body: { data: { sender: toPendingSender(outcome.sender, outcome.lease), number: toSenderIdNumber(outcome.lease) } } };
+    return {
+      status: 201,
+      body: { data: { sender: toPendingSender(outcome.sender, outcome.lease), number: toSenderIdNumber(outcome.lease) } },
+    };
   },
 
   async importSenderIdNumber({ body }, { tenant, services }) {

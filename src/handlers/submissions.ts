@@ -10,7 +10,15 @@ export const submissionHandlers = defineHandlers({
     const r = await reg.launchSenderId(tenant, services, path.id);
     return {
       status: 200,
-      body: { data: { senderId: r.senderId, phase: 'LAUNCH_PENDING', previousPhase: r.previousPhase as 'TESTING', alreadyPending: r.alreadyPending, launchRequestedAt: r.launchRequestedAt.toISOString() } },
+      body: {
+        data: {
+          senderId: r.senderId,
+          phase: 'LAUNCH_PENDING',
+          previousPhase: r.previousPhase as 'TESTING',
+          alreadyPending: r.alreadyPending,
+          launchRequestedAt: r.launchRequestedAt.toISOString(),
+        },
+      },
     };
   },
 

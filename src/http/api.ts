@@ -107,7 +107,10 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     type Param = { $ref?: string; in?: string; name?: string; content?: unknown; explode?: boolean; schema?: { type?: unknown } };
     const params = (op.parameters ?? []) as Param[];
     const special = params.some((p) => p.$ref !== undefined || (p.in === 'query' && (p.content !== undefined || p.explode === false)));
-    leanQuery.set(op.operationId!, special ? undefined : new Set(params.filter((p) => p.in === 'query' && p.schema?.type === 'array').map((p) => p.name!)));
+    leanQuery.set(
+      op.operationId!,
+      special ? undefined : new Set(params.filter((p) => p.in === 'query' && p.schema?.type === 'array').map((p) => p.name!)),
+    );
   }
 
   assertEveryOperationAccounted(operations, handlers, notImplementedIds);
@@ -197,15 +200,26 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     const validators = (backend.validator.getRequestValidatorsForOperation(operation.operationId!) ?? []) as Array<
       ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
     >;
-    if (!arrayQuery || validators.length === 0 || (typeof req.body !== 'object' && req.body !== undefined)) return validatedByLibrary(req, operation);
+    if (!arrayQuery || validators.length === 0 || (typeof req.body !== 'object' && req.body !== undefined))
+      return validatedByLibrary(req, operation);
     const parsed = backend.router.parseRequest(req as never, operation) as ParsedRequest;
     const request: ParsedRequest = { ...parsed, params: { ...parsed.params }, headers: { ...parsed.headers } };
     const { params, query, headers, cookies, requestBody } = parsed;
-    if (query) for (const [name, value] of Object.entries(query)) if (typeof value === 'string' && arrayQuery.has(name)) query[name] = [value];
+    if (query)
+      for (const [name, value] of Object.entries(query)) if (typeof value === 'string' && arrayQuery.has(name)) query[name] = [value];
     const parameters: Record<string, unknown> = {};
-    for (const [name, value] of [['path', params], ['query', query], ['header', headers], ['cookie', cookies]] as const) if (value != null) parameters[name] = value;
+    for (const [name, value] of [
+      ['path', params],
+      ['query', query],
+      ['header', headers],
+      ['cookie', cookies],
+    ] as const)
+      if (value != null) parameters[name] = value;
     const rawContentType = headers['content-type'];
-    const contentType = String((Array.isArray(rawContentType) ? rawContentType[0] : rawContentType) || '').split(';')[0]!.trim().toLowerCase();
+    const contentType = String((Array.isArray(rawContentType) ? rawContentType[0] : rawContentType) || '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase();
     if (typeof requestBody === 'object' || contentType === 'application/json') parameters.requestBody = requestBody;
     const errors: ErrorObject[] = [];
     for (const validate of validators) {
@@ -244,7 +258,11 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       const header = headers.authorization;
       const principal = await authenticate(app.db, app.apiKeyCache, Array.isArray(header) ? header[0] : header);
       const granted = principal.scopes;
-      const satisfied = requirements.some((r) => Object.values(r).flat().every((s) => granted.has(s)));
+      const satisfied = requirements.some((r) =>
+        Object.values(r)
+          .flat()
+          .every((s) => granted.has(s)),
+      );
       if (!satisfied) {
         const options = requirements.map((r) => Object.values(r).flat().join(' + ')).join(' or ');
         throw forbidden(`This API key lacks the required scope or role: ${options}.`);
@@ -257,7 +275,10 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
         const check = backend.validateResponse(result.body, req.operation.operationId!, result.status);
         if (check.errors) {
           // The log gets Ajv's errors; the client a plain 500: schema paths are the server's internals.
-          req.log.error({ operationId: req.operation.operationId, status: result.status, errors: check.errors.slice(0, MAX_REPORTED_ERRORS) }, 'response does not match the document');
+          req.log.error(
+            { operationId: req.operation.operationId, status: result.status, errors: check.errors.slice(0, MAX_REPORTED_ERRORS) },
+            'response does not match the document',
+          );
           throw new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
         }
       }
@@ -274,7 +295,9 @@ function assertHandlersMatchSecurity(operations: Operation[], handlers: HandlerM
     if (!handler) continue;
     const isPublicOp = ((op.security ?? []) as unknown[]).length === 0;
     if (isPublicOp !== isPublicHandler(handler)) {
-      problems.push(`${op.operationId}: ${isPublicOp ? 'public operation needs definePublicHandlers' : 'authenticated operation must not use definePublicHandlers'}`);
+      problems.push(
+        `${op.operationId}: ${isPublicOp ? 'public operation needs definePublicHandlers' : 'authenticated operation must not use definePublicHandlers'}`,
+      );
     }
   }
   if (problems.length) throw new Error(`handlers do not match the document's security:\n  ${problems.join('\n  ')}`);
@@ -298,7 +321,9 @@ type ParsedRequest = {
 type AnyResult = { status: number; body: unknown; headers?: Record<string, string>; contentType?: string };
 
 const declaresIdempotencyKey = (op: Operation): boolean =>
-  ((op.parameters ?? []) as Array<{ name?: string; in?: string }>).some((p) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key');
+  ((op.parameters ?? []) as Array<{ name?: string; in?: string }>).some(
+    (p) => p.in === 'header' && p.name?.toLowerCase() === 'idempotency-key',
+  );
 
 /** Every operation must have a handler or be listed as not implemented (→ 501), never both, never neither. */
 export function assertEveryOperationAccounted(operations: Operation[], handlers: HandlerMap, notImplementedIds: readonly string[]): void {
@@ -360,7 +385,10 @@ export function toFieldErrors(errors: ErrorObject[]): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
   for (const e of errors.slice(0, MAX_REPORTED_ERRORS)) {
-    const parts = e.instancePath.split('/').filter(Boolean).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts = e.instancePath
+      .split('/')
+      .filter(Boolean)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     if (e.keyword === 'required') parts.push(String((e.params as { missingProperty: string }).missingProperty));
     if (e.keyword === 'additionalProperties') parts.push(String((e.params as { additionalProperty: string }).additionalProperty));
     const [loc, ...rest] = parts;

@@ -36,11 +36,17 @@ export function createBodyReader(config: Pick<Config, 'bodyLimitBytes' | 'upload
     }
     const limit = (operation as { 'x-max-request-bytes'?: number })['x-max-request-bytes'] ?? config.bodyLimitBytes;
     if (mediaType === 'multipart/form-data') {
-      const parsed = await parseMultipart(req, { maxBytes: limit, maxInFlightBytes: config.uploadMemoryLimitBytes, idleMs: UPLOAD_IDLE_MS });
+      const parsed = await parseMultipart(req, {
+        maxBytes: limit,
+        maxInFlightBytes: config.uploadMemoryLimitBytes,
+        idleMs: UPLOAD_IDLE_MS,
+      });
       assertStorableValue(parsed.body);
       return parsed;
     }
-    await new Promise<void>((resolve, reject) => jsonParser(limit)(req, res, (err?: unknown) => (err ? reject(toBodyError(err)) : resolve())));
+    await new Promise<void>((resolve, reject) =>
+      jsonParser(limit)(req, res, (err?: unknown) => (err ? reject(toBodyError(err)) : resolve())),
+    );
     assertStorableValue(req.body);
     return { body: req.body, files: [] };
   };

@@ -37,7 +37,13 @@ type BoundedCopy = {
 };
 
 const escape = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
-const segmentsOf = (pointer: string) => (pointer === '' ? [] : pointer.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')));
+const segmentsOf = (pointer: string) =>
+  pointer === ''
+    ? []
+    : pointer
+        .split('/')
+        .slice(1)
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `value` with its arrays and objects cut (see the top of the file). */
@@ -140,7 +146,14 @@ function schemasAt(root: Json, segments: string[]): Set<Json> {
     const next = new Set<Json>();
     for (const s of at) {
       const properties = isObject(s.properties) ? s.properties : undefined;
-      const child = properties && Object.hasOwn(properties, seg) ? properties[seg] : /^\d+$/.test(seg) && isObject(s.items) ? s.items : isObject(s.additionalProperties) ? s.additionalProperties : undefined;
+      const child =
+        properties && Object.hasOwn(properties, seg)
+          ? properties[seg]
+          : /^\d+$/.test(seg) && isObject(s.items)
+            ? s.items
+            : isObject(s.additionalProperties)
+              ? s.additionalProperties
+              : undefined;
       if (child !== undefined) expand(child, next);
     }
     at = next;
@@ -211,7 +224,9 @@ const linearUniqueItems: KeywordDefinition = {
       const key = canonical(data[i]);
       const j = seen.get(key);
       if (j !== undefined) {
-        self.errors = [{ keyword: 'uniqueItems', params: { i, j }, message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)` }];
+        self.errors = [
+          { keyword: 'uniqueItems', params: { i, j }, message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)` },
+        ];
         return false;
       }
       seen.set(key, i);

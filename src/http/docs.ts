@@ -24,7 +24,10 @@ export function mountDocs(server: express.Express, app: AppContext): void {
   // The bundle's only remote asset is the footer logo; an empty inline image keeps the page free of any CDN.
   let bundle: string | undefined;
   server.get('/docs/redoc.standalone.js', (_req, res) => {
-    bundle ??= readFileSync(redocBundle, 'utf8').replaceAll('https://cdn.redoc.ly/redoc/logo-mini.svg', "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E");
+    bundle ??= readFileSync(redocBundle, 'utf8').replaceAll(
+      'https://cdn.redoc.ly/redoc/logo-mini.svg',
+      "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg'/%3E",
+    );
     res.type('application/javascript').set('Cache-Control', 'public, max-age=3600').send(bundle);
   });
   server.get('/', (_req, res) => {

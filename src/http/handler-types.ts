@@ -12,28 +12,29 @@ export type { UploadedFile };
 export type OperationId = keyof operations;
 type Op<K extends OperationId> = operations[K];
 
-type Part<K extends OperationId, W extends 'path' | 'query' | 'header'> = Op<K> extends { parameters: infer P }
-  ? P extends { [X in W]?: infer T }
-    ? [T] extends [never] | [undefined]
-      ? Record<string, never>
-      : NonNullable<T>
-    : Record<string, never>
-  : Record<string, never>;
+type Part<K extends OperationId, W extends 'path' | 'query' | 'header'> =
+  Op<K> extends { parameters: infer P }
+    ? P extends { [X in W]?: infer T }
+      ? [T] extends [never] | [undefined]
+        ? Record<string, never>
+        : NonNullable<T>
+      : Record<string, never>
+    : Record<string, never>;
 
 type ContentOf<R> = R extends { content: infer C } ? C : never;
 type BodyOf<R> = R extends { content?: never } ? undefined : ContentOf<R>[keyof ContentOf<R>];
-type RequestBody<K extends OperationId> = Op<K> extends { requestBody?: infer RB }
-  ? [NonNullable<RB>] extends [never]
-    ? undefined
-    : NonNullable<RB> extends { content: infer C }
-      ? C[keyof C]
-      : undefined
-  : undefined;
+type RequestBody<K extends OperationId> =
+  Op<K> extends { requestBody?: infer RB }
+    ? [NonNullable<RB>] extends [never]
+      ? undefined
+      : NonNullable<RB> extends { content: infer C }
+        ? C[keyof C]
+        : undefined
+    : undefined;
 
 type Responses<K extends OperationId> = Op<K>['responses'];
 // Any documented status (health answers 503 with its own body); errors are still normally thrown.
 type SuccessStatus<K extends OperationId> = Extract<keyof Responses<K>, number>;
-
 
 export type HandlerInput<K extends OperationId> = {
   path: Part<K, 'path'>;
@@ -78,15 +79,18 @@ export type HandlerMap = { [K in OperationId]?: Handler<K> | PublicHandler<K> };
 const publicHandlers = new WeakSet<object>();
 
 /** Declares a section's handlers; unknown operationIds and wrong shapes fail to compile. */
-export function defineHandlers<T extends { [K in OperationId]?: Handler<K> }>(handlers: T & Record<Exclude<keyof T, OperationId>, never>): T {
+export function defineHandlers<T extends { [K in OperationId]?: Handler<K> }>(
+  handlers: T & Record<Exclude<keyof T, OperationId>, never>,
+): T {
   return handlers;
 }
 
 /** Declares handlers of public operations (`security: []`); start-up refuses them on any other operation. */
-export function definePublicHandlers<T extends { [K in OperationId]?: PublicHandler<K> }>(handlers: T & Record<Exclude<keyof T, OperationId>, never>): T {
+export function definePublicHandlers<T extends { [K in OperationId]?: PublicHandler<K> }>(
+  handlers: T & Record<Exclude<keyof T, OperationId>, never>,
+): T {
   for (const h of Object.values(handlers)) publicHandlers.add(h as object);
   return handlers;
 }
 
 export const isPublicHandler = (handler: unknown): boolean => typeof handler === 'function' && publicHandlers.has(handler);
-

@@ -17,7 +17,12 @@ export const HTTP_LIMITS = {
   keepAliveTimeoutMs: 65_000,
 } as const;
 
-const REASONS: Record<number, string> = { 400: 'Bad Request', 408: 'Request Timeout', 417: 'Expectation Failed', 431: 'Request Header Fields Too Large' };
+const REASONS: Record<number, string> = {
+  400: 'Bad Request',
+  408: 'Request Timeout',
+  417: 'Expectation Failed',
+  431: 'Request Header Fields Too Large',
+};
 
 /** Set on a request that sent `Expect: 100-continue`: the app answers 100 only once the caller is authorised. */
 export const EXPECTS_CONTINUE = Symbol('expectsContinue');
@@ -38,9 +43,17 @@ export function createHttpServer(app: RequestListener): Server {
     app(req, res);
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const body = errorBody('EXPECTATION_FAILED', `Expectation "${String(req.headers.expect).slice(0, 64)}" is not supported; only 100-continue is.`);
+    const body = errorBody(
+      'EXPECTATION_FAILED',
+      `Expectation "${String(req.headers.expect).slice(0, 64)}" is not supported; only 100-continue is.`,
+    );
     const text = JSON.stringify(body);
-    res.writeHead(417, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text), 'X-Request-Id': body.requestId, Connection: 'close' });
+    res.writeHead(417, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+      'X-Request-Id': body.requestId,
+      Connection: 'close',
+    });
     res.end(text);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {

@@ -92,7 +92,11 @@ function fieldHtml(f: StoredFormField, value: string, error: string | undefined)
   }
 }
 
-function pageHtml(found: PublicPage, nonce: string, state: { values?: Record<string, string>; errors?: Record<string, string>; consent?: boolean } = {}): string {
+function pageHtml(
+  found: PublicPage,
+  nonce: string,
+  state: { values?: Record<string, string>; errors?: Record<string, string>; consent?: boolean } = {},
+): string {
   const p = found.page;
   const action = `/p/${p.organization_id}/${p.slug}`;
   const errors = state.errors ?? {};
@@ -124,7 +128,10 @@ function redirectOrigin(url: string | null): string[] {
 function notFoundPage(res: Response): void {
   const nonce = randomBytes(16).toString('base64');
   securityHeaders(res, nonce);
-  res.status(404).type('html').send(document(nonce, 'Page not found', { primaryColor: '#1A73E8', backgroundColor: '#FFFFFF' }, '<h1>Page not found</h1>'));
+  res
+    .status(404)
+    .type('html')
+    .send(document(nonce, 'Page not found', { primaryColor: '#1A73E8', backgroundColor: '#FFFFFF' }, '<h1>Page not found</h1>'));
 }
 
 const firstString = (v: unknown): string => (typeof v === 'string' ? v : Array.isArray(v) && typeof v[0] === 'string' ? v[0] : '');
@@ -146,7 +153,8 @@ export function mountLandingPages(server: express.Express, app: AppContext): voi
     const template = match ? findTemplateByPreview(match[1]!) : undefined;
     if (!template) return notFoundPage(res);
     const cached = previews.get(template.id);
-    const send = (png: Buffer) => res.type('image/png').set({ 'Cache-Control': 'public, max-age=86400', 'X-Content-Type-Options': 'nosniff' }).send(png);
+    const send = (png: Buffer) =>
+      res.type('image/png').set({ 'Cache-Control': 'public, max-age=86400', 'X-Content-Type-Options': 'nosniff' }).send(png);
     if (cached) return send(cached);
     const d = template.defaults;
     previewPng(template.name, d.headline, d.theme.primaryColor, d.theme.backgroundColor).then((png) => {
@@ -173,7 +181,10 @@ export function mountLandingPages(server: express.Express, app: AppContext): voi
       if (!found?.page.hero_asset_id) return notFoundPage(res);
       const { db: _db, pool: _pool, ...services } = app;
       const download = toDownload(await openVariant(found.tenant, services, found.page.hero_asset_id, 'original'));
-      res.status(200).type(download.contentType).set({ ETag: download.headers.ETag, 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' });
+      res
+        .status(200)
+        .type(download.contentType)
+        .set({ ETag: download.headers.ETag, 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' });
       // Streamed from storage; a store failing mid-way can only cut the connection.
       pipeline(download.body!, res).catch(() => res.destroy());
     } catch (error) {
@@ -182,32 +193,58 @@ export function mountLandingPages(server: express.Express, app: AppContext): voi
     }
   });
 
-  server.post('/p/:org/:slug', express.urlencoded({ extended: false, limit: MAX_FORM_BYTES, parameterLimit: 100 }), async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      const found = await findPublishedPage(app, String(req.params.org), String(req.params.slug));
-      if (!found) return notFoundPage(res);
-      const body = (req.body ?? {}) as Record<string, unknown>;
-      const form = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, firstString(v)]));
-      const outcome = await submit(app, found, form, clientOf(req));
-      const nonce = randomBytes(16).toString('base64');
-      securityHeaders(res, nonce, redirectOrigin(found.page.redirect_url));
-      if (!outcome.ok) {
-        res.status(400).type('html').send(pageHtml(found, nonce, { values: outcome.values, errors: outcome.errors, consent: form.consent !== undefined && form.consent !== '' }));
-      } else if (outcome.redirectUrl) {
-        res.redirect(303, outcome.redirectUrl);
-      } else {
-        res.status(200).type('html').send(document(nonce, found.page.title, found.page.theme, `<h1 id="success">${escapeHtml(outcome.message)}</h1>`));
-      }
-    } catch (error) {
-      if (error instanceof ApiError && error.status < 500) {
+  server.post(
+    '/p/:org/:slug',
+    express.urlencoded({ extended: false, limit: MAX_FORM_BYTES, parameterLimit: 100 }),
+    async (req: Request, res: Response, next: NextFunction) => {
+      try {
+        const found = await findPublishedPage(app, String(req.params.org), String(req.params.slug));
+        if (!found) return notFoundPage(res);
+        const body = (req.body ?? {}) as Record<string, unknown>;
+        const form = Object.fromEntries(Object.entries(body).map(([k, v]) => [k, firstString(v)]));
+        const outcome = await submit(app, found, form, clientOf(req));
         const nonce = randomBytes(16).toString('base64');
-        securityHeaders(res, nonce);
-        if (error.headers) res.set(error.headers);
-        const status = error.status === 404 ? 404 : error.status;
-        res.status(status).type('html').send(document(nonce, 'Sign-up not taken', { primaryColor: '#1A73E8', backgroundColor: '#FFFFFF' }, `<h1>${escapeHtml(error.message)}</h1>`));
-        return;
+        securityHeaders(res, nonce, redirectOrigin(found.page.redirect_url));
+        if (!outcome.ok) {
+          res
+            .status(400)
+            .type('html')
+            .send(
+              pageHtml(found, nonce, {
+                values: outcome.values,
+                errors: outcome.errors,
+                consent: form.consent !== undefined && form.consent !== '',
+              }),
+            );
+        } else if (outcome.redirectUrl) {
+          res.redirect(303, outcome.redirectUrl);
+        } else {
+          res
+            .status(200)
+            .type('html')
+            .send(document(nonce, found.page.title, found.page.theme, `<h1 id="success">${escapeHtml(outcome.message)}</h1>`));
+        }
+      } catch (error) {
+        if (error instanceof ApiError && error.status < 500) {
+          const nonce = randomBytes(16).toString('base64');
+          securityHeaders(res, nonce);
+          if (error.headers) res.set(error.headers);
+          const status = error.status === 404 ? 404 : error.status;
+          res
+            .status(status)
+            .type('html')
+            .send(
+              document(
+                nonce,
+                'Sign-up not taken',
+                { primaryColor: '#1A73E8', backgroundColor: '#FFFFFF' },
+                `<h1>${escapeHtml(error.message)}</h1>`,
+              ),
+            );
+          return;
+        }
+        next(error);
       }
-      next(error);
-    }
-  });
+    },
+  );
 }

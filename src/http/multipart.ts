@@ -21,7 +21,10 @@ export type MultipartLimits = {
 
 let inFlightBytes = 0;
 
-export function parseMultipart(req: IncomingMessage, limits: MultipartLimits): Promise<{ body: Record<string, unknown>; files: UploadedFile[] }> {
+export function parseMultipart(
+  req: IncomingMessage,
+  limits: MultipartLimits,
+): Promise<{ body: Record<string, unknown>; files: UploadedFile[] }> {
   const { maxBytes } = limits;
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > maxBytes) return Promise.reject(tooLarge(maxBytes));
@@ -54,7 +57,10 @@ export function parseMultipart(req: IncomingMessage, limits: MultipartLimits): P
     };
     const touch = () => {
       clearTimeout(idle);
-      idle = setTimeout(() => finish(new ApiError(408, 'REQUEST_TIMEOUT', `Upload sent nothing for ${limits.idleMs / 1000} s; nothing was stored.`)), limits.idleMs);
+      idle = setTimeout(
+        () => finish(new ApiError(408, 'REQUEST_TIMEOUT', `Upload sent nothing for ${limits.idleMs / 1000} s; nothing was stored.`)),
+        limits.idleMs,
+      );
     };
     let bb: busboy.Busboy | undefined;
     try {
@@ -82,7 +88,11 @@ export function parseMultipart(req: IncomingMessage, limits: MultipartLimits): P
         inFlightBytes += chunk.length;
         if (size > maxBytes || held > maxBytes) return finish(tooLarge(maxBytes));
         if (inFlightBytes > limits.maxInFlightBytes) {
-          return finish(new ApiError(503, 'SERVICE_UNAVAILABLE', 'The server is receiving too many uploads at once; retry shortly.', { headers: { 'Retry-After': '5' } }));
+          return finish(
+            new ApiError(503, 'SERVICE_UNAVAILABLE', 'The server is receiving too many uploads at once; retry shortly.', {
+              headers: { 'Retry-After': '5' },
+            }),
+          );
         }
         chunks.push(chunk);
       });

@@ -19,7 +19,11 @@ export function createOneOfNarrower(doc: Json) {
 
   const deref = (node: Json | undefined): Json | undefined => {
     let n = node;
-    for (let i = 0; n?.$ref && i < 20; i++) n = String(n.$ref).slice(2).split('/').reduce((a: Json | undefined, p) => a?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    for (let i = 0; n?.$ref && i < 20; i++)
+      n = String(n.$ref)
+        .slice(2)
+        .split('/')
+        .reduce((a: Json | undefined, p) => a?.[p.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
     return n;
   };
 
@@ -43,7 +47,10 @@ export function createOneOfNarrower(doc: Json) {
     let out = errors;
     for (const e of errors) {
       if (e.keyword !== 'oneOf' || !e.instancePath.startsWith('/requestBody')) continue;
-      const path = e.instancePath.split('/').slice(2).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+      const path = e.instancePath
+        .split('/')
+        .slice(2)
+        .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
       const value = path.reduce<any>((v, p) => (v && typeof v === 'object' ? v[p] : undefined), body);
       const branches = (schemaAt(bodySchema, path)?.oneOf as Json[] | undefined) ?? [];
       if (!value || typeof value !== 'object' || typeof value.type !== 'string' || branches.length === 0) continue;
@@ -53,7 +60,15 @@ export function createOneOfNarrower(doc: Json) {
       if (!branch) {
         const allowed = branches.flatMap((b) => typesOf(deref(b)));
         if (allowed.length === 0) continue;
-        replacement = [{ instancePath: `${e.instancePath}/type`, schemaPath: e.schemaPath, keyword: 'enum', params: { allowedValues: allowed }, message: 'must be one of the types' }];
+        replacement = [
+          {
+            instancePath: `${e.instancePath}/type`,
+            schemaPath: e.schemaPath,
+            keyword: 'enum',
+            params: { allowedValues: allowed },
+            message: 'must be one of the types',
+          },
+        ];
       } else {
         const key = branch.$ref ?? JSON.stringify(branch);
         let validate = compiled.get(key);

@@ -72,7 +72,8 @@ export function mountProviderCallbacks(server: express.Express, app: AppContext)
     (error: { status?: number; statusCode?: number; message?: string }, req: Request, res: Response, _next: NextFunction) => {
       const status = error.status ?? error.statusCode;
       discardUnreadBody(req, res);
-      if (typeof status === 'number' && status >= 400 && status < 500) return answer(res, status, status === 413 ? `body larger than ${MAX_CALLBACK_BYTES} bytes` : 'body could not be read');
+      if (typeof status === 'number' && status >= 400 && status < 500)
+        return answer(res, status, status === 413 ? `body larger than ${MAX_CALLBACK_BYTES} bytes` : 'body could not be read');
       req.log.error({ err: error }, 'provider callback could not be read');
       answer(res, 500, 'not stored; retry later');
     },

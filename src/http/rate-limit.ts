@@ -123,8 +123,13 @@ export class KeyRateLimiter {
 
   private tooMany(slot: Slot, now: number): ApiError {
     const seconds = Math.max(1, Math.ceil((slot.blockedUntil - now) / 1000));
-    return new ApiError(429, 'RATE_LIMITED', `Too many requests with this API key: at most ${this.limit} per ${this.windowSeconds} s; retry in ${seconds} s.`, {
-      headers: { ...this.headers(slot, now), 'RateLimit-Remaining': '0', 'Retry-After': String(seconds) },
-    });
+    return new ApiError(
+      429,
+      'RATE_LIMITED',
+      `Too many requests with this API key: at most ${this.limit} per ${this.windowSeconds} s; retry in ${seconds} s.`,
+      {
+        headers: { ...this.headers(slot, now), 'RateLimit-Remaining': '0', 'Retry-After': String(seconds) },
+      },
+    );
   }
 }

@@ -11,10 +11,7 @@ type Node = {
 
 const newNode = (): Node => ({ static: new Map(), param: undefined, methods: new Map() });
 
-export type MatchResult =
-  | { kind: 'found'; operation: Operation }
-  | { kind: 'methodNotAllowed'; allow: string[] }
-  | { kind: 'notFound' };
+export type MatchResult = { kind: 'found'; operation: Operation } | { kind: 'methodNotAllowed'; allow: string[] } | { kind: 'notFound' };
 
 export class CompiledRouter {
   private readonly root = newNode();

@@ -30,7 +30,10 @@ export async function runDueReports(app: AppContext, now = new Date()): Promise<
       if (!run) continue;
       keys.push(...run.keys);
       const where = run.delivery.via === 'smtp' ? { smtp: run.delivery.accepted } : { file: run.delivery.path };
-      app.log.info({ reportId: due.id, organizationId: due.organization_id, ...where }, run.delivery.via === 'smtp' ? 'scheduled report sent' : 'scheduled report written as .eml (no SMTP_URL)');
+      app.log.info(
+        { reportId: due.id, organizationId: due.organization_id, ...where },
+        run.delivery.via === 'smtp' ? 'scheduled report sent' : 'scheduled report written as .eml (no SMTP_URL)',
+      );
     } catch (err) {
       const retry = tenant ? await recordFailedRun(tenant, due.id, now).catch(() => undefined) : undefined;
       app.log.warn(

@@ -25,7 +25,11 @@ const simulatorCallbacks: JobDefinition<CallbackJob> = {
     const simulator = app.provider instanceof CarrierSimulator ? app.provider : undefined;
     const base = simulator?.callbackBaseUrl;
     if (!base) throw new Error('no callback base URL: the simulator cannot reach the service yet');
-    await deliverSimulatorCallbacks(app.db, base, jobs.map((job) => job.data));
+    await deliverSimulatorCallbacks(
+      app.db,
+      base,
+      jobs.map((job) => job.data),
+    );
   },
 };
 

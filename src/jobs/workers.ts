@@ -13,7 +13,17 @@ import { blastJobs } from './blasts.ts';
 import { analyticsJobs } from './analytics.ts';
 import { acquisitionJobs } from './acquisition.ts';
 
-export const jobDefinitions: JobDefinition[] = [...contactJobs, ...complianceJobs, ...webhookJobs, ...conversationJobs, ...submissionJobs, ...assetJobs, ...blastJobs, ...analyticsJobs, ...acquisitionJobs] as JobDefinition[];
+export const jobDefinitions: JobDefinition[] = [
+  ...contactJobs,
+  ...complianceJobs,
+  ...webhookJobs,
+  ...conversationJobs,
+  ...submissionJobs,
+  ...assetJobs,
+  ...blastJobs,
+  ...analyticsJobs,
+  ...acquisitionJobs,
+] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
   for (const def of jobDefinitions) {
@@ -44,7 +54,11 @@ export async function workOn(boss: JobQueue, def: JobDefinition, app: AppContext
   for (let i = 0; i < (def.concurrency ?? 1); i++) {
     let workerId: string | undefined;
     workerId = await boss.work<object>(def.queue, polling, async (jobs) => {
-      if (def.runBatch) await def.runBatch(jobs.map((j) => ({ id: j.id, data: j.data })), app);
+      if (def.runBatch)
+        await def.runBatch(
+          jobs.map((j) => ({ id: j.id, data: j.data })),
+          app,
+        );
       else for (const job of jobs) await def.run!(job.data, app, { id: job.id });
       // Ended by the first short fetch: a queue that has run dry waits for its poll (or a NOTIFY) again.
       if (jobs.length >= batchSize && workerId) boss.notifyWorker(workerId);

@@ -49,7 +49,9 @@ export async function sendMail(config: MailConfig, mail: Mail, fileStem: string)
     const info = await smtpTransport(config, config.smtpUrl).sendMail(message(config, mail));
     return { via: 'smtp', messageId: String(info.messageId), accepted: (info.accepted as unknown[]).map(String) };
   }
-  const info = await nodemailer.createTransport({ streamTransport: true, buffer: false, newline: 'windows' }).sendMail(message(config, mail));
+  const info = await nodemailer
+    .createTransport({ streamTransport: true, buffer: false, newline: 'windows' })
+    .sendMail(message(config, mail));
   await mkdir(config.dir, { recursive: true });
   const path = join(config.dir, `${fileStem.replace(/[^A-Za-z0-9._-]/g, '_')}.eml`);
   const tmp = `${path}.${randomBytes(6).toString('hex')}.tmp`;

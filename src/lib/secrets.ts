@@ -23,7 +23,9 @@ const KEY_BYTES = 32;
 const IV_BYTES = 12;
 const TAG_BYTES = 16;
 
-export const TEST_SECRETS_KEY: Buffer = createHash('sha256').update('messaging-service NODE_ENV=test secrets key (public, tests only)').digest();
+export const TEST_SECRETS_KEY: Buffer = createHash('sha256')
+  .update('messaging-service NODE_ENV=test secrets key (public, tests only)')
+  .digest();
 
 /** 32 bytes from base64 (44 characters, or 43 unpadded / base64url) or hex (64 characters); undefined otherwise. */
 export function parseSecretsKey(raw: string): Buffer | undefined {
@@ -127,6 +129,8 @@ export function openSecret(stored: string, key: Buffer = secretsKey()): string {
     decipher.setAuthTag(raw.subarray(IV_BYTES, IV_BYTES + TAG_BYTES));
     return Buffer.concat([decipher.update(raw.subarray(IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
   } catch {
-    throw new SecretDecryptionError('the secret cannot be decrypted with this key (SECRETS_KEY differs from the key that sealed it, or the value was altered)');
+    throw new SecretDecryptionError(
+      'the secret cannot be decrypted with this key (SECRETS_KEY differs from the key that sealed it, or the value was altered)',
+    );
   }
 }

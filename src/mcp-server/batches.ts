@@ -10,7 +10,15 @@
 //   The handlers say how large their answers are (AnswerSizes: a tools/list page knows its bytes, a tool call its
 //   text's), so an answer is not serialised once more just to be counted; anything else is measured.
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCRequest, type MessageExtraInfo, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, type FieldError } from '../domain/errors.ts';
 
 export const MAX_BATCH_MESSAGES = 10;
@@ -24,9 +32,14 @@ export type AnswerSizes = Map<RequestId, number>;
 /** 400 for a batch past MAX_BATCH_MESSAGES or with a request id given twice; the number of messages otherwise. */
 export function checkBatch(batch: unknown[]): number {
   if (batch.length > MAX_BATCH_MESSAGES) {
-    throw new ApiError(400, 'VALIDATION_ERROR', `A JSON-RPC batch holds at most ${MAX_BATCH_MESSAGES} messages (this one has ${batch.length}); send the others in further requests.`, {
-      details: [{ field: 'body', message: `must NOT have more than ${MAX_BATCH_MESSAGES} items`, code: 'maxItems' }],
-    });
+    throw new ApiError(
+      400,
+      'VALIDATION_ERROR',
+      `A JSON-RPC batch holds at most ${MAX_BATCH_MESSAGES} messages (this one has ${batch.length}); send the others in further requests.`,
+      {
+        details: [{ field: 'body', message: `must NOT have more than ${MAX_BATCH_MESSAGES} items`, code: 'maxItems' }],
+      },
+    );
   }
   const seen = new Map<unknown, number>();
   const problems: FieldError[] = [];
@@ -35,9 +48,15 @@ export function checkBatch(batch: unknown[]): number {
     if (typeof id !== 'string' && typeof id !== 'number') return; // a notification, or malformed: the SDK answers
     const first = seen.get(id);
     if (first === undefined) seen.set(id, i);
-    else problems.push({ field: `body.${i}.id`, message: `repeats the id of message ${first}: each request of a batch needs its own`, code: 'uniqueItems' });
+    else
+      problems.push({
+        field: `body.${i}.id`,
+        message: `repeats the id of message ${first}: each request of a batch needs its own`,
+        code: 'uniqueItems',
+      });
   });
-  if (problems.length) throw new ApiError(400, 'VALIDATION_ERROR', 'Each request of a JSON-RPC batch needs an id of its own.', { details: problems });
+  if (problems.length)
+    throw new ApiError(400, 'VALIDATION_ERROR', 'Each request of a JSON-RPC batch needs an id of its own.', { details: problems });
   return batch.length;
 }
 
@@ -85,6 +104,10 @@ export function runOneAtATime(transport: Transport, requestId: string, sizes: An
 }
 
 function tooLarge(id: RequestId, requestId: string): JSONRPCMessage {
-  const error = new ApiError(413, 'PAYLOAD_TOO_LARGE', `Not run: the answers of this batch already exceed ${BATCH_ANSWER_BYTES} bytes. Send this request again, alone or in a smaller batch.`);
+  const error = new ApiError(
+    413,
+    'PAYLOAD_TOO_LARGE',
+    `Not run: the answers of this batch already exceed ${BATCH_ANSWER_BYTES} bytes. Send this request again, alone or in a smaller batch.`,
+  );
   return { jsonrpc: '2.0', id, error: { code: BATCH_TOO_LARGE_CODE, message: error.message, data: error.toBody(requestId) } };
 }

@@ -64,7 +64,11 @@ export function withDefinitions<T extends JsonSchema[] | Record<string, JsonSche
 ): { value: T; $defs: Record<string, JsonSchema> } {
   const components = ((doc.components as { schemas?: Record<string, unknown> } | undefined)?.schemas ?? {}) as Record<string, unknown>;
   const pending = new Set<string>();
-  const value = (Array.isArray(roots) ? roots.map((r) => rewrite(r, reader, pending)) : Object.fromEntries(Object.entries(roots).map(([n, s]) => [n, rewrite(s, reader, pending)]))) as T;
+  const value = (
+    Array.isArray(roots)
+      ? roots.map((r) => rewrite(r, reader, pending))
+      : Object.fromEntries(Object.entries(roots).map(([n, s]) => [n, rewrite(s, reader, pending)]))
+  ) as T;
   const $defs: Record<string, JsonSchema> = {};
   while (pending.size > 0) {
     const [name] = pending;

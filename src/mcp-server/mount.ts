@@ -11,7 +11,13 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Operation } from 'openapi-backend';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { AppContext } from '../app-context.ts';
 import type { Api } from '../http/api.ts';
 import type { Principal } from '../auth/principal.ts';
@@ -32,7 +38,7 @@ export const MCP_ENVELOPE_BYTES = 64 * 1024;
 const INSTRUCTIONS =
   'Every tool is one operation of the Messaging Service API, named by its operationId, with the same validation, ' +
   'scopes and tenancy as over HTTP. Arguments: the path and query parameters by name, the request body as `body`, ' +
-  'and `idempotencyKey` where the operation takes an Idempotency-Key. Errors carry the API\'s ErrorResponse ' +
+  "and `idempotencyKey` where the operation takes an Idempotency-Key. Errors carry the API's ErrorResponse " +
   '(`code`, `message`, `details`).';
 
 export function mountMcpServer(server: express.Express, app: AppContext, api: Api, rateLimit: KeyRateLimiter): void {
@@ -46,9 +52,14 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
   const readMessage = async (req: Request, res: Response): Promise<unknown> => {
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (mediaType !== 'application/json') {
-      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json.', { details: [{ field: 'header.content-type', message: `unsupported media type "${mediaType || '(none)'}"` }] });
+      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Content-Type must be application/json.', {
+        details: [{ field: 'header.content-type', message: `unsupported media type "${mediaType || '(none)'}"` }],
+      });
     }
-    if (!hasBody(req)) throw new ApiError(400, 'VALIDATION_ERROR', 'The request body must be an MCP (JSON-RPC) message.', { details: [{ field: 'body', message: 'is required', code: 'required' }] });
+    if (!hasBody(req))
+      throw new ApiError(400, 'VALIDATION_ERROR', 'The request body must be an MCP (JSON-RPC) message.', {
+        details: [{ field: 'body', message: 'is required', code: 'required' }],
+      });
     await new Promise<void>((resolve, reject) => parseJson(req, res, (err?: unknown) => (err ? reject(toBodyError(err)) : resolve())));
     return req.body as unknown;
   };
@@ -64,7 +75,13 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
       if (batch > 1) res.set(await rateLimit.take(principal, batch - 1)); // every message of a batch counts
       const requestId = String(req.id);
       const sizes: AnswerSizes | undefined = batch > 1 ? new Map() : undefined;
-      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, { authorization: header, client: clientOf(req), requestId, log: req.log, sizes });
+      const mcp = createMcpServer(app, api, catalog, pages, operations, principal, {
+        authorization: header,
+        client: clientOf(req),
+        requestId,
+        log: req.log,
+        sizes,
+      });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         mcp.close().catch((err: unknown) => req.log.warn({ err }, 'closing the MCP transport failed')); // closes the transport too
@@ -77,7 +94,14 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
     }
   });
   server.all(MCP_PATH, (req: Request, _res: Response, next: NextFunction) => {
-    next(new ApiError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${MCP_PATH}: the MCP server is stateless, POST each message.`, { headers: { Allow: 'POST' } }));
+    next(
+      new ApiError(
+        405,
+        'METHOD_NOT_ALLOWED',
+        `${req.method} is not allowed on ${MCP_PATH}: the MCP server is stateless, POST each message.`,
+        { headers: { Allow: 'POST' } },
+      ),
+    );
   });
 }
 
@@ -88,9 +112,18 @@ function createMcpServer(
   pages: ToolPages,
   operations: Map<string, Operation>,
   principal: Principal,
-  request: { authorization: string | undefined; client: PublicClient; requestId: string; log: Request['log']; sizes: AnswerSizes | undefined },
+  request: {
+    authorization: string | undefined;
+    client: PublicClient;
+    requestId: string;
+    log: Request['log'];
+    sizes: AnswerSizes | undefined;
+  },
 ): Server {
-  const mcp = new Server({ name: 'messaging-service', title: app.document.info.title, version: app.document.info.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  const mcp = new Server(
+    { name: 'messaging-service', title: app.document.info.title, version: app.document.info.version },
+    { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+  );
 
   mcp.setRequestHandler(ListToolsRequestSchema, (list, extra) => {
     try {
@@ -99,7 +132,9 @@ function createMcpServer(
       return page.result;
     } catch (error) {
       if (!(error instanceof InvalidCursorError)) throw error;
-      const invalid = new ApiError(400, 'VALIDATION_ERROR', `Invalid cursor: it ${error.message}.`, { details: [{ field: 'params.cursor', message: error.message, code: 'cursor' }] });
+      const invalid = new ApiError(400, 'VALIDATION_ERROR', `Invalid cursor: it ${error.message}.`, {
+        details: [{ field: 'params.cursor', message: error.message, code: 'cursor' }],
+      });
       throw new McpError(ErrorCode.InvalidParams, invalid.message, invalid.toBody(request.requestId));
     }
   });

@@ -33,29 +33,58 @@ export async function callTool(tool: CatalogTool, args: Record<string, unknown>,
   try {
     // As over HTTP: key and scopes (401/403) before anything of the request is looked at.
     const authorization = ctx.authorization === undefined ? {} : { authorization: ctx.authorization };
-    const principal = await ctx.api.authorize(ctx.operation, { method: tool.method.toUpperCase(), path: tool.path, headers: authorization, query: {} });
+    const principal = await ctx.api.authorize(ctx.operation, {
+      method: tool.method.toUpperCase(),
+      path: tool.path,
+      headers: authorization,
+      query: {},
+    });
     const request = toRequest(tool, args, ctx.config);
     Object.assign(request.headers, authorization);
-    const result = await ctx.api.handle({ ...request, requestId: ctx.requestId, log: ctx.log, operation: ctx.operation, principal, client: ctx.client });
+    const result = await ctx.api.handle({
+      ...request,
+      requestId: ctx.requestId,
+      log: ctx.log,
+      operation: ctx.operation,
+      principal,
+      client: ctx.client,
+    });
     return toToolResult(tool, result, request.path, principal?.organizationId, ctx.config.assetBaseUrl);
   } catch (error) {
     return toolError(toApiError(error, ctx.log), ctx.requestId);
   }
 }
 
-type ToolRequest = { method: string; path: string; query: Record<string, string | string[]>; headers: Record<string, string>; body: unknown; files: UploadedFile[] };
+type ToolRequest = {
+  method: string;
+  path: string;
+  query: Record<string, string | string[]>;
+  headers: Record<string, string>;
+  body: unknown;
+  files: UploadedFile[];
+};
 
 /** Arguments → the HTTP request they stand for; a shape no request could have answers 400 as validation would. */
 function toRequest(tool: CatalogTool, args: Record<string, unknown>, config: Pick<Config, 'bodyLimitBytes'>): ToolRequest {
   const problems: FieldError[] = [];
-  const known = new Set([...tool.pathParams, ...tool.queryParams, ...tool.headerParams.map((h) => h.argument), ...(tool.body ? [BODY_ARGUMENT] : [])]);
-  for (const name of Object.keys(args)) if (!known.has(name)) problems.push({ field: name, message: 'is not a known field', code: 'additionalProperties' });
+  const known = new Set([
+    ...tool.pathParams,
+    ...tool.queryParams,
+    ...tool.headerParams.map((h) => h.argument),
+    ...(tool.body ? [BODY_ARGUMENT] : []),
+  ]);
+  for (const name of Object.keys(args))
+    if (!known.has(name)) problems.push({ field: name, message: 'is not a known field', code: 'additionalProperties' });
 
   let path = tool.path;
   for (const name of tool.pathParams) {
     const value = args[name];
     if (!isScalar(value)) {
-      problems.push({ field: `path.${name}`, message: value === undefined || value === null ? 'is required' : 'must be a string', code: value === undefined || value === null ? 'required' : 'type' });
+      problems.push({
+        field: `path.${name}`,
+        message: value === undefined || value === null ? 'is required' : 'must be a string',
+        code: value === undefined || value === null ? 'required' : 'type',
+      });
       continue;
     }
     path = path.replace(`{${name}}`, encodeURIComponent(String(value)));
@@ -75,7 +104,8 @@ function toRequest(tool: CatalogTool, args: Record<string, unknown>, config: Pic
     if (isScalar(value)) headers[header] = String(value);
     else problems.push({ field: `header.${header}`, message: 'must be a string', code: 'type' });
   }
-  if (problems.length) throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: problems.slice(0, MAX_FIELD_ERRORS) });
+  if (problems.length)
+    throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: problems.slice(0, MAX_FIELD_ERRORS) });
 
   let body = tool.body ? args[BODY_ARGUMENT] : undefined;
   let files: UploadedFile[] = [];
@@ -84,7 +114,10 @@ function toRequest(tool: CatalogTool, args: Record<string, unknown>, config: Pic
     const limit = tool.maxBodyBytes ?? config.bodyLimitBytes;
     assertStorableValue(body);
     if (tool.body.fileFields) {
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: [{ field: 'body', message: 'must be object', code: 'type' }] });
+      if (typeof body !== 'object' || body === null || Array.isArray(body))
+        throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', {
+          details: [{ field: 'body', message: 'must be object', code: 'type' }],
+        });
       ({ body, files } = toUploadedFiles(body as Record<string, unknown>, tool.body.fileFields, limit));
     } else if (Buffer.byteLength(JSON.stringify(body)) > limit) {
       throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limit} bytes.`);
@@ -96,12 +129,22 @@ function toRequest(tool: CatalogTool, args: Record<string, unknown>, config: Pic
 
 const isScalar = (v: unknown): v is string | number | boolean => typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean';
 
-function toToolResult(tool: CatalogTool, result: ApiResponse, path: string, organizationId: string | undefined, baseUrl: string): CallToolResult {
+function toToolResult(
+  tool: CatalogTool,
+  result: ApiResponse,
+  path: string,
+  organizationId: string | undefined,
+  baseUrl: string,
+): CallToolResult {
   const json = (result.contentType ?? 'application/json') === 'application/json' && !(result.body instanceof Readable);
   if (!json) {
     if (result.body instanceof Readable) result.body.destroy(); // the caller gets a link, not the bytes
     if (!tool.download || !organizationId) {
-      throw new ApiError(406, 'NOT_ACCEPTABLE', `Tools answer JSON only; this request asked for ${result.contentType ?? 'a file'}. Ask for JSON, or download it over HTTP (${tool.method.toUpperCase()} ${tool.path}).`);
+      throw new ApiError(
+        406,
+        'NOT_ACCEPTABLE',
+        `Tools answer JSON only; this request asked for ${result.contentType ?? 'a file'}. Ask for JSON, or download it over HTTP (${tool.method.toUpperCase()} ${tool.path}).`,
+      );
     }
     const expiresAt = new Date(Date.now() + DOWNLOAD_LINK_TTL_MS);
     const uri = signUrl(baseUrl, path, organizationId, expiresAt, { method: tool.method });

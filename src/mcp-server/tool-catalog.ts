@@ -70,7 +70,8 @@ export function buildToolCatalog(doc: OpenApiDocument): ToolCatalog {
       problems.push(`${operation.operationId}: ${(error as Error).message}`);
     }
   }
-  if (problems.length) throw new Error(`operations that cannot become MCP tools (src/mcp-server/tool-catalog.ts):\n  ${problems.join('\n  ')}`);
+  if (problems.length)
+    throw new Error(`operations that cannot become MCP tools (src/mcp-server/tool-catalog.ts):\n  ${problems.join('\n  ')}`);
   return { tools, refused };
 }
 
@@ -99,7 +100,11 @@ function buildTool(
     properties[name] = schema;
     if (isRequired) required.push(name);
   };
-  const described = (p: Parameter): JsonSchema => ({ ...(p.schema ?? {}), ...(p.description ? { description: p.description } : {}), ...(p.deprecated ? { deprecated: true } : {}) });
+  const described = (p: Parameter): JsonSchema => ({
+    ...(p.schema ?? {}),
+    ...(p.description ? { description: p.description } : {}),
+    ...(p.deprecated ? { deprecated: true } : {}),
+  });
   for (const p of parameters.values()) {
     if (p.in === 'path') {
       add(p.name, described(p), true);
@@ -113,7 +118,11 @@ function buildTool(
       // Conditional headers (If-None-Match) mean nothing to a download answered by a link.
       if (download) continue;
       const argument = headerArgument(p.name);
-      add(argument, { ...described(p), description: `The ${p.name} header${p.description ? `: ${p.description}` : '.'}` }, Boolean(p.required));
+      add(
+        argument,
+        { ...described(p), description: `The ${p.name} header${p.description ? `: ${p.description}` : '.'}` },
+        Boolean(p.required),
+      );
       headerParams.push({ argument, header: p.name.toLowerCase() });
     } else {
       throw new Error(`${p.in} parameter "${p.name}" has no tool argument`);
@@ -122,10 +131,19 @@ function buildTool(
   const content = requestBody?.content ?? {};
   const jsonMediaType = Object.keys(content).find(isJson);
   const jsonBody = jsonMediaType ? content[jsonMediaType] : undefined;
-  const upload = !jsonBody && content[MULTIPART] ? uploadBodySchema(resolveRef<JsonSchema>(doc, content[MULTIPART].schema ?? {})) : undefined;
+  const upload =
+    !jsonBody && content[MULTIPART] ? uploadBodySchema(resolveRef<JsonSchema>(doc, content[MULTIPART].schema ?? {})) : undefined;
   const bodyRequired = Boolean(requestBody?.required);
   if (jsonBody) add(BODY_ARGUMENT, { ...(jsonBody.schema ?? {}), description: 'The request body (JSON).' }, bodyRequired);
-  if (upload) add(BODY_ARGUMENT, { ...upload.schema, description: `The form's fields; the file parts (${upload.fileFields.join(', ')}) as {filename, mimeType, contentBase64}.` }, bodyRequired);
+  if (upload)
+    add(
+      BODY_ARGUMENT,
+      {
+        ...upload.schema,
+        description: `The form's fields; the file parts (${upload.fileFields.join(', ')}) as {filename, mimeType, contentBase64}.`,
+      },
+      bodyRequired,
+    );
 
   const input = withDefinitions(doc, properties, 'input');
   // One example of a whole request body, the document's first: the input schemas keep no other (json-schema.ts).
@@ -145,12 +163,20 @@ function buildTool(
   const notes = [
     `HTTP: ${method.toUpperCase()} ${path}.`,
     scopes.length ? `Requires scope: ${scopes.map((r) => r.join(' + ')).join(' or ')}.` : 'Needs no scope.',
-    download ? `Answers a resource link: a signed URL that downloads the file without a key for ${DOWNLOAD_LINK_TTL_MS / 60_000} minutes.` : '',
-    upload ? `Files are given base64 in the arguments, so over MCP an upload is bounded by the message limit (BODY_LIMIT_BYTES + 64 KiB); larger files over HTTP.` : '',
-    nonJsonAnswer ? 'Tools answer JSON only: asking for another format (such as CSV) answers NOT_ACCEPTABLE; download it over HTTP instead.' : '',
+    download
+      ? `Answers a resource link: a signed URL that downloads the file without a key for ${DOWNLOAD_LINK_TTL_MS / 60_000} minutes.`
+      : '',
+    upload
+      ? `Files are given base64 in the arguments, so over MCP an upload is bounded by the message limit (BODY_LIMIT_BYTES + 64 KiB); larger files over HTTP.`
+      : '',
+    nonJsonAnswer
+      ? 'Tools answer JSON only: asking for another format (such as CSV) answers NOT_ACCEPTABLE; download it over HTTP instead.'
+      : '',
   ].filter(Boolean);
   const summary = operation.summary ?? operation.operationId;
-  const description = [operation.deprecated ? `Deprecated: ${summary}.` : summary, operation.description ?? '', notes.join(' ')].filter(Boolean).join('\n\n');
+  const description = [operation.deprecated ? `Deprecated: ${summary}.` : summary, operation.description ?? '', notes.join(' ')]
+    .filter(Boolean)
+    .join('\n\n');
 
   const definition: Tool = {
     name: operation.operationId,
@@ -173,7 +199,11 @@ function buildTool(
     pathParams,
     queryParams,
     headerParams,
-    body: jsonMediaType ? { required: bodyRequired, mediaType: jsonMediaType } : upload ? { required: bodyRequired, mediaType: MULTIPART, fileFields: upload.fileFields } : undefined,
+    body: jsonMediaType
+      ? { required: bodyRequired, mediaType: jsonMediaType }
+      : upload
+        ? { required: bodyRequired, mediaType: MULTIPART, fileFields: upload.fileFields }
+        : undefined,
     scopes,
     download,
     maxBodyBytes: typeof maxBodyBytes === 'number' ? maxBodyBytes : undefined,

@@ -49,9 +49,10 @@ export class ToolPages {
 
   private indexOf(cursor: string, pages: number): number {
     const m = /^([A-Za-z0-9_-]{12})\.(\d{1,6})$/.exec(cursor);
-    if (!m || m[1] !== this.version) throw new InvalidCursorError('is not a cursor of this server\'s tools/list (the tools may have changed): list again without a cursor');
+    if (!m || m[1] !== this.version)
+      throw new InvalidCursorError("is not a cursor of this server's tools/list (the tools may have changed): list again without a cursor");
     const index = Number(m[2]);
-    if (index >= pages) throw new InvalidCursorError('names no page of this key\'s tools: list again without a cursor');
+    if (index >= pages) throw new InvalidCursorError("names no page of this key's tools: list again without a cursor");
     return index;
   }
 

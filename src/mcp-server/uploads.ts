@@ -12,7 +12,11 @@ export const FILE_ARGUMENT_SCHEMA: JsonSchema = {
   required: ['filename', 'contentBase64'],
   properties: {
     filename: { type: 'string', minLength: 1, maxLength: 255, description: 'The file name, as a multipart part would carry it.' },
-    mimeType: { type: 'string', maxLength: 255, description: "The part's Content-Type (default application/octet-stream); the server may detect the type from the bytes." },
+    mimeType: {
+      type: 'string',
+      maxLength: 255,
+      description: "The part's Content-Type (default application/octet-stream); the server may detect the type from the bytes.",
+    },
     contentBase64: { type: 'string', contentEncoding: 'base64', description: 'The bytes, base64 (standard alphabet, padding optional).' },
   },
 };
@@ -23,7 +27,8 @@ const isBinary = (node: JsonSchema) => node.type === 'string' && node.format ===
 
 /** `schema` with every binary string (also inside arrays, anyOf, oneOf) replaced by a file argument. */
 function replaceBinary(node: JsonSchema): { schema: JsonSchema; hasFile: boolean } {
-  if (isBinary(node)) return { schema: { ...FILE_ARGUMENT_SCHEMA, ...(node.description ? { description: node.description } : {}) }, hasFile: true };
+  if (isBinary(node))
+    return { schema: { ...FILE_ARGUMENT_SCHEMA, ...(node.description ? { description: node.description } : {}) }, hasFile: true };
   let hasFile = false;
   const out: JsonSchema = { ...node };
   if (node.items && typeof node.items === 'object') {
@@ -56,7 +61,11 @@ export function uploadBodySchema(schema: JsonSchema): { schema: JsonSchema; file
 }
 
 /** File arguments → the multipart parser's body and files; 400 naming the field for a malformed one, 413 past `limit`. */
-export function toUploadedFiles(body: Record<string, unknown>, fileFields: readonly string[], limit: number): { body: Record<string, unknown>; files: UploadedFile[] } {
+export function toUploadedFiles(
+  body: Record<string, unknown>,
+  fileFields: readonly string[],
+  limit: number,
+): { body: Record<string, unknown>; files: UploadedFile[] } {
   const out: Record<string, unknown> = { ...body };
   const files: UploadedFile[] = [];
   const problems: FieldError[] = [];
@@ -69,13 +78,17 @@ export function toUploadedFiles(body: Record<string, unknown>, fileFields: reado
     (many ? value : [value]).forEach((file: unknown, i: number) => {
       const at = many ? `body.${field}.${i}` : `body.${field}`;
       const f = file as { filename?: unknown; mimeType?: unknown; contentBase64?: unknown } | null;
-      if (typeof f !== 'object' || f === null || Array.isArray(f)) return problems.push({ field: at, message: 'must be a file: {filename, mimeType?, contentBase64}', code: 'type' });
+      if (typeof f !== 'object' || f === null || Array.isArray(f))
+        return problems.push({ field: at, message: 'must be a file: {filename, mimeType?, contentBase64}', code: 'type' });
       const unknown = Object.keys(f).filter((k) => !['filename', 'mimeType', 'contentBase64'].includes(k));
       for (const k of unknown) problems.push({ field: `${at}.${k}`, message: 'is not a known field', code: 'additionalProperties' });
-      if (typeof f.filename !== 'string' || f.filename.length === 0 || f.filename.length > 255) problems.push({ field: `${at}.filename`, message: 'must be a string of 1 to 255 characters', code: 'type' });
-      if (f.mimeType !== undefined && (typeof f.mimeType !== 'string' || f.mimeType.length > 255)) problems.push({ field: `${at}.mimeType`, message: 'must be a string of at most 255 characters', code: 'type' });
+      if (typeof f.filename !== 'string' || f.filename.length === 0 || f.filename.length > 255)
+        problems.push({ field: `${at}.filename`, message: 'must be a string of 1 to 255 characters', code: 'type' });
+      if (f.mimeType !== undefined && (typeof f.mimeType !== 'string' || f.mimeType.length > 255))
+        problems.push({ field: `${at}.mimeType`, message: 'must be a string of at most 255 characters', code: 'type' });
       const content = typeof f.contentBase64 === 'string' ? f.contentBase64.replace(/\s+/g, '') : undefined;
-      if (content === undefined || !BASE64.test(content)) return problems.push({ field: `${at}.contentBase64`, message: 'must be base64', code: 'contentEncoding' });
+      if (content === undefined || !BASE64.test(content))
+        return problems.push({ field: `${at}.contentBase64`, message: 'must be base64', code: 'contentEncoding' });
       if (problems.length) return;
       const data = Buffer.from(content, 'base64');
       total += data.length;
@@ -86,7 +99,8 @@ export function toUploadedFiles(body: Record<string, unknown>, fileFields: reado
     // As the multipart parser: one part is a value, a repeated part a list.
     out[field] = many ? names : names[0];
   }
-  if (problems.length) throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: problems.slice(0, MAX_FIELD_ERRORS) });
+  if (problems.length)
+    throw new ApiError(400, 'VALIDATION_ERROR', 'Request validation failed.', { details: problems.slice(0, MAX_FIELD_ERRORS) });
   if (total > limit) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `Upload exceeds the limit of ${limit} bytes; nothing was stored.`);
   return { body: out, files };
 }

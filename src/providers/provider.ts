@@ -66,15 +66,29 @@ export interface MessagingProvider {
    */
   orderNumber(order: NumberOrder): Promise<void>;
   /** Whether `number` is in the organization's own account at `provider` (import). Throws ProviderError when unreachable. */
-  confirmNumberOwnership(request: { provider: ProviderName; organizationId: string; number: string; inventoryType: InventoryType }): Promise<{ owned: boolean; capabilities: NumberCapability[] }>;
+  confirmNumberOwnership(request: {
+    provider: ProviderName;
+    organizationId: string;
+    number: string;
+    inventoryType: InventoryType;
+  }): Promise<{ owned: boolean; capabilities: NumberCapability[] }>;
   /** Returns a purchased number to the provider (an imported one stays in the customer's account). Throws ProviderError or ProviderRejection. */
-  releaseNumber(request: { provider: ProviderName; organizationId: string; number: string; source: 'PURCHASED' | 'IMPORTED' }): Promise<void>;
+  releaseNumber(request: {
+    provider: ProviderName;
+    organizationId: string;
+    number: string;
+    source: 'PURCHASED' | 'IMPORTED';
+  }): Promise<void>;
 
   // --- Channel health and RCS testers (Sender IDs section, deprecated channels view: src/domain/sender-ids/channels.ts) ---
   /** A live check of one sender at the provider (credentials, the sender as the provider knows it). Throws ProviderError when unreachable. */
   checkSenderHealth(request: SenderHealthRequest): Promise<SenderHealthReport>;
   /** Sends an RCS tester invite from an agent to a handset; FAILED when the handset cannot be invited. Throws ProviderError when unreachable. */
-  inviteRcsTester(request: { organizationId: string; senderId: string; phone: string }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }>;
+  inviteRcsTester(request: {
+    organizationId: string;
+    senderId: string;
+    phone: string;
+  }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }>;
 
   // --- BEGIN Templates section (src/domain/templates/templates.ts) ---
   /** Every template registered for a chat-app business sender, with its review status. Throws ProviderError when unreachable. */
@@ -105,7 +119,14 @@ export type ProviderChatAppTemplate = {
 // --- END Templates section ---
 
 /** What the provider is asked to check (channel health). */
-export type SenderHealthRequest = { organizationId: string; senderId: string; name: string; address: string | null; type: string; channel: Channel };
+export type SenderHealthRequest = {
+  organizationId: string;
+  senderId: string;
+  name: string;
+  address: string | null;
+  type: string;
+  channel: Channel;
+};
 
 /** The provider's own checks: `ok` false on any is a failure; `degraded` marks a usable sender with warnings. */
 export type SenderHealthReport = {

@@ -66,7 +66,13 @@ const MONTHLY: Record<ProviderName, Record<InventoryType, string>> = {
   PROVIDER_B: { Local: '1.00', 'Toll-Free': '2.15' },
 };
 
-function row(provider: ProviderName, inventoryType: InventoryType, prefix: string, line: number, place: { countryCode: 'US' | 'CA'; region: string | null; locality: string | null }): InventoryNumber {
+function row(
+  provider: ProviderName,
+  inventoryType: InventoryType,
+  prefix: string,
+  line: number,
+  place: { countryCode: 'US' | 'CA'; region: string | null; locality: string | null },
+): InventoryNumber {
   const lineDigits = String(line).padStart(4, '0');
   const national = `${prefix}555${lineDigits}`;
   const tail = lineDigits.slice(-2);
@@ -88,7 +94,9 @@ export function inventoryOf(provider: ProviderName, inventoryType: InventoryType
   if (inventoryType === 'Local') {
     return AREA_CODES.flatMap((a) => lines.map((l) => row(provider, 'Local', a.areaCode, l, a)));
   }
-  return TOLL_FREE_PREFIXES.flatMap((p) => lines.map((l) => row(provider, 'Toll-Free', p, l, { countryCode: 'US', region: null, locality: null })));
+  return TOLL_FREE_PREFIXES.flatMap((p) =>
+    lines.map((l) => row(provider, 'Toll-Free', p, l, { countryCode: 'US', region: null, locality: null })),
+  );
 }
 
 /** Rows matching a search (assigned numbers are removed by the simulator). Toll-Free is US inventory. */
@@ -111,9 +119,15 @@ export function inventoryRow(numberKey: string): InventoryNumber | undefined {
 }
 
 /** Where a NANP number is (Local area codes of the table; toll-free prefixes), for imported numbers. */
-export function describeNumber(number: string): { inventoryType: InventoryType; countryCode: 'US' | 'CA'; region: string | null; locality: string | null } {
+export function describeNumber(number: string): {
+  inventoryType: InventoryType;
+  countryCode: 'US' | 'CA';
+  region: string | null;
+  locality: string | null;
+} {
   const prefix = number.slice(2, 5);
-  if ((TOLL_FREE_PREFIXES as readonly string[]).includes(prefix)) return { inventoryType: 'Toll-Free', countryCode: 'US', region: null, locality: null };
+  if ((TOLL_FREE_PREFIXES as readonly string[]).includes(prefix))
+    return { inventoryType: 'Toll-Free', countryCode: 'US', region: null, locality: null };
   const area = AREA_CODES.find((a) => a.areaCode === prefix);
   return { inventoryType: 'Local', countryCode: area?.countryCode ?? 'US', region: area?.region ?? null, locality: area?.locality ?? null };
 }

@@ -13,8 +13,7 @@ import { ProviderError } from './provider.ts';
 export type RegistryKind = 'BRAND' | 'CAMPAIGN' | 'SENDER';
 
 export type RegistryDecision =
-  | { outcome: 'approved'; registryId: string; identityStatus?: string; carriers?: string[] }
-  | { outcome: 'rejected'; reasons: string[] };
+  { outcome: 'approved'; registryId: string; identityStatus?: string; carriers?: string[] } | { outcome: 'rejected'; reasons: string[] };
 
 export const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
 
@@ -37,7 +36,8 @@ function id(prefix: string): string {
 
 /** Hands a submission to the registry: throws ProviderError when the registry cannot be reached. */
 export function registryAccept(kind: RegistryKind, text: string): void {
-  if (/UPSTREAM/i.test(text)) throw new ProviderError(`The ${kind === 'SENDER' ? 'carrier submission service' : 'registry'} is unavailable. Try again later.`);
+  if (/UPSTREAM/i.test(text))
+    throw new ProviderError(`The ${kind === 'SENDER' ? 'carrier submission service' : 'registry'} is unavailable. Try again later.`);
 }
 
 /** The reviewer's decision on a submission (deterministic by what was submitted). */

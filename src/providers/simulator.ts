@@ -29,7 +29,16 @@ import {
   type SenderHealthRequest,
   type ProviderChatAppTemplate, // Templates section
 } from './provider.ts';
-import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf, type InventoryNumber, type InventoryType, type NumberCapability, type NumberSearchQuery } from './simulator-inventory.ts';
+import {
+  inventoryRow,
+  isInventoryNumber,
+  matchInventory,
+  orderOutcomeOf,
+  type InventoryNumber,
+  type InventoryType,
+  type NumberCapability,
+  type NumberSearchQuery,
+} from './simulator-inventory.ts';
 
 export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 const SECRET_SETTING = 'simulator_callback_secret';
@@ -106,7 +115,8 @@ export class CarrierSimulator implements MessagingProvider {
     const db = this.requireDb();
     const outcomes: Array<SendOutcome | undefined> = await Promise.all(
       messages.map(async (m): Promise<SendOutcome | undefined> => {
-        if (m.to.endsWith('0777')) return { ok: false, error: new ProviderRejection('CARRIER_REJECTED', 'The carrier refused the destination number.') };
+        if (m.to.endsWith('0777'))
+          return { ok: false, error: new ProviderRejection('CARRIER_REJECTED', 'The carrier refused the destination number.') };
         if (m.to.endsWith('0503') && (await this.countTransientFailure(m.dedupeKey)) <= 2) {
           return { ok: false, error: new ProviderError('simulated transient carrier error (HTTP 503)') };
         }
@@ -161,8 +171,10 @@ export class CarrierSimulator implements MessagingProvider {
   // Magic destinations: …0502 → the provider refuses the forwarding (enable only); …0504 → the change is not
   // confirmed (timeout), enable or disable. Otherwise the setting is recorded in simulator_voice_forwardings.
   async syncVoiceForwarding(change: VoiceForwardingChange): Promise<{ confirmedAt: Date }> {
-    if (change.enabled && change.destination.endsWith('0502')) throw new ProviderRejection('FORWARDING_REJECTED', 'The voice provider refused the forwarding destination.');
-    if (change.destination.endsWith('0504')) throw new ProviderError('simulated voice provider timeout: the forwarding change was not confirmed');
+    if (change.enabled && change.destination.endsWith('0502'))
+      throw new ProviderRejection('FORWARDING_REJECTED', 'The voice provider refused the forwarding destination.');
+    if (change.destination.endsWith('0504'))
+      throw new ProviderError('simulated voice provider timeout: the forwarding change was not confirmed');
     const confirmedAt = new Date();
     await this.requireDb()
       .insertInto('simulator_voice_forwardings')
@@ -176,7 +188,13 @@ export class CarrierSimulator implements MessagingProvider {
         updated_at: confirmedAt,
       })
       .onConflict((oc) =>
-        oc.column('sender_id').doUpdateSet({ provider: this.name, number: change.number, destination: change.destination, enabled: change.enabled, updated_at: confirmedAt }),
+        oc.column('sender_id').doUpdateSet({
+          provider: this.name,
+          number: change.number,
+          destination: change.destination,
+          enabled: change.enabled,
+          updated_at: confirmedAt,
+        }),
       )
       .execute();
     return { confirmedAt };
@@ -187,7 +205,17 @@ export class CarrierSimulator implements MessagingProvider {
     const rows = matchInventory(query);
     if (!rows.length) return [];
     const taken = new Set(
-      (await this.requireDb().selectFrom('simulator_numbers').select('number').where('number', 'in', rows.map((r) => r.number)).execute()).map((r) => r.number),
+      (
+        await this.requireDb()
+          .selectFrom('simulator_numbers')
+          .select('number')
+          .where(
+            'number',
+            'in',
+            rows.map((r) => r.number),
+          )
+          .execute()
+      ).map((r) => r.number),
     );
     return rows.filter((r) => !taken.has(r.number));
   }
@@ -202,25 +230,46 @@ export class CarrierSimulator implements MessagingProvider {
     const db = this.requireDb();
     const claimed = await db
       .insertInto('simulator_numbers')
-      .values({ number: row.number, provider: row.provider, organization_id: order.organizationId, order_key: order.orderKey, state: 'ASSIGNED' })
+      .values({
+        number: row.number,
+        provider: row.provider,
+        organization_id: order.organizationId,
+        order_key: order.orderKey,
+        state: 'ASSIGNED',
+      })
       .onConflict((oc) => oc.column('number').doNothing())
       .returning('number')
       .executeTakeFirst();
     if (!claimed) {
-      const held = await db.selectFrom('simulator_numbers').select(['order_key', 'state']).where('number', '=', row.number).executeTakeFirst();
-      if (held?.order_key !== order.orderKey || held.state !== 'ASSIGNED') throw new ProviderRejection('NUMBER_UNAVAILABLE', 'The number is no longer available.');
+      const held = await db
+        .selectFrom('simulator_numbers')
+        .select(['order_key', 'state'])
+        .where('number', '=', row.number)
+        .executeTakeFirst();
+      if (held?.order_key !== order.orderKey || held.state !== 'ASSIGNED')
+        throw new ProviderRejection('NUMBER_UNAVAILABLE', 'The number is no longer available.');
     }
     // The order reached the carrier and was assigned, but the answer is lost: the caller cannot know.
     if (outcome === 'timeout') throw new NumberOrderUncertain('simulated order timeout', 'UNKNOWN');
   }
 
-  async confirmNumberOwnership(request: { provider: ProviderName; organizationId: string; number: string; inventoryType: InventoryType }): Promise<{ owned: boolean; capabilities: NumberCapability[] }> {
+  async confirmNumberOwnership(request: {
+    provider: ProviderName;
+    organizationId: string;
+    number: string;
+    inventoryType: InventoryType;
+  }): Promise<{ owned: boolean; capabilities: NumberCapability[] }> {
     if (request.number.endsWith('0502')) throw new ProviderError('simulated provider outage (number ownership lookup)');
     const owned = !request.number.endsWith('0422') && !isInventoryNumber(request.number) && !request.number.startsWith('+1500');
     return { owned, capabilities: ['SMS', 'MMS', 'VOICE'] };
   }
 
-  async releaseNumber(request: { provider: ProviderName; organizationId: string; number: string; source: 'PURCHASED' | 'IMPORTED' }): Promise<void> {
+  async releaseNumber(request: {
+    provider: ProviderName;
+    organizationId: string;
+    number: string;
+    source: 'PURCHASED' | 'IMPORTED';
+  }): Promise<void> {
     if (request.source !== 'PURCHASED') return; // an imported number stays in the customer's own account
     // Released numbers age: the sandbox never offers them again.
     await this.requireDb()
@@ -250,7 +299,11 @@ export class CarrierSimulator implements MessagingProvider {
     };
   }
 
-  async inviteRcsTester(request: { organizationId: string; senderId: string; phone: string }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }> {
+  async inviteRcsTester(request: {
+    organizationId: string;
+    senderId: string;
+    phone: string;
+  }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }> {
     if (!simulatedRcsCapable(request.phone)) return { status: 'FAILED', acceptedAt: null };
     if (request.phone.endsWith('1111')) return { status: 'ACCEPTED', acceptedAt: new Date() };
     return { status: 'INVITED', acceptedAt: null };
@@ -261,7 +314,11 @@ export class CarrierSimulator implements MessagingProvider {
    * The sandbox's chat-app template catalogue, the same for every chat-app sender: three approved templates, one
    * pending and one rejected (not listed by the API). A sender whose name contains `UPSTREAM` cannot be reached.
    */
-  async listChatAppTemplates(request: { organizationId: string; senderId: string; senderName: string }): Promise<ProviderChatAppTemplate[]> {
+  async listChatAppTemplates(request: {
+    organizationId: string;
+    senderId: string;
+    senderName: string;
+  }): Promise<ProviderChatAppTemplate[]> {
     if (request.senderName.includes('UPSTREAM')) throw new ProviderError('The chat-app platform cannot be reached (sandbox).');
     const at = new Date('2026-11-10T12:00:00Z');
     const id = (name: string, language: string) => `SIMTPL_${request.senderId.slice(0, 8)}_${name}_${language}`;
@@ -276,7 +333,13 @@ export class CarrierSimulator implements MessagingProvider {
           { type: 'HEADER', format: 'TEXT', text: 'Appointment reminder' },
           { type: 'BODY', text: 'Hi {{1}}, your appointment is on {{2}}. Reply to confirm or reschedule.' },
           { type: 'FOOTER', text: 'Reply STOP to opt out' },
-          { type: 'BUTTONS', buttons: [{ type: 'QUICK_REPLY', text: 'Confirm' }, { type: 'QUICK_REPLY', text: 'Reschedule' }] },
+          {
+            type: 'BUTTONS',
+            buttons: [
+              { type: 'QUICK_REPLY', text: 'Confirm' },
+              { type: 'QUICK_REPLY', text: 'Reschedule' },
+            ],
+          },
         ],
         examples: [
           { component: 'BODY', index: 1, example: 'Maria' },
@@ -309,9 +372,7 @@ export class CarrierSimulator implements MessagingProvider {
           { type: 'BODY', text: 'Your order {{1}} has shipped.' },
           { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Track order', url: 'https://example.com/track' }] },
         ],
-        examples: [
-          { component: 'BODY', index: 1, example: 'A-1042' },
-        ],
+        examples: [{ component: 'BODY', index: 1, example: 'A-1042' }],
         approvedAt: at,
         updatedAt: at,
       },
@@ -341,18 +402,28 @@ export class CarrierSimulator implements MessagingProvider {
   }
   // --- END Templates section ---
 
-  async injectInbound(inbound: { from: string; to: string; text: string | null; channel?: 'RCS' | 'SMS'; postback?: string | null }): Promise<string> {
+  async injectInbound(inbound: {
+    from: string;
+    to: string;
+    text: string | null;
+    channel?: 'RCS' | 'SMS';
+    postback?: string | null;
+  }): Promise<string> {
     const providerMessageId = `SIMIN${randomUUID().replaceAll('-', '')}`;
-    await this.enqueue([{ delivery: {
-      type: 'inbound',
-      providerMessageId,
-      from: inbound.from,
-      to: inbound.to,
-      channel: inbound.channel ?? (simulatedRcsCapable(inbound.from) ? 'RCS' : 'SMS'),
-      text: inbound.text,
-      postback: inbound.postback ?? null,
-      at: new Date().toISOString(),
-    } }]);
+    await this.enqueue([
+      {
+        delivery: {
+          type: 'inbound',
+          providerMessageId,
+          from: inbound.from,
+          to: inbound.to,
+          channel: inbound.channel ?? (simulatedRcsCapable(inbound.from) ? 'RCS' : 'SMS'),
+          text: inbound.text,
+          postback: inbound.postback ?? null,
+          at: new Date().toISOString(),
+        },
+      },
+    ]);
     return providerMessageId;
   }
 
@@ -395,7 +466,8 @@ type ReceiptItem = { delivery: ProviderCallback; delaySeconds?: number };
 function receiptsFor(message: OutboundMessage, providerMessageId: string): ReceiptItem[] {
   const base = { type: 'receipt' as const, providerMessageId, dedupeKey: message.dedupeKey, channel: message.channel };
   const at = new Date().toISOString();
-  if (message.to.endsWith('0666')) return [{ delivery: { ...base, status: 'undeliverable', errorCode: 'UNREACHABLE', errorMessage: 'The handset is unreachable.', at } }];
+  if (message.to.endsWith('0666'))
+    return [{ delivery: { ...base, status: 'undeliverable', errorCode: 'UNREACHABLE', errorMessage: 'The handset is unreachable.', at } }];
   if (message.channel === 'RCS' && message.to.endsWith('0333')) {
     return [{ delivery: { ...base, status: 'failed', errorCode: 'UNREACHABLE', errorMessage: 'RCS delivery failed.', at } }];
   }
@@ -410,11 +482,22 @@ function receiptsFor(message: OutboundMessage, providerMessageId: string): Recei
  * or inbound message once (statuses only move forward; inbound messages by their provider id).
  */
 export async function deliverSimulatorCallbacks(db: Db, baseUrl: string, jobs: CallbackJob[]): Promise<void> {
-  const callbacks = jobs.flatMap((j) => (j.deliveries ?? (j.delivery ? [j.delivery] : [])).map((delivery) => ({ provider: j.provider, delivery })));
+  const callbacks = jobs.flatMap((j) =>
+    (j.deliveries ?? (j.delivery ? [j.delivery] : [])).map((delivery) => ({ provider: j.provider, delivery })),
+  );
   const receiptIds = callbacks.flatMap((c) => (c.delivery.type === 'receipt' ? [c.delivery.providerMessageId] : []));
   // A revoked message was withdrawn before delivery: the carrier reports nothing more for it.
   const revoked = receiptIds.length
-    ? new Set((await db.selectFrom('simulator_messages').select('provider_message_id').where('provider_message_id', 'in', receiptIds).where('revoked', '=', true).execute()).map((r) => r.provider_message_id))
+    ? new Set(
+        (
+          await db
+            .selectFrom('simulator_messages')
+            .select('provider_message_id')
+            .where('provider_message_id', 'in', receiptIds)
+            .where('revoked', '=', true)
+            .execute()
+        ).map((r) => r.provider_message_id),
+      )
     : new Set<string>();
   const live = callbacks.filter((c) => !(c.delivery.type === 'receipt' && revoked.has(c.delivery.providerMessageId)));
   const secret = await simulatorSecret(db);

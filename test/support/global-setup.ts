@@ -15,7 +15,6 @@ declare module 'vitest' {
   }
 }
 
-
 let handle: PostgresHandle | undefined;
 let dir: string | undefined;
 

@@ -29,14 +29,19 @@ export type TestServer = {
  * job queue schema of its own, so test files never take each other's jobs; `sharedQueue: true` uses the
  * default schema, for tests that hand work to other processes (CLI, spawned API and worker processes).
  */
-export async function startTestServer(opts: { workers?: boolean; config?: Partial<Config>; sharedQueue?: boolean; databaseUrl?: string } = {}): Promise<TestServer> {
+export async function startTestServer(
+  opts: { workers?: boolean; config?: Partial<Config>; sharedQueue?: boolean; databaseUrl?: string } = {},
+): Promise<TestServer> {
   const url = opts.databaseUrl ?? inject('databaseUrl');
   const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true, ...opts.config };
   const { db, pool } = createDb(url, 5);
   const apiKeyCache = new ApiKeyCache(url);
   await apiKeyCache.start();
   // Always a queue (accepting a message enqueues its dispatch); workers only when asked.
-  const queue = await startQueue(url, { workers: Boolean(opts.workers), schema: opts.sharedQueue ? 'pgboss' : `pgboss_t${randomBytes(4).toString('hex')}` });
+  const queue = await startQueue(url, {
+    workers: Boolean(opts.workers),
+    schema: opts.sharedQueue ? 'pgboss' : `pgboss_t${randomBytes(4).toString('hex')}`,
+  });
   await createQueues(queue);
   const context: AppContext = {
     config,

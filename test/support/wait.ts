@@ -17,8 +17,10 @@ export async function until<T>(probe: () => Promise<T>, ok: (v: T) => boolean, w
 export async function untilWaitingOnLock(db: Kysely<any>, queryLike: string, what: string): Promise<void> {
   const waiting = async () =>
     Number(
-      (await sql<{ n: string }>`select count(*) as n from pg_stat_activity
-        where datname = current_database() and wait_event_type = 'Lock' and query like ${queryLike}`.execute(db)).rows[0]!.n,
+      (
+        await sql<{ n: string }>`select count(*) as n from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query like ${queryLike}`.execute(db)
+      ).rows[0]!.n,
     );
   await until(waiting, (n) => n > 0, what);
 }

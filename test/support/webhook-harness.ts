@@ -10,7 +10,10 @@ import { startTestServer, type TestServer } from './server.ts';
 
 export type DeliveryHarness = { base: string; srv: TestServer; boss: PgBoss; close: () => Promise<void> };
 
-export async function startDeliveryHarness(schema: string, onRequest: (req: IncomingMessage, body: string) => void = () => {}): Promise<DeliveryHarness> {
+export async function startDeliveryHarness(
+  schema: string,
+  onRequest: (req: IncomingMessage, body: string) => void = () => {},
+): Promise<DeliveryHarness> {
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

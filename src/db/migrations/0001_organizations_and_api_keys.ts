@@ -21,11 +21,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('revoked_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await db.schema
-    .createIndex('api_keys_org_created_idx')
-    .on('api_keys')
-    .columns(['organization_id', 'created_at desc', 'id'])
-    .execute();
+  await db.schema.createIndex('api_keys_org_created_idx').on('api_keys').columns(['organization_id', 'created_at desc', 'id']).execute();
 
   await db.schema
     .createTable('sender_ids')

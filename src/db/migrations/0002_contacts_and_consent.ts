@@ -66,7 +66,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('expires_at', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`create index consent_events_org_contact_idx on consent_events (organization_id, contact_id, created_at desc, id desc)`.execute(db);
+  await sql`create index consent_events_org_contact_idx on consent_events (organization_id, contact_id, created_at desc, id desc)`.execute(
+    db,
+  );
   await sql`create index consent_events_org_phone_idx on consent_events (organization_id, phone, created_at desc)`.execute(db);
   await sql`create index consent_events_org_created_idx on consent_events (organization_id, created_at)`.execute(db);
 

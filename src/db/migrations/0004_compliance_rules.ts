@@ -60,7 +60,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
     .execute();
-  await sql`create index compliance_overrides_contact_idx on compliance_overrides (organization_id, contact_id, expires_at desc)`.execute(db);
+  await sql`create index compliance_overrides_contact_idx on compliance_overrides (organization_id, contact_id, expires_at desc)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -65,9 +65,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       completed_at timestamptz,
       next_retry_at timestamptz
     )`.execute(db);
-  await sql`create index webhook_attempts_endpoint_idx on webhook_delivery_attempts (organization_id, endpoint_id, attempted_at desc, id desc)`.execute(db);
+  await sql`create index webhook_attempts_endpoint_idx on webhook_delivery_attempts (organization_id, endpoint_id, attempted_at desc, id desc)`.execute(
+    db,
+  );
   // Clearing nextRetryAt when pending retries are cancelled; cascades from deliveries.
-  await sql`create index webhook_attempts_delivery_idx on webhook_delivery_attempts (delivery_id) where delivery_id is not null`.execute(db);
+  await sql`create index webhook_attempts_delivery_idx on webhook_delivery_attempts (delivery_id) where delivery_id is not null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

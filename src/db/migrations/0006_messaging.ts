@@ -28,7 +28,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addUniqueConstraint('conversations_org_contact_sender_key', ['organization_id', 'contact_id', 'sender_id'])
     .execute();
-  await sql`create index conversations_org_last_idx on conversations (organization_id, last_message_at desc nulls last, id desc)`.execute(db);
+  await sql`create index conversations_org_last_idx on conversations (organization_id, last_message_at desc nulls last, id desc)`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('messages')
@@ -71,7 +73,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create index messages_conversation_idx on messages (organization_id, conversation_id, created_at desc, id desc)`.execute(db);
   await sql`create index messages_org_created_idx on messages (organization_id, created_at desc, id desc)`.execute(db);
   await sql`create index messages_org_status_idx on messages (organization_id, status, created_at desc)`.execute(db);
-  await sql`create unique index messages_provider_id_key on messages (provider, provider_message_id) where provider_message_id is not null`.execute(db);
+  await sql`create unique index messages_provider_id_key on messages (provider, provider_message_id) where provider_message_id is not null`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('idempotency_keys')
@@ -122,5 +126,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`alter table sender_ids drop column throughput_per_second`.execute(db);
   await sql`drop index if exists sender_ids_phone_key`.execute(db);
-  for (const t of ['rate_limits', 'simulator_messages', 'service_settings', 'idempotency_keys', 'messages', 'conversations']) await db.schema.dropTable(t).execute();
+  for (const t of ['rate_limits', 'simulator_messages', 'service_settings', 'idempotency_keys', 'messages', 'conversations'])
+    await db.schema.dropTable(t).execute();
 }

@@ -9,18 +9,18 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`create index if not exists messages_report_sender_idx on messages (organization_id, sender_id, created_at desc, id desc)`.execute(db);
+  await sql`create index if not exists messages_report_sender_idx on messages (organization_id, sender_id, created_at desc, id desc)`.execute(
+    db,
+  );
   // The same expression as RECEIPT_AT in src/db/queries/analytics/message-report.ts (inbound: the receive time).
-  await sql`create index if not exists messages_report_receipt_idx on messages (organization_id, (case when direction = 'inbound' then created_at else receipt_at end) desc nulls last, id desc)`.execute(db);
+  await sql`create index if not exists messages_report_receipt_idx on messages (organization_id, (case when direction = 'inbound' then created_at else receipt_at end) desc nulls last, id desc)`.execute(
+    db,
+  );
   await sql`create index if not exists messages_report_direction_idx on messages (organization_id, direction, id)`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const name of [
-    'messages_report_sender_idx',
-    'messages_report_receipt_idx',
-    'messages_report_direction_idx',
-  ]) {
+  for (const name of ['messages_report_sender_idx', 'messages_report_receipt_idx', 'messages_report_direction_idx']) {
     await sql`drop index if exists ${sql.id(name)}`.execute(db);
   }
 }

@@ -75,7 +75,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .execute();
-  await sql`create index campaign_registrations_sender_idx on campaign_registrations (organization_id, sender_id, created_at desc)`.execute(db);
+  await sql`create index campaign_registrations_sender_idx on campaign_registrations (organization_id, sender_id, created_at desc)`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('programs')

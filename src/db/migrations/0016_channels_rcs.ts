@@ -58,5 +58,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['rcs_test_devices', 'rcs_channel_senders', 'rcs_agent_profiles', 'sender_channels']) await db.schema.dropTable(t).execute();
+  for (const t of ['rcs_test_devices', 'rcs_channel_senders', 'rcs_agent_profiles', 'sender_channels'])
+    await db.schema.dropTable(t).execute();
 }

@@ -53,7 +53,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       constraint variable_definitions_org_id_key unique (organization_id, id),
       constraint variable_definitions_category_fkey foreign key (organization_id, category_id) references dictionary_categories (organization_id, id)
     )`.execute(db);
-  await sql`create index variable_definitions_org_category_idx on variable_definitions (organization_id, category_id) where category_id is not null`.execute(db);
+  await sql`create index variable_definitions_org_category_idx on variable_definitions (organization_id, category_id) where category_id is not null`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -45,7 +45,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`create index acquisition_campaigns_org_idx on acquisition_campaigns (organization_id, created_at desc)`.execute(db);
   // One live campaign per keyword and short code (ENDED ones release it; a deleted one is gone).
-  await sql`create unique index acquisition_campaigns_keyword_key on acquisition_campaigns (organization_id, shortcode, keyword) where keyword is not null and status <> 'ENDED'`.execute(db);
+  await sql`create unique index acquisition_campaigns_keyword_key on acquisition_campaigns (organization_id, shortcode, keyword) where keyword is not null and status <> 'ENDED'`.execute(
+    db,
+  );
 
   await sql`
     create table acquisition_enrollments (

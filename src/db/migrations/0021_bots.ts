@@ -69,7 +69,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz not null default now(),
       constraint bot_sessions_bot_fkey foreign key (organization_id, bot_id) references bots (organization_id, id) on delete cascade
     )`.execute(db);
-  await sql`create unique index bot_sessions_active_key on bot_sessions (organization_id, conversation_id) where status = 'ACTIVE'`.execute(db);
+  await sql`create unique index bot_sessions_active_key on bot_sessions (organization_id, conversation_id) where status = 'ACTIVE'`.execute(
+    db,
+  );
 
   // When an event trigger last started a flow for a contact (the per-contact cool-down).
   await sql`

@@ -47,7 +47,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       user_agent text,
       created_at timestamptz not null default now()
     )`.execute(db);
-  await sql`create index landing_page_submissions_page on landing_page_submissions (organization_id, landing_page_id, created_at desc, id desc)`.execute(db);
+  await sql`create index landing_page_submissions_page on landing_page_submissions (organization_id, landing_page_id, created_at desc, id desc)`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -7,7 +7,9 @@ import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table messages add column dispatch_at timestamptz`.execute(db);
-  await sql`update messages set dispatch_at = coalesce(held_until, now()) where direction = 'outbound' and status in ('queued', 'held', 'sending')`.execute(db);
+  await sql`update messages set dispatch_at = coalesce(held_until, now()) where direction = 'outbound' and status in ('queued', 'held', 'sending')`.execute(
+    db,
+  );
   await sql`create index messages_dispatch_idx on messages (dispatch_at) where dispatch_at is not null`.execute(db);
 }
 

@@ -32,7 +32,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // A session waits at one node at most.
   await sql`create unique index bot_node_visits_open_key on bot_node_visits (session_id) where exit is null`.execute(db);
   await sql`create index bot_node_visits_session_idx on bot_node_visits (session_id, node_id)`.execute(db);
-  await sql`create index bot_node_visits_funnel_idx on bot_node_visits (organization_id, bot_id, session_started_at) where latest`.execute(db);
+  await sql`create index bot_node_visits_funnel_idx on bot_node_visits (organization_id, bot_id, session_started_at) where latest`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

@@ -231,5 +231,4 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop function if exists messages_opens_session(messages)`.execute(db);
   await sql`drop table if exists analytics_message_rollups_daily`.execute(db);
   // 0022's trigger functions now read the session columns: they stay (harmless) until 0022's own down drops them.
-
 }

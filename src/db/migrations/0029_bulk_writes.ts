@@ -37,8 +37,12 @@ const summedDeltas = (rows: string) => `
     sum(sign * (case when cost_units = 150 then 1 else 0 end)), sum(sign * (case when opens_session then 1 else 0 end))) <> (0, 0, 0, 0, 0, 0)`;
 
 /** The columns the rollup keys or sums on, which 0028's row trigger watched (restored by down). */
-const KEYS = 'organization_id, created_at, sender_id, direction, requested_channel, channel, status, message_type, segments, cost_units, opens_session';
-const keysOf = (alias: string) => `(${KEYS.split(', ').map((c) => `${alias}.${c}`).join(', ')})`;
+const KEYS =
+  'organization_id, created_at, sender_id, direction, requested_channel, channel, status, message_type, segments, cost_units, opens_session';
+const keysOf = (alias: string) =>
+  `(${KEYS.split(', ')
+    .map((c) => `${alias}.${c}`)
+    .join(', ')})`;
 
 /**
  * The three statement triggers: each appends the summed deltas of its statement's rows. An update adds −1 × every
@@ -47,8 +51,20 @@ const keysOf = (alias: string) => `(${KEYS.split(', ').map((c) => `${alias}.${c}
  * which have no statistics, could be planned as a nested loop over a large update (a blast's cancel).
  */
 const STATEMENT_TRIGGERS = [
-  { trigger: 'messages_analytics_rollup_insert', fn: 'analytics_rollup_inserted', on: 'insert', referencing: 'new table as new_rows', rows: 'select n.*, 1 as sign from new_rows n' },
-  { trigger: 'messages_analytics_rollup_delete', fn: 'analytics_rollup_deleted', on: 'delete', referencing: 'old table as old_rows', rows: 'select o.*, -1 as sign from old_rows o' },
+  {
+    trigger: 'messages_analytics_rollup_insert',
+    fn: 'analytics_rollup_inserted',
+    on: 'insert',
+    referencing: 'new table as new_rows',
+    rows: 'select n.*, 1 as sign from new_rows n',
+  },
+  {
+    trigger: 'messages_analytics_rollup_delete',
+    fn: 'analytics_rollup_deleted',
+    on: 'delete',
+    referencing: 'old table as old_rows',
+    rows: 'select o.*, -1 as sign from old_rows o',
+  },
   {
     trigger: 'messages_analytics_rollup_update',
     fn: 'analytics_rollup_updated',
@@ -59,12 +75,12 @@ const STATEMENT_TRIGGERS = [
 ] as const;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  const native = (await sql<{ yes: boolean }>`select exists (select 1 from pg_proc where proname = 'uuidv7' and pronargs = 0) as yes`.execute(db)).rows[0]!.yes;
+  const native = (
+    await sql<{ yes: boolean }>`select exists (select 1 from pg_proc where proname = 'uuidv7' and pronargs = 0) as yes`.execute(db)
+  ).rows[0]!.yes;
   await sql`
     create function time_ordered_uuid() returns uuid language sql volatile parallel safe as $fn$
-      ${sql.raw(native
-        ? 'select uuidv7()'
-        : `select ${UUID_V7_SQL}`)}
+      ${sql.raw(native ? 'select uuidv7()' : `select ${UUID_V7_SQL}`)}
     $fn$`.execute(db);
   await sql`alter table messages alter column id set default time_ordered_uuid()`.execute(db);
   await sql`alter table contacts alter column id set default time_ordered_uuid()`.execute(db);

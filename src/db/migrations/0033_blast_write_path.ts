@@ -19,7 +19,9 @@ import { sql, type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table messages drop constraint if exists messages_organization_id_fkey`.execute(db);
   await sql`alter table conversations drop constraint if exists conversations_organization_id_fkey`.execute(db);
-  await sql`create index if not exists blast_recipients_batch_message_idx on blast_recipients (blast_id, batch) where message_id is not null`.execute(db);
+  await sql`create index if not exists blast_recipients_batch_message_idx on blast_recipients (blast_id, batch) where message_id is not null`.execute(
+    db,
+  );
   await sql`alter table blast_recipients drop constraint if exists blast_recipients_blast_fkey`.execute(db);
   await sql`
     create or replace function blast_recipients_follow_blast() returns trigger language plpgsql as $$
@@ -27,14 +29,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       delete from blast_recipients where organization_id = old.organization_id and blast_id = old.id;
       return old;
     end $$`.execute(db);
-  await sql`create trigger blasts_delete_recipients after delete on blasts for each row execute function blast_recipients_follow_blast()`.execute(db);
+  await sql`create trigger blasts_delete_recipients after delete on blasts for each row execute function blast_recipients_follow_blast()`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop trigger if exists blasts_delete_recipients on blasts`.execute(db);
   await sql`drop function if exists blast_recipients_follow_blast()`.execute(db);
-  await sql`alter table blast_recipients add constraint blast_recipients_blast_fkey foreign key (organization_id, blast_id) references blasts (organization_id, id) on delete cascade`.execute(db);
+  await sql`alter table blast_recipients add constraint blast_recipients_blast_fkey foreign key (organization_id, blast_id) references blasts (organization_id, id) on delete cascade`.execute(
+    db,
+  );
   await sql`drop index if exists blast_recipients_batch_message_idx`.execute(db);
-  await sql`alter table messages add constraint messages_organization_id_fkey foreign key (organization_id) references organizations (id) on delete cascade`.execute(db);
-  await sql`alter table conversations add constraint conversations_organization_id_fkey foreign key (organization_id) references organizations (id) on delete cascade`.execute(db);
+  await sql`alter table messages add constraint messages_organization_id_fkey foreign key (organization_id) references organizations (id) on delete cascade`.execute(
+    db,
+  );
+  await sql`alter table conversations add constraint conversations_organization_id_fkey foreign key (organization_id) references organizations (id) on delete cascade`.execute(
+    db,
+  );
 }

@@ -26,15 +26,23 @@ const derivedId = (row = '') => `md5(${row}organization_id::text || ':' || ${row
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table conversations alter column id drop default`.execute(db);
-  await sql.raw(`
+  await sql
+    .raw(
+      `
     create function conversations_derive_id() returns trigger language plpgsql as $fn$
     begin
       new.id := ${derivedId('new.')};
       return new;
-    end $fn$`).execute(db);
-  await sql`create trigger conversations_derive_id before insert on conversations for each row when (new.id is null) execute function conversations_derive_id()`.execute(db);
+    end $fn$`,
+    )
+    .execute(db);
+  await sql`create trigger conversations_derive_id before insert on conversations for each row when (new.id is null) execute function conversations_derive_id()`.execute(
+    db,
+  );
   await sql.raw(`alter table conversations add constraint conversations_id_from_key check (id = ${derivedId()}) not valid`).execute(db);
-  const legacy = (await sql.raw<{ found: boolean }>(`select exists (select 1 from conversations where id <> ${derivedId()}) as found`).execute(db)).rows[0]!.found;
+  const legacy = (
+    await sql.raw<{ found: boolean }>(`select exists (select 1 from conversations where id <> ${derivedId()}) as found`).execute(db)
+  ).rows[0]!.found;
   if (!legacy) await sql`alter table conversations validate constraint conversations_id_from_key`.execute(db);
 
   await sql`drop index if exists blast_recipients_batch_idx`.execute(db);

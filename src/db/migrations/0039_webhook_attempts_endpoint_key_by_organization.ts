@@ -13,7 +13,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // NOT VALID, then VALIDATE: the existing rows are checked without blocking writes to the table meanwhile.
   await sql`
     alter table webhook_delivery_attempts add constraint webhook_delivery_attempts_endpoint_fkey
-      foreign key (organization_id, endpoint_id) references webhook_endpoints (organization_id, id) on delete cascade not valid`.execute(db);
+      foreign key (organization_id, endpoint_id) references webhook_endpoints (organization_id, id) on delete cascade not valid`.execute(
+    db,
+  );
   await sql`alter table webhook_delivery_attempts validate constraint webhook_delivery_attempts_endpoint_fkey`.execute(db);
 }
 

@@ -8,7 +8,9 @@
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  await sql`update conversations set last_message_preview = left(last_message_preview, 100) where char_length(last_message_preview) > 100`.execute(db);
+  await sql`update conversations set last_message_preview = left(last_message_preview, 100) where char_length(last_message_preview) > 100`.execute(
+    db,
+  );
 }
 
 export async function down(): Promise<void> {

@@ -41,7 +41,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       constraint acquisition_pending_enrollments_campaign_phone_key unique (organization_id, campaign_id, phone)
     )`.execute(db);
   // The inbound YES looks up the live sign-ups of one phone on one sender.
-  await sql`create index acquisition_pending_enrollments_phone_idx on acquisition_pending_enrollments (organization_id, phone, sender_id)`.execute(db);
+  await sql`create index acquisition_pending_enrollments_phone_idx on acquisition_pending_enrollments (organization_id, phone, sender_id)`.execute(
+    db,
+  );
   // The hourly purge of expired rows, across organizations.
   await sql`create index acquisition_pending_enrollments_expiry_idx on acquisition_pending_enrollments (expires_at)`.execute(db);
 }
@@ -49,5 +51,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop table if exists acquisition_pending_enrollments`.execute(db);
   await sql`drop index if exists acquisition_campaigns_org_id_key`.execute(db);
-  await sql`alter table acquisition_campaigns drop column if exists confirmed_opt_in, drop column if exists allowed_countries, drop column if exists max_signups_per_hour`.execute(db);
+  await sql`alter table acquisition_campaigns drop column if exists confirmed_opt_in, drop column if exists allowed_countries, drop column if exists max_signups_per_hour`.execute(
+    db,
+  );
 }

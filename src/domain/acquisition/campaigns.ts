@@ -34,7 +34,10 @@ export function enrollmentUrlOf(services: Pick<Services, 'config'>, id: string):
   return `${services.config.assetBaseUrl.replace(/\/+$/, '')}/public/acquisition/${id}/enroll`;
 }
 
-const view = (services: Pick<Services, 'config'>, row: CampaignRow): CampaignView => ({ row, enrollmentUrl: enrollmentUrlOf(services, row.id) });
+const view = (services: Pick<Services, 'config'>, row: CampaignRow): CampaignView => ({
+  row,
+  enrollmentUrl: enrollmentUrlOf(services, row.id),
+});
 
 /** ENDED once `endsAt` has passed. */
 export function settled(row: CampaignRow, now = new Date()): CampaignRow {
@@ -51,7 +54,9 @@ export async function loadCampaign(tenant: Tenant, id: string, opts: { forUpdate
 
 /** `allowedCountries` entries that are no country with a telephone numbering plan (`body.allowedCountries.<i>`). */
 function countryProblems(countries: readonly string[] | null | undefined): FieldError[] {
-  return (countries ?? []).flatMap((c, i) => (isSupportedCountry(c) ? [] : [{ field: `body.allowedCountries.${i}`, message: `${c} is not a country with phone numbers` }]));
+  return (countries ?? []).flatMap((c, i) =>
+    isSupportedCountry(c) ? [] : [{ field: `body.allowedCountries.${i}`, message: `${c} is not a country with phone numbers` }],
+  );
 }
 
 function windowProblems(startsAt: string | null | undefined, endsAt: string | null | undefined): FieldError[] {
@@ -71,7 +76,11 @@ function keywordTaken(): ApiError {
   });
 }
 
-export async function listCampaigns(tenant: Tenant, services: Services, filter: { status?: string; type?: string }): Promise<CampaignView[]> {
+export async function listCampaigns(
+  tenant: Tenant,
+  services: Services,
+  filter: { status?: string; type?: string },
+): Promise<CampaignView[]> {
   const rows = await q.listCampaigns(tenant.db, tenant.organizationId, {});
   return rows
     .map((r) => settled(r))
@@ -99,7 +108,11 @@ type CreateBody = {
   maxSignupsPerHour?: number;
 };
 
-export async function createCampaign(tenant: Tenant, services: Services, request: S['AcquisitionCampaignCreateRequest']): Promise<CampaignView> {
+export async function createCampaign(
+  tenant: Tenant,
+  services: Services,
+  request: S['AcquisitionCampaignCreateRequest'],
+): Promise<CampaignView> {
   const body = request as CreateBody;
   const problems = windowProblems(body.startsAt, body.endsAt);
   if (problems.length) throw badRequest('The enrollment window ends before it starts.', problems);
@@ -107,7 +120,8 @@ export async function createCampaign(tenant: Tenant, services: Services, request
   if (countries.length) throw badRequest('allowedCountries names an unknown country.', countries);
   return inTenantTransaction(tenant, async (t) => {
     const { db, organizationId: orgId } = t;
-    if (!(await existingTagIds(db, orgId, [body.listId.toLowerCase()])).has(body.listId.toLowerCase())) throw unknownReference('body.listId', 'tag');
+    if (!(await existingTagIds(db, orgId, [body.listId.toLowerCase()])).has(body.listId.toLowerCase()))
+      throw unknownReference('body.listId', 'tag');
     await requireSenderId(t, body.senderId);
     const keyword = body.type === 'KEYWORD' ? body.keyword!.toUpperCase() : null;
     const shortcode = body.type === 'KEYWORD' ? body.shortcode! : null;
@@ -115,27 +129,29 @@ export async function createCampaign(tenant: Tenant, services: Services, request
       const live = (await q.listCampaigns(db, orgId, { type: 'KEYWORD' })).map((r) => settled(r));
       if (live.some((r) => r.status !== 'ENDED' && r.keyword === keyword && r.shortcode === shortcode)) throw keywordTaken();
     }
-    const row = await q.insertCampaign(db, {
-      organization_id: orgId,
-      name: body.name,
-      description: body.description ?? null,
-      type: body.type,
-      status: body.status ?? 'DRAFT',
-      list_id: body.listId.toLowerCase(),
-      keyword,
-      shortcode,
-      sender_id: body.senderId ?? null,
-      welcome_message: body.welcomeMessage ?? null,
-      consent_text: body.consentText ?? DEFAULT_CONSENT_TEXT,
-      redirect_url: body.redirectUrl ?? null,
-      starts_at: body.startsAt ?? null,
-      ends_at: body.endsAt ?? null,
-      confirmed_opt_in: body.confirmedOptIn ?? true,
-      allowed_countries: body.allowedCountries ?? null,
-      max_signups_per_hour: body.maxSignupsPerHour ?? 1000,
-    }).catch((error: unknown) => {
-      throw isUniqueViolation(error, q.KEYWORD_UNIQUE) ? keywordTaken() : error; // a concurrent create won
-    });
+    const row = await q
+      .insertCampaign(db, {
+        organization_id: orgId,
+        name: body.name,
+        description: body.description ?? null,
+        type: body.type,
+        status: body.status ?? 'DRAFT',
+        list_id: body.listId.toLowerCase(),
+        keyword,
+        shortcode,
+        sender_id: body.senderId ?? null,
+        welcome_message: body.welcomeMessage ?? null,
+        consent_text: body.consentText ?? DEFAULT_CONSENT_TEXT,
+        redirect_url: body.redirectUrl ?? null,
+        starts_at: body.startsAt ?? null,
+        ends_at: body.endsAt ?? null,
+        confirmed_opt_in: body.confirmedOptIn ?? true,
+        allowed_countries: body.allowedCountries ?? null,
+        max_signups_per_hour: body.maxSignupsPerHour ?? 1000,
+      })
+      .catch((error: unknown) => {
+        throw isUniqueViolation(error, q.KEYWORD_UNIQUE) ? keywordTaken() : error; // a concurrent create won
+      });
     return view(services, row);
   });
 }
@@ -147,19 +163,26 @@ export async function getCampaign(tenant: Tenant, services: Services, id: string
   return { ...view(services, row), stats: { ...stats, pendingCount } };
 }
 
-export async function updateCampaign(tenant: Tenant, services: Services, id: string, body: S['AcquisitionCampaignUpdateRequest']): Promise<CampaignView> {
+export async function updateCampaign(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  body: S['AcquisitionCampaignUpdateRequest'],
+): Promise<CampaignView> {
   return inTenantTransaction(tenant, async (t) => {
     const current = await loadCampaign(t, id, { forUpdate: true });
     const immutable: FieldError[] = [];
-    const changed = (field: string) => immutable.push({ field: `body.${field}`, code: 'immutable', message: `${field} cannot be changed after creation` });
+    const changed = (field: string) =>
+      immutable.push({ field: `body.${field}`, code: 'immutable', message: `${field} cannot be changed after creation` });
     if (body.type !== undefined && body.type !== current.type) changed('type');
     if (body.listId !== undefined && body.listId.toLowerCase() !== current.list_id) changed('listId');
     if (body.keyword !== undefined && (body.keyword?.toUpperCase() ?? null) !== current.keyword) changed('keyword');
     if (body.shortcode !== undefined && body.shortcode !== current.shortcode) changed('shortcode');
-    if (immutable.length) throw badRequest('type, listId, keyword and shortcode cannot be changed; create a new campaign instead.', immutable);
+    if (immutable.length)
+      throw badRequest('type, listId, keyword and shortcode cannot be changed; create a new campaign instead.', immutable);
 
-    const startsAt = body.startsAt !== undefined ? body.startsAt : current.starts_at?.toISOString() ?? null;
-    const endsAt = body.endsAt !== undefined ? body.endsAt : current.ends_at?.toISOString() ?? null;
+    const startsAt = body.startsAt !== undefined ? body.startsAt : (current.starts_at?.toISOString() ?? null);
+    const endsAt = body.endsAt !== undefined ? body.endsAt : (current.ends_at?.toISOString() ?? null);
     const problems = windowProblems(startsAt, endsAt);
     if (problems.length) throw badRequest('The enrollment window ends before it starts.', problems);
     const countries = countryProblems(body.allowedCountries);

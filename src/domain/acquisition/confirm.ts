@@ -35,7 +35,11 @@ export async function confirmSignUpsByReply(t: Tenant, services: Services, reply
   const now = new Date();
   const rows = await p.livePendingForReply(db, orgId, reply.phone, reply.senderId, now);
   if (rows.length === 0) return false;
-  await p.deletePending(db, orgId, rows.map((r) => r.id));
+  await p.deletePending(
+    db,
+    orgId,
+    rows.map((r) => r.id),
+  );
   if (await isOptedOut(db, orgId, reply.phone)) return false;
   for (const row of rows) await confirmOne(t, services, row, reply, now);
   return true;
@@ -61,7 +65,10 @@ async function confirmOne(t: Tenant, services: Services, row: p.PendingRow, repl
   let created = row.contact_created;
   if (!contactId) {
     // The contact was deleted while the sign-up waited: the handset's YES makes it again, from the sign-up.
-    const made = await createEnrolledContact(t, parsePhone(row.phone) ?? { e164: row.phone, country: null }, { ...said, consentType: 'MARKETING' });
+    const made = await createEnrolledContact(t, parsePhone(row.phone) ?? { e164: row.phone, country: null }, {
+      ...said,
+      consentType: 'MARKETING',
+    });
     contactId = made.contactId;
     created = made.created;
   }

@@ -47,8 +47,10 @@ export type Enrollment = {
 export function assertEnrollable(campaign: CampaignRow, via: 'api' | 'keyword' | 'public', now: Date): void {
   if (via === 'public' && campaign.status === 'DRAFT') throw notFound('Acquisition campaign');
   if (campaign.status !== 'ACTIVE') throw conflict('INVALID_STATE', `The campaign is ${campaign.status}; only ACTIVE campaigns enroll.`);
-  if (campaign.starts_at && campaign.starts_at.getTime() > now.getTime()) throw conflict('INVALID_STATE', 'The campaign’s enrollment window has not started.');
-  if (campaign.ends_at && campaign.ends_at.getTime() <= now.getTime()) throw conflict('INVALID_STATE', 'The campaign’s enrollment window has ended.');
+  if (campaign.starts_at && campaign.starts_at.getTime() > now.getTime())
+    throw conflict('INVALID_STATE', 'The campaign’s enrollment window has not started.');
+  if (campaign.ends_at && campaign.ends_at.getTime() <= now.getTime())
+    throw conflict('INVALID_STATE', 'The campaign’s enrollment window has ended.');
 }
 
 /** The phone of a request, or 400 INVALID_PHONE naming `body.phone`. */
@@ -85,13 +87,22 @@ export async function createEnrolledContact(
  * The name (when it has none), attributes merged and MARKETING consent, on a contact the enrollment may change;
  * 400 naming `field` when the merged attributes would break the contact's limits (nothing is stored).
  */
-export async function updateEnrolledContact(t: Tenant, contactId: string, c: { name: string | null; attributes: SignUpAttributes }, field = 'body.attributes'): Promise<void> {
+export async function updateEnrolledContact(
+  t: Tenant,
+  contactId: string,
+  c: { name: string | null; attributes: SignUpAttributes },
+  field = 'body.attributes',
+): Promise<void> {
   if (Object.keys(c.attributes).length > 0) {
     const current = await contacts.getContact(t.db, t.organizationId, contactId, { forUpdate: true });
     const problems = attributeMergeProblems(current?.attributes ?? {}, c.attributes, field);
     if (problems.length) throw badRequest('The contact cannot hold these attributes.', problems);
   }
-  await q.updateEnrolledContact(t.db, t.organizationId, contactId, { name: storedName(c.name, MAX_ENROLL_NAME_CHARS), attributes: c.attributes, consentType: 'MARKETING' });
+  await q.updateEnrolledContact(t.db, t.organizationId, contactId, {
+    name: storedName(c.name, MAX_ENROLL_NAME_CHARS),
+    attributes: c.attributes,
+    consentType: 'MARKETING',
+  });
 }
 
 export type Completion = {
@@ -172,14 +183,21 @@ export async function completeEnrollment(t: Tenant, services: Services, campaign
 }
 
 /** Server-side and keyword enrollment; a DNC-listed phone → 422 DNC_LISTED. */
-export async function enroll(tenant: Tenant, services: Services, campaignId: string, body: EnrollRequest, via: 'api' | 'keyword'): Promise<{ campaign: CampaignRow; enrollment: Enrollment }> {
+export async function enroll(
+  tenant: Tenant,
+  services: Services,
+  campaignId: string,
+  body: EnrollRequest,
+  via: 'api' | 'keyword',
+): Promise<{ campaign: CampaignRow; enrollment: Enrollment }> {
   const now = new Date();
   const parsed = phoneOf(body.phone);
   return inTenantTransaction(tenant, async (t) => {
     const { db, organizationId: orgId } = t;
     const campaign = await loadCampaign(t, campaignId);
     assertEnrollable(campaign, via, now);
-    if (await findDncEntryByPhone(db, orgId, parsed.e164)) throw unprocessable('DNC_LISTED', 'The phone is on the Do-Not-Contact list; it was not enrolled.');
+    if (await findDncEntryByPhone(db, orgId, parsed.e164))
+      throw unprocessable('DNC_LISTED', 'The phone is on the Do-Not-Contact list; it was not enrolled.');
 
     await q.lockEnrollment(db, campaign.id, parsed.e164);
     const earlier = await q.findEnrollment(db, orgId, campaign.id, parsed.e164);
@@ -187,7 +205,9 @@ export async function enroll(tenant: Tenant, services: Services, campaignId: str
 
     const signUp = { name: body.name ?? null, attributes: signUpAttributes(body) };
     const existing = await contacts.findContactIdByPhone(db, orgId, parsed.e164);
-    const { contactId, created } = existing ? { contactId: existing, created: false } : await createEnrolledContact(t, parsed, { ...signUp, consentType: 'MARKETING' });
+    const { contactId, created } = existing
+      ? { contactId: existing, created: false }
+      : await createEnrolledContact(t, parsed, { ...signUp, consentType: 'MARKETING' });
     if (!created) await updateEnrolledContact(t, contactId, signUp);
     const enrollment = await completeEnrollment(t, services, campaign, {
       contactId,

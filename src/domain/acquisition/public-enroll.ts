@@ -53,7 +53,13 @@ function assertCountryAllowed(campaign: CampaignRow, sender: SenderRow | undefin
   const allowed = campaign.allowed_countries ?? (sender?.country_code ? [sender.country_code] : []);
   if (phone.country && allowed.includes(phone.country)) return;
   throw new ApiError(400, 'INVALID_PHONE', 'This campaign does not take sign-ups of numbers from this country.', {
-    details: [{ field: 'body.phone', code: 'country_not_allowed', message: `numbers of ${phone.country ?? 'no single country'} are not accepted; allowed: ${allowed.join(', ') || 'none'}` }],
+    details: [
+      {
+        field: 'body.phone',
+        code: 'country_not_allowed',
+        message: `numbers of ${phone.country ?? 'no single country'} are not accepted; allowed: ${allowed.join(', ') || 'none'}`,
+      },
+    ],
   });
 }
 
@@ -64,7 +70,11 @@ function assertCountryAllowed(campaign: CampaignRow, sender: SenderRow | undefin
  */
 export async function admitPublicSignUp(app: AppContext, campaignId: string, phoneInput: string, client: PublicClient): Promise<Admitted> {
   const limit = (name: string, points: number, seconds: number) => sharedLimiter(app.pool, name, points, seconds);
-  await consumeOrTooMany(limit('public-enroll-ip', PUBLIC_ENROLL_LIMIT.points, PUBLIC_ENROLL_LIMIT.durationSeconds), clientKey(client.ip), 'sign-ups');
+  await consumeOrTooMany(
+    limit('public-enroll-ip', PUBLIC_ENROLL_LIMIT.points, PUBLIC_ENROLL_LIMIT.durationSeconds),
+    clientKey(client.ip),
+    'sign-ups',
+  );
   const orgId = await campaignOrganization(app.db, campaignId);
   if (!orgId) throw notFound('Acquisition campaign');
   const tenant = await tenantFor(app, orgId);
@@ -74,8 +84,18 @@ export async function admitPublicSignUp(app: AppContext, campaignId: string, pho
   const phone = phoneOf(phoneInput);
   const sender = await senderOf(tenant, campaign);
   assertCountryAllowed(campaign, sender, phone);
-  await consumeOrTooMany(limit('public-signup-campaign', campaign.max_signups_per_hour, 3600), campaign.id, 'sign-ups', 'for this campaign');
-  await consumeOrTooMany(limit('public-signup-phone', PUBLIC_PHONE_LIMIT.points, PUBLIC_PHONE_LIMIT.durationSeconds), `${orgId}:${phone.e164}`, 'sign-ups', 'for this phone number');
+  await consumeOrTooMany(
+    limit('public-signup-campaign', campaign.max_signups_per_hour, 3600),
+    campaign.id,
+    'sign-ups',
+    'for this campaign',
+  );
+  await consumeOrTooMany(
+    limit('public-signup-phone', PUBLIC_PHONE_LIMIT.points, PUBLIC_PHONE_LIMIT.durationSeconds),
+    `${orgId}:${phone.e164}`,
+    'sign-ups',
+    'for this phone number',
+  );
   return { tenant, services, campaign, phone, sender };
 }
 
@@ -84,7 +104,12 @@ export async function admitPublicSignUp(app: AppContext, campaignId: string, pho
  * (DNC-listed, opted out, already enrolled or waiting). Answers the contact of the phone afterwards, if any, and
  * whether this sign-up created it.
  */
-export async function signUp(t: Tenant, a: Admitted, s: SignUp, now = new Date()): Promise<{ contactId: string | null; contactCreated: boolean }> {
+export async function signUp(
+  t: Tenant,
+  a: Admitted,
+  s: SignUp,
+  now = new Date(),
+): Promise<{ contactId: string | null; contactCreated: boolean }> {
   const { db, organizationId: orgId } = t;
   const { campaign, phone } = a;
   const none = async () => ({ contactId: (await contacts.findContactIdByPhone(db, orgId, phone.e164)) ?? null, contactCreated: false });
@@ -113,15 +138,35 @@ export async function signUp(t: Tenant, a: Admitted, s: SignUp, now = new Date()
     // A concurrent request created the contact first: it is an existing contact now, and waits like one.
   }
   if (!a.sender) return none(); // nothing could send the confirmation request
-  const waiting = await requestConfirmation(t, a.services, campaign, a.sender, phone, existing ?? (await contacts.findContactIdByPhone(db, orgId, phone.e164)), s, now);
+  const waiting = await requestConfirmation(
+    t,
+    a.services,
+    campaign,
+    a.sender,
+    phone,
+    existing ?? (await contacts.findContactIdByPhone(db, orgId, phone.e164)),
+    s,
+    now,
+  );
   return waiting ?? none();
 }
 
 /** POST /public/acquisition/{campaignId}/enroll. */
-export async function enrollPublic(app: AppContext, campaignId: string, body: EnrollRequest, client: PublicClient): Promise<PublicEnrollResult> {
+export async function enrollPublic(
+  app: AppContext,
+  campaignId: string,
+  body: EnrollRequest,
+  client: PublicClient,
+): Promise<PublicEnrollResult> {
   const admitted = await admitPublicSignUp(app, campaignId, body.phone, client);
   // The body's attributes fit a new contact by the schema (50 keys of 1,000 characters at most).
-  const s: SignUp = { name: body.name ?? null, attributes: signUpAttributes(body), consentText: body.consentText ?? admitted.campaign.consent_text, tagIds: [], client };
+  const s: SignUp = {
+    name: body.name ?? null,
+    attributes: signUpAttributes(body),
+    consentText: body.consentText ?? admitted.campaign.consent_text,
+    tagIds: [],
+    client,
+  };
   await inTenantTransaction(admitted.tenant, (t) => signUp(t, admitted, s));
   return publicAnswer(admitted.campaign);
 }

@@ -18,7 +18,13 @@ export type CampaignQr = {
   generatedAt: Date;
 };
 
-export async function generateCampaignQr(tenant: Tenant, services: Services, id: string, opts: { format?: 'png' | 'svg'; size?: number }, now = new Date()): Promise<CampaignQr> {
+export async function generateCampaignQr(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  opts: { format?: 'png' | 'svg'; size?: number },
+  now = new Date(),
+): Promise<CampaignQr> {
   const format = opts.format ?? 'png';
   const size = opts.size ?? 512;
   return inTransaction(tenant.db, async (tx) => {

@@ -1,7 +1,14 @@
 // Figures of one blast since its first send (GET /v1/analytics/blasts/{id}): delivery, engagement, per-channel
 // figures and a zero-filled series of at most MAX_BLAST_BUCKETS buckets from the bucket of the first send; later
 // activity counts in the totals only and sets `truncated`.
-import { blastByChannel, blastEngagement, blastOf, blastRecipientCount, blastTimeline, type BlastBucket } from '../../db/queries/analytics/blasts.ts';
+import {
+  blastByChannel,
+  blastEngagement,
+  blastOf,
+  blastRecipientCount,
+  blastTimeline,
+  type BlastBucket,
+} from '../../db/queries/analytics/blasts.ts';
 import { found } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { CHANNELS, ZERO } from './figures.ts';
@@ -20,10 +27,18 @@ export async function getBlastFigures(tenant: Tenant, blastId: string, query: { 
     blastTimeline(db, orgId, blast.id, granularity),
   ]);
   const launched = channels.length > 0; // no message sent yet: zeros and an empty series
-  const totals = channels.reduce((t, c) => ({
-    sent: t.sent + c.sent, delivered: t.delivered + c.delivered, read: t.read + c.read, failed: t.failed + c.failed,
-    received: t.received + c.received, fallback: t.fallback + c.fallback, costUnits: t.costUnits + c.costUnits,
-  }), ZERO);
+  const totals = channels.reduce(
+    (t, c) => ({
+      sent: t.sent + c.sent,
+      delivered: t.delivered + c.delivered,
+      read: t.read + c.read,
+      failed: t.failed + c.failed,
+      received: t.received + c.received,
+      fallback: t.fallback + c.fallback,
+      costUnits: t.costUnits + c.costUnits,
+    }),
+    ZERO,
+  );
   const byChannel = channels
     .filter((c): c is typeof c & { channel: string } => c.channel !== null && (CHANNELS as readonly string[]).includes(c.channel))
     .sort((a, b) => b.sent - a.sent || a.channel.localeCompare(b.channel));

@@ -24,10 +24,25 @@ export async function getBotSummary(tenant: Tenant, botId: string) {
 
 export type BotSummary = Awaited<ReturnType<typeof getBotSummary>>;
 
-export type FunnelStep = { node: BotNode; position: number; figures: Omit<FunnelNodeRow, 'nodeId'>; advancedTo: Array<{ nodeId: string; sessions: number }> };
+export type FunnelStep = {
+  node: BotNode;
+  position: number;
+  figures: Omit<FunnelNodeRow, 'nodeId'>;
+  advancedTo: Array<{ nodeId: string; sessions: number }>;
+};
 export type BotFunnel = { botId: string; version: number | null; period: Period; totals: FunnelTotals; steps: FunnelStep[] };
 
-const NO_VISITS: Omit<FunnelNodeRow, 'nodeId'> = { entries: 0, contacts: 0, stoppedContacts: 0, advanced: 0, completed: 0, handedOff: 0, errored: 0, abandoned: 0, waiting: 0 };
+const NO_VISITS: Omit<FunnelNodeRow, 'nodeId'> = {
+  entries: 0,
+  contacts: 0,
+  stoppedContacts: 0,
+  advanced: 0,
+  completed: 0,
+  handedOff: 0,
+  errored: 0,
+  abandoned: 0,
+  waiting: 0,
+};
 const NO_TOTALS: FunnelTotals = { sessions: 0, contacts: 0, completions: 0, completedContacts: 0, handoffs: 0 };
 
 /**

@@ -19,8 +19,24 @@ type Table = { columns: readonly string[]; rows: Array<Record<string, CsvValue>>
 export const BATCH_ROWS = 5_000;
 
 const METRIC_COLUMNS = ['sent', 'delivered', 'read', 'failed', 'received', 'fallback', 'cost', 'currency'] as const;
-const metricCells = (s: { sent: number; delivered: number; read: number; failed: number; received: number; fallback: number; costUnits: number }) =>
-  ({ sent: s.sent, delivered: s.delivered, read: s.read, failed: s.failed, received: s.received, fallback: s.fallback, cost: toMoney(s.costUnits).amount, currency: 'USD' });
+const metricCells = (s: {
+  sent: number;
+  delivered: number;
+  read: number;
+  failed: number;
+  received: number;
+  fallback: number;
+  costUnits: number;
+}) => ({
+  sent: s.sent,
+  delivered: s.delivered,
+  read: s.read,
+  failed: s.failed,
+  received: s.received,
+  fallback: s.fallback,
+  cost: toMoney(s.costUnits).amount,
+  currency: 'USD',
+});
 
 /** The rows of a figures dataset over the period, or null for a name that is no dataset. */
 async function figuresTable(tenant: Tenant, dataset: string, period: Period, filters: DatasetFilters): Promise<Table | null> {
@@ -42,14 +58,29 @@ async function figuresTable(tenant: Tenant, dataset: string, period: Period, fil
     }
     case 'sender-ids': {
       const rows = await rollupBySender(tenant.db, tenant.organizationId, f);
-      const names = new Map((await senderNames(tenant.db, tenant.organizationId, rows.map((r) => r.senderId))).map((s) => [s.id, s.name]));
+      const names = new Map(
+        (
+          await senderNames(
+            tenant.db,
+            tenant.organizationId,
+            rows.map((r) => r.senderId),
+          )
+        ).map((s) => [s.id, s.name]),
+      );
       return {
         columns: ['senderId', 'name', ...METRIC_COLUMNS],
-        rows: rows.sort((a, b) => b.sent - a.sent).map((r) => ({ senderId: r.senderId, name: names.get(r.senderId) ?? null, ...metricCells(r) })),
+        rows: rows
+          .sort((a, b) => b.sent - a.sent)
+          .map((r) => ({ senderId: r.senderId, name: names.get(r.senderId) ?? null, ...metricCells(r) })),
       };
     }
     case 'usage': {
-      const u = await getUsage(tenant, { startDate: period.startDate, endDate: period.endDate, brandId: filters.brandId, campaignId: filters.campaignId });
+      const u = await getUsage(tenant, {
+        startDate: period.startDate,
+        endDate: period.endDate,
+        brandId: filters.brandId,
+        campaignId: filters.campaignId,
+      });
       return {
         columns: ['date', 'textSegments', 'richMessages', 'capabilityChecks', 'cost', 'currency'],
         rows: u.timeline.map((p) => ({ ...p, cost: toMoney(p.costUnits).amount, currency: 'USD' })),
@@ -60,7 +91,11 @@ async function figuresTable(tenant: Tenant, dataset: string, period: Period, fil
       return {
         columns: ['date', 'sessions', 'uniqueContacts', 'inboundMessages', 'outboundMessages', 'averageDurationSeconds'],
         rows: s.timeline.map((p) => ({
-          date: p.key, sessions: p.figures.sessions, uniqueContacts: p.figures.uniqueContacts, inboundMessages: p.figures.inboundMessages, outboundMessages: p.figures.outboundMessages,
+          date: p.key,
+          sessions: p.figures.sessions,
+          uniqueContacts: p.figures.uniqueContacts,
+          inboundMessages: p.figures.inboundMessages,
+          outboundMessages: p.figures.outboundMessages,
           averageDurationSeconds: p.figures.sessions === 0 ? 0 : Math.round((p.figures.durationSeconds / p.figures.sessions) * 10) / 10,
         })),
       };
@@ -79,9 +114,17 @@ async function* messageBatches(tenant: Tenant, period: Period, filters: DatasetF
   let after: { at: string; id: string } | undefined;
   for (;;) {
     const rows = await messageReportRows(tenant.db, tenant.organizationId, {
-      from: period.from, to: period.to, toInclusive: false,
-      senderId: filters.senderId, channel: filters.channel, brand: filters.brandId, campaign: filters.campaignId,
-      sort: 'createdAt', dir: 'asc', limit: BATCH_ROWS, after,
+      from: period.from,
+      to: period.to,
+      toInclusive: false,
+      senderId: filters.senderId,
+      channel: filters.channel,
+      brand: filters.brandId,
+      campaign: filters.campaignId,
+      sort: 'createdAt',
+      dir: 'asc',
+      limit: BATCH_ROWS,
+      after,
     });
     if (rows.length > 0) yield rows.map(toReportCsvRow);
     if (rows.length < BATCH_ROWS) return;
@@ -96,7 +139,12 @@ export class UnknownDatasetError extends Error {}
  * A dataset's CSV as chunks (header first), and how many data rows have gone out so far. The chunks throw
  * UnknownDatasetError for a name that is no dataset (a stored export of an older version).
  */
-export function datasetCsv(tenant: Tenant, dataset: string, period: Period, filters: DatasetFilters = {}): { chunks: AsyncGenerator<string>; rows: () => number } {
+export function datasetCsv(
+  tenant: Tenant,
+  dataset: string,
+  period: Period,
+  filters: DatasetFilters = {},
+): { chunks: AsyncGenerator<string>; rows: () => number } {
   let rows = 0;
   async function* batches(): AsyncGenerator<Array<Record<string, CsvValue>>> {
     for await (const batch of messageBatches(tenant, period, filters)) {

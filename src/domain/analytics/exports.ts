@@ -57,7 +57,12 @@ async function takeSlot(tenant: Tenant): Promise<() => void> {
   const org = tenant.organizationId;
   const running = (held.get(org) ?? 0) + (asyncPending.get(org)?.size ?? 0);
   if (running >= MAX_CONCURRENT_EXPORTS) {
-    throw new ApiError(429, 'TOO_MANY_EXPORTS', `At most ${MAX_CONCURRENT_EXPORTS} exports run at once per organization; retry when one has finished.`, { headers: { 'Retry-After': String(EXPORT_RETRY_AFTER_SECONDS) } });
+    throw new ApiError(
+      429,
+      'TOO_MANY_EXPORTS',
+      `At most ${MAX_CONCURRENT_EXPORTS} exports run at once per organization; retry when one has finished.`,
+      { headers: { 'Retry-After': String(EXPORT_RETRY_AFTER_SECONDS) } },
+    );
   }
   held.set(org, (held.get(org) ?? 0) + 1);
   let released = false;
@@ -79,13 +84,15 @@ export function resetExportSlots(): void {
 /** The export's range; its dates are fields of the request body. */
 function exportPeriod(req: { startDate?: string; endDate?: string }): Period {
   const period = periodOf(req, new Date(), 'body');
-  if (period.days > MAX_EXPORT_DAYS) throw invalidField('body.startDate', `an export covers at most ${MAX_EXPORT_DAYS} days (this one has ${period.days})`);
+  if (period.days > MAX_EXPORT_DAYS)
+    throw invalidField('body.startDate', `an export covers at most ${MAX_EXPORT_DAYS} days (this one has ${period.days})`);
   return period;
 }
 
 // ---- generation
 const exportFailed = (message: string) => new ApiError(500, 'EXPORT_FAILED', message);
-const asExportFailed = (err: unknown) => (err instanceof ApiError ? err : exportFailed(`The export could not be generated: ${(err as Error).message}`));
+const asExportFailed = (err: unknown) =>
+  err instanceof ApiError ? err : exportFailed(`The export could not be generated: ${(err as Error).message}`);
 
 export const fileName = (type: string, p: { startDate: string; endDate: string }) => `analytics-${type}-${p.startDate}-${p.endDate}.csv`;
 
@@ -118,13 +125,23 @@ export async function exportNow(tenant: Tenant, req: ExportRequest): Promise<{ b
 }
 
 /** Asynchronous mode: stores the pending export and queues its job (same transaction when the caller has one). */
-export async function startExport(tenant: Tenant, services: Services, req: ExportRequest, now = new Date()): Promise<{ row: ExportRow; downloadUrl: string }> {
+export async function startExport(
+  tenant: Tenant,
+  services: Services,
+  req: ExportRequest,
+  now = new Date(),
+): Promise<{ row: ExportRow; downloadUrl: string }> {
   const period = exportPeriod(req);
   const release = await takeSlot(tenant);
   let row: ExportRow;
   try {
     row = await insertExport(tenant.db, tenant.organizationId, {
-      type: req.type, startDate: period.startDate, endDate: period.endDate, filters: { ...(req.filters ?? {}) }, createdAt: now, expiresAt: new Date(now.getTime() + EXPORT_TTL_MS),
+      type: req.type,
+      startDate: period.startDate,
+      endDate: period.endDate,
+      filters: { ...(req.filters ?? {}) },
+      createdAt: now,
+      expiresAt: new Date(now.getTime() + EXPORT_TTL_MS),
     });
     let set = asyncPending.get(tenant.organizationId);
     if (!set) asyncPending.set(tenant.organizationId, (set = new Set()));
@@ -132,7 +149,9 @@ export async function startExport(tenant: Tenant, services: Services, req: Expor
   } finally {
     release();
   }
-  await queueOf(services).send(QUEUES.analyticsExport, { organizationId: tenant.organizationId, exportId: row.id } satisfies ExportJob, { db: fromKysely(tenant.db) });
+  await queueOf(services).send(QUEUES.analyticsExport, { organizationId: tenant.organizationId, exportId: row.id } satisfies ExportJob, {
+    db: fromKysely(tenant.db),
+  });
   return { row, downloadUrl: downloadUrlOf(services, tenant.organizationId, row.id, row.expires_at) };
 }
 
@@ -179,12 +198,19 @@ export const downloadUrlOf = (services: Pick<Services, 'config'>, organizationId
   signUrl(services.config.assetBaseUrl, `/v1/analytics/export/${id}/download`, organizationId, expiresAt);
 
 /** The download: 404 unknown, 404 EXPORT_EXPIRED after expiry, 409 EXPORT_PENDING, 500 EXPORT_FAILED, or the CSV. */
-export async function downloadExport(tenant: Tenant, services: Pick<Services, 'config'>, exportId: string, now = new Date()): Promise<{ body: Readable; fileName: string }> {
+export async function downloadExport(
+  tenant: Tenant,
+  services: Pick<Services, 'config'>,
+  exportId: string,
+  now = new Date(),
+): Promise<{ body: Readable; fileName: string }> {
   const row = await findExport(tenant.db, tenant.organizationId, exportId);
   if (!row) throw new ApiError(404, 'NOT_FOUND', 'Export not found.');
   if (row.expires_at <= now) throw new ApiError(404, 'EXPORT_EXPIRED', 'The export link has expired; start a new export.');
   if (row.status === 'pending') {
-    throw new ApiError(409, 'EXPORT_PENDING', 'The export is still being generated.', { headers: { 'Retry-After': String(EXPORT_RETRY_AFTER_SECONDS) } });
+    throw new ApiError(409, 'EXPORT_PENDING', 'The export is still being generated.', {
+      headers: { 'Retry-After': String(EXPORT_RETRY_AFTER_SECONDS) },
+    });
   }
   if (row.status === 'failed' || !row.storage_key) throw exportFailed(`The export failed: ${row.error_message ?? 'unknown error'}`);
   const stream = await storeFor(services.config).get(row.storage_key);

@@ -48,9 +48,10 @@ function parseDay(value: string, field: string): Date {
  */
 export function periodOf(query: RangeQuery, now = new Date(), location: 'query' | 'body' = 'query'): Period {
   const end = query.endDate !== undefined ? parseDay(query.endDate, `${location}.endDate`) : new Date(`${isoDay(now)}T00:00:00Z`);
-  const start = query.startDate !== undefined
-    ? parseDay(query.startDate, `${location}.startDate`)
-    : new Date(end.getTime() - (DEFAULT_RANGE_DAYS - 1) * DAY_MS);
+  const start =
+    query.startDate !== undefined
+      ? parseDay(query.startDate, `${location}.startDate`)
+      : new Date(end.getTime() - (DEFAULT_RANGE_DAYS - 1) * DAY_MS);
   if (start > end) throw invalidField(`${location}.startDate`, 'must not be after endDate');
   const days = Math.round((end.getTime() - start.getTime()) / DAY_MS) + 1;
   return { startDate: isoDay(start), endDate: isoDay(end), from: start, to: new Date(end.getTime() + DAY_MS), days };
@@ -60,7 +61,10 @@ export function periodOf(query: RangeQuery, now = new Date(), location: 'query' 
 export function checkGranularity(period: Period, granularity: RollupGranularity): void {
   const max = MAX_RANGE_DAYS[granularity];
   if (max !== undefined && period.days > max) {
-    throw invalidField('query.granularity', `${granularity} granularity allows ranges of at most ${max} days (this one has ${period.days}); use a coarser granularity`);
+    throw invalidField(
+      'query.granularity',
+      `${granularity} granularity allows ranges of at most ${max} days (this one has ${period.days}); use a coarser granularity`,
+    );
   }
 }
 
@@ -70,7 +74,7 @@ export function bucketsOf(period: Period, granularity: RollupGranularity): Date[
   if (granularity === 'week') first.setUTCDate(first.getUTCDate() - ((first.getUTCDay() + 6) % 7));
   if (granularity === 'month') first.setUTCDate(1);
   const out: Date[] = [];
-  for (let b = first; b < period.to; ) {
+  for (let b = first; b < period.to;) {
     out.push(b);
     const n = new Date(b);
     if (granularity === 'hour') n.setUTCHours(n.getUTCHours() + 1);
@@ -115,11 +119,29 @@ export async function getProtocols(tenant: Tenant, query: RangeQuery & Filters) 
 /** One entry per sender ID with a message in the range, most `sent` first (ties by id). */
 export async function listSenderFigures(tenant: Tenant, query: RangeQuery & Filters) {
   const period = periodOf(query);
-  const rows = await rollupBySender(tenant.db, tenant.organizationId, { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId });
-  const names = new Map((await senderNames(tenant.db, tenant.organizationId, rows.map((r) => r.senderId))).map((s) => [s.id, s]));
+  const rows = await rollupBySender(tenant.db, tenant.organizationId, {
+    from: period.from,
+    to: period.to,
+    brandId: query.brandId,
+    campaignId: query.campaignId,
+  });
+  const names = new Map(
+    (
+      await senderNames(
+        tenant.db,
+        tenant.organizationId,
+        rows.map((r) => r.senderId),
+      )
+    ).map((s) => [s.id, s]),
+  );
   return rows
     .sort((a, b) => b.sent - a.sent || (a.senderId < b.senderId ? -1 : a.senderId > b.senderId ? 1 : 0))
-    .map((r) => ({ sums: r, senderId: r.senderId, name: names.get(r.senderId)?.name ?? null, type: names.get(r.senderId)?.type ?? 'UNKNOWN' }));
+    .map((r) => ({
+      sums: r,
+      senderId: r.senderId,
+      name: names.get(r.senderId)?.name ?? null,
+      type: names.get(r.senderId)?.type ?? 'UNKNOWN',
+    }));
 }
 
 /** Totals, per-channel breakdown (channels with messages, most `sent` first) and timeline of one sender ID. */
@@ -179,7 +201,15 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
     { item: 'capability_check' as const, quantity: sum('capabilityChecks'), unitPrice: CAPABILITY_CHECK_PRICE },
     { item: 'pass_through_fee' as const, quantity: 0, unitPrice: null },
   ].map((l) => ({ ...l, costUnits: l.unitPrice === null ? 0 : l.quantity * l.unitPrice }));
-  return { period, granularity, brandId: query.brandId ?? null, campaignId: query.campaignId ?? null, lines, totalUnits: lines.reduce((n, l) => n + l.costUnits, 0), timeline };
+  return {
+    period,
+    granularity,
+    brandId: query.brandId ?? null,
+    campaignId: query.campaignId ?? null,
+    lines,
+    totalUnits: lines.reduce((n, l) => n + l.costUnits, 0),
+    timeline,
+  };
 }
 
 export const TREND_PERIODS = { '7d': 7, '30d': 30, '90d': 90 } as const;
@@ -221,7 +251,12 @@ export async function getSessions(tenant: Tenant, query: RangeQuery & { groupBy?
   const keyOf = (r: SessionRow) => (by === 'day' ? r.day : r.source);
   const byKey = new Map(rows.map((r) => [keyOf(r), r]));
   const keys = by === 'day' ? bucketsOf(period, 'day').map(isoDay) : [...SESSION_SOURCES];
-  return { period, groupBy: by, totals: totals[0] ?? NO_SESSIONS, timeline: keys.map((key) => ({ key, figures: byKey.get(key) ?? NO_SESSIONS })) };
+  return {
+    period,
+    groupBy: by,
+    totals: totals[0] ?? NO_SESSIONS,
+    timeline: keys.map((key) => ({ key, figures: byKey.get(key) ?? NO_SESSIONS })),
+  };
 }
 
 /** Folds the pending deltas into the rollup (the job analytics.rollup-compact; `db` is the system handle). */
@@ -240,5 +275,14 @@ export async function getOverview(tenant: Tenant, query: RangeQuery & Filters & 
     overviewCounts(tenant.db, tenant.organizationId, period.from, period.to),
   ]);
   const totals = points.reduce(addSums, ZERO);
-  return { period, granularity, brandId: query.brandId ?? null, campaignId: query.campaignId ?? null, totals, timeline: points, activity, counts };
+  return {
+    period,
+    granularity,
+    brandId: query.brandId ?? null,
+    campaignId: query.campaignId ?? null,
+    totals,
+    timeline: points,
+    activity,
+    counts,
+  };
 }

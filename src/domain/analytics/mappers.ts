@@ -46,9 +46,30 @@ export function toReportRow(r: MessageReportDbRow): MessageReportRow {
  * `'=HYPERLINK(…)`); `segments` is a number and the amount a plain decimal, both left as they are.
  */
 export const MESSAGE_REPORT_COLUMNS = [
-  'messageId', 'kind', 'direction', 'createdAt', 'receiptAt', 'contactId', 'contactPhone', 'senderId', 'programId',
-  'brand', 'campaign', 'carrier', 'channel', 'actualChannel', 'fallback', 'fallbackReason', 'messageType', 'status',
-  'errorCode', 'segments', 'cost', 'currency', 'blastId', 'conversationId',
+  'messageId',
+  'kind',
+  'direction',
+  'createdAt',
+  'receiptAt',
+  'contactId',
+  'contactPhone',
+  'senderId',
+  'programId',
+  'brand',
+  'campaign',
+  'carrier',
+  'channel',
+  'actualChannel',
+  'fallback',
+  'fallbackReason',
+  'messageType',
+  'status',
+  'errorCode',
+  'segments',
+  'cost',
+  'currency',
+  'blastId',
+  'conversationId',
 ] as const;
 
 export function messageReportCsv(rows: readonly MessageReportRow[]): string {
@@ -153,14 +174,38 @@ export function toUsage(r: {
     granularity: r.granularity,
     brandId: r.brandId,
     campaignId: r.campaignId,
-    lines: r.lines.map((l) => ({ item: l.item, quantity: l.quantity, unitPrice: l.unitPrice === null ? null : toMoney(l.unitPrice), cost: toMoney(l.costUnits) })),
+    lines: r.lines.map((l) => ({
+      item: l.item,
+      quantity: l.quantity,
+      unitPrice: l.unitPrice === null ? null : toMoney(l.unitPrice),
+      cost: toMoney(l.costUnits),
+    })),
     total: toMoney(r.totalUnits),
-    timeline: r.timeline.map((p) => ({ date: p.date, textSegments: p.textSegments, richMessages: p.richMessages, capabilityChecks: p.capabilityChecks, cost: toMoney(p.costUnits) })),
+    timeline: r.timeline.map((p) => ({
+      date: p.date,
+      textSegments: p.textSegments,
+      richMessages: p.richMessages,
+      capabilityChecks: p.capabilityChecks,
+      cost: toMoney(p.costUnits),
+    })),
   };
 }
 
 type Activity = { conversations: number; sessions: number; newContacts: number; optOuts: number };
-const TREND_METRICS = ['sent', 'delivered', 'read', 'failed', 'received', 'fallback', 'deliveryRate', 'readRate', 'conversations', 'sessions', 'newContacts', 'optOuts'] as const;
+const TREND_METRICS = [
+  'sent',
+  'delivered',
+  'read',
+  'failed',
+  'received',
+  'fallback',
+  'deliveryRate',
+  'readRate',
+  'conversations',
+  'sessions',
+  'newContacts',
+  'optOuts',
+] as const;
 
 function trendValues(s: Sums, a: Activity): Record<(typeof TREND_METRICS)[number], number> {
   return { ...s, deliveryRate: rate(s.delivered, s.sent), readRate: rate(s.read, s.delivered), ...a };
@@ -186,7 +231,14 @@ export function toTrends(r: {
     metrics: TREND_METRICS.map((metric) => {
       // Rates are ratios of 4 decimals: their difference is rounded the same way (no float noise).
       const change = Math.round((c[metric] - p[metric]) * 10_000) / 10_000;
-      return { metric, current: c[metric], previous: p[metric], change, changePercent: changePercent(c[metric], p[metric]), direction: direction(change) };
+      return {
+        metric,
+        current: c[metric],
+        previous: p[metric],
+        change,
+        changePercent: changePercent(c[metric], p[metric]),
+        direction: direction(change),
+      };
     }),
     cost: {
       current: toMoney(r.cur.sums.costUnits),
@@ -198,9 +250,19 @@ export function toTrends(r: {
 }
 
 export function toReport(r: {
-  id: string; name: string; frequency: string; day_of_week: number | null; day_of_month: number | null; hour: number;
-  recipients: string[]; datasets: string[]; active: boolean; next_run_at: Date | null; last_sent_at: Date | null;
-  created_at: Date; updated_at: Date;
+  id: string;
+  name: string;
+  frequency: string;
+  day_of_week: number | null;
+  day_of_month: number | null;
+  hour: number;
+  recipients: string[];
+  datasets: string[];
+  active: boolean;
+  next_run_at: Date | null;
+  last_sent_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
 }): Schemas['AnalyticsReport'] {
   return {
     id: r.id,
@@ -231,7 +293,12 @@ function toSessionMetrics(s: SessionSums): Schemas['AnalyticsSessionMetrics'] {
   };
 }
 
-export function toSessions(r: { period: Period; groupBy: 'day' | 'source'; totals: SessionSums; timeline: Array<{ key: string; figures: SessionSums }> }): Schemas['AnalyticsSessions'] {
+export function toSessions(r: {
+  period: Period;
+  groupBy: 'day' | 'source';
+  totals: SessionSums;
+  timeline: Array<{ key: string; figures: SessionSums }>;
+}): Schemas['AnalyticsSessions'] {
   return {
     period: toPeriod(r.period),
     groupBy: r.groupBy,
@@ -239,7 +306,8 @@ export function toSessions(r: { period: Period; groupBy: 'day' | 'source'; total
     timeline: r.timeline.map((t) =>
       r.groupBy === 'day'
         ? { date: t.key, ...toSessionMetrics(t.figures) }
-        : { source: t.key as Schemas['AnalyticsSessionSource'], ...toSessionMetrics(t.figures) }),
+        : { source: t.key as Schemas['AnalyticsSessionSource'], ...toSessionMetrics(t.figures) },
+    ),
   };
 }
 
@@ -305,7 +373,14 @@ export function toBotFunnel(f: BotFunnel): Schemas['AnalyticsBotFunnel'] {
       entries: v.entries,
       contacts: v.contacts,
       exits: v.stoppedContacts,
-      exitsByKind: { advanced: v.advanced, completed: v.completed, handedOff: v.handedOff, errored: v.errored, abandoned: v.abandoned, waiting: v.waiting },
+      exitsByKind: {
+        advanced: v.advanced,
+        completed: v.completed,
+        handedOff: v.handedOff,
+        errored: v.errored,
+        abandoned: v.abandoned,
+        waiting: v.waiting,
+      },
       advancedTo,
       conversionRate: rate(v.advanced + v.completed, v.entries),
       dropOff: v.entries - v.advanced - v.completed,
@@ -315,18 +390,44 @@ export function toBotFunnel(f: BotFunnel): Schemas['AnalyticsBotFunnel'] {
 }
 
 /** GET /v1/analytics/intents. */
-export function toIntents(r: { period: Period; totalTaps: number; intents: Schemas['AnalyticsIntentCount'][] }): Schemas['AnalyticsIntents'] {
-  return { period: toPeriod(r.period), totalTaps: r.totalTaps, intents: r.intents.map((i) => ({ value: i.value, intentId: i.intentId, label: i.label, taps: i.taps, uniqueContacts: i.uniqueContacts })) };
+export function toIntents(r: {
+  period: Period;
+  totalTaps: number;
+  intents: Schemas['AnalyticsIntentCount'][];
+}): Schemas['AnalyticsIntents'] {
+  return {
+    period: toPeriod(r.period),
+    totalTaps: r.totalTaps,
+    intents: r.intents.map((i) => ({
+      value: i.value,
+      intentId: i.intentId,
+      label: i.label,
+      taps: i.taps,
+      uniqueContacts: i.uniqueContacts,
+    })),
+  };
 }
 
 /** GET /v1/analytics/top. */
 export function toTop(t: Top): Schemas['AnalyticsTop'] {
   return {
     period: toPeriod(t.period),
-    blasts: t.blasts.map((b) => ({ blastId: b.blastId, name: b.name, sent: b.sent, deliveryRate: rate(b.delivered, b.sent), readRate: rate(b.read, b.delivered), responseRate: rate(b.responders, b.delivered) })),
+    blasts: t.blasts.map((b) => ({
+      blastId: b.blastId,
+      name: b.name,
+      sent: b.sent,
+      deliveryRate: rate(b.delivered, b.sent),
+      readRate: rate(b.read, b.delivered),
+      responseRate: rate(b.responders, b.delivered),
+    })),
     bots: t.bots.map((b) => ({ botId: b.botId, name: b.name, sessions: b.sessions, completionRate: rate(b.completions, b.sessions) })),
     intents: t.intents.map((i) => ({ value: i.value, label: i.label, taps: i.taps })),
-    senders: t.senders.map((s) => ({ senderId: s.senderId, name: s.name, sent: s.sums.sent, deliveryRate: rate(s.sums.delivered, s.sums.sent) })),
+    senders: t.senders.map((s) => ({
+      senderId: s.senderId,
+      name: s.name,
+      sent: s.sums.sent,
+      deliveryRate: rate(s.sums.delivered, s.sums.sent),
+    })),
   };
 }
 
@@ -339,7 +440,15 @@ export function toBlastFigures(b: BlastFigures): Schemas['AnalyticsBlast'] {
     metrics: toMetrics(b.totals),
     engagement: { ...b.engagement, responseRate: Math.min(1, rate(b.engagement.uniqueResponders, b.totals.delivered)) },
     byChannel: b.byChannel.map((c) => toChannelMetrics(c.channel, c, b.totals.sent)),
-    timeline: b.timeline.map((p) => ({ bucketStart: p.bucket.toISOString().replace('.000Z', 'Z'), sent: p.sent, delivered: p.delivered, read: p.read, failed: p.failed, taps: p.taps, replies: p.replies })),
+    timeline: b.timeline.map((p) => ({
+      bucketStart: p.bucket.toISOString().replace('.000Z', 'Z'),
+      sent: p.sent,
+      delivered: p.delivered,
+      read: p.read,
+      failed: p.failed,
+      taps: p.taps,
+      replies: p.replies,
+    })),
     truncated: b.truncated,
   };
 }
@@ -352,7 +461,10 @@ export function toReportCsvRow(row: MessageReportDbRow): Record<string, CsvValue
 }
 
 /** POST /v1/analytics/export (asynchronous). */
-export function toExport(e: { row: { id: string; type: string; status: string; expires_at: Date; created_at: Date }; downloadUrl: string }): Schemas['AnalyticsExport'] {
+export function toExport(e: {
+  row: { id: string; type: string; status: string; expires_at: Date; created_at: Date };
+  downloadUrl: string;
+}): Schemas['AnalyticsExport'] {
   const ts = (d: Date) => d.toISOString().replace('.000Z', 'Z');
   return {
     exportId: e.row.id,

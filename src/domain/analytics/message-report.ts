@@ -55,7 +55,11 @@ function parseInstant(s: unknown): Date | undefined {
  * The organization's message records in the window, filtered and sorted: at most `limit` rows (default 100) and
  * whether more matched. 400 on `query.start` / `query.end` when the window is not one.
  */
-export async function getMessageReport(tenant: Tenant, query: MessageReportParams, now = new Date()): Promise<{ rows: MessageReportDbRow[]; hasMore: boolean }> {
+export async function getMessageReport(
+  tenant: Tenant,
+  query: MessageReportParams,
+  now = new Date(),
+): Promise<{ rows: MessageReportDbRow[]; hasMore: boolean }> {
   const range = reportWindow(query, now);
   if (!range.ok) throw invalidField(range.field, range.message);
   const limit = query.limit ?? DEFAULT_LIMIT;

@@ -53,7 +53,13 @@ export type ReportRun = { keys: string[]; delivery: MailDelivery; recipients: st
 
 type StoredCsv = { dataset: string; key: string; bytes: number; rows: number };
 
-function emailText(name: string, period: Period, totals: Awaited<ReturnType<typeof rollupTotals>>, files: StoredCsv[], links: Map<string, string>): string {
+function emailText(
+  name: string,
+  period: Period,
+  totals: Awaited<ReturnType<typeof rollupTotals>>,
+  files: StoredCsv[],
+  links: Map<string, string>,
+): string {
   const lines = [
     `${name}: ${period.startDate} to ${period.endDate} (UTC)`,
     '',
@@ -68,9 +74,11 @@ function emailText(name: string, period: Period, totals: Awaited<ReturnType<type
   ];
   for (const f of files) {
     const link = links.get(f.dataset);
-    lines.push(link
-      ? `${f.dataset}.csv (${f.rows} rows, too large to attach; link valid ${LINK_TTL_MS / DAY_MS} days): ${link}`
-      : `${f.dataset}.csv (${f.rows} rows): attached`);
+    lines.push(
+      link
+        ? `${f.dataset}.csv (${f.rows} rows, too large to attach; link valid ${LINK_TTL_MS / DAY_MS} days): ${link}`
+        : `${f.dataset}.csv (${f.rows} rows): attached`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -79,7 +87,12 @@ function emailText(name: string, period: Period, totals: Awaited<ReturnType<type
  * Runs one due report: writes its files, sends its email and moves nextRunAt past `now`. Null when the report is
  * gone, inactive or no longer due (another worker ran it). A send failure throws and records nothing.
  */
-export async function runScheduledReport(tenant: Tenant, services: Pick<Services, 'config'>, reportId: string, now = new Date()): Promise<ReportRun | null> {
+export async function runScheduledReport(
+  tenant: Tenant,
+  services: Pick<Services, 'config'>,
+  reportId: string,
+  now = new Date(),
+): Promise<ReportRun | null> {
   const store = storeFor(services.config);
   return inTransaction(tenant.db, async (tx) => {
     const report = await findReport(tx, tenant.organizationId, reportId, true);
@@ -109,7 +122,14 @@ export async function runScheduledReport(tenant: Tenant, services: Pick<Services
         attachments.push({ filename: `${f.dataset}.csv`, content, contentType: 'text/csv; charset=utf-8' });
       } else {
         const expiresAt = new Date(now.getTime() + LINK_TTL_MS);
-        const row = await insertExport(tx, tenant.organizationId, { type: f.dataset, startDate: period.startDate, endDate: period.endDate, filters: {}, createdAt: now, expiresAt });
+        const row = await insertExport(tx, tenant.organizationId, {
+          type: f.dataset,
+          startDate: period.startDate,
+          endDate: period.endDate,
+          filters: {},
+          createdAt: now,
+          expiresAt,
+        });
         await finishExport(tx, tenant.organizationId, row.id, { status: 'complete', storageKey: f.key });
         links.set(f.dataset, downloadUrlOf(services, tenant.organizationId, row.id, expiresAt));
       }
@@ -118,12 +138,16 @@ export async function runScheduledReport(tenant: Tenant, services: Pick<Services
     const totals = await rollupTotals(tx, tenant.organizationId, { from: period.from, to: period.to });
     let delivery: MailDelivery;
     try {
-      delivery = await sendMail(services.config.mail, {
-        to: report.recipients,
-        subject: `${report.name}: ${period.startDate} to ${period.endDate}`,
-        text: emailText(report.name, period, totals, files, links),
-        attachments,
-      }, `${isoDay(runAt)}-${report.id}`);
+      delivery = await sendMail(
+        services.config.mail,
+        {
+          to: report.recipients,
+          subject: `${report.name}: ${period.startDate} to ${period.endDate}`,
+          text: emailText(report.name, period, totals, files, links),
+          attachments,
+        },
+        `${isoDay(runAt)}-${report.id}`,
+      );
     } finally {
       // A send that failed before reading them leaves the files open.
       for (const a of attachments) if (a.content instanceof Readable) a.content.destroy();

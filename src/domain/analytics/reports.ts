@@ -58,7 +58,12 @@ export function listReports(tenant: Tenant): Promise<ReportRow[]> {
 export async function createReport(tenant: Tenant, body: ReportCreate, now = new Date()): Promise<ReportRow> {
   const b = body as ReportCreate & { dayOfWeek?: number; dayOfMonth?: number };
   checkDays(b);
-  const schedule: Schedule = { frequency: b.frequency, dayOfWeek: b.dayOfWeek ?? null, dayOfMonth: b.dayOfMonth ?? null, hour: b.hour ?? DEFAULT_HOUR };
+  const schedule: Schedule = {
+    frequency: b.frequency,
+    dayOfWeek: b.dayOfWeek ?? null,
+    dayOfMonth: b.dayOfMonth ?? null,
+    hour: b.hour ?? DEFAULT_HOUR,
+  };
   const active = b.active ?? true;
   return inTransaction(tenant.db, async (tx) => {
     await lockOrganizationReports(tx, tenant.organizationId);

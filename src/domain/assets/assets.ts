@@ -24,7 +24,15 @@ export type ProcessJobData = { organizationId: string; assetId: string };
 
 const MB = 1024 * 1024;
 /** Per-type size limits of the document (413 beyond). */
-export const SIZE_LIMITS: Record<AssetKind, number> = { image: 5 * MB, gif: 5 * MB, video: 25 * MB, audio: 10 * MB, pdf: 10 * MB, vcard: MB, other: MB };
+export const SIZE_LIMITS: Record<AssetKind, number> = {
+  image: 5 * MB,
+  gif: 5 * MB,
+  video: 25 * MB,
+  audio: 10 * MB,
+  pdf: 10 * MB,
+  vcard: MB,
+  other: MB,
+};
 /** Largest file whatever the type. */
 export const MAX_FILE_BYTES = 25 * MB;
 export const MAX_BATCH_FILES = 20;
@@ -34,7 +42,14 @@ type BatchRequest = components['schemas']['AssetBatchUploadRequest'];
 type UpdateRequest = components['schemas']['AssetUpdateRequest'];
 type CropRequest = components['schemas']['AssetCropRequest'];
 type ResizeRequest = components['schemas']['AssetResizeRequest'];
-type ListQuery = { folderId?: string; type?: AssetKind; search?: string; includeErrors?: boolean; sort?: q.AssetListFilter['sort']; order?: q.AssetListFilter['order'] };
+type ListQuery = {
+  folderId?: string;
+  type?: AssetKind;
+  search?: string;
+  includeErrors?: boolean;
+  sort?: q.AssetListFilter['sort'];
+  order?: q.AssetListFilter['order'];
+};
 
 export const store = (services: Pick<Services, 'config'>): ObjectStore => storeFor(services.config);
 export const etagOf = (data: Buffer): string => createHash('sha256').update(data).digest('hex').slice(0, 40);
@@ -48,14 +63,23 @@ const MB_TEXT = (n: number) => `${n / MB} MB`;
 /** Every check of an uploaded file (400 empty or unreadable image, 413 too large, 415 type not accepted). */
 export async function prepareFile(file: UploadedFile, name: string, field: string): Promise<Prepared> {
   if (file.size === 0) throw invalidField(field, 'the file is empty (0 bytes)');
-  if (file.size > MAX_FILE_BYTES) throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${MB_TEXT(MAX_FILE_BYTES)}; nothing was stored.`);
+  if (file.size > MAX_FILE_BYTES)
+    throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${MB_TEXT(MAX_FILE_BYTES)}; nothing was stored.`);
   const detected = await detectType(file.data);
   if (detected.type === null) {
-    throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `${detected.mimeType ?? 'This content'} is not an accepted asset type (detected from the file's content).`);
+    throw new ApiError(
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+      `${detected.mimeType ?? 'This content'} is not an accepted asset type (detected from the file's content).`,
+    );
   }
   const limit = SIZE_LIMITS[detected.type];
   if (file.size > limit) {
-    throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `A ${detected.type} asset may be at most ${MB_TEXT(limit)}; this file is ${file.size} bytes. Nothing was stored.`);
+    throw new ApiError(
+      413,
+      'PAYLOAD_TOO_LARGE',
+      `A ${detected.type} asset may be at most ${MB_TEXT(limit)}; this file is ${file.size} bytes. Nothing was stored.`,
+    );
   }
   let width: number | null = null;
   let height: number | null = null;
@@ -64,7 +88,13 @@ export async function prepareFile(file: UploadedFile, name: string, field: strin
 }
 
 /** Stores the bytes, then the row and its processing job in one transaction. */
-async function createAsset(tenant: Tenant, services: Services, p: Prepared, folderId: string | null, sourceAssetId: string | null): Promise<AssetRow> {
+async function createAsset(
+  tenant: Tenant,
+  services: Services,
+  p: Prepared,
+  folderId: string | null,
+  sourceAssetId: string | null,
+): Promise<AssetRow> {
   const orgId = tenant.organizationId;
   const id = randomUUID();
   const key = objectKey(orgId, id, 'original');
@@ -97,7 +127,9 @@ async function createAsset(tenant: Tenant, services: Services, p: Prepared, fold
       return row;
     });
   } catch (error) {
-    await store(services).delete(key).catch(() => undefined);
+    await store(services)
+      .delete(key)
+      .catch(() => undefined);
     throw error;
   }
 }
@@ -117,7 +149,12 @@ export async function uploadAsset(tenant: Tenant, services: Services, body: Uplo
   return createAsset(tenant, services, prepared, folderId, null);
 }
 
-export type BatchResult = { index: number; filename: string; asset: AssetRow | null; error: { code: 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'VALIDATION_ERROR' | 'INTERNAL_ERROR'; message: string } | null };
+export type BatchResult = {
+  index: number;
+  filename: string;
+  asset: AssetRow | null;
+  error: { code: 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE' | 'VALIDATION_ERROR' | 'INTERNAL_ERROR'; message: string } | null;
+};
 
 /** Each file on its own: one refused file never stops the others. */
 export async function uploadBatch(tenant: Tenant, services: Services, body: BatchRequest, files: UploadedFile[]): Promise<BatchResult[]> {
@@ -134,7 +171,10 @@ export async function uploadBatch(tenant: Tenant, services: Services, body: Batc
     } catch (error) {
       if (!(error instanceof ApiError)) services.log.error({ err: error, index }, 'batch upload: file failed');
       const code =
-        error instanceof ApiError && (error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'UNSUPPORTED_MEDIA_TYPE' || error.code === 'VALIDATION_ERROR') ? error.code : 'INTERNAL_ERROR';
+        error instanceof ApiError &&
+        (error.code === 'PAYLOAD_TOO_LARGE' || error.code === 'UNSUPPORTED_MEDIA_TYPE' || error.code === 'VALIDATION_ERROR')
+          ? error.code
+          : 'INTERNAL_ERROR';
       const detail = error instanceof ApiError ? (error.details?.[0]?.message ?? error.message) : 'the file could not be stored; retry it';
       results.push({ index, filename: file.filename, asset: null, error: { code, message: detail } });
     }
@@ -144,11 +184,22 @@ export async function uploadBatch(tenant: Tenant, services: Services, body: Batc
 
 export async function listAssets(tenant: Tenant, query: ListQuery, page: PageRequest) {
   const folder: q.AssetListFilter['folder'] =
-    query.folderId === undefined ? { kind: 'any' } : query.folderId === 'null' ? { kind: 'unfiled' } : { kind: 'folder', id: query.folderId };
+    query.folderId === undefined
+      ? { kind: 'any' }
+      : query.folderId === 'null'
+        ? { kind: 'unfiled' }
+        : { kind: 'folder', id: query.folderId };
   return q.listAssets(
     tenant.db,
     tenant.organizationId,
-    { folder, type: query.type, search: query.search, includeErrors: query.includeErrors ?? false, sort: query.sort ?? 'created_at', order: query.order ?? 'desc' },
+    {
+      folder,
+      type: query.type,
+      search: query.search,
+      includeErrors: query.includeErrors ?? false,
+      sort: query.sort ?? 'created_at',
+      order: query.order ?? 'desc',
+    },
     page,
   );
 }
@@ -164,7 +215,8 @@ export async function updateAsset(tenant: Tenant, id: string, body: UpdateReques
     const patch: { name?: string; folder_id?: string | null } = {};
     if (body.name !== undefined) patch.name = safeName(body.name);
     if (body.folderId !== undefined) {
-      if (body.folderId !== null && !(await folderExists(tx, orgId, body.folderId))) throw unknownReference('body.folderId', 'asset folder');
+      if (body.folderId !== null && !(await folderExists(tx, orgId, body.folderId)))
+        throw unknownReference('body.folderId', 'asset folder');
       patch.folder_id = body.folderId;
     }
     return found(await q.updateAsset(tx, orgId, id, patch), 'Asset');
@@ -175,13 +227,22 @@ export async function updateAsset(tenant: Tenant, id: string, body: UpdateReques
 export async function deleteAsset(tenant: Tenant, services: Services, id: string): Promise<void> {
   const row = found(await q.deleteAsset(tenant.db, tenant.organizationId, id), 'Asset');
   const keys = [row.storage_key, ...row.variants.map((v) => v.key)];
-  await Promise.all(keys.map((k) => store(services).delete(k).catch((err: unknown) => services.log.warn({ err, key: k }, 'asset file not deleted'))));
+  await Promise.all(
+    keys.map((k) =>
+      store(services)
+        .delete(k)
+        .catch((err: unknown) => services.log.warn({ err, key: k }, 'asset file not deleted')),
+    ),
+  );
 }
 
 async function editableSource(tenant: Tenant, services: Services, id: string): Promise<{ row: AssetRow; data: Buffer }> {
   const row = await getAsset(tenant, id);
   if (row.type !== 'image' && row.type !== 'gif') {
-    throw unprocessable('UNPROCESSABLE', `Only image and GIF assets can be cropped or resized; this asset is ${row.type} (${row.mime_type}).`);
+    throw unprocessable(
+      'UNPROCESSABLE',
+      `Only image and GIF assets can be cropped or resized; this asset is ${row.type} (${row.mime_type}).`,
+    );
   }
   if (row.status !== 'ready') throw conflict('INVALID_STATE', `The asset is ${row.status}; only a ready asset can be cropped or resized.`);
   const stream = await store(services).get(row.storage_key);
@@ -199,15 +260,25 @@ export async function cropAsset(tenant: Tenant, services: Services, id: string, 
   const width = row.width ?? 0;
   const height = row.height ?? 0;
   const problems: Array<{ field: string; message: string }> = [];
-  if (rect.x + rect.width > width) problems.push({ field: 'body.width', message: `x + width (${rect.x + rect.width}) exceeds the image width ${width}` });
-  if (rect.y + rect.height > height) problems.push({ field: 'body.height', message: `y + height (${rect.y + rect.height}) exceeds the image height ${height}` });
-  if (problems.length) throw new ApiError(400, 'VALIDATION_ERROR', `The crop rectangle must lie inside the ${width}×${height} image.`, { details: problems });
+  if (rect.x + rect.width > width)
+    problems.push({ field: 'body.width', message: `x + width (${rect.x + rect.width}) exceeds the image width ${width}` });
+  if (rect.y + rect.height > height)
+    problems.push({ field: 'body.height', message: `y + height (${rect.y + rect.height}) exceeds the image height ${height}` });
+  if (problems.length)
+    throw new ApiError(400, 'VALIDATION_ERROR', `The crop rectangle must lie inside the ${width}×${height} image.`, { details: problems });
   const out = await images.crop(data, row.mime_type, rect);
   const [base, ext] = splitExt(row.name);
   return createAsset(
     tenant,
     services,
-    { type: row.type, mimeType: out.mimeType, name: derivedName(base, ' (cropped)', ext), data: out.data, width: out.width, height: out.height },
+    {
+      type: row.type,
+      mimeType: out.mimeType,
+      name: derivedName(base, ' (cropped)', ext),
+      data: out.data,
+      width: out.width,
+      height: out.height,
+    },
     row.folder_id,
     row.id,
   );
@@ -220,7 +291,14 @@ export async function resizeAsset(tenant: Tenant, services: Services, id: string
   return createAsset(
     tenant,
     services,
-    { type: 'image', mimeType: 'image/jpeg', name: derivedName(base, ` (${body.width}x${body.height})`, '.jpg'), data: out.data, width: out.width, height: out.height },
+    {
+      type: 'image',
+      mimeType: 'image/jpeg',
+      name: derivedName(base, ` (${body.width}x${body.height})`, '.jpg'),
+      data: out.data,
+      width: out.width,
+      height: out.height,
+    },
     row.folder_id,
     row.id,
   );
@@ -243,7 +321,13 @@ export function matchesEtag(ifNoneMatch: string | undefined, etag: string): bool
  * 404 for an unknown name or one not generated yet. When `ifNoneMatch` names the variant's ETag the store is not
  * touched (content null: 304).
  */
-export async function openVariant(tenant: Tenant, services: Services, id: string, variant: string, ifNoneMatch?: string): Promise<VariantDownload> {
+export async function openVariant(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  variant: string,
+  ifNoneMatch?: string,
+): Promise<VariantDownload> {
   const row = await getAsset(tenant, id);
   const [base, ext] = splitExt(row.name);
   let target: { key: string; mimeType: string; etag: string; fileName: string };

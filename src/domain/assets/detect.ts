@@ -64,7 +64,11 @@ export async function detectType(data: Buffer): Promise<Detected> {
   if (claimed) return { mimeType: claimed, type: ACCEPTED[claimed]! };
   const t = text(data);
   if (t === null) return { mimeType: null, type: null };
-  const head = t.replace(/^\uFEFF/, '').trimStart().slice(0, 32).toUpperCase();
+  const head = t
+    .replace(/^\uFEFF/, '')
+    .trimStart()
+    .slice(0, 32)
+    .toUpperCase();
   if (head.startsWith('BEGIN:VCARD')) return { mimeType: 'text/vcard', type: 'vcard' };
   if (head.startsWith('BEGIN:VCALENDAR')) return { mimeType: 'text/calendar', type: 'other' };
   return { mimeType: 'text/plain', type: 'other' };

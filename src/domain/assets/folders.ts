@@ -30,7 +30,7 @@ function subtree(links: Links, id: string): Set<string> {
   let grew = true;
   while (grew) {
     grew = false;
-    for (const [child, parent] of links) if (parent && out.has(parent) && !out.has(child)) out.add(child), (grew = true);
+    for (const [child, parent] of links) if (parent && out.has(parent) && !out.has(child)) (out.add(child), (grew = true));
   }
   return out;
 }
@@ -53,7 +53,12 @@ const nameTaken = (name: string) => conflict('ALREADY_EXISTS', `A folder named "
 export type FolderFilter = string | undefined; // a folder id, 'null' or undefined
 
 export function listFolders(tenant: Tenant, parentId: FolderFilter): Promise<AssetFolderRow[]> {
-  const parent = parentId === undefined ? { kind: 'any' as const } : parentId === 'null' ? { kind: 'root' as const } : { kind: 'folder' as const, id: parentId };
+  const parent =
+    parentId === undefined
+      ? { kind: 'any' as const }
+      : parentId === 'null'
+        ? { kind: 'root' as const }
+        : { kind: 'folder' as const, id: parentId };
   return q.listFolders(tenant.db, tenant.organizationId, parent);
 }
 
@@ -81,7 +86,8 @@ export function updateFolder(tenant: Tenant, id: string, body: UpdateRequest): P
     const name = body.name ?? folder.name;
     if (parentId !== folder.parent_id && parentId !== null) {
       if (!links.has(parentId)) throw unknownReference('body.parentId', 'asset folder');
-      if (subtree(links, id).has(parentId)) throw conflict('CONFLICT', 'A folder cannot be moved into itself or one of its own subfolders.');
+      if (subtree(links, id).has(parentId))
+        throw conflict('CONFLICT', 'A folder cannot be moved into itself or one of its own subfolders.');
       if (depthOf(links, parentId) + heightOf(links, id) > MAX_FOLDER_DEPTH) throw tooDeep();
     }
     if (parentId !== folder.parent_id || name !== folder.name) {

@@ -27,7 +27,10 @@ export async function probe(data: Buffer, mimeType: string, field: string): Prom
   } catch (error) {
     const message = (error as Error).message;
     if (/pixel limit/i.test(message)) {
-      throw invalidField(field, `the image has more than ${MAX_INPUT_PIXELS.toLocaleString('en-US')} pixels; at most 50 megapixels are accepted`);
+      throw invalidField(
+        field,
+        `the image has more than ${MAX_INPUT_PIXELS.toLocaleString('en-US')} pixels; at most 50 megapixels are accepted`,
+      );
     }
     throw invalidField(field, `the file starts like ${mimeType} but is not a readable ${mimeType} image`);
   }
@@ -50,7 +53,10 @@ async function rendition(pipeline: Sharp, mimeType: string): Promise<Rendition> 
 /** JPEG, longest side THUMBNAIL_SIZE (never enlarged), first frame, transparency on white. */
 export function thumbnail(data: Buffer): Promise<Rendition> {
   return rendition(
-    open(data).flatten({ background: '#ffffff' }).resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality: 80 }),
+    open(data)
+      .flatten({ background: '#ffffff' })
+      .resize(THUMBNAIL_SIZE, THUMBNAIL_SIZE, { fit: 'inside', withoutEnlargement: true })
+      .jpeg({ quality: 80 }),
     'image/jpeg',
   );
 }
@@ -83,7 +89,10 @@ async function edited(work: Promise<Rendition>): Promise<Rendition> {
     return await work;
   } catch (error) {
     const reason = (error as Error).message.split('\n')[0] ?? '';
-    throw unprocessable('UNPROCESSABLE', `The image cannot be edited: ${/pixel limit/i.test(reason) ? `it has more than ${MAX_INPUT_PIXELS.toLocaleString('en-US')} pixels in all frames` : reason}.`);
+    throw unprocessable(
+      'UNPROCESSABLE',
+      `The image cannot be edited: ${/pixel limit/i.test(reason) ? `it has more than ${MAX_INPUT_PIXELS.toLocaleString('en-US')} pixels in all frames` : reason}.`,
+    );
   }
 }
 
@@ -91,7 +100,12 @@ async function edited(work: Promise<Rendition>): Promise<Rendition> {
 export function crop(data: Buffer, mimeType: string, rect: { x: number; y: number; width: number; height: number }): Promise<Rendition> {
   const format = OUTPUT[mimeType] ?? OUTPUT['image/png']!;
   const animated = mimeType === 'image/gif';
-  return edited(rendition(format(open(data, { animated }).extract({ left: rect.x, top: rect.y, width: rect.width, height: rect.height })), OUTPUT[mimeType] ? mimeType : 'image/png'));
+  return edited(
+    rendition(
+      format(open(data, { animated }).extract({ left: rect.x, top: rect.y, width: rect.width, height: rect.height })),
+      OUTPUT[mimeType] ? mimeType : 'image/png',
+    ),
+  );
 }
 
 /** A JPEG (quality 85) of width×height per `fit`; first frame of a GIF; transparency flattened onto white. */

@@ -48,7 +48,13 @@ export function toBatchResponse(results: BatchResult[], baseUrl: string): compon
 }
 
 export function toAssetFolder(row: AssetFolderRow): AssetFolder {
-  return { id: row.id, name: row.name, parentId: row.parent_id, createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    parentId: row.parent_id,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
 }
 
 /** Types sent as themselves; anything else is application/octet-stream with an attachment file name. */
@@ -67,7 +73,9 @@ export type Download = { status: 200 | 304; body: Readable | undefined; contentT
 export function toDownload(v: VariantDownload, signedUntil: Date | null = null, now = new Date()): Download {
   const inline = INLINE.has(v.mimeType);
   const ascii = v.fileName.replace(/[^\x20-\x7e]|["\\]/g, '_');
-  const maxAge = signedUntil ? Math.max(0, Math.min(YEAR_SECONDS, Math.floor((signedUntil.getTime() - now.getTime()) / 1000))) : YEAR_SECONDS;
+  const maxAge = signedUntil
+    ? Math.max(0, Math.min(YEAR_SECONDS, Math.floor((signedUntil.getTime() - now.getTime()) / 1000)))
+    : YEAR_SECONDS;
   const caching = { ETag: `"${v.etag}"`, 'Cache-Control': `${signedUntil ? 'public' : 'private'}, max-age=${maxAge}, immutable` };
   const contentType = inline ? v.mimeType : 'application/octet-stream';
   if (!v.content) return { status: 304, body: undefined, contentType, headers: caching };

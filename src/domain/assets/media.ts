@@ -25,7 +25,9 @@ const holders = (of: object, field: string): Array<{ holder: MediaHolder; field:
   return [
     { holder: content, field },
     ...(content.card && typeof content.card === 'object' ? [{ holder: content.card as MediaHolder, field: `${field}.card` }] : []),
-    ...(Array.isArray(content.cards) ? (content.cards as MediaHolder[]).map((holder, i) => ({ holder, field: `${field}.cards.${i}` })) : []),
+    ...(Array.isArray(content.cards)
+      ? (content.cards as MediaHolder[]).map((holder, i) => ({ holder, field: `${field}.cards.${i}` }))
+      : []),
   ];
 };
 
@@ -59,14 +61,17 @@ export function messageVariant(row: AssetRow): { variant: string } | { refusal: 
  */
 export async function checkMediaAssets(tenant: Tenant, refs: readonly AssetRef[]): Promise<Map<string, AssetRow>> {
   if (refs.length === 0) return new Map();
-  const rows = new Map((await q.getAssetsByIds(tenant.db, tenant.organizationId, [...new Set(refs.map((r) => r.assetId))])).map((r) => [r.id, r]));
+  const rows = new Map(
+    (await q.getAssetsByIds(tenant.db, tenant.organizationId, [...new Set(refs.map((r) => r.assetId))])).map((r) => [r.id, r]),
+  );
   const unknown = refs.filter((r) => !rows.has(r.assetId)).map((r) => r.field);
   if (unknown.length) throw unknownReference(unknown, 'asset');
   const refused: FieldError[] = refs.flatMap((r) => {
     const choice = messageVariant(rows.get(r.assetId)!);
     return 'refusal' in choice ? [{ field: r.field, message: choice.refusal, code: 'media_type' }] : [];
   });
-  if (refused.length) throw new ApiError(400, 'VALIDATION_ERROR', 'Only image, GIF and MP4 video assets can be sent as message media.', { details: refused });
+  if (refused.length)
+    throw new ApiError(400, 'VALIDATION_ERROR', 'Only image, GIF and MP4 video assets can be sent as message media.', { details: refused });
   return rows;
 }
 
@@ -74,7 +79,11 @@ export async function checkMediaAssets(tenant: Tenant, refs: readonly AssetRef[]
  * Why each of `ids` cannot be message media, for a check that reports instead of throwing (bot publish
  * validation): `UNKNOWN_ASSET` (not the organization's), `ASSET_NOT_SENDABLE` (its type). Absent ids can be sent.
  */
-export async function mediaAssetProblems(db: Db, organizationId: string, ids: readonly string[]): Promise<Map<string, { code: string; message: string }>> {
+export async function mediaAssetProblems(
+  db: Db,
+  organizationId: string,
+  ids: readonly string[],
+): Promise<Map<string, { code: string; message: string }>> {
   const unique = [...new Set(ids)];
   const rows = new Map((await q.getAssetsByIds(db, organizationId, unique)).map((r) => [r.id, r]));
   const problems = new Map<string, { code: string; message: string }>();
@@ -82,7 +91,8 @@ export async function mediaAssetProblems(db: Db, organizationId: string, ids: re
     const row = rows.get(id);
     const choice = row ? messageVariant(row) : null;
     if (!row) problems.set(id, { code: 'UNKNOWN_ASSET', message: `Asset ${id} does not exist in this organization.` });
-    else if (choice && 'refusal' in choice) problems.set(id, { code: 'ASSET_NOT_SENDABLE', message: `Asset ${id} cannot be sent: ${choice.refusal}.` });
+    else if (choice && 'refusal' in choice)
+      problems.set(id, { code: 'ASSET_NOT_SENDABLE', message: `Asset ${id} cannot be sent: ${choice.refusal}.` });
   }
   return problems;
 }
@@ -93,18 +103,29 @@ export async function mediaAssetProblems(db: Db, organizationId: string, ids: re
  * query, and an item that already has its `mediaUrl` is left alone, so calling this twice is harmless. Besides
  * checkMediaAssets' answers: 409 INVALID_STATE naming every asset still `processing` or in `error`.
  */
-export async function resolveContentAssets<C extends object>(tenant: Tenant, services: Pick<Services, 'config'>, content: C, field = 'body.content', now = new Date()): Promise<C> {
+export async function resolveContentAssets<C extends object>(
+  tenant: Tenant,
+  services: Pick<Services, 'config'>,
+  content: C,
+  field = 'body.content',
+  now = new Date(),
+): Promise<C> {
   const refs = assetRefsOf(content, field);
   if (refs.length === 0) return content;
   const rows = await checkMediaAssets(tenant, refs);
   const unready: FieldError[] = refs.flatMap((r) => {
     const row = rows.get(r.assetId)!;
     if (row.status === 'ready') return [];
-    const message = row.status === 'processing' ? 'the asset is still processing; send once it is ready' : `the asset's processing failed (${row.error ?? 'unknown reason'}); upload it again`;
+    const message =
+      row.status === 'processing'
+        ? 'the asset is still processing; send once it is ready'
+        : `the asset's processing failed (${row.error ?? 'unknown reason'}); upload it again`;
     return [{ field: r.field, message, code: row.status }];
   });
   if (unready.length) {
-    throw new ApiError(409, 'INVALID_STATE', 'Only a ready asset can be sent as message media (see the asset\'s status).', { details: unready });
+    throw new ApiError(409, 'INVALID_STATE', "Only a ready asset can be sent as message media (see the asset's status).", {
+      details: unready,
+    });
   }
   const expiresAt = linkExpiry(now, MESSAGE_LINK_TTL_MS);
   const resolved = structuredClone(content);

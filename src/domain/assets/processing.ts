@@ -39,7 +39,15 @@ export async function runProcessJob(app: Pick<AppContext, 'db' | 'config' | 'log
       for (const [name, r] of renditions) {
         const key = objectKey(orgId, row.id, name);
         await store.put(key, r.data, r.mimeType);
-        variants.push({ name, mimeType: r.mimeType, width: r.width, height: r.height, sizeBytes: r.data.length, key, etag: etagOf(r.data) });
+        variants.push({
+          name,
+          mimeType: r.mimeType,
+          width: r.width,
+          height: r.height,
+          sizeBytes: r.data.length,
+          key,
+          etag: etagOf(r.data),
+        });
       }
     }
   }

@@ -29,7 +29,8 @@ export const MAX_SCHEDULE_DAYS = 90;
 const DAY_MS = 24 * 3600_000;
 const TEST_REJECTIONS: ReadonlySet<string> = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'NO_CHANNEL_AVAILABLE']);
 
-const BOTS_UNAVAILABLE = 'Blasts cannot send a bot yet (bot content sources are refused until bots can be started by a blast); use contentJson or variants.';
+const BOTS_UNAVAILABLE =
+  'Blasts cannot send a bot yet (bot content sources are refused until bots can be started by a blast); use contentJson or variants.';
 
 type ContentFields = { botId?: string; contentJson?: BlastMessageContent; variants?: BlastVariant[] };
 /** The request bodies (the generated types of a schema with oneOf/anyOf are not usable as such). */
@@ -47,7 +48,10 @@ export type TestBody = { phones?: string[]; contactIds?: string[]; variantKey?: 
 
 function contentColumns(body: ContentFields) {
   const sources = [body.botId, body.contentJson, body.variants].filter((v) => v !== undefined).length;
-  if (sources !== 1) throw badRequest('Exactly one content source is needed: botId, contentJson or variants.', [{ field: 'body', message: 'exactly one of botId, contentJson, variants' }]);
+  if (sources !== 1)
+    throw badRequest('Exactly one content source is needed: botId, contentJson or variants.', [
+      { field: 'body', message: 'exactly one of botId, contentJson, variants' },
+    ]);
   assertVariants(body.variants);
   if (body.botId) throw unprocessable('UNPROCESSABLE', BOTS_UNAVAILABLE);
   return {
@@ -91,13 +95,17 @@ function assertScheduleTime(value: string | null | undefined, field: string, now
   if (!value) throw invalidField(field, 'must be a time in the future');
   const at = new Date(value);
   if (!(at.getTime() > now.getTime())) throw invalidField(field, 'must be in the future');
-  if (at.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * DAY_MS) throw invalidField(field, `must be at most ${MAX_SCHEDULE_DAYS} days ahead`);
+  if (at.getTime() > now.getTime() + MAX_SCHEDULE_DAYS * DAY_MS)
+    throw invalidField(field, `must be at most ${MAX_SCHEDULE_DAYS} days ahead`);
   return at;
 }
 
 export async function createBlast(tenant: Tenant, services: Services, body: CreateBody): Promise<BlastRow> {
   const content = contentColumns(body);
-  if (!body.segmentId && !body.contactIds?.length) throw badRequest('The audience needs segmentId and/or contactIds.', [{ field: 'body', message: 'segmentId or contactIds is required' }]);
+  if (!body.segmentId && !body.contactIds?.length)
+    throw badRequest('The audience needs segmentId and/or contactIds.', [
+      { field: 'body', message: 'segmentId or contactIds is required' },
+    ]);
   return inTenantTransaction(tenant, async (t) => {
     await checkReferences(t, { senderId: body.senderId, segmentId: body.segmentId, contactIds: body.contactIds });
     await checkContentAssets(t, body);
@@ -115,7 +123,16 @@ export async function createBlast(tenant: Tenant, services: Services, body: Crea
     await emitEvent(t.db, queueOf(services), {
       organizationId: t.organizationId,
       type: 'blast.status_changed',
-      data: { blastId: row.id, name: row.name, senderIdId: row.sender_id, contactPhone: null, previousStatus: null, status: 'DRAFT', recipientCount: null, occurredAt: row.created_at.toISOString() },
+      data: {
+        blastId: row.id,
+        name: row.name,
+        senderIdId: row.sender_id,
+        contactPhone: null,
+        previousStatus: null,
+        status: 'DRAFT',
+        recipientCount: null,
+        occurredAt: row.created_at.toISOString(),
+      },
     });
     return row;
   });
@@ -140,7 +157,11 @@ export async function getBlastDetail(tenant: Tenant, id: string): Promise<{ blas
 
 export function updateBlast(tenant: Tenant, services: Services, id: string, body: S['BlastUpdateRequest']): Promise<BlastRow> {
   const extra = Object.keys(body).filter((k) => !['name', 'senderId', 'messageType', 'fallbackToSms', 'scheduledAt'].includes(k));
-  if (extra.length) throw badRequest('Content and audience have their own operations.', extra.map((k) => ({ field: bodyField(k), message: 'not allowed here' })));
+  if (extra.length)
+    throw badRequest(
+      'Content and audience have their own operations.',
+      extra.map((k) => ({ field: bodyField(k), message: 'not allowed here' })),
+    );
   return inTenantTransaction(tenant, async (t) => {
     const blast = await lockBlast(t, id);
     assertTransition('update', blast.status);
@@ -181,12 +202,18 @@ export function updateBlastContent(tenant: Tenant, id: string, body: S['BlastCon
 }
 
 export function updateBlastAudience(tenant: Tenant, id: string, body: AudienceBody): Promise<{ blast: BlastRow; recipientCount: number }> {
-  if (!body.segmentId && !body.contactIds?.length) throw badRequest('The audience needs segmentId and/or contactIds.', [{ field: 'body', message: 'segmentId or contactIds is required' }]);
+  if (!body.segmentId && !body.contactIds?.length)
+    throw badRequest('The audience needs segmentId and/or contactIds.', [
+      { field: 'body', message: 'segmentId or contactIds is required' },
+    ]);
   return inTenantTransaction(tenant, async (t) => {
     const blast = await lockBlast(t, id);
     assertTransition('update', blast.status);
     await checkReferences(t, { segmentId: body.segmentId, contactIds: body.contactIds });
-    const row = await q.updateBlast(t.db, t.organizationId, id, { segment_id: body.segmentId ?? null, contact_ids: JSON.stringify(body.contactIds ?? []) });
+    const row = await q.updateBlast(t.db, t.organizationId, id, {
+      segment_id: body.segmentId ?? null,
+      contact_ids: JSON.stringify(body.contactIds ?? []),
+    });
     const saved = row.segment_id ? await useSavedSegment(t, row.segment_id) : undefined;
     const { segmentPredicate } = await import('../../db/queries/contacts/segments.ts');
     const predicate = saved ? segmentPredicate(saved.query, t.organizationId) : null;
@@ -232,11 +259,21 @@ export function sendBlast(tenant: Tenant, services: Services, id: string): Promi
     const { estimate } = await assertReady(t, blast);
     const cleared = await q.updateBlast(t.db, t.organizationId, id, { scheduled_at: null });
     const row = await startSending(t, services, { ...cleared, status: blast.status }, estimate.audience.eligible);
-    return { blastId: id, previousStatus: blast.status as BlastStatus, status: row.status as BlastStatus, changedAt: row.updated_at.toISOString() };
+    return {
+      blastId: id,
+      previousStatus: blast.status as BlastStatus,
+      status: row.status as BlastStatus,
+      changedAt: row.updated_at.toISOString(),
+    };
   });
 }
 
-export function scheduleBlast(tenant: Tenant, services: Services, id: string, body: S['BlastScheduleRequest']): Promise<S['BlastScheduleResult']> {
+export function scheduleBlast(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  body: S['BlastScheduleRequest'],
+): Promise<S['BlastScheduleResult']> {
   const at = assertScheduleTime(body.scheduledAt, bodyField('scheduledAt'));
   return inTenantTransaction(tenant, async (t) => {
     const blast = await lockBlast(t, id);
@@ -247,7 +284,13 @@ export function scheduleBlast(tenant: Tenant, services: Services, id: string, bo
         ? await q.updateBlast(t.db, t.organizationId, id, { scheduled_at: at })
         : await moveTo(t, services, blast, 'SCHEDULED', { scheduled_at: at });
     await queueScheduledStart(t, services, id, at);
-    return { blastId: id, previousStatus: blast.status as BlastStatus, status: 'SCHEDULED', changedAt: row.updated_at.toISOString(), scheduledAt: at.toISOString() };
+    return {
+      blastId: id,
+      previousStatus: blast.status as BlastStatus,
+      status: 'SCHEDULED',
+      changedAt: row.updated_at.toISOString(),
+      scheduledAt: at.toISOString(),
+    };
   });
 }
 
@@ -276,7 +319,10 @@ export async function getBlastProgress(tenant: Tenant, id: string): Promise<S['B
 /** Replies and opt-outs count within this many days of the message (BlastStats). */
 export const ENGAGEMENT_DAYS = 7;
 
-export async function getBlastStats(tenant: Tenant, id: string): Promise<{ blast: BlastRow; groups: q.BlastMessageRow[]; engagement: Awaited<ReturnType<typeof q.engagement>> }> {
+export async function getBlastStats(
+  tenant: Tenant,
+  id: string,
+): Promise<{ blast: BlastRow; groups: q.BlastMessageRow[]; engagement: Awaited<ReturnType<typeof q.engagement>> }> {
   const blast = await getBlast(tenant, id);
   const [groups, engagement] = await Promise.all([
     q.messageGroups(tenant.db, tenant.organizationId, id),
@@ -294,7 +340,9 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
   const phones = body.phones ?? [];
   const contactIds = body.contactIds ?? [];
   if (phones.length + contactIds.length > MAX_TEST_RECIPIENTS) {
-    throw badRequest(`At most ${MAX_TEST_RECIPIENTS} test recipients in total.`, [{ field: 'body', message: `more than ${MAX_TEST_RECIPIENTS} recipients` }]);
+    throw badRequest(`At most ${MAX_TEST_RECIPIENTS} test recipients in total.`, [
+      { field: 'body', message: `more than ${MAX_TEST_RECIPIENTS} recipients` },
+    ]);
   }
   const blast = await getBlast(tenant, id);
   if (blast.content_source === 'bot') throw unprocessable('UNPROCESSABLE', BOTS_UNAVAILABLE);
@@ -339,9 +387,14 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
     } catch (e) {
       if (!(e instanceof ApiError) || !TEST_REJECTIONS.has(e.code)) throw e;
       if (!phone && contactId) phone = (await q.contactPhone(tenant.db, tenant.organizationId, contactId)) ?? '';
-      results.push({ phone, contactId: r.contactId, messageId: null, status: null, error: { code: e.code as ErrorCode, message: e.message } });
+      results.push({
+        phone,
+        contactId: r.contactId,
+        messageId: null,
+        status: null,
+        error: { code: e.code as ErrorCode, message: e.message },
+      });
     }
   }
   return { blastId: id, variantKey, results };
 }
-

@@ -17,8 +17,10 @@ const MAX_ACTIONS = 4;
 const MAX_REPLIES = 11;
 
 const clip = (s: string, n = MAX_SEND_TEXT) => (s.length > n ? s.slice(0, n) : s);
-const urlActions = (a: BlastAction[] | undefined) => (a ?? []).filter((x) => x.type === 'openUrl' && x.url).map((x) => ({ text: x.text, url: x.url! }));
-const replyActions = (a: BlastAction[] | undefined) => (a ?? []).filter((x) => x.type === 'reply' && x.postback).map((x) => ({ text: x.text, postback: x.postback! }));
+const urlActions = (a: BlastAction[] | undefined) =>
+  (a ?? []).filter((x) => x.type === 'openUrl' && x.url).map((x) => ({ text: x.text, url: x.url! }));
+const replyActions = (a: BlastAction[] | undefined) =>
+  (a ?? []).filter((x) => x.type === 'reply' && x.postback).map((x) => ({ text: x.text, postback: x.postback! }));
 
 function card(c: BlastCard) {
   const actions = urlActions(c.actions).slice(0, MAX_CARD_BUTTONS);
@@ -41,7 +43,12 @@ export function toSendContent(content: BlastMessageContent): SendContent {
     case 'text':
       return { type: 'text', text: clip(content.text ?? ''), ...chips };
     case 'media':
-      return { type: 'media', ...(content.assetId ? { assetId: content.assetId } : { mediaUrl: content.mediaUrl! }), ...(content.text ? { text: clip(content.text) } : {}), ...chips };
+      return {
+        type: 'media',
+        ...(content.assetId ? { assetId: content.assetId } : { mediaUrl: content.mediaUrl! }),
+        ...(content.text ? { text: clip(content.text) } : {}),
+        ...chips,
+      };
     case 'card':
       return { type: 'card', ...card(content.card as BlastCard) } as SendContent;
     case 'carousel':
@@ -53,7 +60,10 @@ export function toSendContent(content: BlastMessageContent): SendContent {
  * The assets a content names (`assetId`), checked when it is saved: 404 naming each one that is not the
  * organization's, 400 for a type that cannot be sent (media.ts). Readiness is checked when the blast sends.
  */
-export async function checkContentAssets(tenant: Tenant, body: { contentJson?: BlastMessageContent; variants?: BlastVariant[] }): Promise<void> {
+export async function checkContentAssets(
+  tenant: Tenant,
+  body: { contentJson?: BlastMessageContent; variants?: BlastVariant[] },
+): Promise<void> {
   const refs = [
     ...(body.contentJson ? assetRefsOf(body.contentJson, bodyField('contentJson')) : []),
     ...(body.variants ?? []).flatMap((v, i) => assetRefsOf(v.content, bodyField('variants', i, 'content'))),
@@ -65,9 +75,13 @@ export async function checkContentAssets(tenant: Tenant, body: { contentJson?: B
 export function assertVariants(variants: BlastVariant[] | undefined): void {
   if (!variants) return;
   const keys = new Set(variants.map((v) => v.key));
-  if (keys.size !== variants.length) throw badRequest('Variant keys must be unique.', [{ field: bodyField('variants'), message: 'variant keys repeat' }]);
+  if (keys.size !== variants.length)
+    throw badRequest('Variant keys must be unique.', [{ field: bodyField('variants'), message: 'variant keys repeat' }]);
   const total = variants.reduce((s, v) => s + v.weight, 0);
-  if (total !== 100) throw badRequest(`Variant weights must add up to 100 (they add up to ${total}).`, [{ field: bodyField('variants'), message: 'weights must add up to 100' }]);
+  if (total !== 100)
+    throw badRequest(`Variant weights must add up to 100 (they add up to ${total}).`, [
+      { field: bodyField('variants'), message: 'weights must add up to 100' },
+    ]);
 }
 
 /** Variants as cumulative buckets of 0–99: the same assignment in SQL (materialization) and in the estimate. */

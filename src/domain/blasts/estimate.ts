@@ -108,7 +108,15 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
     const unit: Line['billingUnit'] = channel === 'SMS' || (channel !== 'MMS' && content.type === 'text') ? 'textSegment' : 'richMessage';
     const unitPrice = unit === 'textSegment' ? TEXT_SEGMENT_PRICE : CARD_OR_MEDIA_PRICE;
     const key = `${channel}/${unit}`;
-    const line = lines.get(key) ?? { channel, billingUnit: unit, recipients: 0, units: 0, unitPrice: toMoney(unitPrice), cost: toMoney(0), costUnits: 0 };
+    const line = lines.get(key) ?? {
+      channel,
+      billingUnit: unit,
+      recipients: 0,
+      units: 0,
+      unitPrice: toMoney(unitPrice),
+      cost: toMoney(0),
+      costUnits: 0,
+    };
     line.recipients += g.n;
     line.units += Math.round(rendering.costUnits / unitPrice) * g.n;
     line.costUnits += rendering.costUnits * g.n;
@@ -139,11 +147,16 @@ export async function assertReady(tenant: Tenant, blast: q.BlastRow, now = new D
   } catch (e) {
     throw new NotReady('SENDER_NOT_READY', 'UNPROCESSABLE', e instanceof Error ? e.message : 'The sender is not send-ready.');
   }
-  if (blast.content_source === 'bot') throw new NotReady('BOT_NOT_PUBLISHED', 'UNPROCESSABLE', 'The blast sends a bot, and bots cannot be started by blasts yet.');
+  if (blast.content_source === 'bot')
+    throw new NotReady('BOT_NOT_PUBLISHED', 'UNPROCESSABLE', 'The blast sends a bot, and bots cannot be started by blasts yet.');
   const result = await computeEstimate(tenant, blast, now);
   if (result.contentBlocked) throw new NotReady('CONTENT_BLOCKED', 'CONTENT_BLOCKED', result.contentBlocked);
   if (result.estimate.audience.eligible === 0) {
-    throw new NotReady('NO_ELIGIBLE_RECIPIENTS', 'UNPROCESSABLE', 'The audience has no eligible recipient (every contact is excluded: opted out, DNC, no consent or no channel).');
+    throw new NotReady(
+      'NO_ELIGIBLE_RECIPIENTS',
+      'UNPROCESSABLE',
+      'The audience has no eligible recipient (every contact is excluded: opted out, DNC, no consent or no channel).',
+    );
   }
   return result;
 }

@@ -67,10 +67,16 @@ const DELIVERED = new Set(['delivered', 'read']);
 const FAILED = new Set(['failed', 'undeliverable']);
 const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 10000) / 10000);
 
-export function toStats(b: BlastRow, groups: BlastMessageRow[], engagement: Array<{ variant_key: string | null; replies: number; opt_outs: number }> = []): S['BlastStats'] {
+export function toStats(
+  b: BlastRow,
+  groups: BlastMessageRow[],
+  engagement: Array<{ variant_key: string | null; replies: number; opt_outs: number }> = [],
+): S['BlastStats'] {
   const replies = (key?: string) => engagement.filter((e) => key === undefined || e.variant_key === key).reduce((s, e) => s + e.replies, 0);
-  const optOuts = (key?: string) => engagement.filter((e) => key === undefined || e.variant_key === key).reduce((s, e) => s + e.opt_outs, 0);
-  const sum = (pred: (g: BlastMessageRow) => boolean, of: (g: BlastMessageRow) => number = (g) => g.n) => groups.filter(pred).reduce((s, g) => s + of(g), 0);
+  const optOuts = (key?: string) =>
+    engagement.filter((e) => key === undefined || e.variant_key === key).reduce((s, e) => s + e.opt_outs, 0);
+  const sum = (pred: (g: BlastMessageRow) => boolean, of: (g: BlastMessageRow) => number = (g) => g.n) =>
+    groups.filter(pred).reduce((s, g) => s + of(g), 0);
   const stat = (rows: (g: BlastMessageRow) => boolean) => ({
     sent: sum((g) => rows(g) && SENT.has(g.status)),
     delivered: sum((g) => rows(g) && DELIVERED.has(g.status)),
@@ -91,11 +97,24 @@ export function toStats(b: BlastRow, groups: BlastMessageRow[], engagement: Arra
     replies: replies(),
     optOuts: optOuts(),
     fallbacks: sum((g) => g.channel === 'SMS' || g.channel === 'MMS'),
-    rates: { delivery: ratio(all.delivered, all.sent), read: ratio(all.read, all.delivered), click: 0, reply: ratio(replies(), all.delivered), optOut: ratio(optOuts(), all.delivered) },
+    rates: {
+      delivery: ratio(all.delivered, all.sent),
+      read: ratio(all.read, all.delivered),
+      click: 0,
+      reply: ratio(replies(), all.delivered),
+      optOut: ratio(optOuts(), all.delivered),
+    },
     byChannel: channels.map((channel) => ({ channel: channel as S['Channel'], ...stat((g) => channelOf(g) === channel) })),
     byVariant:
       b.content_source === 'variants'
-        ? variantKeys.map((key) => ({ key, recipients: sum((g) => g.variant_key === key), ...stat((g) => g.variant_key === key), clicks: 0, replies: replies(key), optOuts: optOuts(key) }))
+        ? variantKeys.map((key) => ({
+            key,
+            recipients: sum((g) => g.variant_key === key),
+            ...stat((g) => g.variant_key === key),
+            clicks: 0,
+            replies: replies(key),
+            optOuts: optOuts(key),
+          }))
         : null,
     updatedAt: new Date().toISOString(),
   };

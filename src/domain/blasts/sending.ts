@@ -65,7 +65,12 @@ export async function moveTo(
 }
 
 /** Moves a checked blast to SENDING now: materializes the recipients and queues the batches (caller's transaction). */
-export async function startSending(tenant: Tenant, services: Pick<Services, 'queue'>, blast: q.BlastRow, eligible: number): Promise<q.BlastRow> {
+export async function startSending(
+  tenant: Tenant,
+  services: Pick<Services, 'queue'>,
+  blast: q.BlastRow,
+  eligible: number,
+): Promise<q.BlastRow> {
   const { db, organizationId } = tenant;
   const predicate = await segmentOf(tenant, blast);
   const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
@@ -80,15 +85,26 @@ export async function startSending(tenant: Tenant, services: Pick<Services, 'que
   return row;
 }
 
-async function queueAdvance(tenant: Tenant, services: Pick<Services, 'queue'>, blastId: string, dispatchedAt: Date | null = null): Promise<void> {
+async function queueAdvance(
+  tenant: Tenant,
+  services: Pick<Services, 'queue'>,
+  blastId: string,
+  dispatchedAt: Date | null = null,
+): Promise<void> {
   const elapsed = dispatchedAt ? (Date.now() - dispatchedAt.getTime()) / 1000 : 0;
   const delay = Math.min(ADVANCE_MAX_SECONDS, ADVANCE_EVERY_SECONDS + Math.floor(elapsed / 30));
-  await queueOf(services).send(QUEUES.blastAdvance, { organizationId: tenant.organizationId, blastId } satisfies StartJob, { db: fromKysely(tenant.db), startAfter: delay });
+  await queueOf(services).send(QUEUES.blastAdvance, { organizationId: tenant.organizationId, blastId } satisfies StartJob, {
+    db: fromKysely(tenant.db),
+    startAfter: delay,
+  });
 }
 
 /** Queues the scheduled start (the job checks the blast is still SCHEDULED for that time). */
 export async function queueScheduledStart(tenant: Tenant, services: Pick<Services, 'queue'>, blastId: string, at: Date): Promise<void> {
-  await queueOf(services).send(QUEUES.blastStart, { organizationId: tenant.organizationId, blastId } satisfies StartJob, { db: fromKysely(tenant.db), startAfter: at });
+  await queueOf(services).send(QUEUES.blastStart, { organizationId: tenant.organizationId, blastId } satisfies StartJob, {
+    db: fromKysely(tenant.db),
+    startAfter: at,
+  });
 }
 
 /** The scheduled start: runs the launch checks again; a failure moves the blast to FAILED with the reason. */
@@ -104,7 +120,10 @@ export async function runScheduledStart(app: AppContext, job: StartJob): Promise
     } catch (e) {
       if (!(e instanceof NotReady)) throw e;
       assertTransition('fail', blast.status);
-      await moveTo(t, app, blast, 'FAILED', { completed_at: new Date(), failure_reason: JSON.stringify({ code: e.failureCode, message: e.message }) });
+      await moveTo(t, app, blast, 'FAILED', {
+        completed_at: new Date(),
+        failure_reason: JSON.stringify({ code: e.failureCode, message: e.message }),
+      });
     }
   });
 }
@@ -126,7 +145,9 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
     let contents;
     try {
       // Media assets resolved to signed links once per variant, before rendering (as acceptMessage does per send).
-      contents = new Map(await Promise.all([...contentsOf(blast)].map(async ([key, c]) => [key, await resolveContentAssets(t, app, c)] as const)));
+      contents = new Map(
+        await Promise.all([...contentsOf(blast)].map(async ([key, c]) => [key, await resolveContentAssets(t, app, c)] as const)),
+      );
       if (contents.size === 0) throw new NotReady('BOT_NOT_PUBLISHED', 'UNPROCESSABLE', 'No content for these recipients.');
       sender = await resolveSender(t.db, t.organizationId, blast.sender_id);
     } catch (e) {
@@ -165,14 +186,19 @@ export async function runAdvance(app: AppContext, job: StartJob): Promise<void> 
     // Each look asks only whether something is left (cheap while it is); the blast is counted once, when it moves.
     const now = new Date();
     if (blast.status === 'SENDING') {
-      const left = (await q.hasPendingRecipient(t.db, t.organizationId, blast.id)) || (await q.hasMessageIn(t.db, t.organizationId, blast.id, ['queued']));
+      const left =
+        (await q.hasPendingRecipient(t.db, t.organizationId, blast.id)) ||
+        (await q.hasMessageIn(t.db, t.organizationId, blast.id, ['queued']));
       if (!left) {
         const recipients = await q.recipientCounts(t.db, t.organizationId, blast.id);
         if (recipients.accepted === 0) {
           assertTransition('fail', blast.status);
           await moveTo(t, app, blast, 'FAILED', {
             completed_at: now,
-            failure_reason: JSON.stringify({ code: 'ALL_MESSAGES_REJECTED', message: 'Every message of the blast was rejected before reaching a carrier.' }),
+            failure_reason: JSON.stringify({
+              code: 'ALL_MESSAGES_REJECTED',
+              message: 'Every message of the blast was rejected before reaching a carrier.',
+            }),
           });
           return;
         }
@@ -200,5 +226,9 @@ export async function withdrawUnsent(tenant: Tenant, services: Services, blastId
   await q.cancelPending(tenant.db, tenant.organizationId, blastId);
   const withEvents = await subscribesToAny(tenant.db, tenant.organizationId, ['message.revoked']);
   const { rows } = await q.revokeUnsent(tenant.db, tenant.organizationId, blastId, withEvents);
-  await emitEvents(tenant.db, queueOf(services), rows.map((m) => messageEvent('message.revoked', m, { id: m.sender_id })));
+  await emitEvents(
+    tenant.db,
+    queueOf(services),
+    rows.map((m) => messageEvent('message.revoked', m, { id: m.sender_id })),
+  );
 }

@@ -122,7 +122,11 @@ export async function deleteBot(tenant: Tenant, id: string): Promise<void> {
 }
 
 async function findings(tx: Db, orgId: string, bot: q.BotRow): Promise<BotValidationError[]> {
-  const [intents, variables, rules] = await Promise.all([q.activeIntentValues(tx, orgId), q.variableNames(tx, orgId), q.blockingContentRules(tx, orgId)]);
+  const [intents, variables, rules] = await Promise.all([
+    q.activeIntentValues(tx, orgId),
+    q.variableNames(tx, orgId),
+    q.blockingContentRules(tx, orgId),
+  ]);
   const specs: ContentRuleSpec[] = rules.map((r) => ({
     id: r.id,
     name: r.name,
@@ -195,7 +199,8 @@ export async function addTester(
     } else {
       contact = await q.ensureContact(tx, orgId, parsed!.e164, parsed!.country ?? null);
     }
-    if ((await q.countTesters(tx, orgId, bot.id)) >= MAX_TESTERS) throw unprocessable('UNPROCESSABLE', `A bot has at most ${MAX_TESTERS} testers.`);
+    if ((await q.countTesters(tx, orgId, bot.id)) >= MAX_TESTERS)
+      throw unprocessable('UNPROCESSABLE', `A bot has at most ${MAX_TESTERS} testers.`);
     if ((await q.testerRows(tx, orgId, bot.id)).some((t) => t.contact_id === contact.id)) {
       throw conflict('ALREADY_EXISTS', 'The contact already is a tester of this bot.');
     }

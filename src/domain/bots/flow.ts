@@ -5,7 +5,13 @@ export type BotFlow = components['schemas']['BotFlow'];
 export type BotNode = components['schemas']['BotNode'];
 export type BotEdge = components['schemas']['BotEdge'];
 /** A rich card (BotCard). */
-export type BotCard = { title?: string; description?: string; mediaUrl?: string; assetId?: string; buttons?: Array<{ type: string; text: string; intent?: string; url?: string }> };
+export type BotCard = {
+  title?: string;
+  description?: string;
+  mediaUrl?: string;
+  assetId?: string;
+  buttons?: Array<{ type: string; text: string; intent?: string; url?: string }>;
+};
 export type BotValidationError = { code: string; message: string; nodeId: string | null };
 
 export const EMPTY_FLOW: BotFlow = { nodes: [{ id: 'start', type: 'START' }], edges: [] };
@@ -70,7 +76,8 @@ export function validateFlow(
   }
   const starts = flow.nodes.filter((n) => n.type === 'START');
   if (starts.length === 0) err('MISSING_START_NODE', 'The flow must contain a Start node.');
-  if (starts.length > 1) for (const s of starts.slice(1)) err('MULTIPLE_START_NODES', 'The flow must contain exactly one Start node.', s.id);
+  if (starts.length > 1)
+    for (const s of starts.slice(1)) err('MULTIPLE_START_NODES', 'The flow must contain exactly one Start node.', s.id);
 
   const nodes = new Map<string, BotNode>();
   for (const n of flow.nodes) {
@@ -90,10 +97,13 @@ export function validateFlow(
     if (e.condition && src.type !== 'CONDITION') err('INVALID_EDGE', `Edge "${e.id}" has a condition outside a CONDITION node.`, e.source);
     const list = outgoing.get(e.source) ?? [];
     const intent = e.intent ? e.intent.trim().toLowerCase() : null;
-    if (!e.intent && !e.condition && list.some((o) => !o.intent && !o.condition)) err('INVALID_EDGE', `Node "${e.source}" has two default edges.`, e.source);
-    if (intent && list.some((o) => o.intent && o.intent.trim().toLowerCase() === intent)) err('INVALID_EDGE', `Node "${e.source}" has two edges for intent "${intent}".`, e.source);
+    if (!e.intent && !e.condition && list.some((o) => !o.intent && !o.condition))
+      err('INVALID_EDGE', `Node "${e.source}" has two default edges.`, e.source);
+    if (intent && list.some((o) => o.intent && o.intent.trim().toLowerCase() === intent))
+      err('INVALID_EDGE', `Node "${e.source}" has two edges for intent "${intent}".`, e.source);
     if (intent && !intents.has(intent)) err('UNKNOWN_INTENT', `Intent "${intent}" does not exist or is inactive.`, e.source);
-    if (e.condition && !variables.has(e.condition.variable.toLowerCase())) err('UNKNOWN_VARIABLE', `Variable "${e.condition.variable}" is not defined.`, e.source);
+    if (e.condition && !variables.has(e.condition.variable.toLowerCase()))
+      err('UNKNOWN_VARIABLE', `Variable "${e.condition.variable}" is not defined.`, e.source);
     list.push(e);
     outgoing.set(e.source, list);
   }
@@ -103,23 +113,29 @@ export function validateFlow(
     const out = outgoing.get(n.id) ?? [];
     if ((n.type === 'MESSAGE' || n.type === 'QUESTION') && !n.content) err('MISSING_CONTENT', `A ${n.type} node needs content.`, n.id);
     if (n.type === 'QUESTION' && !n.capture) err('MISSING_CAPTURE', 'A QUESTION node needs a capture.', n.id);
-    if (n.capture && !variables.has(n.capture.variable.toLowerCase())) err('UNKNOWN_VARIABLE', `Variable "${n.capture.variable}" is not defined.`, n.id);
-    if (n.content && !allowed.has(n.content.type)) err('CHANNEL_UNSUPPORTED', `A ${channel} bot cannot send ${n.content.type} content.`, n.id);
+    if (n.capture && !variables.has(n.capture.variable.toLowerCase()))
+      err('UNKNOWN_VARIABLE', `Variable "${n.capture.variable}" is not defined.`, n.id);
+    if (n.content && !allowed.has(n.content.type))
+      err('CHANNEL_UNSUPPORTED', `A ${channel} bot cannot send ${n.content.type} content.`, n.id);
     for (const assetId of new Set(nodeAssetIds(n))) {
       const problem = assetProblem(assetId);
       if (problem) err(problem.code, problem.message, n.id);
     }
-    for (const rule of new Set(nodeTexts(n).flatMap(blockedBy))) err('CONTENT_BLOCKED', `The text matches the blocking content rule "${rule}".`, n.id);
+    for (const rule of new Set(nodeTexts(n).flatMap(blockedBy)))
+      err('CONTENT_BLOCKED', `The text matches the blocking content rule "${rule}".`, n.id);
     for (const name of new Set(nodeTexts(n).flatMap(placeholders))) {
-      if (!name.startsWith('event.') && !CONTACT_FIELDS.has(name) && !variables.has(name)) err('UNKNOWN_VARIABLE', `Variable "${name}" is not defined.`, n.id);
+      if (!name.startsWith('event.') && !CONTACT_FIELDS.has(name) && !variables.has(name))
+        err('UNKNOWN_VARIABLE', `Variable "${name}" is not defined.`, n.id);
     }
     for (const b of nodeButtons(n)) {
       if (b.type !== 'reply' || !b.intent) continue;
       const intent = b.intent.trim().toLowerCase();
       if (!intents.has(intent)) err('UNKNOWN_INTENT', `Intent "${intent}" does not exist or is inactive.`, n.id);
-      if (!out.some((e) => e.intent && e.intent.trim().toLowerCase() === intent)) err('MISSING_TRANSITION', `No edge for the reply button's intent "${intent}".`, n.id);
+      if (!out.some((e) => e.intent && e.intent.trim().toLowerCase() === intent))
+        err('MISSING_TRANSITION', `No edge for the reply button's intent "${intent}".`, n.id);
     }
-    if (n.type !== 'HANDOFF' && n.type !== 'END' && out.length === 0) err('MISSING_TRANSITION', `Node "${n.id}" has no outgoing edge.`, n.id);
+    if (n.type !== 'HANDOFF' && n.type !== 'END' && out.length === 0)
+      err('MISSING_TRANSITION', `Node "${n.id}" has no outgoing edge.`, n.id);
   }
 
   if (starts.length > 0) {
@@ -133,19 +149,30 @@ export function validateFlow(
         }
       }
     }
-    for (const n of nodes.values()) if (!seen.has(n.id)) err('UNREACHABLE_NODE', `Node "${n.id}" cannot be reached from the Start node.`, n.id);
+    for (const n of nodes.values())
+      if (!seen.has(n.id)) err('UNREACHABLE_NODE', `Node "${n.id}" cannot be reached from the Start node.`, n.id);
   }
   return errors;
 }
 
 /** Rewrites a token in a flow; answers the new flow and how many references changed. */
-export function rewriteFlow(flow: BotFlow, kind: 'intent' | 'variable', from: string, to: string): { flow: BotFlow; count: number; nodes: Set<string> } {
+export function rewriteFlow(
+  flow: BotFlow,
+  kind: 'intent' | 'variable',
+  from: string,
+  to: string,
+): { flow: BotFlow; count: number; nodes: Set<string> } {
   let count = 0;
   const nodesTouched = new Set<string>();
   const norm = (s: string) => s.trim().toLowerCase();
   const copy = JSON.parse(JSON.stringify(flow)) as BotFlow;
   const fixButtons = (nodeId: string, buttons: Array<{ intent?: string }> | undefined) => {
-    for (const b of buttons ?? []) if (b.intent && norm(b.intent) === from) { b.intent = to; count++; nodesTouched.add(nodeId); }
+    for (const b of buttons ?? [])
+      if (b.intent && norm(b.intent) === from) {
+        b.intent = to;
+        count++;
+        nodesTouched.add(nodeId);
+      }
   };
   for (const n of copy.nodes) {
     if (kind === 'intent') {
@@ -153,7 +180,11 @@ export function rewriteFlow(flow: BotFlow, kind: 'intent' | 'variable', from: st
       const c = n.content;
       if (c) for (const k of cardsOf(c)) fixButtons(n.id, k.buttons);
     } else {
-      if (n.capture && norm(n.capture.variable) === from) { n.capture.variable = to; count++; nodesTouched.add(n.id); }
+      if (n.capture && norm(n.capture.variable) === from) {
+        n.capture.variable = to;
+        count++;
+        nodesTouched.add(n.id);
+      }
       const c = n.content;
       const re = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
       const sub = (t: string | undefined) =>
@@ -173,8 +204,16 @@ export function rewriteFlow(flow: BotFlow, kind: 'intent' | 'variable', from: st
     }
   }
   for (const e of copy.edges) {
-    if (kind === 'intent' && e.intent && norm(e.intent) === from) { e.intent = to; count++; nodesTouched.add(e.source); }
-    if (kind === 'variable' && e.condition && norm(e.condition.variable) === from) { e.condition.variable = to; count++; nodesTouched.add(e.source); }
+    if (kind === 'intent' && e.intent && norm(e.intent) === from) {
+      e.intent = to;
+      count++;
+      nodesTouched.add(e.source);
+    }
+    if (kind === 'variable' && e.condition && norm(e.condition.variable) === from) {
+      e.condition.variable = to;
+      count++;
+      nodesTouched.add(e.source);
+    }
   }
   return { flow: copy, count, nodes: nodesTouched };
 }

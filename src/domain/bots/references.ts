@@ -27,7 +27,13 @@ export const botReferenceSource = {
    * own (published), then the draft as the next one, so the live flow is always a recorded revision. The bump is
    * what makes a concurrent edit holding the old version lose with 409 instead of writing the old token back.
    */
-  async rewrite(tx: Parameters<typeof q.allBots>[0], organizationId: string, kind: DictionaryKind, from: string, to: string): Promise<FlowRewriteCount> {
+  async rewrite(
+    tx: Parameters<typeof q.allBots>[0],
+    organizationId: string,
+    kind: DictionaryKind,
+    from: string,
+    to: string,
+  ): Promise<FlowRewriteCount> {
     let botsUpdated = 0;
     let referencesRewritten = 0;
     const now = new Date();

@@ -40,7 +40,11 @@ export function fill(text: string, vars: Record<string, string>): string {
 }
 
 /** Variables a flow starts with: the contact's attributes (and name), then `extra` (event properties) over them. */
-export async function startVariables(tenant: Tenant, contactId: string, extra: Record<string, unknown> = {}): Promise<Record<string, string>> {
+export async function startVariables(
+  tenant: Tenant,
+  contactId: string,
+  extra: Record<string, unknown> = {},
+): Promise<Record<string, string>> {
   const c = await s.contactAttributes(tenant.db, tenant.organizationId, contactId);
   const vars: Record<string, string> = {};
   const put = (k: string, v: unknown) => {
@@ -65,7 +69,9 @@ export async function startVariables(tenant: Tenant, contactId: string, extra: R
 function toSendContent(node: BotNode, vars: Record<string, string>): SendContent | undefined {
   const c = node.content;
   if (!c) return undefined;
-  const replies = (node.buttons ?? []).filter((b) => b.type === 'reply' && b.intent).map((b) => ({ text: b.text, postback: norm(b.intent!) }));
+  const replies = (node.buttons ?? [])
+    .filter((b) => b.type === 'reply' && b.intent)
+    .map((b) => ({ text: b.text, postback: norm(b.intent!) }));
   const actions = (node.buttons ?? []).filter((b) => b.type === 'openUrl' && b.url).map((b) => ({ text: b.text, url: b.url! }));
   const extra = { ...(replies.length ? { replies } : {}), ...(actions.length ? { actions } : {}) };
   const cardOf = (k: BotCard) => ({
@@ -79,11 +85,22 @@ function toSendContent(node: BotNode, vars: Record<string, string>): SendContent
     case 'text':
       return { type: 'text', text: fill(c.text ?? '', vars), ...extra } as SendContent;
     case 'media':
-      return { type: 'media', ...(c.assetId ? { assetId: c.assetId } : { mediaUrl: c.mediaUrl! }), ...(c.text ? { text: fill(c.text, vars) } : {}), ...extra } as SendContent;
+      return {
+        type: 'media',
+        ...(c.assetId ? { assetId: c.assetId } : { mediaUrl: c.mediaUrl! }),
+        ...(c.text ? { text: fill(c.text, vars) } : {}),
+        ...extra,
+      } as SendContent;
     case 'card':
       return { ...cardOf(cardsOf(c)[0]!), ...(replies.length ? { replies: replies.slice(0, 4) } : {}) } as SendContent;
     case 'carousel':
-      return { type: 'carousel', cards: cardsOf(c).map((k) => { const { type: _t, ...rest } = cardOf(k); return rest; }) } as unknown as SendContent;
+      return {
+        type: 'carousel',
+        cards: cardsOf(c).map((k) => {
+          const { type: _t, ...rest } = cardOf(k);
+          return rest;
+        }),
+      } as unknown as SendContent;
     default:
       return undefined;
   }
@@ -152,7 +169,14 @@ function leave(trail: VisitStep[], exit: VisitExit): void {
  * reply, hands off or ends. Answers where it stopped; `trail` gets every node entered (the last one open when the
  * session waits there, or when a send throws: the caller decides).
  */
-async function walk(ctx: Ctx, flow: BotFlow, fromEdgeTarget: string | undefined, vars: Record<string, string>, ids: string[], trail: VisitStep[]): Promise<{ nodeId: string | null; status: TurnResult['status'] }> {
+async function walk(
+  ctx: Ctx,
+  flow: BotFlow,
+  fromEdgeTarget: string | undefined,
+  vars: Record<string, string>,
+  ids: string[],
+  trail: VisitStep[],
+): Promise<{ nodeId: string | null; status: TurnResult['status'] }> {
   const nodes = new Map(flow.nodes.map((n) => [n.id, n]));
   const out = (id: string) => flow.edges.filter((e) => e.source === id);
   let current = fromEdgeTarget ? nodes.get(fromEdgeTarget) : undefined;
@@ -217,8 +241,22 @@ export async function startFlow(
 ): Promise<TurnResult> {
   const flow = bot.published_flow as BotFlow;
   const vars = await startVariables(tenant, target.contactId, opts.properties);
-  const session = await s.startSession(tenant.db, tenant.organizationId, { botId: bot.id, botVersion: bot.published_version, conversationId: target.conversationId, contactId: target.contactId, flow, variables: vars });
-  const visits: VisitSession = { id: session.id, botId: bot.id, botVersion: bot.published_version, conversationId: target.conversationId, contactId: target.contactId, startedAt: session.created_at };
+  const session = await s.startSession(tenant.db, tenant.organizationId, {
+    botId: bot.id,
+    botVersion: bot.published_version,
+    conversationId: target.conversationId,
+    contactId: target.contactId,
+    flow,
+    variables: vars,
+  });
+  const visits: VisitSession = {
+    id: session.id,
+    botId: bot.id,
+    botVersion: bot.published_version,
+    conversationId: target.conversationId,
+    contactId: target.contactId,
+    startedAt: session.created_at,
+  };
   const ctx: Ctx = {
     tenant,
     services,
@@ -251,17 +289,30 @@ export async function startFlow(
  * organization and published (404 naming body.botId otherwise); the conversation becomes the bot's and the
  * published flow starts at once (its first messages are sent as SERVICE messages: a reply in a conversation).
  */
-export async function handOffToBot(tenant: Tenant, services: Services, conversation: { id: string; contact_id: string; sender_id: string }, botId: string | undefined): Promise<void> {
+export async function handOffToBot(
+  tenant: Tenant,
+  services: Services,
+  conversation: { id: string; contact_id: string; sender_id: string },
+  botId: string | undefined,
+): Promise<void> {
   const bot = botId ? await q.getBot(tenant.db, tenant.organizationId, botId) : undefined;
   if (!bot || bot.published_flow === null) throw unknownReference(bodyField('botId'), 'bot'); // unknown, foreign or never published
   await s.setConversationHandler(tenant.db, tenant.organizationId, conversation.id, bot.id);
-  await startFlow(tenant, services, bot, { conversationId: conversation.id, contactId: conversation.contact_id, senderId: conversation.sender_id });
+  await startFlow(tenant, services, bot, {
+    conversationId: conversation.id,
+    contactId: conversation.contact_id,
+    senderId: conversation.sender_id,
+  });
 }
 
 type InboundMessage = { id: string; content: unknown };
 
 /** The intent an inbound message carries: a postback, a reply button's text or number, or an intent's value/label. */
-function intentOf(node: BotNode, content: { type?: string; text?: string | null; postback?: string }, intents: Array<{ value: string; label: string }>): string | undefined {
+function intentOf(
+  node: BotNode,
+  content: { type?: string; text?: string | null; postback?: string },
+  intents: Array<{ value: string; label: string }>,
+): string | undefined {
   if (content.postback) return norm(content.postback);
   const text = content.text ? norm(content.text) : '';
   if (!text) return undefined;
@@ -297,17 +348,30 @@ export async function runBotTurn(
   if (!node) return undefined;
   const content = (message.content ?? {}) as { type?: string; text?: string | null; postback?: string };
   // A compliance keyword (STOP, HELP …) is the keyword engine's, never a reply to the bot.
-  if (!content.postback && content.text && matchKeyword(effectiveKeywordRules(await orgKeywordRules(db, orgId)), content.text)) return undefined;
+  if (!content.postback && content.text && matchKeyword(effectiveKeywordRules(await orgKeywordRules(db, orgId)), content.text))
+    return undefined;
   const intent = intentOf(node, content, await s.intentsByText(db, orgId));
   const vars = { ...(session.variables ?? {}) };
-  if (node.capture) vars[norm(node.capture.variable)] = node.capture.from === 'intent' ? (intent ?? '') : clampText(content.text ?? content.postback ?? '', MAX_CAPTURED_CHARACTERS);
+  if (node.capture)
+    vars[norm(node.capture.variable)] =
+      node.capture.from === 'intent' ? (intent ?? '') : clampText(content.text ?? content.postback ?? '', MAX_CAPTURED_CHARACTERS);
   const edges = flow.edges.filter((e) => e.source === node.id);
-  const next = (intent ? edges.find((e) => e.intent && norm(e.intent) === intent) : undefined) ?? edges.find((e) => !e.intent && !e.condition);
+  const next =
+    (intent ? edges.find((e) => e.intent && norm(e.intent) === intent) : undefined) ?? edges.find((e) => !e.intent && !e.condition);
   if (!next) {
     await s.saveSession(db, orgId, session.id, { nodeId: node.id, variables: vars, status: 'ACTIVE', lastInboundMessageId: message.id });
     return { messageIds: [], status: 'ACTIVE' };
   }
-  const ctx: Ctx = { tenant, services, bot, conversationId: conversation.id, contactId: conversation.contact_id, senderId: conversation.sender_id, messageType: 'SERVICE', origin: 'bot' };
+  const ctx: Ctx = {
+    tenant,
+    services,
+    bot,
+    conversationId: conversation.id,
+    contactId: conversation.contact_id,
+    senderId: conversation.sender_id,
+    messageType: 'SERVICE',
+    origin: 'bot',
+  };
   const ids: string[] = [];
   const trail: VisitStep[] = [];
   let end: { nodeId: string | null; status: TurnResult['status'] };
@@ -323,8 +387,18 @@ export async function runBotTurn(
     trail.push({ nodeId: node.id, nodeType: node.type, exit: null, nextNodeId: null }); // waits at its node again
   }
   await s.saveSession(db, orgId, session.id, { nodeId: end.nodeId, variables: vars, status: end.status, lastInboundMessageId: message.id });
-  const visits: VisitSession = { id: session.id, botId: bot.id, botVersion: session.bot_version, conversationId: conversation.id, contactId: session.contact_id, startedAt: session.created_at };
-  const left = trail[0]?.nodeId === next.target ? { exit: 'advanced' as const, nextNodeId: next.target } : { exit: 'errored' as const, nextNodeId: null };
+  const visits: VisitSession = {
+    id: session.id,
+    botId: bot.id,
+    botVersion: session.bot_version,
+    conversationId: conversation.id,
+    contactId: session.contact_id,
+    startedAt: session.created_at,
+  };
+  const left =
+    trail[0]?.nodeId === next.target
+      ? { exit: 'advanced' as const, nextNodeId: next.target }
+      : { exit: 'errored' as const, nextNodeId: null };
   await recordVisits(db, orgId, visits, { close: left, trail });
   return { messageIds: ids, status: end.status };
 }

@@ -72,17 +72,29 @@ export async function runBotTriggers(tenant: Tenant, services: Services, event: 
       const last = await s.lastFire(db, orgId, bot.id, triggerId, event.contactId);
       const cooldown = (trigger.cooldownSeconds ?? 0) * 1000;
       if (last && cooldown > 0 && event.occurredAt.getTime() - last.getTime() < cooldown) {
-        outcomes.push({ triggerId, messageIds: [], skipped: [{ reason: 'FREQUENCY_CAPPED', message: `The contact got this trigger's flow less than ${trigger.cooldownSeconds} s ago.` }] });
+        outcomes.push({
+          triggerId,
+          messageIds: [],
+          skipped: [
+            { reason: 'FREQUENCY_CAPPED', message: `The contact got this trigger's flow less than ${trigger.cooldownSeconds} s ago.` },
+          ],
+        });
         continue;
       }
       try {
         const sender = await resolveSender(db, orgId, bot.sender_id ?? undefined);
         const conversation = await openConversation(db, orgId, event.contactId, sender.id, { type: 'event' });
-        const turn = await startFlow(tenant, services, bot, { conversationId: conversation.id, contactId: event.contactId, senderId: sender.id }, {
-          messageType: trigger.messageType ?? 'MARKETING',
-          origin: 'event',
-          properties: event.properties,
-        });
+        const turn = await startFlow(
+          tenant,
+          services,
+          bot,
+          { conversationId: conversation.id, contactId: event.contactId, senderId: sender.id },
+          {
+            messageType: trigger.messageType ?? 'MARKETING',
+            origin: 'event',
+            properties: event.properties,
+          },
+        );
         if (turn.status === 'ACTIVE') await s.setConversationHandler(db, orgId, conversation.id, bot.id);
         await s.recordFire(db, orgId, bot.id, triggerId, event.contactId, event.occurredAt);
         outcomes.push({ triggerId, messageIds: turn.messageIds, skipped: [] });

@@ -23,8 +23,16 @@ export function quietHoursProblems(start: string, end: string, given: { start: b
   const problems: FieldError[] = [];
   const s = minutesOf(start);
   const e = minutesOf(end);
-  if (e < minutesOf(DEFAULT_QUIET_HOURS_END)) problems.push({ field: 'body.quietHoursEnd', message: `must be ${DEFAULT_QUIET_HOURS_END} or later (quiet hours may only widen the TCPA period)` });
-  if (s > minutesOf(DEFAULT_QUIET_HOURS_START)) problems.push({ field: 'body.quietHoursStart', message: `must be ${DEFAULT_QUIET_HOURS_START} or earlier (quiet hours may only widen the TCPA period)` });
+  if (e < minutesOf(DEFAULT_QUIET_HOURS_END))
+    problems.push({
+      field: 'body.quietHoursEnd',
+      message: `must be ${DEFAULT_QUIET_HOURS_END} or later (quiet hours may only widen the TCPA period)`,
+    });
+  if (s > minutesOf(DEFAULT_QUIET_HOURS_START))
+    problems.push({
+      field: 'body.quietHoursStart',
+      message: `must be ${DEFAULT_QUIET_HOURS_START} or earlier (quiet hours may only widen the TCPA period)`,
+    });
   if (problems.length === 0 && e >= s) {
     const field = given.end || !given.start ? 'body.quietHoursEnd' : 'body.quietHoursStart';
     problems.push({ field, message: `quietHoursEnd (${end}) must be before quietHoursStart (${start})` });
@@ -38,7 +46,11 @@ export function canonicalTimeZone(zone: string): string {
 }
 
 /** 400 for an unknown zone, 404 for a contact not of the organization, 400 for quiet hours narrowing the period. */
-export async function updateContactTcpa(tenant: Tenant, contactId: string, body: TcpaUpdate): Promise<{ row: ContactRow; tcpa: TcpaSettings }> {
+export async function updateContactTcpa(
+  tenant: Tenant,
+  contactId: string,
+  body: TcpaUpdate,
+): Promise<{ row: ContactRow; tcpa: TcpaSettings }> {
   if (body.timeZone !== undefined && body.timeZone !== null && !isKnownTimeZone(body.timeZone)) {
     throw invalidField('body.timeZone', `is not an IANA time zone known to this server: ${body.timeZone}`);
   }
@@ -49,7 +61,8 @@ export async function updateContactTcpa(tenant: Tenant, contactId: string, body:
     const start = body.quietHoursStart ?? current.quiet_hours_start ?? DEFAULT_QUIET_HOURS_START;
     const end = body.quietHoursEnd ?? current.quiet_hours_end ?? DEFAULT_QUIET_HOURS_END;
     const problems = quietHoursProblems(start, end, { start: body.quietHoursStart !== undefined, end: body.quietHoursEnd !== undefined });
-    if (problems.length) throw badRequest('Quiet hours may only widen the TCPA period: 08:00 ≤ quietHoursEnd < quietHoursStart ≤ 21:00.', problems);
+    if (problems.length)
+      throw badRequest('Quiet hours may only widen the TCPA period: 08:00 ≤ quietHoursEnd < quietHoursStart ≤ 21:00.', problems);
     const next: q.TcpaColumns = {
       time_zone: timeZone === undefined ? current.time_zone : timeZone,
       quiet_hours_start: body.quietHoursStart ?? current.quiet_hours_start,

@@ -113,7 +113,11 @@ function assertSafePattern(pattern: string, patternType: ContentRulePatternType)
 }
 
 /** A page of the organization's rules, newest first, filtered. */
-export function listContentRules(tenant: Tenant, filter: ContentRuleFilter, page: { limit: number; offset: number }): Promise<Page<ContentRuleRow>> {
+export function listContentRules(
+  tenant: Tenant,
+  filter: ContentRuleFilter,
+  page: { limit: number; offset: number },
+): Promise<Page<ContentRuleRow>> {
   return q.listContentRules(tenant.db, tenant.organizationId, filter, page);
 }
 

@@ -26,7 +26,11 @@ export function listDncEntries(tenant: Tenant, page: { limit: number; offset: nu
  * Lists the phone (400 INVALID_PHONE when it is not a valid number); an existing entry is answered unchanged. A new
  * entry fails, in the same transaction, the phone's messages accepted and not yet sent (refusals.ts).
  */
-export async function createDncEntry(tenant: Tenant, services: Pick<Services, 'queue'>, body: { phone: string; reason?: string | null }): Promise<{ row: DncEntryRow; created: boolean }> {
+export async function createDncEntry(
+  tenant: Tenant,
+  services: Pick<Services, 'queue'>,
+  body: { phone: string; reason?: string | null },
+): Promise<{ row: DncEntryRow; created: boolean }> {
   const parsed = parsePhone(body.phone);
   if (!parsed) throw invalidField('body.phone', 'is not a valid phone number for its country', 'INVALID_PHONE');
   const entry = { phone: parsed.e164, reason: body.reason ?? null, source: 'API', actor: tenant.apiKeyId ?? null };
@@ -46,7 +50,11 @@ export async function createDncEntry(tenant: Tenant, services: Pick<Services, 'q
  * `invalid` (not E.164, or not a valid number) or `duplicate_in_request` (the same number earlier in the list),
  * with the id of the entry for the first two. The phones added have their messages not yet sent failed (refusals.ts).
  */
-export async function createDncEntriesBatch(tenant: Tenant, services: Pick<Services, 'queue'>, body: { phones: string[]; reason?: string | null }): Promise<DncBatchItem[]> {
+export async function createDncEntriesBatch(
+  tenant: Tenant,
+  services: Pick<Services, 'queue'>,
+  body: { phones: string[]; reason?: string | null },
+): Promise<DncBatchItem[]> {
   const seen = new Set<string>();
   const items = body.phones.map((phone): { phone: string; e164: string | null; status: DncBatchStatus } => {
     const e164 = E164.test(phone) ? (parsePhone(phone)?.e164 ?? null) : null;
@@ -64,7 +72,12 @@ export async function createDncEntriesBatch(tenant: Tenant, services: Pick<Servi
       ids.set(r.phone, r.id);
       added.add(r.phone);
     }
-    for (const r of await q.dncEntryIds(tx, tenant.organizationId, phones.filter((p) => !added.has(p)))) ids.set(r.phone, r.id);
+    for (const r of await q.dncEntryIds(
+      tx,
+      tenant.organizationId,
+      phones.filter((p) => !added.has(p)),
+    ))
+      ids.set(r.phone, r.id);
     await failUnsentAfter(tx, queueOf(services), tenant.organizationId, [...added], 'DNC_LISTED');
     return { ids, added };
   });

@@ -109,7 +109,13 @@ async function quietHoldsOf(groups: q.QuietGroup[], now: Date): Promise<{ holds:
   const zones = new Map<string, string[]>();
   const holdOf = new Map<string, Date | null>();
   for (const g of groups) {
-    const tcpa = await resolveTcpa({ phone: `+${g.prefix}`, time_zone: g.tz || null, quiet_hours_start: g.start, quiet_hours_end: g.end, consent_type: 'NONE' });
+    const tcpa = await resolveTcpa({
+      phone: `+${g.prefix}`,
+      time_zone: g.tz || null,
+      quiet_hours_start: g.start,
+      quiet_hours_end: g.end,
+      consent_type: 'NONE',
+    });
     const candidates = tcpa.candidateTimeZones.length ? tcpa.candidateTimeZones : ['UTC'];
     const key = `${candidates.join('&')}|${g.start}|${g.end}`;
     if (!holdOf.has(key)) holdOf.set(key, quietHoursHoldUntil(candidates, now, g.start, g.end));
@@ -121,7 +127,13 @@ async function quietHoldsOf(groups: q.QuietGroup[], now: Date): Promise<{ holds:
   return { holds, zones };
 }
 
-export type GateQuestion = { messageType: MessageType; now: Date; skip?: boolean; ignoreQuietHours?: boolean; texts: ReadonlyMap<string, string> };
+export type GateQuestion = {
+  messageType: MessageType;
+  now: Date;
+  skip?: boolean;
+  ignoreQuietHours?: boolean;
+  texts: ReadonlyMap<string, string>;
+};
 
 /**
  * Whether quiet hours apply: to a MARKETING message past the gate (not a keyword reply), unless the question says

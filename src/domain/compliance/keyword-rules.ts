@@ -130,7 +130,11 @@ export function resolveKeywordRule(
   previous?: { action: KeywordAction; replyText: string | null },
 ): { ok: true; action: KeywordAction; replyText: string } | { ok: false; field: 'body.action' | 'body.replyText'; message: string } {
   if (isStopClass(keyword) && next.action !== 'OPT_OUT') {
-    return { ok: false, field: 'body.action', message: `${keyword} is an opt-out keyword: only its reply text can be overridden, the action must be OPT_OUT` };
+    return {
+      ok: false,
+      field: 'body.action',
+      message: `${keyword} is an opt-out keyword: only its reply text can be overridden, the action must be OPT_OUT`,
+    };
   }
   let text = next.replyText;
   if (text === undefined && previous) {
@@ -152,7 +156,14 @@ export const MAX_KEYWORD_RULES = 100;
 
 /** A stored organization rule (the query's row) as the domain sees it. */
 export function toOrgKeywordRule(r: q.KeywordRuleRow): OrgKeywordRule {
-  return { id: r.id, keyword: r.keyword, action: r.action as KeywordAction, replyText: r.reply_text, createdAt: r.created_at, updatedAt: r.updated_at };
+  return {
+    id: r.id,
+    keyword: r.keyword,
+    action: r.action as KeywordAction,
+    replyText: r.reply_text,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
 }
 
 /** The organization's own rules, by keyword (the keyword engine reads them with the system handle). */
@@ -162,7 +173,11 @@ export async function orgKeywordRules(db: Db, organizationId: string): Promise<O
 
 function assertMutableKeywordRule(id: string): void {
   if (isGlobalRuleId(id)) {
-    throw new ApiError(403, 'GLOBAL_RULE_IMMUTABLE', 'Global keyword rules cannot be edited or deleted; create an organization rule with the same keyword to override it.');
+    throw new ApiError(
+      403,
+      'GLOBAL_RULE_IMMUTABLE',
+      'Global keyword rules cannot be edited or deleted; create an organization rule with the same keyword to override it.',
+    );
   }
 }
 

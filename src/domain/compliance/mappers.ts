@@ -107,7 +107,21 @@ export function toKeywordRule(r: ListedKeywordRule): Schemas['KeywordRule'] {
 
 /** Column order of each report: the JSON row fields, in order (the CSV header). */
 export const REPORT_COLUMNS: Record<ReportType, readonly string[]> = {
-  consent: ['id', 'contactId', 'phone', 'action', 'source', 'consentType', 'keyword', 'channel', 'messageId', 'actor', 'reason', 'createdAt', 'expiresAt'],
+  consent: [
+    'id',
+    'contactId',
+    'phone',
+    'action',
+    'source',
+    'consentType',
+    'keyword',
+    'channel',
+    'messageId',
+    'actor',
+    'reason',
+    'createdAt',
+    'expiresAt',
+  ],
   'opt-outs': ['id', 'contactId', 'phone', 'keyword', 'channel', 'messageId', 'createdAt'],
   dnc: ['id', 'phone', 'reason', 'source', 'actor', 'createdAt'],
 };

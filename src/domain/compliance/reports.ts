@@ -19,9 +19,7 @@ export type ReportRange = { startDate: string; endDate: string; from: Date; to: 
 
 /** A report's stored rows, oldest first, with its range. */
 export type Report = { range: ReportRange } & (
-  | { type: 'consent'; rows: ConsentEventRow[] }
-  | { type: 'opt-outs'; rows: ConsentEventRow[] }
-  | { type: 'dnc'; rows: DncEntryRow[] }
+  { type: 'consent'; rows: ConsentEventRow[] } | { type: 'opt-outs'; rows: ConsentEventRow[] } | { type: 'dnc'; rows: DncEntryRow[] }
 );
 
 const isoDate = (d: Date) => d.toISOString().slice(0, 10);
@@ -38,7 +36,8 @@ export function reportRange(
   const start = query.startDate ? new Date(`${query.startDate}T00:00:00Z`) : new Date(end.getTime() - DEFAULT_RANGE_DAYS * DAY_MS);
   if (start > end) return { ok: false, field: 'query.startDate', message: 'must not be after endDate' };
   const days = Math.round((end.getTime() - start.getTime()) / DAY_MS) + 1;
-  if (days > MAX_RANGE_DAYS) return { ok: false, field: 'query.startDate', message: `the range covers ${days} days; at most ${MAX_RANGE_DAYS}` };
+  if (days > MAX_RANGE_DAYS)
+    return { ok: false, field: 'query.startDate', message: `the range covers ${days} days; at most ${MAX_RANGE_DAYS}` };
   return { ok: true, range: { startDate: isoDate(start), endDate: isoDate(end), from: start, to: new Date(end.getTime() + DAY_MS) } };
 }
 

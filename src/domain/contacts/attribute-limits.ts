@@ -30,11 +30,16 @@ export type AttributeProblem = { key: string | null; message: string };
 
 /** The problem of one attribute (key and value), or undefined when it may be stored. */
 export function attributeProblem(key: string, value: unknown): AttributeProblem | undefined {
-  if (!ATTRIBUTE_KEY.test(key)) return { key, message: `"${key.slice(0, 80)}" is not an attribute key (1-64 letters, digits, _ . -, starting with a letter or _).` };
-  if (value !== null && !['string', 'number', 'boolean'].includes(typeof value)) return { key, message: `Attribute ${key} must be a string, number, boolean or null.` };
+  if (!ATTRIBUTE_KEY.test(key))
+    return { key, message: `"${key.slice(0, 80)}" is not an attribute key (1-64 letters, digits, _ . -, starting with a letter or _).` };
+  if (value !== null && !['string', 'number', 'boolean'].includes(typeof value))
+    return { key, message: `Attribute ${key} must be a string, number, boolean or null.` };
   if (typeof value === 'number' && !Number.isFinite(value)) return { key, message: `Attribute ${key} must be a finite number.` };
   if (typeof value === 'string' && characters(value) > MAX_ATTRIBUTE_VALUE_CHARACTERS) {
-    return { key, message: `Attribute values are at most ${MAX_ATTRIBUTE_VALUE_CHARACTERS.toLocaleString('en-US')} characters (${key} has ${characters(value).toLocaleString('en-US')}).` };
+    return {
+      key,
+      message: `Attribute values are at most ${MAX_ATTRIBUTE_VALUE_CHARACTERS.toLocaleString('en-US')} characters (${key} has ${characters(value).toLocaleString('en-US')}).`,
+    };
   }
   return undefined;
 }
@@ -55,7 +60,8 @@ export function mergeAttributes(
   }
   const attributes = { ...current, ...(incoming as Record<string, AttributeValue>) };
   const count = Object.keys(attributes).length;
-  if (count > MAX_ATTRIBUTES) problems.push({ key: null, message: `The contact would have ${count} attributes; at most ${MAX_ATTRIBUTES}.` });
+  if (count > MAX_ATTRIBUTES)
+    problems.push({ key: null, message: `The contact would have ${count} attributes; at most ${MAX_ATTRIBUTES}.` });
   return { attributes, problems };
 }
 

@@ -27,8 +27,16 @@ type ListQuery = Partial<q.ContactListFilters>;
 /** The rows as the API shows them, in their order. */
 export async function contactViews(db: Db, orgId: string, rows: ContactRow[]): Promise<ContactView[]> {
   const [tags, optedOut] = await Promise.all([
-    q.tagIdsOf(db, orgId, rows.map((r) => r.id)),
-    optedOutAmong(db, orgId, rows.map((r) => r.phone)),
+    q.tagIdsOf(
+      db,
+      orgId,
+      rows.map((r) => r.id),
+    ),
+    optedOutAmong(
+      db,
+      orgId,
+      rows.map((r) => r.phone),
+    ),
   ]);
   return Promise.all(
     rows.map(async (row) => ({ row, tagIds: tags.get(row.id) ?? [], optedOut: optedOut.has(row.phone), tcpa: await resolveTcpa(row) })),

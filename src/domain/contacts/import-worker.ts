@@ -188,7 +188,9 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
   const tagsAt = at('tags');
   const zoneAt = at('timeZone');
   const consentAt = at('consentType');
-  const attributes = columns.flatMap((c, i) => (c.target.startsWith('attribute:') ? [{ i, key: c.target.slice('attribute:'.length) }] : []));
+  const attributes = columns.flatMap((c, i) =>
+    c.target.startsWith('attribute:') ? [{ i, key: c.target.slice('attribute:'.length) }] : [],
+  );
   const phoneHeader = columns[phoneAt]!.header;
   /** Columns whose cells are read (ignored ones are never stored, so what they hold does not matter). */
   const used = columns.flatMap((c, i) => (c.target === 'ignore' ? [] : [i]));
@@ -211,13 +213,20 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
     if (!rawPhone) return fail('MISSING_PHONE', phoneAt, `The ${phoneHeader} cell is empty.`);
     const phone = parsePhone(rawPhone, defaultCountry ?? undefined);
     if (!phone) {
-      return fail('INVALID_PHONE', phoneAt, defaultCountry ? `Not a valid phone number for ${defaultCountry}.` : 'Not a valid international phone number (start with + and the country code, or set defaultCountry).');
+      return fail(
+        'INVALID_PHONE',
+        phoneAt,
+        defaultCountry
+          ? `Not a valid phone number for ${defaultCountry}.`
+          : 'Not a valid international phone number (start with + and the country code, or set defaultCountry).',
+      );
     }
 
     const out: Row = { row, phone: phone.e164, country: phone.country, attributes: {}, tagNames: [] };
     const name = cell(nameAt);
     // The document's bounds, in its characters (code points): a cell over one is a rejected row, never a cut value.
-    if (characters(name) > MAX_NAME_CHARACTERS) return fail('INVALID_VALUE', nameAt, `Names are at most ${MAX_NAME_CHARACTERS} characters.`);
+    if (characters(name) > MAX_NAME_CHARACTERS)
+      return fail('INVALID_VALUE', nameAt, `Names are at most ${MAX_NAME_CHARACTERS} characters.`);
     if (name) out.name = name;
     const zone = cell(zoneAt);
     if (zone) {
@@ -241,7 +250,8 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
       for (const part of cell(tagsAt).split(';')) {
         const tag = part.trim();
         if (!tag) continue;
-        if (characters(tag) > MAX_TAG_NAME_CHARACTERS) return fail('INVALID_VALUE', tagsAt, `Tag names are at most ${MAX_TAG_NAME_CHARACTERS} characters ("${tag.slice(0, 60)}").`);
+        if (characters(tag) > MAX_TAG_NAME_CHARACTERS)
+          return fail('INVALID_VALUE', tagsAt, `Tag names are at most ${MAX_TAG_NAME_CHARACTERS} characters ("${tag.slice(0, 60)}").`);
         if (!names.has(tag.toLowerCase())) names.set(tag.toLowerCase(), tag);
       }
       out.tagNames = [...names.values()];
@@ -260,16 +270,25 @@ type BatchWrite = { tagsResolved: Promise<void>; committed: Promise<void> };
 type PhonesSoFar = { allNew: boolean };
 
 /** Writes one batch and its share of the job's progress in one transaction, committed after `previous`. */
-function writeBatch(transaction: BatchTransaction, job: q.ImportJobRow, batch: Batch, phones: PhonesSoFar, previous: BatchWrite, errorRoom: () => number): BatchWrite {
+function writeBatch(
+  transaction: BatchTransaction,
+  job: q.ImportJobRow,
+  batch: Batch,
+  phones: PhonesSoFar,
+  previous: BatchWrite,
+  errorRoom: () => number,
+): BatchWrite {
   let tagsDone!: () => void;
   const tagsResolved = new Promise<void>((resolve) => (tagsDone = resolve));
   const committed = (async () => {
     try {
       await previous.tagsResolved;
-      await transaction((tx, copy) => writeRows(tx, copy, job, batch, phones, tagsDone, async () => {
-        await previous.committed; // a failed previous batch rolls this one back too
-        return errorRoom();
-      }));
+      await transaction((tx, copy) =>
+        writeRows(tx, copy, job, batch, phones, tagsDone, async () => {
+          await previous.committed; // a failed previous batch rolls this one back too
+          return errorRoom();
+        }),
+      );
     } finally {
       tagsDone();
     }
@@ -308,7 +327,15 @@ async function writeRows(
   for (const row of batch.rows) {
     const missing = row.tagNames.find((n) => !tagIdOf.has(n.toLowerCase()));
     if (missing) {
-      errors.push(rowError(row, 'INVALID_VALUE', 'tags', missing, `Tag "${missing}" cannot be created: the organization has ${MAX_TAGS_PER_ORGANIZATION} tags.`));
+      errors.push(
+        rowError(
+          row,
+          'INVALID_VALUE',
+          'tags',
+          missing,
+          `Tag "${missing}" cannot be created: the organization has ${MAX_TAGS_PER_ORGANIZATION} tags.`,
+        ),
+      );
       continue;
     }
     pending.push({ row, tagIds: [...new Set([...row.tagNames.map((n) => tagIdOf.get(n.toLowerCase())!), ...jobTags])] });
@@ -333,7 +360,15 @@ async function writeRows(
   // A phone created by someone else between our read and our write is retried as an existing contact.
   for (let round = 0; pending.length > 0; round++) {
     if (round === 3) throw new Error('contacts keep changing under the import; try again');
-    const existing = new Map((await q.lockContactsByPhone(tx, orgId, pending.map((p) => p.row.phone))).map((c) => [c.phone, c]));
+    const existing = new Map(
+      (
+        await q.lockContactsByPhone(
+          tx,
+          orgId,
+          pending.map((p) => p.row.phone),
+        )
+      ).map((c) => [c.phone, c]),
+    );
     if (existing.size > 0) phones.allNew = false;
     let writes: Array<{ row: Row; values: q.UpsertRow; newTags: string[]; consentChanged: boolean }> = [];
     for (const { row, tagIds } of pending) {
@@ -353,7 +388,12 @@ async function writeRows(
       if (writes.length === 0) break;
     }
     await q.stageRows(tx, copy, writes.map(staged));
-    const merged = await q.mergeStagedRows(tx, orgId, [...existing.values()].map((c) => c.id), job.actor);
+    const merged = await q.mergeStagedRows(
+      tx,
+      orgId,
+      [...existing.values()].map((c) => c.id),
+      job.actor,
+    );
     counts.imported += merged.inserted;
     counts.updated += merged.updated;
     const retry = new Set(merged.missing);
@@ -380,7 +420,13 @@ function planRow(row: Row, tagIds: string[], current: q.ExistingContact | undefi
   const carried = new Set(current?.tag_ids ?? []);
   const newTags = tagIds.filter((t) => !carried.has(t));
   if (carried.size + newTags.length > MAX_TAGS_PER_CONTACT) {
-    return rowError(row, 'TOO_MANY_TAGS', 'tags', null, `The contact would carry ${carried.size + newTags.length} tags; at most ${MAX_TAGS_PER_CONTACT}.`);
+    return rowError(
+      row,
+      'TOO_MANY_TAGS',
+      'tags',
+      null,
+      `The contact would carry ${carried.size + newTags.length} tags; at most ${MAX_TAGS_PER_CONTACT}.`,
+    );
   }
   const { attributes, problems } = mergeAttributes(current?.attributes ?? {}, row.attributes);
   if (problems.length > 0) return rowError(row, 'INVALID_VALUE', null, null, problems[0]!.message);
@@ -429,6 +475,12 @@ async function resolveTags(db: Db, orgId: string, rows: Row[]): Promise<Map<stri
   const room = Math.max(0, MAX_TAGS_PER_ORGANIZATION - (await countTags(db, orgId)));
   remember(await insertTagsByName(db, orgId, missing.slice(0, room)));
   // Names created by someone else since the first read.
-  remember(await tagsByLowerName(db, orgId, missing.filter((n) => !ids.has(n.toLowerCase())).map((n) => n.toLowerCase())));
+  remember(
+    await tagsByLowerName(
+      db,
+      orgId,
+      missing.filter((n) => !ids.has(n.toLowerCase())).map((n) => n.toLowerCase()),
+    ),
+  );
   return ids;
 }

@@ -43,14 +43,18 @@ export function* pieces(data: Buffer, size = 64 * 1024): Generator<Buffer> {
  * could refuse it.
  */
 function headerWidth(data: Buffer): number {
-  const COMMA = 0x2c, QUOTE = 0x22, CR = 0x0d, LF = 0x0a;
+  const COMMA = 0x2c,
+    QUOTE = 0x22,
+    CR = 0x0d,
+    LF = 0x0a;
   let at = data[0] === 0xef && data[1] === 0xbb && data[2] === 0xbf ? 3 : 0; // UTF-8 BOM
   while (data[at] === CR || data[at] === LF) at++; // skip_empty_lines
   let width = 1;
   let quoted = false;
   for (; at < data.length; at++) {
     const b = data[at];
-    if (b === QUOTE) quoted = !quoted; // a doubled quote toggles twice
+    if (b === QUOTE)
+      quoted = !quoted; // a doubled quote toggles twice
     else if (quoted) continue;
     else if (b === COMMA) width++;
     else if (b === CR || b === LF) break;
@@ -122,7 +126,10 @@ function explicitMapping(header: string[], text: string): ImportColumn[] {
   for (const [name, target] of entries) {
     if (!names.has(name)) throw invalidField('body.mapping', `unknown header "${name}"`);
     if (typeof target !== 'string' || !isTarget(target)) {
-      throw invalidField('body.mapping', `"${name}": unknown target ${JSON.stringify(target)} (phone, name, tags, timeZone, consentType, attribute:<key> or ignore)`);
+      throw invalidField(
+        'body.mapping',
+        `"${name}": unknown target ${JSON.stringify(target)} (phone, name, tags, timeZone, consentType, attribute:<key> or ignore)`,
+      );
     }
   }
   const chosen = new Map(entries as Array<[string, string]>);
@@ -136,7 +143,11 @@ function explicitMapping(header: string[], text: string): ImportColumn[] {
 }
 
 function isTarget(t: string): boolean {
-  return t === 'ignore' || (FIELDS as readonly string[]).includes(t) || (t.startsWith('attribute:') && ATTRIBUTE_KEY.test(t.slice('attribute:'.length)));
+  return (
+    t === 'ignore' ||
+    (FIELDS as readonly string[]).includes(t) ||
+    (t.startsWith('attribute:') && ATTRIBUTE_KEY.test(t.slice('attribute:'.length)))
+  );
 }
 
 /** Checks the upload and queues the import; the job as accepted. */

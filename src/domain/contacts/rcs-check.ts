@@ -37,14 +37,30 @@ export async function checkContactRcs(tenant: Tenant, services: Pick<Services, '
     const answer = { contactId: contact.id, phone: contact.phone };
     const checked = contact.rcs_checked_at;
     if (contact.rcs_capable !== null && checked && now.getTime() - checked.getTime() < RCS_CHECK_TTL_MS) {
-      return { ...answer, status: 'COMPLETED', rcsCapable: contact.rcs_capable, checkedAt: checked, cached: true, billable: false, failureReason: null };
+      return {
+        ...answer,
+        status: 'COMPLETED',
+        rcsCapable: contact.rcs_capable,
+        checkedAt: checked,
+        cached: true,
+        billable: false,
+        failureReason: null,
+      };
     }
     let capable: boolean;
     try {
       ({ rcsCapable: capable } = await provider.checkRcsCapability(contact.phone));
     } catch (error) {
       if (!(error instanceof ProviderError)) throw error;
-      return { ...answer, status: 'FAILED', rcsCapable: null, checkedAt: now, cached: false, billable: false, failureReason: error.message };
+      return {
+        ...answer,
+        status: 'FAILED',
+        rcsCapable: null,
+        checkedAt: now,
+        cached: false,
+        billable: false,
+        failureReason: error.message,
+      };
     }
     await q.setRcsCapability(tx, orgId, contact.id, capable, now);
     await q.recordRcsLookup(tx, orgId, {

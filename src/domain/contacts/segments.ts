@@ -29,7 +29,10 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export async function previewSegment(tenant: Tenant, segment: SegmentQuery): Promise<{ count: number; sample: ContactView[] }> {
   const { db, organizationId: orgId } = tenant;
   const predicate = q.segmentPredicate(segment, orgId);
-  const [count, sample] = await Promise.all([q.countSegment(db, orgId, predicate), q.sampleSegment(db, orgId, predicate, SEGMENT_SAMPLE_SIZE)]);
+  const [count, sample] = await Promise.all([
+    q.countSegment(db, orgId, predicate),
+    q.sampleSegment(db, orgId, predicate, SEGMENT_SAMPLE_SIZE),
+  ]);
   return { count, sample: await contactViews(db, orgId, sample) };
 }
 
@@ -56,7 +59,10 @@ export async function resolveSegment(tenant: Tenant, segment: SegmentQuery, page
  * segment keeps it alive), with the query to evaluate; undefined when it is unknown, another organization's, or
  * purged (blasts answer 400 `VALIDATION_ERROR` on `segmentId`).
  */
-export async function useSavedSegment(tenant: Tenant, segmentId: string): Promise<{ segmentId: string; query: SegmentQuery; expiresAt: Date } | undefined> {
+export async function useSavedSegment(
+  tenant: Tenant,
+  segmentId: string,
+): Promise<{ segmentId: string; query: SegmentQuery; expiresAt: Date } | undefined> {
   const row = await q.useSavedSegment(tenant.db, tenant.organizationId, segmentId);
   return row && { segmentId: row.id, query: row.query as SegmentQuery, expiresAt: expiresAt(row.lastUsedAt) };
 }

@@ -20,7 +20,13 @@ const tagLimitReached = () => unprocessable('UNPROCESSABLE', `An organization ca
  * included) answers 404 NOT_FOUND naming every such item, as `field.i` (`body.tags.3`) unless `fieldOf` says
  * otherwise (`unknownReference`). The tags stay locked against deletion until the transaction ends.
  */
-export async function requireTags(db: Db, orgId: string, ids: string[], field: string, fieldOf = (i: number) => `${field}.${i}`): Promise<string[]> {
+export async function requireTags(
+  db: Db,
+  orgId: string,
+  ids: string[],
+  field: string,
+  fieldOf = (i: number) => `${field}.${i}`,
+): Promise<string[]> {
   const distinct = [...new Set(ids.map((id) => id.toLowerCase()))];
   const existing = await q.existingTagIds(db, orgId, distinct);
   const missing = ids.flatMap((id, i) => (existing.has(id.toLowerCase()) ? [] : [fieldOf(i)]));

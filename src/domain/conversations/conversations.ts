@@ -26,7 +26,13 @@ export type ConversationSource = {
 };
 
 /** The conversation of (contact, sender), created with `source` when there is none; locked for the caller's transaction. */
-export function openConversation(db: Db, organizationId: string, contactId: string, senderId: string, source: ConversationSource): Promise<q.ConversationRow> {
+export function openConversation(
+  db: Db,
+  organizationId: string,
+  contactId: string,
+  senderId: string,
+  source: ConversationSource,
+): Promise<q.ConversationRow> {
   return q.upsertConversation(db, organizationId, {
     contactId,
     senderId,
@@ -75,7 +81,13 @@ type HandoffRequest = components['schemas']['ConversationHandoffRequest'];
  * To a bot: the published bot of the organization takes the conversation and its flow starts at once
  * (src/domain/bots/runtime.ts); an unknown or unpublished `botId` answers 404 naming `body.botId`.
  */
-export function handoffConversation(tenant: Tenant, services: Services, id: string, body: HandoffRequest, now = new Date()): Promise<q.ConversationView> {
+export function handoffConversation(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  body: HandoffRequest,
+  now = new Date(),
+): Promise<q.ConversationView> {
   return inTenantTransaction(tenant, async (t) => {
     const c = await getConversation(t, id);
     if (body.to === 'bot') {

@@ -15,7 +15,8 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
  * `heldUntil` as documented: set while the message is `held`, null otherwise. The stored value outlives the hold
  * (a message held at acceptance or at dispatch keeps it once sent), so the status decides.
  */
-export const heldUntilOf = (m: Pick<MessageRow, 'status' | 'held_until'>): string | null => (m.status === 'held' ? iso(m.held_until) : null);
+export const heldUntilOf = (m: Pick<MessageRow, 'status' | 'held_until'>): string | null =>
+  m.status === 'held' ? iso(m.held_until) : null;
 
 export function toMessage(m: MessageRow): S['Message'] {
   return {

@@ -41,10 +41,21 @@ export async function usageOf(tx: Db, organizationId: string, kind: DictionaryKi
   for (const source of sources) {
     for (const b of await source.usage(tx, organizationId, kind, token)) {
       const seen = byBot.get(b.botId);
-      byBot.set(b.botId, seen ? { ...seen, draftNodeCount: seen.draftNodeCount + b.draftNodeCount, publishedNodeCount: seen.publishedNodeCount + b.publishedNodeCount } : b);
+      byBot.set(
+        b.botId,
+        seen
+          ? {
+              ...seen,
+              draftNodeCount: seen.draftNodeCount + b.draftNodeCount,
+              publishedNodeCount: seen.publishedNodeCount + b.publishedNodeCount,
+            }
+          : b,
+      );
     }
   }
-  const bots = [...byBot.values()].filter((b) => b.draftNodeCount + b.publishedNodeCount > 0).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const bots = [...byBot.values()]
+    .filter((b) => b.draftNodeCount + b.publishedNodeCount > 0)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return {
     botCount: bots.length,
     draftNodeCount: bots.reduce((n, b) => n + b.draftNodeCount, 0),
@@ -53,7 +64,13 @@ export async function usageOf(tx: Db, organizationId: string, kind: DictionaryKi
   };
 }
 
-export async function rewriteReferences(tx: Db, organizationId: string, kind: DictionaryKind, from: string, to: string): Promise<FlowRewriteCount> {
+export async function rewriteReferences(
+  tx: Db,
+  organizationId: string,
+  kind: DictionaryKind,
+  from: string,
+  to: string,
+): Promise<FlowRewriteCount> {
   const total: FlowRewriteCount = { botsUpdated: 0, referencesRewritten: 0 };
   for (const source of sources) {
     const n = await source.rewrite(tx, organizationId, kind, from, to);

@@ -33,7 +33,13 @@ export function toVariableDefinition(row: VariableRow): Schemas['VariableDefinit
 }
 
 export function toDictionaryCategory(row: CategoryRow): Schemas['DictionaryCategory'] {
-  return { id: row.id, name: row.name, sortOrder: row.sort_order, createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString() };
+  return {
+    id: row.id,
+    name: row.name,
+    sortOrder: row.sort_order,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
 }
 
 export function toIntentUsage(intent: IntentRow, usage: Usage): Schemas['IntentUsage'] {

@@ -67,12 +67,31 @@ async function processEvent(tenant: Tenant, services: Services, body: EventReque
       messageType: body.messageType ?? 'MARKETING',
       occurredAt: body.occurredAt ? new Date(body.occurredAt) : new Date(),
     });
-    const event = { eventId: row.id, name: row.name, contactId: contact.id, properties, occurredAt: row.occurred_at, ...(body.messageType ? { messageType: body.messageType } : {}) };
+    const event = {
+      eventId: row.id,
+      name: row.name,
+      contactId: contact.id,
+      properties,
+      occurredAt: row.occurred_at,
+      ...(body.messageType ? { messageType: body.messageType } : {}),
+    };
     const outcomes: TriggerOutcome[] = [];
     for (const source of triggerSources()) outcomes.push(...(await source.run(t, services, event)));
     await q.setEventOutcomes(t.db, t.organizationId, row.id, outcomes);
-    const statuses = await q.messageStatuses(t.db, t.organizationId, outcomes.flatMap((o) => o.messageIds));
-    return { eventId: row.id, event: row.name, contactId: contact.id, contactCreated: contact.created, receivedAt: row.received_at, outcomes, statuses };
+    const statuses = await q.messageStatuses(
+      t.db,
+      t.organizationId,
+      outcomes.flatMap((o) => o.messageIds),
+    );
+    return {
+      eventId: row.id,
+      event: row.name,
+      contactId: contact.id,
+      contactCreated: contact.created,
+      receivedAt: row.received_at,
+      outcomes,
+      statuses,
+    };
   });
 }
 

@@ -16,10 +16,16 @@ export function toEventResult(e: RecordedEvent): S['EventResult'] {
     receivedAt: e.receivedAt.toISOString(),
     matchedTriggers: e.outcomes.map((o) => ({ triggerId: o.triggerId, name: o.name ?? o.triggerId })),
     messages: e.outcomes.flatMap((o) =>
-      o.messageIds.map((messageId) => ({ triggerId: o.triggerId, messageId, status: e.statuses.get(messageId) === 'held' ? ('held' as const) : ('queued' as const) })),
+      o.messageIds.map((messageId) => ({
+        triggerId: o.triggerId,
+        messageId,
+        status: e.statuses.get(messageId) === 'held' ? ('held' as const) : ('queued' as const),
+      })),
     ),
     skipped: e.outcomes.flatMap((o) =>
-      o.messageIds.length > 0 ? [] : o.skipped.map((s) => ({ triggerId: o.triggerId, reason: s.reason as S['EventSkipReason'], message: s.message })),
+      o.messageIds.length > 0
+        ? []
+        : o.skipped.map((s) => ({ triggerId: o.triggerId, reason: s.reason as S['EventSkipReason'], message: s.message })),
     ),
   };
 }

@@ -19,7 +19,19 @@ export const publicPageUrl = (baseUrl: string, organizationId: string, slug: str
 export const templatePreviewUrl = (baseUrl: string, previewName: string): string => `${baseUrl}/p/-/templates/${previewName}.png`;
 
 export function toTemplate(t: CatalogTemplate, baseUrl: string): S['LandingPageTemplate'] {
-  return { id: t.id, name: t.name, description: t.description, category: t.category, previewUrl: templatePreviewUrl(baseUrl, t.previewName), defaults: { ...t.defaults, formFields: fields(t.defaults.formFields), consent: consentOf(t.defaults.consent), theme: themeOf(t.defaults.theme) } };
+  return {
+    id: t.id,
+    name: t.name,
+    description: t.description,
+    category: t.category,
+    previewUrl: templatePreviewUrl(baseUrl, t.previewName),
+    defaults: {
+      ...t.defaults,
+      formFields: fields(t.defaults.formFields),
+      consent: consentOf(t.defaults.consent),
+      theme: themeOf(t.defaults.theme),
+    },
+  };
 }
 
 export function toLandingPage(row: LandingPageView, baseUrl: string): S['LandingPage'] {

@@ -56,7 +56,8 @@ function fieldProblems(fields: readonly StoredFormField[]): FieldError[] {
   fields.forEach((f, i) => {
     if (seen.has(f.key)) problems.push({ field: `body.formFields.${i}.key`, message: `duplicate key "${f.key}"` });
     seen.add(f.key);
-    if (f.type === 'select' && !f.options?.length) problems.push({ field: `body.formFields.${i}.options`, message: 'a select field needs options' });
+    if (f.type === 'select' && !f.options?.length)
+      problems.push({ field: `body.formFields.${i}.options`, message: 'a select field needs options' });
   });
   const phones = fields.filter((f) => f.type === 'phone').length;
   if (phones !== 1) problems.push({ field: 'body.formFields', message: `must contain exactly one field of type phone (found ${phones})` });
@@ -75,14 +76,20 @@ function redirectProblems(url: string | null | undefined): FieldError[] {
 
 /** Hero asset and tags still exist (and, to publish, the asset is ready): the problems as field errors, named
  * `body.<field>` on create/update and by the page's field alone on publish (which has no body). */
-async function referenceProblems(t: Tenant, p: { heroAssetId: string | null; tagIds: readonly string[] }, publishing: boolean): Promise<FieldError[]> {
+async function referenceProblems(
+  t: Tenant,
+  p: { heroAssetId: string | null; tagIds: readonly string[] },
+  publishing: boolean,
+): Promise<FieldError[]> {
   const problems: FieldError[] = [];
   const at = (f: string) => (publishing ? f : `body.${f}`);
   if (p.heroAssetId) {
     const asset = await getAsset(t.db, t.organizationId, p.heroAssetId);
     if (!asset) problems.push({ field: at('heroAssetId'), message: 'no such asset in this organization' });
-    else if (asset.type !== 'image' && asset.type !== 'gif') problems.push({ field: at('heroAssetId'), message: `must be an image or gif asset (it is ${asset.type})` });
-    else if (publishing && asset.status !== 'ready') problems.push({ field: at('heroAssetId'), message: `the asset is not ready (status ${asset.status})` });
+    else if (asset.type !== 'image' && asset.type !== 'gif')
+      problems.push({ field: at('heroAssetId'), message: `must be an image or gif asset (it is ${asset.type})` });
+    else if (publishing && asset.status !== 'ready')
+      problems.push({ field: at('heroAssetId'), message: `the asset is not ready (status ${asset.status})` });
   }
   if (p.tagIds.length) {
     const existing = await existingTagIds(t.db, t.organizationId, [...p.tagIds]);
@@ -95,7 +102,8 @@ async function referenceProblems(t: Tenant, p: { heroAssetId: string | null; tag
 
 async function campaignProblems(t: Tenant, campaignId: string | null, consent: StoredConsent): Promise<FieldError[]> {
   if (!campaignId) return [];
-  if (!(await getCampaign(t.db, t.organizationId, campaignId))) throw unknownReference('body.acquisitionCampaignId', 'acquisition campaign');
+  if (!(await getCampaign(t.db, t.organizationId, campaignId)))
+    throw unknownReference('body.acquisitionCampaignId', 'acquisition campaign');
   return consent.required && consent.messageType === 'MARKETING'
     ? []
     : [{ field: 'body.consent', message: 'a page tied to an acquisition campaign needs a required MARKETING consent' }];
@@ -113,10 +121,14 @@ async function freeSlug(t: Tenant, base: string): Promise<string> {
 
 async function assertSlugFree(t: Tenant, slug: string, exceptId: string | null): Promise<void> {
   const other = await q.pageBySlug(t.db, t.organizationId, slug);
-  if (other && other.id !== exceptId) throw conflict('ALREADY_EXISTS', `Another landing page of the organization already uses the slug "${slug}".`);
+  if (other && other.id !== exceptId)
+    throw conflict('ALREADY_EXISTS', `Another landing page of the organization already uses the slug "${slug}".`);
 }
 
-const withCount = async (t: Tenant, row: q.LandingPageRow): Promise<LandingPageView> => ({ ...row, submission_count: await q.submissionCount(t.db, t.organizationId, row.id) });
+const withCount = async (t: Tenant, row: q.LandingPageRow): Promise<LandingPageView> => ({
+  ...row,
+  submission_count: await q.submissionCount(t.db, t.organizationId, row.id),
+});
 
 export function listPages(tenant: Tenant, status: LandingPageState | undefined, page: PageRequest): Promise<Page<LandingPageView>> {
   return q.listPages(tenant.db, tenant.organizationId, status, page);
@@ -131,7 +143,9 @@ export async function createPage(tenant: Tenant, body: CreateRequest): Promise<L
   if (body.templateId !== undefined && !template) refuse([{ field: 'body.templateId', message: 'no such template in the catalog' }]);
   const d = template?.defaults ?? DEFAULT_PAGE;
   const formFields = body.formFields ? normalizeFields(body.formFields) : d.formFields;
-  const consent: StoredConsent = body.consent ? { text: body.consent.text, required: body.consent.required ?? true, messageType: body.consent.messageType ?? 'MARKETING' } : d.consent;
+  const consent: StoredConsent = body.consent
+    ? { text: body.consent.text, required: body.consent.required ?? true, messageType: body.consent.messageType ?? 'MARKETING' }
+    : d.consent;
   const theme: StoredTheme = { ...d.theme, ...body.theme };
   const heroAssetId = body.heroAssetId ?? null;
   const tagIds = body.tagIds ?? [];
@@ -170,7 +184,9 @@ export async function updatePage(tenant: Tenant, id: string, body: UpdateRequest
     if (row.status === 'ARCHIVED') throw conflict('INVALID_STATE', 'An ARCHIVED landing page is read-only.');
     const status = body.status === 'ARCHIVED' ? transition(row.status, 'archive').to : row.status;
     const formFields = body.formFields ? normalizeFields(body.formFields) : row.form_fields;
-    const consent: StoredConsent = body.consent ? { text: body.consent.text, required: body.consent.required ?? true, messageType: body.consent.messageType ?? 'MARKETING' } : row.consent;
+    const consent: StoredConsent = body.consent
+      ? { text: body.consent.text, required: body.consent.required ?? true, messageType: body.consent.messageType ?? 'MARKETING' }
+      : row.consent;
     const heroAssetId = body.heroAssetId === undefined ? row.hero_asset_id : body.heroAssetId;
     const tagIds = body.tagIds ?? row.tag_ids;
     const campaignId = body.acquisitionCampaignId === undefined ? row.acquisition_campaign_id : body.acquisitionCampaignId;
@@ -219,7 +235,10 @@ export async function applyAction(tenant: Tenant, id: string, action: Exclude<La
     const { to, changed } = transition(row.status, action);
     if (!changed) return withCount(t, row);
     if (action === 'publish') refuse(await referenceProblems(t, { heroAssetId: row.hero_asset_id, tagIds: row.tag_ids }, true));
-    const updated = await q.updatePage(t.db, t.organizationId, id, { status: to, ...(action === 'publish' ? { published_at: new Date() } : {}) });
+    const updated = await q.updatePage(t.db, t.organizationId, id, {
+      status: to,
+      ...(action === 'publish' ? { published_at: new Date() } : {}),
+    });
     return withCount(t, updated!);
   });
 }

@@ -41,7 +41,8 @@ export function maxCharsOf(f: Pick<StoredFormField, 'key' | 'attributeKey'>): nu
 }
 
 export type PublicPage = { tenant: Tenant; page: q.LandingPageRow };
-export type SubmitOutcome = { ok: true; redirectUrl: string | null; message: string } | { ok: false; errors: Record<string, string>; values: Record<string, string> };
+export type SubmitOutcome =
+  { ok: true; redirectUrl: string | null; message: string } | { ok: false; errors: Record<string, string>; values: Record<string, string> };
 type Value = string | number | boolean | null;
 
 /** The PUBLISHED page at /p/{organizationId}/{slug}; undefined for anything else (the route answers 404). */
@@ -55,10 +56,17 @@ export async function findPublishedPage(app: AppContext, organizationId: string,
 }
 
 const consumeOrRefuse = (app: AppContext, client: PublicClient) =>
-  consumeOrTooMany(sharedLimiter(app.pool, 'landing-page-ip', PUBLIC_SUBMIT_LIMIT.points, PUBLIC_SUBMIT_LIMIT.durationSeconds), clientKey(client.ip), 'submissions');
+  consumeOrTooMany(
+    sharedLimiter(app.pool, 'landing-page-ip', PUBLIC_SUBMIT_LIMIT.points, PUBLIC_SUBMIT_LIMIT.durationSeconds),
+    clientKey(client.ip),
+    'submissions',
+  );
 
 /** Form values (strings) → typed values by the page's fields, or the per-field problems. */
-export function parseForm(fields: readonly StoredFormField[], form: Record<string, string>): { values: Record<string, Value>; errors: Record<string, string> } {
+export function parseForm(
+  fields: readonly StoredFormField[],
+  form: Record<string, string>,
+): { values: Record<string, Value>; errors: Record<string, string> } {
   const values: Record<string, Value> = {};
   const errors: Record<string, string> = {};
   for (const f of fields) {
@@ -109,7 +117,12 @@ export function parseForm(fields: readonly StoredFormField[], form: Record<strin
   return { values, errors };
 }
 
-export async function submit(app: AppContext, found: PublicPage, form: Record<string, string>, client: PublicClient): Promise<SubmitOutcome> {
+export async function submit(
+  app: AppContext,
+  found: PublicPage,
+  form: Record<string, string>,
+  client: PublicClient,
+): Promise<SubmitOutcome> {
   const { page } = found;
   const { values, errors } = parseForm(page.form_fields, form);
   const granted = (form.consent ?? '') !== '';
@@ -120,7 +133,10 @@ export async function submit(app: AppContext, found: PublicPage, form: Record<st
 
   const phoneField = page.form_fields.find((f) => f.type === 'phone')!;
   const phone = values[phoneField.key] as string;
-  const name = page.form_fields.some((f) => f.key === 'name') && typeof values.name === 'string' ? storedName(values.name, MAX_ENROLL_NAME_CHARS) : null;
+  const name =
+    page.form_fields.some((f) => f.key === 'name') && typeof values.name === 'string'
+      ? storedName(values.name, MAX_ENROLL_NAME_CHARS)
+      : null;
   const attributes: Record<string, string | number | boolean> = {};
   for (const f of page.form_fields) {
     const v = values[f.key];
@@ -146,7 +162,8 @@ export async function submit(app: AppContext, found: PublicPage, form: Record<st
       admitted = await admitPublicSignUp(app, page.acquisition_campaign_id, phone, client);
     } catch (error) {
       // A number of a country the campaign does not take: the form again, with the reason on the phone field.
-      if (error instanceof ApiError && error.code === 'INVALID_PHONE') return { ok: false, errors: { [phoneField.key]: error.message }, values: again() };
+      if (error instanceof ApiError && error.code === 'INVALID_PHONE')
+        return { ok: false, errors: { [phoneField.key]: error.message }, values: again() };
       throw error;
     }
     await inTenantTransaction(admitted.tenant, async (t) => {
@@ -189,7 +206,11 @@ export async function submit(app: AppContext, found: PublicPage, form: Record<st
           channel: null,
           message_id: null,
           actor: null,
-          reason: `Landing page ${page.id} (${page.slug}), submitted from ${client.ip ?? 'an unknown address'} (${client.userAgent ?? 'no user agent'}): ${page.consent.text}`.slice(0, 4000),
+          reason:
+            `Landing page ${page.id} (${page.slug}), submitted from ${client.ip ?? 'an unknown address'} (${client.userAgent ?? 'no user agent'}): ${page.consent.text}`.slice(
+              0,
+              4000,
+            ),
           expires_at: null,
         });
       }

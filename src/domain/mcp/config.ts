@@ -31,7 +31,8 @@ export type { PlatformMappingRow } from '../../db/queries/mcp/platform-mappings.
 export const CHANNELS: readonly McpChannel[] = ['RCS', 'CHATAPP', 'SMS'];
 export const MAX_PLATFORM_ACCOUNT_ID = 255;
 
-const unknownHealth = (): StoredChannelHealth[] => CHANNELS.map((channelType) => ({ channelType, status: 'unknown', latencyMs: null, error: null, checkedAt: null }));
+const unknownHealth = (): StoredChannelHealth[] =>
+  CHANNELS.map((channelType) => ({ channelType, status: 'unknown', latencyMs: null, error: null, checkedAt: null }));
 
 /** The organization's configuration, or undefined before the first save. */
 export function getConfig(tenant: Tenant): Promise<q.McpConfigRow | undefined> {
@@ -49,7 +50,10 @@ async function assertDestination(field: string, url: string, allowPrivate: boole
     if (error instanceof UnresolvedHostError) return;
     if (error instanceof DestinationRefusedError) {
       const local = !allowPrivate && /non-public|https:\/\//.test(error.message);
-      throw invalidField(field, `${field.split('.').pop()} ${error.message}${local ? ' (for local development only, start the server with WEBHOOK_ALLOW_PRIVATE=1 to allow http:// and private addresses)' : ''}`);
+      throw invalidField(
+        field,
+        `${field.split('.').pop()} ${error.message}${local ? ' (for local development only, start the server with WEBHOOK_ALLOW_PRIVATE=1 to allow http:// and private addresses)' : ''}`,
+      );
     }
     throw error;
   }
@@ -69,7 +73,13 @@ function normalize(c: NonNullable<SaveBody['credentials']>): McpCredentials {
     case 'basic':
       return { type: 'basic', username: c.username, password: c.password };
     case 'oauth2_client_credentials':
-      return { type: 'oauth2_client_credentials', clientId: c.clientId, clientSecret: c.clientSecret, tokenUrl: c.tokenUrl, ...(c.scope ? { scope: c.scope } : {}) };
+      return {
+        type: 'oauth2_client_credentials',
+        clientId: c.clientId,
+        clientSecret: c.clientSecret,
+        tokenUrl: c.tokenUrl,
+        ...(c.scope ? { scope: c.scope } : {}),
+      };
   }
 }
 
@@ -81,7 +91,10 @@ function normalize(c: NonNullable<SaveBody['credentials']>): McpCredentials {
 export async function saveConfig(tenant: Tenant, services: Services, body: SaveBody): Promise<q.McpConfigRow> {
   // A mapping is never removed (set-platform-mapping only creates or replaces it): read once, before the rest.
   if (!(await mappings.getPlatformMapping(tenant.db, tenant.organizationId))) {
-    throw unprocessable('NO_PLATFORM_MAPPING', 'This organization has no platform mapping (its account on the messaging platform); a platform admin sets it up. Nothing was saved.');
+    throw unprocessable(
+      'NO_PLATFORM_MAPPING',
+      'This organization has no platform mapping (its account on the messaging platform); a platform admin sets it up. Nothing was saved.',
+    );
   }
   const allowPrivate = services.config.webhookAllowPrivate;
   await assertDestination('body.baseUrl', body.baseUrl, allowPrivate); // before the transaction: DNS may be slow
@@ -89,7 +102,8 @@ export async function saveConfig(tenant: Tenant, services: Services, body: SaveB
   if (sent?.type === 'oauth2_client_credentials') await assertDestination('body.credentials.tokenUrl', sent.tokenUrl, allowPrivate);
   return inTransaction(tenant.db, async (tx) => {
     const current = await q.getMcpConfig(tx, tenant.organizationId, { forUpdate: true });
-    if (!current && !sent) throw invalidField('body.credentials', 'credentials are required the first time the configuration is saved', 'VALIDATION_ERROR');
+    if (!current && !sent)
+      throw invalidField('body.credentials', 'credentials are required the first time the configuration is saved', 'VALIDATION_ERROR');
     let sealed: string;
     let type: McpCredentials['type'];
     let hint: string;
@@ -134,22 +148,31 @@ export type TestOutcome = { success: boolean; results: StoredChannelHealth[]; te
  */
 export async function testConfig(tenant: Tenant, services: Services, body: TestBody | undefined): Promise<TestOutcome> {
   const config = await q.getMcpConfig(tenant.db, tenant.organizationId);
-  if (!config) throw new ApiError(400, 'NOT_CONFIGURED', 'No MCP server is configured for this organization: save one with PUT /v1/mcp/config first.');
+  if (!config)
+    throw new ApiError(400, 'NOT_CONFIGURED', 'No MCP server is configured for this organization: save one with PUT /v1/mcp/config first.');
   const wanted = body?.channelType;
   const channels: McpChannel[] = wanted ? [wanted === 'CA' ? 'CHATAPP' : wanted] : [...CHANNELS];
   const plain = openStored(config.credentials);
   const results = plain
-    ? await checkChannels({ baseUrl: config.base_url, credentials: JSON.parse(plain) as McpCredentials, allowPrivate: services.config.webhookAllowPrivate }, channels)
+    ? await checkChannels(
+        { baseUrl: config.base_url, credentials: JSON.parse(plain) as McpCredentials, allowPrivate: services.config.webhookAllowPrivate },
+        channels,
+      )
     : channels.map((channelType): StoredChannelHealth => ({
         channelType,
         status: 'unhealthy',
         latencyMs: null,
-        error: 'the stored credentials cannot be decrypted with this server\'s SECRETS_KEY: save them again',
+        error: "the stored credentials cannot be decrypted with this server's SECRETS_KEY: save them again",
         checkedAt: new Date().toISOString(),
       }));
   const byChannel = new Map(config.health.map((h) => [h.channelType, h]));
   for (const r of results) byChannel.set(r.channelType, r);
-  await q.setMcpHealth(tenant.db, tenant.organizationId, { baseUrl: config.base_url, sealedCredentials: config.credentials }, CHANNELS.map((c) => byChannel.get(c) ?? unknownHealth().find((h) => h.channelType === c)!));
+  await q.setMcpHealth(
+    tenant.db,
+    tenant.organizationId,
+    { baseUrl: config.base_url, sealedCredentials: config.credentials },
+    CHANNELS.map((c) => byChannel.get(c) ?? unknownHealth().find((h) => h.channelType === c)!),
+  );
   return { success: results.every((r) => r.status === 'healthy'), results, testedAt: new Date() };
 }
 
@@ -157,7 +180,11 @@ export async function testConfig(tenant: Tenant, services: Services, body: TestB
  * Sets (creates or replaces) an organization's platform mapping: the admin CLI's `set-platform-mapping`, run by a
  * platform admin with the system database. undefined when there is no such organization.
  */
-export async function setPlatformMapping(db: Db, organizationId: string, platformAccountId: string): Promise<mappings.PlatformMappingRow | undefined> {
+export async function setPlatformMapping(
+  db: Db,
+  organizationId: string,
+  platformAccountId: string,
+): Promise<mappings.PlatformMappingRow | undefined> {
   return inTransaction(db, async (tx) => {
     if (!(await mappings.organizationExists(tx, organizationId))) return undefined;
     return mappings.upsertPlatformMapping(tx, organizationId, platformAccountId);

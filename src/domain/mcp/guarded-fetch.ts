@@ -33,7 +33,11 @@ export function guardedFetch(allowPrivate: boolean): GuardedFetch {
     });
     if (body) outgoing['content-length'] = String(body.length);
     return new Promise<Response>((resolve, reject) => {
-      const req = transport.request(url, { method: init.method ?? 'GET', headers: outgoing, agent: agents[url.protocol as 'http:' | 'https:'] });
+      const req = transport.request(url, {
+        method: init.method ?? 'GET',
+        headers: outgoing,
+        agent: agents[url.protocol as 'http:' | 'https:'],
+      });
       const onAbort = () => req.destroy(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
       signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', (error) => {

@@ -104,12 +104,28 @@ async function toolNames(client: Client): Promise<Set<string>> {
 async function checkOne(client: Client, channel: McpChannel): Promise<StoredChannelHealth> {
   const started = performance.now();
   try {
-    const result = await client.callTool({ name: CHECK_TOOL, arguments: { channel } }, undefined, { timeout: CALL_TIMEOUT_MS, maxTotalTimeout: CALL_TIMEOUT_MS });
+    const result = await client.callTool({ name: CHECK_TOOL, arguments: { channel } }, undefined, {
+      timeout: CALL_TIMEOUT_MS,
+      maxTotalTimeout: CALL_TIMEOUT_MS,
+    });
     const latencyMs = Math.round(performance.now() - started);
     const checkedAt = new Date().toISOString();
-    if (result.isError) return { channelType: channel, status: 'unhealthy', latencyMs, error: clip(`${CHECK_TOOL} failed: ${toolText(result.content) || 'isError'}`), checkedAt };
+    if (result.isError)
+      return {
+        channelType: channel,
+        status: 'unhealthy',
+        latencyMs,
+        error: clip(`${CHECK_TOOL} failed: ${toolText(result.content) || 'isError'}`),
+        checkedAt,
+      };
     if (latencyMs > HEALTHY_WITHIN_MS) {
-      return { channelType: channel, status: 'degraded', latencyMs, error: `slow response (${latencyMs} ms, healthy within ${HEALTHY_WITHIN_MS} ms)`, checkedAt };
+      return {
+        channelType: channel,
+        status: 'degraded',
+        latencyMs,
+        error: `slow response (${latencyMs} ms, healthy within ${HEALTHY_WITHIN_MS} ms)`,
+        checkedAt,
+      };
     }
     return { channelType: channel, status: 'healthy', latencyMs, error: null, checkedAt };
   } catch (error) {
@@ -124,7 +140,13 @@ function unhealthy(channel: McpChannel, error: string, latencyMs: number | null)
 function toolText(content: unknown): string {
   if (!Array.isArray(content)) return '';
   return content
-    .filter((c): c is { type: 'text'; text: string } => typeof c === 'object' && c !== null && (c as { type?: unknown }).type === 'text' && typeof (c as { text?: unknown }).text === 'string')
+    .filter(
+      (c): c is { type: 'text'; text: string } =>
+        typeof c === 'object' &&
+        c !== null &&
+        (c as { type?: unknown }).type === 'text' &&
+        typeof (c as { text?: unknown }).text === 'string',
+    )
     .map((c) => c.text)
     .join(' ');
 }
@@ -161,11 +183,17 @@ async function authHeaders(credentials: McpCredentials, fetch: GuardedFetch): Pr
   }
 }
 
-async function clientCredentialsToken(c: Extract<McpCredentials, { type: 'oauth2_client_credentials' }>, fetch: GuardedFetch): Promise<string> {
+async function clientCredentialsToken(
+  c: Extract<McpCredentials, { type: 'oauth2_client_credentials' }>,
+  fetch: GuardedFetch,
+): Promise<string> {
   const form = new URLSearchParams({ grant_type: 'client_credentials' });
   if (c.scope) form.set('scope', c.scope);
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CheckError(`token request timed out after ${CONNECT_TIMEOUT_MS / 1000} s`)), CONNECT_TIMEOUT_MS);
+  const timer = setTimeout(
+    () => controller.abort(new CheckError(`token request timed out after ${CONNECT_TIMEOUT_MS / 1000} s`)),
+    CONNECT_TIMEOUT_MS,
+  );
   try {
     const res = await fetch(c.tokenUrl, {
       method: 'POST',

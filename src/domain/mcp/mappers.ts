@@ -11,7 +11,13 @@ export function toMcpConfig(row: McpConfigRow): McpConfig {
     credentialsSet: true,
     credentialsType: row.credentials_type,
     credentialsHint: row.credentials_hint,
-    health: row.health.map((h) => ({ channelType: h.channelType, status: h.status, latencyMs: h.latencyMs, error: h.error, checkedAt: h.checkedAt })),
+    health: row.health.map((h) => ({
+      channelType: h.channelType,
+      status: h.status,
+      latencyMs: h.latencyMs,
+      error: h.error,
+      checkedAt: h.checkedAt,
+    })),
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

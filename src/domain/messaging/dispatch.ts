@@ -69,11 +69,21 @@ export function dedupeKeyOf(m: MessageRow): string {
 }
 
 type Claimed = q.ClaimedMessage;
-type Accepted = { message: Claimed; channel: Channel; providerMessageId: string; segments: number; encoding: string | null; costUnits: number };
+type Accepted = {
+  message: Claimed;
+  channel: Channel;
+  providerMessageId: string;
+  segments: number;
+  encoding: string | null;
+  costUnits: number;
+};
 
 /** Queues the wake job of a scope, in the caller's transaction when given one: it runs at `at` (now when absent or past). */
 export async function wakeDispatch(queue: JobQueue, scope: DispatchJob, opts: { db?: Db; at?: Date | null } = {}): Promise<void> {
-  await queue.send(DISPATCH_QUEUE, scope, { ...(opts.db ? { db: fromKysely(opts.db) } : {}), ...(opts.at && opts.at.getTime() > Date.now() ? { startAfter: opts.at } : {}) });
+  await queue.send(DISPATCH_QUEUE, scope, {
+    ...(opts.db ? { db: fromKysely(opts.db) } : {}),
+    ...(opts.at && opts.at.getTime() > Date.now() ? { startAfter: opts.at } : {}),
+  });
 }
 
 /** The dispatch queue's JobInsert, for a send to queue its wake job inside its accepting statement (accept.ts). */
@@ -100,11 +110,17 @@ export function nudgeDispatchWorkers(queue: JobQueue, wake: JobInsert): void {
   if (!state) nudges.set(queue, (state = { timer: undefined, last: 0 }));
   if (state.timer) return; // the nudge already due covers this send too
   const nudge = state;
-  nudge.timer = setTimeout(() => {
-    nudge.timer = undefined;
-    nudge.last = Date.now();
-    queue.getDb().executeSql(`select ${wake.notify}`).catch(() => {});
-  }, Math.max(0, nudge.last + NUDGE_INTERVAL_MS - Date.now()));
+  nudge.timer = setTimeout(
+    () => {
+      nudge.timer = undefined;
+      nudge.last = Date.now();
+      queue
+        .getDb()
+        .executeSql(`select ${wake.notify}`)
+        .catch(() => {});
+    },
+    Math.max(0, nudge.last + NUDGE_INTERVAL_MS - Date.now()),
+  );
   nudge.timer.unref();
 }
 
@@ -154,7 +170,8 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
   const senders = new Map((await sendersByIds(app.db, [...new Set(claimed.map((m) => m.sender_id))])).map((s) => [s.id, s]));
   const due = await holdInQuietHours(app, claimed, senders);
   // A held message takes none of its sender's throughput: what drain admitted for it is given back.
-  if (admitted && due.length < claimed.length) await limiterFor(app, admitted.throughput_per_second).reward(admitted.id, claimed.length - due.length);
+  if (admitted && due.length < claimed.length)
+    await limiterFor(app, admitted.throughput_per_second).reward(admitted.id, claimed.length - due.length);
 
   const senderIds = [...new Set(due.map((m) => m.sender_id))];
   const accepted: Accepted[] = [];
@@ -163,7 +180,8 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
     senderIds.map(async (senderId) => {
       const sender = senders.get(senderId)!;
       const mine = due.filter((m) => m.sender_id === senderId);
-      const { allowed, retryAfterSeconds } = senderId === admitted?.id ? { allowed: mine.length, retryAfterSeconds: 0 } : await admit(app, sender, mine.length);
+      const { allowed, retryAfterSeconds } =
+        senderId === admitted?.id ? { allowed: mine.length, retryAfterSeconds: 0 } : await admit(app, sender, mine.length);
       const later = mine.slice(allowed);
       if (later.length) {
         limited = true;
@@ -187,7 +205,9 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
 async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Map<string, SenderRow>): Promise<Claimed[]> {
   const checked = claimed.filter((m) => quietHoursApply({ messageType: m.message_type }));
   if (checked.length === 0) return claimed;
-  const recipients = [...new Map(checked.map((m) => [m.contact_id, { organizationId: m.organization_id, contactId: m.contact_id }])).values()];
+  const recipients = [
+    ...new Map(checked.map((m) => [m.contact_id, { organizationId: m.organization_id, contactId: m.contact_id }])).values(),
+  ];
   const until = await quietHoldsOfContacts(app.db, recipients, new Date());
   const holds = checked.flatMap((m) => {
     const at = until.get(m.contact_id);
@@ -196,7 +216,11 @@ async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Ma
   if (holds.length === 0) return claimed;
   await inTransaction(app.db, async (tx) => {
     const held = await q.holdMessages(tx, holds);
-    await emitEvents(tx, queueOf(app), held.map((m) => messageEvent('message.held', m, senders.get(m.sender_id)!)));
+    await emitEvents(
+      tx,
+      queueOf(app),
+      held.map((m) => messageEvent('message.held', m, senders.get(m.sender_id)!)),
+    );
   });
   // One no longer `sending` (failed or revoked meanwhile) is not sent either.
   const heldIds = new Set(holds.map((h) => h.id));
@@ -230,7 +254,14 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
     ready.map(async ({ message, channel, rendering }, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) {
-        accepted.push({ message, channel, providerMessageId: outcome.providerMessageId, segments: rendering.segments, encoding: rendering.encoding, costUnits: rendering.costUnits });
+        accepted.push({
+          message,
+          channel,
+          providerMessageId: outcome.providerMessageId,
+          segments: rendering.segments,
+          encoding: rendering.encoding,
+          costUnits: rendering.costUnits,
+        });
       } else {
         await settleFailure(app, message, sender, outcome.error);
       }
@@ -240,13 +271,24 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
 }
 
 /** A provider error: retried with backoff while attempts remain; a refusal, or the last attempt, fails the message. */
-async function settleFailure(app: AppContext, message: Claimed, sender: SenderRow, error: ProviderError | ProviderRejection): Promise<void> {
+async function settleFailure(
+  app: AppContext,
+  message: Claimed,
+  sender: SenderRow,
+  error: ProviderError | ProviderRejection,
+): Promise<void> {
   if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
     await requeue(app, [message], backoffSeconds(message.attempts), true);
   } else if (error instanceof ProviderRejection) {
     await fail(app, message, sender, error.code, error.message);
   } else {
-    await fail(app, message, sender, 'PROVIDER_UNAVAILABLE', `The provider kept failing after ${message.attempts} attempts: ${error.message}`);
+    await fail(
+      app,
+      message,
+      sender,
+      'PROVIDER_UNAVAILABLE',
+      `The provider kept failing after ${message.attempts} attempts: ${error.message}`,
+    );
   }
 }
 
@@ -258,7 +300,15 @@ async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Ma
     const sent = await q.recordAccepted(
       tx,
       app.provider.name,
-      accepted.map((a) => ({ organizationId: a.message.organization_id, id: a.message.id, providerMessageId: a.providerMessageId, channel: a.channel, segments: a.segments, encoding: a.encoding, costUnits: a.costUnits })),
+      accepted.map((a) => ({
+        organizationId: a.message.organization_id,
+        id: a.message.id,
+        providerMessageId: a.providerMessageId,
+        channel: a.channel,
+        segments: a.segments,
+        encoding: a.encoding,
+        costUnits: a.costUnits,
+      })),
     );
     const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
     await emitEvents(tx, queueOf(app), events);
@@ -278,7 +328,11 @@ async function resolveChannels(app: AppContext, messages: Claimed[], sender: Sen
         return { capable: message.contact_rcs_capable ?? false, reason: 'RCS_NOT_SUPPORTED', asked: false };
       }
       try {
-        return { capable: (await app.provider.checkRcsCapability(message.contact_phone)).rcsCapable, reason: 'RCS_NOT_SUPPORTED', asked: true };
+        return {
+          capable: (await app.provider.checkRcsCapability(message.contact_phone)).rcsCapable,
+          reason: 'RCS_NOT_SUPPORTED',
+          asked: true,
+        };
       } catch (error) {
         if (!(error instanceof ProviderError)) throw error;
         return { capable: false, reason: 'RCS_CAPABILITY_UNKNOWN', asked: false };
@@ -287,7 +341,9 @@ async function resolveChannels(app: AppContext, messages: Claimed[], sender: Sen
   );
   await contacts.setRcsCapableMany(
     app.db,
-    messages.flatMap((m, i) => (answers[i]!.asked ? [{ organizationId: m.organization_id, id: m.contact_id, capable: answers[i]!.capable }] : [])),
+    messages.flatMap((m, i) =>
+      answers[i]!.asked ? [{ organizationId: m.organization_id, id: m.contact_id, capable: answers[i]!.capable }] : [],
+    ),
     checkedAt,
   );
   const fallbacks: Array<{ organizationId: string; id: string; channel: Channel; reason: string }> = [];
@@ -317,7 +373,12 @@ function backoffSeconds(attempt: number): number {
 
 /** Back to queued, due again in `afterSeconds` (the scope's wake job then comes for it). */
 async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: number, countsAsAttempt: boolean): Promise<void> {
-  await q.requeueMessages(app.db, messages.map((m) => ({ organizationId: m.organization_id, id: m.id })), countsAsAttempt, afterSeconds);
+  await q.requeueMessages(
+    app.db,
+    messages.map((m) => ({ organizationId: m.organization_id, id: m.id })),
+    countsAsAttempt,
+    afterSeconds,
+  );
 }
 
 /** Fails the message with its reason; one no carrier ever accepted drops its planned fallback (fallback.ts). */

@@ -58,7 +58,12 @@ export async function ingestInbound(app: AppContext, inbound: Inbound): Promise<
   return inTenantTransaction(tenant, (t) => ingest(t, services, sender, inbound));
 }
 
-async function ingest(tenant: Tenant, services: Services, sender: { id: string; provider: string }, inbound: Inbound): Promise<InboundOutcome> {
+async function ingest(
+  tenant: Tenant,
+  services: Services,
+  sender: { id: string; provider: string },
+  inbound: Inbound,
+): Promise<InboundOutcome> {
   const { db, organizationId: orgId } = tenant;
   const queue = queueOf(services);
   const parsed = parsePhone(inbound.from);
@@ -133,7 +138,8 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
 
   // A YES answering a public sign-up's confirmation request from this sender enrolls it, instead of acting as the
   // opt-in keyword (src/domain/acquisition/confirm.ts); for any other phone or text this changes nothing.
-  if (await confirmSignUpsByReply(tenant, services, { phone, senderId: sender.id, text: inbound.text, messageId: message.id, channel })) return 'stored';
+  if (await confirmSignUpsByReply(tenant, services, { phone, senderId: sender.id, text: inbound.text, messageId: message.id, channel }))
+    return 'stored';
 
   // The keyword engine joins this transaction (it opens none of its own inside one).
   const outcome = await handleInboundKeyword(db, { organizationId: orgId, contact, channel, messageId: message.id, text: inbound.text });
@@ -144,7 +150,10 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
       await enrollByKeyword(tenant, services, { phone, text: inbound.text, sender: { phone_number: inbound.to, address: null } });
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      services.log.warn({ organizationId: orgId, contactId: contact.id, inboundMessageId: message.id, code: error.code, reason: error.message }, 'keyword enrollment refused');
+      services.log.warn(
+        { organizationId: orgId, contactId: contact.id, inboundMessageId: message.id, code: error.code, reason: error.message },
+        'keyword enrollment refused',
+      );
     }
     return 'stored';
   }
@@ -152,7 +161,15 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
     await emitEvent(db, queue, {
       organizationId: orgId,
       type: outcome.action === 'OPT_OUT' ? 'contact.opted_out' : 'contact.opted_in',
-      data: { contactId: contact.id, senderIdId: sender.id, contactPhone: phone, channel, source: 'KEYWORD', keyword: outcome.keyword, occurredAt: new Date().toISOString() },
+      data: {
+        contactId: contact.id,
+        senderIdId: sender.id,
+        contactPhone: phone,
+        channel,
+        source: 'KEYWORD',
+        keyword: outcome.keyword,
+        occurredAt: new Date().toISOString(),
+      },
     });
   }
   // What was accepted for this phone and not yet sent (held for quiet hours, queued in a long blast) is not sent now.
@@ -174,7 +191,15 @@ async function ingest(tenant: Tenant, services: Services, sender: { id: string; 
       // reply is not sent, and the log says why. Any other error fails the whole ingestion (the carrier retries).
       if (!(error instanceof ApiError)) throw error;
       services.log.warn(
-        { organizationId: orgId, senderId: sender.id, contactId: contact.id, inboundMessageId: message.id, keyword: outcome.keyword, code: error.code, reason: error.message },
+        {
+          organizationId: orgId,
+          senderId: sender.id,
+          contactId: contact.id,
+          inboundMessageId: message.id,
+          keyword: outcome.keyword,
+          code: error.code,
+          reason: error.message,
+        },
         'keyword reply not sent',
       );
     }

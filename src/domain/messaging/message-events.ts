@@ -39,7 +39,8 @@ export function messageEventData(m: MessageRow, sender: { id: string }): Message
   } as MessageStatusData;
 }
 
-export type MessageEventName = 'message.queued' | 'message.held' | 'message.sent' | 'message.delivered' | 'message.read' | 'message.failed' | 'message.revoked';
+export type MessageEventName =
+  'message.queued' | 'message.held' | 'message.sent' | 'message.delivered' | 'message.read' | 'message.failed' | 'message.revoked';
 
 /** The event for a message's new status (the row's status matches the event name by construction). */
 export function messageEvent(type: MessageEventName, m: MessageRow, sender: { id: string }): NewEvent {

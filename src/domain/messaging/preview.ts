@@ -24,7 +24,12 @@ export type Preview = {
 };
 
 /** An unknown `contactId` or `senderId` answers 404 naming it, as `POST /v1/messages/send` would. */
-export async function previewMessage(tenant: Tenant, services: Pick<Services, 'config'>, body: PreviewRequest, now = new Date()): Promise<Preview> {
+export async function previewMessage(
+  tenant: Tenant,
+  services: Pick<Services, 'config'>,
+  body: PreviewRequest,
+  now = new Date(),
+): Promise<Preview> {
   body = { ...body, content: await resolveContentAssets(tenant, services, body.content) }; // as the send would: assetId → signed media link
   const requested = body.channelType ?? 'RCS';
   // The ids first, in the order the send checks them.
@@ -56,9 +61,16 @@ export async function previewMessage(tenant: Tenant, services: Pick<Services, 'c
       now,
     });
     plannedChannel = plan?.route === 'primary' ? requested : plan?.route === 'fallback' ? fallbackChannel : null;
-    if (!plannedChannel) warnings.push({ code: 'NO_CHANNEL_AVAILABLE', message: 'No channel can carry this message to the contact with the current settings.' });
+    if (!plannedChannel)
+      warnings.push({
+        code: 'NO_CHANNEL_AVAILABLE',
+        message: 'No channel can carry this message to the contact with the current settings.',
+      });
     if (requested === 'RCS' && contact.rcs_capable === null) {
-      warnings.push({ code: 'CAPABILITY_UNKNOWN', message: "The contact's RCS capability is unknown: RCS is attempted, the fallback used if it is not delivered." });
+      warnings.push({
+        code: 'CAPABILITY_UNKNOWN',
+        message: "The contact's RCS capability is unknown: RCS is attempted, the fallback used if it is not delivered.",
+      });
     }
     const verdict = await evaluateCompliance({
       db: tenant.db,

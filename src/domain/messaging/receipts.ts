@@ -33,7 +33,14 @@ const messageIdOf = (r: Receipt) => r.dedupeKey.split(':')[0]!;
 export async function applyReceipts(app: AppContext, provider: ProviderName, receipts: Receipt[]): Promise<void> {
   const ordered = receipts.map((r, i) => ({ r, i })).sort((a, b) => messageIdOf(a.r).localeCompare(messageIdOf(b.r)) || a.i - b.i);
   await inTransaction(app.db, async (tx) => {
-    const messages = new Map((await q.lockMessages(tx, ordered.map(({ r }) => messageIdOf(r)))).map((m) => [m.id, m]));
+    const messages = new Map(
+      (
+        await q.lockMessages(
+          tx,
+          ordered.map(({ r }) => messageIdOf(r)),
+        )
+      ).map((m) => [m.id, m]),
+    );
     const changed = new Map<string, q.ReceiptState>();
     const events: NewEvent[] = [];
     for (const { r } of ordered) {
@@ -78,7 +85,11 @@ const stateOf = (m: MessageRow): Omit<q.ReceiptState, 'requeue'> => ({
  * queued again (its SMS/MMS fallback); undefined when it changes nothing. What a dispatcher that died after the
  * provider accepted the message could not record (provider, its id, sent time, price) the receipt fills in.
  */
-function applyReceipt(provider: ProviderName, receipt: Receipt, message: MessageRow): { row: MessageRow; event?: NewEvent; requeue: boolean } | undefined {
+function applyReceipt(
+  provider: ProviderName,
+  receipt: Receipt,
+  message: MessageRow,
+): { row: MessageRow; event?: NewEvent; requeue: boolean } | undefined {
   if (message.direction !== 'outbound' || FINAL.has(message.status)) return undefined;
   const sender = { id: message.sender_id };
   const at = new Date(receipt.at);
@@ -110,7 +121,15 @@ function applyReceipt(provider: ProviderName, receipt: Receipt, message: Message
   const rcsFailed = receipt.status === 'failed' && receipt.channel === 'RCS';
   if (rcsFailed && message.fallback_allowed && !message.fallback_used) {
     const fallback = fallbackChannelFor(message.content as unknown as SendContent);
-    const row: MessageRow = { ...message, status: 'queued', planned_channel: fallback, fallback_used: true, fallback_reason: 'RCS_DELIVERY_FAILED', cost_units: null, receipt_at: at };
+    const row: MessageRow = {
+      ...message,
+      status: 'queued',
+      planned_channel: fallback,
+      fallback_used: true,
+      fallback_reason: 'RCS_DELIVERY_FAILED',
+      cost_units: null,
+      receipt_at: at,
+    };
     return { row, requeue: true };
   }
 

@@ -10,12 +10,26 @@ import { messageEvent } from './message-events.ts';
 
 const REFUSALS = {
   OPTED_OUT: { code: 'OPTED_OUT', message: 'The recipient opted out after this message was accepted; it was not sent.', overridable: true },
-  DNC_LISTED: { code: 'DNC_LISTED', message: 'The phone was put on the Do-Not-Contact list after this message was accepted; it was not sent.', overridable: false },
+  DNC_LISTED: {
+    code: 'DNC_LISTED',
+    message: 'The phone was put on the Do-Not-Contact list after this message was accepted; it was not sent.',
+    overridable: false,
+  },
 } as const;
 
 /** Fails the unsent outbound messages to `phones` with the refusal's code; `message.failed` for each. Answers how many. */
-export async function failUnsentAfter(db: Db, queue: JobQueue, orgId: string, phones: readonly string[], refusal: keyof typeof REFUSALS): Promise<number> {
+export async function failUnsentAfter(
+  db: Db,
+  queue: JobQueue,
+  orgId: string,
+  phones: readonly string[],
+  refusal: keyof typeof REFUSALS,
+): Promise<number> {
   const failed = await failUnsentTo(db, orgId, phones, REFUSALS[refusal]);
-  await emitEvents(db, queue, failed.map((m) => messageEvent('message.failed', m, { id: m.sender_id })));
+  await emitEvents(
+    db,
+    queue,
+    failed.map((m) => messageEvent('message.failed', m, { id: m.sender_id })),
+  );
   return failed.length;
 }

@@ -46,7 +46,8 @@ export function fallbackChannelFor(content: SendContent): 'SMS' | 'MMS' {
 
 /** Whether `channelType: SMS|MMS` can carry this content type (the contract's table); RCS/CHATAPP carry all. */
 export function channelAccepts(channel: Channel, content: SendContent): boolean {
-  if (channel === 'SMS') return content.type === 'text' || content.type === 'carousel' || (content.type === 'card' && !content.mediaUrl && !content.assetId);
+  if (channel === 'SMS')
+    return content.type === 'text' || content.type === 'carousel' || (content.type === 'card' && !content.mediaUrl && !content.assetId);
   if (channel === 'MMS') return content.type === 'media' || (content.type === 'card' && Boolean(content.mediaUrl || content.assetId));
   return true;
 }
@@ -62,7 +63,11 @@ function cardLines(card: Card): string[] {
 
 function textBilled(body: string, warnings: Warning[]): Pick<Rendering, 'segments' | 'encoding' | 'characters' | 'costUnits'> {
   const count = countSegments(body);
-  if (count.encoding === 'UCS2') warnings.push({ code: 'UCS2_ENCODING', message: 'The text has characters outside GSM-7, so each segment holds 70 (67 when split) characters.' });
+  if (count.encoding === 'UCS2')
+    warnings.push({
+      code: 'UCS2_ENCODING',
+      message: 'The text has characters outside GSM-7, so each segment holds 70 (67 when split) characters.',
+    });
   if (count.segments > 1) warnings.push({ code: 'MULTIPART', message: `The text needs ${count.segments} segments.` });
   return { segments: count.segments, encoding: count.encoding, characters: count.characters, costUnits: textPrice(count.segments) };
 }
@@ -80,7 +85,8 @@ function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent): Rendering
   let mediaUrl: string | null = null;
   if (content.type === 'carousel') {
     lines = [content.cards.map((card) => cardLines(card).join('\n')).join('\n\n')];
-    if (content.cards.some((card) => card.mediaUrl)) warnings.push({ code: 'MEDIA_DROPPED', message: 'Card media cannot be carried by SMS and is dropped.' });
+    if (content.cards.some((card) => card.mediaUrl))
+      warnings.push({ code: 'MEDIA_DROPPED', message: 'Card media cannot be carried by SMS and is dropped.' });
   } else if (content.type === 'media') {
     lines = cardLines({ text: content.text ?? null, actions: content.actions, replies: content.replies });
     mediaUrl = content.mediaUrl ?? null;
@@ -92,7 +98,11 @@ function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent): Rendering
   }
   const allActions = content.type === 'carousel' ? content.cards.flatMap((c) => c.actions ?? []) : actionsOf(content);
   const allReplies = content.type === 'carousel' ? content.cards.flatMap((c) => c.replies ?? []) : repliesOf(content);
-  if (allActions.length) warnings.push({ code: 'ACTIONS_AS_LINKS', message: `${allActions.length} URL action${allActions.length > 1 ? 's are' : ' is'} rendered as a link line in the SMS/MMS body.` });
+  if (allActions.length)
+    warnings.push({
+      code: 'ACTIONS_AS_LINKS',
+      message: `${allActions.length} URL action${allActions.length > 1 ? 's are' : ' is'} rendered as a link line in the SMS/MMS body.`,
+    });
   if (allReplies.length) warnings.push({ code: 'REPLIES_AS_TEXT', message: 'Suggested replies are rendered as a "Reply" line.' });
   let body = lines.join('\n');
   if ([...body].length > MAX_SMS_BODY) {
@@ -100,7 +110,16 @@ function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent): Rendering
     warnings.push({ code: 'TEXT_TRUNCATED', message: `The SMS/MMS body is cut at ${MAX_SMS_BODY} characters.` });
   }
   const billing = channel === 'MMS' ? perMessage(body) : textBilled(body, warnings);
-  return { channel, body: body || null, title: null, mediaUrl: channel === 'MMS' ? mediaUrl : null, actions: [], replies: [], ...billing, warnings };
+  return {
+    channel,
+    body: body || null,
+    title: null,
+    mediaUrl: channel === 'MMS' ? mediaUrl : null,
+    actions: [],
+    replies: [],
+    ...billing,
+    warnings,
+  };
 }
 
 function renderRich(channel: 'RCS' | 'CHATAPP', content: SendContent): Rendering {
@@ -109,18 +128,48 @@ function renderRich(channel: 'RCS' | 'CHATAPP', content: SendContent): Rendering
   let replies = repliesOf(content);
   if (channel === 'CHATAPP') {
     if (replies.length > CHATAPP_MAX_REPLIES || replies.some((r) => r.text.length > CHATAPP_REPLY_LENGTH) || actions.length > 1) {
-      warnings.push({ code: 'ACTIONS_TRUNCATED', message: `The chat-app channel carries at most ${CHATAPP_MAX_REPLIES} reply buttons of ${CHATAPP_REPLY_LENGTH} characters and 1 URL button.` });
+      warnings.push({
+        code: 'ACTIONS_TRUNCATED',
+        message: `The chat-app channel carries at most ${CHATAPP_MAX_REPLIES} reply buttons of ${CHATAPP_REPLY_LENGTH} characters and 1 URL button.`,
+      });
     }
     replies = replies.slice(0, CHATAPP_MAX_REPLIES).map((r) => ({ ...r, text: r.text.slice(0, CHATAPP_REPLY_LENGTH) }));
     actions = actions.slice(0, 1);
   }
   switch (content.type) {
     case 'text':
-      return { channel, body: content.text, title: null, mediaUrl: null, actions, replies, ...textBilled(content.text, warnings), warnings };
+      return {
+        channel,
+        body: content.text,
+        title: null,
+        mediaUrl: null,
+        actions,
+        replies,
+        ...textBilled(content.text, warnings),
+        warnings,
+      };
     case 'card':
-      return { channel, body: content.text ?? null, title: content.title, mediaUrl: content.mediaUrl ?? null, actions, replies, ...perMessage(content.text ?? null), warnings };
+      return {
+        channel,
+        body: content.text ?? null,
+        title: content.title,
+        mediaUrl: content.mediaUrl ?? null,
+        actions,
+        replies,
+        ...perMessage(content.text ?? null),
+        warnings,
+      };
     case 'media':
-      return { channel, body: content.text ?? null, title: null, mediaUrl: content.mediaUrl ?? null, actions, replies, ...perMessage(content.text ?? null), warnings };
+      return {
+        channel,
+        body: content.text ?? null,
+        title: null,
+        mediaUrl: content.mediaUrl ?? null,
+        actions,
+        replies,
+        ...perMessage(content.text ?? null),
+        warnings,
+      };
     case 'carousel':
       return { channel, body: null, title: null, mediaUrl: null, actions: [], replies: [], ...perMessage(null), warnings };
   }

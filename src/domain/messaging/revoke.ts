@@ -24,7 +24,9 @@ export async function revokeMessage(tenant: Tenant, services: Services, id: stri
     throw conflict('INVALID_STATE', 'The carrier has already delivered this message.');
   }
   return inTenantTransaction(tenant, async ({ db, organizationId }) => {
-    const revoked = await messages.revokeMessage(db, organizationId, message.id, message.status, { dropFallback: dropsFallbackOnEnd(message) });
+    const revoked = await messages.revokeMessage(db, organizationId, message.id, message.status, {
+      dropFallback: dropsFallbackOnEnd(message),
+    });
     if (!revoked) throw conflict('INVALID_STATE', 'The message changed state while being revoked; read it again.');
     await emitEvent(db, queueOf(services), messageEvent('message.revoked', revoked, { id: revoked.sender_id }));
     return revoked;

@@ -8,7 +8,17 @@ import type { components } from '../../../generated/api.d.ts';
 import { schemaBound } from '../../contract/schema-bounds.ts';
 import * as accept from '../../db/queries/messages/accept.ts';
 import type * as messages from '../../db/queries/messages/messages.ts';
-import { gateNeeds, gateOf, prepareGate, QUIET_DEFAULTS, recipientsOf, refusalMessage, type GateQuestion, type PreparedGate, type Recipients } from '../compliance/gate.ts';
+import {
+  gateNeeds,
+  gateOf,
+  prepareGate,
+  QUIET_DEFAULTS,
+  recipientsOf,
+  refusalMessage,
+  type GateQuestion,
+  type PreparedGate,
+  type Recipients,
+} from '../compliance/gate.ts';
 import { badRequest, bodyField, notFound, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvents, subscribesToAny } from '../webhooks/events.ts';
@@ -68,13 +78,22 @@ export function assertChannelAccepts(requested: Channel, content: SendContent): 
 }
 
 /** Why the plan (routeSql) found no channel, for the 422 NO_CHANNEL_AVAILABLE. */
-function noChannelMessage(requested: Channel, content: SendContent, fallbackAllowed: boolean, usable: (channel: Channel) => boolean): string {
+function noChannelMessage(
+  requested: Channel,
+  content: SendContent,
+  fallbackAllowed: boolean,
+  usable: (channel: Channel) => boolean,
+): string {
   if ((requested === 'SMS' || requested === 'MMS') && !usable(requested)) return `The sender's ${requested} protocol is not active.`;
   const fallbackChannel = fallbackChannelFor(content);
   const first =
     requested === 'CHATAPP'
-      ? usable('CHATAPP') ? 'No chat-app session is open with this contact' : "The sender's CHATAPP protocol is not active"
-      : usable('RCS') ? "The contact's handset cannot receive RCS" : "The sender's RCS protocol is not active";
+      ? usable('CHATAPP')
+        ? 'No chat-app session is open with this contact'
+        : "The sender's CHATAPP protocol is not active"
+      : usable('RCS')
+        ? "The contact's handset cannot receive RCS"
+        : "The sender's RCS protocol is not active";
   if (!fallbackAllowed) return `${first} and fallbackToSms is false.`;
   return `${first} and the sender's ${fallbackChannel} protocol, the fallback, is not active.`;
 }
@@ -100,7 +119,12 @@ export type AcceptSetRequest = {
 
 const billingOf = (channel: Channel, content: SendContent): accept.Billing => {
   const r = render(channel, content);
-  return { segments: r.segments, encoding: r.encoding, costUnits: r.costUnits, preview: previewOf(r.body ?? r.title ?? (content.type === 'media' ? MEDIA_PREVIEW : content.type)) };
+  return {
+    segments: r.segments,
+    encoding: r.encoding,
+    costUnits: r.costUnits,
+    preview: previewOf(r.body ?? r.title ?? (content.type === 'media' ? MEDIA_PREVIEW : content.type)),
+  };
 };
 
 const gateQuestionOf = (req: AcceptSetRequest): GateQuestion => ({
@@ -136,7 +160,13 @@ function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, g
     messageType: req.messageType,
     origin: req.origin,
     // A conversation a bot starts is the bot's until it is handed to a human.
-    source: { type: source.type, blastId: source.blastId ?? null, botId: source.botId ?? null, campaignId: source.campaignId ?? null, handledBy: source.type === 'bot' ? 'bot' : 'human' },
+    source: {
+      type: source.type,
+      blastId: source.blastId ?? null,
+      botId: source.botId ?? null,
+      campaignId: source.campaignId ?? null,
+      handledBy: source.type === 'bot' ? 'bot' : 'human',
+    },
     sessionHours: SESSION_HOURS,
     contents,
     gate,
@@ -147,7 +177,11 @@ function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, g
 
 /** `message.queued` / `message.held` for each accepted message (only when an endpoint subscribes: events.ts). */
 async function announce(tenant: Tenant, services: Services, sender: SenderRow, accepted: MessageRow[]): Promise<void> {
-  await emitEvents(tenant.db, queueOf(services), accepted.map((m) => messageEvent(m.status === 'held' ? 'message.held' : 'message.queued', m, sender)));
+  await emitEvents(
+    tenant.db,
+    queueOf(services),
+    accepted.map((m) => messageEvent(m.status === 'held' ? 'message.held' : 'message.queued', m, sender)),
+  );
 }
 
 /**
@@ -228,7 +262,8 @@ export async function acceptMessage(tenant: Tenant, services: Services, req: Sen
     if (own && outcome?.id) nudgeDispatchWorkers(queueOf(services), wake);
     if (!outcome) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact'); // deleted meanwhile
     const refusal = outcome.recipient_skip_reason;
-    if (refusal === 'NO_CHANNEL_AVAILABLE') throw unprocessable('NO_CHANNEL_AVAILABLE', noChannelMessage(requested, req.content, fallbackAllowed, usable));
+    if (refusal === 'NO_CHANNEL_AVAILABLE')
+      throw unprocessable('NO_CHANNEL_AVAILABLE', noChannelMessage(requested, req.content, fallbackAllowed, usable));
     if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(gate, '', refusal));
     const message = outcome as MessageRow;
     if (facts.subscribed) await announce(t, services, sender, [message]);
@@ -242,14 +277,23 @@ type ConversationSendMessageRequest = components['schemas']['ConversationSendMes
 
 /** POST /v1/messages/send: an unknown `contactId` or `senderId` answers 404 naming it. */
 export function sendMessage(tenant: Tenant, services: Services, body: SendMessageRequest): Promise<MessageRow> {
-  return acceptMessage(tenant, services, { ...body, origin: 'api', fields: { contactId: bodyField('contactId'), senderId: bodyField('senderId') } });
+  return acceptMessage(tenant, services, {
+    ...body,
+    origin: 'api',
+    fields: { contactId: bodyField('contactId'), senderId: bodyField('senderId') },
+  });
 }
 
 /**
  * A message inside a conversation: to its contact, from its sender. The body names no id: an unknown or another
  * organization's conversation is the path's plain 404, and no body field is blamed.
  */
-export async function sendConversationMessage(tenant: Tenant, services: Services, conversationId: string, body: ConversationSendMessageRequest): Promise<MessageRow> {
+export async function sendConversationMessage(
+  tenant: Tenant,
+  services: Services,
+  conversationId: string,
+  body: ConversationSendMessageRequest,
+): Promise<MessageRow> {
   // Reads, then the send's one write (acceptMessage): no transaction of its own is needed.
   const conversation = await getConversation(tenant, conversationId);
   return acceptMessage(tenant, services, {

@@ -12,7 +12,11 @@ export type SenderRow = q.SenderRow;
  * conversation's sender) a plain 404.
  */
 export async function resolveSender(db: Db, organizationId: string, senderId: string | undefined, field?: string): Promise<SenderRow> {
-  return chosenSender(senderId ? await q.getSender(db, organizationId, senderId) : await q.oldestActiveSender(db, organizationId), senderId, field);
+  return chosenSender(
+    senderId ? await q.getSender(db, organizationId, senderId) : await q.oldestActiveSender(db, organizationId),
+    senderId,
+    field,
+  );
 }
 
 /** resolveSender's checks on a row read elsewhere: the named sender's (`senderId`) or the default one's (`row`). */
@@ -39,9 +43,14 @@ export function assertSendable(sender: SenderRow, field?: string): void {
     });
   }
   if (!sender.send_ready) {
-    throw new ApiError(422, 'UNPROCESSABLE', `Sender ID ${sender.id} is ACTIVE but not send-ready${sender.status_reason ? `: ${sender.status_reason}` : ''}.`, {
-      ...(field ? { details: [{ field, message: 'the sender ID is not send-ready', code: 'not_send_ready' }] } : {}),
-    });
+    throw new ApiError(
+      422,
+      'UNPROCESSABLE',
+      `Sender ID ${sender.id} is ACTIVE but not send-ready${sender.status_reason ? `: ${sender.status_reason}` : ''}.`,
+      {
+        ...(field ? { details: [{ field, message: 'the sender ID is not send-ready', code: 'not_send_ready' }] } : {}),
+      },
+    );
   }
 }
 

@@ -26,7 +26,11 @@ export function toProgram(p: LoadedProgram): S['Program'] {
     status: p.row.status as S['ProgramStatus'],
     channels: p.row.channels as S['Channel'][],
     brand: p.brand && { registrationId: p.brand.id, displayName: p.brand.display_name, status: p.brand.status as S['ProgramBrandStatus'] },
-    campaign: p.campaign && { registrationId: p.campaign.id, useCase: p.campaign.use_case, status: p.campaign.status as S['ProgramCampaignStatus'] },
+    campaign: p.campaign && {
+      registrationId: p.campaign.id,
+      useCase: p.campaign.use_case,
+      status: p.campaign.status as S['ProgramCampaignStatus'],
+    },
     senders: p.attachments.map(toAttachment),
     readiness: p.evaluation.readiness,
     requiredActions: p.evaluation.requiredActions,

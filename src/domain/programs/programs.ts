@@ -34,7 +34,11 @@ export type LoadedProgram = {
 };
 
 async function load(db: Db, organizationId: string, rows: q.ProgramRow[]): Promise<LoadedProgram[]> {
-  const attachments = await q.attachmentsOf(db, organizationId, rows.map((r) => r.id));
+  const attachments = await q.attachmentsOf(
+    db,
+    organizationId,
+    rows.map((r) => r.id),
+  );
   const senderIds = [...new Set([...attachments.map((a) => a.sender_id), ...rows.map((r) => r.sender_id)])];
   const senders = new Map<string, sendersQ.SenderRow>();
   for (const id of senderIds) {
@@ -46,11 +50,17 @@ async function load(db: Db, organizationId: string, rows: q.ProgramRow[]): Promi
   const out: LoadedProgram[] = [];
   for (const row of rows) {
     const brand = row.brand_registration_id ? ((await regQ.getBrand(db, organizationId, row.brand_registration_id)) ?? null) : null;
-    const campaign = row.campaign_registration_id ? ((await regQ.getCampaign(db, organizationId, row.campaign_registration_id)) ?? null) : null;
+    const campaign = row.campaign_registration_id
+      ? ((await regQ.getCampaign(db, organizationId, row.campaign_registration_id)) ?? null)
+      : null;
     const mine = attachments.filter((a) => a.program_id === row.id);
     const views = mine.map((a) => {
       const s = senders.get(a.sender_id);
-      return { row: a, senderLabel: s ? (s.phone_number ?? s.address ?? s.name) : null, protocols: enabledOf(a.sender_id).filter((t) => row.channels.includes(t)) };
+      return {
+        row: a,
+        senderLabel: s ? (s.phone_number ?? s.address ?? s.name) : null,
+        protocols: enabledOf(a.sender_id).filter((t) => row.channels.includes(t)),
+      };
     });
     const evaluation = evaluateProgram({
       status: row.status,
@@ -61,7 +71,14 @@ async function load(db: Db, organizationId: string, rows: q.ProgramRow[]): Promi
         .filter((a) => a.status === 'ACTIVE')
         .map((a) => {
           const s = senders.get(a.sender_id);
-          return { senderId: a.sender_id, role: a.role, status: s?.status ?? 'DEACTIVATED', type: s?.type ?? '', rcsAgentPhase: s?.rcs_agent_phase ?? null, enabledProtocols: enabledOf(a.sender_id) };
+          return {
+            senderId: a.sender_id,
+            role: a.role,
+            status: s?.status ?? 'DEACTIVATED',
+            type: s?.type ?? '',
+            rcsAgentPhase: s?.rcs_agent_phase ?? null,
+            enabledProtocols: enabledOf(a.sender_id),
+          };
         }),
       registrationSenderId: row.sender_id,
     });
@@ -70,7 +87,11 @@ async function load(db: Db, organizationId: string, rows: q.ProgramRow[]): Promi
   return out;
 }
 
-export async function listPrograms(tenant: Tenant, filter: { status?: string | undefined }, page: { limit: number; offset: number }): Promise<Page<LoadedProgram>> {
+export async function listPrograms(
+  tenant: Tenant,
+  filter: { status?: string | undefined },
+  page: { limit: number; offset: number },
+): Promise<Page<LoadedProgram>> {
   const { rows, total } = await q.listPrograms(tenant.db, tenant.organizationId, filter, page);
   return { rows: await load(tenant.db, tenant.organizationId, rows), total };
 }
@@ -92,18 +113,31 @@ export async function promoteIfReady(db: Db, organizationId: string, programId: 
  * A sender's campaign is REGISTERED and the sender is attached to its program: a PENDING sender becomes
  * ACTIVE (registry transition `approved`). Called when the campaign is registered and when a sender is attached.
  */
-export async function activateAttachedSender(db: Db, services: Pick<Services, 'queue'>, organizationId: string, program: q.ProgramRow, senderId: string): Promise<void> {
+export async function activateAttachedSender(
+  db: Db,
+  services: Pick<Services, 'queue'>,
+  organizationId: string,
+  program: q.ProgramRow,
+  senderId: string,
+): Promise<void> {
   if (!program.campaign_registration_id) return;
   const campaign = await regQ.getCampaign(db, organizationId, program.campaign_registration_id);
   if (campaign?.status !== 'REGISTERED') return;
-  const attached = (await q.activeAttachmentsOfSender(db, organizationId, senderId)).some((a) => a.program_id === program.id && a.role !== 'TEST');
+  const attached = (await q.activeAttachmentsOfSender(db, organizationId, senderId)).some(
+    (a) => a.program_id === program.id && a.role !== 'TEST',
+  );
   if (!attached) return;
   const sender = await sendersQ.getSender(db, organizationId, senderId, { forUpdate: true });
   if (sender) await applyRegistryEvent(db, services, organizationId, sender, 'approved', null);
 }
 
 /** The sender's program, created by its first brand registration; a later registration repoints it. */
-export async function programForBrand(db: Db, organizationId: string, sender: sendersQ.SenderRow, brand: regQ.BrandRow): Promise<q.ProgramRow> {
+export async function programForBrand(
+  db: Db,
+  organizationId: string,
+  sender: sendersQ.SenderRow,
+  brand: regQ.BrandRow,
+): Promise<q.ProgramRow> {
   const existing = await q.programOfSender(db, organizationId, sender.id);
   if (existing) return q.updateProgram(db, organizationId, existing.id, { brand_registration_id: brand.id, name: brand.display_name });
   return q.insertProgram(db, organizationId, {
@@ -125,20 +159,33 @@ export function programOfSender(db: Db, organizationId: string, senderId: string
   return q.programOfSender(db, organizationId, senderId);
 }
 
-export async function attachSender(tenant: Tenant, services: Services, programId: string, body: { senderId: string; role: string }, now = new Date()): Promise<AttachmentView> {
+export async function attachSender(
+  tenant: Tenant,
+  services: Services,
+  programId: string,
+  body: { senderId: string; role: string },
+  now = new Date(),
+): Promise<AttachmentView> {
   return inTransaction(tenant.db, async (tx) => {
     const db: Db = tx;
     const { organizationId } = tenant;
     const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
     const sender = await sendersQ.getSender(db, organizationId, body.senderId);
     if (!sender) {
-      throw new ApiError(404, 'NOT_FOUND', 'Sender ID not found.', { details: [{ field: 'body.senderId', message: 'no such sender ID in this organization', code: 'not_found' }] });
+      throw new ApiError(404, 'NOT_FOUND', 'Sender ID not found.', {
+        details: [{ field: 'body.senderId', message: 'no such sender ID in this organization', code: 'not_found' }],
+      });
     }
     if (program.status === 'ARCHIVED') throw conflict('INVALID_STATE', 'An ARCHIVED program is read-only; senders cannot be attached.');
-    const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, sender.id)).filter((p) => ENABLED.has(p.status)).map((p) => p.type);
+    const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, sender.id))
+      .filter((p) => ENABLED.has(p.status))
+      .map((p) => p.type);
     const compatible = enabled.filter((t) => program.channels.includes(t));
     if (!compatible.length) {
-      throw unprocessable('UNPROCESSABLE', `The sender has none of the program's channels (${program.channels.join(', ')}) enabled; enable one with POST /v1/sender-ids/{id}/protocols.`);
+      throw unprocessable(
+        'UNPROCESSABLE',
+        `The sender has none of the program's channels (${program.channels.join(', ')}) enabled; enable one with POST /v1/sender-ids/{id}/protocols.`,
+      );
     }
     const row = await q.insertAttachment(db, organizationId, { programId, senderId: sender.id, role: body.role, at: now });
     if (!row) throw conflict('ALREADY_EXISTS', 'The sender is already attached to this program; detach it first to change its role.');
@@ -157,7 +204,13 @@ export async function detachSender(tenant: Tenant, programId: string, senderId: 
     const row = found(await q.detachSender(db, organizationId, programId, senderId, now), 'Active attachment of the sender');
     await q.updateProgram(db, organizationId, programId, {});
     const sender = await sendersQ.getSender(db, organizationId, senderId);
-    const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, senderId)).filter((p) => ENABLED.has(p.status)).map((p) => p.type);
-    return { row, senderLabel: sender ? (sender.phone_number ?? sender.address ?? sender.name) : null, protocols: enabled.filter((t) => program.channels.includes(t)) };
+    const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, senderId))
+      .filter((p) => ENABLED.has(p.status))
+      .map((p) => p.type);
+    return {
+      row,
+      senderLabel: sender ? (sender.phone_number ?? sender.address ?? sender.name) : null,
+      protocols: enabled.filter((t) => program.channels.includes(t)),
+    };
   });
 }

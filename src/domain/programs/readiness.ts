@@ -7,7 +7,14 @@ type S = components['schemas'];
 export type Check = S['ProgramReadinessCheck'];
 export type Action = S['ProgramAction'];
 
-export type AttachedSender = { senderId: string; role: string; status: string; type: string; rcsAgentPhase: string | null; enabledProtocols: string[] };
+export type AttachedSender = {
+  senderId: string;
+  role: string;
+  status: string;
+  type: string;
+  rcsAgentPhase: string | null;
+  enabledProtocols: string[];
+};
 
 export type ProgramState = {
   status: string;
@@ -28,8 +35,20 @@ export type Evaluation = {
   customerStatusMessage: string;
 };
 
-const customer = (code: Action['code'], message: string, senderId: string | null): Action => ({ code, owner: 'CUSTOMER', message, blocking: true, senderId });
-const reviewer = (code: Action['code'], message: string, senderId: string | null): Action => ({ code, owner: 'REVIEWER', message, blocking: true, senderId });
+const customer = (code: Action['code'], message: string, senderId: string | null): Action => ({
+  code,
+  owner: 'CUSTOMER',
+  message,
+  blocking: true,
+  senderId,
+});
+const reviewer = (code: Action['code'], message: string, senderId: string | null): Action => ({
+  code,
+  owner: 'REVIEWER',
+  message,
+  blocking: true,
+  senderId,
+});
 const why = (reasons: string[]) => (reasons.length ? `: ${reasons.join(' ')}` : '.');
 
 export function evaluateProgram(p: ProgramState): Evaluation {
@@ -59,7 +78,13 @@ export function evaluateProgram(p: ProgramState): Evaluation {
   const c = p.campaign;
   if (!c) {
     checks.push({ code: 'CAMPAIGN_REGISTERED', status: 'FAILED', message: 'No campaign is registered.' });
-    actions.push(customer('REGISTER_CAMPAIGN', 'Register a campaign with POST /v1/sender-ids/{id}/campaign/register once the brand is registered.', sid));
+    actions.push(
+      customer(
+        'REGISTER_CAMPAIGN',
+        'Register a campaign with POST /v1/sender-ids/{id}/campaign/register once the brand is registered.',
+        sid,
+      ),
+    );
   } else if (c.status === 'REGISTERED') {
     checks.push({ code: 'CAMPAIGN_REGISTERED', status: 'PASSED', message: 'The campaign is registered.' });
   } else if (c.status === 'PENDING' || c.status === 'IN_REVIEW') {
@@ -97,11 +122,16 @@ export function evaluateProgram(p: ProgramState): Evaluation {
       message: waiting ? 'An attached sender is waiting for its registration to complete.' : 'An attached sender is not active.',
     });
     for (const a of inactive) {
-      if (a.status === 'PENDING') actions.push(reviewer('WAIT_FOR_SENDER_REVIEW', 'The sender becomes active when the campaign is registered.', a.senderId));
-      else if (a.status === 'SUSPENDED') actions.push(customer('RESOLVE_SUSPENSION', 'The sender is suspended; reactivate it or contact support.', a.senderId));
-      else if (a.type === 'RCS_AGENT' && (a.rcsAgentPhase ?? 'TESTING') === 'TESTING') actions.push(customer('LAUNCH_RCS_AGENT', 'Launch the RCS agent, then submit it.', a.senderId));
-      else if (a.status === 'DRAFT' || a.status === 'REJECTED') actions.push(customer('SUBMIT_SENDER', 'Submit the sender for approval.', a.senderId));
-      else if (a.status === 'DEACTIVATED') actions.push(customer('ATTACH_PRIMARY_SENDER', 'The sender was deleted; detach it and attach another one.', a.senderId));
+      if (a.status === 'PENDING')
+        actions.push(reviewer('WAIT_FOR_SENDER_REVIEW', 'The sender becomes active when the campaign is registered.', a.senderId));
+      else if (a.status === 'SUSPENDED')
+        actions.push(customer('RESOLVE_SUSPENSION', 'The sender is suspended; reactivate it or contact support.', a.senderId));
+      else if (a.type === 'RCS_AGENT' && (a.rcsAgentPhase ?? 'TESTING') === 'TESTING')
+        actions.push(customer('LAUNCH_RCS_AGENT', 'Launch the RCS agent, then submit it.', a.senderId));
+      else if (a.status === 'DRAFT' || a.status === 'REJECTED')
+        actions.push(customer('SUBMIT_SENDER', 'Submit the sender for approval.', a.senderId));
+      else if (a.status === 'DEACTIVATED')
+        actions.push(customer('ATTACH_PRIMARY_SENDER', 'The sender was deleted; detach it and attach another one.', a.senderId));
       else actions.push(customer('ACTIVATE_SENDER', 'Activate the sender.', a.senderId));
     }
   }
@@ -111,8 +141,19 @@ export function evaluateProgram(p: ProgramState): Evaluation {
   if (!incompatible.length) {
     checks.push({ code: 'PROTOCOLS_COMPATIBLE', status: 'PASSED', message: "All attached senders support the program's channels." });
   } else {
-    checks.push({ code: 'PROTOCOLS_COMPATIBLE', status: 'FAILED', message: `An attached sender has none of ${p.channels.join(', ')} enabled.` });
-    for (const a of incompatible) actions.push(customer('ACTIVATE_SENDER', `Enable one of ${p.channels.join(', ')} on the sender (POST /v1/sender-ids/{id}/protocols).`, a.senderId));
+    checks.push({
+      code: 'PROTOCOLS_COMPATIBLE',
+      status: 'FAILED',
+      message: `An attached sender has none of ${p.channels.join(', ')} enabled.`,
+    });
+    for (const a of incompatible)
+      actions.push(
+        customer(
+          'ACTIVATE_SENDER',
+          `Enable one of ${p.channels.join(', ')} on the sender (POST /v1/sender-ids/{id}/protocols).`,
+          a.senderId,
+        ),
+      );
   }
 
   const ready = checks.every((x) => x.status === 'PASSED');
@@ -121,9 +162,14 @@ export function evaluateProgram(p: ProgramState): Evaluation {
   let customerStatus: S['ProgramCustomerStatus'];
   let customerStatusMessage: string;
   if (p.status === 'ARCHIVED') [customerStatus, customerStatusMessage] = ['ARCHIVED', 'The program is archived.'];
-  else if (ready) [customerStatus, customerStatusMessage] = p.status === 'ACTIVE' ? ['LIVE', 'The program is live.'] : ['READY', 'Every check passed; the program is ready to send.'];
-  else if (actions.some((a) => a.code === 'RESOLVE_SUSPENSION')) [customerStatus, customerStatusMessage] = ['SUSPENDED', 'The brand, the campaign or a sender is suspended.'];
-  else if (actions.some((a) => a.code === 'FIX_BRAND_REGISTRATION' || a.code === 'FIX_CAMPAIGN_REGISTRATION' || a.code === 'RENEW_CAMPAIGN')) {
+  else if (ready)
+    [customerStatus, customerStatusMessage] =
+      p.status === 'ACTIVE' ? ['LIVE', 'The program is live.'] : ['READY', 'Every check passed; the program is ready to send.'];
+  else if (actions.some((a) => a.code === 'RESOLVE_SUSPENSION'))
+    [customerStatus, customerStatusMessage] = ['SUSPENDED', 'The brand, the campaign or a sender is suspended.'];
+  else if (
+    actions.some((a) => a.code === 'FIX_BRAND_REGISTRATION' || a.code === 'FIX_CAMPAIGN_REGISTRATION' || a.code === 'RENEW_CAMPAIGN')
+  ) {
     [customerStatus, customerStatusMessage] = ['ACTION_REQUIRED', `${requiredActions[0]!.message}`];
   } else if (requiredActions.length) [customerStatus, customerStatusMessage] = ['SETUP_REQUIRED', requiredActions[0]!.message];
   else [customerStatus, customerStatusMessage] = ['IN_REVIEW', 'Waiting on the registry and carriers.'];

@@ -9,7 +9,12 @@ type S = components['schemas'];
 export type ChannelHealthView = S['ChannelHealth'];
 
 /** An RCS sender as the service loads it: the binding, its RCS_AGENT sender, the agent details, the devices. */
-export type RcsSenderView = { binding: RcsChannelSenderRow; sender: SenderRow; profile: RcsAgentProfileRow | null; testDeviceCount: number };
+export type RcsSenderView = {
+  binding: RcsChannelSenderRow;
+  sender: SenderRow;
+  profile: RcsAgentProfileRow | null;
+  testDeviceCount: number;
+};
 
 export function toLegacyChannel(row: ChannelRow): S['LegacyChannel'] {
   return {
@@ -22,7 +27,13 @@ export function toLegacyChannel(row: ChannelRow): S['LegacyChannel'] {
   };
 }
 
-export function toLegacyChannelWithHealth({ channel, health }: { channel: ChannelRow; health: ChannelHealthView }): S['LegacyChannelWithHealth'] {
+export function toLegacyChannelWithHealth({
+  channel,
+  health,
+}: {
+  channel: ChannelRow;
+  health: ChannelHealthView;
+}): S['LegacyChannelWithHealth'] {
   return { ...toLegacyChannel(channel), health };
 }
 
@@ -38,7 +49,9 @@ export function toRcsSender({ binding, sender, profile, testDeviceCount }: RcsSe
     phase: (sender.rcs_agent_phase ?? 'TESTING') as S['RcsSender']['phase'],
     testDeviceCount,
     createdAt: binding.created_at.toISOString(),
-    updatedAt: new Date(Math.max(sender.updated_at.getTime(), profile?.updated_at.getTime() ?? 0, binding.created_at.getTime())).toISOString(),
+    updatedAt: new Date(
+      Math.max(sender.updated_at.getTime(), profile?.updated_at.getTime() ?? 0, binding.created_at.getTime()),
+    ).toISOString(),
   };
 }
 

@@ -35,7 +35,8 @@ export async function getChannel(tenant: Tenant, id: string): Promise<q.ChannelR
 async function bindableSender(db: Db, organizationId: string, senderIdId: string, type: ChannelType): Promise<SenderRow> {
   const sender = await getSender(db, organizationId, senderIdId, { forUpdate: true });
   if (!sender) throw unknownReference('body.senderIdId', 'sender ID');
-  if (sender.status === 'DEACTIVATED') throw unprocessable('UNPROCESSABLE', 'The sender ID is DEACTIVATED; a channel needs a sender ID that can send.');
+  if (sender.status === 'DEACTIVATED')
+    throw unprocessable('UNPROCESSABLE', 'The sender ID is DEACTIVATED; a channel needs a sender ID that can send.');
   const supported = SUPPORTED_PROTOCOLS[sender.type] ?? [];
   const available = await channelAvailability(db, organizationId, sender.id);
   if (!supported.includes(type) || !available(type)) {
@@ -47,15 +48,27 @@ async function bindableSender(db: Db, organizationId: string, senderIdId: string
   return sender;
 }
 
-export async function createChannel(tenant: Tenant, services: Services, body: { type: ChannelType; name: string; senderIdId: string }): Promise<ChannelWithHealth> {
+export async function createChannel(
+  tenant: Tenant,
+  services: Services,
+  body: { type: ChannelType; name: string; senderIdId: string },
+): Promise<ChannelWithHealth> {
   const { channel, sender } = await inTransaction(tenant.db, async (db) => {
     const bound = await bindableSender(db, tenant.organizationId, body.senderIdId, body.type);
-    return { sender: bound, channel: await q.insertChannel(db, tenant.organizationId, { sender_id: bound.id, type: body.type, name: body.name }) };
+    return {
+      sender: bound,
+      channel: await q.insertChannel(db, tenant.organizationId, { sender_id: bound.id, type: body.type, name: body.name }),
+    };
   });
   return { channel, health: await checkHealth(tenant, services, channel, sender) };
 }
 
-export async function replaceChannel(tenant: Tenant, services: Services, id: string, body: { name: string; senderIdId: string }): Promise<ChannelWithHealth> {
+export async function replaceChannel(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  body: { name: string; senderIdId: string },
+): Promise<ChannelWithHealth> {
   const { channel, sender } = await inTransaction(tenant.db, async (db) => {
     const current = found(await q.getChannel(db, tenant.organizationId, id, { forUpdate: true }), 'Channel');
     const bound = await bindableSender(db, tenant.organizationId, body.senderIdId, current.type as ChannelType);
@@ -82,7 +95,13 @@ export async function testChannel(tenant: Tenant, services: Services, id: string
  * does not answer), then the sender as this service knows it (`sender_status`: ACTIVE and send-ready) and the
  * channel's protocol on it (`protocol`). Any failed check is DOWN. Never an error.
  */
-export async function checkHealth(tenant: Tenant, services: Services, channel: q.ChannelRow, sender: SenderRow, now = new Date()): Promise<ChannelHealthView> {
+export async function checkHealth(
+  tenant: Tenant,
+  services: Services,
+  channel: q.ChannelRow,
+  sender: SenderRow,
+  now = new Date(),
+): Promise<ChannelHealthView> {
   const type = channel.type as ChannelType;
   const checks: ChannelHealthView['checks'] = [];
   let latencyMs: number | null = null;
@@ -132,7 +151,9 @@ async function rcsViews(db: Db, organizationId: string, bindings: q.RcsChannelSe
   return bindings.flatMap((binding, i) => {
     const sender = senders[i];
     if (!sender) return [];
-    return [{ binding, sender, profile: profiles.find((p) => p.sender_id === sender.id) ?? null, testDeviceCount: counts.get(sender.id) ?? 0 }];
+    return [
+      { binding, sender, profile: profiles.find((p) => p.sender_id === sender.id) ?? null, testDeviceCount: counts.get(sender.id) ?? 0 },
+    ];
   });
 }
 
@@ -146,7 +167,11 @@ export async function listRcsSenders(tenant: Tenant, channelId: string): Promise
   return rcsViews(tenant.db, tenant.organizationId, await q.listRcsChannelSenders(tenant.db, tenant.organizationId, channelId));
 }
 
-export async function getRcsSender(tenant: Tenant, channelId: string, senderName: string): Promise<RcsSenderView & { devices: q.RcsTestDeviceRow[] }> {
+export async function getRcsSender(
+  tenant: Tenant,
+  channelId: string,
+  senderName: string,
+): Promise<RcsSenderView & { devices: q.RcsTestDeviceRow[] }> {
   const binding = await rcsBinding(tenant.db, tenant.organizationId, channelId, senderName);
   const [view] = await rcsViews(tenant.db, tenant.organizationId, [binding]);
   const devices = await q.listRcsTestDevices(tenant.db, tenant.organizationId, binding.sender_id);
@@ -166,22 +191,30 @@ export async function createRcsSender(
     const db: Db = tx;
     const { organizationId } = tenant;
     const channel = found(await q.getChannel(db, organizationId, channelId, { forUpdate: true }), 'Channel');
-    if (channel.type !== 'RCS') throw unprocessable('UNPROCESSABLE', `RCS senders belong under an RCS channel; this channel is ${channel.type}.`);
+    if (channel.type !== 'RCS')
+      throw unprocessable('UNPROCESSABLE', `RCS senders belong under an RCS channel; this channel is ${channel.type}.`);
     const taken = () => conflict('ALREADY_EXISTS', `An RCS sender named ${body.senderName} already exists in this channel.`);
     if (await q.getRcsChannelSender(db, organizationId, channelId, body.senderName)) throw taken();
     const channelSender = await getSender(db, organizationId, channel.sender_id);
-    const created = await createSenderId({ ...tenant, db: tx as unknown as Tenant['db'] }, {
-      type: 'RCS_AGENT',
-      name: body.displayName,
-      ...(channelSender?.provider ? { provider: channelSender.provider } : {}),
-      rcsAgent: {
-        displayName: body.displayName,
-        ...(body.description !== undefined ? { description: body.description } : {}),
-        ...(body.brandColor !== undefined ? { brandColor: body.brandColor } : {}),
-        ...(body.logoUrl !== undefined ? { logoUrl: body.logoUrl } : {}),
+    const created = await createSenderId(
+      { ...tenant, db: tx as unknown as Tenant['db'] },
+      {
+        type: 'RCS_AGENT',
+        name: body.displayName,
+        ...(channelSender?.provider ? { provider: channelSender.provider } : {}),
+        rcsAgent: {
+          displayName: body.displayName,
+          ...(body.description !== undefined ? { description: body.description } : {}),
+          ...(body.brandColor !== undefined ? { brandColor: body.brandColor } : {}),
+          ...(body.logoUrl !== undefined ? { logoUrl: body.logoUrl } : {}),
+        },
       },
+    );
+    const binding = await q.insertRcsChannelSender(db, organizationId, {
+      channel_id: channelId,
+      sender_id: created.row.id,
+      sender_name: body.senderName,
     });
-    const binding = await q.insertRcsChannelSender(db, organizationId, { channel_id: channelId, sender_id: created.row.id, sender_name: body.senderName });
     if (!binding) throw taken();
     const profile = await getRcsAgentProfile(db, organizationId, created.row.id);
     return { binding, sender: created.row, profile: profile ?? null, testDeviceCount: 0 };
@@ -198,7 +231,14 @@ export async function listRcsTestDevices(tenant: Tenant, channelId: string, send
  * status), then it is recorded. 400 INVALID_PHONE, 409 ALREADY_EXISTS for a phone already registered, 409
  * INVALID_STATE for a DEACTIVATED agent.
  */
-export async function addRcsTestDevice(tenant: Tenant, services: Services, channelId: string, senderName: string, body: { phone: string }, now = new Date()): Promise<q.RcsTestDeviceRow> {
+export async function addRcsTestDevice(
+  tenant: Tenant,
+  services: Services,
+  channelId: string,
+  senderName: string,
+  body: { phone: string },
+  now = new Date(),
+): Promise<q.RcsTestDeviceRow> {
   const parsed = parsePhone(body.phone);
   if (!parsed) throw invalidField('body.phone', 'is not a valid phone number for its country', 'INVALID_PHONE');
   const { organizationId } = tenant;
@@ -212,7 +252,8 @@ export async function addRcsTestDevice(tenant: Tenant, services: Services, chann
   try {
     invite = await services.provider.inviteRcsTester({ organizationId, senderId: sender.id, phone: parsed.e164 });
   } catch (error) {
-    if (error instanceof ProviderError) throw new ApiError(502, 'UPSTREAM_ERROR', 'The provider could not send the tester invite; retry shortly.');
+    if (error instanceof ProviderError)
+      throw new ApiError(502, 'UPSTREAM_ERROR', 'The provider could not send the tester invite; retry shortly.');
     throw error;
   }
   const row = await q.insertRcsTestDevice(tenant.db, organizationId, {

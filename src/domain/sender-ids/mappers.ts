@@ -12,7 +12,12 @@ export type SenderWithProtocols = { row: SenderRow; protocols: readonly SenderPr
 
 /** An RCS_AGENT's stored agent details → `RcsAgentDetails`. */
 export function toRcsAgentDetails(profile: RcsAgentProfileRow): components['schemas']['RcsAgentDetails'] {
-  return { displayName: profile.display_name, description: profile.description, brandColor: profile.brand_color, logoUrl: profile.logo_url };
+  return {
+    displayName: profile.display_name,
+    description: profile.description,
+    brandColor: profile.brand_color,
+    logoUrl: profile.logo_url,
+  };
 }
 
 /** One sender with its protocols (any order; answered SMS, MMS, RCS, CHATAPP). */
@@ -28,9 +33,7 @@ export function toSenderId({ row, protocols, rcsAgent }: SenderWithProtocols): S
     sendReady: row.send_ready,
     rcsAgentPhase: row.type === 'RCS_AGENT' ? ((row.rcs_agent_phase ?? 'TESTING') as SenderId['rcsAgentPhase']) : null,
     numberId: row.number_id,
-    protocols: [...protocols]
-      .sort((a, b) => PROTOCOL_ORDER.indexOf(a.type) - PROTOCOL_ORDER.indexOf(b.type))
-      .map(toSenderProtocol),
+    protocols: [...protocols].sort((a, b) => PROTOCOL_ORDER.indexOf(a.type) - PROTOCOL_ORDER.indexOf(b.type)).map(toSenderProtocol),
     statusReason: row.status === 'ACTIVE' ? null : row.status_reason,
     suspendedBy: row.status === 'SUSPENDED' ? (row.suspended_by as SenderId['suspendedBy']) : null,
     createdAt: row.created_at.toISOString(),

@@ -9,7 +9,13 @@ import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
 import { getSender, insertSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { NumberOrderUncertain, ProviderError, ProviderRejection, type ProviderName } from '../../providers/provider.ts';
-import { describeNumber, TOLL_FREE_PREFIXES, type InventoryNumber, type InventoryType, type NumberCapability } from '../../providers/simulator-inventory.ts';
+import {
+  describeNumber,
+  TOLL_FREE_PREFIXES,
+  type InventoryNumber,
+  type InventoryType,
+  type NumberCapability,
+} from '../../providers/simulator-inventory.ts';
 import { ApiError, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { PENDING_REASON } from './number-mappers.ts';
@@ -63,14 +69,26 @@ export async function searchNumbers(tenant: Tenant, services: Services, filter: 
   const ok = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
   if (ok.length === 0) {
     const reason = answers.find((a) => a.status === 'rejected')?.reason;
-    if (reason instanceof ProviderError || reason instanceof ProviderRejection) throw upstream('No provider could be searched. Try again later.');
+    if (reason instanceof ProviderError || reason instanceof ProviderRejection)
+      throw upstream('No provider could be searched. Try again later.');
     throw reason;
   }
   const rows = ok.flat().sort((a, b) => a.number.localeCompare(b.number) || a.provider.localeCompare(b.provider));
   return rows.slice(0, filter.limit ?? DEFAULT_SEARCH_LIMIT).map((row) => ({
     row,
     proof: row.purchasable
-      ? issueSelectionProof({ org: tenant.organizationId, nk: row.numberKey, n: row.number, it: row.inventoryType, p: row.provider, c: row.capabilities, m: row.monthlyCost }, now)
+      ? issueSelectionProof(
+          {
+            org: tenant.organizationId,
+            nk: row.numberKey,
+            n: row.number,
+            it: row.inventoryType,
+            p: row.provider,
+            c: row.capabilities,
+            m: row.monthlyCost,
+          },
+          now,
+        )
       : null,
   }));
 }
@@ -86,7 +104,10 @@ async function lockDraft(tx: Tx, tenant: Tenant, draftId: string, inventoryType:
   const draft = await getSender(tx, tenant.organizationId, draftId, { forUpdate: true });
   if (!draft) throw unknownReference('body.draftSenderId', 'sender ID');
   if (draft.type !== SENDER_TYPE[inventoryType]) {
-    throw invalidField('body.draftSenderId', `a ${inventoryType} number needs a ${SENDER_TYPE[inventoryType]} draft (this sender is ${draft.type})`);
+    throw invalidField(
+      'body.draftSenderId',
+      `a ${inventoryType} number needs a ${SENDER_TYPE[inventoryType]} draft (this sender is ${draft.type})`,
+    );
   }
   if (draft.status !== 'DRAFT' || draft.phone_number !== null || (await q.liveNumberOfSender(tx, tenant.organizationId, draft.id))) {
     throw conflict('INVALID_STATE', 'The draft must be a sender in DRAFT without a number.');
@@ -95,7 +116,14 @@ async function lockDraft(tx: Tx, tenant: Tenant, draftId: string, inventoryType:
 }
 
 /** The draft takes the number, or (without a draft) a new sender is created with it; PENDING either way. */
-async function senderFor(tx: Tx, tenant: Tenant, draft: SenderRow | undefined, lease: NumberRow, name: string | undefined, now: Date): Promise<SenderRow> {
+async function senderFor(
+  tx: Tx,
+  tenant: Tenant,
+  draft: SenderRow | undefined,
+  lease: NumberRow,
+  name: string | undefined,
+  now: Date,
+): Promise<SenderRow> {
   const senderId =
     draft?.id ??
     (
@@ -113,7 +141,13 @@ async function senderFor(tx: Tx, tenant: Tenant, draft: SenderRow | undefined, l
     tx,
     tenant.organizationId,
     senderId,
-    { phoneNumber: lease.number, provider: lease.provider, countryCode: lease.country_code, numberId: lease.id, statusReason: PENDING_REASON },
+    {
+      phoneNumber: lease.number,
+      provider: lease.provider,
+      countryCode: lease.country_code,
+      numberId: lease.id,
+      statusReason: PENDING_REASON,
+    },
     now,
   );
 }
@@ -169,9 +203,20 @@ export async function purchaseNumber(
   return inTransaction(tenant.db, async (tx) => {
     const draft = body.draftSenderId ? await lockDraft(tx, tenant, body.draftSenderId, claims.it) : undefined;
     if (draft?.provider && draft.provider !== claims.p) {
-      throw new ApiError(400, 'SELECTION_PROOF_INVALID', 'The draft is at another provider than the selected number. Search that provider.', {
-        details: [{ field: 'body.draftSenderId', message: `the draft is at ${draft.provider}, the number at ${claims.p}`, code: 'provider_mismatch' }],
-      });
+      throw new ApiError(
+        400,
+        'SELECTION_PROOF_INVALID',
+        'The draft is at another provider than the selected number. Search that provider.',
+        {
+          details: [
+            {
+              field: 'body.draftSenderId',
+              message: `the draft is at ${draft.provider}, the number at ${claims.p}`,
+              code: 'provider_mismatch',
+            },
+          ],
+        },
+      );
     }
     const attemptId = randomUUID();
     const place = describeNumber(claims.n);
@@ -186,7 +231,13 @@ export async function purchaseNumber(
       locality: place.locality,
     };
     try {
-      await services.provider.orderNumber({ provider: claims.p, organizationId: tenant.organizationId, numberKey: claims.nk, number: claims.n, orderKey: attemptId });
+      await services.provider.orderNumber({
+        provider: claims.p,
+        organizationId: tenant.organizationId,
+        numberKey: claims.nk,
+        number: claims.n,
+        orderKey: attemptId,
+      });
     } catch (error) {
       if (error instanceof NumberOrderUncertain) {
         const lease = await q.insertNumber(tx, tenant.organizationId, {
@@ -221,7 +272,8 @@ export async function purchaseNumber(
       if (error instanceof ProviderRejection && error.code === 'NUMBER_UNAVAILABLE') {
         throw unprocessable('UNPROCESSABLE', 'The number is no longer available. Search again.');
       }
-      if (error instanceof ProviderRejection || error instanceof ProviderError) throw upstream('The provider refused the order; nothing was reserved.');
+      if (error instanceof ProviderRejection || error instanceof ProviderError)
+        throw upstream('The provider refused the order; nothing was reserved.');
       throw error;
     }
     const lease = await q.insertNumber(tx, tenant.organizationId, {
@@ -246,20 +298,33 @@ export async function purchaseNumber(
 export type ImportBody = { number: string; provider: ProviderName; inventoryType: InventoryType; draftSenderId?: string; name?: string };
 
 /** Brings a number the organization holds at a provider under management: PENDING sender, PENDING lease, no fee. */
-export async function importNumber(tenant: Tenant, services: Services, body: ImportBody, now = new Date()): Promise<{ sender: SenderRow; lease: NumberRow }> {
+export async function importNumber(
+  tenant: Tenant,
+  services: Services,
+  body: ImportBody,
+  now = new Date(),
+): Promise<{ sender: SenderRow; lease: NumberRow }> {
   if (!/^\+1[2-9]\d{2}[2-9]\d{6}$/.test(body.number)) throw invalidField('body.number', 'must be a US or Canadian (NANP) number');
   const place = describeNumber(body.number);
-  if (place.inventoryType !== body.inventoryType) throw invalidField('body.inventoryType', `${body.number} is a ${place.inventoryType} number`);
+  if (place.inventoryType !== body.inventoryType)
+    throw invalidField('body.inventoryType', `${body.number} is a ${place.inventoryType} number`);
   return inTransaction(tenant.db, async (tx) => {
     const draft = body.draftSenderId ? await lockDraft(tx, tenant, body.draftSenderId, body.inventoryType) : undefined;
     let confirmed: { owned: boolean; capabilities: NumberCapability[] };
     try {
-      confirmed = await services.provider.confirmNumberOwnership({ provider: body.provider, organizationId: tenant.organizationId, number: body.number, inventoryType: body.inventoryType });
+      confirmed = await services.provider.confirmNumberOwnership({
+        provider: body.provider,
+        organizationId: tenant.organizationId,
+        number: body.number,
+        inventoryType: body.inventoryType,
+      });
     } catch (error) {
-      if (error instanceof ProviderError || error instanceof ProviderRejection) throw upstream('The provider could not confirm the number; nothing was created.');
+      if (error instanceof ProviderError || error instanceof ProviderRejection)
+        throw upstream('The provider could not confirm the number; nothing was created.');
       throw error;
     }
-    if (!confirmed.owned) throw unprocessable('UNPROCESSABLE', `${body.provider} does not confirm ${body.number} as a number of your provider account.`);
+    if (!confirmed.owned)
+      throw unprocessable('UNPROCESSABLE', `${body.provider} does not confirm ${body.number} as a number of your provider account.`);
     const lease = await q.insertNumber(tx, tenant.organizationId, {
       number: body.number,
       number_key: null,
@@ -290,7 +355,8 @@ export async function releaseNumber(tenant: Tenant, services: Services, id: stri
   return inTransaction(tenant.db, async (tx) => {
     const lease = found(await q.getNumber(tx, tenant.organizationId, id, { forUpdate: true }), 'Number');
     if (lease.status === 'RELEASED') return lease;
-    if (lease.status === 'NEEDS_RECONCILIATION') throw conflict('INVALID_STATE', 'A number that needs reconciliation cannot be released until it is reconciled.');
+    if (lease.status === 'NEEDS_RECONCILIATION')
+      throw conflict('INVALID_STATE', 'A number that needs reconciliation cannot be released until it is reconciled.');
     try {
       await services.provider.releaseNumber({
         provider: lease.provider as ProviderName,
@@ -299,7 +365,8 @@ export async function releaseNumber(tenant: Tenant, services: Services, id: stri
         source: lease.source as 'PURCHASED' | 'IMPORTED',
       });
     } catch (error) {
-      if (error instanceof ProviderError || error instanceof ProviderRejection) throw upstream('The provider refused the release; the number is unchanged.');
+      if (error instanceof ProviderError || error instanceof ProviderRejection)
+        throw upstream('The provider refused the release; the number is unchanged.');
       throw error;
     }
     if (lease.sender_id) await q.deactivateSenderOfNumber(tx, tenant.organizationId, lease.sender_id, lease.number, now);

@@ -55,13 +55,21 @@ export async function listProtocols(tenant: Tenant, senderId: string): Promise<S
   return q.listSenderProtocols(tenant.db, tenant.organizationId, senderId);
 }
 
-export function enableProtocol(tenant: Tenant, senderId: string, body: { type: ProtocolType; config?: ProtocolConfig }, now = new Date()): Promise<SenderProtocolRow> {
+export function enableProtocol(
+  tenant: Tenant,
+  senderId: string,
+  body: { type: ProtocolType; config?: ProtocolConfig },
+  now = new Date(),
+): Promise<SenderProtocolRow> {
   return inTransaction(tenant.db, async (db) => {
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, senderId);
     const supported = SUPPORTED_PROTOCOLS[sender.type] ?? [];
     if (!supported.includes(body.type)) {
-      throw unprocessable('UNPROCESSABLE', `A ${sender.type} sender cannot carry ${body.type}; it supports ${supported.join(', ') || 'no protocol'}.`);
+      throw unprocessable(
+        'UNPROCESSABLE',
+        `A ${sender.type} sender cannot carry ${body.type}; it supports ${supported.join(', ') || 'no protocol'}.`,
+      );
     }
     const sent = body.config ?? {};
     assertKeysApply(body.type, sent);
@@ -77,12 +85,19 @@ export function enableProtocol(tenant: Tenant, senderId: string, body: { type: P
 }
 
 /** Changes the keys sent; the others keep their value. A FAILED protocol is provisioned again (PENDING). */
-export function updateProtocol(tenant: Tenant, senderId: string, type: ProtocolType, body: { config: ProtocolConfig }, now = new Date()): Promise<SenderProtocolRow> {
+export function updateProtocol(
+  tenant: Tenant,
+  senderId: string,
+  type: ProtocolType,
+  body: { config: ProtocolConfig },
+  now = new Date(),
+): Promise<SenderProtocolRow> {
   return inTransaction(tenant.db, async (db) => {
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, senderId);
     const existing = found(await q.getSenderProtocol(db, organizationId, senderId, type, { forUpdate: true }), 'Sender protocol');
-    if (existing.status === 'DISABLED') throw conflict('INVALID_STATE', `${type} is DISABLED on this sender; enable it again with POST /v1/sender-ids/{id}/protocols.`);
+    if (existing.status === 'DISABLED')
+      throw conflict('INVALID_STATE', `${type} is DISABLED on this sender; enable it again with POST /v1/sender-ids/{id}/protocols.`);
     assertKeysApply(type, body.config);
     await assertFallbackSender(db, organizationId, sender, body.config);
     const config: ProtocolConfig = { ...existing.config };
@@ -104,7 +119,10 @@ export function disableProtocol(tenant: Tenant, senderId: string, type: Protocol
     await lockedSender(db, organizationId, senderId, { allowDeactivated: true });
     const existing = found(await q.getSenderProtocol(db, organizationId, senderId, type, { forUpdate: true }), 'Sender protocol');
     if (existing.status === 'DISABLED') return existing;
-    const row = found(await q.updateSenderProtocol(db, organizationId, senderId, type, { status: 'DISABLED', statusReason: null, now }), 'Sender protocol');
+    const row = found(
+      await q.updateSenderProtocol(db, organizationId, senderId, type, { status: 'DISABLED', statusReason: null, now }),
+      'Sender protocol',
+    );
     await q.clearSendReadyWithoutActiveProtocol(db, organizationId, senderId, now);
     return row;
   });
@@ -129,7 +147,12 @@ export function availabilityOf(rows: ReadonlyArray<{ type: string; status: strin
   };
 }
 
-async function lockedSender(db: Db, organizationId: string, senderId: string, opts: { allowDeactivated?: boolean } = {}): Promise<SenderRow> {
+async function lockedSender(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  opts: { allowDeactivated?: boolean } = {},
+): Promise<SenderRow> {
   const sender = found(await getSender(db, organizationId, senderId, { forUpdate: true }), 'Sender ID');
   if (!opts.allowDeactivated && sender.status === 'DEACTIVATED') throw conflict('INVALID_STATE', 'The sender ID is DEACTIVATED.');
   return sender;
@@ -155,6 +178,9 @@ async function assertFallbackSender(db: Db, organizationId: string, sender: Send
   const fallback = await getSender(db, organizationId, id);
   if (!fallback) throw unknownReference(field, 'sender ID');
   if (fallback.id === sender.id || !FALLBACK_SENDER_TYPES.has(fallback.type) || fallback.status === 'DEACTIVATED') {
-    throw unprocessable('UNPROCESSABLE', `fallbackSenderIdId must name another LONG_CODE, TOLL_FREE or SHORT_CODE sender that is not DEACTIVATED (${fallback.type}, ${fallback.status}).`);
+    throw unprocessable(
+      'UNPROCESSABLE',
+      `fallbackSenderIdId must name another LONG_CODE, TOLL_FREE or SHORT_CODE sender that is not DEACTIVATED (${fallback.type}, ${fallback.status}).`,
+    );
   }
 }

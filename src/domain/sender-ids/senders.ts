@@ -31,7 +31,10 @@ export const NO_ALPHANUMERIC_COUNTRIES: ReadonlySet<string> = new Set(['US', 'CA
 
 const ADDRESS_RULES: Partial<Record<SenderType, { re: RegExp; message: string }>> = {
   SHORT_CODE: { re: /^\d{5,6}$/, message: 'a SHORT_CODE address is 5 or 6 digits' },
-  ALPHANUMERIC: { re: /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/, message: 'an ALPHANUMERIC address is 1–11 characters of A–Z, a–z, 0–9 and spaces with at least one letter' },
+  ALPHANUMERIC: {
+    re: /^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/,
+    message: 'an ALPHANUMERIC address is 1–11 characters of A–Z, a–z, 0–9 and spaces with at least one letter',
+  },
   CHATAPP_BUSINESS: { re: /^\+[1-9]\d{6,14}$/, message: 'a CHATAPP_BUSINESS address is an E.164 number' },
 };
 
@@ -43,9 +46,17 @@ export function invalidState(status: string, message: string, field = 'path.id')
 }
 
 async function withProtocols(db: Db, organizationId: string, rows: q.SenderRow[]): Promise<SenderWithProtocols[]> {
-  const protocols = await protocolsQ.listProtocolsOfSenders(db, organizationId, rows.map((r) => r.id));
+  const protocols = await protocolsQ.listProtocolsOfSenders(
+    db,
+    organizationId,
+    rows.map((r) => r.id),
+  );
   // RCS agent details (channels work, migration 0016): loaded for RCS_AGENT senders only.
-  const agents = await q.listRcsAgentProfiles(db, organizationId, rows.filter((r) => r.type === 'RCS_AGENT').map((r) => r.id));
+  const agents = await q.listRcsAgentProfiles(
+    db,
+    organizationId,
+    rows.filter((r) => r.type === 'RCS_AGENT').map((r) => r.id),
+  );
   return rows.map((row) => ({
     row,
     protocols: protocols.filter((p) => p.sender_id === row.id),
@@ -57,7 +68,11 @@ async function one(db: Db, organizationId: string, row: q.SenderRow): Promise<Se
   return (await withProtocols(db, organizationId, [row]))[0]!;
 }
 
-export async function listSenderIds(tenant: Tenant, filters: q.SenderFilters, page: { limit: number; offset: number }): Promise<Page<SenderWithProtocols>> {
+export async function listSenderIds(
+  tenant: Tenant,
+  filters: q.SenderFilters,
+  page: { limit: number; offset: number },
+): Promise<Page<SenderWithProtocols>> {
   const { rows, total } = await q.listSenders(tenant.db, tenant.organizationId, filters, page);
   return { rows: await withProtocols(tenant.db, tenant.organizationId, rows), total };
 }
@@ -72,7 +87,11 @@ type RegistrationFields = { provider?: string; address?: string; countryCode?: s
 function checkTypeRules(type: SenderType, fields: RegistrationFields, creating: boolean): void {
   const rules = TYPE_RULES[type];
   if (fields.address !== undefined) {
-    if (!rules.address) throw invalidField('body.address', `omit address for a ${type} sender (it is assigned by a number purchase, an import or the provider)`);
+    if (!rules.address)
+      throw invalidField(
+        'body.address',
+        `omit address for a ${type} sender (it is assigned by a number purchase, an import or the provider)`,
+      );
     const rule = ADDRESS_RULES[type];
     if (rule && !rule.re.test(fields.address)) throw invalidField('body.address', rule.message);
   } else if (creating && rules.address) {
@@ -82,7 +101,8 @@ function checkTypeRules(type: SenderType, fields: RegistrationFields, creating: 
     throw invalidField('body.countryCode', `a ${type} sender is not tied to one country; omit countryCode`);
   }
   if (type === 'ALPHANUMERIC') {
-    if (creating && fields.countryCode === undefined) throw invalidField('body.countryCode', 'countryCode is required for an ALPHANUMERIC sender');
+    if (creating && fields.countryCode === undefined)
+      throw invalidField('body.countryCode', 'countryCode is required for an ALPHANUMERIC sender');
   }
 }
 
@@ -114,7 +134,9 @@ export async function createSenderId(
       rcs_agent_phase: body.type === 'RCS_AGENT' ? 'TESTING' : null,
       updated_at: new Date(),
     });
-    const rcsAgent = body.rcsAgent ? await q.upsertRcsAgentProfile(db, tenant.organizationId, row.id, rcsAgentFields(body.rcsAgent, null)) : null;
+    const rcsAgent = body.rcsAgent
+      ? await q.upsertRcsAgentProfile(db, tenant.organizationId, row.id, rcsAgentFields(body.rcsAgent, null))
+      : null;
     return { row, protocols: [], rcsAgent };
   });
 }
@@ -162,14 +184,17 @@ export type RcsAgentPatch = { displayName?: string; description?: string | null;
 
 /** `rcsAgent` is taken by an RCS_AGENT only (400 naming it). */
 function checkRcsAgentTaken(type: SenderType, rcsAgent: unknown): void {
-  if (rcsAgent !== undefined && type !== 'RCS_AGENT') throw invalidField('body.rcsAgent', `a ${type} sender has no RCS agent details; omit rcsAgent`);
+  if (rcsAgent !== undefined && type !== 'RCS_AGENT')
+    throw invalidField('body.rcsAgent', `a ${type} sender has no RCS agent details; omit rcsAgent`);
 }
 
 /** The stored details after `patch` (keys sent change, null clears); 400 when an agent without details gets no displayName. */
 function rcsAgentFields(patch: RcsAgentPatch, stored: q.RcsAgentProfileFields | null): q.RcsAgentProfileFields {
   const displayName = patch.displayName ?? stored?.display_name;
-  if (displayName === undefined) throw invalidField('body.rcsAgent.displayName', 'displayName is required while the agent has no details yet');
-  const pick = (sent: string | null | undefined, kept: string | null | undefined): string | null => (sent !== undefined ? sent : (kept ?? null));
+  if (displayName === undefined)
+    throw invalidField('body.rcsAgent.displayName', 'displayName is required while the agent has no details yet');
+  const pick = (sent: string | null | undefined, kept: string | null | undefined): string | null =>
+    sent !== undefined ? sent : (kept ?? null);
   return {
     display_name: displayName,
     description: pick(patch.description, stored?.description),
@@ -190,13 +215,22 @@ const STATUS_REASON = {
  * Deactivation (delete) also turns voice forwarding off (synced to the provider first: 502 and nothing changed
  * when it refuses), disables the sender's protocols and ends its program attachments, in the same transaction.
  */
-export async function transitionSenderId(tenant: Tenant, services: Services, id: string, action: SenderAction, now = new Date()): Promise<SenderWithProtocols> {
+export async function transitionSenderId(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  action: SenderAction,
+  now = new Date(),
+): Promise<SenderWithProtocols> {
   return inTransaction(tenant.db, async (tx) => {
     const db: Db = tx;
     const current = found(await q.getSender(db, tenant.organizationId, id, { forUpdate: true }), 'Sender ID');
     const decision = decide({ status: current.status, sendReady: current.send_ready, suspendedBy: current.suspended_by }, action);
     if (!decision.ok) {
-      const why = current.status === 'PENDING' && action === 'activate' && current.status_reason ? `${decision.reason}: ${current.status_reason}` : decision.reason;
+      const why =
+        current.status === 'PENDING' && action === 'activate' && current.status_reason
+          ? `${decision.reason}: ${current.status_reason}`
+          : decision.reason;
       throw invalidState(current.status, `Cannot ${action} the sender ID: ${why}`);
     }
     if (decision.to === null) return one(db, tenant.organizationId, current);
@@ -204,7 +238,11 @@ export async function transitionSenderId(tenant: Tenant, services: Services, id:
       await disableForwarding({ ...tenant, db: tx as unknown as Tenant['db'] }, services, id);
       for (const p of await protocolsQ.listSenderProtocols(db, tenant.organizationId, id)) {
         if (p.status !== 'DISABLED') {
-          await protocolsQ.updateSenderProtocol(db, tenant.organizationId, id, p.type, { status: 'DISABLED', statusReason: 'The sender ID was deleted.', now });
+          await protocolsQ.updateSenderProtocol(db, tenant.organizationId, id, p.type, {
+            status: 'DISABLED',
+            statusReason: 'The sender ID was deleted.',
+            now,
+          });
         }
       }
       await programsQ.detachSenderFromAllPrograms(db, tenant.organizationId, id, now); // ended, never deleted
@@ -214,7 +252,14 @@ export async function transitionSenderId(tenant: Tenant, services: Services, id:
         ? { status: 'ACTIVE', activated_at: now, status_reason: null, suspended_by: null, suspended_at: null }
         : decision.to === 'SUSPENDED'
           ? { status: 'SUSPENDED', suspended_by: 'CUSTOMER', suspended_at: now, status_reason: STATUS_REASON.SUSPENDED }
-          : { status: 'DEACTIVATED', deactivated_at: now, send_ready: false, suspended_by: null, suspended_at: null, status_reason: STATUS_REASON.DEACTIVATED };
+          : {
+              status: 'DEACTIVATED',
+              deactivated_at: now,
+              send_ready: false,
+              suspended_by: null,
+              suspended_at: null,
+              status_reason: STATUS_REASON.DEACTIVATED,
+            };
     const row = found(await q.updateSender(db, tenant.organizationId, id, patch), 'Sender ID');
     return one(db, tenant.organizationId, row);
   });

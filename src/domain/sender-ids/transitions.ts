@@ -68,9 +68,7 @@ export const TRANSITIONS: Readonly<Record<SenderStatus, Readonly<Record<SenderAc
 
 export type SenderState = { status: string; sendReady: boolean; suspendedBy: string | null };
 
-export type Decision =
-  | { ok: true; to: SenderStatus | null /* null: unchanged */ }
-  | { ok: false; reason: string };
+export type Decision = { ok: true; to: SenderStatus | null /* null: unchanged */ } | { ok: false; reason: string };
 
 export function isSenderStatus(s: string): s is SenderStatus {
   return (SENDER_STATUSES as readonly string[]).includes(s);

@@ -26,18 +26,33 @@ export async function getForwarding(tenant: Tenant, senderId: string): Promise<V
 }
 
 /** Enables forwarding to `destination` (or changes it), synced to the provider first. Idempotent. */
-export function configureForwarding(tenant: Tenant, services: Services, senderId: string, body: { destination: string }): Promise<VoiceForwardingRow> {
+export function configureForwarding(
+  tenant: Tenant,
+  services: Services,
+  senderId: string,
+  body: { destination: string },
+): Promise<VoiceForwardingRow> {
   return inTransaction(tenant.db, async (db) => {
     const sender = await lockedSender(db, tenant.organizationId, senderId);
     if (sender.status === 'DEACTIVATED') throw conflict('INVALID_STATE', 'The sender ID is DEACTIVATED.');
     if (!VOICE_SENDER_TYPES.has(sender.type) || !sender.phone_number) {
-      throw unprocessable('UNPROCESSABLE', `Only LONG_CODE and TOLL_FREE senders with a voice-capable number can forward calls (this one is ${sender.type}).`);
+      throw unprocessable(
+        'UNPROCESSABLE',
+        `Only LONG_CODE and TOLL_FREE senders with a voice-capable number can forward calls (this one is ${sender.type}).`,
+      );
     }
     // The number's capabilities come with its lease; a sender without a lease row (the sandbox's) has its number.
     const lease = await liveNumberOfSender(db, tenant.organizationId, senderId);
-    if (lease && !lease.capabilities.includes('VOICE')) throw unprocessable('UNPROCESSABLE', `The sender's number ${lease.number} has no VOICE capability.`);
+    if (lease && !lease.capabilities.includes('VOICE'))
+      throw unprocessable('UNPROCESSABLE', `The sender's number ${lease.number} has no VOICE capability.`);
     const destination = validDestination(body.destination, sender.phone_number);
-    const { confirmedAt } = await sync(services, { organizationId: tenant.organizationId, senderId, number: sender.phone_number, destination, enabled: true });
+    const { confirmedAt } = await sync(services, {
+      organizationId: tenant.organizationId,
+      senderId,
+      number: sender.phone_number,
+      destination,
+      enabled: true,
+    });
     return q.enableVoiceForwarding(db, tenant.organizationId, senderId, destination, confirmedAt);
   });
 }
@@ -49,7 +64,13 @@ export function disableForwarding(tenant: Tenant, services: Services, senderId: 
     const current = await q.getVoiceForwarding(db, tenant.organizationId, senderId, { forUpdate: true });
     if (!current) return null;
     if (!current.enabled) return current;
-    const { confirmedAt } = await sync(services, { organizationId: tenant.organizationId, senderId, number: sender.phone_number, destination: current.destination, enabled: false });
+    const { confirmedAt } = await sync(services, {
+      organizationId: tenant.organizationId,
+      senderId,
+      number: sender.phone_number,
+      destination: current.destination,
+      enabled: false,
+    });
     return found(await q.disableVoiceForwarding(db, tenant.organizationId, senderId, confirmedAt), 'Voice forwarding');
   });
 }
@@ -61,10 +82,13 @@ export function disableForwarding(tenant: Tenant, services: Services, senderId: 
 export function validDestination(input: string, ownNumber: string | null): string {
   const field = bodyField('destination');
   const parsed = parsePhoneNumberFromString(input);
-  if (!parsed || parsed.countryCallingCode !== '1' || !parsed.isValid()) throw invalidField(field, 'must be a valid US or Canadian phone number in E.164 form');
-  if (!parsed.country || !DESTINATION_COUNTRIES.has(parsed.country)) throw invalidField(field, `must be a US or Canadian number (this one is ${parsed.country ?? 'another NANP country'})`);
+  if (!parsed || parsed.countryCallingCode !== '1' || !parsed.isValid())
+    throw invalidField(field, 'must be a valid US or Canadian phone number in E.164 form');
+  if (!parsed.country || !DESTINATION_COUNTRIES.has(parsed.country))
+    throw invalidField(field, `must be a US or Canadian number (this one is ${parsed.country ?? 'another NANP country'})`);
   const type = parsed.getType();
-  if (type === 'TOLL_FREE' || type === 'PREMIUM_RATE' || type === 'SHARED_COST') throw invalidField(field, `must not be a ${type.toLowerCase().replace('_', '-')} number`);
+  if (type === 'TOLL_FREE' || type === 'PREMIUM_RATE' || type === 'SHARED_COST')
+    throw invalidField(field, `must not be a ${type.toLowerCase().replace('_', '-')} number`);
   if (ownNumber !== null && parsed.number === ownNumber) throw invalidField(field, "must not be the sender's own number");
   return parsed.number;
 }
@@ -74,12 +98,17 @@ async function lockedSender(db: Db, organizationId: string, senderId: string): P
 }
 
 /** The provider call; its refusal or silence is 502 UPSTREAM_ERROR (the transaction then stores nothing). */
-async function sync(services: Services, change: Parameters<Services['provider']['syncVoiceForwarding']>[0]): Promise<{ confirmedAt: Date }> {
+async function sync(
+  services: Services,
+  change: Parameters<Services['provider']['syncVoiceForwarding']>[0],
+): Promise<{ confirmedAt: Date }> {
   try {
     return await services.provider.syncVoiceForwarding(change);
   } catch (error) {
-    if (error instanceof ProviderRejection) throw new ApiError(502, 'UPSTREAM_ERROR', `The voice provider refused the change (${error.code}); nothing changed.`);
-    if (error instanceof ProviderError) throw new ApiError(502, 'UPSTREAM_ERROR', 'The voice provider did not confirm the change; nothing changed.');
+    if (error instanceof ProviderRejection)
+      throw new ApiError(502, 'UPSTREAM_ERROR', `The voice provider refused the change (${error.code}); nothing changed.`);
+    if (error instanceof ProviderError)
+      throw new ApiError(502, 'UPSTREAM_ERROR', 'The voice provider did not confirm the change; nothing changed.');
     throw error;
   }
 }

@@ -33,7 +33,8 @@ function upstreamError(e: unknown): ApiError {
 /** The sender, locked; a DEACTIVATED one is final (409 INVALID_STATE). */
 async function lockedSender(db: Db, organizationId: string, id: string): Promise<sendersQ.SenderRow> {
   const sender = found(await sendersQ.getSender(db, organizationId, id, { forUpdate: true }), 'Sender ID');
-  if (sender.status === 'DEACTIVATED') throw invalidState(sender.status, 'A DEACTIVATED sender ID cannot be launched, submitted or registered');
+  if (sender.status === 'DEACTIVATED')
+    throw invalidState(sender.status, 'A DEACTIVATED sender ID cannot be launched, submitted or registered');
   return sender;
 }
 
@@ -62,8 +63,20 @@ export async function launchSenderId(tenant: Tenant, services: Services, id: str
     }
     await sendersQ.updateSender(db, organizationId, id, { rcs_agent_phase: 'LAUNCH_PENDING' });
     const launch = await q.recordLaunch(db, organizationId, id, now);
-    await emitSubmissionChanged(db, services, organizationId, { senderId: id, type: 'RCS_AGENT', submissionId: id, previousStatus: 'TESTING', status: 'LAUNCH_PENDING', reasons: [] }, now);
-    return { senderId: id, phase: 'LAUNCH_PENDING', previousPhase: 'TESTING', alreadyPending: false, launchRequestedAt: launch.requested_at };
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: id, type: 'RCS_AGENT', submissionId: id, previousStatus: 'TESTING', status: 'LAUNCH_PENDING', reasons: [] },
+      now,
+    );
+    return {
+      senderId: id,
+      phase: 'LAUNCH_PENDING',
+      previousPhase: 'TESTING',
+      alreadyPending: false,
+      launchRequestedAt: launch.requested_at,
+    };
   });
 }
 
@@ -90,21 +103,33 @@ const RCS_AGENT_REQUIRED = [
   ['logo_url', 'logoUrl'],
 ] as const;
 
-export async function submitSenderId(tenant: Tenant, services: Services, id: string, body: SubmitBody, now = new Date()): Promise<q.SubmissionRow> {
+export async function submitSenderId(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  body: SubmitBody,
+  now = new Date(),
+): Promise<q.SubmissionRow> {
   const outcome = await inTransaction(tenant.db, async (tx) => {
     const db: Db = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     const kind = KIND_BY_TYPE[sender.type];
-    if (!kind) throw badRequest('LONG_CODE (10DLC) numbers are registered with the brand and campaign operations, not submitted.', [{ field: 'path.id', message: 'register the brand and campaign instead', code: 'invalid' }]);
+    if (!kind)
+      throw badRequest('LONG_CODE (10DLC) numbers are registered with the brand and campaign operations, not submitted.', [
+        { field: 'path.id', message: 'register the brand and campaign instead', code: 'invalid' },
+      ]);
     const missing: FieldError[] = [];
-    if (!body.useCaseDescription) missing.push({ field: 'body.useCaseDescription', message: 'required by the reviewer (not in the sender profile)', code: 'required' });
-    if (!body.sampleMessages?.length) missing.push({ field: 'body.sampleMessages', message: 'required by the reviewer (not in the sender profile)', code: 'required' });
+    if (!body.useCaseDescription)
+      missing.push({ field: 'body.useCaseDescription', message: 'required by the reviewer (not in the sender profile)', code: 'required' });
+    if (!body.sampleMessages?.length)
+      missing.push({ field: 'body.sampleMessages', message: 'required by the reviewer (not in the sender profile)', code: 'required' });
     if (missing.length) throw badRequest('Information the reviewer requires is missing.', missing);
     let details: Record<string, unknown> = { ...body };
     if (sender.type === 'RCS_AGENT') {
       const phase = sender.rcs_agent_phase ?? 'TESTING';
-      if (phase !== 'LAUNCH_PENDING' && phase !== 'REJECTED') throw invalidState(sender.status, `The RCS agent is ${phase}; launch it first (POST /v1/sender-ids/{id}/launch)`);
+      if (phase !== 'LAUNCH_PENDING' && phase !== 'REJECTED')
+        throw invalidState(sender.status, `The RCS agent is ${phase}; launch it first (POST /v1/sender-ids/{id}/launch)`);
       // The carriers review the agent as recipients will see it: its details (set with PATCH /v1/sender-ids/{id}
       // `rcsAgent`, or the deprecated createRcsSender) go with the submission.
       const agent = await sendersQ.getRcsAgentProfile(db, organizationId, id);
@@ -114,7 +139,15 @@ export async function submitSenderId(tenant: Tenant, services: Services, id: str
         code: 'required',
       }));
       if (lacking.length) throw badRequest('The RCS agent’s details the carriers review are incomplete.', lacking);
-      details = { ...details, rcsAgent: { displayName: agent!.display_name, description: agent!.description, brandColor: agent!.brand_color, logoUrl: agent!.logo_url } };
+      details = {
+        ...details,
+        rcsAgent: {
+          displayName: agent!.display_name,
+          description: agent!.description,
+          brandColor: agent!.brand_color,
+          logoUrl: agent!.logo_url,
+        },
+      };
     }
     const latest = await q.latestSubmission(db, organizationId, id);
     if (latest && OPEN_SUBMISSION.has(latest.status)) throw invalidState(sender.status, `A submission is already ${latest.status}`);
@@ -122,11 +155,31 @@ export async function submitSenderId(tenant: Tenant, services: Services, id: str
       registryAccept('SENDER', sender.name);
     } catch (e) {
       if (!(e instanceof ProviderError)) throw e;
-      const failed = await q.insertSubmission(db, organizationId, { sender_id: id, kind, status: 'failed', details, rejection_reasons: '[]', error: { code: 'UPSTREAM_UNAVAILABLE', message: e.message } });
+      const failed = await q.insertSubmission(db, organizationId, {
+        sender_id: id,
+        kind,
+        status: 'failed',
+        details,
+        rejection_reasons: '[]',
+        error: { code: 'UPSTREAM_UNAVAILABLE', message: e.message },
+      });
       return { ok: false as const, row: failed };
     }
-    const row = await q.insertSubmission(db, organizationId, { sender_id: id, kind, status: 'submitted', details, rejection_reasons: '[]', submitted_at: now });
-    await emitSubmissionChanged(db, services, organizationId, { senderId: id, type: 'SENDER_ID', submissionId: row.id, previousStatus: null, status: 'submitted', reasons: [] }, now);
+    const row = await q.insertSubmission(db, organizationId, {
+      sender_id: id,
+      kind,
+      status: 'submitted',
+      details,
+      rejection_reasons: '[]',
+      submitted_at: now,
+    });
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: id, type: 'SENDER_ID', submissionId: row.id, previousStatus: null, status: 'submitted', reasons: [] },
+      now,
+    );
     await applyRegistryEvent(db, services, organizationId, sender, 'submitted', 'Waiting for the carriers to approve the submission.', now);
     if (sender.type === 'RCS_AGENT' && sender.rcs_agent_phase === 'REJECTED') {
       await sendersQ.updateSender(db, organizationId, id, { rcs_agent_phase: 'LAUNCH_PENDING' });
@@ -135,7 +188,9 @@ export async function submitSenderId(tenant: Tenant, services: Services, id: str
     return { ok: true as const, row };
   });
   if (!outcome.ok) {
-    throw new ApiError(502, 'UPSTREAM_ERROR', 'The upstream sender submission failed.', { extra: { senderId: id, submission: toSubmission(outcome.row) } });
+    throw new ApiError(502, 'UPSTREAM_ERROR', 'The upstream sender submission failed.', {
+      extra: { senderId: id, submission: toSubmission(outcome.row) },
+    });
   }
   return outcome.row;
 }
@@ -152,13 +207,20 @@ export type BrandBody = {
   [k: string]: unknown;
 };
 
-export async function registerBrand(tenant: Tenant, services: Services, id: string, body: BrandBody, now = new Date()): Promise<q.BrandRow> {
+export async function registerBrand(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  body: BrandBody,
+  now = new Date(),
+): Promise<q.BrandRow> {
   return inTransaction(tenant.db, async (tx) => {
     const db: Db = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     const latest = await q.latestBrand(db, organizationId, id, { forUpdate: true });
-    if (latest && BRAND_BLOCKING.has(latest.status)) throw conflict('INVALID_STATE', `The sender already has a brand registration that is ${latest.status}.`);
+    if (latest && BRAND_BLOCKING.has(latest.status))
+      throw conflict('INVALID_STATE', `The sender already has a brand registration that is ${latest.status}.`);
     try {
       registryAccept('BRAND', body.displayName);
     } catch (e) {
@@ -179,7 +241,13 @@ export async function registerBrand(tenant: Tenant, services: Services, id: stri
       updated_at: now,
     });
     await programForBrand(db, organizationId, sender, brand);
-    await emitSubmissionChanged(db, services, organizationId, { senderId: id, type: 'BRAND', submissionId: brand.id, previousStatus: null, status: 'PENDING', reasons: [] }, now);
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: id, type: 'BRAND', submissionId: brand.id, previousStatus: null, status: 'PENDING', reasons: [] },
+      now,
+    );
     await applyRegistryEvent(db, services, organizationId, sender, 'submitted', 'Waiting for the brand and campaign registrations.', now);
     await scheduleReview(db, services, { organizationId, kind: 'BRAND', id: brand.id, from: 'PENDING' });
     return brand;
@@ -227,28 +295,53 @@ export async function checkCampaignAgainstRules(db: Db, organizationId: string, 
   for (const [field, keywords, action] of lists) {
     keywords.forEach((k, i) => {
       const rule = rules.get(k.trim().toUpperCase());
-      if (!rule) problems.push({ field: `body.${field}.${i}`, message: `no keyword rule handles ${k}; add one with action ${action} (/v1/compliance/keyword-rules)`, code: 'invalid' });
-      else if (rule.action !== action) problems.push({ field: `body.${field}.${i}`, message: `${k} is handled as ${rule.action} by the organization's keyword rules, not ${action}`, code: 'invalid' });
+      if (!rule)
+        problems.push({
+          field: `body.${field}.${i}`,
+          message: `no keyword rule handles ${k}; add one with action ${action} (/v1/compliance/keyword-rules)`,
+          code: 'invalid',
+        });
+      else if (rule.action !== action)
+        problems.push({
+          field: `body.${field}.${i}`,
+          message: `${k} is handled as ${rule.action} by the organization's keyword rules, not ${action}`,
+          code: 'invalid',
+        });
     });
   }
   const optOut = (body.optOutKeywords ?? DEFAULT_OPT_OUT).map((k) => k.trim().toUpperCase());
   const mentions = (text: string) => optOut.some((k) => new RegExp(`\\b${k.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\b`, 'i').test(text));
   if (!body.sampleMessages.some(mentions)) {
-    problems.push({ field: 'body.sampleMessages', message: `at least one sample message must show how to opt out (one of ${optOut.join(', ')})`, code: 'invalid' });
+    problems.push({
+      field: 'body.sampleMessages',
+      message: `at least one sample message must show how to opt out (one of ${optOut.join(', ')})`,
+      code: 'invalid',
+    });
   }
-  if (problems.length) throw badRequest('The campaign does not match the organization\'s keyword rules.', problems);
+  if (problems.length) throw badRequest("The campaign does not match the organization's keyword rules.", problems);
 }
 
-export async function registerCampaign(tenant: Tenant, services: Services, id: string, body: CampaignBody, now = new Date()): Promise<q.CampaignRow> {
+export async function registerCampaign(
+  tenant: Tenant,
+  services: Services,
+  id: string,
+  body: CampaignBody,
+  now = new Date(),
+): Promise<q.CampaignRow> {
   return inTransaction(tenant.db, async (tx) => {
     const db: Db = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     await checkCampaignAgainstRules(db, organizationId, body);
     const brand = await q.latestBrand(db, organizationId, id);
-    if (brand?.status !== 'REGISTERED') throw conflict('INVALID_STATE', `The sender's brand registration is ${brand?.status ?? 'missing'}; a campaign needs a REGISTERED brand.`);
+    if (brand?.status !== 'REGISTERED')
+      throw conflict(
+        'INVALID_STATE',
+        `The sender's brand registration is ${brand?.status ?? 'missing'}; a campaign needs a REGISTERED brand.`,
+      );
     const latest = await q.latestCampaign(db, organizationId, id);
-    if (latest && CAMPAIGN_BLOCKING.has(latest.status)) throw conflict('INVALID_STATE', `The sender already has a campaign registration that is ${latest.status}.`);
+    if (latest && CAMPAIGN_BLOCKING.has(latest.status))
+      throw conflict('INVALID_STATE', `The sender already has a campaign registration that is ${latest.status}.`);
     try {
       registryAccept('CAMPAIGN', body.description);
     } catch (e) {
@@ -269,7 +362,13 @@ export async function registerCampaign(tenant: Tenant, services: Services, id: s
       updated_at: now,
     });
     await setProgramCampaign(db, organizationId, id, campaign.id);
-    await emitSubmissionChanged(db, services, organizationId, { senderId: id, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: null, status: 'PENDING', reasons: [] }, now);
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: id, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: null, status: 'PENDING', reasons: [] },
+      now,
+    );
     await applyRegistryEvent(db, services, organizationId, sender, 'submitted', 'Waiting for the campaign registration.', now);
     await scheduleReview(db, services, { organizationId, kind: 'CAMPAIGN', id: campaign.id, from: 'PENDING' });
     return campaign;
@@ -280,4 +379,3 @@ export async function getCampaignStatus(tenant: Tenant, id: string): Promise<q.C
   found(await sendersQ.getSender(tenant.db, tenant.organizationId, id), 'Sender ID');
   return (await q.latestCampaign(tenant.db, tenant.organizationId, id)) ?? null;
 }
-

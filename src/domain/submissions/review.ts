@@ -24,20 +24,70 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
     if (!brand || brand.status !== job.from) return false;
     if (brand.status === 'PENDING') {
       await q.updateBrand(db, organizationId, brand.id, { status: 'IN_REVIEW' });
-      await emitSubmissionChanged(db, services, organizationId, { senderId: brand.sender_id, type: 'BRAND', submissionId: brand.id, previousStatus: 'PENDING', status: 'IN_REVIEW', reasons: [] }, now);
+      await emitSubmissionChanged(
+        db,
+        services,
+        organizationId,
+        { senderId: brand.sender_id, type: 'BRAND', submissionId: brand.id, previousStatus: 'PENDING', status: 'IN_REVIEW', reasons: [] },
+        now,
+      );
       await scheduleReview(db, services, { ...job, from: 'IN_REVIEW' });
       return true;
     }
     if (brand.status !== 'IN_REVIEW') return false;
     const d = registryDecide('BRAND', brand.display_name);
     if (d.outcome === 'approved') {
-      await q.updateBrand(db, organizationId, brand.id, { status: 'REGISTERED', identity_status: d.identityStatus ?? 'VERIFIED', registry_brand_id: d.registryId, registered_at: now });
-      await emitSubmissionChanged(db, services, organizationId, { senderId: brand.sender_id, type: 'BRAND', submissionId: brand.id, previousStatus: 'IN_REVIEW', status: 'REGISTERED', reasons: [] }, now);
+      await q.updateBrand(db, organizationId, brand.id, {
+        status: 'REGISTERED',
+        identity_status: d.identityStatus ?? 'VERIFIED',
+        registry_brand_id: d.registryId,
+        registered_at: now,
+      });
+      await emitSubmissionChanged(
+        db,
+        services,
+        organizationId,
+        {
+          senderId: brand.sender_id,
+          type: 'BRAND',
+          submissionId: brand.id,
+          previousStatus: 'IN_REVIEW',
+          status: 'REGISTERED',
+          reasons: [],
+        },
+        now,
+      );
     } else {
-      await q.updateBrand(db, organizationId, brand.id, { status: 'REJECTED', identity_status: 'UNVERIFIED', rejection_reasons: JSON.stringify(d.reasons) });
-      await emitSubmissionChanged(db, services, organizationId, { senderId: brand.sender_id, type: 'BRAND', submissionId: brand.id, previousStatus: 'IN_REVIEW', status: 'REJECTED', reasons: d.reasons }, now);
+      await q.updateBrand(db, organizationId, brand.id, {
+        status: 'REJECTED',
+        identity_status: 'UNVERIFIED',
+        rejection_reasons: JSON.stringify(d.reasons),
+      });
+      await emitSubmissionChanged(
+        db,
+        services,
+        organizationId,
+        {
+          senderId: brand.sender_id,
+          type: 'BRAND',
+          submissionId: brand.id,
+          previousStatus: 'IN_REVIEW',
+          status: 'REJECTED',
+          reasons: d.reasons,
+        },
+        now,
+      );
       const sender = await sendersQ.getSender(db, organizationId, brand.sender_id, { forUpdate: true });
-      if (sender) await applyRegistryEvent(db, services, organizationId, sender, 'rejected', `The brand registration was rejected: ${d.reasons.join(' ')}`, now);
+      if (sender)
+        await applyRegistryEvent(
+          db,
+          services,
+          organizationId,
+          sender,
+          'rejected',
+          `The brand registration was rejected: ${d.reasons.join(' ')}`,
+          now,
+        );
     }
     return true;
   }
@@ -47,8 +97,17 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
     if (!campaign || campaign.status !== job.from) return false;
     const senderId = campaign.sender_id;
     if (campaign.status === 'PENDING') {
-      await q.updateCampaign(db, organizationId, campaign.id, { status: 'IN_REVIEW', carrier_statuses: JSON.stringify(REGISTRY_CARRIERS.map((carrier) => ({ carrier, status: 'PENDING' }))) });
-      await emitSubmissionChanged(db, services, organizationId, { senderId, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: 'PENDING', status: 'IN_REVIEW', reasons: [] }, now);
+      await q.updateCampaign(db, organizationId, campaign.id, {
+        status: 'IN_REVIEW',
+        carrier_statuses: JSON.stringify(REGISTRY_CARRIERS.map((carrier) => ({ carrier, status: 'PENDING' }))),
+      });
+      await emitSubmissionChanged(
+        db,
+        services,
+        organizationId,
+        { senderId, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: 'PENDING', status: 'IN_REVIEW', reasons: [] },
+        now,
+      );
       await scheduleReview(db, services, { ...job, from: 'IN_REVIEW' });
       return true;
     }
@@ -62,7 +121,13 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
         monthly_fee: CAMPAIGN_MONTHLY_FEE,
         registered_at: now,
       });
-      await emitSubmissionChanged(db, services, organizationId, { senderId, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: 'IN_REVIEW', status: 'REGISTERED', reasons: [] }, now);
+      await emitSubmissionChanged(
+        db,
+        services,
+        organizationId,
+        { senderId, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: 'IN_REVIEW', status: 'REGISTERED', reasons: [] },
+        now,
+      );
       // Billing of the sender's purchased numbers begins only now (this exact campaign REGISTERED).
       await numbersQ.startBillingOfSenderNumbers(db, organizationId, senderId, now);
       const program = await programOfSender(db, organizationId, senderId);
@@ -76,9 +141,24 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
         carrier_statuses: JSON.stringify(REGISTRY_CARRIERS.map((carrier) => ({ carrier, status: 'REJECTED' }))),
         rejection_reasons: JSON.stringify(d.reasons),
       });
-      await emitSubmissionChanged(db, services, organizationId, { senderId, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: 'IN_REVIEW', status: 'REJECTED', reasons: d.reasons }, now);
+      await emitSubmissionChanged(
+        db,
+        services,
+        organizationId,
+        { senderId, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: 'IN_REVIEW', status: 'REJECTED', reasons: d.reasons },
+        now,
+      );
       const sender = await sendersQ.getSender(db, organizationId, senderId, { forUpdate: true });
-      if (sender) await applyRegistryEvent(db, services, organizationId, sender, 'rejected', `The campaign registration was rejected: ${d.reasons.join(' ')}`, now);
+      if (sender)
+        await applyRegistryEvent(
+          db,
+          services,
+          organizationId,
+          sender,
+          'rejected',
+          `The campaign registration was rejected: ${d.reasons.join(' ')}`,
+          now,
+        );
     }
     return true;
   }
@@ -87,7 +167,13 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
   if (!sub || sub.status !== job.from) return false;
   if (sub.status === 'submitted') {
     await q.updateSubmission(db, organizationId, sub.id, { status: 'in_review' });
-    await emitSubmissionChanged(db, services, organizationId, { senderId: sub.sender_id, type: 'SENDER_ID', submissionId: sub.id, previousStatus: 'submitted', status: 'in_review', reasons: [] }, now);
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: sub.sender_id, type: 'SENDER_ID', submissionId: sub.id, previousStatus: 'submitted', status: 'in_review', reasons: [] },
+      now,
+    );
     await scheduleReview(db, services, { ...job, from: 'in_review' });
     return true;
   }
@@ -98,12 +184,32 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
   const reasons = d.outcome === 'rejected' ? d.reasons : [];
   const status = d.outcome === 'approved' ? 'approved' : 'rejected';
   await q.updateSubmission(db, organizationId, sub.id, { status, decided_at: now, rejection_reasons: JSON.stringify(reasons) });
-  await emitSubmissionChanged(db, services, organizationId, { senderId: sender.id, type: 'SENDER_ID', submissionId: sub.id, previousStatus: 'in_review', status, reasons }, now);
+  await emitSubmissionChanged(
+    db,
+    services,
+    organizationId,
+    { senderId: sender.id, type: 'SENDER_ID', submissionId: sub.id, previousStatus: 'in_review', status, reasons },
+    now,
+  );
   if (sender.type === 'RCS_AGENT') {
     const phase = status === 'approved' ? 'LAUNCHED' : 'REJECTED';
     await sendersQ.updateSender(db, organizationId, sender.id, { rcs_agent_phase: phase });
-    await emitSubmissionChanged(db, services, organizationId, { senderId: sender.id, type: 'RCS_AGENT', submissionId: sender.id, previousStatus: sender.rcs_agent_phase, status: phase, reasons }, now);
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: sender.id, type: 'RCS_AGENT', submissionId: sender.id, previousStatus: sender.rcs_agent_phase, status: phase, reasons },
+      now,
+    );
   }
-  await applyRegistryEvent(db, services, organizationId, sender, status === 'approved' ? 'approved' : 'rejected', status === 'approved' ? null : `The submission was rejected: ${reasons.join(' ')}`, now);
+  await applyRegistryEvent(
+    db,
+    services,
+    organizationId,
+    sender,
+    status === 'approved' ? 'approved' : 'rejected',
+    status === 'approved' ? null : `The submission was rejected: ${reasons.join(' ')}`,
+    now,
+  );
   return true;
 }

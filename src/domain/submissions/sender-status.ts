@@ -30,7 +30,14 @@ export async function applyRegistryEvent(
     await emitEvent(db, services.queue, {
       organizationId,
       type: 'sender_id.status_changed',
-      data: { senderIdId: sender.id, contactPhone: null, previousStatus: sender.status as 'DRAFT', status: to, reason, occurredAt: now.toISOString() },
+      data: {
+        senderIdId: sender.id,
+        contactPhone: null,
+        previousStatus: sender.status as 'DRAFT',
+        status: to,
+        reason,
+        occurredAt: now.toISOString(),
+      },
     });
   }
   return row;

@@ -41,13 +41,20 @@ function toTemplate(senderId: string, t: ProviderChatAppTemplate): ChatAppTempla
 export async function listChatAppTemplates(tenant: Tenant, services: Services, senderId: string): Promise<ChatAppTemplate[]> {
   const sender = await getSenderKind(tenant.db, tenant.organizationId, senderId);
   if (!sender) throw notFound('Sender ID');
-  if (sender.type !== 'CHATAPP_BUSINESS') throw invalidField('query.senderId', `is a ${sender.type} sender, not a chat-app business sender (CHATAPP_BUSINESS)`);
-  if (sender.status !== 'ACTIVE') throw new ApiError(409, 'INVALID_STATE', `The sender is ${sender.status}; templates are listed for ACTIVE senders only.`);
+  if (sender.type !== 'CHATAPP_BUSINESS')
+    throw invalidField('query.senderId', `is a ${sender.type} sender, not a chat-app business sender (CHATAPP_BUSINESS)`);
+  if (sender.status !== 'ACTIVE')
+    throw new ApiError(409, 'INVALID_STATE', `The sender is ${sender.status}; templates are listed for ACTIVE senders only.`);
   let templates: ProviderChatAppTemplate[];
   try {
-    templates = await services.provider.listChatAppTemplates({ organizationId: tenant.organizationId, senderId: sender.id, senderName: sender.name });
+    templates = await services.provider.listChatAppTemplates({
+      organizationId: tenant.organizationId,
+      senderId: sender.id,
+      senderName: sender.name,
+    });
   } catch (error) {
-    if (error instanceof ProviderError) throw new ApiError(502, 'UPSTREAM_ERROR', 'The chat-app platform could not be reached; retry shortly.');
+    if (error instanceof ProviderError)
+      throw new ApiError(502, 'UPSTREAM_ERROR', 'The chat-app platform could not be reached; retry shortly.');
     throw error;
   }
   return templates

@@ -69,7 +69,11 @@ async function loadDue(db: Db, jobs: DeliveryJob[]): Promise<{ due: Due[]; cance
   const due: Due[] = [];
   const cancel: Due[] = [];
   for (const [organizationId, group] of Map.groupBy(jobs, (j) => j.organizationId)) {
-    const rows = await deliveriesQ.deliveriesForAttempts(db, organizationId, group.map((j) => j.deliveryId));
+    const rows = await deliveriesQ.deliveriesForAttempts(
+      db,
+      organizationId,
+      group.map((j) => j.deliveryId),
+    );
     const byId = new Map(rows.map((r) => [r.id, r]));
     for (const job of group) {
       const delivery = byId.get(job.deliveryId);
@@ -185,7 +189,9 @@ export async function runDeliveryBatch(app: AppContext, jobs: DeliveryJob[]): Pr
   await inTransaction(app.db, async (tx) => {
     const retries: Retry[] = [];
     for (const organizationId of organizations) {
-      retries.push(...(await recordOutcomes(tx, organizationId, doneByOrg.get(organizationId) ?? [], cancelByOrg.get(organizationId) ?? [])));
+      retries.push(
+        ...(await recordOutcomes(tx, organizationId, doneByOrg.get(organizationId) ?? [], cancelByOrg.get(organizationId) ?? [])),
+      );
     }
     if (!retries.length) return;
     if (!app.queue) throw new Error('webhook retries need the job queue');
@@ -202,7 +208,12 @@ export function runDeliveryJob(app: AppContext, job: DeliveryJob): Promise<void>
  * POST …/test: sends `{test: true}` as event `type` (default `test`) to the endpoint now and records the attempt.
  * 404 when the organization has no such endpoint (or it was deleted meanwhile).
  */
-export async function sendTestDelivery(tenant: Tenant, services: Services, endpointId: string, type: string = 'test'): Promise<attemptsQ.WebhookAttemptRow> {
+export async function sendTestDelivery(
+  tenant: Tenant,
+  services: Services,
+  endpointId: string,
+  type: string = 'test',
+): Promise<attemptsQ.WebhookAttemptRow> {
   const endpoint = found(await endpointsQ.getEndpoint(tenant.db, tenant.organizationId, endpointId), 'Webhook endpoint');
   const eventId = randomUUID();
   const outcome = await postEnvelope({
@@ -215,7 +226,17 @@ export async function sendTestDelivery(tenant: Tenant, services: Services, endpo
   });
   try {
     const [row] = await attemptsQ.insertAttempts(tenant.db, tenant.organizationId, [
-      { ...attemptFields(outcome), endpoint_id: endpoint.id, delivery_id: null, event_id: eventId, event_type: type, attempt: 1, test: true, url: endpoint.url, next_retry_at: null },
+      {
+        ...attemptFields(outcome),
+        endpoint_id: endpoint.id,
+        delivery_id: null,
+        event_id: eventId,
+        event_type: type,
+        attempt: 1,
+        test: true,
+        url: endpoint.url,
+        next_retry_at: null,
+      },
     ]);
     return row!;
   } catch (error) {

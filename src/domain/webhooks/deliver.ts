@@ -36,7 +36,13 @@ function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
   const key = `${protocol}|${allowPrivate}`;
   let agent = agents.get(key);
   if (!agent) {
-    const options = { keepAlive: true, maxSockets: 64, maxFreeSockets: 64, scheduling: 'lifo' as const, lookup: guardedLookup(allowPrivate) };
+    const options = {
+      keepAlive: true,
+      maxSockets: 64,
+      maxFreeSockets: 64,
+      scheduling: 'lifo' as const,
+      lookup: guardedLookup(allowPrivate),
+    };
     agent = protocol === 'https:' ? new https.Agent(options) : new http.Agent(options);
     agents.set(key, agent);
   }
@@ -77,7 +83,13 @@ export function batchSigners(): OpenSigner {
 
 type Response = { status: number; location: string | undefined };
 
-function postOnce(url: URL, headers: Record<string, string>, body: string, allowPrivate: boolean, deadline: number): Promise<Response & { reused: boolean }> {
+function postOnce(
+  url: URL,
+  headers: Record<string, string>,
+  body: string,
+  allowPrivate: boolean,
+  deadline: number,
+): Promise<Response & { reused: boolean }> {
   return new Promise((resolve, reject) => {
     let settled = false;
     let reused = false;
@@ -99,11 +111,14 @@ function postOnce(url: URL, headers: Record<string, string>, body: string, allow
         'user-agent': USER_AGENT,
       },
     });
-    const timer = setTimeout(() => {
-      const error = new DeadlineError();
-      req.destroy(error);
-      finish(error);
-    }, Math.max(0, deadline - performance.now()));
+    const timer = setTimeout(
+      () => {
+        const error = new DeadlineError();
+        req.destroy(error);
+        finish(error);
+      },
+      Math.max(0, deadline - performance.now()),
+    );
     req.on('socket', () => {
       reused = req.reusedSocket;
     });
@@ -175,7 +190,10 @@ export async function postEnvelope(input: {
     headers = (input.openSigner ?? openSigner)(input.sealedSecret)(input.eventId, input.body);
   } catch (error) {
     // Nothing is sent unsigned; the attempt fails (and is retried) with the reason.
-    return outcome({ success: false, statusCode: null, error: `signing secret unavailable: ${(error as Error).message}`.slice(0, 500) }, false);
+    return outcome(
+      { success: false, statusCode: null, error: `signing secret unavailable: ${(error as Error).message}`.slice(0, 500) },
+      false,
+    );
   }
 
   let url: URL;
@@ -197,7 +215,10 @@ export async function postEnvelope(input: {
         res = await postOnce(url, headers, input.body, input.allowPrivate, deadline);
       }
     } catch (error) {
-      return outcome({ success: false, statusCode: null, error: describe(error, input.timeoutMs) }, !(error instanceof DestinationRefusedError));
+      return outcome(
+        { success: false, statusCode: null, error: describe(error, input.timeoutMs) },
+        !(error instanceof DestinationRefusedError),
+      );
     }
     if (res.status >= 200 && res.status < 300) return outcome({ success: true, statusCode: res.status, error: null });
     if (res.status < 300 || res.status >= 400 || !res.location) {

@@ -19,7 +19,14 @@ function blockList(ranges: Array<[string, number]>, family: 'ipv4' | 'ipv6'): Bl
   return list;
 }
 
-const FORBIDDEN_V4 = blockList([['0.0.0.0', 8], ['224.0.0.0', 4], ['240.0.0.0', 4]], 'ipv4'); // this network, multicast, reserved + broadcast
+const FORBIDDEN_V4 = blockList(
+  [
+    ['0.0.0.0', 8],
+    ['224.0.0.0', 4],
+    ['240.0.0.0', 4],
+  ],
+  'ipv4',
+); // this network, multicast, reserved + broadcast
 const INTERNAL_V4 = blockList(
   [
     ['10.0.0.0', 8], // private
@@ -47,7 +54,13 @@ const SPECIAL_V6 = blockList(
   ],
   'ipv6',
 );
-const FORBIDDEN_V6 = blockList([['::', 128], ['ff00::', 8]], 'ipv6'); // unspecified, multicast
+const FORBIDDEN_V6 = blockList(
+  [
+    ['::', 128],
+    ['ff00::', 8],
+  ],
+  'ipv6',
+); // unspecified, multicast
 
 /** The IPv4 address inside ::ffff:a.b.c.d (in any spelling), else null. */
 function mappedIpv4(ipv6: string): string | null {
@@ -137,7 +150,8 @@ export function checkUrlShape(raw: string, allowPrivate: boolean): URL {
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) {
     throw new DestinationRefusedError('must be an https:// URL');
   }
-  if (url.username || url.password || hasUserinfo(raw)) throw new DestinationRefusedError('must not contain credentials (user info before @)');
+  if (url.username || url.password || hasUserinfo(raw))
+    throw new DestinationRefusedError('must not contain credentials (user info before @)');
   checkLiteralHost(url, allowPrivate);
   return url;
 }

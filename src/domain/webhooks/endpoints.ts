@@ -25,7 +25,10 @@ export async function assertDestination(url: string, allowPrivate: boolean): Pro
     if (error instanceof DestinationRefusedError) {
       // The refusal a developer meets first with a local receiver: say which setting lets it through.
       const local = !allowPrivate && /non-public|https:\/\//.test(error.message);
-      throw invalidField('body.url', `url ${error.message}${local ? ' (for local development only, start the server with WEBHOOK_ALLOW_PRIVATE=1 to allow http:// and private addresses)' : ''}`);
+      throw invalidField(
+        'body.url',
+        `url ${error.message}${local ? ' (for local development only, start the server with WEBHOOK_ALLOW_PRIVATE=1 to allow http:// and private addresses)' : ''}`,
+      );
     }
     throw error;
   }
@@ -37,7 +40,11 @@ export function listEndpoints(tenant: Tenant): Promise<q.WebhookEndpointRow[]> {
 }
 
 /** Creates an active endpoint; `secret` is the plain `whsec_` secret, answered this once and stored sealed. */
-export async function createEndpoint(tenant: Tenant, services: Services, body: CreateBody): Promise<{ row: q.WebhookEndpointRow; secret: string }> {
+export async function createEndpoint(
+  tenant: Tenant,
+  services: Services,
+  body: CreateBody,
+): Promise<{ row: q.WebhookEndpointRow; secret: string }> {
   await assertDestination(body.url, services.config.webhookAllowPrivate);
   const secret = generateWebhookSecret();
   const row = await q.insertEndpoint(tenant.db, tenant.organizationId, {

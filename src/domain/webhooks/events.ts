@@ -58,7 +58,8 @@ const isTestData = (data: unknown) => typeof data === 'object' && data !== null 
 export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): Promise<{ events: number; deliveries: number }> {
   if (!events.length) return { events: 0, deliveries: 0 };
   // One organization's events are one statement (atomic alone); several organizations' commit together.
-  if (!db.isTransaction && new Set(events.map((e) => e.organizationId)).size > 1) return inTransaction(db, (tx) => emitEvents(tx, queue, events));
+  if (!db.isTransaction && new Set(events.map((e) => e.organizationId)).size > 1)
+    return inTransaction(db, (tx) => emitEvents(tx, queue, events));
   let stored = 0;
   let queued = 0;
   const byOrg = Map.groupBy(events, (e) => e.organizationId);
@@ -72,7 +73,13 @@ export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): P
       const subscribers = endpoints.filter((ep) => ep.events.includes(event.type));
       if (!subscribers.length) continue;
       const id = randomUUID();
-      rows.push({ id, type: event.type, test: isTestData(event.data), body: envelopeBody(id, event.type, createdAt, event.data), createdAt });
+      rows.push({
+        id,
+        type: event.type,
+        test: isTestData(event.data),
+        body: envelopeBody(id, event.type, createdAt, event.data),
+        createdAt,
+      });
       for (const ep of subscribers) targets.push({ eventId: id, endpointId: ep.id });
     }
     queued += await insertEventsAndQueue(queue, db, organizationId, rows, targets);
@@ -82,7 +89,11 @@ export async function emitEvents(db: Db, queue: JobQueue, events: NewEvent[]): P
 }
 
 /** One event; see emitEvents. */
-export async function emitEvent<T extends WebhookEventName>(db: Db, queue: JobQueue, event: NewEvent<T>): Promise<{ events: number; deliveries: number }> {
+export async function emitEvent<T extends WebhookEventName>(
+  db: Db,
+  queue: JobQueue,
+  event: NewEvent<T>,
+): Promise<{ events: number; deliveries: number }> {
   return emitEvents(db, queue, [event as NewEvent]);
 }
 

@@ -31,7 +31,9 @@ export const DELIVERIES_PER_JOB = 10;
 /** The attempts a fetched batch of jobs asks for, one per delivery. */
 export function attemptsOf(jobs: DeliveryJobData[]): DeliveryJob[] {
   return jobs.flatMap((job) =>
-    'deliveryIds' in job ? job.deliveryIds.map((deliveryId) => ({ organizationId: job.organizationId, deliveryId, attempt: job.attempt })) : [job],
+    'deliveryIds' in job
+      ? job.deliveryIds.map((deliveryId) => ({ organizationId: job.organizationId, deliveryId, attempt: job.attempt }))
+      : [job],
   );
 }
 
@@ -68,7 +70,8 @@ export async function insertEventsAndQueue(
 ): Promise<number> {
   if (!deliveries.length) return 0;
   const insert = await jobInsertOf(queue, DELIVERY_QUEUE);
-  if (insert) return (await insertEventsAndDeliveries(db, organizationId, events, deliveries, { insert, perJob: DELIVERIES_PER_JOB })).length;
+  if (insert)
+    return (await insertEventsAndDeliveries(db, organizationId, events, deliveries, { insert, perJob: DELIVERIES_PER_JOB })).length;
   if (!db.isTransaction) return inTransaction(db, (tx) => insertEventsAndQueue(queue, tx, organizationId, events, deliveries));
   const ids = await insertEventsAndDeliveries(db, organizationId, events, deliveries, null);
   const jobs: Array<{ data: DeliveryBatchJob }> = [];

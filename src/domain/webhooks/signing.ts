@@ -62,10 +62,13 @@ export function signedHeaders(secret: string, id: string, body: string, timestam
  */
 export async function sealStoredWebhookSecrets(db: Db, key: Buffer): Promise<{ sealed: number }> {
   let sealed = 0;
-  for (let after: string | null = null; ; ) {
+  for (let after: string | null = null; ;) {
     const plain = await q.plainSecrets(db, after, 500);
     if (!plain.length) break;
-    sealed += await q.replacePlainSecrets(db, plain.map((r) => ({ id: r.id, plain: r.secret, sealed: sealSecret(r.secret, key) })));
+    sealed += await q.replacePlainSecrets(
+      db,
+      plain.map((r) => ({ id: r.id, plain: r.secret, sealed: sealSecret(r.secret, key) })),
+    );
     after = plain.at(-1)!.id;
   }
   await q.validateSealedSecretsConstraint(db);

@@ -38,7 +38,9 @@ export class S3Store implements ObjectStore {
       region: opts.region,
       forcePathStyle: opts.forcePathStyle,
       ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-      ...(opts.accessKeyId && opts.secretAccessKey ? { credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } } : {}),
+      ...(opts.accessKeyId && opts.secretAccessKey
+        ? { credentials: { accessKeyId: opts.accessKeyId, secretAccessKey: opts.secretAccessKey } }
+        : {}),
     });
   }
 
@@ -47,7 +49,9 @@ export class S3Store implements ObjectStore {
   }
 
   async put(key: string, data: Buffer, contentType: string): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: data, ContentType: contentType, ContentLength: data.length }));
+    await this.client.send(
+      new PutObjectCommand({ Bucket: this.bucket, Key: this.key(key), Body: data, ContentType: contentType, ContentLength: data.length }),
+    );
   }
 
   /** Small streams are one PUT; larger ones a multipart upload of PART_BYTES parts, aborted if the stream fails. */
@@ -59,10 +63,14 @@ export class S3Store implements ObjectStore {
     let uploadId: string | undefined;
     const parts: Array<{ ETag: string | undefined; PartNumber: number }> = [];
     const flush = async () => {
-      if (!uploadId) uploadId = (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key, ContentType: contentType }))).UploadId;
+      if (!uploadId)
+        uploadId = (await this.client.send(new CreateMultipartUploadCommand({ Bucket: this.bucket, Key, ContentType: contentType })))
+          .UploadId;
       const body = Buffer.concat(part);
       const PartNumber = parts.length + 1;
-      const out = await this.client.send(new UploadPartCommand({ Bucket: this.bucket, Key, UploadId: uploadId, PartNumber, Body: body, ContentLength: body.length }));
+      const out = await this.client.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key, UploadId: uploadId, PartNumber, Body: body, ContentLength: body.length }),
+      );
       parts.push({ ETag: out.ETag, PartNumber });
       part = [];
       partBytes = 0;
@@ -80,10 +88,13 @@ export class S3Store implements ObjectStore {
         return total;
       }
       if (partBytes > 0) await flush();
-      await this.client.send(new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }));
+      await this.client.send(
+        new CompleteMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId: uploadId, MultipartUpload: { Parts: parts } }),
+      );
       return total;
     } catch (error) {
-      if (uploadId) await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId: uploadId })).catch(() => {});
+      if (uploadId)
+        await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key, UploadId: uploadId })).catch(() => {});
       throw error;
     }
   }

@@ -25,7 +25,23 @@ export const LONG = 100_000;
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 4, arbitrary: fc.constantFrom('\u0000', 'a\u0000b', '\u0000'.repeat(3), 'x'.repeat(10) + '\u0000') },
   { weight: 3, arbitrary: fc.constantFrom('\uD800', 'x\uDFFFy', '\uDBFF\uD800', '\uD83D') },
-  { weight: 3, arbitrary: fc.constantFrom('\u202Egnp.exe', '\uFEFF', '\r\n\r\nX: y', "' OR 1=1 --", '${7*7}{{7*7}}', '%FF%00', '\\', '', ' ', 'null', '__proto__', '😀'.repeat(10)) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      '\u202Egnp.exe',
+      '\uFEFF',
+      '\r\n\r\nX: y',
+      "' OR 1=1 --",
+      '${7*7}{{7*7}}',
+      '%FF%00',
+      '\\',
+      '',
+      ' ',
+      'null',
+      '__proto__',
+      '😀'.repeat(10),
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom(10_000, LONG).map((n) => 'x'.repeat(n)) },
   { weight: 1, arbitrary: fc.constantFrom(10_000, LONG).map((n) => '\u0000'.repeat(n)) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 30 }) },
@@ -34,7 +50,10 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 /** Numbers at and past every limit; `-0` and 64-bit edges included. */
 export const hostileNumber: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...SPECIAL_NUMBER_TOKENS).map(rawJSON) },
-  { weight: 1, arbitrary: fc.constantFrom(Number.MAX_SAFE_INTEGER + 2, Number.MAX_VALUE, Number.MIN_VALUE, -1, 0, 2 ** 31, -(2 ** 31) - 1, 0.5) },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(Number.MAX_SAFE_INTEGER + 2, Number.MAX_VALUE, Number.MIN_VALUE, -1, 0, 2 ** 31, -(2 ** 31) - 1, 0.5),
+  },
   { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
 );
 
@@ -102,7 +121,8 @@ export function setAt(value: unknown, path: Path, replacement: unknown): unknown
   const parent = getAt(copy, path.slice(0, -1)) as any;
   const key = path[path.length - 1]!;
   if (replacement === undefined && parent && !Array.isArray(parent)) delete parent[key];
-  else if (parent && typeof parent === 'object') Object.defineProperty(parent, key, { value: replacement, enumerable: true, writable: true, configurable: true });
+  else if (parent && typeof parent === 'object')
+    Object.defineProperty(parent, key, { value: replacement, enumerable: true, writable: true, configurable: true });
   return copy;
 }
 
@@ -146,14 +166,19 @@ export const valueMutation: fc.Arbitrary<(body: unknown) => BodyMutation> = fc.o
 /** Wrong types, missing and extra fields, huge arrays, deep nesting: the body's shape broken. */
 export const structureMutation: fc.Arbitrary<(body: unknown) => BodyMutation> = fc.oneof(
   fc.constant((body: unknown) => ({ value: body, note: 'valid-ish body' })),
-  { weight: 2, arbitrary: fc.tuple(fc.nat(), hostileValue).map(([i, v]) => (body: unknown) => {
-    const p = nth(body, i, anyNode);
-    return { value: setAt(body, p, v), note: `wrong value at ${showPath(p)}` };
-  }) },
-  fc.tuple(fc.nat(), fc.constantFrom<unknown>({}, 'x', null, rawJSON('1e400'), [], true, 7), fc.constantFrom(100_000, 20_000)).map(([i, item, n]) => (body: unknown) => {
-    const p = nth(body, i, (x) => x.kind === 'array');
-    return { value: setAt(body, p, new Array(n).fill(item)), note: `${n} items of ${JSON.stringify(item)} at ${showPath(p)}` };
-  }),
+  {
+    weight: 2,
+    arbitrary: fc.tuple(fc.nat(), hostileValue).map(([i, v]) => (body: unknown) => {
+      const p = nth(body, i, anyNode);
+      return { value: setAt(body, p, v), note: `wrong value at ${showPath(p)}` };
+    }),
+  },
+  fc
+    .tuple(fc.nat(), fc.constantFrom<unknown>({}, 'x', null, rawJSON('1e400'), [], true, 7), fc.constantFrom(100_000, 20_000))
+    .map(([i, item, n]) => (body: unknown) => {
+      const p = nth(body, i, (x) => x.kind === 'array');
+      return { value: setAt(body, p, new Array(n).fill(item)), note: `${n} items of ${JSON.stringify(item)} at ${showPath(p)}` };
+    }),
   fc.tuple(fc.nat(), fc.constantFrom(DEEP_MARKERS.arrays, DEEP_MARKERS.objects)).map(([i, m]) => (body: unknown) => {
     const p = nth(body, i, anyNode);
     return { value: setAt(body, p, m), note: `${DEEP_DEPTH}-deep ${m === DEEP_MARKERS.arrays ? 'arrays' : 'objects'} at ${showPath(p)}` };
@@ -163,7 +188,11 @@ export const structureMutation: fc.Arbitrary<(body: unknown) => BodyMutation> = 
     return p.length ? { value: setAt(body, p, undefined), note: `missing ${showPath(p)}` } : { value: undefined, note: 'no body' };
   }),
   fc
-    .tuple(fc.nat(), fc.oneof(fc.constantFrom('__proto__', 'constructor', 'x', '', '\u0000', 'id', 'organizationId'), fc.string({ maxLength: 10 })), hostileValue)
+    .tuple(
+      fc.nat(),
+      fc.oneof(fc.constantFrom('__proto__', 'constructor', 'x', '', '\u0000', 'id', 'organizationId'), fc.string({ maxLength: 10 })),
+      hostileValue,
+    )
     .map(([i, k, v]) => (body: unknown) => {
       const p = nth(body, i, (x) => x.kind === 'object');
       const target = p.length === 0 && (body === null || typeof body !== 'object' || Array.isArray(body)) ? {} : body;
@@ -176,7 +205,10 @@ export function hostileLeaves(body: unknown): string[] {
   return nodePaths(body, 500)
     .filter((n) => n.kind === 'leaf')
     .map((n) => ({ path: n.path, v: getAt(body, n.path) }))
-    .filter((x): x is { path: Path; v: string } => typeof x.v === 'string' && (/[\u0000-\u001f\u202e\ufeff]|\p{Cs}/u.test(x.v) || x.v.length > 1_000))
+    .filter(
+      (x): x is { path: Path; v: string } =>
+        typeof x.v === 'string' && (/[\u0000-\u001f\u202e\ufeff]|\p{Cs}/u.test(x.v) || x.v.length > 1_000),
+    )
     .map((x) => `${showPath(x.path)}=${describeString(x.v)}`);
 }
 
@@ -207,11 +239,38 @@ export const rawJsonText: fc.Arbitrary<{ bytes: Buffer; note: string }> = fc
     Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc0, 0xaf, 0x22, 0x7d]),
     '\u0000',
   )
-  .map((t) => ({ bytes: Buffer.isBuffer(t) ? t : Buffer.from(t), note: `raw body ${JSON.stringify(Buffer.isBuffer(t) ? t.toString('latin1') : t).slice(0, 60)}` }));
+  .map((t) => ({
+    bytes: Buffer.isBuffer(t) ? t : Buffer.from(t),
+    note: `raw body ${JSON.stringify(Buffer.isBuffer(t) ? t.toString('latin1') : t).slice(0, 60)}`,
+  }));
 
 /** Path segments: bad percent-encoding, traversal, NUL, overlong UTF-8, huge. */
 export const hostileSegment: fc.Arbitrary<string> = fc.oneof(
-  { weight: 6, arbitrary: fc.constantFrom('%FF', '%zz', '%', '%ED%A0%80', '%00', '%C0%AF', '%2F', '%2e%2e', '..', '.', '%%', '%u0041', '%F0%9F%98%80', '%0A', "'", 'null', '-1', '0', '1e400', '9223372036854775807') },
+  {
+    weight: 6,
+    arbitrary: fc.constantFrom(
+      '%FF',
+      '%zz',
+      '%',
+      '%ED%A0%80',
+      '%00',
+      '%C0%AF',
+      '%2F',
+      '%2e%2e',
+      '..',
+      '.',
+      '%%',
+      '%u0041',
+      '%F0%9F%98%80',
+      '%0A',
+      "'",
+      'null',
+      '-1',
+      '0',
+      '1e400',
+      '9223372036854775807',
+    ),
+  },
   { weight: 1, arbitrary: fc.constantFrom(2_000, 7_000).map((n) => 'a'.repeat(n)) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }).map(encodeLoosely) },
   { weight: 1, arbitrary: fc.uuid().map((u) => u.toUpperCase().replace(/-/g, '')) },

@@ -67,10 +67,18 @@ function sendOnce(baseUrl: string, req: OutgoingRequest, timeoutMs: number): Pro
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', (e) => done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error: `response aborted: ${e.message}` }));
+      res.on('error', (e) =>
+        done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), error: `response aborted: ${e.message}` }),
+      );
     });
     r.on('error', (e: NodeJS.ErrnoException) =>
-      done({ status: 0, headers: {}, body: Buffer.alloc(0), error: `${e.code ?? 'error'}: ${e.message}`, reusedSocketReset: r.reusedSocket && e.code === 'ECONNRESET' }),
+      done({
+        status: 0,
+        headers: {},
+        body: Buffer.alloc(0),
+        error: `${e.code ?? 'error'}: ${e.message}`,
+        reusedSocketReset: r.reusedSocket && e.code === 'ECONNRESET',
+      }),
     );
     if (req.body) {
       if (req.chunked) {
@@ -99,7 +107,11 @@ export function sendRaw(baseUrl: string, bytes: Buffer, timeoutMs: number, opts:
       clearTimeout(timer);
       socket.destroy();
       const parsed = parseResponse(Buffer.concat(chunks));
-      resolve(parsed ? { ...parsed, ...(error && !parsed.complete ? { error } : {}) } : { status: 0, headers: {}, body: Buffer.alloc(0), error: error ?? 'connection closed without an answer' });
+      resolve(
+        parsed
+          ? { ...parsed, ...(error && !parsed.complete ? { error } : {}) }
+          : { status: 0, headers: {}, body: Buffer.alloc(0), error: error ?? 'connection closed without an answer' },
+      );
     };
     const timer = setTimeout(() => finish(`no answer within ${timeoutMs} ms`), timeoutMs);
     socket.on('data', (c: Buffer) => {

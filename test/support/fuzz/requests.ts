@@ -47,14 +47,19 @@ export function describeOperations(doc: Doc): OpInfo[] {
       const op = item[method];
       if (!op) continue;
       const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: Schema) => deref(doc, p)!);
-      const of = (where: string) => params.filter((p) => p.in === where).map((p) => ({ name: p.name as string, schema: p.schema as Schema, required: Boolean(p.required) }));
+      const of = (where: string) =>
+        params
+          .filter((p) => p.in === where)
+          .map((p) => ({ name: p.name as string, schema: p.schema as Schema, required: Boolean(p.required) }));
       const content = op.requestBody?.content ?? {};
       out.push({
         operationId: op.operationId,
         method: method.toUpperCase(),
         path,
         isPublic: !(op.security ?? []).length,
-        pathParams: (path.match(/\{\w+\}/g) ?? []).map((m) => of('path').find((p) => p.name === m.slice(1, -1)) ?? { name: m.slice(1, -1), schema: undefined, required: true }),
+        pathParams: (path.match(/\{\w+\}/g) ?? []).map(
+          (m) => of('path').find((p) => p.name === m.slice(1, -1)) ?? { name: m.slice(1, -1), schema: undefined, required: true },
+        ),
         query: of('query'),
         headers: of('header'),
         json: content['application/json']?.schema,
@@ -89,7 +94,9 @@ type Plan = {
 
 type Patch = (p: Plan) => Plan;
 
-const with_ = (note: string, f: (p: Plan) => Partial<Plan>): Patch => (p) => ({ ...p, ...f(p), notes: [...p.notes, note] });
+const with_ =
+  (note: string, f: (p: Plan) => Partial<Plan>): Patch =>
+  (p) => ({ ...p, ...f(p), notes: [...p.notes, note] });
 
 const isInteger = (doc: Doc, s: Schema | undefined) => {
   const t = deref(doc, s)?.type;
@@ -143,7 +150,15 @@ function finish(op: OpInfo, p: Plan): FuzzRequest {
   let body: Buffer | undefined = p.body?.bytes;
   if (!body && p.bodyValue !== undefined) body = Buffer.from(serialize(p.bodyValue));
   if (body && p.contentType !== undefined) headers['content-type'] = p.contentType;
-  const req: FuzzRequest = { method: op.method, target: target(op, p), headers, body, chunked: p.chunked, badAuth: p.badAuth, notes: p.notes };
+  const req: FuzzRequest = {
+    method: op.method,
+    target: target(op, p),
+    headers,
+    body,
+    chunked: p.chunked,
+    badAuth: p.badAuth,
+    notes: p.notes,
+  };
   Object.defineProperty(req, fc.toStringMethod, { value: () => describeRequest(req), enumerable: false });
   return req;
 }
@@ -154,7 +169,9 @@ export function describeRequest(r: FuzzRequest): string {
   const headers = Object.entries(r.headers)
     .map(([k, v]) => `${k}: ${describeString(String(v))}`)
     .join('; ');
-  const body = r.body ? ` body(${r.body.length} B${r.chunked ? ', chunked' : ''}): ${JSON.stringify(r.body.subarray(0, 200).toString('latin1'))}${r.body.length > 200 ? '…' : ''}` : '';
+  const body = r.body
+    ? ` body(${r.body.length} B${r.chunked ? ', chunked' : ''}): ${JSON.stringify(r.body.subarray(0, 200).toString('latin1'))}${r.body.length > 200 ? '…' : ''}`
+    : '';
   return `${r.method} ${t} [${r.notes.join(' + ') || 'valid-ish'}]${headers ? ` {${headers}}` : ''}${r.badAuth ? ` {unauth variant: Authorization: ${describeString(r.badAuth)}}` : ''}${body}`;
 }
 
@@ -169,8 +186,14 @@ export type Focus = (typeof FOCUSES)[number];
 export function requestArb(doc: Doc, op: OpInfo, focus: Focus): fc.Arbitrary<FuzzRequest> | undefined {
   const segs = fc.tuple(...op.pathParams.map((p) => paramText(doc, p.schema).map((s) => encodeURIComponent(s) || 'x')));
   const query = fc
-    .tuple(...op.query.map((p) => (p.required ? paramText(doc, p.schema) : fc.option(paramText(doc, p.schema), { freq: 2 })).map((v) => [p.name, v] as const)))
-    .map((pairs) => pairs.filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, encodeURIComponent(v as string)] as [string, string]));
+    .tuple(
+      ...op.query.map((p) =>
+        (p.required ? paramText(doc, p.schema) : fc.option(paramText(doc, p.schema), { freq: 2 })).map((v) => [p.name, v] as const),
+      ),
+    )
+    .map((pairs) =>
+      pairs.filter(([, v]) => v !== null && v !== undefined).map(([k, v]) => [k, encodeURIComponent(v as string)] as [string, string]),
+    );
   const headers = fc
     .tuple(...op.headers.map((p) => fc.option(paramText(doc, p.schema), { freq: 2 }).map((v) => [p.name.toLowerCase(), v] as const)))
     .map((pairs) => Object.fromEntries(pairs.filter(([, v]) => v !== null && v !== '')) as Record<string, string>);
@@ -188,14 +211,21 @@ export function requestArb(doc: Doc, op: OpInfo, focus: Focus): fc.Arbitrary<Fuz
   const pathPatch: fc.Arbitrary<Patch> | undefined = op.pathParams.length
     ? fc
         .tuple(fc.nat({ max: op.pathParams.length - 1 }), hostileSegment)
-        .map(([i, seg]) => with_(`path ${op.pathParams[i]!.name}=${describeString(seg)}`, (p) => ({ segs: p.segs.map((s, j) => (j === i ? seg : s)) })))
+        .map(([i, seg]) =>
+          with_(`path ${op.pathParams[i]!.name}=${describeString(seg)}`, (p) => ({ segs: p.segs.map((s, j) => (j === i ? seg : s)) })),
+        )
     : undefined;
 
   const queryValuePatch: fc.Arbitrary<Patch> | undefined = op.query.length
     ? fc.oneof(
         ...op.query.map((param) =>
-          (isInteger(doc, param.schema) ? fc.oneof({ weight: 3, arbitrary: hostileQueryNumber }, { weight: 1, arbitrary: hostileQueryValue }) : hostileQueryValue).map((v) =>
-            with_(`query ${param.name}=${describeString(v)}`, (p) => ({ query: [...p.query.filter(([k]) => k !== param.name), [param.name, v] as [string, string]] })),
+          (isInteger(doc, param.schema)
+            ? fc.oneof({ weight: 3, arbitrary: hostileQueryNumber }, { weight: 1, arbitrary: hostileQueryValue })
+            : hostileQueryValue
+          ).map((v) =>
+            with_(`query ${param.name}=${describeString(v)}`, (p) => ({
+              query: [...p.query.filter(([k]) => k !== param.name), [param.name, v] as [string, string]],
+            })),
           ),
         ),
       )
@@ -203,8 +233,14 @@ export function requestArb(doc: Doc, op: OpInfo, focus: Focus): fc.Arbitrary<Fuz
 
   const queryShapePatch: fc.Arbitrary<Patch> = fc
     .constantFrom<Array<[string, string]>>(
-      [['page', '1'], ['page', '2']],
-      [['limit', '1'], ['limit', '%FF']],
+      [
+        ['page', '1'],
+        ['page', '2'],
+      ],
+      [
+        ['limit', '1'],
+        ['limit', '%FF'],
+      ],
       [['page[]', '1']],
       [['page[a]', '1']],
       [['%zz', '1']],
@@ -215,18 +251,28 @@ export function requestArb(doc: Doc, op: OpInfo, focus: Focus): fc.Arbitrary<Fuz
       [['constructor', 'x']],
       [['zzz', '\u0000bare']],
       [['%', '%']],
-      ...op.query.map((q): Array<[string, string]> => [[q.name, '1'], [q.name, 'x']]),
+      ...op.query.map((q): Array<[string, string]> => [
+        [q.name, '1'],
+        [q.name, 'x'],
+      ]),
     )
-    .map((pairs) => with_(`query ${pairs.map(([k, v]) => (v === '\u0000bare' ? k : `${k}=${v}`)).join('&')}`, (p) => ({ query: [...p.query, ...pairs] })));
+    .map((pairs) =>
+      with_(`query ${pairs.map(([k, v]) => (v === '\u0000bare' ? k : `${k}=${v}`)).join('&')}`, (p) => ({ query: [...p.query, ...pairs] })),
+    );
 
-  const queryPatch = queryValuePatch ? fc.oneof({ weight: 3, arbitrary: queryValuePatch }, { weight: 1, arbitrary: queryShapePatch }) : queryShapePatch;
+  const queryPatch = queryValuePatch
+    ? fc.oneof({ weight: 3, arbitrary: queryValuePatch }, { weight: 1, arbitrary: queryShapePatch })
+    : queryShapePatch;
 
   const headerPatch: fc.Arbitrary<Patch> = fc.oneof(
-    fc.constantFrom(...CONTENT_TYPES).map((ct) =>
-      with_(`Content-Type ${JSON.stringify(ct)}`, (p) => ({ contentType: ct || undefined, bodyValue: p.bodyValue ?? {} })),
-    ),
+    fc
+      .constantFrom(...CONTENT_TYPES)
+      .map((ct) => with_(`Content-Type ${JSON.stringify(ct)}`, (p) => ({ contentType: ct || undefined, bodyValue: p.bodyValue ?? {} }))),
     fc.constantFrom(...CONTENT_ENCODINGS).map((ce) =>
-      with_(`Content-Encoding ${ce} on a plain body`, (p) => ({ headers: { ...p.headers, 'content-encoding': ce }, bodyValue: p.bodyValue ?? {} })),
+      with_(`Content-Encoding ${ce} on a plain body`, (p) => ({
+        headers: { ...p.headers, 'content-encoding': ce },
+        bodyValue: p.bodyValue ?? {},
+      })),
     ),
     fc.constant(
       with_('a real gzip body', (p) => ({
@@ -238,11 +284,36 @@ export function requestArb(doc: Doc, op: OpInfo, focus: Focus): fc.Arbitrary<Fuz
       .constantFrom('x-request-id', 'idempotency-key', 'accept', 'user-agent', 'x-forwarded-for', 'cookie', 'content-type')
       .map((h) => with_(`huge ${h} header (${HUGE_HEADER} B)`, (p) => ({ headers: { ...p.headers, [h]: 'a'.repeat(HUGE_HEADER) } }))),
     fc
-      .tuple(fc.constantFrom('x-request-id', 'idempotency-key', 'accept', 'accept-charset', 'x-http-method-override', 'range', 'if-none-match', 'expect'), fc.constantFrom('', ' ', '\u00ff\u00fe', '../../etc/passwd', 'x'.repeat(129), '*/*;q=0', 'bytes=0-0,-1', 'DELETE', '100-continue', '%FF'))
+      .tuple(
+        fc.constantFrom(
+          'x-request-id',
+          'idempotency-key',
+          'accept',
+          'accept-charset',
+          'x-http-method-override',
+          'range',
+          'if-none-match',
+          'expect',
+        ),
+        fc.constantFrom(
+          '',
+          ' ',
+          '\u00ff\u00fe',
+          '../../etc/passwd',
+          'x'.repeat(129),
+          '*/*;q=0',
+          'bytes=0-0,-1',
+          'DELETE',
+          '100-continue',
+          '%FF',
+        ),
+      )
       .map(([h, v]) => with_(`${h}: ${describeString(v)}`, (p) => ({ headers: { ...p.headers, [h]: v } }))),
     fc.constantFrom(...BAD_AUTH).map((a) => with_(`Authorization ${describeString(a)} (unauthenticated variant)`, () => ({ badAuth: a }))),
     fc.constant(with_('Transfer-Encoding: chunked', (p) => ({ chunked: true, bodyValue: p.bodyValue ?? {} }))),
-    fc.constant(with_('Content-Length: 0 with JSON content type', () => ({ body: { bytes: Buffer.alloc(0), note: 'empty' }, bodyValue: undefined }))),
+    fc.constant(
+      with_('Content-Length: 0 with JSON content type', () => ({ body: { bytes: Buffer.alloc(0), note: 'empty' }, bodyValue: undefined })),
+    ),
   );
 
   const mutationPatch = (m: fc.Arbitrary<(body: unknown) => { value: unknown; note: string }>) =>
@@ -255,7 +326,14 @@ export function requestArb(doc: Doc, op: OpInfo, focus: Focus): fc.Arbitrary<Fuz
     ? fc.oneof(
         { weight: 6, arbitrary: mutationPatch(structureMutation) },
         { weight: 1, arbitrary: rawJsonText.map((t) => with_(t.note, () => ({ body: t }))) },
-        { weight: 1, arbitrary: fc.constant(with_('body over the 1 MB limit', () => ({ body: { bytes: Buffer.from(JSON.stringify({ x: 'x'.repeat(1_100_000) })), note: 'big' } }))) },
+        {
+          weight: 1,
+          arbitrary: fc.constant(
+            with_('body over the 1 MB limit', () => ({
+              body: { bytes: Buffer.from(JSON.stringify({ x: 'x'.repeat(1_100_000) })), note: 'big' },
+            })),
+          ),
+        },
       )
     : fc.oneof(
         hostileString.map((s) => with_(`unexpected body on an operation without one (${describeString(s)})`, () => ({ bodyValue: { s } }))),
@@ -281,7 +359,13 @@ export function requestArb(doc: Doc, op: OpInfo, focus: Focus): fc.Arbitrary<Fuz
     query: queryPatch.map((q) => [q]),
     headers: headerPatch.map((h) => [h]),
     mixed: fc
-      .tuple(fc.option(valuePatch ?? structurePatch), fc.option(structurePatch), pathPatch ? fc.option(pathPatch) : fc.constant(null), fc.option(queryPatch), fc.option(headerPatch))
+      .tuple(
+        fc.option(valuePatch ?? structurePatch),
+        fc.option(structurePatch),
+        pathPatch ? fc.option(pathPatch) : fc.constant(null),
+        fc.option(queryPatch),
+        fc.option(headerPatch),
+      )
       .map((ps) => ps.filter((x): x is Patch => x !== null)),
   };
   const chosen = focuses[focus];

@@ -27,7 +27,21 @@ function flatten(doc: Doc, schema: Schema): Schema {
     const p = flatten(doc, deref(doc, part) ?? {});
     Object.assign(out.properties, p.properties ?? {});
     out.required.push(...(p.required ?? []));
-    for (const k of ['type', 'additionalProperties', 'enum', 'const', 'oneOf', 'anyOf', 'format', 'pattern', 'items', 'minLength', 'maxLength', 'minimum', 'maximum']) {
+    for (const k of [
+      'type',
+      'additionalProperties',
+      'enum',
+      'const',
+      'oneOf',
+      'anyOf',
+      'format',
+      'pattern',
+      'items',
+      'minLength',
+      'maxLength',
+      'minimum',
+      'maximum',
+    ]) {
       if (p[k] !== undefined && out[k] === undefined) out[k] = p[k];
     }
   }
@@ -105,7 +119,10 @@ export function validish(doc: Doc, schema: Schema | undefined, depth = 6, opts: 
   // constrained strings (phones, time zones, ids)
   const constrained = typeof s0.pattern === 'string' || typeof s0.format === 'string';
   if (!examples.length || (opts.freeText && !constrained)) return generated;
-  return fc.oneof(fc.constantFrom(...examples).map((e) => structuredClone(e) as unknown), generated);
+  return fc.oneof(
+    fc.constantFrom(...examples).map((e) => structuredClone(e) as unknown),
+    generated,
+  );
 }
 
 function generate(doc: Doc, s0: Schema, depth: number, opts: ValidishOptions): fc.Arbitrary<unknown> {
@@ -117,7 +134,9 @@ function generate(doc: Doc, s0: Schema, depth: number, opts: ValidishOptions): f
     // a oneOf/anyOf next to sibling keywords (e.g. `type: string` + anyOf of formats): merge each branch in
     const rest: Schema = { ...s, oneOf: undefined, anyOf: undefined };
     const hasSiblings = typesOf(rest).length > 0 || rest.properties;
-    return fc.oneof(...branches.map((b) => validish(doc, hasSiblings ? { ...rest, ...flatten(doc, deref(doc, b) ?? {}) } : b, depth - 1, opts)));
+    return fc.oneof(
+      ...branches.map((b) => validish(doc, hasSiblings ? { ...rest, ...flatten(doc, deref(doc, b) ?? {}) } : b, depth - 1, opts)),
+    );
   }
   const types = typesOf(s);
   if (types.length === 0) return fc.jsonValue({ maxDepth: 2 });
@@ -154,7 +173,9 @@ function byType(doc: Doc, s: Schema, type: string, depth: number, opts: Validish
       const base = fc.record(model, { requiredKeys: required });
       const extra = s.additionalProperties;
       if (extra && typeof extra === 'object' && depth > 0) {
-        const keys = s.propertyNames ? (stringArb(deref(doc, s.propertyNames) ?? {}) as fc.Arbitrary<string>) : fc.string({ minLength: 1, maxLength: 12 });
+        const keys = s.propertyNames
+          ? (stringArb(deref(doc, s.propertyNames) ?? {}) as fc.Arbitrary<string>)
+          : fc.string({ minLength: 1, maxLength: 12 });
         return fc
           .tuple(base, fc.dictionary(keys, validish(doc, extra, depth - 1, opts), { maxKeys: Math.min(s.maxProperties ?? 3, 3) }))
           .map(([a, b]) => ({ ...b, ...(a as object) }));
@@ -168,5 +189,7 @@ function byType(doc: Doc, s: Schema, type: string, depth: number, opts: Validish
 
 /** A parameter's valid-ish value as it travels in a URL or header (arrays comma-joined). */
 export function paramText(doc: Doc, schema: Schema | undefined): fc.Arbitrary<string> {
-  return validish(doc, schema, 1).map((v) => (Array.isArray(v) ? v.join(',') : v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)));
+  return validish(doc, schema, 1).map((v) =>
+    Array.isArray(v) ? v.join(',') : v === null || v === undefined ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v),
+  );
 }

@@ -17,13 +17,19 @@ export function judge(res: RawResponse, opts: { documented5xx?: readonly number[
       parsed = undefined;
     }
   }
-  const allowed5xx = (res.status === 501 && parsed?.code === 'NOT_IMPLEMENTED') || (res.status !== 501 && (opts.documented5xx ?? []).includes(res.status));
+  const allowed5xx =
+    (res.status === 501 && parsed?.code === 'NOT_IMPLEMENTED') || (res.status !== 501 && (opts.documented5xx ?? []).includes(res.status));
   if (res.status >= 500 && !allowed5xx) return { ok: false, problem: `${res.status} ${excerpt || '(empty body)'}` };
   if (res.status >= 400) {
-    if (!contentType.includes('json')) return { ok: false, problem: `${res.status} without a JSON ErrorResponse (content-type ${JSON.stringify(contentType)}, body ${JSON.stringify(excerpt)})` };
+    if (!contentType.includes('json'))
+      return {
+        ok: false,
+        problem: `${res.status} without a JSON ErrorResponse (content-type ${JSON.stringify(contentType)}, body ${JSON.stringify(excerpt)})`,
+      };
     const missing = ['code', 'message', 'requestId'].filter((k) => typeof parsed?.[k] !== 'string' || parsed[k] === '');
     if (missing.length) return { ok: false, problem: `${res.status} ErrorResponse lacks ${missing.join(', ')}: ${excerpt}` };
-    if (!opts.errorCodes.has(parsed.code)) return { ok: false, problem: `${res.status} ErrorResponse code ${JSON.stringify(parsed.code)} is not an ErrorCode` };
+    if (!opts.errorCodes.has(parsed.code))
+      return { ok: false, problem: `${res.status} ErrorResponse code ${JSON.stringify(parsed.code)} is not an ErrorCode` };
   }
   if (res.status < 100 || res.status > 599) return { ok: false, problem: `impossible status ${res.status}` };
   return { ok: true };

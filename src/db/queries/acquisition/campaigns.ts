@@ -26,7 +26,12 @@ export function insertCampaign(db: Db, row: Insertable<AcquisitionCampaignsTable
   return db.insertInto('acquisition_campaigns').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-export function updateCampaign(db: Db, orgId: string, id: string, set: Updateable<AcquisitionCampaignsTable>): Promise<CampaignRow | undefined> {
+export function updateCampaign(
+  db: Db,
+  orgId: string,
+  id: string,
+  set: Updateable<AcquisitionCampaignsTable>,
+): Promise<CampaignRow | undefined> {
   return tenant(db.updateTable('acquisition_campaigns'), orgId)
     .set({ ...set, updated_at: sql`now()` })
     .where('id', '=', id)
@@ -52,7 +57,11 @@ export async function campaignStats(db: Db, orgId: string, campaignId: string): 
 }
 
 export function findEnrollment(db: Db, orgId: string, campaignId: string, phone: string): Promise<EnrollmentRow | undefined> {
-  return tenant(db.selectFrom('acquisition_enrollments'), orgId).selectAll().where('campaign_id', '=', campaignId).where('phone', '=', phone).executeTakeFirst();
+  return tenant(db.selectFrom('acquisition_enrollments'), orgId)
+    .selectAll()
+    .where('campaign_id', '=', campaignId)
+    .where('phone', '=', phone)
+    .executeTakeFirst();
 }
 
 /** Inserts unless this phone is already enrolled in the campaign (then undefined). */

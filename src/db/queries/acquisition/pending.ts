@@ -40,7 +40,10 @@ export function insertPending(db: Db, row: Insertable<AcquisitionPendingEnrollme
 }
 
 export async function setConfirmationMessage(db: Db, orgId: string, id: string, messageId: string): Promise<void> {
-  await tenant(db.updateTable('acquisition_pending_enrollments'), orgId).set({ confirmation_message_id: messageId }).where('id', '=', id).execute();
+  await tenant(db.updateTable('acquisition_pending_enrollments'), orgId)
+    .set({ confirmation_message_id: messageId })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** The live sign-ups of `phone` whose confirmation request went from `senderId`, oldest first, locked. */
@@ -72,6 +75,9 @@ export async function countLivePending(db: Db, orgId: string, campaignId: string
 
 /** Removes every organization's expired sign-ups (they are bounded by the campaigns' hourly limits); answers how many. */
 export async function purgeExpiredPending(db: Db): Promise<number> {
-  const res = await db.deleteFrom('acquisition_pending_enrollments').where('expires_at', '<=', sql<Date>`now()`).executeTakeFirst();
+  const res = await db
+    .deleteFrom('acquisition_pending_enrollments')
+    .where('expires_at', '<=', sql<Date>`now()`)
+    .executeTakeFirst();
   return Number(res.numDeletedRows);
 }

@@ -31,7 +31,14 @@ export async function topBlasts(db: Db, orgId: string, from: Date, to: Date, lim
     from per_blast p join ${blasts} b on b.organization_id = ${orgId} and b.id = p.blast_id
     order by p.sent desc, b.id asc
     limit ${limit}`.execute(db);
-  return result.rows.map((r) => ({ blastId: r.id, name: r.name, sent: Number(r.sent), delivered: Number(r.delivered), read: Number(r.read), responders: Number(r.responders) }));
+  return result.rows.map((r) => ({
+    blastId: r.id,
+    name: r.name,
+    sent: Number(r.sent),
+    delivered: Number(r.delivered),
+    read: Number(r.read),
+    responders: Number(r.responders),
+  }));
 }
 
 export type BotLeader = { botId: string; name: string; sessions: number; completions: number };
@@ -71,11 +78,24 @@ function blastResponses(orgId: string, blastId: string) {
   )`;
 }
 
-export type BlastChannelSums = { channel: string | null; sent: number; delivered: number; read: number; failed: number; received: number; fallback: number; costUnits: number };
+export type BlastChannelSums = {
+  channel: string | null;
+  sent: number;
+  delivered: number;
+  read: number;
+  failed: number;
+  received: number;
+  fallback: number;
+  costUnits: number;
+};
 
 export async function blastRecipientCount(db: Db, orgId: string, blastId: string): Promise<number> {
   const recipients = sql.table('blast_recipients');
-  const r = await sql<{ n: string }>`select count(*)::int8 as n from ${recipients} where organization_id = ${orgId} and blast_id = ${blastId} and status <> 'skipped'`.execute(db);
+  const r = await sql<{
+    n: string;
+  }>`select count(*)::int8 as n from ${recipients} where organization_id = ${orgId} and blast_id = ${blastId} and status <> 'skipped'`.execute(
+    db,
+  );
   return Number(r.rows[0]?.n ?? 0);
 }
 
@@ -95,8 +115,13 @@ export async function blastByChannel(db: Db, orgId: string, blastId: string): Pr
     group by bm.channel`.execute(db);
   return result.rows.map((r) => ({
     channel: r.channel ?? null,
-    sent: Number(r.sent), delivered: Number(r.delivered), read: Number(r.read), failed: Number(r.failed),
-    received: Number(r.received), fallback: Number(r.fallback), costUnits: Number(r.cost),
+    sent: Number(r.sent),
+    delivered: Number(r.delivered),
+    read: Number(r.read),
+    failed: Number(r.failed),
+    received: Number(r.received),
+    fallback: Number(r.fallback),
+    costUnits: Number(r.cost),
   }));
 }
 
@@ -139,12 +164,21 @@ export async function blastTimeline(db: Db, orgId: string, blastId: string, unit
       count(*) filter (where kind = 'tap')::int8 as taps, count(*) filter (where kind = 'reply')::int8 as replies
     from events group by 1 order by 1`.execute(db);
   return result.rows.map((r) => ({
-    bucket: new Date(r.bucket), sent: Number(r.sent), delivered: Number(r.delivered), read: Number(r.read), failed: Number(r.failed), taps: Number(r.taps), replies: Number(r.replies),
+    bucket: new Date(r.bucket),
+    sent: Number(r.sent),
+    delivered: Number(r.delivered),
+    read: Number(r.read),
+    failed: Number(r.failed),
+    taps: Number(r.taps),
+    replies: Number(r.replies),
   }));
 }
 
 export async function blastOf(db: Db, orgId: string, blastId: string): Promise<{ id: string; launched_at: Date | null } | undefined> {
   const blasts = sql.table('blasts');
-  const r = await sql<{ id: string; launched_at: Date | null }>`select id, launched_at from ${blasts} where organization_id = ${orgId} and id = ${blastId}`.execute(db);
+  const r = await sql<{
+    id: string;
+    launched_at: Date | null;
+  }>`select id, launched_at from ${blasts} where organization_id = ${orgId} and id = ${blastId}`.execute(db);
   return r.rows[0];
 }

@@ -24,11 +24,21 @@ export type FunnelNextRow = { nodeId: string; nextNodeId: string; sessions: numb
 export type FunnelTotals = { sessions: number; contacts: number; completions: number; completedContacts: number; handoffs: number };
 export type FunnelFigures = { nodes: FunnelNodeRow[]; next: FunnelNextRow[]; totals: FunnelTotals };
 
-export async function funnelBot(db: Db, orgId: string, botId: string): Promise<{ id: string; published_flow: unknown; published_version: number | null } | undefined> {
-  return tenant(db.selectFrom('bots'), orgId).select(['id', 'published_flow', 'published_version']).where('id', '=', botId).executeTakeFirst();
+export async function funnelBot(
+  db: Db,
+  orgId: string,
+  botId: string,
+): Promise<{ id: string; published_flow: unknown; published_version: number | null } | undefined> {
+  return tenant(db.selectFrom('bots'), orgId)
+    .select(['id', 'published_flow', 'published_version'])
+    .where('id', '=', botId)
+    .executeTakeFirst();
 }
 
-type Row = { kind: 'node' | 'next' | 'total'; node_id: string | null; next_node_id: string | null } & Record<'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j', string>;
+type Row = { kind: 'node' | 'next' | 'total'; node_id: string | null; next_node_id: string | null } & Record<
+  'a' | 'b' | 'c' | 'd' | 'e' | 'f' | 'g' | 'h' | 'i' | 'j',
+  string
+>;
 
 export async function funnelFigures(db: Db, orgId: string, botId: string, from: Date, to: Date): Promise<FunnelFigures> {
   const visits = sql.table('bot_node_visits');
@@ -66,18 +76,20 @@ export async function funnelFigures(db: Db, orgId: string, botId: string, from: 
   const n = (v: string) => Number(v);
   const total = rows.find((r) => r.kind === 'total');
   return {
-    nodes: rows.filter((r) => r.kind === 'node').map((r) => ({
-      nodeId: r.node_id!,
-      entries: n(r.a),
-      contacts: n(r.b),
-      stoppedContacts: n(r.c),
-      advanced: n(r.d),
-      completed: n(r.e),
-      handedOff: n(r.f),
-      errored: n(r.g),
-      abandoned: n(r.h),
-      waiting: n(r.i),
-    })),
+    nodes: rows
+      .filter((r) => r.kind === 'node')
+      .map((r) => ({
+        nodeId: r.node_id!,
+        entries: n(r.a),
+        contacts: n(r.b),
+        stoppedContacts: n(r.c),
+        advanced: n(r.d),
+        completed: n(r.e),
+        handedOff: n(r.f),
+        errored: n(r.g),
+        abandoned: n(r.h),
+        waiting: n(r.i),
+      })),
     next: rows.filter((r) => r.kind === 'next').map((r) => ({ nodeId: r.node_id!, nextNodeId: r.next_node_id!, sessions: n(r.a) })),
     totals: {
       sessions: n(total?.a ?? '0'),

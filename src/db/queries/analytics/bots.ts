@@ -56,7 +56,8 @@ export async function botMessages(db: Db, orgId: string, botId: string): Promise
           .whereRef('s.conversation_id', '=', 'm.conversation_id')
           .whereRef('m.created_at', '>=', 's.created_at')
           .whereRef('m.created_at', '<=', 's.updated_at'),
-      ))
+      ),
+    )
     .select([
       sql<string>`count(*) filter (where m.direction = 'outbound' and m.origin = 'bot')::int8`.as('sent'),
       sql<string>`count(*) filter (where m.direction = 'inbound')::int8`.as('received'),

@@ -14,12 +14,18 @@ export async function lockOrganizationReports(db: Db, orgId: string): Promise<vo
 }
 
 export async function countReports(db: Db, orgId: string): Promise<number> {
-  const r = await tenant(db.selectFrom('analytics_reports'), orgId).select(sql<string>`count(*)::int8`.as('n')).executeTakeFirstOrThrow();
+  const r = await tenant(db.selectFrom('analytics_reports'), orgId)
+    .select(sql<string>`count(*)::int8`.as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
 export function insertReport(db: Db, orgId: string, report: NewReport) {
-  return db.insertInto('analytics_reports').values({ ...report, organization_id: orgId }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('analytics_reports')
+    .values({ ...report, organization_id: orgId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function listReports(db: Db, orgId: string) {
@@ -32,7 +38,11 @@ export function findReport(db: Db, orgId: string, id: string, forUpdate = false)
 }
 
 export function updateReport(db: Db, orgId: string, id: string, changes: ReportChanges) {
-  return tenant(db.updateTable('analytics_reports'), orgId).set({ ...changes, updated_at: sql<Date>`now()` }).where('id', '=', id).returningAll().executeTakeFirst();
+  return tenant(db.updateTable('analytics_reports'), orgId)
+    .set({ ...changes, updated_at: sql<Date>`now()` })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
 }
 
 export async function deleteReport(db: Db, orgId: string, id: string): Promise<boolean> {

@@ -76,12 +76,21 @@ export const levelFor = (f: Pick<RollupFilter, 'from' | 'to'>, granularity?: Rol
  * snapshot. Every row reads as (bucket, sender_id, direction, channel — the carrying one —, status, is_fallback, sums).
  */
 function scoped(db: Db, orgId: string, f: RollupFilter, level: RollupLevel) {
-  const filter = (bucket: 'bucket_hour' | 'bucket_day') => sql<boolean>`${sql.ref(bucket)} >= ${f.from} and ${sql.ref(bucket)} < ${f.to}${
-    f.senderId !== undefined ? sql` and sender_id = ${f.senderId}` : sql``}${
-    f.brandId !== undefined || f.campaignId !== undefined ? sql` and false` : sql``}`;
+  const filter = (bucket: 'bucket_hour' | 'bucket_day') =>
+    sql<boolean>`${sql.ref(bucket)} >= ${f.from} and ${sql.ref(bucket)} < ${f.to}${
+      f.senderId !== undefined ? sql` and sender_id = ${f.senderId}` : sql``
+    }${f.brandId !== undefined || f.campaignId !== undefined ? sql` and false` : sql``}`;
   const hourly = (table: 'analytics_message_rollups' | 'analytics_message_deltas') =>
     tenant(db.selectFrom(table), orgId)
-      .select([sql<Date>`bucket_hour`.as('bucket'), 'sender_id', 'direction', CARRYING_CHANNEL.as('channel'), 'status', 'is_fallback', ...SUMS])
+      .select([
+        sql<Date>`bucket_hour`.as('bucket'),
+        'sender_id',
+        'direction',
+        CARRYING_CHANNEL.as('channel'),
+        'status',
+        'is_fallback',
+        ...SUMS,
+      ])
       .where(filter('bucket_hour'));
   const daily = () =>
     tenant(db.selectFrom('analytics_message_rollups_daily'), orgId)
@@ -99,27 +108,44 @@ export async function compactRollup(db: Db): Promise<number> {
 
 /** The totals of the range. */
 export async function rollupTotals(db: Db, orgId: string, f: RollupFilter): Promise<MetricSums> {
-  const row = await scoped(db, orgId, f, levelFor(f)).select([...METRICS]).executeTakeFirstOrThrow();
+  const row = await scoped(db, orgId, f, levelFor(f))
+    .select([...METRICS])
+    .executeTakeFirstOrThrow();
   return toSums(row as RawSums);
 }
 
 /** Per carrying channel (the actual one; the requested one while not yet known). Channels without rows are absent. */
 export async function rollupByChannel(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { channel: string }>> {
-  const rows = await scoped(db, orgId, f, levelFor(f)).select(['channel', ...METRICS]).groupBy('channel').execute();
+  const rows = await scoped(db, orgId, f, levelFor(f))
+    .select(['channel', ...METRICS])
+    .groupBy('channel')
+    .execute();
   return rows.map((r) => ({ channel: r.channel, ...toSums(r as unknown as RawSums) }));
 }
 
 /** Per sender ID. */
 export async function rollupBySender(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { senderId: string }>> {
-  const rows = await scoped(db, orgId, f, levelFor(f)).select(['sender_id', ...METRICS]).groupBy('sender_id').execute();
+  const rows = await scoped(db, orgId, f, levelFor(f))
+    .select(['sender_id', ...METRICS])
+    .groupBy('sender_id')
+    .execute();
   return rows.map((r) => ({ senderId: r.sender_id, ...toSums(r as unknown as RawSums) }));
 }
 
 /** Per UTC bucket (hour, day, ISO week from Monday, calendar month); buckets without rows are absent. */
-export async function rollupTimeline(db: Db, orgId: string, f: RollupFilter, granularity: RollupGranularity): Promise<Array<MetricSums & { bucket: Date }>> {
+export async function rollupTimeline(
+  db: Db,
+  orgId: string,
+  f: RollupFilter,
+  granularity: RollupGranularity,
+): Promise<Array<MetricSums & { bucket: Date }>> {
   const unit = sql.lit(granularity);
   const bucket = sql<Date>`(date_trunc(${unit}, bucket at time zone 'UTC') at time zone 'UTC')`;
-  const rows = await scoped(db, orgId, f, levelFor(f, granularity)).select([bucket.as('bucket'), ...METRICS]).groupBy(bucket).orderBy(bucket).execute();
+  const rows = await scoped(db, orgId, f, levelFor(f, granularity))
+    .select([bucket.as('bucket'), ...METRICS])
+    .groupBy(bucket)
+    .orderBy(bucket)
+    .execute();
   return rows.map((r) => ({ bucket: (r as { bucket: Date }).bucket, ...toSums(r as RawSums) }));
 }
 
@@ -129,7 +155,9 @@ export async function rollupTimeline(db: Db, orgId: string, f: RollupFilter, gra
  */
 export async function rollupSessions(db: Db, orgId: string, from: Date, to: Date): Promise<number> {
   const f = { from, to };
-  const row = await scoped(db, orgId, f, levelFor(f)).select(sql<string>`coalesce(sum(sessions), 0)::int8`.as('n')).executeTakeFirstOrThrow();
+  const row = await scoped(db, orgId, f, levelFor(f))
+    .select(sql<string>`coalesce(sum(sessions), 0)::int8`.as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -154,11 +182,22 @@ export async function rollupUsage(db: Db, orgId: string, f: RollupFilter, granul
     ])
     .groupBy(bucket)
     .execute();
-  return rows.map((r) => ({ bucket: r.bucket, textSegments: Number(r.text_segments), richMessages: Number(r.rich_messages), costUnits: Number(r.cost_units) }));
+  return rows.map((r) => ({
+    bucket: r.bucket,
+    textSegments: Number(r.text_segments),
+    richMessages: Number(r.rich_messages),
+    costUnits: Number(r.cost_units),
+  }));
 }
 
 /** Fresh completed RCS capability lookups (contact_rcs_lookups) per UTC day or month: organization-wide. */
-export async function capabilityChecks(db: Db, orgId: string, from: Date, to: Date, granularity: 'day' | 'month'): Promise<Array<{ bucket: Date; checks: number }>> {
+export async function capabilityChecks(
+  db: Db,
+  orgId: string,
+  from: Date,
+  to: Date,
+  granularity: 'day' | 'month',
+): Promise<Array<{ bucket: Date; checks: number }>> {
   const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, created_at at time zone 'UTC') at time zone 'UTC')`;
   const rows = await tenant(db.selectFrom('contact_rcs_lookups'), orgId)
     .select([bucket.as('bucket'), sql<string>`count(*)::int8`.as('checks')])

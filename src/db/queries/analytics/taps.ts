@@ -42,7 +42,12 @@ export function tapsOf(orgId: string, range: { from?: Date; to?: Date }, where: 
 export type TapCount = { value: string; intentId: string | null; label: string | null; taps: number; uniqueContacts: number };
 
 /** Taps per value in [from, to), most tapped first (ties by value), with the dictionary intent of the value. */
-export async function tapCounts(db: Db, orgId: string, range: { from?: Date; to?: Date }, opts: { where?: RawBuilder<unknown>; limit?: number } = {}): Promise<TapCount[]> {
+export async function tapCounts(
+  db: Db,
+  orgId: string,
+  range: { from?: Date; to?: Date },
+  opts: { where?: RawBuilder<unknown>; limit?: number } = {},
+): Promise<TapCount[]> {
   const intents = sql.table('intents');
   const result = await sql<{ value: string; intent_id: string | null; label: string | null; taps: string; contacts: string }>`
     select t.value, i.id as intent_id, i.label, count(*)::int8 as taps, count(distinct t.contact_id)::int8 as contacts
@@ -52,5 +57,11 @@ export async function tapCounts(db: Db, orgId: string, range: { from?: Date; to?
     group by t.value, i.id, i.label
     order by count(*) desc, t.value collate "C" asc
     ${opts.limit !== undefined ? sql`limit ${opts.limit}` : sql``}`.execute(db);
-  return result.rows.map((r) => ({ value: r.value, intentId: r.intent_id, label: r.label, taps: Number(r.taps), uniqueContacts: Number(r.contacts) }));
+  return result.rows.map((r) => ({
+    value: r.value,
+    intentId: r.intent_id,
+    label: r.label,
+    taps: Number(r.taps),
+    uniqueContacts: Number(r.contacts),
+  }));
 }

@@ -12,7 +12,10 @@ export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | 
 
 /** A named prepared statement (src/db/prepared.ts): every authenticated client lists its keys; planned once per connection. */
 export function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
-  return listPage(newestFirst(tenant(db.selectFrom('api_keys'), orgId).modifyFront(sql.raw('/* prepared:api-keys-list */')).selectAll()), page);
+  return listPage(
+    newestFirst(tenant(db.selectFrom('api_keys'), orgId).modifyFront(sql.raw('/* prepared:api-keys-list */')).selectAll()),
+    page,
+  );
 }
 
 /** Inserts a key; at commit every API process forgets that its prefix was unknown (see key-cache.ts). */

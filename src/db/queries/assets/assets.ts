@@ -33,7 +33,10 @@ export function getAsset(db: Db, orgId: string, id: string): Promise<AssetRow | 
 /** The organization's assets among `ids` (another organization's ids are simply absent). */
 export function getAssetsByIds(db: Db, orgId: string, ids: readonly string[]): Promise<AssetRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
-  return tenant(db.selectFrom('assets'), orgId).selectAll().where('id', 'in', [...ids]).execute();
+  return tenant(db.selectFrom('assets'), orgId)
+    .selectAll()
+    .where('id', 'in', [...ids])
+    .execute();
 }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
@@ -51,7 +54,12 @@ export function listAssets(db: Db, orgId: string, f: AssetListFilter, page: { li
   return listPage(qb.orderBy('id', f.order), page);
 }
 
-export function updateAsset(db: Db, orgId: string, id: string, patch: { name?: string; folder_id?: string | null }): Promise<AssetRow | undefined> {
+export function updateAsset(
+  db: Db,
+  orgId: string,
+  id: string,
+  patch: { name?: string; folder_id?: string | null },
+): Promise<AssetRow | undefined> {
   return tenant(db.updateTable('assets'), orgId)
     .set({ ...patch, updated_at: sql<Date>`now()` })
     .where('id', '=', id)

@@ -27,7 +27,11 @@ export function folderLinks(db: Db, orgId: string): Promise<Array<{ id: string; 
   return tenant(db.selectFrom('asset_folders'), orgId).select(['id', 'parent_id']).execute();
 }
 
-export function listFolders(db: Db, orgId: string, parent: { kind: 'any' } | { kind: 'root' } | { kind: 'folder'; id: string }): Promise<AssetFolderRow[]> {
+export function listFolders(
+  db: Db,
+  orgId: string,
+  parent: { kind: 'any' } | { kind: 'root' } | { kind: 'folder'; id: string },
+): Promise<AssetFolderRow[]> {
   let qb = tenant(db.selectFrom('asset_folders'), orgId).selectAll();
   if (parent.kind === 'root') qb = qb.where('parent_id', 'is', null);
   if (parent.kind === 'folder') qb = qb.where('parent_id', '=', parent.id);
@@ -40,10 +44,19 @@ export function siblingNamed(db: Db, orgId: string, parentId: string | null, nam
 }
 
 export function insertFolder(db: Db, orgId: string, name: string, parentId: string | null): Promise<AssetFolderRow> {
-  return db.insertInto('asset_folders').values({ organization_id: orgId, name, parent_id: parentId }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('asset_folders')
+    .values({ organization_id: orgId, name, parent_id: parentId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
-export function updateFolder(db: Db, orgId: string, id: string, patch: { name?: string; parent_id?: string | null }): Promise<AssetFolderRow | undefined> {
+export function updateFolder(
+  db: Db,
+  orgId: string,
+  id: string,
+  patch: { name?: string; parent_id?: string | null },
+): Promise<AssetFolderRow | undefined> {
   return tenant(db.updateTable('asset_folders'), orgId)
     .set({ ...patch, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
@@ -58,7 +71,10 @@ export async function hasSubfolders(db: Db, orgId: string, id: string): Promise<
 
 /** Unfiles the folder's assets and deletes it; false when there was no such folder. */
 export async function deleteFolder(db: Db, orgId: string, id: string): Promise<boolean> {
-  await tenant(db.updateTable('assets'), orgId).set({ folder_id: null, updated_at: sql<Date>`now()` }).where('folder_id', '=', id).execute();
+  await tenant(db.updateTable('assets'), orgId)
+    .set({ folder_id: null, updated_at: sql<Date>`now()` })
+    .where('folder_id', '=', id)
+    .execute();
   const res = await tenant(db.deleteFrom('asset_folders'), orgId).where('id', '=', id).executeTakeFirst();
   return res.numDeletedRows > 0n;
 }

@@ -13,17 +13,31 @@ export type ContactRow = Selectable<ContactsTable>;
 export type NewBlast = Omit<Insertable<BlastsTable>, 'organization_id'>;
 
 export function insertBlast(db: Db, orgId: string, values: NewBlast): Promise<BlastRow> {
-  return db.insertInto('blasts').values({ ...values, organization_id: orgId }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('blasts')
+    .values({ ...values, organization_id: orgId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** `forShare`: batches of one blast run side by side, while a cancel (forUpdate) waits for them and they for it. */
-export function getBlast(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean; forShare?: boolean; skipLocked?: boolean } = {}): Promise<BlastRow | undefined> {
+export function getBlast(
+  db: Db,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean; forShare?: boolean; skipLocked?: boolean } = {},
+): Promise<BlastRow | undefined> {
   const q = tenant(db.selectFrom('blasts'), orgId).selectAll().where('id', '=', id);
   const locked = opts.forUpdate ? q.forUpdate() : opts.forShare ? q.forShare() : q;
   return (opts.skipLocked ? locked.skipLocked() : locked).executeTakeFirst();
 }
 
-export function listBlasts(db: Db, orgId: string, status: string | undefined, page: { limit: number; offset: number }): Promise<Page<BlastRow>> {
+export function listBlasts(
+  db: Db,
+  orgId: string,
+  status: string | undefined,
+  page: { limit: number; offset: number },
+): Promise<Page<BlastRow>> {
   let q = tenant(db.selectFrom('blasts'), orgId).selectAll();
   if (status) q = q.where('status', '=', status);
   return listPage(newestFirst(q), page);
@@ -59,7 +73,10 @@ function audienceCondition(ids: readonly string[], segment: RawBuilder<SqlBool> 
 function variantKey(blastId: string, variants: ReadonlyArray<{ key: string; upTo: number }> | null): RawBuilder<string> {
   const bucket = sql`mod(abs(hashtextextended(${blastId} || c.id::text, 0)), 100)`;
   return variants?.length
-    ? sql`case ${sql.join(variants.map((v) => sql`when ${bucket} < ${v.upTo} then ${v.key}`), sql` `)} else ${variants[variants.length - 1]!.key} end`
+    ? sql`case ${sql.join(
+        variants.map((v) => sql`when ${bucket} < ${v.upTo} then ${v.key}`),
+        sql` `,
+      )} else ${variants[variants.length - 1]!.key} end`
     : sql`''`;
 }
 
@@ -76,7 +93,12 @@ export function audienceRecipients(
 }
 
 /** Contacts both named explicitly and in the segment (counted once in the audience, reported as duplicates). */
-export async function audienceDuplicates(db: Db, orgId: string, ids: readonly string[], segment: RawBuilder<SqlBool> | null): Promise<number> {
+export async function audienceDuplicates(
+  db: Db,
+  orgId: string,
+  ids: readonly string[],
+  segment: RawBuilder<SqlBool> | null,
+): Promise<number> {
   if (!ids.length || !segment) return 0;
   const row = await tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id')
     .select(sql<string>`count(*)`.as('n'))
@@ -85,7 +107,13 @@ export async function audienceDuplicates(db: Db, orgId: string, ids: readonly st
   return Number(row.n);
 }
 
-export type EstimateGroup = { key: string; block_code: string | null; route: 'primary' | 'fallback' | null; capability_unknown: boolean; n: number };
+export type EstimateGroup = {
+  key: string;
+  block_code: string | null;
+  route: 'primary' | 'fallback' | null;
+  capability_unknown: boolean;
+  n: number;
+};
 
 /**
  * The estimate's figures in one aggregate over the gate's rows (src/db/queries/compliance/gate.ts): recipients by
@@ -110,7 +138,10 @@ export async function estimateGroups(
 
 /** Count of the audience now, before exclusions (union, without duplicates). */
 export async function countAudience(db: Db, orgId: string, ids: readonly string[], segment: RawBuilder<SqlBool> | null): Promise<number> {
-  const row = await tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id').select(sql<string>`count(*)`.as('n')).where(audienceCondition(ids, segment)).executeTakeFirstOrThrow();
+  const row = await tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id')
+    .select(sql<string>`count(*)`.as('n'))
+    .where(audienceCondition(ids, segment))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -157,7 +188,13 @@ export function pendingBatch(orgId: string, blastId: string, batch: number): Raw
 }
 
 /** The pending recipients of one batch, all cancelled or skipped with one reason (a blast no longer sending, a sender not ready). */
-export async function settlePendingBatch(db: Db, orgId: string, blastId: string, batch: number, to: { status: 'cancelled' } | { status: 'skipped'; reason: string }): Promise<void> {
+export async function settlePendingBatch(
+  db: Db,
+  orgId: string,
+  blastId: string,
+  batch: number,
+  to: { status: 'cancelled' } | { status: 'skipped'; reason: string },
+): Promise<void> {
   await tenant(db.updateTable('blast_recipients'), orgId)
     .set({ status: to.status, skip_reason: to.status === 'skipped' ? to.reason : null, updated_at: sql`now()` })
     .where('blast_id', '=', blastId)
@@ -182,7 +219,12 @@ export async function cancelPending(db: Db, orgId: string, blastId: string): Pro
  * count as cancelled. A message a dispatcher has already claimed is left to it. Answers the revoked rows when
  * `withRows` (for their `message.revoked` events), else only how many.
  */
-export async function revokeUnsent(db: Db, orgId: string, blastId: string, withRows: boolean): Promise<{ revoked: number; rows: MessageRow[] }> {
+export async function revokeUnsent(
+  db: Db,
+  orgId: string,
+  blastId: string,
+  withRows: boolean,
+): Promise<{ revoked: number; rows: MessageRow[] }> {
   const rows = (
     await sql<MessageRow & { revoked_count: number }>`
       with m as (
@@ -197,7 +239,9 @@ export async function revokeUnsent(db: Db, orgId: string, blastId: string, withR
         update blast_recipients r set status = 'cancelled', updated_at = now()
         from m where r.organization_id = ${orgId}::uuid and r.blast_id = ${blastId}::uuid and r.message_id = m.id
       )
-      ${withRows ? sql`select x.revoked_count, m.* from (select count(*)::int as revoked_count from m) x left join m on true` : sql`select count(*)::int as revoked_count from m`}`.execute(db)
+      ${withRows ? sql`select x.revoked_count, m.* from (select count(*)::int as revoked_count from m) x left join m on true` : sql`select count(*)::int as revoked_count from m`}`.execute(
+      db,
+    )
   ).rows;
   return { revoked: rows[0]?.revoked_count ?? 0, rows: withRows ? rows.filter((r) => r.id) : [] };
 }
@@ -229,7 +273,13 @@ export async function hasMessageIn(db: Db, orgId: string, blastId: string, statu
   return row.rows.length > 0;
 }
 
-export type RecipientCounts = { pending: number; accepted: number; skipped: number; cancelled: number; skippedByReason: Record<string, number> };
+export type RecipientCounts = {
+  pending: number;
+  accepted: number;
+  skipped: number;
+  cancelled: number;
+  skippedByReason: Record<string, number>;
+};
 
 export async function recipientCounts(db: Db, orgId: string, blastId: string): Promise<RecipientCounts> {
   const rows = await tenant(db.selectFrom('blast_recipients'), orgId)
@@ -291,7 +341,12 @@ export async function contactPhone(db: Db, orgId: string, id: string): Promise<s
  * Per variant (null without variants): recipients who replied (an inbound message) and who opted out within
  * `days` of their blast message.
  */
-export async function engagement(db: Db, orgId: string, blastId: string, days: number): Promise<Array<{ variant_key: string | null; replies: number; opt_outs: number }>> {
+export async function engagement(
+  db: Db,
+  orgId: string,
+  blastId: string,
+  days: number,
+): Promise<Array<{ variant_key: string | null; replies: number; opt_outs: number }>> {
   const result = await sql<{ variant_key: string | null; replies: string; opt_outs: string }>`
     select r.variant_key,
       count(*) filter (where exists (

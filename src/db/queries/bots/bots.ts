@@ -87,14 +87,26 @@ export async function deleteBot(db: Db, orgId: string, id: string): Promise<bool
 }
 
 export async function insertRevision(db: Db, orgId: string, botId: string, version: number, flow: unknown): Promise<void> {
-  await db.insertInto('bot_revisions').values({ organization_id: orgId, bot_id: botId, version, flow: json(flow) }).execute();
+  await db
+    .insertInto('bot_revisions')
+    .values({ organization_id: orgId, bot_id: botId, version, flow: json(flow) })
+    .execute();
 }
 
 export async function markRevisionPublished(db: Db, orgId: string, botId: string, version: number, at: Date): Promise<void> {
-  await tenant(db.updateTable('bot_revisions'), orgId).set({ published_at: at }).where('bot_id', '=', botId).where('version', '=', version).execute();
+  await tenant(db.updateTable('bot_revisions'), orgId)
+    .set({ published_at: at })
+    .where('bot_id', '=', botId)
+    .where('version', '=', version)
+    .execute();
 }
 
-export function listRevisions(db: Db, orgId: string, botId: string, page: { limit: number; offset: number }): Promise<Page<BotRevisionRow>> {
+export function listRevisions(
+  db: Db,
+  orgId: string,
+  botId: string,
+  page: { limit: number; offset: number },
+): Promise<Page<BotRevisionRow>> {
   return listPage(tenant(db.selectFrom('bot_revisions'), orgId).selectAll().where('bot_id', '=', botId).orderBy('version', 'desc'), page);
 }
 
@@ -121,19 +133,33 @@ export async function variableNames(db: Db, orgId: string): Promise<Set<string>>
 export function testerRows(db: Db, orgId: string, botId: string): Promise<BotTesterRow[]> {
   return tenant(db.selectFrom('bot_testers'), orgId)
     .selectAll()
-    .select((eb) => eb.selectFrom('contacts').select('contacts.name').whereRef('contacts.id', '=', 'bot_testers.contact_id').where('contacts.organization_id', '=', orgId).as('name'))
+    .select((eb) =>
+      eb
+        .selectFrom('contacts')
+        .select('contacts.name')
+        .whereRef('contacts.id', '=', 'bot_testers.contact_id')
+        .where('contacts.organization_id', '=', orgId)
+        .as('name'),
+    )
     .where('bot_id', '=', botId)
     .orderBy('created_at')
     .orderBy('id')
     .execute() as Promise<BotTesterRow[]>;
 }
 
-
-export function getSenderKind(db: Db, orgId: string, senderId: string): Promise<{ id: string; name: string; type: string; status: string } | undefined> {
+export function getSenderKind(
+  db: Db,
+  orgId: string,
+  senderId: string,
+): Promise<{ id: string; name: string; type: string; status: string } | undefined> {
   return tenant(db.selectFrom('sender_ids'), orgId).select(['id', 'name', 'type', 'status']).where('id', '=', senderId).executeTakeFirst();
 }
 
-export function findContact(db: Db, orgId: string, by: { id?: string; phone?: string }): Promise<{ id: string; phone: string } | undefined> {
+export function findContact(
+  db: Db,
+  orgId: string,
+  by: { id?: string; phone?: string },
+): Promise<{ id: string; phone: string } | undefined> {
   let q = tenant(db.selectFrom('contacts'), orgId).select(['id', 'phone']);
   if (by.id !== undefined) q = q.where('id', '=', by.id);
   if (by.phone !== undefined) q = q.where('phone', '=', by.phone);
@@ -141,7 +167,12 @@ export function findContact(db: Db, orgId: string, by: { id?: string; phone?: st
 }
 
 /** The contact with this phone, created when missing (never duplicated: the unique phone decides). */
-export async function ensureContact(db: Db, orgId: string, phone: string, country: string | null): Promise<{ id: string; phone: string; created: boolean }> {
+export async function ensureContact(
+  db: Db,
+  orgId: string,
+  phone: string,
+  country: string | null,
+): Promise<{ id: string; phone: string; created: boolean }> {
   const inserted = await db
     .insertInto('contacts')
     .values({ organization_id: orgId, phone, phone_country: country, name: null, attributes: JSON.stringify({}) })
@@ -155,7 +186,10 @@ export async function ensureContact(db: Db, orgId: string, phone: string, countr
 }
 
 export async function countTesters(db: Db, orgId: string, botId: string): Promise<number> {
-  const r = await tenant(db.selectFrom('bot_testers'), orgId).select(sql<string>`count(*)`.as('n')).where('bot_id', '=', botId).executeTakeFirst();
+  const r = await tenant(db.selectFrom('bot_testers'), orgId)
+    .select(sql<string>`count(*)`.as('n'))
+    .where('bot_id', '=', botId)
+    .executeTakeFirst();
   return Number(r?.n ?? 0);
 }
 
@@ -167,7 +201,15 @@ export function insertTester(
 ): Promise<{ id: string } | undefined> {
   return db
     .insertInto('bot_testers')
-    .values({ organization_id: orgId, bot_id: t.botId, contact_id: t.contactId, phone: t.phone, rcs_invite_status: t.status, rcs_invite_sent_at: t.sentAt, rcs_invite_error: t.error })
+    .values({
+      organization_id: orgId,
+      bot_id: t.botId,
+      contact_id: t.contactId,
+      phone: t.phone,
+      rcs_invite_status: t.status,
+      rcs_invite_sent_at: t.sentAt,
+      rcs_invite_error: t.error,
+    })
     .onConflict((oc) => oc.columns(['bot_id', 'contact_id']).doNothing())
     .returning('id')
     .executeTakeFirst();

@@ -9,20 +9,44 @@ import { abandonOpenVisits } from './visits.ts';
 export type BotSessionRow = Selectable<BotSessionsTable>;
 
 export function activeSession(db: Db, orgId: string, conversationId: string): Promise<BotSessionRow | undefined> {
-  return tenant(db.selectFrom('bot_sessions'), orgId).selectAll().where('conversation_id', '=', conversationId).where('status', '=', 'ACTIVE').forUpdate().executeTakeFirst();
+  return tenant(db.selectFrom('bot_sessions'), orgId)
+    .selectAll()
+    .where('conversation_id', '=', conversationId)
+    .where('status', '=', 'ACTIVE')
+    .forUpdate()
+    .executeTakeFirst();
 }
 
 /** Ends any running session of the conversation (its open visit: `abandoned`), then starts one. */
 export async function startSession(
   db: Db,
   orgId: string,
-  s: { botId: string; botVersion: number | null; conversationId: string; contactId: string; flow: unknown; variables: Record<string, string> },
+  s: {
+    botId: string;
+    botVersion: number | null;
+    conversationId: string;
+    contactId: string;
+    flow: unknown;
+    variables: Record<string, string>;
+  },
 ): Promise<BotSessionRow> {
   await abandonOpenVisits(db, orgId, s.conversationId);
-  await tenant(db.updateTable('bot_sessions'), orgId).set({ status: 'ENDED', updated_at: sql`now()` }).where('conversation_id', '=', s.conversationId).where('status', '=', 'ACTIVE').execute();
+  await tenant(db.updateTable('bot_sessions'), orgId)
+    .set({ status: 'ENDED', updated_at: sql`now()` })
+    .where('conversation_id', '=', s.conversationId)
+    .where('status', '=', 'ACTIVE')
+    .execute();
   return db
     .insertInto('bot_sessions')
-    .values({ organization_id: orgId, bot_id: s.botId, bot_version: s.botVersion, conversation_id: s.conversationId, contact_id: s.contactId, flow: JSON.stringify(s.flow), variables: JSON.stringify(s.variables) })
+    .values({
+      organization_id: orgId,
+      bot_id: s.botId,
+      bot_version: s.botVersion,
+      conversation_id: s.conversationId,
+      contact_id: s.contactId,
+      flow: JSON.stringify(s.flow),
+      variables: JSON.stringify(s.variables),
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -54,11 +78,17 @@ export async function setConversationHandler(db: Db, orgId: string, conversation
 }
 
 export function conversationById(db: Db, orgId: string, id: string) {
-  return tenant(db.selectFrom('conversations'), orgId).select(['id', 'contact_id', 'sender_id', 'handled_by', 'bot_id']).where('id', '=', id).executeTakeFirst();
+  return tenant(db.selectFrom('conversations'), orgId)
+    .select(['id', 'contact_id', 'sender_id', 'handled_by', 'bot_id'])
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export function contactAttributes(db: Db, orgId: string, contactId: string) {
-  return tenant(db.selectFrom('contacts'), orgId).select(['id', 'name', 'phone', 'attributes']).where('id', '=', contactId).executeTakeFirst();
+  return tenant(db.selectFrom('contacts'), orgId)
+    .select(['id', 'name', 'phone', 'attributes'])
+    .where('id', '=', contactId)
+    .executeTakeFirst();
 }
 
 export async function intentsByText(db: Db, orgId: string): Promise<Array<{ value: string; label: string }>> {
@@ -96,5 +126,9 @@ export function triggeredBots(db: Db, orgId: string) {
 
 /** Conversations the bot was handling go back to a human (the bot is being deleted; its sessions go with it). */
 export async function releaseConversations(db: Db, orgId: string, botId: string): Promise<void> {
-  await tenant(db.updateTable('conversations'), orgId).set({ handled_by: 'human', bot_id: null }).where('bot_id', '=', botId).where('handled_by', '=', 'bot').execute();
+  await tenant(db.updateTable('conversations'), orgId)
+    .set({ handled_by: 'human', bot_id: null })
+    .where('bot_id', '=', botId)
+    .where('handled_by', '=', 'bot')
+    .execute();
 }

@@ -11,7 +11,14 @@ export type VisitExit = 'advanced' | 'completed' | 'handed_off' | 'errored' | 'a
 
 export type VisitStep = { nodeId: string; nodeType: string; exit: VisitExit | null; nextNodeId: string | null };
 
-export type VisitSession = { id: string; botId: string; botVersion: number | null; conversationId: string; contactId: string; startedAt: Date };
+export type VisitSession = {
+  id: string;
+  botId: string;
+  botVersion: number | null;
+  conversationId: string;
+  contactId: string;
+  startedAt: Date;
+};
 
 /** Closes the session's open visit (when `close` is given), then inserts the trail. */
 export async function recordVisits(
@@ -38,21 +45,23 @@ export async function recordVisits(
   const lastOf = new Map(step.trail.map((v, i) => [v.nodeId, i]));
   await db
     .insertInto('bot_node_visits')
-    .values(step.trail.map((v, i) => ({
-      organization_id: orgId,
-      bot_id: session.botId,
-      bot_version: session.botVersion,
-      session_id: session.id,
-      conversation_id: session.conversationId,
-      contact_id: session.contactId,
-      session_started_at: session.startedAt,
-      node_id: v.nodeId,
-      node_type: v.nodeType,
-      exit: v.exit,
-      next_node_id: v.exit === 'advanced' ? v.nextNodeId : null,
-      left_at: v.exit === null ? null : sql<Date>`now()`,
-      latest: lastOf.get(v.nodeId) === i,
-    })))
+    .values(
+      step.trail.map((v, i) => ({
+        organization_id: orgId,
+        bot_id: session.botId,
+        bot_version: session.botVersion,
+        session_id: session.id,
+        conversation_id: session.conversationId,
+        contact_id: session.contactId,
+        session_started_at: session.startedAt,
+        node_id: v.nodeId,
+        node_type: v.nodeType,
+        exit: v.exit,
+        next_node_id: v.exit === 'advanced' ? v.nextNodeId : null,
+        left_at: v.exit === null ? null : sql<Date>`now()`,
+        latest: lastOf.get(v.nodeId) === i,
+      })),
+    )
     .execute();
 }
 
@@ -61,6 +70,13 @@ export async function abandonOpenVisits(db: Db, orgId: string, conversationId: s
   await tenant(db.updateTable('bot_node_visits'), orgId)
     .set({ exit: 'abandoned', left_at: sql`now()` })
     .where('exit', 'is', null)
-    .where('session_id', 'in', tenant(db.selectFrom('bot_sessions'), orgId).select('id').where('conversation_id', '=', conversationId).where('status', '=', 'ACTIVE'))
+    .where(
+      'session_id',
+      'in',
+      tenant(db.selectFrom('bot_sessions'), orgId)
+        .select('id')
+        .where('conversation_id', '=', conversationId)
+        .where('status', '=', 'ACTIVE'),
+    )
     .execute();
 }

@@ -16,7 +16,12 @@ export type ContentRuleFilter = { search?: string; action?: string; patternType?
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
 
 /** Newest first; `search` is a case-insensitive substring of the name or the pattern (taken literally). */
-export function listContentRules(db: Db, orgId: string, f: ContentRuleFilter, page: { limit: number; offset: number }): Promise<Page<ContentRuleRow>> {
+export function listContentRules(
+  db: Db,
+  orgId: string,
+  f: ContentRuleFilter,
+  page: { limit: number; offset: number },
+): Promise<Page<ContentRuleRow>> {
   let q = tenant(db.selectFrom('content_rules'), orgId);
   if (f.search) {
     const like = `%${likeEscape(f.search)}%`;
@@ -53,7 +58,12 @@ export function getContentRule(db: Db, orgId: string, id: string, opts: { forUpd
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function updateContentRule(db: Db, orgId: string, id: string, change: Partial<ContentRuleFields>): Promise<ContentRuleRow | undefined> {
+export function updateContentRule(
+  db: Db,
+  orgId: string,
+  id: string,
+  change: Partial<ContentRuleFields>,
+): Promise<ContentRuleRow | undefined> {
   return tenant(db.updateTable('content_rules'), orgId)
     .set({ ...change, updated_at: sql`now()` })
     .where('id', '=', id)

@@ -8,7 +8,12 @@ import { tenant } from '../../tenant.ts';
 export type DncEntryRow = Selectable<DncEntriesTable>;
 
 /** Newest first; `search` is a substring of the E.164 phone (digits and an optional leading `+`). */
-export function listDncEntries(db: Db, orgId: string, page: { limit: number; offset: number }, search?: string): Promise<Page<DncEntryRow>> {
+export function listDncEntries(
+  db: Db,
+  orgId: string,
+  page: { limit: number; offset: number },
+  search?: string,
+): Promise<Page<DncEntryRow>> {
   let q = tenant(db.selectFrom('dnc_entries'), orgId);
   // The document restricts `search` to `+` and digits, so it holds no LIKE wildcards.
   if (search) q = q.where('phone', 'like', `%${search}%`);

@@ -87,7 +87,11 @@ export type OrgContact = { organizationId: string; contactId: string };
  * The quiet-hours group of each contact, of any organizations (defaults: the TCPA window); a contact that is not
  * (or no longer) its organization's has no row. The groups are the acceptance's (quietGroupsSql), per contact.
  */
-export async function quietGroupsOfContacts(db: Db, contacts: readonly OrgContact[], defaults: { start: string; end: string }): Promise<Array<QuietGroup & { contactId: string }>> {
+export async function quietGroupsOfContacts(
+  db: Db,
+  contacts: readonly OrgContact[],
+  defaults: { start: string; end: string },
+): Promise<Array<QuietGroup & { contactId: string }>> {
   const recipients = sql`select * from ${rowsOf('x', [
     { name: 'organization_id', type: 'uuid', values: contacts.map((c) => c.organizationId) },
     { name: 'contact_id', type: 'uuid', values: contacts.map((c) => c.contactId) },
@@ -99,8 +103,15 @@ export async function quietGroupsOfContacts(db: Db, contacts: readonly OrgContac
 }
 
 /** The distinct quiet-hours groups of the recipients (defaults: the TCPA window). */
-export async function quietGroupsOf(db: Db, orgId: string, recipients: Recipients, defaults: { start: string; end: string }): Promise<QuietGroup[]> {
-  const rows = await sql<{ tz: string; prefix: string; qs: string; qe: string }>`${quietGroupsSql(orgId, recipients, defaults)}`.execute(db);
+export async function quietGroupsOf(
+  db: Db,
+  orgId: string,
+  recipients: Recipients,
+  defaults: { start: string; end: string },
+): Promise<QuietGroup[]> {
+  const rows = await sql<{ tz: string; prefix: string; qs: string; qe: string }>`${quietGroupsSql(orgId, recipients, defaults)}`.execute(
+    db,
+  );
   return rows.rows.map((r) => ({ tz: r.tz, prefix: r.prefix, start: r.qs, end: r.qe }));
 }
 

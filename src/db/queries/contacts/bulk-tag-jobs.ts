@@ -16,7 +16,15 @@ export async function insertBulkTagJob(db: Db, orgId: string, tagIds: string[], 
   await tenant(db.deleteFrom('contact_bulk_tag_jobs'), orgId).where('completed_at', '<', RETENTION).execute();
   return db
     .insertInto('contact_bulk_tag_jobs')
-    .values({ organization_id: orgId, tag_ids: tagIds, contact_ids: contactIds, total: contactIds.length, error: null, started_at: null, completed_at: null })
+    .values({
+      organization_id: orgId,
+      tag_ids: tagIds,
+      contact_ids: contactIds,
+      total: contactIds.length,
+      error: null,
+      started_at: null,
+      completed_at: null,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -24,7 +32,20 @@ export async function insertBulkTagJob(db: Db, orgId: string, tagIds: string[], 
 /** The job as shown to clients (without its id list). */
 export function getBulkTagJob(db: Db, orgId: string, id: string): Promise<BulkTagJobSummary | undefined> {
   return tenant(db.selectFrom('contact_bulk_tag_jobs'), orgId)
-    .select(['id', 'status', 'tag_ids', 'total', 'processed', 'tagged', 'already_tagged', 'not_found', 'failed', 'error', 'created_at', 'completed_at'])
+    .select([
+      'id',
+      'status',
+      'tag_ids',
+      'total',
+      'processed',
+      'tagged',
+      'already_tagged',
+      'not_found',
+      'failed',
+      'error',
+      'created_at',
+      'completed_at',
+    ])
     .where('id', '=', id)
     .executeTakeFirst();
 }

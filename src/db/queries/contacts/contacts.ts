@@ -49,7 +49,8 @@ export function contactPageQuery(db: Db, orgId: string, f: ContactListFilters, p
   const dir = f.sortOrder;
   if (f.sortBy === 'createdAt') q = q.orderBy('created_at', dir).orderBy('id', dir);
   // Contacts without a name come last in both orders.
-  else if (f.sortBy === 'name') q = q.orderBy(sql`lower(name)`, (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast()).orderBy('id', dir);
+  else if (f.sortBy === 'name')
+    q = q.orderBy(sql`lower(name)`, (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast()).orderBy('id', dir);
   else q = q.orderBy('phone', dir); // unique within the organization
   return q.limit(page.limit).offset(page.offset);
 }
@@ -57,7 +58,9 @@ export function contactPageQuery(db: Db, orgId: string, f: ContactListFilters, p
 export function contactCountQuery(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
   // With the tag as the only filter, the tag's links are the answer: an index-only count, no join.
   if (f.tag !== undefined && f.search === undefined && f.rcsCap === undefined) {
-    return carriersOf(db, orgId, f.tag).clearSelect().select((eb) => eb.fn.countAll<string>().as('n'));
+    return carriersOf(db, orgId, f.tag)
+      .clearSelect()
+      .select((eb) => eb.fn.countAll<string>().as('n'));
   }
   return filtered(db, orgId, f).select((eb) => eb.fn.countAll<string>().as('n'));
 }
@@ -67,8 +70,16 @@ export function contactCountQuery(db: Db, orgId: string, f: Omit<ContactListFilt
  * contact (whole rows) before the first one of the page, where the indexed page stops after `limit` rows and the
  * count is index-only (bench/contacts-queries.ts, 1,000,000 contacts). Two queries, each on its index.
  */
-export async function listContacts(db: Db, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }): Promise<Page<ContactRow>> {
-  const [rows, count] = await Promise.all([contactPageQuery(db, orgId, f, page).execute(), contactCountQuery(db, orgId, f).executeTakeFirstOrThrow()]);
+export async function listContacts(
+  db: Db,
+  orgId: string,
+  f: ContactListFilters,
+  page: { limit: number; offset: number },
+): Promise<Page<ContactRow>> {
+  const [rows, count] = await Promise.all([
+    contactPageQuery(db, orgId, f, page).execute(),
+    contactCountQuery(db, orgId, f).executeTakeFirstOrThrow(),
+  ]);
   return { rows, total: Number(count.n) };
 }
 
@@ -188,7 +199,16 @@ export function setRcsCapability(db: Db, orgId: string, id: string, capable: boo
 export async function recordRcsLookup(
   db: Db,
   orgId: string,
-  lookup: { contactId: string; phone: string; provider: string; rcsCapable: boolean; price: string; currency: string; actor: string | null; at: Date },
+  lookup: {
+    contactId: string;
+    phone: string;
+    provider: string;
+    rcsCapable: boolean;
+    price: string;
+    currency: string;
+    actor: string | null;
+    at: Date;
+  },
 ): Promise<void> {
   await db
     .insertInto('contact_rcs_lookups')

@@ -18,7 +18,14 @@ const RETENTION = sql<Date>`now() - interval '7 days'`;
 export async function insertImportJob(
   db: Db,
   orgId: string,
-  job: { fileName: string | null; columns: ImportColumn[]; defaultCountry: string | null; tagIds: string[]; actor: string | null; data: Buffer },
+  job: {
+    fileName: string | null;
+    columns: ImportColumn[];
+    defaultCountry: string | null;
+    tagIds: string[];
+    actor: string | null;
+    data: Buffer;
+  },
 ): Promise<ImportJobRow> {
   await tenant(db.deleteFrom('contact_import_jobs'), orgId).where('completed_at', '<', RETENTION).execute();
   const row = await db
@@ -37,7 +44,10 @@ export async function insertImportJob(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await db.insertInto('contact_import_files').values({ job_id: row.id, organization_id: orgId, data: job.data, size: job.data.length }).execute();
+  await db
+    .insertInto('contact_import_files')
+    .values({ job_id: row.id, organization_id: orgId, data: job.data, size: job.data.length })
+    .execute();
   return row;
 }
 
@@ -146,19 +156,20 @@ export async function stageRows(db: Db, copy: CopyIn, rows: StagedRow[]): Promis
   await sql`truncate import_stage`.execute(db);
   await copy(
     'copy import_stage from stdin',
-    rows.map((r) =>
-      copyRow([
-        ...contactFields(r),
-        `{${r.newTagIds.join(',')}}`,
-        r.consentChanged ? 't' : 'f',
-      ]),
-    ),
+    rows.map((r) => copyRow([...contactFields(r), `{${r.newTagIds.join(',')}}`, r.consentChanged ? 't' : 'f'])),
   );
 }
 
 /** A row's contact columns as COPY fields: phone, country, name, time zone, consent type, attributes (JSON). */
 function contactFields(r: StagedRow): string[] {
-  return [copyField(r.phone), copyField(r.country), copyField(r.name), copyField(r.timeZone), copyField(r.consentType), copyField(JSON.stringify(r.attributes))];
+  return [
+    copyField(r.phone),
+    copyField(r.country),
+    copyField(r.name),
+    copyField(r.timeZone),
+    copyField(r.consentType),
+    copyField(JSON.stringify(r.attributes)),
+  ];
 }
 
 /**
@@ -172,14 +183,17 @@ function contactFields(r: StagedRow): string[] {
 export async function copyNewContacts(db: Db, copy: CopyIn, orgId: string, rows: StagedRow[], actor: string | null): Promise<boolean> {
   if (rows.length === 0) return true;
   // One text value rather than a row per id: 150,000 result rows cost Node ~55 ms to parse, one string ~7 ms.
-  const { rows: drawn } = await sql<{ ids: string }>`select string_agg(time_ordered_uuid()::text, ',') as ids from generate_series(1, ${rows.length})`.execute(db);
+  const { rows: drawn } = await sql<{
+    ids: string;
+  }>`select string_agg(time_ordered_uuid()::text, ',') as ids from generate_series(1, ${rows.length})`.execute(db);
   const ids = drawn[0]!.ids.split(',');
   const links: string[] = [];
   const consent: string[] = [];
   const contacts = rows.map((r, i) => {
     const id = ids[i]!;
     for (const tagId of r.newTagIds) links.push(copyRow([orgId, id, tagId]));
-    if (r.consentChanged) consent.push(copyRow([orgId, id, copyField(r.phone), 'CONSENT_UPDATED', 'IMPORT', copyField(r.consentType), copyField(actor)]));
+    if (r.consentChanged)
+      consent.push(copyRow([orgId, id, copyField(r.phone), 'CONSENT_UPDATED', 'IMPORT', copyField(r.consentType), copyField(actor)]));
     return copyRow([id, orgId, ...contactFields(r)]);
   });
   await sql`savepoint import_new_contacts`.execute(db);
@@ -191,7 +205,8 @@ export async function copyNewContacts(db: Db, copy: CopyIn, orgId: string, rows:
     return false;
   }
   if (links.length) await copy('copy contact_tags (organization_id, contact_id, tag_id) from stdin', links);
-  if (consent.length) await copy('copy consent_events (organization_id, contact_id, phone, action, source, consent_type, actor) from stdin', consent);
+  if (consent.length)
+    await copy('copy consent_events (organization_id, contact_id, phone, action, source, consent_type, actor) from stdin', consent);
   await sql`release savepoint import_new_contacts`.execute(db);
   return true;
 }

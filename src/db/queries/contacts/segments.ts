@@ -33,7 +33,9 @@ export function segmentContacts(db: Db, orgId: string, predicate: RawBuilder<Sql
 }
 
 export async function countSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>): Promise<number> {
-  const row = await segmentContacts(db, orgId, predicate).select(sql<string>`count(*)`.as('n')).executeTakeFirstOrThrow();
+  const row = await segmentContacts(db, orgId, predicate)
+    .select(sql<string>`count(*)`.as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -51,16 +53,35 @@ export const SAMPLE_WINDOW = 20_000;
  * the planner from turning it back into the walk) and sorted.
  */
 export async function sampleSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, limit: number): Promise<ContactRow[]> {
-  const newest = tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id').selectAll('c').orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(SAMPLE_WINDOW);
-  const recent = await db.selectFrom(newest.as('c')).selectAll('c').where(predicate).orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
+  const newest = tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id')
+    .selectAll('c')
+    .orderBy('c.created_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(SAMPLE_WINDOW);
+  const recent = await db
+    .selectFrom(newest.as('c'))
+    .selectAll('c')
+    .where(predicate)
+    .orderBy('c.created_at', 'desc')
+    .orderBy('c.id', 'desc')
+    .limit(limit)
+    .execute();
   if (recent.length === limit) return recent;
   const matching = segmentContacts(db, orgId, predicate).selectAll('c').offset(0);
   return db.selectFrom(matching.as('c')).selectAll('c').orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(limit).execute();
 }
 
 /** A page of matching ids in creation order, then id (stable while contacts are not added or deleted), with the total. */
-export async function segmentIdPage(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, page: { limit: number; offset: number }): Promise<Page<string>> {
-  const { rows, total } = await listPage(segmentContacts(db, orgId, predicate).select('c.id').orderBy('c.created_at', 'asc').orderBy('c.id', 'asc'), page);
+export async function segmentIdPage(
+  db: Db,
+  orgId: string,
+  predicate: RawBuilder<SqlBool>,
+  page: { limit: number; offset: number },
+): Promise<Page<string>> {
+  const { rows, total } = await listPage(
+    segmentContacts(db, orgId, predicate).select('c.id').orderBy('c.created_at', 'asc').orderBy('c.id', 'asc'),
+    page,
+  );
   return { rows: rows.map((r) => r.id), total };
 }
 
@@ -72,7 +93,12 @@ export type SavedSegmentRow = { id: string; query: SegmentQuery; lastUsedAt: Dat
  * Stores the query under its hash, or finds the one stored, and marks it used now: one statement, so concurrent
  * resolves of the same query meet on the unique index and all get the same row.
  */
-export async function upsertSavedSegment(db: Db, orgId: string, queryHash: string, query: SegmentQuery): Promise<Omit<SavedSegmentRow, 'query'>> {
+export async function upsertSavedSegment(
+  db: Db,
+  orgId: string,
+  queryHash: string,
+  query: SegmentQuery,
+): Promise<Omit<SavedSegmentRow, 'query'>> {
   const row = await db
     .insertInto('saved_segments')
     .values({ organization_id: orgId, query_hash: queryHash, query: JSON.stringify(query) })
@@ -176,7 +202,10 @@ function attributeSql(c: AttributeCondition): RawBuilder<SqlBool> {
     case 'neq': // also matches contacts without the attribute
       return sql<SqlBool>`not ${holds(key, c.value as Scalar)}`;
     case 'in':
-      return sql<SqlBool>`(${sql.join((c.value as Scalar[]).map((v) => holds(key, v)), sql` or `)})`;
+      return sql<SqlBool>`(${sql.join(
+        (c.value as Scalar[]).map((v) => holds(key, v)),
+        sql` or `,
+      )})`;
     case 'exists':
       return sql<SqlBool>`c.attributes ? ${key}`;
     case 'notExists':

@@ -14,7 +14,9 @@ export async function lockTagCreation(db: Db, orgId: string): Promise<void> {
 }
 
 export async function countTags(db: Db, orgId: string): Promise<number> {
-  const row = await tenant(db.selectFrom('tags'), orgId).select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  const row = await tenant(db.selectFrom('tags'), orgId)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -30,7 +32,12 @@ export function insertTag(db: Db, orgId: string, name: string): Promise<TagRow |
 
 /** Every tag of the organization by name, case-insensitively. */
 export function listTags(db: Db, orgId: string): Promise<TagRow[]> {
-  return tenant(db.selectFrom('tags'), orgId).selectAll().orderBy(sql`lower(name)`).orderBy('name').orderBy('id').execute();
+  return tenant(db.selectFrom('tags'), orgId)
+    .selectAll()
+    .orderBy(sql`lower(name)`)
+    .orderBy('name')
+    .orderBy('id')
+    .execute();
 }
 
 /**
@@ -98,7 +105,13 @@ export type BulkTagCounts = { tagged: number; alreadyTagged: number; notFound: n
  * are locked, a contact that would carry more than `maxPerContact` tags is left unchanged (failed), links are
  * inserted with ON CONFLICT DO NOTHING, and the touched contacts' updated_at moves.
  */
-export async function tagContactsSet(db: Db, orgId: string, contactIds: string[], tagIds: string[], maxPerContact: number): Promise<BulkTagCounts> {
+export async function tagContactsSet(
+  db: Db,
+  orgId: string,
+  contactIds: string[],
+  tagIds: string[],
+  maxPerContact: number,
+): Promise<BulkTagCounts> {
   const { rows } = await sql<{ found: string; tagged: string; failed: string }>`
     with found as (
       select id from contacts
@@ -130,7 +143,9 @@ export async function tagContactsSet(db: Db, orgId: string, contactIds: string[]
     )
     select (select count(*) from found) as found,
            (select count(*) from touched) as tagged,
-           (select count(*) from plan where have < ${tagIds.length} and carried + ${tagIds.length} - have > ${maxPerContact}) as failed`.execute(db);
+           (select count(*) from plan where have < ${tagIds.length} and carried + ${tagIds.length} - have > ${maxPerContact}) as failed`.execute(
+    db,
+  );
   const r = rows[0]!;
   const found = Number(r.found);
   const tagged = Number(r.tagged);

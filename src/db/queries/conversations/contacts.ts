@@ -12,7 +12,12 @@ export function getContact(db: Db, orgId: string, id: string): Promise<ContactRo
 }
 
 /** The contact with this phone, created (no attributes, no consent) when there is none. */
-export async function ensureContactByPhone(db: Db, orgId: string, phone: string, country: string | null): Promise<{ id: string; phone: string }> {
+export async function ensureContactByPhone(
+  db: Db,
+  orgId: string,
+  phone: string,
+  country: string | null,
+): Promise<{ id: string; phone: string }> {
   await db
     .insertInto('contacts')
     .values({ organization_id: orgId, phone, phone_country: country, attributes: '{}' })
@@ -22,7 +27,11 @@ export async function ensureContactByPhone(db: Db, orgId: string, phone: string,
 }
 
 /** Remembers the provider's RCS answers on the contacts, in one statement. */
-export async function setRcsCapableMany(db: Db, rows: ReadonlyArray<{ organizationId: string; id: string; capable: boolean }>, checkedAt: Date): Promise<void> {
+export async function setRcsCapableMany(
+  db: Db,
+  rows: ReadonlyArray<{ organizationId: string; id: string; capable: boolean }>,
+  checkedAt: Date,
+): Promise<void> {
   if (rows.length === 0) return;
   await sql`update contacts c set rcs_capable = v.capable, rcs_checked_at = ${checkedAt}
     from unnest(${rows.map((r) => r.organizationId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.capable)}::bool[]) as v(organization_id, id, capable)

@@ -24,7 +24,12 @@ function withContactAndUnread(db: Db, orgId: string) {
 }
 
 /** A page of the organization's conversations, most recent message first (the documented order), with the total. */
-export function listConversations(db: Db, orgId: string, filter: ConversationFilter, page: { limit: number; offset: number }): Promise<Page<ConversationView>> {
+export function listConversations(
+  db: Db,
+  orgId: string,
+  filter: ConversationFilter,
+  page: { limit: number; offset: number },
+): Promise<Page<ConversationView>> {
   let q = withContactAndUnread(db, orgId);
   if (filter.contactId) q = q.where('c.contact_id', '=', filter.contactId);
   if (filter.senderId) q = q.where('c.sender_id', '=', filter.senderId);
@@ -54,7 +59,11 @@ export type ConversationKey = {
  * the conversation it opens in one statement without joining the two inserts (src/db/queries/messages/accept.ts).
  * Conversations created before keep their random id (found by the unique key: conversationIdsDerived).
  */
-export function newConversationId(orgId: RawBuilder<unknown> | string, contactId: RawBuilder<unknown> | string, senderId: RawBuilder<unknown> | string): RawBuilder<string> {
+export function newConversationId(
+  orgId: RawBuilder<unknown> | string,
+  contactId: RawBuilder<unknown> | string,
+  senderId: RawBuilder<unknown> | string,
+): RawBuilder<string> {
   return sql<string>`md5(${orgId}::text || ':' || ${contactId}::text || ':' || ${senderId}::text)::uuid`;
 }
 

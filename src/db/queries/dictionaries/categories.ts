@@ -15,7 +15,12 @@ export function listCategories(db: Db, orgId: string): Promise<CategoryRow[]> {
  * One folder of the organization. `lock: 'update'` holds it against every change until the transaction ends;
  * `lock: 'keyShare'` only against its deletion (an entry being filed in it), as the foreign key check would.
  */
-export function getCategory(db: Db, orgId: string, id: string, opts: { lock?: 'update' | 'keyShare' } = {}): Promise<CategoryRow | undefined> {
+export function getCategory(
+  db: Db,
+  orgId: string,
+  id: string,
+  opts: { lock?: 'update' | 'keyShare' } = {},
+): Promise<CategoryRow | undefined> {
   const q = tenant(db.selectFrom('dictionary_categories'), orgId).selectAll().where('id', '=', id);
   return (opts.lock === 'update' ? q.forUpdate() : opts.lock === 'keyShare' ? q.forKeyShare() : q).executeTakeFirst();
 }
@@ -47,7 +52,12 @@ export function insertCategory(db: Db, orgId: string, c: { name: string; sortOrd
     .executeTakeFirst();
 }
 
-export function updateCategory(db: Db, orgId: string, id: string, change: { name?: string; sortOrder?: number }): Promise<CategoryRow | undefined> {
+export function updateCategory(
+  db: Db,
+  orgId: string,
+  id: string,
+  change: { name?: string; sortOrder?: number },
+): Promise<CategoryRow | undefined> {
   return tenant(db.updateTable('dictionary_categories'), orgId)
     .set({
       ...(change.name !== undefined ? { name: change.name } : {}),
@@ -67,8 +77,14 @@ export async function deleteCategory(db: Db, orgId: string, id: string): Promise
 
 /** Sets every intent and variable definition filed in the folder to unfiled. */
 export async function unfileCategory(db: Db, orgId: string, id: string): Promise<void> {
-  await tenant(db.updateTable('intents'), orgId).set({ category_id: null, updated_at: sql`now()` }).where('category_id', '=', id).execute();
-  await tenant(db.updateTable('variable_definitions'), orgId).set({ category_id: null, updated_at: sql`now()` }).where('category_id', '=', id).execute();
+  await tenant(db.updateTable('intents'), orgId)
+    .set({ category_id: null, updated_at: sql`now()` })
+    .where('category_id', '=', id)
+    .execute();
+  await tenant(db.updateTable('variable_definitions'), orgId)
+    .set({ category_id: null, updated_at: sql`now()` })
+    .where('category_id', '=', id)
+    .execute();
 }
 
 /** Each listed folder of the organization gets sort_order = its index in `ids`; others (and unknown ids) are untouched. */

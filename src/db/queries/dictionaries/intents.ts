@@ -28,7 +28,14 @@ export function insertIntent(
 ): Promise<IntentRow | undefined> {
   return db
     .insertInto('intents')
-    .values({ organization_id: orgId, value: i.value, label: i.label, description: i.description, category_id: i.categoryId, active: i.active })
+    .values({
+      organization_id: orgId,
+      value: i.value,
+      label: i.label,
+      description: i.description,
+      category_id: i.categoryId,
+      active: i.active,
+    })
     .onConflict((oc) => oc.columns(['organization_id', 'value']).doNothing())
     .returningAll()
     .executeTakeFirst();

@@ -9,7 +9,14 @@ export type EventRow = Selectable<EventsTable>;
 export function insertEvent(
   db: Db,
   orgId: string,
-  e: { name: string; contactId: string; contactCreated: boolean; properties: Record<string, unknown>; messageType: string; occurredAt: Date },
+  e: {
+    name: string;
+    contactId: string;
+    contactCreated: boolean;
+    properties: Record<string, unknown>;
+    messageType: string;
+    occurredAt: Date;
+  },
 ): Promise<EventRow> {
   return db
     .insertInto('events')
@@ -27,7 +34,10 @@ export function insertEvent(
 }
 
 export async function setEventOutcomes(db: Db, orgId: string, id: string, outcomes: unknown[]): Promise<void> {
-  await tenant(db.updateTable('events'), orgId).set({ outcomes: JSON.stringify(outcomes) }).where('id', '=', id).execute();
+  await tenant(db.updateTable('events'), orgId)
+    .set({ outcomes: JSON.stringify(outcomes) })
+    .where('id', '=', id)
+    .execute();
 }
 
 /** Status of each message (queued or held at acceptance), by id. */

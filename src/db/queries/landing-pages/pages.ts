@@ -28,7 +28,12 @@ export async function submissionCount(db: Db, orgId: string, pageId: string): Pr
   return row.n;
 }
 
-export function listPages(db: Db, orgId: string, status: LandingPageState | undefined, page: { limit: number; offset: number }): Promise<Page<LandingPageWithCount>> {
+export function listPages(
+  db: Db,
+  orgId: string,
+  status: LandingPageState | undefined,
+  page: { limit: number; offset: number },
+): Promise<Page<LandingPageWithCount>> {
   let qb = tenant(db.selectFrom('landing_pages'), orgId).selectAll().select(countOf.as('submission_count'));
   if (status) qb = qb.where('status', '=', status);
   return listPage(newestFirst(qb), page);
@@ -54,7 +59,11 @@ export async function lockSlugs(db: Db, orgId: string): Promise<void> {
 }
 
 export function insertPage(db: Db, orgId: string, page: NewLandingPage): Promise<LandingPageRow> {
-  return db.insertInto('landing_pages').values({ ...page, organization_id: orgId }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('landing_pages')
+    .values({ ...page, organization_id: orgId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function updatePage(db: Db, orgId: string, id: string, patch: LandingPagePatch): Promise<LandingPageRow | undefined> {
@@ -72,10 +81,26 @@ export async function deletePage(db: Db, orgId: string, id: string): Promise<boo
   return row !== undefined;
 }
 
-export function insertSubmission(db: Db, orgId: string, row: Omit<Insertable<LandingPageSubmissionsTable>, 'organization_id'>): Promise<LandingPageSubmissionRow> {
-  return db.insertInto('landing_page_submissions').values({ ...row, organization_id: orgId }).returningAll().executeTakeFirstOrThrow();
+export function insertSubmission(
+  db: Db,
+  orgId: string,
+  row: Omit<Insertable<LandingPageSubmissionsTable>, 'organization_id'>,
+): Promise<LandingPageSubmissionRow> {
+  return db
+    .insertInto('landing_page_submissions')
+    .values({ ...row, organization_id: orgId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
-export function listSubmissions(db: Db, orgId: string, pageId: string, page: { limit: number; offset: number }): Promise<Page<LandingPageSubmissionRow>> {
-  return listPage(newestFirst(tenant(db.selectFrom('landing_page_submissions'), orgId).selectAll().where('landing_page_id', '=', pageId)), page);
+export function listSubmissions(
+  db: Db,
+  orgId: string,
+  pageId: string,
+  page: { limit: number; offset: number },
+): Promise<Page<LandingPageSubmissionRow>> {
+  return listPage(
+    newestFirst(tenant(db.selectFrom('landing_page_submissions'), orgId).selectAll().where('landing_page_id', '=', pageId)),
+    page,
+  );
 }

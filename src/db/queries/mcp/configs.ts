@@ -42,7 +42,12 @@ export function upsertMcpConfig(db: Db, orgId: string, v: McpConfigValues): Prom
  * Stores test results, unless the configuration changed while the test ran (another base URL or other
  * credentials): then the results describe a configuration that no longer exists and are dropped (undefined).
  */
-export function setMcpHealth(db: Db, orgId: string, expected: { baseUrl: string; sealedCredentials: string }, health: StoredChannelHealth[]): Promise<McpConfigRow | undefined> {
+export function setMcpHealth(
+  db: Db,
+  orgId: string,
+  expected: { baseUrl: string; sealedCredentials: string },
+  health: StoredChannelHealth[],
+): Promise<McpConfigRow | undefined> {
   return tenant(db.updateTable('mcp_configs'), orgId)
     .set({ health: JSON.stringify(health), updated_at: sql<Date>`now()` })
     .where('base_url', '=', expected.baseUrl)

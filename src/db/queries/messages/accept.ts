@@ -48,8 +48,10 @@ function wakeCtes(wake: JobInsert | undefined): RawBuilder<unknown> {
   if (!wake) return sql``;
   const jobs = sql`(select coalesce(json_agg(json_build_object('data', json_build_object('messageId', i.id),
       'startAfter', case when i.held_until > now() then i.held_until end)), '[]'::json)::text from ins i)`;
-  const notify = wake.notify ? sql`,
-    woken as (select ${sql.raw(wake.notify)} from ins i where i.held_until is null or i.held_until <= now() limit 1)` : sql``;
+  const notify = wake.notify
+    ? sql`,
+    woken as (select ${sql.raw(wake.notify)} from ins i where i.held_until is null or i.held_until <= now() limit 1)`
+    : sql``;
   return sql`,
     wake as (${sql.raw(wake.head)}${jobs}${sql.raw(wake.tail)})${notify}`;
 }
@@ -100,7 +102,8 @@ export async function plannedRoute(
 function conversationProbe(orgId: string, senderId: string, newId: RawBuilder<string>, derivedIds: boolean): RawBuilder<unknown> {
   const columns = sql`cv.id, cv.session_channel, cv.last_inbound_at`;
   // The organization is checked outside the probe, where no index on (organization_id, …) competes with the key.
-  if (derivedIds) return sql`left join lateral (select ${columns}, cv.organization_id from conversations cv where cv.id = ${newId} offset 0) cv on cv.organization_id = ${orgId}::uuid`;
+  if (derivedIds)
+    return sql`left join lateral (select ${columns}, cv.organization_id from conversations cv where cv.id = ${newId} offset 0) cv on cv.organization_id = ${orgId}::uuid`;
   return sql`left join lateral (
           (select ${columns} from conversations cv
             where cv.id = ${newId} and cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${senderId}::uuid)
@@ -110,7 +113,13 @@ function conversationProbe(orgId: string, senderId: string, newId: RawBuilder<st
           limit 1) cv on true`;
 }
 
-function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail: RawBuilder<unknown>, wake?: JobInsert): RawBuilder<unknown> {
+function acceptStatement(
+  orgId: string,
+  a: AcceptSet,
+  derivedIds: boolean,
+  tail: RawBuilder<unknown>,
+  wake?: JobInsert,
+): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
     ? sql`, marked as (
@@ -184,7 +193,7 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ${tail}`;
 }
 
-export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & ({ id: string } & MessageRow | { id: null });
+export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & (({ id: string } & MessageRow) | { id: null });
 
 /**
  * Accepts the set and answers each recipient's outcome: its message, or its skip reason. With `wake`, each accepted
@@ -198,12 +207,19 @@ export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake?: Job
 }
 
 /** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */
-export async function acceptAll(db: Db, orgId: string, a: AcceptSet, withMessages: boolean): Promise<{ accepted: number; skipped: number; messages: MessageRow[] }> {
+export async function acceptAll(
+  db: Db,
+  orgId: string,
+  a: AcceptSet,
+  withMessages: boolean,
+): Promise<{ accepted: number; skipped: number; messages: MessageRow[] }> {
   const derivedIds = await conversationIdsDerived(db);
   if (withMessages) {
     // No join of the set with its inserted rows (the planner cannot see their number): the count beside them.
     const tail = sql`select x.skipped, m.* from (select count(*) filter (where skip_reason is not null)::int as skipped from s) x left join ins m on true`;
-    const rows = (await sql<MessageRow & { skipped: number; id: string | null }>`${acceptStatement(orgId, a, derivedIds, tail)}`.execute(db)).rows;
+    const rows = (
+      await sql<MessageRow & { skipped: number; id: string | null }>`${acceptStatement(orgId, a, derivedIds, tail)}`.execute(db)
+    ).rows;
     const messages = rows.filter((r) => r.id !== null) as MessageRow[];
     return { accepted: messages.length, skipped: rows[0]?.skipped ?? 0, messages };
   }
@@ -247,7 +263,15 @@ export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): P
         from (${quietGroupsSql(orgId, f.quiet.recipients, f.quiet.defaults)}) x)`
     : sql`null`;
   const row = (
-    await sql<SenderRow & { facts_protocols: SendFacts['protocols']; facts_rules: GateContentRule[]; facts_quiet: QuietGroup[] | null; facts_subscribed: boolean; facts_contact: boolean }>`/* prepared:send-facts */
+    await sql<
+      SenderRow & {
+        facts_protocols: SendFacts['protocols'];
+        facts_rules: GateContentRule[];
+        facts_quiet: QuietGroup[] | null;
+        facts_subscribed: boolean;
+        facts_contact: boolean;
+      }
+    >`/* prepared:send-facts */
       with s as (select * from sender_ids where organization_id = ${orgId}::uuid and ${which} order by created_at, id limit 1)
       select s.*,
         (select coalesce(json_agg(json_build_object('type', p.type, 'status', p.status)), '[]'::json)

@@ -27,7 +27,8 @@ function scopeOf(scope: DispatchScope) {
  * `leaseSeconds`. Rows another worker holds are skipped (SKIP LOCKED), never waited for.
  */
 export async function claimDue(db: Db, scope: DispatchScope, limit: number, leaseSeconds: number): Promise<ClaimedMessage[]> {
-  return (await sql<ClaimedMessage>`
+  return (
+    await sql<ClaimedMessage>`
     with due as (
       select m.id from messages m
       where ${scopeOf(scope)} and m.dispatch_at <= now() and m.status in ('queued', 'held', 'sending')
@@ -37,18 +38,29 @@ export async function claimDue(db: Db, scope: DispatchScope, limit: number, leas
     update messages m set status = 'sending', attempts = m.attempts + 1, dispatch_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
     from due, contacts c
     where m.id = due.id and c.id = m.contact_id
-    returning m.*, c.rcs_capable as contact_rcs_capable`.execute(db)).rows;
+    returning m.*, c.rcs_capable as contact_rcs_capable`.execute(db)
+  ).rows;
 }
 
 /** When the scope's next message falls due (held, backing off, rate-limited, or leased to a worker); null when none. */
 export async function nextDue(db: Db, scope: DispatchScope): Promise<Date | null> {
-  const row = (await sql<{ at: Date | null }>`
+  const row = (
+    await sql<{ at: Date | null }>`
     select min(m.dispatch_at) as at from messages m
-    where ${scopeOf(scope)} and m.dispatch_at is not null and m.status in ('queued', 'held', 'sending')`.execute(db)).rows[0];
+    where ${scopeOf(scope)} and m.dispatch_at is not null and m.status in ('queued', 'held', 'sending')`.execute(db)
+  ).rows[0];
   return row?.at ?? null;
 }
 
-export type AcceptedByProvider = { organizationId: string; id: string; providerMessageId: string; channel: string; segments: number; encoding: string | null; costUnits: number };
+export type AcceptedByProvider = {
+  organizationId: string;
+  id: string;
+  providerMessageId: string;
+  channel: string;
+  segments: number;
+  encoding: string | null;
+  costUnits: number;
+};
 
 /**
  * Records a batch of provider acceptances in one statement. A message no longer `sending` was moved on by a receipt
@@ -58,7 +70,8 @@ export type AcceptedByProvider = { organizationId: string; id: string; providerM
 export async function recordAccepted(db: Db, provider: string, accepted: AcceptedByProvider[]): Promise<MessageRow[]> {
   if (accepted.length === 0) return [];
   const col = (f: (a: AcceptedByProvider) => unknown) => accepted.map(f);
-  return (await sql<MessageRow>`
+  return (
+    await sql<MessageRow>`
     update messages m set
       status = case when m.status = 'sending' then 'sent' else m.status end,
       provider = ${provider},
@@ -81,7 +94,8 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       { name: 'cost_units', type: 'int', values: col((a) => a.costUnits) },
     ])}
     where m.organization_id = v.organization_id and m.id = v.id
-    returning m.*`.execute(db)).rows;
+    returning m.*`.execute(db)
+  ).rows;
 }
 
 /** Puts claimed messages back to `queued`, due again in `afterSeconds`; an attempt that never reached the provider is given back. */
@@ -112,7 +126,8 @@ export type QuietHold = { organizationId: string; id: string; until: Date };
  */
 export async function holdMessages(db: Db, holds: readonly QuietHold[]): Promise<MessageRow[]> {
   if (holds.length === 0) return [];
-  return (await sql<MessageRow>`
+  return (
+    await sql<MessageRow>`
     update messages m set status = 'held', held_until = v.until, dispatch_at = v.until, attempts = m.attempts - 1, updated_at = now()
     from ${rowsOf('v', [
       { name: 'organization_id', type: 'uuid', values: holds.map((h) => h.organizationId) },
@@ -120,11 +135,19 @@ export async function holdMessages(db: Db, holds: readonly QuietHold[]): Promise
       { name: 'until', type: 'timestamptz', values: holds.map((h) => h.until) },
     ])}
     where m.organization_id = v.organization_id and m.id = v.id and m.status = 'sending'
-    returning m.*`.execute(db)).rows;
+    returning m.*`.execute(db)
+  ).rows;
 }
 
 /** Fails a message not yet final; undefined when it already was. `dropFallback` clears the planned fallback. */
-export function failMessage(db: Db, orgId: string, id: string, code: string, text: string, opts: { dropFallback: boolean }): Promise<MessageRow | undefined> {
+export function failMessage(
+  db: Db,
+  orgId: string,
+  id: string,
+  code: string,
+  text: string,
+  opts: { dropFallback: boolean },
+): Promise<MessageRow | undefined> {
   return tenant(db.updateTable('messages'), orgId)
     .set({
       status: 'failed',
@@ -143,7 +166,10 @@ export function failMessage(db: Db, orgId: string, id: string, code: string, tex
 
 /** The message goes by its SMS/MMS fallback instead of RCS, for `reason`. */
 /** Plans the fallback channel of messages found without RCS at dispatch, in one statement. */
-export async function planFallbacks(db: Db, rows: ReadonlyArray<{ organizationId: string; id: string; channel: string; reason: string }>): Promise<void> {
+export async function planFallbacks(
+  db: Db,
+  rows: ReadonlyArray<{ organizationId: string; id: string; channel: string; reason: string }>,
+): Promise<void> {
   if (rows.length === 0) return;
   await sql`update messages m set planned_channel = v.channel, fallback_used = true, fallback_reason = v.reason
     from unnest(${rows.map((r) => r.organizationId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.channel)}::text[], ${rows.map((r) => r.reason)}::text[])

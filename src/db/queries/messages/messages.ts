@@ -18,7 +18,11 @@ export function insertMessage(db: Db, orgId: string, message: NewMessage): Promi
 }
 
 /** Stores an inbound message once per (provider, provider message id): undefined when it is already stored. */
-export function insertInboundMessage(db: Db, orgId: string, message: NewMessage & { provider: string; provider_message_id: string }): Promise<MessageRow | undefined> {
+export function insertInboundMessage(
+  db: Db,
+  orgId: string,
+  message: NewMessage & { provider: string; provider_message_id: string },
+): Promise<MessageRow | undefined> {
   return db
     .insertInto('messages')
     .values({ ...message, organization_id: orgId })
@@ -32,7 +36,12 @@ export function getMessage(db: Db, orgId: string, id: string): Promise<MessageRo
 }
 
 /** A page of a conversation's messages (both directions), newest first, with the total. */
-export function listConversationMessages(db: Db, orgId: string, conversationId: string, page: { limit: number; offset: number }): Promise<Page<MessageRow>> {
+export function listConversationMessages(
+  db: Db,
+  orgId: string,
+  conversationId: string,
+  page: { limit: number; offset: number },
+): Promise<Page<MessageRow>> {
   return listPage(newestFirst(tenant(db.selectFrom('messages'), orgId).selectAll().where('conversation_id', '=', conversationId)), page);
 }
 
@@ -40,7 +49,13 @@ export function listConversationMessages(db: Db, orgId: string, conversationId: 
  * Revokes the message if it is still in `fromStatus` (undefined when it changed meanwhile); a revoked message is not
  * billed. `dropFallback` clears the planned fallback.
  */
-export function revokeMessage(db: Db, orgId: string, id: string, fromStatus: string, opts: { dropFallback: boolean }): Promise<MessageRow | undefined> {
+export function revokeMessage(
+  db: Db,
+  orgId: string,
+  id: string,
+  fromStatus: string,
+  opts: { dropFallback: boolean },
+): Promise<MessageRow | undefined> {
   return tenant(db.updateTable('messages'), orgId)
     .set({
       status: 'revoked',
@@ -62,7 +77,12 @@ export function revokeMessage(db: Db, orgId: string, id: string, fromStatus: str
  * Keyword replies (a STOP confirmation) are exempt, as they are from the gate; with `overridable`, so is a contact
  * under an active compliance override (the gate lets an override lift an opt-out, not a DNC entry).
  */
-export async function failUnsentTo(db: Db, orgId: string, phones: readonly string[], refusal: { code: string; message: string; overridable: boolean }): Promise<MessageRow[]> {
+export async function failUnsentTo(
+  db: Db,
+  orgId: string,
+  phones: readonly string[],
+  refusal: { code: string; message: string; overridable: boolean },
+): Promise<MessageRow[]> {
   if (phones.length === 0) return [];
   const overridden = refusal.overridable
     ? sql`and not exists (select 1 from compliance_overrides o where o.organization_id = ${orgId}::uuid and o.contact_id = c.id and o.expires_at > now())`

@@ -16,8 +16,22 @@ export async function lockMessages(db: Db, ids: readonly string[]): Promise<Mess
 /** The state a batch of receipts leaves a message in: the columns receipts change. `requeue`: due for dispatch now. */
 export type ReceiptState = Pick<
   MessageRow,
-  | 'id' | 'status' | 'channel' | 'planned_channel' | 'provider' | 'provider_message_id' | 'sent_at' | 'cost_units' | 'delivered_at' | 'read_at'
-  | 'failed_at' | 'error_code' | 'error_message' | 'receipt_at' | 'fallback_used' | 'fallback_reason'
+  | 'id'
+  | 'status'
+  | 'channel'
+  | 'planned_channel'
+  | 'provider'
+  | 'provider_message_id'
+  | 'sent_at'
+  | 'cost_units'
+  | 'delivered_at'
+  | 'read_at'
+  | 'failed_at'
+  | 'error_code'
+  | 'error_message'
+  | 'receipt_at'
+  | 'fallback_used'
+  | 'fallback_reason'
 > & { requeue: boolean };
 
 /** Writes the receipts' states, one statement for the whole batch. */

@@ -8,7 +8,12 @@ import { tenant } from '../../tenant.ts';
 export type ProgramRow = Selectable<ProgramsTable>;
 export type AttachmentRow = Selectable<ProgramSendersTable>;
 
-export function getProgram(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ProgramRow | undefined> {
+export function getProgram(
+  db: Db,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<ProgramRow | undefined> {
   const q = tenant(db.selectFrom('programs'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
@@ -17,18 +22,35 @@ export function programOfSender(db: Db, organizationId: string, senderId: string
   return tenant(db.selectFrom('programs'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
 }
 
-export function listPrograms(db: Db, organizationId: string, filter: { status?: string | undefined }, page: { limit: number; offset: number }): Promise<Page<ProgramRow>> {
+export function listPrograms(
+  db: Db,
+  organizationId: string,
+  filter: { status?: string | undefined },
+  page: { limit: number; offset: number },
+): Promise<Page<ProgramRow>> {
   let qb = tenant(db.selectFrom('programs'), organizationId).selectAll();
   if (filter.status) qb = qb.where('status', '=', filter.status);
   return listPage(newestFirst(qb), page);
 }
 
-export function insertProgram(db: Db, organizationId: string, row: Omit<Insertable<ProgramsTable>, 'organization_id'>): Promise<ProgramRow> {
-  return db.insertInto('programs').values({ ...row, organization_id: organizationId }).returningAll().executeTakeFirstOrThrow();
+export function insertProgram(
+  db: Db,
+  organizationId: string,
+  row: Omit<Insertable<ProgramsTable>, 'organization_id'>,
+): Promise<ProgramRow> {
+  return db
+    .insertInto('programs')
+    .values({ ...row, organization_id: organizationId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function updateProgram(db: Db, organizationId: string, id: string, patch: Updateable<ProgramsTable>): Promise<ProgramRow> {
-  return tenant(db.updateTable('programs'), organizationId).set({ ...patch, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return tenant(db.updateTable('programs'), organizationId)
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Attachments of some programs, newest first (active and detached: the audit trail). */
@@ -43,17 +65,34 @@ export function attachmentsOf(db: Db, organizationId: string, programIds: string
 }
 
 /** Inserts an active attachment; undefined when the sender already has one to the program (the partial unique index). */
-export function insertAttachment(db: Db, organizationId: string, row: { programId: string; senderId: string; role: string; at: Date }): Promise<AttachmentRow | undefined> {
+export function insertAttachment(
+  db: Db,
+  organizationId: string,
+  row: { programId: string; senderId: string; role: string; at: Date },
+): Promise<AttachmentRow | undefined> {
   return db
     .insertInto('program_senders')
-    .values({ organization_id: organizationId, program_id: row.programId, sender_id: row.senderId, role: row.role, status: 'ACTIVE', attached_at: row.at })
+    .values({
+      organization_id: organizationId,
+      program_id: row.programId,
+      sender_id: row.senderId,
+      role: row.role,
+      status: 'ACTIVE',
+      attached_at: row.at,
+    })
     .onConflict((oc) => oc.columns(['program_id', 'sender_id']).where('status', '=', 'ACTIVE').doNothing())
     .returningAll()
     .executeTakeFirst();
 }
 
 /** Ends the active attachment of a sender to a program (kept as DETACHED); undefined when there is none. */
-export function detachSender(db: Db, organizationId: string, programId: string, senderId: string, at: Date): Promise<AttachmentRow | undefined> {
+export function detachSender(
+  db: Db,
+  organizationId: string,
+  programId: string,
+  senderId: string,
+  at: Date,
+): Promise<AttachmentRow | undefined> {
   return tenant(db.updateTable('program_senders'), organizationId)
     .set({ status: 'DETACHED', detached_at: at })
     .where('program_id', '=', programId)
@@ -65,7 +104,11 @@ export function detachSender(db: Db, organizationId: string, programId: string, 
 
 /** Active attachments of one sender (any program). */
 export function activeAttachmentsOfSender(db: Db, organizationId: string, senderId: string): Promise<AttachmentRow[]> {
-  return tenant(db.selectFrom('program_senders'), organizationId).selectAll().where('sender_id', '=', senderId).where('status', '=', 'ACTIVE').execute();
+  return tenant(db.selectFrom('program_senders'), organizationId)
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .where('status', '=', 'ACTIVE')
+    .execute();
 }
 
 /** Ends every active attachment of a sender (its deletion): the rows stay, as the audit trail. */

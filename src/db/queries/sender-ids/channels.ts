@@ -14,12 +14,21 @@ export function listChannels(db: Db, organizationId: string): Promise<ChannelRow
   return tenant(db.selectFrom('sender_channels'), organizationId).selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }
 
-export function getChannel(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ChannelRow | undefined> {
+export function getChannel(
+  db: Db,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<ChannelRow | undefined> {
   const q = tenant(db.selectFrom('sender_channels'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function insertChannel(db: Db, organizationId: string, channel: { sender_id: string; type: string; name: string }): Promise<ChannelRow> {
+export function insertChannel(
+  db: Db,
+  organizationId: string,
+  channel: { sender_id: string; type: string; name: string },
+): Promise<ChannelRow> {
   return db
     .insertInto('sender_channels')
     .values({ ...channel, organization_id: organizationId })
@@ -27,7 +36,12 @@ export function insertChannel(db: Db, organizationId: string, channel: { sender_
     .executeTakeFirstOrThrow();
 }
 
-export function updateChannel(db: Db, organizationId: string, id: string, patch: { sender_id: string; name: string }): Promise<ChannelRow | undefined> {
+export function updateChannel(
+  db: Db,
+  organizationId: string,
+  id: string,
+  patch: { sender_id: string; name: string },
+): Promise<ChannelRow | undefined> {
   return tenant(db.updateTable('sender_channels'), organizationId)
     .set({ ...patch, updated_at: new Date() })
     .where('id', '=', id)
@@ -51,7 +65,12 @@ export function listRcsChannelSenders(db: Db, organizationId: string, channelId:
     .execute();
 }
 
-export function getRcsChannelSender(db: Db, organizationId: string, channelId: string, senderName: string): Promise<RcsChannelSenderRow | undefined> {
+export function getRcsChannelSender(
+  db: Db,
+  organizationId: string,
+  channelId: string,
+  senderName: string,
+): Promise<RcsChannelSenderRow | undefined> {
   return tenant(db.selectFrom('rcs_channel_senders'), organizationId)
     .selectAll()
     .where('channel_id', '=', channelId)
@@ -60,7 +79,11 @@ export function getRcsChannelSender(db: Db, organizationId: string, channelId: s
 }
 
 /** Undefined when the name is already taken in the channel. */
-export function insertRcsChannelSender(db: Db, organizationId: string, row: { channel_id: string; sender_id: string; sender_name: string }): Promise<RcsChannelSenderRow | undefined> {
+export function insertRcsChannelSender(
+  db: Db,
+  organizationId: string,
+  row: { channel_id: string; sender_id: string; sender_name: string },
+): Promise<RcsChannelSenderRow | undefined> {
   return db
     .insertInto('rcs_channel_senders')
     .values({ ...row, organization_id: organizationId })

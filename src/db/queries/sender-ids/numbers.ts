@@ -38,7 +38,11 @@ export function liveNumberOfSender(db: Db, organizationId: string, senderId: str
 }
 
 export function setNumberSender(db: Db, organizationId: string, id: string, senderId: string): Promise<NumberRow> {
-  return tenant(db.updateTable('sender_numbers'), organizationId).set({ sender_id: senderId }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return tenant(db.updateTable('sender_numbers'), organizationId)
+    .set({ sender_id: senderId })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function releaseNumber(db: Db, organizationId: string, id: string, at: Date): Promise<NumberRow> {
@@ -49,7 +53,12 @@ export function releaseNumber(db: Db, organizationId: string, id: string, at: Da
     .executeTakeFirstOrThrow();
 }
 
-export function listNumbers(db: Db, organizationId: string, filter: { provider?: string | undefined }, page: { limit: number; offset: number }): Promise<Page<NumberRow>> {
+export function listNumbers(
+  db: Db,
+  organizationId: string,
+  filter: { provider?: string | undefined },
+  page: { limit: number; offset: number },
+): Promise<Page<NumberRow>> {
   let q = tenant(db.selectFrom('sender_numbers'), organizationId).selectAll();
   if (filter.provider) q = q.where('provider', '=', filter.provider);
   return listPage(newestFirst(q), page);
@@ -87,7 +96,13 @@ export function attachNumberToSender(
  * traffic) to `address` (what the sender's answer shows, kept for history), so inbound traffic to it no longer
  * reaches this organization and the number can be held again later.
  */
-export function deactivateSenderOfNumber(db: Db, organizationId: string, senderId: string, number: string, at: Date): Promise<SenderRow | undefined> {
+export function deactivateSenderOfNumber(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  number: string,
+  at: Date,
+): Promise<SenderRow | undefined> {
   return tenant(db.updateTable('sender_ids'), organizationId)
     .set({
       status: 'DEACTIVATED',

@@ -7,7 +7,6 @@ import { tenant } from '../../tenant.ts';
 export type SenderProtocolRow = Selectable<SenderProtocolsTable>;
 export type { StoredProtocolConfig };
 
-
 /** Every protocol row of one sender (DISABLED included), in the document's order SMS, MMS, RCS, CHATAPP. */
 export function listSenderProtocols(db: Db, organizationId: string, senderId: string): Promise<SenderProtocolRow[]> {
   return tenant(db.selectFrom('sender_protocols'), organizationId)
@@ -20,11 +19,24 @@ export function listSenderProtocols(db: Db, organizationId: string, senderId: st
 /** The protocol rows of several senders (for sender answers that embed `protocols`). */
 export function listProtocolsOfSenders(db: Db, organizationId: string, senderIds: string[]): Promise<SenderProtocolRow[]> {
   if (senderIds.length === 0) return Promise.resolve([]);
-  return tenant(db.selectFrom('sender_protocols'), organizationId).selectAll().where('sender_id', 'in', senderIds).orderBy('created_at').execute();
+  return tenant(db.selectFrom('sender_protocols'), organizationId)
+    .selectAll()
+    .where('sender_id', 'in', senderIds)
+    .orderBy('created_at')
+    .execute();
 }
 
-export function getSenderProtocol(db: Db, organizationId: string, senderId: string, type: string, opts: { forUpdate?: boolean } = {}): Promise<SenderProtocolRow | undefined> {
-  const q = tenant(db.selectFrom('sender_protocols'), organizationId).selectAll().where('sender_id', '=', senderId).where('type', '=', type);
+export function getSenderProtocol(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  type: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<SenderProtocolRow | undefined> {
+  const q = tenant(db.selectFrom('sender_protocols'), organizationId)
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .where('type', '=', type);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
@@ -83,6 +95,8 @@ export async function clearSendReadyWithoutActiveProtocol(db: Db, organizationId
     .set({ send_ready: false, updated_at: now })
     .where('id', '=', senderId)
     .where('send_ready', '=', true)
-    .where(sql<boolean>`not exists (select 1 from sender_protocols p where p.organization_id = sender_ids.organization_id and p.sender_id = sender_ids.id and p.status = 'ACTIVE')`)
+    .where(
+      sql<boolean>`not exists (select 1 from sender_protocols p where p.organization_id = sender_ids.organization_id and p.sender_id = sender_ids.id and p.status = 'ACTIVE')`,
+    )
     .execute();
 }

@@ -26,7 +26,12 @@ export function getSender(db: Db, organizationId: string, id: string, opts: { fo
 export type SenderFilters = { type?: string; status?: string; provider?: string };
 
 /** A page of the organization's senders, newest first, every filter optional (AND). */
-export function listSenders(db: Db, organizationId: string, filters: SenderFilters, page: { limit: number; offset: number }): Promise<Page<SenderRow>> {
+export function listSenders(
+  db: Db,
+  organizationId: string,
+  filters: SenderFilters,
+  page: { limit: number; offset: number },
+): Promise<Page<SenderRow>> {
   let qb = tenant(db.selectFrom('sender_ids'), organizationId).selectAll();
   if (filters.type) qb = qb.where('type', '=', filters.type);
   if (filters.status) qb = qb.where('status', '=', filters.status);
@@ -48,7 +53,12 @@ export function updateSender(db: Db, organizationId: string, id: string, patch: 
 // --- RCS agent details (rcs_agent_profiles, migration 0016): written by createSenderId/updateSenderId `rcsAgent`
 // and by the deprecated createRcsSender; read into `SenderId.rcsAgent`, the channel view and submissions. ---
 export type RcsAgentProfileRow = Selectable<RcsAgentProfilesTable>;
-export type RcsAgentProfileFields = { display_name: string; description: string | null; brand_color: string | null; logo_url: string | null };
+export type RcsAgentProfileFields = {
+  display_name: string;
+  description: string | null;
+  brand_color: string | null;
+  logo_url: string | null;
+};
 
 export function getRcsAgentProfile(db: Db, organizationId: string, senderId: string): Promise<RcsAgentProfileRow | undefined> {
   return tenant(db.selectFrom('rcs_agent_profiles'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
@@ -56,16 +66,29 @@ export function getRcsAgentProfile(db: Db, organizationId: string, senderId: str
 
 export function listRcsAgentProfiles(db: Db, organizationId: string, senderIds: readonly string[]): Promise<RcsAgentProfileRow[]> {
   if (senderIds.length === 0) return Promise.resolve([]);
-  return tenant(db.selectFrom('rcs_agent_profiles'), organizationId).selectAll().where('sender_id', 'in', [...senderIds]).execute();
+  return tenant(db.selectFrom('rcs_agent_profiles'), organizationId)
+    .selectAll()
+    .where('sender_id', 'in', [...senderIds])
+    .execute();
 }
 
 /** Inserts or replaces the agent details of one sender. */
-export function upsertRcsAgentProfile(db: Db, organizationId: string, senderId: string, fields: RcsAgentProfileFields): Promise<RcsAgentProfileRow> {
+export function upsertRcsAgentProfile(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  fields: RcsAgentProfileFields,
+): Promise<RcsAgentProfileRow> {
   const now = new Date();
   return db
     .insertInto('rcs_agent_profiles')
     .values({ sender_id: senderId, organization_id: organizationId, ...fields, updated_at: now })
-    .onConflict((oc) => oc.column('sender_id').doUpdateSet({ ...fields, updated_at: now }).where('rcs_agent_profiles.organization_id', '=', organizationId))
+    .onConflict((oc) =>
+      oc
+        .column('sender_id')
+        .doUpdateSet({ ...fields, updated_at: now })
+        .where('rcs_agent_profiles.organization_id', '=', organizationId),
+    )
     .returningAll()
     .executeTakeFirstOrThrow();
 }

@@ -6,13 +6,24 @@ import { tenant } from '../../tenant.ts';
 
 export type VoiceForwardingRow = Selectable<SenderVoiceForwardingsTable>;
 
-export function getVoiceForwarding(db: Db, organizationId: string, senderId: string, opts: { forUpdate?: boolean } = {}): Promise<VoiceForwardingRow | undefined> {
+export function getVoiceForwarding(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<VoiceForwardingRow | undefined> {
   const q = tenant(db.selectFrom('sender_voice_forwardings'), organizationId).selectAll().where('sender_id', '=', senderId);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 /** Enables forwarding to `destination` (first time or again), confirmed by the provider at `syncedAt`. */
-export function enableVoiceForwarding(db: Db, organizationId: string, senderId: string, destination: string, syncedAt: Date): Promise<VoiceForwardingRow> {
+export function enableVoiceForwarding(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  destination: string,
+  syncedAt: Date,
+): Promise<VoiceForwardingRow> {
   return db
     .insertInto('sender_voice_forwardings')
     .values({ organization_id: organizationId, sender_id: senderId, enabled: true, destination, synced_at: syncedAt, updated_at: syncedAt })
@@ -22,7 +33,12 @@ export function enableVoiceForwarding(db: Db, organizationId: string, senderId: 
 }
 
 /** Turns forwarding off, keeping the destination. */
-export function disableVoiceForwarding(db: Db, organizationId: string, senderId: string, syncedAt: Date): Promise<VoiceForwardingRow | undefined> {
+export function disableVoiceForwarding(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  syncedAt: Date,
+): Promise<VoiceForwardingRow | undefined> {
   return tenant(db.updateTable('sender_voice_forwardings'), organizationId)
     .set({ enabled: false, synced_at: syncedAt, updated_at: syncedAt })
     .where('sender_id', '=', senderId)

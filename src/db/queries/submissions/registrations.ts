@@ -3,7 +3,12 @@
 import { newestFirst } from '../../paging.ts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
-import type { BrandRegistrationsTable, CampaignRegistrationsTable, RcsAgentLaunchesTable, SenderSubmissionsTable } from '../../tables/submissions.ts';
+import type {
+  BrandRegistrationsTable,
+  CampaignRegistrationsTable,
+  RcsAgentLaunchesTable,
+  SenderSubmissionsTable,
+} from '../../tables/submissions.ts';
 import { tenant } from '../../tenant.ts';
 
 export type LaunchRow = Selectable<RcsAgentLaunchesTable>;
@@ -33,18 +38,40 @@ export function latestSubmission(db: Db, organizationId: string, senderId: strin
     .executeTakeFirst();
 }
 
-export function insertSubmission(db: Db, organizationId: string, row: Omit<Insertable<SenderSubmissionsTable>, 'organization_id'>): Promise<SubmissionRow> {
-  return db.insertInto('sender_submissions').values({ ...row, organization_id: organizationId }).returningAll().executeTakeFirstOrThrow();
+export function insertSubmission(
+  db: Db,
+  organizationId: string,
+  row: Omit<Insertable<SenderSubmissionsTable>, 'organization_id'>,
+): Promise<SubmissionRow> {
+  return db
+    .insertInto('sender_submissions')
+    .values({ ...row, organization_id: organizationId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
-export function latestBrand(db: Db, organizationId: string, senderId: string, opts: { forUpdate?: boolean } = {}): Promise<BrandRow | undefined> {
-  const q = newestFirst(tenant(db.selectFrom('brand_registrations'), organizationId).selectAll().where('sender_id', '=', senderId))
-    .limit(1);
+export function latestBrand(
+  db: Db,
+  organizationId: string,
+  senderId: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<BrandRow | undefined> {
+  const q = newestFirst(tenant(db.selectFrom('brand_registrations'), organizationId).selectAll().where('sender_id', '=', senderId)).limit(
+    1,
+  );
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function insertBrand(db: Db, organizationId: string, row: Omit<Insertable<BrandRegistrationsTable>, 'organization_id'>): Promise<BrandRow> {
-  return db.insertInto('brand_registrations').values({ ...row, organization_id: organizationId }).returningAll().executeTakeFirstOrThrow();
+export function insertBrand(
+  db: Db,
+  organizationId: string,
+  row: Omit<Insertable<BrandRegistrationsTable>, 'organization_id'>,
+): Promise<BrandRow> {
+  return db
+    .insertInto('brand_registrations')
+    .values({ ...row, organization_id: organizationId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function latestCampaign(db: Db, organizationId: string, senderId: string): Promise<CampaignRow | undefined> {
@@ -53,8 +80,16 @@ export function latestCampaign(db: Db, organizationId: string, senderId: string)
     .executeTakeFirst();
 }
 
-export function insertCampaign(db: Db, organizationId: string, row: Omit<Insertable<CampaignRegistrationsTable>, 'organization_id'>): Promise<CampaignRow> {
-  return db.insertInto('campaign_registrations').values({ ...row, organization_id: organizationId }).returningAll().executeTakeFirstOrThrow();
+export function insertCampaign(
+  db: Db,
+  organizationId: string,
+  row: Omit<Insertable<CampaignRegistrationsTable>, 'organization_id'>,
+): Promise<CampaignRow> {
+  return db
+    .insertInto('campaign_registrations')
+    .values({ ...row, organization_id: organizationId })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function getBrand(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<BrandRow | undefined> {
@@ -62,24 +97,56 @@ export function getBrand(db: Db, organizationId: string, id: string, opts: { for
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function getCampaign(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<CampaignRow | undefined> {
+export function getCampaign(
+  db: Db,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<CampaignRow | undefined> {
   const q = tenant(db.selectFrom('campaign_registrations'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function getSubmission(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SubmissionRow | undefined> {
+export function getSubmission(
+  db: Db,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<SubmissionRow | undefined> {
   const q = tenant(db.selectFrom('sender_submissions'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 export function updateBrand(db: Db, organizationId: string, id: string, patch: Updateable<BrandRegistrationsTable>): Promise<BrandRow> {
-  return tenant(db.updateTable('brand_registrations'), organizationId).set({ ...patch, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+  return tenant(db.updateTable('brand_registrations'), organizationId)
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
-export function updateCampaign(db: Db, organizationId: string, id: string, patch: Updateable<CampaignRegistrationsTable>): Promise<CampaignRow> {
-  return tenant(db.updateTable('campaign_registrations'), organizationId).set({ ...patch, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export function updateCampaign(
+  db: Db,
+  organizationId: string,
+  id: string,
+  patch: Updateable<CampaignRegistrationsTable>,
+): Promise<CampaignRow> {
+  return tenant(db.updateTable('campaign_registrations'), organizationId)
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
-export function updateSubmission(db: Db, organizationId: string, id: string, patch: Updateable<SenderSubmissionsTable>): Promise<SubmissionRow> {
-  return tenant(db.updateTable('sender_submissions'), organizationId).set({ ...patch, updated_at: new Date() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+export function updateSubmission(
+  db: Db,
+  organizationId: string,
+  id: string,
+  patch: Updateable<SenderSubmissionsTable>,
+): Promise<SubmissionRow> {
+  return tenant(db.updateTable('sender_submissions'), organizationId)
+    .set({ ...patch, updated_at: new Date() })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }

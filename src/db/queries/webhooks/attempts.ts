@@ -58,7 +58,9 @@ export async function recordBatch(
   // Not prepared: a generic plan guesses 10 attempts and 1 pending delivery, and joined them in a nested loop that
   // read the whole batch once per pending delivery of the database (0.8 s for 500 attempts). Planned per batch, the
   // deliveries are found by primary key (bounded by the batch) and hash-joined to the attempts.
-  const { rows: [result] } = await sql<{ locked: LockedEndpoint[]; advanced: string[] }>`
+  const {
+    rows: [result],
+  } = await sql<{ locked: LockedEndpoint[]; advanced: string[] }>`
     with locked as (
       select id, is_active, consecutive_failures from webhook_endpoints
       where organization_id = ${orgId}::uuid and id = any(${endpointIds}::uuid[])
@@ -108,7 +110,12 @@ export async function recordBatch(
 }
 
 /** A page of one endpoint's attempts, newest attempt first (then id), with the total. */
-export function listAttempts(db: Db, orgId: string, endpointId: string, page: { limit: number; offset: number }): Promise<Page<WebhookAttemptRow>> {
+export function listAttempts(
+  db: Db,
+  orgId: string,
+  endpointId: string,
+  page: { limit: number; offset: number },
+): Promise<Page<WebhookAttemptRow>> {
   return listPage(
     tenant(db.selectFrom('webhook_delivery_attempts'), orgId)
       .selectAll()

@@ -33,8 +33,10 @@ export async function insertEventsAndDeliveries(
             group by d.part) j)${sql.raw(jobs.insert.tail)})`
     : sql``;
   // The notifying CTE is read, so PostgreSQL runs it (a plain select in WITH runs only when referenced).
-  const woken = notify ? sql`,
-    woken as (select ${sql.raw(notify)} from queued limit 1)` : sql``;
+  const woken = notify
+    ? sql`,
+    woken as (select ${sql.raw(notify)} from queued limit 1)`
+    : sql``;
   const read = notify ? sql` where (select count(*) from woken) >= 0` : sql``;
   const result = await sql<{ id: string }>`/* prepared:webhook-events-queue */
     with new_events as (
@@ -74,8 +76,22 @@ export type DeliveryForAttempt = {
 export function deliveriesForAttempts(db: Db, orgId: string, ids: string[]): Promise<DeliveryForAttempt[]> {
   return tenant(db.selectFrom('webhook_deliveries as d'), orgId, 'd.organization_id')
     .innerJoin('webhook_events as ev', (j) => j.onRef('ev.id', '=', 'd.event_id').onRef('ev.organization_id', '=', 'd.organization_id'))
-    .innerJoin('webhook_endpoints as ep', (j) => j.onRef('ep.id', '=', 'd.endpoint_id').onRef('ep.organization_id', '=', 'd.organization_id'))
-    .select(['d.id', 'd.status', 'd.attempts', 'd.event_id', 'ev.type as event_type', 'ev.test', 'ev.body', 'd.endpoint_id', 'ep.url', 'ep.secret', 'ep.is_active'])
+    .innerJoin('webhook_endpoints as ep', (j) =>
+      j.onRef('ep.id', '=', 'd.endpoint_id').onRef('ep.organization_id', '=', 'd.organization_id'),
+    )
+    .select([
+      'd.id',
+      'd.status',
+      'd.attempts',
+      'd.event_id',
+      'ev.type as event_type',
+      'ev.test',
+      'ev.body',
+      'd.endpoint_id',
+      'ep.url',
+      'ep.secret',
+      'ep.is_active',
+    ])
     .where('d.id', '=', sql<string>`any(${ids}::uuid[])`)
     .execute();
 }

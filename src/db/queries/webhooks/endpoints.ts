@@ -14,7 +14,12 @@ export function listEndpoints(db: Db, orgId: string): Promise<WebhookEndpointRow
 }
 
 /** One endpoint of the organization; `forUpdate` locks it until the surrounding transaction ends. */
-export function getEndpoint(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<WebhookEndpointRow | undefined> {
+export function getEndpoint(
+  db: Db,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<WebhookEndpointRow | undefined> {
   const query = tenant(db.selectFrom('webhook_endpoints'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
@@ -56,8 +61,15 @@ export function subscribedEndpoints(db: Db, orgId: string, types: string[]): Pro
 }
 
 /** Stores a new failure streak and, with `disable`, disables the endpoint for that reason. */
-export async function setEndpointState(db: Db, orgId: string, id: string, state: { consecutiveFailures: number; disable: WebhookDisabledReason | null }): Promise<void> {
-  const disabled = state.disable ? { is_active: false, disabled_reason: state.disable, disabled_at: sql<Date>`now()`, updated_at: sql<Date>`now()` } : {};
+export async function setEndpointState(
+  db: Db,
+  orgId: string,
+  id: string,
+  state: { consecutiveFailures: number; disable: WebhookDisabledReason | null },
+): Promise<void> {
+  const disabled = state.disable
+    ? { is_active: false, disabled_reason: state.disable, disabled_at: sql<Date>`now()`, updated_at: sql<Date>`now()` }
+    : {};
   await tenant(db.updateTable('webhook_endpoints'), orgId)
     .set({ consecutive_failures: state.consecutiveFailures, ...disabled })
     .where('id', '=', id)

@@ -28,13 +28,21 @@ async function deleteInChunks(db: Db, table: string, doomed: RawBuilder<unknown>
  * with them (ON DELETE CASCADE). Returns how many events were deleted.
  */
 export function deleteEventsOlderThan(db: Db, orgId: string, days: number): Promise<number> {
-  return deleteInChunks(db, 'webhook_events', sql`
-    select id from webhook_events where organization_id = ${orgId} and created_at < now() - make_interval(days => ${days})`);
+  return deleteInChunks(
+    db,
+    'webhook_events',
+    sql`
+    select id from webhook_events where organization_id = ${orgId} and created_at < now() - make_interval(days => ${days})`,
+  );
 }
 
 /** Deletes the organization's test attempts (no delivery behind them) made more than `days` ago; returns how many. */
 export function deleteTestAttemptsOlderThan(db: Db, orgId: string, days: number): Promise<number> {
-  return deleteInChunks(db, 'webhook_delivery_attempts', sql`
+  return deleteInChunks(
+    db,
+    'webhook_delivery_attempts',
+    sql`
     select id from webhook_delivery_attempts
-    where organization_id = ${orgId} and delivery_id is null and attempted_at < now() - make_interval(days => ${days})`);
+    where organization_id = ${orgId} and delivery_id is null and attempted_at < now() - make_interval(days => ${days})`,
+  );
 }

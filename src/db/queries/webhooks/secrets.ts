@@ -23,13 +23,22 @@ export async function replacePlainSecrets(db: Db, rows: Array<{ id: string; plai
 
 /** The sealed secret of the newest endpoint, to check at start that this process holds the key that sealed it. */
 export async function newestSealedSecret(db: Db): Promise<string | undefined> {
-  const row = await db.selectFrom('webhook_endpoints').select('secret').where('secret', 'like', 'v1:%').orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+  const row = await db
+    .selectFrom('webhook_endpoints')
+    .select('secret')
+    .where('secret', 'like', 'v1:%')
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
   return row?.secret;
 }
 
 /** Once no plain secret is left: VALIDATE the NOT VALID constraint of migration 0008 (a no-op when done). */
 export async function validateSealedSecretsConstraint(db: Db): Promise<void> {
   const { rows } = await sql<{ convalidated: boolean }>`
-    select convalidated from pg_constraint where conname = 'webhook_endpoints_secret_sealed' and conrelid = 'webhook_endpoints'::regclass`.execute(db);
-  if (rows[0] && !rows[0].convalidated) await sql`alter table webhook_endpoints validate constraint webhook_endpoints_secret_sealed`.execute(db);
+    select convalidated from pg_constraint where conname = 'webhook_endpoints_secret_sealed' and conrelid = 'webhook_endpoints'::regclass`.execute(
+    db,
+  );
+  if (rows[0] && !rows[0].convalidated)
+    await sql`alter table webhook_endpoints validate constraint webhook_endpoints_secret_sealed`.execute(db);
 }
