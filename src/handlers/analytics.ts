@@ -1,4 +1,4 @@
-// Analytics section (openapi/paths/analytics.yaml): the message report, the figures, exports and scheduled
+// Analytics section (the analytics paths of openapi.yaml): the message report, the figures, exports and scheduled
 // reports. One service call (src/domain/analytics/) each, then the mapper.
 import type { Readable } from 'node:stream';
 import {

@@ -1,4 +1,4 @@
-// API Keys section (openapi/paths/api-keys.yaml): listApiKeys, createApiKey, revokeApiKey, rotateApiKey.
+// API Keys section (the api-keys paths of openapi.yaml): listApiKeys, createApiKey, revokeApiKey, rotateApiKey.
 // The section template: each handler takes the typed input, makes one service call (src/domain/api-keys/) with
 // the tenant, and maps the result (mappers.ts). No SQL, no rules, no transactions here.
 import * as keys from '../domain/api-keys/keys.ts';

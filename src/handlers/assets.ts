@@ -1,4 +1,4 @@
-// Common section (openapi/paths/common.yaml), assets and asset folders: see README "Adding an operation".
+// Common section (the common paths of openapi.yaml), assets and asset folders: see README "Adding an operation".
 // Each handler takes the typed input, makes one service call (src/domain/assets/) and maps the result.
 import { SIGNED_URL_PRINCIPAL } from '../auth/principal.ts';
 import * as assets from '../domain/assets/assets.ts';

@@ -1,4 +1,4 @@
-// Blasts section (openapi/paths/blasts.yaml): thin handlers, one service call each (src/domain/blasts/), rows
+// Blasts section (the blasts paths of openapi.yaml): thin handlers, one service call each (src/domain/blasts/), rows
 // mapped by src/domain/blasts/mappers.ts.
 import * as blasts from '../domain/blasts/blasts.ts';
 import { toBlast, toDetail, toStats } from '../domain/blasts/mappers.ts';

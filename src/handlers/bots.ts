@@ -1,4 +1,4 @@
-// Bots section (openapi/paths/bots.yaml): see README "Adding an operation".
+// Bots section (the bots paths of openapi.yaml): see README "Adding an operation".
 import * as bots from '../domain/bots/bots.ts';
 import { toBot, toBotRevision, toBotSummary, toBotTester } from '../domain/bots/mappers.ts';
 import { defineHandlers } from '../http/handler-types.ts';

@@ -1,4 +1,4 @@
-// Compliance section (openapi/paths/compliance.yaml): DNC, consent overrides, TCPA settings, content rules,
+// Compliance section (the compliance paths of openapi.yaml): DNC, consent overrides, TCPA settings, content rules,
 // keyword rules, reports. Each handler takes the typed input, makes one service call (src/domain/compliance/)
 // with the tenant, and maps the result (mappers.ts). No SQL, no rules, no transactions here.
 import * as overrides from '../domain/compliance/consent-overrides.ts';

@@ -1,4 +1,4 @@
-// Contacts section (openapi/paths/contacts.yaml): contacts, consent history, RCS checks, tags, bulk tagging,
+// Contacts section (the contacts paths of openapi.yaml): contacts, consent history, RCS checks, tags, bulk tagging,
 // imports, segments. Each handler takes the typed input, makes one service call (src/domain/contacts/) with the
 // tenant, and maps the result (mappers.ts).
 import * as bulkTag from '../domain/contacts/bulk-tag.ts';

@@ -1,4 +1,4 @@
-// Conversations section (openapi/paths/conversations.yaml): direct messages (sendMessage, previewMessage,
+// Conversations section (the conversations paths of openapi.yaml): direct messages (sendMessage, previewMessage,
 // revokeMessage) and conversations (list, get, messages, send inside, session, source, handoff). Each handler
 // takes the typed input, makes one service call (src/domain/conversations/) with the tenant, and maps the
 // result (mappers.ts). The Idempotency-Key of sendMessage and sendConversationMessage is applied by the router:

@@ -1,4 +1,4 @@
-// Dictionaries section (openapi/paths/dictionaries.yaml): intents, variable definitions and their folders, with the
+// Dictionaries section (the dictionaries paths of openapi.yaml): intents, variable definitions and their folders, with the
 // usage and rewrite (rename everywhere) operations. See README "Adding an operation".
 import * as categories from '../domain/dictionaries/categories.ts';
 import * as intents from '../domain/dictionaries/intents.ts';

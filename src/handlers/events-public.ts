@@ -1,4 +1,4 @@
-// Events section (openapi/paths/events.yaml), the one public operation (`security: []`): public acquisition
+// Events section (the events paths of openapi.yaml), the one public operation (`security: []`): public acquisition
 // enrollment. See README "Adding an operation" (public handlers get the system context, no tenant).
 import { enrollPublic } from '../domain/acquisition/public-enroll.ts';
 import { toPublicEnrollResult } from '../domain/events/mappers.ts';

@@ -1,4 +1,4 @@
-// Events section (openapi/paths/events.yaml): event triggers and acquisition campaigns: see README "Adding an operation".
+// Events section (the events paths of openapi.yaml): event triggers and acquisition campaigns: see README "Adding an operation".
 import { createCampaign, deleteCampaign, getCampaign, listCampaigns, updateCampaign } from '../domain/acquisition/campaigns.ts';
 import { enrollContact } from '../domain/acquisition/enroll.ts';
 import { generateCampaignQr } from '../domain/acquisition/qr-code.ts';

@@ -1,4 +1,4 @@
-// Common section (openapi/paths/common.yaml), landing pages: see README "Adding an operation". Each handler takes
+// Common section (the common paths of openapi.yaml), landing pages: see README "Adding an operation". Each handler takes
 // the typed input, makes one service call (src/domain/landing-pages/) and maps the result. The published page
 // itself is served outside the API by src/http/landing-pages.ts.
 import { CATALOG } from '../domain/landing-pages/catalog.ts';

@@ -1,4 +1,4 @@
-// MCP section (openapi/paths/mcp.yaml): getMcpConfig, saveMcpConfig, testMcpConfig. Thin: one service call
+// MCP section (the mcp paths of openapi.yaml): getMcpConfig, saveMcpConfig, testMcpConfig. Thin: one service call
 // (src/domain/mcp/config.ts) and a mapper. Credentials are never part of an answer.
 import * as mcp from '../domain/mcp/config.ts';
 import { toMcpConfig, toMcpTest } from '../domain/mcp/mappers.ts';

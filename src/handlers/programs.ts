@@ -1,4 +1,4 @@
-// Programs section (openapi/paths/programs.yaml): see README "Adding an operation".
+// Programs section (the programs paths of openapi.yaml): see README "Adding an operation".
 // Each handler: typed input → one service call (src/domain/programs/programs.ts) → the mappers.
 import { toAttachment, toProgram, toProgramStatus } from '../domain/programs/mappers.ts';
 import * as programs from '../domain/programs/programs.ts';

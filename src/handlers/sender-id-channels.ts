@@ -1,4 +1,4 @@
-// Sender IDs section (openapi/paths/sender-ids.yaml), the deprecated /v1/channels view and its RCS senders: see README "Adding an operation".
+// Sender IDs section (the sender-ids paths of openapi.yaml), the deprecated /v1/channels view and its RCS senders: see README "Adding an operation".
 // Each handler: typed input → one service call (src/domain/sender-ids/channels.ts) → the mapper. The Deprecation,
 // Sunset and Link headers go on every answer of these operations, errors included, from the HTTP layer
 // (src/contract/deprecations.ts).

@@ -1,4 +1,4 @@
-// Sender IDs section (openapi/paths/sender-ids.yaml), numbers: see README "Adding an operation".
+// Sender IDs section (the sender-ids paths of openapi.yaml), numbers: see README "Adding an operation".
 // searchSenderIdNumbers, purchaseSenderIdNumber, importSenderIdNumber, releaseSenderIdNumber, listSenderIdNumbers.
 import * as numbers from '../domain/sender-ids/numbers.ts';
 import { toAvailableNumber, toPendingSender, toSenderIdNumber } from '../domain/sender-ids/number-mappers.ts';

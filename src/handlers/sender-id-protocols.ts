@@ -1,4 +1,4 @@
-// Sender IDs section (openapi/paths/sender-ids.yaml), protocols and voice forwarding: see README "Adding an operation".
+// Sender IDs section (the sender-ids paths of openapi.yaml), protocols and voice forwarding: see README "Adding an operation".
 // listSenderProtocols, enableSenderProtocol, updateSenderProtocol, disableSenderProtocol,
 // getSenderIdVoiceForwarding, configureSenderIdVoiceForwarding, disableSenderIdVoiceForwarding.
 import { toSenderProtocol, toVoiceForwarding } from '../domain/sender-ids/protocol-mappers.ts';

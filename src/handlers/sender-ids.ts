@@ -1,4 +1,4 @@
-// Sender IDs section (openapi/paths/sender-ids.yaml), core (CRUD and lifecycle): see README "Adding an operation".
+// Sender IDs section (the sender-ids paths of openapi.yaml), core (CRUD and lifecycle): see README "Adding an operation".
 // Each handler: typed input → one service call (src/domain/sender-ids/senders.ts) → the mapper.
 import { toSenderId } from '../domain/sender-ids/mappers.ts';
 import * as senders from '../domain/sender-ids/senders.ts';

@@ -1,4 +1,4 @@
-// Submissions section (openapi/paths/submissions.yaml): see README "Adding an operation".
+// Submissions section (the submissions paths of openapi.yaml): see README "Adding an operation".
 // Each handler: typed input → one service call (src/domain/submissions/) → the mappers.
 import { toBrand, toCampaign, toSubmission } from '../domain/submissions/mappers.ts';
 import { refreshSenderIdStatus } from '../domain/submissions/refresh.ts';

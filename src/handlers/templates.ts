@@ -1,4 +1,4 @@
-// Templates section (openapi/paths/templates.yaml): see README "Adding an operation".
+// Templates section (the templates paths of openapi.yaml): see README "Adding an operation".
 import { listChatAppTemplates } from '../domain/templates/templates.ts';
 import { defineHandlers } from '../http/handler-types.ts';
 

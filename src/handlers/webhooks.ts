@@ -1,4 +1,4 @@
-// Webhooks section (openapi/paths/webhooks.yaml): endpoint management, test deliveries, the delivery log. Each
+// Webhooks section (the webhooks paths of openapi.yaml): endpoint management, test deliveries, the delivery log. Each
 // handler takes the typed input, makes one service call (src/domain/webhooks/) with the tenant, and maps the
 // result (mappers.ts). Deliveries themselves are background work (src/jobs/webhooks.ts).
 import * as attempts from '../domain/webhooks/attempts.ts';

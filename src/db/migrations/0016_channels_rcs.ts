@@ -1,4 +1,4 @@
-// Deprecated channels view and RCS agent details (openapi/paths/sender-ids.yaml /v1/channels…,
+// Deprecated channels view and RCS agent details (openapi/paths/v1/channels…,
 // openapi/schemas/sender-ids.yaml `LegacyChannel`, `RcsSender`, `RcsAgentDetails`).
 // No second store of senders: a channel is a named binding of one sender ID to one message channel, an RCS sender
 // is a named binding of an RCS_AGENT sender ID under an RCS channel. What belongs to the sender lives on it:

@@ -1,5 +1,5 @@
 // Landing pages (Common section): create from a template or the default, PATCH, delete, publish/unpublish/archive
-// through the one transition table (states.ts), and the submissions list. Rules from openapi/paths/common.yaml:
+// through the one transition table (states.ts), and the submissions list. Rules from the landing-page paths of openapi.yaml:
 // 1–20 form fields with unique keys and exactly one `phone`; a `select` needs `options`; the hero asset must be an
 // image/gif of the organization (and `ready` to publish); tags of the organization; `https` redirect; slug from
 // the name made unique with a numeric suffix, an explicit slug in use → 409 ALREADY_EXISTS. A tied acquisition

@@ -1,4 +1,4 @@
-// The deprecated /v1/channels view over sender IDs (openapi/paths/sender-ids.yaml, sunset 2026-09-01).
+// The deprecated /v1/channels view over sender IDs (openapi/paths/v1/channels*, sunset 2026-09-01).
 // No second store of senders: a channel is a named binding of one sender ID to one message channel
 // (sender_channels), an RCS sender a named binding of an RCS_AGENT sender ID under an RCS channel
 // (rcs_channel_senders). Sender writes go through senders.ts (createRcsSender creates the RCS_AGENT with its

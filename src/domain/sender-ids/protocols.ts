@@ -1,5 +1,5 @@
 // A sender's protocols (SMS, MMS, RCS, CHATAPP): list, enable with a per-protocol config, update only the keys
-// sent, disable. The rules are the document's (openapi/paths/sender-ids.yaml, `SenderProtocolConfig`):
+// sent, disable. The rules are the document's (openapi/schemas/sender-id-protocols.yaml, `SenderProtocolConfig`):
 // - a sender type carries only its protocols (SUPPORTED_PROTOCOLS; another answers 422 UNPROCESSABLE);
 // - a config key applies to some protocols only (CONFIG_KEYS; another answers 400 naming `body.config.<key>`);
 // - defaults (CONFIG_DEFAULTS) are applied here on enable, never by request validation, so a PATCH of one key

@@ -1,4 +1,4 @@
-// The sender lifecycle in one place (openapi/paths/sender-ids.yaml: activate, suspend, reactivate, delete;
+// The sender lifecycle in one place (the sender-id paths of openapi.yaml: activate, suspend, reactivate, delete;
 // openapi/schemas/sender-ids.yaml `SenderIdStatus`). The service (senders.ts) and the tests read this table;
 // nothing else decides a sender's next status. PATCH never changes status; what it may edit per status is
 // `EDITABLE` below.

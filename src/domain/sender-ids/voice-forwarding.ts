@@ -1,4 +1,4 @@
-// Inbound-call forwarding of a number sender (openapi/paths/sender-ids.yaml, voice-forwarding). The change is
+// Inbound-call forwarding of a number sender (openapi/paths/v1/sender-ids/[id]/voice-forwarding.yaml). The change is
 // synced to the voice provider (MessagingProvider.syncVoiceForwarding) inside the transaction that holds the
 // sender's lock and before anything is stored: when the provider refuses or does not confirm, the answer is
 // 502 UPSTREAM_ERROR and the stored setting is the previous one. Concurrent changes of one sender are serialized
