@@ -2511,7 +2511,8 @@ export interface paths {
          *     `GET /v1/contacts/import/{jobId}`.
          *
          *     Checked before the job starts (nothing imported on failure): a body over 10 MB answers 413
-         *     `PAYLOAD_TOO_LARGE`; a missing `file` part, an unparseable header row, an invalid `mapping` (not a JSON
+         *     `PAYLOAD_TOO_LARGE`, from its `Content-Length` before any byte is read (send the file with
+         *     `Expect: 100-continue` and a refusal comes before the upload; see "Request limits"); a missing `file` part, an unparseable header row, an invalid `mapping` (not a JSON
          *     object, unknown target, not exactly one column mapped to `phone`, unknown header) or no phone column
          *     answers 400 `VALIDATION_ERROR` naming `body.file` or `body.mapping`; an unknown id in `tagIds`
          *     (comma-separated) answers 404 `NOT_FOUND`; a body that is not `multipart/form-data` answers 415.

@@ -11,7 +11,6 @@ import type { AppContext } from './app-context.ts';
 import { createApi, type Api, type ApiResponse } from './http/api.ts';
 import { ApiError } from './domain/errors.ts';
 import { createBodyReader, discardUnreadBody, toBodyError } from './http/body.ts';
-import { EXPECTS_CONTINUE } from './http/http-server.ts';
 import { applyOperationTimeout, clientGone, statementScopes, statementTimeoutError } from './http/request-scope.ts';
 import { assertUrlEncoding } from './http/request-guards.ts';
 import { isDatabaseUnavailable } from './startup-errors.ts';
@@ -88,8 +87,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
       if (deprecation) res.set(deprecation); // on every answer of the operation, errors included
       // The key and its scopes are checked on the headers: no body byte is read for an unknown caller.
       const principal = await api.authorize(operation, { method: req.method, path: req.path, headers: req.headers, query: req.query as Record<string, string | string[]> });
-      if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
-      const { body, files } = await readBody(req, res, operation);
+      const { body, files } = await readBody(req, res, operation, principal !== undefined); // 100 Continue once accepted
       const result = await api.handle({
         method: req.method,
         path: req.path,
