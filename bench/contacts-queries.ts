@@ -30,7 +30,7 @@ const RUNS = 5;
  * (session_replication_role = replica; the rows are consistent by construction), and the work is split over
  * two connections so both cores load.
  */
-async function seed(pool: Db, orgId: string, n: number): Promise<string[]> {
+export async function seedContacts(pool: Db, orgId: string, n: number): Promise<string[]> {
   const { rows: indexes } = await sql<{ indexname: string; indexdef: string }>`
     select indexname, indexdef from pg_indexes
     where tablename in ('contacts', 'contact_tags') and indexname not in (select conname from pg_constraint)`.execute(pool);
@@ -158,7 +158,7 @@ export async function benchContactQueries(url: string, n = 1_000_000): Promise<Q
     const org = await createOrganization(db, loadDocument(), 'Million contacts org');
     const orgId = org.organizationId;
     const t0 = performance.now();
-    const tags = await seed(db, orgId, n);
+    const tags = await seedContacts(db, orgId, n);
     const seedSeconds = (performance.now() - t0) / 1000;
     const [common, rare] = [tags[0]!, tags[15]!];
 

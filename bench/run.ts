@@ -8,6 +8,7 @@
 //  (w) webhook deliveries per second to a local keep-alive receiver vs. bare signed POSTs (bench/webhooks-delivery.ts)
 //  (d) contact CSV import of a ~10 MB, 150,000-row file vs. a plain load of the same rows (bench/contacts-import.ts)
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
+//  (s) the largest segment the document allows on 1,000,000 contacts, through the API's statement limits (bench/segments-worst.ts)
 //  (m) sends per second through POST /v1/messages/send, and dispatch throughput to the simulator (bench/messaging.ts)
 //  (l) a 1,000,000-recipient blast: launch until every message is queued vs. a plain INSERT … SELECT (bench/blasts.ts)
 //  (r) analytics over 10,000,000 messages: rollup answers vs. the raw table; a 1,000,000-row export (bench/analytics.ts)
@@ -30,11 +31,12 @@ import { benchHostileBodies } from './hostile-bodies.ts';
 import { benchMcpBatches, type BatchLoad } from './mcp-batches.ts';
 import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
+import { benchWorstSegment } from './segments-worst.ts';
 import { runMessagingBench } from './messaging.ts';
 import { benchBlasts } from './blasts.ts';
 import { benchAnalytics } from './analytics.ts';
 
-const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 'm', 'l', 'r'] as const;
+const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 's', 'm', 'l', 'r'] as const;
 type Part = (typeof PARTS)[number];
 const USAGE = `npm run bench [-- --only <parts>]
 
@@ -43,8 +45,9 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, huge arrays)
   c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, /mcp batches)
   w  webhook deliveries vs. bare signed POSTs   d  contact CSV import vs. a plain load
-  e  queries at 1,000,000 contacts              m  sends per second and dispatch throughput
-  l  a 1,000,000-recipient blast                 r  analytics over 10,000,000 messages
+  e  queries at 1,000,000 contacts              s  the largest segment allowed, 1,000,000 contacts
+  m  sends per second and dispatch throughput   l  a 1,000,000-recipient blast
+  r  analytics over 10,000,000 messages
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE.
 A figure that misses its goal is marked ✗ MISSED.`;
 
@@ -382,6 +385,10 @@ async function main(): Promise<void> {
 
     // Parts that bring their own organization and data: they get the database and the environment of the run.
     const own = { databaseUrl: pgServer.url, env, freePort, waitFor, children, rounds: ROUNDS };
+    if (parts.has('s')) {
+      for (const line of await benchWorstSegment(own)) console.log(line);
+      await settle();
+    }
     if (parts.has('l')) {
       for (const line of await benchBlasts(own)) console.log(line);
       await settle();

@@ -1495,6 +1495,9 @@ export interface paths {
          *     `DRAFT` and `SCHEDULED` blasts can be changed; any other state answers 409 `INVALID_STATE`. The answer
          *     (designed; the specification says only "object") is the new audience with the number of contacts it
          *     resolves to now; the audience is resolved again when sending starts.
+         *
+         *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
+         *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
          */
         put: operations["updateBlastAudience"];
         post?: never;
@@ -1522,6 +1525,9 @@ export interface paths {
          *     a text segment costs 0.0039 USD and a card or media message (RCS rich card, carousel, media, or MMS)
          *     0.0150 USD. Amounts are decimal strings. Carrier, registry and vetting pass-through fees are not included.
          *     See `BlastEstimate` for the channel and segment rules (designed; the specification says only "object").
+         *
+         *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
+         *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
          */
         get: operations["estimateBlast"];
         put?: never;
@@ -1603,6 +1609,9 @@ export interface paths {
          *       key), and dispatch honours the sender's throughput limit.
          *     - The answer (designed; the specification says only "object") is the transition plus the eligible
          *       recipient count and the cost estimate at launch time.
+         *
+         *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
+         *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
          */
         post: operations["launchBlast"];
         delete?: never;
@@ -1655,6 +1664,9 @@ export interface paths {
          *     (`scheduledAt` is set to null). Any other state answers 409 `INVALID_STATE` (so a retry never sends twice).
          *     The same checks as `launch` apply first (422 `UNPROCESSABLE`, 422 `CONTENT_BLOCKED`); sending then
          *     proceeds as described in `BlastStatus`.
+         *
+         *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
+         *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
          */
         post: operations["sendBlast"];
         delete?: never;
@@ -1681,6 +1693,9 @@ export interface paths {
          *     state answers 409 `INVALID_STATE`. `scheduledAt` must be in the future and at most 90 days ahead (400
          *     `VALIDATION_ERROR`). The same checks as `launch` apply (422 `UNPROCESSABLE`, 422 `CONTENT_BLOCKED`) and run
          *     again at the scheduled start, where a failure moves the blast to `FAILED`.
+         *
+         *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
+         *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
          */
         post: operations["scheduleBlast"];
         delete?: never;
@@ -2503,7 +2518,8 @@ export interface paths {
          *     `GET /v1/contacts/import/{jobId}`.
          *
          *     Checked before the job starts (nothing imported on failure): a body over 10 MB answers 413
-         *     `PAYLOAD_TOO_LARGE`; a missing `file` part, an unparseable header row, an invalid `mapping` (not a JSON
+         *     `PAYLOAD_TOO_LARGE`, from its `Content-Length` before any byte is read (send the file with
+         *     `Expect: 100-continue` and a refusal comes before the upload; see "Request limits"); a missing `file` part, an unparseable header row, an invalid `mapping` (not a JSON
          *     object, unknown target, not exactly one column mapped to `phone`, unknown header) or no phone column
          *     answers 400 `VALIDATION_ERROR` naming `body.file` or `body.mapping`; an unknown id in `tagIds`
          *     (comma-separated) answers 404 `NOT_FOUND`; a body that is not `multipart/form-data` answers 415.
@@ -5585,7 +5601,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.

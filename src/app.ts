@@ -11,7 +11,7 @@ import type { AppContext } from './app-context.ts';
 import { createApi, type Api, type ApiResponse } from './http/api.ts';
 import { ApiError } from './domain/errors.ts';
 import { createBodyReader, discardUnreadBody, toBodyError } from './http/body.ts';
-import { EXPECTS_CONTINUE } from './http/http-server.ts';
+import { applyOperationTimeout, clientGone, statementScopes, statementTimeoutError } from './http/request-scope.ts';
 import { assertUrlEncoding } from './http/request-guards.ts';
 import { clientOf } from './http/client.ts';
 import { isDatabaseUnavailable } from './startup-errors.ts';
@@ -64,6 +64,9 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
     }),
   );
 
+  // The request's SQL: its statement_timeout, and cancelled when the client disconnects (src/http/request-scope.ts).
+  server.use(statementScopes(app.config.statementTimeoutMs));
+
   const readBody = createBodyReader(app.config);
   const rateLimit = new KeyRateLimiter(app.pool, app.config.rateLimit);
 
@@ -89,6 +92,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         });
       }
       const operation = match.operation;
+      applyOperationTimeout(operation);
       const deprecation = deprecationHeadersFor(operation as { path: string; deprecated?: boolean });
       if (deprecation) res.set(deprecation); // on every answer of the operation, errors included
       // The key and its scopes are checked on the headers: no body byte is read for an unknown caller.
@@ -99,8 +103,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         query: req.query as Record<string, string | string[]>,
       });
       res.set(await rateLimit.take(principal)); // the key's request rate, also before the body is read
-      if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
-      const { body, files } = await readBody(req, res, operation);
+      const { body, files } = await readBody(req, res, operation, principal !== undefined); // 100 Continue once accepted
       const result = await api.handle({
         method: req.method,
         path: req.path,
@@ -136,8 +139,10 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         ? mapped
         : isDatabaseUnavailable(error)
           ? new ApiError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; retry shortly.', { headers: { 'Retry-After': '5' } })
-          : new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.');
-    if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
+          : (statementTimeoutError(error) ?? new ApiError(500, 'INTERNAL_ERROR', 'Internal server error.'));
+    if (clientGone()) req.log.info({ err: error }, 'client disconnected; its statements were cancelled');
+    else if (apiError.status === 504) req.log.warn({ err: error }, 'statement timeout');
+    else if (apiError.status >= 500) req.log.error({ err: error }, 'request failed');
     discardUnreadBody(req, res);
     if (apiError.headers) res.set(apiError.headers);
     res.status(apiError.status).json(apiError.toBody(String(req.id)));

@@ -19,6 +19,8 @@ export type Config = {
   uploadMemoryLimitBytes: number;
   /** After SIGTERM, how long in-flight requests may take before their connections are closed. */
   shutdownGraceMs: number;
+  /** statement_timeout of a request's SQL (an operation's `x-statement-timeout-seconds` overrides it); jobs have none. */
+  statementTimeoutMs: number;
   runWorkers: boolean;
   /** Where providers (and the carrier simulator) send callbacks; default http://127.0.0.1:PORT. */
   callbackBaseUrl: string | undefined;
@@ -228,6 +230,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimitBytes: int(env, 'BODY_LIMIT_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
     uploadMemoryLimitBytes: int(env, 'UPLOAD_MEMORY_LIMIT_BYTES', 256 * 1024 * 1024, 1024 * 1024, 64 * 1024 * 1024 * 1024),
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_SECONDS', 20, 0, 3600) * 1000,
+    statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     runWorkers: bool(env, 'RUN_WORKERS', true),
     callbackBaseUrl: url(env, 'CALLBACK_BASE_URL'),
     queueSuperviseSeconds: int(env, 'QUEUE_SUPERVISE_SECONDS', 60, 1, 3600),

@@ -1,16 +1,19 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { withPreparedStatements } from './prepared.ts';
+import { ScopedPool } from './statement-scope.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
 
 // timestamptz → Date (default), int8 → number where safe is done per query; numeric stays a string (money).
+// The pool's checkouts take the statement_timeout (and the cancellation) of the request they serve
+// (src/db/statement-scope.ts); work outside a request runs with the database's own setting.
 export function createDb(url: string, poolSize = 10): { db: Db; pool: pg.Pool } {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: 'messaging-service-api' });
+  const pool = new ScopedPool({ connectionString: url, max: poolSize, application_name: 'messaging-service-api' });
   // An idle connection dropped by the server (restart, failover, shutdown) is discarded by the pool; without a
   // listener the 'error' event would crash the process.
   pool.on('error', () => {});

@@ -1,20 +1,37 @@
 // Reading a request body, after the route is known and the caller authenticated: the operation's media types
-// (415), its size limit (`x-max-request-bytes`, else BODY_LIMIT_BYTES → 413), JSON or multipart, then the
-// checks no schema can express (request-guards.ts). Also what to do with a body nobody will read.
+// (415) and its size limit (`x-max-request-bytes`, else BODY_LIMIT_BYTES → 413) are checked on the headers, before
+// any byte is read (and before `100 Continue`), then JSON or multipart, then the checks no schema can express
+// (request-guards.ts). Also what to do with a body nobody will read.
 import express, { type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
 import type { UploadedFile } from './handler-types.ts';
-import { parseMultipart } from './multipart.ts';
+import { sendContinue, waitsForContinue } from './http-server.ts';
+import { parseMultipart, payloadTooLarge } from './multipart.ts';
 import { assertStorableValue } from './request-guards.ts';
 
 export type ParsedBody = { body: unknown; files: UploadedFile[] };
 
-/** An unread body is discarded up to this many bytes (so the client can read our answer); past it the connection is closed. */
-const DISCARD_CAP_BYTES = 1024 * 1024;
-const DISCARD_TIMEOUT_MS = 5_000;
+/**
+ * A body we answer without reading is still read and discarded, so that the client, which may be writing it still,
+ * receives the answer (closing a socket with unread bytes resets it, and the client sees EPIPE/ECONNRESET instead of
+ * our answer: nginx's lingering close). Bounded in bytes and time; past either the connection is closed. Documented
+ * in the README ("Limits") and openapi.yaml ("Request limits").
+ */
+const DISCARD = {
+  /** A caller not authenticated (401, 403, unknown route): a little, so memory and bandwidth stay flat. */
+  unknown: { bytes: 1024 * 1024, ms: 5_000 },
+  /** An authenticated caller: the operation's limit plus this much (a 10.5 MB file to a 10 MB import), for as long. */
+  authenticated: { bytesOverLimit: 16 * 1024 * 1024, ms: 30_000 },
+  /** Either way, a client that sends nothing for this long is done with (nginx's lingering_timeout). */
+  idleMs: 5_000,
+};
+/** Set by readBody on an authenticated request: how many bytes of its body may be discarded after an early answer. */
+const DISCARD_CAP = Symbol('discardCap');
 const UPLOAD_IDLE_MS = 15_000;
+
+type BodyRequest = Request & { [DISCARD_CAP]?: number };
 
 export function createBodyReader(config: Pick<Config, 'bodyLimitBytes' | 'uploadMemoryLimitBytes'>) {
   // One JSON parser per body limit: BODY_LIMIT_BYTES, or the operation's own `x-max-request-bytes`.
@@ -25,16 +42,21 @@ export function createBodyReader(config: Pick<Config, 'bodyLimitBytes' | 'upload
     return parser;
   };
 
-  return async function readBody(req: Request, res: Response, operation: Operation): Promise<ParsedBody> {
+  /** `authenticated`: the caller has a key (not a `security: []` operation); an early answer then discards more. */
+  return async function readBody(req: Request, res: Response, operation: Operation, authenticated: boolean): Promise<ParsedBody> {
     const content = (operation.requestBody as { content?: Record<string, unknown> } | undefined)?.content;
     if (!hasBody(req) || !content) return { body: undefined, files: [] };
+    const limit = (operation as { 'x-max-request-bytes'?: number })['x-max-request-bytes'] ?? config.bodyLimitBytes;
+    if (authenticated) (req as BodyRequest)[DISCARD_CAP] = limit + DISCARD.authenticated.bytesOverLimit;
     const mediaType = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
     if (!(mediaType in content)) {
       throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', `Content-Type must be ${Object.keys(content).join(' or ')}.`, {
         details: [{ field: 'header.content-type', message: `unsupported media type "${mediaType || '(none)'}"` }],
       });
     }
-    const limit = (operation as { 'x-max-request-bytes'?: number })['x-max-request-bytes'] ?? config.bodyLimitBytes;
+    const declared = Number(req.headers['content-length']);
+    if (declared > limit) throw payloadTooLarge(limit);
+    sendContinue(req, res); // everything the headers can tell is accepted: the client may send the body now
     if (mediaType === 'multipart/form-data') {
       const parsed = await parseMultipart(req, {
         maxBytes: limit,
@@ -57,22 +79,45 @@ export function hasBody(req: Request): boolean {
 }
 
 /**
- * Called when we answer without reading the body (404, 401, 403, 415, 413 …): discard what the client keeps
- * sending, up to a small cap and a short time, then close the connection. Memory stays flat either way.
+ * Called when we answer without reading the whole body (404, 401, 403, 415, 413 …). A client that waits for
+ * `100 Continue` has sent nothing: the connection is closed after the answer. Otherwise what the client keeps
+ * sending is read and discarded (DISCARD): a body whose Content-Length is within the cap is read to its end, and the
+ * connection stays open; a longer one, or one of unknown length, is answered with `Connection: close`. Past the
+ * cap in bytes or time the connection is closed. Memory stays flat either way.
  */
 export function discardUnreadBody(req: Request, res: Response): void {
   if (req.complete || !hasBody(req) || req.readableEnded) return;
-  res.setHeader('Connection', 'close');
-  let seen = 0;
+  if (waitsForContinue(req)) {
+    res.setHeader('Connection', 'close');
+    return;
+  }
+  const authenticatedCap = (req as BodyRequest)[DISCARD_CAP];
+  const cap = authenticatedCap ?? DISCARD.unknown.bytes;
+  const ms = authenticatedCap === undefined ? DISCARD.unknown.ms : DISCARD.authenticated.ms;
   const close = () => req.socket?.destroy();
-  const timer = setTimeout(close, DISCARD_TIMEOUT_MS);
+  if (!(Number(req.headers['content-length']) <= cap)) {
+    // More than we would discard, or a length not known beforehand (chunked): the answer says the connection closes.
+    // Closing one that the answer left open would race a keep-alive client reusing it for its next request.
+    res.setHeader('Connection', 'close');
+  }
+  let seen = 0;
+  const timer = setTimeout(close, ms);
+  let idle = setTimeout(close, DISCARD.idleMs);
+  const stop = () => {
+    clearTimeout(timer);
+    clearTimeout(idle);
+  };
   timer.unref();
+  idle.unref();
   req.on('data', (chunk: Buffer) => {
     seen += chunk.length;
-    if (seen > DISCARD_CAP_BYTES) close();
+    if (seen > cap) return close();
+    clearTimeout(idle);
+    idle = setTimeout(close, DISCARD.idleMs);
+    idle.unref();
   });
-  req.on('end', () => clearTimeout(timer));
-  req.on('close', () => clearTimeout(timer));
+  req.on('end', stop);
+  req.on('close', stop);
   req.on('error', () => {});
   req.resume();
 }
@@ -83,7 +128,9 @@ export function toBodyError(error: unknown): unknown {
   const e = error as { type?: string; status?: number; statusCode?: number; message?: string; limit?: number };
   const status = e?.status ?? e?.statusCode;
   if (e?.type === 'entity.too.large' || status === 413) {
-    return new ApiError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${e.limit ?? 'the allowed'} bytes.`);
+    return e.limit === undefined
+      ? new ApiError(413, 'PAYLOAD_TOO_LARGE', 'Request body exceeds the allowed size.')
+      : payloadTooLarge(e.limit);
   }
   if (e?.type === 'entity.parse.failed') {
     return new ApiError(400, 'VALIDATION_ERROR', 'Request body is not valid JSON.', {

@@ -24,8 +24,24 @@ const REASONS: Record<number, string> = {
   431: 'Request Header Fields Too Large',
 };
 
-/** Set on a request that sent `Expect: 100-continue`: the app answers 100 only once the caller is authorised. */
+/**
+ * Set on a request that sent `Expect: 100-continue`: the app answers 100 only once the caller is authorised and the
+ * body's media type and declared size are accepted (sendContinue); any refusal before that is the final answer,
+ * and the client need not send its body at all (openapi.yaml, "Request limits").
+ */
 export const EXPECTS_CONTINUE = Symbol('expectsContinue');
+
+type ExpectingRequest = IncomingMessage & { [EXPECTS_CONTINUE]?: boolean };
+
+/** `100 Continue`, once, to a request that waits for it. */
+export function sendContinue(req: IncomingMessage, res: ServerResponse): void {
+  if (!(req as ExpectingRequest)[EXPECTS_CONTINUE]) return;
+  (req as ExpectingRequest)[EXPECTS_CONTINUE] = false;
+  res.writeContinue();
+}
+
+/** Whether the client still waits for `100 Continue` before sending its body. */
+export const waitsForContinue = (req: IncomingMessage): boolean => (req as ExpectingRequest)[EXPECTS_CONTINUE] === true;
 
 export function createHttpServer(app: RequestListener): Server {
   const server = createServer(
@@ -39,7 +55,7 @@ export function createHttpServer(app: RequestListener): Server {
   );
   // Without this listener Node answers `100 Continue` to anyone, before the key is checked.
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
-    (req as IncomingMessage & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE] = true;
+    (req as ExpectingRequest)[EXPECTS_CONTINUE] = true;
     app(req, res);
   });
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {

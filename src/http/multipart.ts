@@ -1,5 +1,6 @@
 // multipart/form-data → fields + in-memory files, parsed before validation (openapi-backend validates only
-// bodies that are already parsed) and only after the caller is authenticated. A file field's value in `body`
+// bodies that are already parsed) and only after the caller is authenticated and the declared size accepted
+// (body.ts). A body without a Content-Length (chunked) is counted as it comes. A file field's value in `body`
 // is its file name, so the schema's `format: binary` string validates; the bytes are in `files`.
 //
 // Every stream's errors are handled (busboy emits `error` on the parser and on each file stream; an `error`
@@ -26,8 +27,6 @@ export function parseMultipart(
   limits: MultipartLimits,
 ): Promise<{ body: Record<string, unknown>; files: UploadedFile[] }> {
   const { maxBytes } = limits;
-  const declared = Number(req.headers['content-length'] ?? 0);
-  if (declared > maxBytes) return Promise.reject(tooLarge(maxBytes));
   return new Promise((resolve, reject) => {
     const body: Record<string, unknown> = {};
     const files: UploadedFile[] = [];
@@ -86,7 +85,7 @@ export function parseMultipart(
         size += chunk.length;
         held += chunk.length;
         inFlightBytes += chunk.length;
-        if (size > maxBytes || held > maxBytes) return finish(tooLarge(maxBytes));
+        if (size > maxBytes || held > maxBytes) return finish(payloadTooLarge(maxBytes));
         if (inFlightBytes > limits.maxInFlightBytes) {
           return finish(
             new ApiError(503, 'SERVICE_UNAVAILABLE', 'The server is receiving too many uploads at once; retry shortly.', {
@@ -96,7 +95,7 @@ export function parseMultipart(
         }
         chunks.push(chunk);
       });
-      stream.on('limit', () => finish(tooLarge(maxBytes)));
+      stream.on('limit', () => finish(payloadTooLarge(maxBytes)));
       stream.on('end', () => {
         if (settled) return;
         add(name, info.filename ?? name);
@@ -121,6 +120,10 @@ function malformed(reason: string): ApiError {
   });
 }
 
-function tooLarge(maxBytes: number): ApiError {
-  return new ApiError(413, 'PAYLOAD_TOO_LARGE', `Upload exceeds the limit of ${maxBytes} bytes; nothing was stored.`);
+/**
+ * The one 413 for a body over the operation's limit: from its Content-Length before reading (body.ts), or once
+ * that many bytes came (a chunked upload). The message is the one the MCP server gives for an oversized argument.
+ */
+export function payloadTooLarge(limit: number): ApiError {
+  return new ApiError(413, 'PAYLOAD_TOO_LARGE', `Request body exceeds the limit of ${limit} bytes.`);
 }

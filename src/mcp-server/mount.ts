@@ -23,7 +23,7 @@ import type { Api } from '../http/api.ts';
 import type { Principal } from '../auth/principal.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import { hasBody, toBodyError } from '../http/body.ts';
-import { EXPECTS_CONTINUE } from '../http/http-server.ts';
+import { sendContinue } from '../http/http-server.ts';
 import { ApiError } from '../domain/errors.ts';
 import type { KeyRateLimiter } from '../http/rate-limit.ts';
 import { buildToolCatalog, type ToolCatalog } from './tool-catalog.ts';
@@ -69,7 +69,7 @@ export function mountMcpServer(server: express.Express, app: AppContext, api: Ap
       const header = req.headers.authorization;
       const principal = await authenticate(app.db, app.apiKeyCache, header);
       res.set(await rateLimit.take(principal)); // the message's first request, before its body is read
-      if ((req as Request & { [EXPECTS_CONTINUE]?: boolean })[EXPECTS_CONTINUE]) res.writeContinue();
+      sendContinue(req, res); // key, scope and rate accepted: the client may send the body now
       const body = await readMessage(req, res);
       const batch = Array.isArray(body) && body.length > 1 ? checkBatch(body) : 1;
       if (batch > 1) res.set(await rateLimit.take(principal, batch - 1)); // every message of a batch counts

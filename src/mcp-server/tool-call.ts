@@ -2,6 +2,8 @@
 // the request goes through the API's own pipeline (src/http/api.ts: key and scopes, validation, tenancy,
 // idempotency, handler, response check). Its answer becomes the tool result; its ErrorResponse a tool error
 // carrying the same code, message and details as over HTTP.
+import { currentStatementScope, runInStatementScope, StatementScope } from '../db/statement-scope.ts';
+import { statementTimeoutError } from '../http/request-scope.ts';
 import type { PublicClient } from '../domain/acquisition/client.ts';
 import { Readable } from 'node:stream';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
@@ -41,13 +43,24 @@ export async function callTool(tool: CatalogTool, args: Record<string, unknown>,
     });
     const request = toRequest(tool, args, ctx.config);
     Object.assign(request.headers, authorization);
-    const result = await ctx.api.handle({
-      ...request,
-      requestId: ctx.requestId,
-      log: ctx.log,
-      operation: ctx.operation,
-      principal,
-      client: ctx.client,
+    // Each call is its own request to the database's limits: the operation's documented statement timeout
+    // (`x-statement-timeout-seconds`) or the /mcp request's, cancelled with it when the client goes.
+    const parent = currentStatementScope();
+    const seconds = (ctx.operation as { 'x-statement-timeout-seconds'?: number })['x-statement-timeout-seconds'];
+    const scope = new StatementScope(typeof seconds === 'number' ? seconds * 1000 : (parent?.timeoutMs ?? 0), parent?.signal);
+    const result = await runInStatementScope(scope, async () => {
+      try {
+        return await ctx.api.handle({
+          ...request,
+          requestId: ctx.requestId,
+          log: ctx.log,
+          operation: ctx.operation,
+          principal,
+          client: ctx.client,
+        });
+      } catch (error) {
+        throw statementTimeoutError(error) ?? error; // 504 QUERY_TIMEOUT, as over HTTP
+      }
     });
     return toToolResult(tool, result, request.path, principal?.organizationId, ctx.config.assetBaseUrl);
   } catch (error) {

@@ -1,0 +1,125 @@
+// Limits on the SQL a request runs. A request's work runs inside a StatementScope (AsyncLocalStorage, set by the
+// HTTP layer): every connection it checks out of the pool gets the scope's `statement_timeout`, and when the client
+// goes away (the scope's signal aborts) the statement it is running is cancelled and no new connection is handed
+// to it. Work outside any scope (background jobs, migrations, the CLI) runs with the database's own setting.
+//
+// pg has no AbortSignal, so the pool does it: each checkout is recorded on its scope, and an abort asks PostgreSQL
+// to cancel the backend of each (pg_cancel_backend over a connection of its own: the pool may be exhausted by the
+// very statements to cancel). A connection whose cancellation was asked is closed when it is released instead of
+// going back to the pool, so a cancel that arrives late can never stop another request's statement.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import pg from 'pg';
+
+export class StatementScope {
+  /** statement_timeout of the scope's statements, in milliseconds; an operation may set a longer one once routed. */
+  timeoutMs: number;
+  /** Aborted when the client that waits for the work is gone. */
+  readonly signal: AbortSignal | undefined;
+  /** Connections checked out by the scope and not yet released. */
+  readonly held = new Set<pg.PoolClient>();
+
+  constructor(timeoutMs: number, signal?: AbortSignal) {
+    this.timeoutMs = timeoutMs;
+    this.signal = signal;
+  }
+}
+
+const scopes = new AsyncLocalStorage<StatementScope>();
+
+/** Runs `work` (and everything it starts) in the scope. */
+export function runInStatementScope<T>(scope: StatementScope, work: () => T): T {
+  return scopes.run(scope, work);
+}
+
+export function currentStatementScope(): StatementScope | undefined {
+  return scopes.getStore();
+}
+
+/** PostgreSQL's query_canceled: a statement_timeout, or a cancellation (ours when the client left, or an operator's). */
+export const isQueryCanceled = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === '57014';
+
+/** Thrown instead of handing a connection to a scope whose client has gone. */
+export class ClientGoneError extends Error {
+  constructor() {
+    super('The client went away; no further statement of its request is started.');
+  }
+}
+
+type Callback = (err: Error | undefined, client: pg.PoolClient | undefined, done: (release?: Error | boolean) => void) => void;
+
+/** statement_timeout each connection has now, as last set by a checkout (absent: the session's default). */
+const applied = new WeakMap<pg.PoolClient, number>();
+/** Connections whose backend was asked to cancel: closed on release. */
+const cancelling = new WeakSet<pg.PoolClient>();
+/** Scopes whose abort is already wired to cancellation. */
+const watched = new WeakSet<StatementScope>();
+
+/**
+ * pg.Pool whose checkouts obey the caller's StatementScope. Every checkout goes through connect() (pool.query too),
+ * so Kysely, the COPY helper and the rate limiter's raw queries alike get the limit of the work they do.
+ */
+export class ScopedPool extends pg.Pool {
+  override connect(): Promise<pg.PoolClient>;
+  override connect(callback: Callback): void;
+  override connect(callback?: Callback): Promise<pg.PoolClient> | void {
+    // Read here, in the caller's context: a client handed over later by another request's release runs our
+    // callback in that request's context.
+    const scope = scopes.getStore();
+    if (scope?.signal?.aborted) {
+      if (!callback) return Promise.reject(new ClientGoneError());
+      callback(new ClientGoneError(), undefined, () => {});
+      return;
+    }
+    if (!callback) return super.connect().then((client) => this.checkout(client, scope));
+    super.connect((err, client, done) =>
+      err || !client ? callback(err, client, done) : callback(undefined, this.checkout(client, scope), client.release),
+    );
+  }
+
+  private checkout(client: pg.PoolClient, scope: StatementScope | undefined): pg.PoolClient {
+    const timeoutMs = scope?.timeoutMs ?? 0;
+    if ((applied.get(client) ?? 0) !== timeoutMs) {
+      // Not awaited: pg sends a connection's queries in order, so this runs before the caller's first statement.
+      // If it fails the connection is broken, and that statement fails too.
+      client.query(timeoutMs ? `set statement_timeout = ${Math.floor(timeoutMs)}` : 'reset statement_timeout').catch(() => {});
+      applied.set(client, timeoutMs);
+    }
+    const release = client.release;
+    let released = false;
+    client.release = (err?: Error | boolean) => {
+      if (!released) scope?.held.delete(client);
+      released = true;
+      release(err || (cancelling.has(client) ? new Error('connection retired after a cancellation') : undefined));
+    };
+    if (scope?.signal) {
+      scope.held.add(client);
+      if (!watched.has(scope)) {
+        watched.add(scope);
+        scope.signal.addEventListener('abort', () => this.cancelAll(scope), { once: true });
+      }
+    }
+    return client;
+  }
+
+  /** Asks PostgreSQL to cancel the statement each of the scope's connections is running. */
+  private cancelAll(scope: StatementScope): void {
+    for (const client of scope.held) {
+      // processID: the backend's pid from the protocol's BackendKeyData (pg sets it on connect; a test checks it).
+      const pid = (client as pg.PoolClient & { processID?: number }).processID;
+      if (!pid) continue;
+      cancelling.add(client);
+      // The pool's own options (its password is not enumerable, so it is named).
+      const control = new pg.Client({
+        ...this.options,
+        password: this.options.password,
+        application_name: 'messaging-service-api (cancel)',
+      });
+      control.on('error', () => {});
+      control
+        .connect()
+        .then(() => control.query('select pg_cancel_backend($1)', [pid]))
+        .catch(() => {}) // best effort: the statement_timeout still bounds it
+        .finally(() => void control.end().catch(() => {}));
+    }
+  }
+}
