@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/api.d.ts';
 import * as s from '../../db/queries/bots/sessions.ts';
-import { openConversation } from '../conversations/conversations.ts';
+import { openConversation } from '../messaging/conversation.ts';
 import { resolveSender } from '../messaging/senders.ts';
 import { ApiError, bodyField, invalidField } from '../errors.ts';
 import { registerTriggerSource, type TriggeredEvent, type TriggerOutcome, type TriggerSource } from '../events/trigger-sources.ts';

@@ -23,7 +23,7 @@ import { parsePhone } from '../phone.ts';
 import { tenantFor, type Services, type Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { openConversation, SESSION_HOURS } from '../conversations/conversations.ts';
+import { openConversation, SESSION_HOURS } from './conversation.ts';
 import { failUnsentAfter } from './refusals.ts';
 import { acceptMessage, MEDIA_PREVIEW, previewOf } from './send.ts';
 import { enrollByKeyword } from '../acquisition/keyword.ts';

@@ -23,7 +23,7 @@ import { badRequest, bodyField, notFound, unknownReference, unprocessable, type 
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvents, subscribesToAny } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { getConversation, SESSION_HOURS, type ConversationSource } from '../conversations/conversations.ts';
+import { handledByOf, SESSION_HOURS, type ConversationSource } from './conversation.ts';
 import { nudgeDispatchWorkers, wakeDispatch, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
@@ -159,13 +159,12 @@ function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, g
     requestedUsable: usable(req.requested),
     messageType: req.messageType,
     origin: req.origin,
-    // A conversation a bot starts is the bot's until it is handed to a human.
     source: {
       type: source.type,
       blastId: source.blastId ?? null,
       botId: source.botId ?? null,
       campaignId: source.campaignId ?? null,
-      handledBy: source.type === 'bot' ? 'bot' : 'human',
+      handledBy: handledByOf(source),
     },
     sessionHours: SESSION_HOURS,
     contents,
@@ -273,7 +272,6 @@ export async function acceptMessage(tenant: Tenant, services: Services, req: Sen
 }
 
 type SendMessageRequest = components['schemas']['SendMessageRequest'];
-type ConversationSendMessageRequest = components['schemas']['ConversationSendMessageRequest'];
 
 /** POST /v1/messages/send: an unknown `contactId` or `senderId` answers 404 naming it. */
 export function sendMessage(tenant: Tenant, services: Services, body: SendMessageRequest): Promise<MessageRow> {
@@ -281,27 +279,5 @@ export function sendMessage(tenant: Tenant, services: Services, body: SendMessag
     ...body,
     origin: 'api',
     fields: { contactId: bodyField('contactId'), senderId: bodyField('senderId') },
-  });
-}
-
-/**
- * A message inside a conversation: to its contact, from its sender. The body names no id: an unknown or another
- * organization's conversation is the path's plain 404, and no body field is blamed.
- */
-export async function sendConversationMessage(
-  tenant: Tenant,
-  services: Services,
-  conversationId: string,
-  body: ConversationSendMessageRequest,
-): Promise<MessageRow> {
-  // Reads, then the send's one write (acceptMessage): no transaction of its own is needed.
-  const conversation = await getConversation(tenant, conversationId);
-  return acceptMessage(tenant, services, {
-    ...body,
-    contactId: conversation.contact_id,
-    senderId: conversation.sender_id,
-    // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
-    channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
-    origin: 'conversation',
   });
 }
