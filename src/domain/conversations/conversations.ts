@@ -11,7 +11,7 @@ import type { Services, Tenant } from '../tenant.ts';
 import { inTenantTransaction, queueOf } from '../messaging/context.ts';
 import { handOffToBot } from '../bots/runtime.ts';
 import { SESSION_HOURS } from '../messaging/conversation.ts';
-import { acceptMessage } from '../messaging/send.ts';
+import { send } from '../messaging/send.ts';
 
 export type { ConversationRow, ConversationView } from '../../db/queries/conversations/conversations.ts';
 export type { MessageRow } from '../../db/queries/messages/messages.ts';
@@ -98,9 +98,9 @@ export async function sendConversationMessage(
   conversationId: string,
   body: ConversationSendMessageRequest,
 ): Promise<messages.MessageRow> {
-  // Reads, then the send's one write (acceptMessage): no transaction of its own is needed.
+  // Reads, then the send's one write (send): no transaction of its own is needed.
   const conversation = await getConversation(tenant, conversationId);
-  return acceptMessage(tenant, services, {
+  return send(tenant, services, {
     ...body,
     contactId: conversation.contact_id,
     senderId: conversation.sender_id,
