@@ -7,7 +7,7 @@ import type { PageRequest } from '../../db/paging.ts';
 import { useSavedSegment } from '../contacts/segments.ts';
 import { inTenantTransaction, queueOf } from '../messaging/context.ts';
 
-import { acceptMessage, type MessageType } from '../messaging/send.ts';
+import { send, type MessageType } from '../messaging/send.ts';
 import { requireSender } from '../messaging/senders.ts';
 import { ApiError, badRequest, bodyField, found, invalidField, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
@@ -373,7 +373,7 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
           const contact = await ensureContactByPhone(t.db, t.organizationId, phone, parsePhone(phone)?.country ?? null);
           contactId = contact.id;
         }
-        return acceptMessage(t, services, {
+        return send(t, services, {
           contactId,
           senderId: blast.sender_id,
           messageType: blast.message_type as MessageType,

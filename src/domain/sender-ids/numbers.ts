@@ -8,14 +8,16 @@ import { randomUUID } from 'node:crypto';
 import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
 import { getSender, insertSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
-import { NumberOrderUncertain, ProviderError, ProviderRejection, type ProviderName } from '../../providers/provider.ts';
 import {
-  describeNumber,
-  TOLL_FREE_PREFIXES,
+  NumberOrderUncertain,
+  ProviderError,
+  ProviderRejection,
   type InventoryNumber,
   type InventoryType,
   type NumberCapability,
-} from '../../providers/simulator-inventory.ts';
+  type ProviderName,
+} from '../../providers/provider.ts';
+import { describeNumber, TOLL_FREE_PREFIXES } from '../../providers/simulator-inventory.ts';
 import { ApiError, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { PENDING_REASON } from './number-mappers.ts';
