@@ -29,6 +29,8 @@ export const MAX_SCHEDULE_DAYS = 90;
 const DAY_MS = 24 * 3600_000;
 const TEST_REJECTIONS: ReadonlySet<string> = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'NO_CHANNEL_AVAILABLE']);
 
+// The document lists `botId` as a content source, but nothing can start a bot's flow for a blast's recipients, so
+// a bot blast is refused at create, update and estimate (documented on createBlast). Issue 33 item 2 builds it.
 const BOTS_UNAVAILABLE =
   'Blasts cannot send a bot yet (bot content sources are refused until bots can be started by a blast); use contentJson or variants.';
 

@@ -2,8 +2,9 @@
 // before any provider call), import a number the organization holds, release a number, list the leases.
 //
 // Lease states: a purchase or import records a PENDING, non-billed lease and makes its sender PENDING (not
-// send-ready). Billing starts when the number's upstream campaign reaches REGISTERED (lease ACTIVE,
-// billing_started_at): campaign registration is not built yet, so no lease becomes ACTIVE today.
+// send-ready). Billing starts when the sender's campaign reaches REGISTERED (src/domain/submissions/review.ts:
+// lease ACTIVE, billing_started_at). The number's monthly pass-through fee is not counted in usage (issue 32
+// item 5).
 import { randomUUID } from 'node:crypto';
 import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
