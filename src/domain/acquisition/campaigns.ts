@@ -5,7 +5,7 @@ import { isSupportedCountry } from 'libphonenumber-js/max';
 import type { components } from '../../../generated/api.d.ts';
 import * as q from '../../db/queries/acquisition/campaigns.ts';
 import { countLivePending } from '../../db/queries/acquisition/pending.ts';
-import { isUniqueViolation } from '../../db/queries/contacts/contacts.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import { existingTagIds } from '../../db/queries/contacts/tags.ts';
 import { getSender } from '../../db/queries/conversations/senders.ts';
 import { inTenantTransaction } from '../messaging/context.ts';
