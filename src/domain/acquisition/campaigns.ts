@@ -7,7 +7,7 @@ import * as q from '../../db/queries/acquisition/campaigns.ts';
 import { countLivePending } from '../../db/queries/acquisition/pending.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import { existingTagIds } from '../../db/queries/contacts/tags.ts';
-import { getSender } from '../../db/queries/conversations/senders.ts';
+import { getSender } from '../../db/queries/sender-ids/senders.ts';
 import { inTenantTransaction } from '../messaging/context.ts';
 import { ApiError, badRequest, conflict, found, unknownReference, type FieldError } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';

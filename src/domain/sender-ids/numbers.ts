@@ -20,6 +20,7 @@ import { ApiError, conflict, found, invalidField, unknownReference, unprocessabl
 import type { Services, Tenant } from '../tenant.ts';
 import { PENDING_REASON } from './number-mappers.ts';
 import { issueSelectionProof, verifySelectionProof } from './selection-proof.ts';
+import type { SenderIdType } from '../../db/tables/enums.ts';
 
 export type { NumberRow } from '../../db/queries/sender-ids/numbers.ts';
 type NumberRow = q.NumberRow;
@@ -97,7 +98,7 @@ export async function searchNumbers(tenant: Tenant, services: Services, filter: 
 // Drafts (purchase and import)
 // ---------------------------------------------------------------------------------------------------------------
 
-const SENDER_TYPE: Record<InventoryType, string> = { Local: 'LONG_CODE', 'Toll-Free': 'TOLL_FREE' };
+const SENDER_TYPE: Record<InventoryType, SenderIdType> = { Local: 'LONG_CODE', 'Toll-Free': 'TOLL_FREE' };
 
 /** The owning draft, locked: same organization (else 404), right type (400), DRAFT without a number (409). */
 async function lockDraft(tx: Tx, tenant: Tenant, draftId: string, inventoryType: InventoryType): Promise<SenderRow> {
@@ -225,7 +226,7 @@ export async function purchaseNumber(
       number_key: claims.nk,
       inventory_type: claims.it,
       provider: claims.p,
-      source: 'PURCHASED',
+      source: 'PURCHASED' as const,
       country_code: place.countryCode,
       region: place.region,
       locality: place.locality,
@@ -362,7 +363,7 @@ export async function releaseNumber(tenant: Tenant, services: Services, id: stri
         provider: lease.provider as ProviderName,
         organizationId: tenant.organizationId,
         number: lease.number,
-        source: lease.source as 'PURCHASED' | 'IMPORTED',
+        source: lease.source,
       });
     } catch (error) {
       if (error instanceof ProviderError || error instanceof ProviderRejection)

@@ -3,7 +3,7 @@
 // never leave: each template gets a stable uuid derived from the provider's id.
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/api.d.ts';
-import { getSenderKind } from '../../db/queries/bots/bots.ts';
+import { getSender } from '../../db/queries/sender-ids/senders.ts';
 import { ProviderError, type ProviderChatAppTemplate } from '../../providers/provider.ts';
 import { ApiError, invalidField, notFound } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
@@ -39,7 +39,7 @@ function toTemplate(senderId: string, t: ProviderChatAppTemplate): ChatAppTempla
  * 409 INVALID_STATE when it is not ACTIVE; 502 UPSTREAM_ERROR when the provider cannot be reached.
  */
 export async function listChatAppTemplates(tenant: Tenant, services: Services, senderId: string): Promise<ChatAppTemplate[]> {
-  const sender = await getSenderKind(tenant.db, tenant.organizationId, senderId);
+  const sender = await getSender(tenant.db, tenant.organizationId, senderId);
   if (!sender) throw notFound('Sender ID');
   if (sender.type !== 'CHATAPP_BUSINESS')
     throw invalidField('query.senderId', `is a ${sender.type} sender, not a chat-app business sender (CHATAPP_BUSINESS)`);
