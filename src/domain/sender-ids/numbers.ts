@@ -180,14 +180,19 @@ export type Reconciliation = {
   readOnlyChecks: string[];
 };
 
-export type PurchaseOutcome =
-  | { kind: 'purchased'; sender: SenderRow; lease: NumberRow }
-  | { kind: 'needsReconciliation'; message: string; reconciliation: Reconciliation };
+/** An uncertain order: the NEEDS_RECONCILIATION lease it recorded stays (keepsWork) and the answer is replayed. */
+const needsReconciliation = (reconciliation: Reconciliation) =>
+  new ApiError(409, 'PURCHASE_NEEDS_RECONCILIATION', 'The provider did not confirm the order. Do not retry; reconcile read-only.', {
+    extra: { reconciliation },
+    keepsWork: true,
+  });
 
 /**
  * Buys one search row. The evidence is judged first (400 SELECTION_PROOF_INVALID), then the Toll-Free
  * requirements (400), then the draft (404 / 400 / 409), and only then is the provider asked. A definite refusal
- * stores nothing (422 / 502); an uncertain outcome records a NEEDS_RECONCILIATION lease and answers 409.
+ * stores nothing (422 / 502); an uncertain outcome records a NEEDS_RECONCILIATION lease and throws the 409
+ * PURCHASE_NEEDS_RECONCILIATION (SenderIdPurchaseNumberConflict), whose writes the router keeps. `idempotencyKey`
+ * is the one the router applies (RequestScope), required for Toll-Free.
  */
 export async function purchaseNumber(
   tenant: Tenant,
@@ -195,13 +200,13 @@ export async function purchaseNumber(
   body: PurchaseBody,
   idempotencyKey: string | undefined,
   now = new Date(),
-): Promise<PurchaseOutcome> {
+): Promise<{ sender: SenderRow; lease: NumberRow }> {
   const claims = verifySelectionProof({ organizationId: tenant.organizationId, ...body }, now);
   if (claims.it === 'Toll-Free') {
     if (!idempotencyKey) throw invalidField('header.Idempotency-Key', 'required for a Toll-Free purchase');
     if (!body.draftSenderId) throw invalidField('body.draftSenderId', 'required for a Toll-Free purchase (the owning TOLL_FREE draft)');
   }
-  return inTransaction(tenant.db, async (tx) => {
+  const outcome = await inTransaction(tenant.db, async (tx) => {
     const draft = body.draftSenderId ? await lockDraft(tx, tenant, body.draftSenderId, claims.it) : undefined;
     if (draft?.provider && draft.provider !== claims.p) {
       throw new ApiError(
@@ -253,10 +258,9 @@ export async function purchaseNumber(
         const checks = [`GET /v1/sender-ids/numbers?provider=${claims.p}`];
         if (draft) checks.push(`GET /v1/sender-ids/${draft.id}`);
         return {
-          kind: 'needsReconciliation',
-          message: 'The provider did not confirm the order. Do not retry; reconcile read-only.',
+          kind: 'needsReconciliation' as const,
           reconciliation: {
-            retryable: false,
+            retryable: false as const,
             purchaseAttemptId: attemptId,
             numberKey: claims.nk,
             number: claims.n,
@@ -288,8 +292,11 @@ export async function purchaseNumber(
     });
     if (!lease) throw conflict('ALREADY_EXISTS', 'The number is already held in this service.');
     const sender = await senderFor(tx, tenant, draft, lease, body.name, now);
-    return { kind: 'purchased', sender, lease: await q.setNumberSender(tx, tenant.organizationId, lease.id, sender.id) };
+    return { kind: 'purchased' as const, sender, lease: await q.setNumberSender(tx, tenant.organizationId, lease.id, sender.id) };
   });
+  // Thrown once the transaction holding the lease has returned: the router commits it with this answer.
+  if (outcome.kind === 'needsReconciliation') throw needsReconciliation(outcome.reconciliation);
+  return outcome;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
