@@ -30,7 +30,7 @@ import {
   type RootOperationNode,
   type UnknownRow,
 } from 'kysely';
-import type { Db } from './database.ts';
+import type { Db, Tx } from './database.ts';
 
 interface Whereable {
   where(lhs: never, op: never, rhs: never): unknown;
@@ -43,6 +43,8 @@ export function tenant<QB extends Whereable>(qb: QB, organizationId: string, col
 
 /** A database handle bound to one organization (see TenantGuard). Transactions opened on it are guarded too. */
 export type TenantDb = Db & { readonly __tenant: unique symbol };
+/** A transaction opened on a TenantDb (inTransaction): guarded too, and usable wherever a TenantDb is. */
+export type TenantTx = Tx & { readonly __tenant: TenantDb['__tenant'] };
 
 export class TenantScopeError extends Error {}
 
