@@ -1,22 +1,18 @@
-// An import batch skips PostgreSQL's per-row foreign-key checks where the database role may (skipRowKeyChecks,
-// src/db/key-checks.ts) because it locks every row it refers to itself. These tests hold it to that: the same file
-// gives the same rows with and without the checks, a tag deleted while a batch reads it leaves no link behind, the
-// setting ends with the batch's transaction, and the tables written that way carry no trigger that replica mode
-// would silence besides the foreign keys' own.
+// A contact import behaves the same for every database role (issue 36): PostgreSQL checks its foreign keys row by
+// row and fires every trigger, under a superuser (the embedded server's role) as under a plain login role; it
+// used to switch the checks off (session_replication_role = replica) only where the role was a superuser. These
+// tests hold it to that: the same file gives the same rows for both roles, a trigger on the written tables fires
+// for each row under both, and a tag deleted while a batch reads it leaves no link behind.
 import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import type { AppContext } from '../src/app-context.ts';
 import { createDb } from '../src/db/database.ts';
-import { skipRowKeyChecks } from '../src/db/key-checks.ts';
 import { insertImportJob } from '../src/db/queries/contacts/imports.ts';
 import { runImportJob } from '../src/domain/contacts/import-worker.ts';
 import { resolveColumns } from '../src/domain/contacts/import.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { untilWaitingOnLock } from './support/wait.ts';
-
-/** The tables an import batch writes (the staging table is temporary and has no keys). */
-const WRITTEN = ['contacts', 'tags', 'contact_tags', 'consent_events', 'contact_import_jobs'];
 
 const CSV = [
   'phone,name,tags,tier,consentType',
@@ -77,27 +73,38 @@ async function stored(orgId: string) {
   return { rows, job };
 }
 
-it('skips the per-row key checks only where the role may, and stores the same rows either way', async () => {
-  // Whether the role may is what the database says, and the setting ends with the transaction.
-  const asked = async (db: typeof plain.db) => {
-    const o = await srv.newOrg('Key checks probe org');
-    const within = await db
-      .transaction()
-      .execute(async (tx) => [
-        await skipRowKeyChecks(tx, o.organizationId),
-        (await sql<{ r: string }>`select current_setting('session_replication_role') as r`.execute(tx)).rows[0]!.r,
-      ]);
-    const after = (await sql<{ r: string }>`select current_setting('session_replication_role') as r`.execute(db)).rows[0]!.r;
-    return [...within, after];
-  };
-  expect(await asked(srv.context.db)).toEqual([true, 'replica', 'origin']);
-  expect(await asked(plain.db)).toEqual([false, 'origin', 'origin']);
-
-  const skipped = await srv.newOrg('Import without row checks');
-  const checked = await srv.newOrg('Import with row checks');
-  await runImport(srv.context, skipped.organizationId, CSV);
-  await runImport({ ...plain, log: srv.context.log }, checked.organizationId, CSV);
-  const a = await stored(skipped.organizationId);
+it('checks keys and fires triggers row by row for every role, and stores the same rows either way', async () => {
+  const superuser = await srv.newOrg('Import as superuser');
+  const plainOrg = await srv.newOrg('Import as plain role');
+  // A probe trigger (not a foreign key's) on a written table: replica mode would silence it, as it silences the
+  // per-row key checks. It counts only these two organizations' rows, so other test files do not see it.
+  const orgs = `'${superuser.organizationId}', '${plainOrg.organizationId}'`;
+  await sql
+    .raw(
+      `create table import_trigger_probe (organization_id uuid not null);
+       grant insert on import_trigger_probe to ${role};
+       create function import_trigger_probe() returns trigger language plpgsql as $$ begin
+         if new.organization_id in (${orgs}) then insert into import_trigger_probe values (new.organization_id); end if;
+         return null; end $$;
+       create trigger import_trigger_probe after insert on contact_tags for each row execute function import_trigger_probe();`,
+    )
+    .execute(srv.context.db);
+  try {
+    await runImport(srv.context, superuser.organizationId, CSV);
+    await runImport({ ...plain, log: srv.context.log }, plainOrg.organizationId, CSV);
+    const fired = await sql<{ organization_id: string; n: number }>`
+      select organization_id, count(*)::int as n from import_trigger_probe group by 1`.execute(srv.context.db);
+    // Three tag links each (Ada: vip, news; Grace: vip).
+    expect(Object.fromEntries(fired.rows.map((r) => [r.organization_id, r.n]))).toEqual({
+      [superuser.organizationId]: 3,
+      [plainOrg.organizationId]: 3,
+    });
+  } finally {
+    await sql
+      .raw('drop trigger import_trigger_probe on contact_tags; drop function import_trigger_probe(); drop table import_trigger_probe')
+      .execute(srv.context.db);
+  }
+  const a = await stored(superuser.organizationId);
   expect(a.job).toEqual([
     { status: 'completed', imported_rows: 3, updated_rows: 0, error_count: 2, codes: ['INVALID_PHONE', 'DUPLICATE_IN_FILE'] },
   ]);
@@ -106,7 +113,7 @@ it('skips the per-row key checks only where the role may, and stores the same ro
     ['+14155550802', ['vip'], ['TRANSACTIONAL']],
     ['+14155550803', [], []],
   ]);
-  expect(await stored(checked.organizationId)).toEqual(a);
+  expect(await stored(plainOrg.organizationId)).toEqual(a);
 });
 
 it('leaves no link to a tag deleted while a batch reads it: the batch waits for the delete, then creates the tag anew', async () => {
@@ -133,13 +140,4 @@ it('leaves no link to a tag deleted while a batch reads it: the batch waits for 
   expect(links).toHaveLength(2);
   for (const link of links) expect(link).toMatchObject({ name: 'vip' });
   expect(links.map((l) => l.tag_id)).not.toContain(doomed);
-});
-
-it('writes under replica mode only to tables whose triggers are all foreign keys’ (replica mode silences any other)', async () => {
-  const { rows } = await sql<{ table: string; trigger: string }>`
-    select c.relname as table, t.tgname as trigger from pg_trigger t join pg_class c on c.oid = t.tgrelid
-    where c.relname = any(${WRITTEN}) and c.relnamespace = 'public'::regnamespace
-      and not exists (select from pg_constraint k where k.oid = t.tgconstraint and k.contype = 'f')
-    order by 1, 2`.execute(srv.context.db);
-  expect(rows).toEqual([]);
 });

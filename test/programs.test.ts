@@ -66,7 +66,7 @@ describe('a program from brand registration to LIVE', () => {
         organization_id: org.organizationId,
         sender_id: senderId,
         number: `+1415555${String(Date.now()).slice(-4)}`,
-        inventory_type: 'LOCAL',
+        inventory_type: 'Local',
         provider: 'PROVIDER_A',
         source: 'PURCHASED',
         status: 'PENDING',

@@ -7,6 +7,7 @@ import { issueSelectionProof, verifySelectionProof } from '../src/domain/sender-
 import type { Services, Tenant } from '../src/domain/tenant.ts';
 import { ProviderError } from '../src/providers/provider.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import type { SenderIdStatus } from '../src/db/tables/enums.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -45,7 +46,7 @@ const purchase = (body: Record<string, unknown>, opts: { key?: string; idem?: st
     headers: opts.idem ? { 'Idempotency-Key': opts.idem } : {},
   });
 
-async function draft(organizationId: string, type: 'TOLL_FREE' | 'LONG_CODE', status = 'DRAFT'): Promise<string> {
+async function draft(organizationId: string, type: 'TOLL_FREE' | 'LONG_CODE', status: SenderIdStatus = 'DRAFT'): Promise<string> {
   const row = await srv.context.db
     .insertInto('sender_ids')
     .values({

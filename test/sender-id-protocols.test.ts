@@ -4,6 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import type { SenderIdStatus, SenderIdType } from '../src/db/tables/enums.ts';
 
 let srv: TestServer;
 let owner: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -19,8 +20,8 @@ afterAll(() => srv.close());
 /** A sender stored directly (the sender CRUD is another part of the section): a unique valid US number. */
 async function insertSender(
   organizationId: string,
-  type: string,
-  opts: { status?: string; phone?: string | null } = {},
+  type: SenderIdType,
+  opts: { status?: SenderIdStatus; phone?: string | null } = {},
 ): Promise<{ id: string; phone: string | null }> {
   const phone = opts.phone === undefined ? `+1415${randomInt(2_000_000, 9_999_999)}` : opts.phone;
   const row = await srv.context.db

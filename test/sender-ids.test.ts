@@ -306,7 +306,7 @@ describe('deleteSenderId', () => {
     await srv.context.db
       .insertInto('sender_protocols')
       .values(
-        ['SMS', 'MMS'].map((type) => ({
+        (['SMS', 'MMS'] as const).map((type) => ({
           organization_id: own.organizationId,
           sender_id: own.senderId,
           type,

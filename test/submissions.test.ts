@@ -89,7 +89,7 @@ describe('launchSenderId', () => {
   });
 
   it('answers 409 AGENT_NOT_IN_TESTING in any other phase, changing nothing', async () => {
-    for (const phase of ['LAUNCHED', 'REJECTED', 'SUSPENDED']) {
+    for (const phase of ['LAUNCHED', 'REJECTED', 'SUSPENDED'] as const) {
       const id = await sender({ type: 'RCS_AGENT', name: `Agent ${phase}`, provider: 'PROVIDER_A' });
       await srv.context.db.updateTable('sender_ids').set({ rcs_agent_phase: phase }).where('id', '=', id).execute();
       const res = await call(srv, 'POST', `/v1/sender-ids/${id}/launch`, { key });

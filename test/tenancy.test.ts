@@ -1,5 +1,6 @@
 // Tenancy by construction: the database handle a handler gets is bound to its organization, and a query on a
 // tenant table that does not name the organization fails before it reaches PostgreSQL.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bindTenant, loadTenantTables, TenantScopeError, tenant } from '../src/db/tenant.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
@@ -48,5 +49,24 @@ describe('the tenant guard', () => {
     });
     // Queries on tables without organization_id are not the guard's business.
     await expect(db.selectFrom('organizations').select('id').where('id', '=', orgA).execute()).resolves.toHaveLength(1);
+  });
+  it('sees tenant tables named in raw sql: refused without the organization, let through with it', async () => {
+    const db = bindTenant(srv.context.db, orgA, tables);
+    const refused = [
+      sql`select count(*) from contacts`,
+      sql`select c.id from "public"."contacts" c where c.phone = ${'+14155550100'}`,
+      sql`select t.id from organizations o join tags t on t.name = o.name where o.id = ${orgA}`,
+      sql`update tags set name = name where name = ${'x'}`,
+      sql`delete from tags where organization_id = ${orgB}`,
+      sql`insert into tags (organization_id, name) values (${orgB}, 'raw other')`,
+    ];
+    for (const [i, q] of refused.entries()) await expect(q.execute(db), `refused[${i}]`).rejects.toBeInstanceOf(TenantScopeError);
+    await sql`insert into tags (organization_id, name) values (${orgA}, 'raw guarded')`.execute(db);
+    const { rows } = await sql<{ name: string }>`select name from tags where organization_id = ${orgA} and name = 'raw guarded'`.execute(
+      db,
+    );
+    expect(rows).toEqual([{ name: 'raw guarded' }]);
+    // Raw SQL on tables without organization_id is not the guard's business.
+    await expect(sql`select id from organizations where id = ${orgA}`.execute(db)).resolves.toMatchObject({ rows: [{ id: orgA }] });
   });
 });

@@ -5,6 +5,7 @@ import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { withPreparedStatements } from './prepared.ts';
 import { ScopedPool } from './statement-scope.ts';
+import type { TenantDb, TenantTx } from './tenant.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
@@ -35,7 +36,11 @@ export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
  * The one way to run a multi-step write: all of it commits, or none of it does. Called inside a
  * transaction, it joins that transaction, so domain functions compose without knowing their caller.
  */
-export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T> {
-  if (db.isTransaction) return work(db as Tx);
-  return db.transaction().execute(work);
+export function inTransaction<T>(db: TenantDb, work: (tx: TenantTx) => Promise<T>): Promise<T>;
+export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T>;
+export function inTransaction<T>(db: Db, work: ((tx: Tx) => Promise<T>) | ((tx: TenantTx) => Promise<T>)): Promise<T> {
+  const run = work as (tx: Tx) => Promise<T>;
+  if (db.isTransaction) return run(db as Tx);
+  // A transaction opened on a TenantDb carries its TenantGuard (Kysely keeps the plugins), hence the overload.
+  return db.transaction().execute(run);
 }

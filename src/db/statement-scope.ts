@@ -35,9 +35,6 @@ export function currentStatementScope(): StatementScope | undefined {
   return scopes.getStore();
 }
 
-/** PostgreSQL's query_canceled: a statement_timeout, or a cancellation (ours when the client left, or an operator's). */
-export const isQueryCanceled = (error: unknown): boolean => (error as { code?: unknown } | null)?.code === '57014';
-
 /** Thrown instead of handing a connection to a scope whose client has gone. */
 export class ClientGoneError extends Error {
   constructor() {

@@ -1,11 +1,26 @@
-// Tenancy by construction. A request's handlers and services get a TenantDb: the database bound to the caller's
-// organization, whose every query is checked before it runs (TenantGuard) — a query that touches a tenant table
-// (one with an `organization_id` column) without naming the organization fails loudly instead of reading or
-// writing another organization's rows. Queries still say `tenant(qb, organizationId)`, the one scoping pattern;
-// the guard is the backstop for the one that forgets.
+// Tenancy. A request's handlers and services get a TenantDb: the database bound to the caller's organization.
+// Queries say `tenant(qb, organizationId)`, the one scoping pattern, and raw SQL says
+// `organization_id = ${organizationId}`; that is what keeps organizations apart. The guard on a TenantDb
+// (TenantGuard) is a backstop that catches the query that forgets, and it is a heuristic, not a proof:
 //
-// Workers that legitimately cross organizations (dispatch, receipts, webhook deliveries) use the unguarded
-// system handle, `AppContext.db`; a worker acting for one organization binds it with bindTenant().
+// What it checks, before each statement runs: if the statement touches a tenant table (one with an
+// `organization_id` column), the text `organization_id` and this organization's id (as a parameter) must both
+// occur somewhere in it. Tenant tables are found as Kysely table nodes, and in raw `sql` fragments as the name
+// after `from`, `join`, `update` or `into` (schema-qualified or quoted names too).
+//
+// What it does not check (so a query can pass and still be wrong):
+// - that the organization's id is compared with the organization_id *of each* tenant table: in a join or a
+//   subquery, one scoped table is enough to pass, and `organization_id <> $org` passes as well;
+// - tables named in raw SQL any other way: a CTE or view reading a tenant table, `from a, b` (only `a`
+//   is seen), a table name built at run time, a function that reads tables;
+// - the system handle (AppContext.db), which is unguarded.
+// Row-level security was weighed and declined (issue 36): keyed by a transaction-local setting, it costs a round
+// trip per statement or a transaction per request on a send path tuned to one statement, and the embedded
+// server's superuser role bypasses it.
+//
+// Workers that legitimately cross organizations (dispatch, receipts, webhook deliveries, retention, schedulers)
+// use the unguarded system handle, `AppContext.db`; a worker acting for one organization binds it with
+// bindTenant().
 import {
   sql,
   type KyselyPlugin,
@@ -15,7 +30,7 @@ import {
   type RootOperationNode,
   type UnknownRow,
 } from 'kysely';
-import type { Db } from './database.ts';
+import type { Db, Tx } from './database.ts';
 
 interface Whereable {
   where(lhs: never, op: never, rhs: never): unknown;
@@ -28,6 +43,8 @@ export function tenant<QB extends Whereable>(qb: QB, organizationId: string, col
 
 /** A database handle bound to one organization (see TenantGuard). Transactions opened on it are guarded too. */
 export type TenantDb = Db & { readonly __tenant: unique symbol };
+/** A transaction opened on a TenantDb (inTransaction): guarded too, and usable wherever a TenantDb is. */
+export type TenantTx = Tx & { readonly __tenant: TenantDb['__tenant'] };
 
 export class TenantScopeError extends Error {}
 
@@ -53,7 +70,8 @@ export function bindTenant(db: Db, organizationId: string, tenantTables: Readonl
 
 /**
  * Refuses a query that touches a tenant table unless it names both the `organization_id` column and this
- * organization's id (what tenant() adds, and what an insert's values carry). A cheap walk of the query tree.
+ * organization's id (what tenant() adds, and what an insert's values carry). A cheap walk of the query tree;
+ * a heuristic (see the head of this file for what it does not see).
  */
 export class TenantGuard implements KyselyPlugin {
   private readonly organizationId: string;
@@ -75,6 +93,19 @@ export class TenantGuard implements KyselyPlugin {
 }
 
 type Node = { kind?: string; [key: string]: unknown };
+
+/** A table named after from/join/update/into in raw SQL: `contacts`, `"contacts"`, `public.contacts`, `only x`. */
+const RAW_TABLE = /\b(?:from|join|update|into)\s+(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?/gi;
+
+/** Tenant tables named in the fragments of a raw `sql` node (heuristic: see the head of this file). */
+function rawTables(fragments: readonly string[], tables: ReadonlySet<string>, touched: Set<string>): void {
+  for (const fragment of fragments) {
+    for (const m of fragment.matchAll(RAW_TABLE)) {
+      const name = m[1]!.toLowerCase();
+      if (tables.has(name)) touched.add(name);
+    }
+  }
+}
 
 export function assertScoped(root: RootOperationNode, organizationId: string, tables: ReadonlySet<string>): void {
   const touched = new Set<string>();
@@ -104,9 +135,12 @@ export function assertScoped(root: RootOperationNode, organizationId: string, ta
       case 'PrimitiveValueListNode':
         if ((node.values as unknown[]).includes(organizationId)) value = true;
         break;
-      case 'RawNode':
-        if ((node.sqlFragments as string[]).some((f) => f.includes('organization_id'))) column = true;
+      case 'RawNode': {
+        const fragments = node.sqlFragments as string[];
+        if (fragments.some((f) => f.includes('organization_id'))) column = true;
+        rawTables(fragments, tables, touched);
         break;
+      }
     }
     for (const child of Object.values(node)) if (child && typeof child === 'object') stack.push(child);
   }

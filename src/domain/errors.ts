@@ -12,12 +12,17 @@ export class ApiError extends Error {
   readonly details: FieldError[] | undefined;
   readonly headers: Record<string, string> | undefined;
   readonly extra: Record<string, unknown> | undefined;
+  /**
+   * The request's writes stand although it answers this error (a purchase the provider left uncertain records its
+   * lease): the router commits them instead of rolling back, and an Idempotency-Key replays this answer.
+   */
+  readonly keepsWork: boolean;
 
   constructor(
     status: number,
     code: ErrorCode,
     message: string,
-    opts: { details?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown> } = {},
+    opts: { details?: FieldError[]; headers?: Record<string, string>; extra?: Record<string, unknown>; keepsWork?: boolean } = {},
   ) {
     super(message);
     this.status = status;
@@ -25,6 +30,7 @@ export class ApiError extends Error {
     this.details = opts.details;
     this.headers = opts.headers;
     this.extra = opts.extra;
+    this.keepsWork = opts.keepsWork ?? false;
   }
 
   toBody(requestId: string): ErrorResponse {

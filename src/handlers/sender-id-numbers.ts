@@ -11,19 +11,9 @@ export const senderIdNumbersHandlers = defineHandlers({
     return { status: 200, body: { data: rows.map((r) => toAvailableNumber(r.row, r.proof)) } };
   },
 
-  async purchaseSenderIdNumber({ body, headers }, { tenant, services, requestId }) {
-    const h = headers as Record<string, string | undefined>;
-    const outcome = await numbers.purchaseNumber(tenant, services, body, h['idempotency-key'] ?? h['Idempotency-Key']);
-    if (outcome.kind === 'needsReconciliation') {
-      return {
-        status: 409,
-        body: { code: 'PURCHASE_NEEDS_RECONCILIATION', message: outcome.message, requestId, reconciliation: outcome.reconciliation },
-      };
-    }
-    return {
-      status: 201,
-      body: { data: { sender: toPendingSender(outcome.sender, outcome.lease), number: toSenderIdNumber(outcome.lease) } },
-    };
+  async purchaseSenderIdNumber({ body }, { tenant, services, idempotencyKey }) {
+    const { sender, lease } = await numbers.purchaseNumber(tenant, services, body, idempotencyKey);
+    return { status: 201, body: { data: { sender: toPendingSender(sender, lease), number: toSenderIdNumber(lease) } } };
   },
 
   async importSenderIdNumber({ body }, { tenant, services }) {

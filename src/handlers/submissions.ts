@@ -34,11 +34,11 @@ export const submissionHandlers = defineHandlers({
       body: {
         data: {
           senderId: r.sender.id,
-          senderStatus: r.sender.status as 'ACTIVE',
-          agentPhase: r.sender.type === 'RCS_AGENT' ? ((r.sender.rcs_agent_phase ?? 'TESTING') as 'TESTING') : null,
+          senderStatus: r.sender.status,
+          agentPhase: r.sender.type === 'RCS_AGENT' ? (r.sender.rcs_agent_phase ?? 'TESTING') : null,
           submission: r.submission && toSubmission(r.submission),
-          brandStatus: (r.brand?.status ?? null) as 'PENDING' | null,
-          campaignStatus: (r.campaign?.status ?? null) as 'PENDING' | null,
+          brandStatus: r.brand?.status ?? null,
+          campaignStatus: r.campaign?.status ?? null,
           changed: r.changed,
           refreshedAt: r.refreshedAt.toISOString(),
         },

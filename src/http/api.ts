@@ -133,25 +133,35 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
       return (handler as PublicHandler<OperationId>)(input, { app, client, requestId: req.requestId, log: req.log }) as Promise<AnyResult>;
     }
     const principal = req.principal!;
+    // One implementation for every operation that declares Idempotency-Key; Node lower-cases header names.
+    const header = idempotent.has(operationId) ? req.headers['idempotency-key'] : undefined;
+    const key = Array.isArray(header) ? header[0] : header;
     const scopeWith = (db: TenantDb): RequestScope => ({
       tenant: { organizationId: principal.organizationId, apiKeyId: principal.apiKeyId, scopes: principal.scopes, db },
       services,
       requestId: req.requestId,
       log: req.log,
+      idempotencyKey: key,
     });
     const tenantDb = bindTenant(app.db, principal.organizationId, tenantTables);
     const call = (db: TenantDb) => (handler as Handler<OperationId>)(input, scopeWith(db)) as Promise<AnyResult>;
     if (!idempotent.has(operationId)) return call(tenantDb);
-    // One implementation for every operation that declares Idempotency-Key; Node lower-cases header names.
-    const header = req.headers['idempotency-key'];
-    const key = Array.isArray(header) ? header[0] : header;
     if (key === undefined && ATOMIC_WITHOUT_KEY.has(operationId)) return call(tenantDb);
+    // An error whose work stands (ApiError.keepsWork) is this transaction's answer: committed, and replayed.
+    const answerOf = async (db: TenantDb): Promise<AnyResult> => {
+      try {
+        return await call(db);
+      } catch (error) {
+        if (!(error instanceof ApiError && error.keepsWork)) throw error;
+        return { status: error.status, body: error.toBody(req.requestId), headers: error.headers } as AnyResult;
+      }
+    };
     let headers: Record<string, string> | undefined;
     const result = await withIdempotency(
       tenantDb,
       { organizationId: principal.organizationId, key, operationId, body: { path: input.path, body: input.body } },
       async (tx) => {
-        const answer = await call(tx as unknown as TenantDb);
+        const answer = await answerOf(tx as unknown as TenantDb);
         headers = answer.headers;
         return { status: answer.status, body: answer.body };
       },

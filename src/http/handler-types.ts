@@ -63,6 +63,8 @@ export type RequestScope = {
   services: Services;
   requestId: string;
   log: Logger;
+  /** The Idempotency-Key the router applies to this request (src/http/api.ts), for operations that declare it. */
+  idempotencyKey: string | undefined;
 };
 
 /**

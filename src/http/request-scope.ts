@@ -4,7 +4,8 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import { ApiError } from '../domain/errors.ts';
-import { currentStatementScope, isQueryCanceled, runInStatementScope, StatementScope } from '../db/statement-scope.ts';
+import { isQueryCanceled } from '../db/errors.ts';
+import { currentStatementScope, runInStatementScope, StatementScope } from '../db/statement-scope.ts';
 
 /** Opens the request's scope with the server's default limit (STATEMENT_TIMEOUT_SECONDS). */
 export function statementScopes(defaultTimeoutMs: number): RequestHandler {

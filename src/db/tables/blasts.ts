@@ -1,6 +1,7 @@
 // Blasts section tables: the blast and its recipients (one row per blast and contact, the idempotency unit).
 import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, TimestampDefault } from './columns.ts';
+import type { BlastContentSource, BlastStatus, MessageType } from './enums.ts';
 
 type JsonColumn<T> = ColumnType<T, string, string>;
 
@@ -8,11 +9,11 @@ export interface BlastsTable {
   id: Generated<string>;
   organization_id: string;
   name: string;
-  status: string;
-  message_type: string;
+  status: BlastStatus;
+  message_type: MessageType;
   sender_id: string;
   fallback_to_sms: boolean;
-  content_source: string;
+  content_source: BlastContentSource;
   bot_id: string | null;
   content_json: ColumnType<unknown, string | null, string | null>;
   variants: ColumnType<unknown, string | null, string | null>;

@@ -1,15 +1,16 @@
 // Bots section tables: bots (flows and triggers as jsonb), revisions, testers.
 import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Json, Timestamp, TimestampDefault } from './columns.ts';
+import type { BotStatus, BotTesterInviteStatus, Channel } from './enums.ts';
 
 export interface BotsTable {
   id: Generated<string>;
   organization_id: string;
   name: string;
   description: string | null;
-  channel: string;
+  channel: Channel;
   sender_id: string | null;
-  status: ColumnType<string, string | undefined, string>;
+  status: ColumnType<BotStatus, BotStatus | undefined, BotStatus>;
   version: ColumnType<number, number | undefined, number>;
   published_version: number | null;
   draft_flow: Json<unknown>;
@@ -36,7 +37,7 @@ export interface BotTestersTable {
   bot_id: string;
   contact_id: string;
   phone: string;
-  rcs_invite_status: string;
+  rcs_invite_status: BotTesterInviteStatus;
   rcs_invite_sent_at: Timestamp | null;
   rcs_invite_error: string | null;
   created_at: CreatedAt;

@@ -1,13 +1,14 @@
 // Deprecated channels view and RCS agent details (Sender IDs section, migration 0016).
 import type { Generated } from 'kysely';
 import type { CreatedAt, Timestamp, TimestampDefault } from './columns.ts';
+import type { Channel, RcsTestDeviceStatus } from './enums.ts';
 
 /** A channel: one sender ID bound to one message channel under a name (the legacy /v1/channels view). */
 export interface SenderChannelsTable {
   id: Generated<string>;
   organization_id: string;
   sender_id: string;
-  type: string;
+  type: Channel;
   name: string;
   created_at: CreatedAt;
   updated_at: TimestampDefault;
@@ -41,7 +42,7 @@ export interface RcsTestDevicesTable {
   organization_id: string;
   sender_id: string;
   phone: string;
-  status: string;
+  status: RcsTestDeviceStatus;
   invited_at: Timestamp;
   accepted_at: Timestamp | null;
   created_at: CreatedAt;

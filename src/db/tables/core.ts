@@ -1,6 +1,7 @@
 // Organizations, API keys and sender IDs.
 import type { Generated } from 'kysely';
 import type { CreatedAt, Timestamp } from './columns.ts';
+import type { RcsAgentPhase, SenderIdProvider, SenderIdStatus, SenderIdType } from './enums.ts';
 
 export interface OrganizationsTable {
   id: Generated<string>;
@@ -27,10 +28,10 @@ export interface SenderIdsTable {
   id: Generated<string>;
   organization_id: string;
   name: string;
-  type: string;
-  status: string;
+  type: SenderIdType;
+  status: SenderIdStatus;
   /** PROVIDER_A | PROVIDER_B; null only for a DRAFT whose provider is not chosen yet. */
-  provider: string | null;
+  provider: SenderIdProvider | null;
   /** E.164 number of a LONG_CODE / TOLL_FREE sender (unique; inbound messages are routed by it). */
   phone_number: string | null;
   /** The document's `address` for senders without a phone number: short code digits, alphanumeric name,
@@ -44,7 +45,7 @@ export interface SenderIdsTable {
    * on insert: a trigger sets it to `status = 'ACTIVE'` (migration 0011). */
   send_ready: Generated<boolean>;
   /** TESTING | LAUNCH_PENDING | LAUNCHED | REJECTED | SUSPENDED for RCS_AGENT; null otherwise. */
-  rcs_agent_phase: string | null;
+  rcs_agent_phase: RcsAgentPhase | null;
   /** The SenderIdNumber (lease) backing the sender. */
   number_id: string | null;
   status_reason: string | null;

@@ -2,6 +2,7 @@
 // the public sign-ups waiting for the handset's confirmation (migration 0040).
 import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Json, Timestamp, TimestampDefault } from './columns.ts';
+import type { AcquisitionCampaignStatus, AcquisitionCampaignType } from './enums.ts';
 
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 
@@ -24,8 +25,8 @@ export interface AcquisitionCampaignsTable {
   organization_id: string;
   name: string;
   description: string | null;
-  type: string;
-  status: string;
+  type: AcquisitionCampaignType;
+  status: AcquisitionCampaignStatus;
   list_id: string;
   keyword: string | null;
   shortcode: string | null;

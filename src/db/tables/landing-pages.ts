@@ -1,6 +1,7 @@
 // Landing pages tables (migration 0023): pages and the submissions of their public form.
 import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Json, TimestampDefault } from './columns.ts';
+import type { MessageType } from './enums.ts';
 
 export type LandingPageState = 'DRAFT' | 'PUBLISHED' | 'UNPUBLISHED' | 'ARCHIVED';
 
@@ -49,7 +50,7 @@ export interface LandingPageSubmissionsTable {
   contact_action: 'created' | 'linked';
   consent_given: boolean;
   consent_text: string;
-  consent_message_type: string;
+  consent_message_type: MessageType;
   ip: string | null;
   user_agent: string | null;
   created_at: CreatedAt;

@@ -1,6 +1,7 @@
 // Sender IDs section tables (protocols and voice forwarding; migration 0012). The sender_ids table itself is in core.ts.
 import type { Generated } from 'kysely';
 import type { CreatedAt, Json, Timestamp } from './columns.ts';
+import type { SenderProtocolStatus, SenderProtocolType } from './enums.ts';
 
 /** Stored protocol config: every key that applies to the protocol, defaults filled in on enable. */
 export type StoredProtocolConfig = {
@@ -16,9 +17,8 @@ export interface SenderProtocolsTable {
   id: Generated<string>;
   organization_id: string;
   sender_id: string;
-  type: string;
-  /** PENDING, ACTIVE, FAILED, DISABLED. */
-  status: string;
+  type: SenderProtocolType;
+  status: SenderProtocolStatus;
   config: Json<StoredProtocolConfig>;
   status_reason: string | null;
   created_at: CreatedAt;

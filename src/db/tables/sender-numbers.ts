@@ -1,6 +1,13 @@
 // Sender numbers (Sender IDs section, numbers): leases and the simulator's assignments (migration 0013).
 import type { Generated } from 'kysely';
 import type { CreatedAt, Timestamp } from './columns.ts';
+import type {
+  SenderIdInventoryType,
+  SenderIdNumberCapability,
+  SenderIdNumberSource,
+  SenderIdNumberStatus,
+  SenderIdProvider,
+} from './enums.ts';
 
 export interface SenderNumbersTable {
   id: Generated<string>;
@@ -9,14 +16,14 @@ export interface SenderNumbersTable {
   sender_id: string | null;
   number: string;
   number_key: string | null;
-  inventory_type: string;
-  provider: string;
-  source: string;
-  status: string;
+  inventory_type: SenderIdInventoryType;
+  provider: SenderIdProvider;
+  source: SenderIdNumberSource;
+  status: SenderIdNumberStatus;
   country_code: string;
   region: string | null;
   locality: string | null;
-  capabilities: string[];
+  capabilities: SenderIdNumberCapability[];
   /** numeric: a decimal string (USD); null for imported numbers. */
   monthly_cost: string | null;
   upstream_order_state: string | null;

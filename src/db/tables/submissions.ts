@@ -1,6 +1,18 @@
 // Submissions and programs tables (migration 0015).
 import type { Generated } from 'kysely';
 import type { CreatedAt, Json, Timestamp, TimestampDefault } from './columns.ts';
+import type {
+  BrandEntityType,
+  BrandRegistrationStatus,
+  BrandVertical,
+  CampaignRegistrationStatus,
+  CampaignUseCase,
+  Channel,
+  ProgramSenderRole,
+  ProgramStatus,
+  SenderSubmissionKind,
+  SenderSubmissionStatus,
+} from './enums.ts';
 
 export type SubmissionError = { code: string; message: string };
 export type CarrierStatus = { carrier: string; status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'SUSPENDED' };
@@ -10,8 +22,8 @@ export interface SenderSubmissionsTable {
   id: Generated<string>;
   organization_id: string;
   sender_id: string;
-  kind: string;
-  status: string;
+  kind: SenderSubmissionKind;
+  status: SenderSubmissionStatus;
   details: Json<Record<string, unknown>>;
   rejection_reasons: Json<string[]>;
   error: Json<SubmissionError> | null;
@@ -25,13 +37,13 @@ export interface BrandRegistrationsTable {
   id: Generated<string>;
   organization_id: string;
   sender_id: string;
-  status: string;
+  status: BrandRegistrationStatus;
   identity_status: string | null;
-  entity_type: string;
+  entity_type: BrandEntityType;
   display_name: string;
   company_name: string | null;
   country: string;
-  vertical: string;
+  vertical: BrandVertical;
   /** The whole registration body as sent to the registry. */
   details: Json<Record<string, unknown>>;
   registry_brand_id: string | null;
@@ -48,9 +60,9 @@ export interface CampaignRegistrationsTable {
   organization_id: string;
   sender_id: string;
   brand_registration_id: string;
-  status: string;
-  use_case: string;
-  sub_use_cases: Json<string[]>;
+  status: CampaignRegistrationStatus;
+  use_case: CampaignUseCase;
+  sub_use_cases: Json<CampaignUseCase[]>;
   description: string;
   details: Json<Record<string, unknown>>;
   registry_campaign_id: string | null;
@@ -69,8 +81,8 @@ export interface ProgramsTable {
   id: Generated<string>;
   organization_id: string;
   name: string;
-  status: string;
-  channels: string[];
+  status: ProgramStatus;
+  channels: Channel[];
   sender_id: string;
   brand_registration_id: string | null;
   campaign_registration_id: string | null;
@@ -83,7 +95,7 @@ export interface ProgramSendersTable {
   organization_id: string;
   program_id: string;
   sender_id: string;
-  role: string;
+  role: ProgramSenderRole;
   status: string;
   attached_at: TimestampDefault;
   detached_at: Timestamp | null;

@@ -2,6 +2,7 @@
 // attempt row per HTTP try (what GET /v1/webhook-endpoints/{id}/deliveries lists).
 import type { Generated } from 'kysely';
 import type { CreatedAt, Timestamp, TimestampDefault } from './columns.ts';
+import type { WebhookEventName } from './enums.ts';
 
 export type WebhookDisabledReason = 'manual' | 'consecutive_failures' | 'gone';
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'cancelled';
@@ -12,7 +13,7 @@ export interface WebhookEndpointsTable {
   url: string;
   description: string | null;
   /** Subscribed WebhookEventName values. */
-  events: string[];
+  events: WebhookEventName[];
   /**
    * The `whsec_` secret sealed with AES-256-GCM: `v1:` + base64(iv | tag | ciphertext) (src/lib/secrets.ts; a
    * CHECK constraint, migration 0008, refuses anything else). The plain secret is returned once by create and

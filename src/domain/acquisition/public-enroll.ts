@@ -17,7 +17,7 @@ import { campaignOrganization } from '../../db/queries/acquisition/public.ts';
 import { isOptedOut } from '../../db/queries/compliance/consent.ts';
 import { findDncEntryByPhone } from '../../db/queries/compliance/dnc.ts';
 import * as contacts from '../../db/queries/contacts/contacts.ts';
-import { getSender, oldestActiveSender } from '../../db/queries/conversations/senders.ts';
+import { getSender, oldestActiveSender } from '../../db/queries/sender-ids/senders.ts';
 import { inTenantTransaction } from '../messaging/context.ts';
 import type { SenderRow } from '../messaging/senders.ts';
 import { ApiError, notFound } from '../errors.ts';

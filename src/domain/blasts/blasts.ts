@@ -57,7 +57,7 @@ function contentColumns(body: ContentFields) {
   assertVariants(body.variants);
   if (body.botId) throw unprocessable('UNPROCESSABLE', BOTS_UNAVAILABLE);
   return {
-    content_source: body.contentJson ? 'content' : 'variants',
+    content_source: body.contentJson ? ('content' as const) : ('variants' as const),
     bot_id: null,
     content_json: body.contentJson ? JSON.stringify(body.contentJson) : null,
     variants: body.variants ? JSON.stringify(body.variants) : null,
@@ -140,7 +140,7 @@ export async function createBlast(tenant: Tenant, services: Services, body: Crea
   });
 }
 
-export function listBlasts(tenant: Tenant, status: string | undefined, page: PageRequest) {
+export function listBlasts(tenant: Tenant, status: BlastStatus | undefined, page: PageRequest) {
   return q.listBlasts(tenant.db, tenant.organizationId, status, page);
 }
 

@@ -11,11 +11,11 @@ export function toBlast(b: BlastRow): S['Blast'] {
   return {
     id: b.id,
     name: b.name,
-    status: b.status as S['BlastStatus'],
-    messageType: b.message_type as S['MessageType'],
+    status: b.status,
+    messageType: b.message_type,
     senderId: b.sender_id,
     fallbackToSms: b.fallback_to_sms,
-    contentSource: b.content_source as S['BlastContentSource'],
+    contentSource: b.content_source,
     botId: b.bot_id,
     contentJson: (b.content_json ?? null) as S['Blast']['contentJson'],
     variants: (b.variants ?? null) as S['Blast']['variants'],
@@ -44,7 +44,7 @@ export function toProgress(b: BlastRow, recipients: RecipientCounts, groups: Bla
   const pct = (n: number) => (total === 0 ? 0 : Math.round((n / total) * 10000) / 100);
   return {
     blastId: b.id,
-    status: b.status as S['BlastStatus'],
+    status: b.status,
     totalRecipients: total,
     skipped: recipients.skipped,
     cancelled: recipients.cancelled,
@@ -90,7 +90,7 @@ export function toStats(
   const variantKeys = [...new Set(groups.map((g) => g.variant_key).filter((k): k is string => k !== null))].sort();
   return {
     blastId: b.id,
-    status: b.status as S['BlastStatus'],
+    status: b.status,
     recipients: sum(() => true),
     ...all,
     // Always 0: no click is counted (links are not tracked, openUrl taps are not attributed to a blast); tracked

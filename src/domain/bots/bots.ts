@@ -2,6 +2,7 @@
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/bots/bots.ts';
 import { releaseConversations } from '../../db/queries/bots/sessions.ts';
+import { getSender } from '../../db/queries/sender-ids/senders.ts';
 import type { PageRequest } from '../../db/paging.ts';
 import { ApiError, bodyField, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
 import { matchContentRules, type ContentRuleSpec } from '../compliance/content-rules.ts';
@@ -12,6 +13,7 @@ import { EMPTY_FLOW, nodeAssetIds, validateFlow, type BotFlow, type BotValidatio
 import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts';
 import { assertTriggers, type BotTrigger } from './triggers.ts';
 import './references.ts';
+import type { BotTesterInviteStatus, Channel } from '../../db/tables/enums.ts';
 
 export type { BotRevisionRow, BotRow, BotTesterRow } from '../../db/queries/bots/bots.ts';
 
@@ -22,14 +24,14 @@ const RCS_PROVIDER_SENDER_TYPES = new Set(['RCS_AGENT']);
 type Editable = {
   name?: string;
   description?: string | null;
-  channel?: string;
+  channel?: Channel;
   senderId?: string | null;
   draftFlow?: BotFlow;
   triggers?: BotTrigger[];
 };
 
 async function assertSender(tx: Db, orgId: string, senderId: string | null | undefined): Promise<void> {
-  if (senderId && !(await q.senderExists(tx, orgId, senderId))) throw unknownReference(bodyField('senderId'), 'sender ID');
+  if (senderId && !(await getSender(tx, orgId, senderId))) throw unknownReference(bodyField('senderId'), 'sender ID');
 }
 
 /** Shape checks the document cannot express: unique node/edge ids. */
@@ -55,7 +57,7 @@ export async function getBot(tenant: Tenant, id: string): Promise<q.BotRow> {
   return found(await q.getBot(tenant.db, tenant.organizationId, id), 'Bot');
 }
 
-export function createBot(tenant: Tenant, body: Editable & { name: string; channel: string }): Promise<q.BotRow> {
+export function createBot(tenant: Tenant, body: Editable & { name: string; channel: Channel }): Promise<q.BotRow> {
   const orgId = tenant.organizationId;
   assertFlowShape(body.draftFlow);
   const triggers = assertTriggers(body.triggers);
@@ -204,8 +206,8 @@ export async function addTester(
     if ((await q.testerRows(tx, orgId, bot.id)).some((t) => t.contact_id === contact.id)) {
       throw conflict('ALREADY_EXISTS', 'The contact already is a tester of this bot.');
     }
-    const sender = bot.sender_id ? await q.getSenderKind(tx, orgId, bot.sender_id) : undefined;
-    let status = 'NOT_APPLICABLE';
+    const sender = bot.sender_id ? await getSender(tx, orgId, bot.sender_id) : undefined;
+    let status: BotTesterInviteStatus = 'NOT_APPLICABLE';
     let sentAt: Date | null = null;
     let error: string | null = null;
     if (sender && RCS_PROVIDER_SENDER_TYPES.has(sender.type)) {

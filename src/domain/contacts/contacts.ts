@@ -8,6 +8,7 @@ import { inTransaction, type Db } from '../../db/database.ts';
 import type { Page, PageRequest } from '../../db/paging.ts';
 import { contactConsentHistory, optedOutAmong, recordConsentEvent, type ConsentEventRow } from '../../db/queries/compliance/consent.ts';
 import * as q from '../../db/queries/contacts/contacts.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import { isKnownTimeZone, resolveTcpa, type TcpaSettings } from '../compliance/tcpa.ts';
 import { ApiError, found, invalidField } from '../errors.ts';
 import { parsePhone, type ParsedPhone } from '../phone.ts';
@@ -150,7 +151,7 @@ export async function replaceContact(tenant: Tenant, id: string, body: UpdateReq
     return await contactView(db, orgId, row);
   } catch (error) {
     // Another request took the phone between our check and the update.
-    if (q.isUniqueViolation(error, q.CONTACT_PHONE_UNIQUE)) throw phoneTaken(await q.findContactIdByPhone(db, orgId, phone.e164));
+    if (isUniqueViolation(error, q.CONTACT_PHONE_UNIQUE)) throw phoneTaken(await q.findContactIdByPhone(db, orgId, phone.e164));
     throw error;
   }
 }

@@ -71,7 +71,7 @@ export function toSubmission(row: LandingPageSubmissionRow): S['LandingPageSubmi
     contactAction: row.contact_action,
     consent: {
       granted: row.consent_given,
-      messageType: row.consent_message_type as S['MessageType'],
+      messageType: row.consent_message_type,
       text: row.consent_text,
       ipAddress: row.ip,
       userAgent: row.user_agent,

@@ -14,12 +14,13 @@ import { ApiError, conflict, found, unprocessable } from '../errors.ts';
 import { applyRegistryEvent } from '../submissions/sender-status.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { evaluateProgram, type Evaluation } from './readiness.ts';
+import type { Channel, ProgramSenderRole, ProgramStatus } from '../../db/tables/enums.ts';
 
 /** Protocol statuses that count as enabled (DISABLED and FAILED do not). */
 const ENABLED = new Set(['ACTIVE', 'PENDING']);
 
 /** The channels a program covers, from the type of the sender it was created for. */
-export function channelsFor(senderType: string): string[] {
+export function channelsFor(senderType: string): Channel[] {
   return senderType === 'CHATAPP_BUSINESS' ? ['CHATAPP'] : ['RCS', 'SMS', 'MMS'];
 }
 
@@ -89,7 +90,7 @@ async function load(db: Db, organizationId: string, rows: q.ProgramRow[]): Promi
 
 export async function listPrograms(
   tenant: Tenant,
-  filter: { status?: string | undefined },
+  filter: { status?: ProgramStatus | undefined },
   page: { limit: number; offset: number },
 ): Promise<Page<LoadedProgram>> {
   const { rows, total } = await q.listPrograms(tenant.db, tenant.organizationId, filter, page);
@@ -163,7 +164,7 @@ export async function attachSender(
   tenant: Tenant,
   services: Services,
   programId: string,
-  body: { senderId: string; role: string },
+  body: { senderId: string; role: ProgramSenderRole },
   now = new Date(),
 ): Promise<AttachmentView> {
   return inTransaction(tenant.db, async (tx) => {

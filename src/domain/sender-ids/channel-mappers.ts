@@ -19,7 +19,7 @@ export type RcsSenderView = {
 export function toLegacyChannel(row: ChannelRow): S['LegacyChannel'] {
   return {
     id: row.id,
-    type: row.type as S['LegacyChannel']['type'],
+    type: row.type,
     name: row.name,
     senderIdId: row.sender_id,
     createdAt: row.created_at.toISOString(),
@@ -46,7 +46,7 @@ export function toRcsSender({ binding, sender, profile, testDeviceCount }: RcsSe
     description: profile?.description ?? null,
     brandColor: profile?.brand_color ?? null,
     logoUrl: profile?.logo_url ?? null,
-    phase: (sender.rcs_agent_phase ?? 'TESTING') as S['RcsSender']['phase'],
+    phase: sender.rcs_agent_phase ?? 'TESTING',
     testDeviceCount,
     createdAt: binding.created_at.toISOString(),
     updatedAt: new Date(
@@ -58,7 +58,7 @@ export function toRcsSender({ binding, sender, profile, testDeviceCount }: RcsSe
 export function toRcsTestDevice(row: RcsTestDeviceRow): S['RcsTestDevice'] {
   return {
     phone: row.phone,
-    status: row.status as S['RcsTestDevice']['status'],
+    status: row.status,
     invitedAt: row.invited_at.toISOString(),
     acceptedAt: row.accepted_at?.toISOString() ?? null,
   };

@@ -23,6 +23,7 @@ import { ApiError, conflict, found, invalidField, unknownReference, unprocessabl
 import type { Services, Tenant } from '../tenant.ts';
 import { PENDING_REASON } from './number-mappers.ts';
 import { issueSelectionProof, verifySelectionProof } from './selection-proof.ts';
+import type { SenderIdType } from '../../db/tables/enums.ts';
 
 export type { NumberRow } from '../../db/queries/sender-ids/numbers.ts';
 type NumberRow = q.NumberRow;
@@ -100,7 +101,7 @@ export async function searchNumbers(tenant: Tenant, services: Services, filter: 
 // Drafts (purchase and import)
 // ---------------------------------------------------------------------------------------------------------------
 
-const SENDER_TYPE: Record<InventoryType, string> = { Local: 'LONG_CODE', 'Toll-Free': 'TOLL_FREE' };
+const SENDER_TYPE: Record<InventoryType, SenderIdType> = { Local: 'LONG_CODE', 'Toll-Free': 'TOLL_FREE' };
 
 /** The owning draft, locked: same organization (else 404), right type (400), DRAFT without a number (409). */
 async function lockDraft(tx: Tx, tenant: Tenant, draftId: string, inventoryType: InventoryType): Promise<SenderRow> {
@@ -182,14 +183,19 @@ export type Reconciliation = {
   readOnlyChecks: string[];
 };
 
-export type PurchaseOutcome =
-  | { kind: 'purchased'; sender: SenderRow; lease: NumberRow }
-  | { kind: 'needsReconciliation'; message: string; reconciliation: Reconciliation };
+/** An uncertain order: the NEEDS_RECONCILIATION lease it recorded stays (keepsWork) and the answer is replayed. */
+const needsReconciliation = (reconciliation: Reconciliation) =>
+  new ApiError(409, 'PURCHASE_NEEDS_RECONCILIATION', 'The provider did not confirm the order. Do not retry; reconcile read-only.', {
+    extra: { reconciliation },
+    keepsWork: true,
+  });
 
 /**
  * Buys one search row. The evidence is judged first (400 SELECTION_PROOF_INVALID), then the Toll-Free
  * requirements (400), then the draft (404 / 400 / 409), and only then is the provider asked. A definite refusal
- * stores nothing (422 / 502); an uncertain outcome records a NEEDS_RECONCILIATION lease and answers 409.
+ * stores nothing (422 / 502); an uncertain outcome records a NEEDS_RECONCILIATION lease and throws the 409
+ * PURCHASE_NEEDS_RECONCILIATION (SenderIdPurchaseNumberConflict), whose writes the router keeps. `idempotencyKey`
+ * is the one the router applies (RequestScope), required for Toll-Free.
  */
 export async function purchaseNumber(
   tenant: Tenant,
@@ -197,13 +203,13 @@ export async function purchaseNumber(
   body: PurchaseBody,
   idempotencyKey: string | undefined,
   now = new Date(),
-): Promise<PurchaseOutcome> {
+): Promise<{ sender: SenderRow; lease: NumberRow }> {
   const claims = verifySelectionProof({ organizationId: tenant.organizationId, ...body }, now);
   if (claims.it === 'Toll-Free') {
     if (!idempotencyKey) throw invalidField('header.Idempotency-Key', 'required for a Toll-Free purchase');
     if (!body.draftSenderId) throw invalidField('body.draftSenderId', 'required for a Toll-Free purchase (the owning TOLL_FREE draft)');
   }
-  return inTransaction(tenant.db, async (tx) => {
+  const outcome = await inTransaction(tenant.db, async (tx) => {
     const draft = body.draftSenderId ? await lockDraft(tx, tenant, body.draftSenderId, claims.it) : undefined;
     if (draft?.provider && draft.provider !== claims.p) {
       throw new ApiError(
@@ -228,7 +234,7 @@ export async function purchaseNumber(
       number_key: claims.nk,
       inventory_type: claims.it,
       provider: claims.p,
-      source: 'PURCHASED',
+      source: 'PURCHASED' as const,
       country_code: place.countryCode,
       region: place.region,
       locality: place.locality,
@@ -255,10 +261,9 @@ export async function purchaseNumber(
         const checks = [`GET /v1/sender-ids/numbers?provider=${claims.p}`];
         if (draft) checks.push(`GET /v1/sender-ids/${draft.id}`);
         return {
-          kind: 'needsReconciliation',
-          message: 'The provider did not confirm the order. Do not retry; reconcile read-only.',
+          kind: 'needsReconciliation' as const,
           reconciliation: {
-            retryable: false,
+            retryable: false as const,
             purchaseAttemptId: attemptId,
             numberKey: claims.nk,
             number: claims.n,
@@ -290,8 +295,11 @@ export async function purchaseNumber(
     });
     if (!lease) throw conflict('ALREADY_EXISTS', 'The number is already held in this service.');
     const sender = await senderFor(tx, tenant, draft, lease, body.name, now);
-    return { kind: 'purchased', sender, lease: await q.setNumberSender(tx, tenant.organizationId, lease.id, sender.id) };
+    return { kind: 'purchased' as const, sender, lease: await q.setNumberSender(tx, tenant.organizationId, lease.id, sender.id) };
   });
+  // Thrown once the transaction holding the lease has returned: the router commits it with this answer.
+  if (outcome.kind === 'needsReconciliation') throw needsReconciliation(outcome.reconciliation);
+  return outcome;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -365,7 +373,7 @@ export async function releaseNumber(tenant: Tenant, services: Services, id: stri
         provider: lease.provider as ProviderName,
         organizationId: tenant.organizationId,
         number: lease.number,
-        source: lease.source as 'PURCHASED' | 'IMPORTED',
+        source: lease.source,
       });
     } catch (error) {
       if (error instanceof ProviderError || error instanceof ProviderRejection)

@@ -11,6 +11,7 @@ import type { Services, Tenant } from '../tenant.ts';
 import type { SenderWithProtocols } from './mappers.ts';
 import { disableForwarding } from './voice-forwarding.ts';
 import { decide, EDITABLE, isSenderStatus, type SenderAction } from './transitions.ts';
+import type { SenderIdProvider } from '../../db/tables/enums.ts';
 
 export type { SenderWithProtocols };
 
@@ -81,7 +82,7 @@ export async function getSenderId(tenant: Tenant, id: string): Promise<SenderWit
   return one(tenant.db, tenant.organizationId, found(await q.getSender(tenant.db, tenant.organizationId, id), 'Sender ID'));
 }
 
-type RegistrationFields = { provider?: string; address?: string; countryCode?: string };
+type RegistrationFields = { provider?: SenderIdProvider; address?: string; countryCode?: string };
 
 /** The per-type rules of `CreateSenderIdBody` for the fields given; 400 naming the field, 422 for a country without alphanumeric senders. */
 function checkTypeRules(type: SenderType, fields: RegistrationFields, creating: boolean): void {
@@ -114,7 +115,7 @@ function checkAlphanumericCountry(type: string, countryCode: string | null): voi
 
 export async function createSenderId(
   tenant: Tenant,
-  body: { type: SenderType; name: string; provider?: string; address?: string; countryCode?: string; rcsAgent?: RcsAgentInput },
+  body: { type: SenderType; name: string; provider?: SenderIdProvider; address?: string; countryCode?: string; rcsAgent?: RcsAgentInput },
 ): Promise<SenderWithProtocols> {
   checkTypeRules(body.type, body, true);
   checkAlphanumericCountry(body.type, body.countryCode ?? null);

@@ -16,6 +16,7 @@ import { programForBrand, setProgramCampaign } from '../programs/programs.ts';
 import { toSubmission } from './mappers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
+import type { BrandEntityType, BrandVertical, CampaignUseCase, SenderSubmissionKind } from '../../db/tables/enums.ts';
 
 /** One review step: applies only while the registration is still `from` (a refresh may have applied it first). */
 export type ReviewJob = { organizationId: string; kind: 'BRAND' | 'CAMPAIGN' | 'SENDER'; id: string; from: string };
@@ -81,7 +82,7 @@ export async function launchSenderId(tenant: Tenant, services: Services, id: str
 }
 
 // ── submit ─────────────────────────────────────────────────────────────────────────────────────────────────
-const KIND_BY_TYPE: Record<string, string> = {
+const KIND_BY_TYPE: Record<string, SenderSubmissionKind> = {
   RCS_AGENT: 'RCS_AGENT_LAUNCH',
   TOLL_FREE: 'TOLL_FREE_VERIFICATION',
   SHORT_CODE: 'SENDER_REGISTRATION',
@@ -199,11 +200,11 @@ export async function submitSenderId(
 const BRAND_BLOCKING = new Set(['PENDING', 'IN_REVIEW', 'REGISTERED', 'SUSPENDED']);
 
 export type BrandBody = {
-  entityType: string;
+  entityType: BrandEntityType;
   displayName: string;
   companyName?: string;
   country: string;
-  vertical: string;
+  vertical: BrandVertical;
   [k: string]: unknown;
 };
 
@@ -265,8 +266,8 @@ const DEFAULT_OPT_OUT = ['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUI
 const DEFAULT_HELP = ['HELP', 'INFO'];
 
 export type CampaignBody = {
-  useCase: string;
-  subUseCases?: string[];
+  useCase: CampaignUseCase;
+  subUseCases?: CampaignUseCase[];
   description: string;
   messageFlow: string;
   sampleMessages: string[];

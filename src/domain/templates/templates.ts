@@ -4,7 +4,7 @@
 // same three templates for every sender; registering templates and sending one are issue 33 item 10.
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/api.d.ts';
-import { getSenderKind } from '../../db/queries/bots/bots.ts';
+import { getSender } from '../../db/queries/sender-ids/senders.ts';
 import { ProviderError, type ProviderChatAppTemplate } from '../../providers/provider.ts';
 import { ApiError, invalidField, notFound } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
@@ -40,7 +40,7 @@ function toTemplate(senderId: string, t: ProviderChatAppTemplate): ChatAppTempla
  * 409 INVALID_STATE when it is not ACTIVE; 502 UPSTREAM_ERROR when the provider cannot be reached.
  */
 export async function listChatAppTemplates(tenant: Tenant, services: Services, senderId: string): Promise<ChatAppTemplate[]> {
-  const sender = await getSenderKind(tenant.db, tenant.organizationId, senderId);
+  const sender = await getSender(tenant.db, tenant.organizationId, senderId);
   if (!sender) throw notFound('Sender ID');
   if (sender.type !== 'CHATAPP_BUSINESS')
     throw invalidField('query.senderId', `is a ${sender.type} sender, not a chat-app business sender (CHATAPP_BUSINESS)`);

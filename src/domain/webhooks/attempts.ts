@@ -17,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
+import { isForeignKeyViolation } from '../../db/errors.ts';
 import type { Page, PageRequest } from '../../db/paging.ts';
 import * as attemptsQ from '../../db/queries/webhooks/attempts.ts';
 import * as deliveriesQ from '../../db/queries/webhooks/deliveries.ts';
@@ -240,7 +241,7 @@ export async function sendTestDelivery(
     ]);
     return row!;
   } catch (error) {
-    if ((error as { code?: string }).code === '23503') throw notFound('Webhook endpoint'); // deleted meanwhile
+    if (isForeignKeyViolation(error)) throw notFound('Webhook endpoint'); // deleted meanwhile
     throw error;
   }
 }

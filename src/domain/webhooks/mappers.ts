@@ -11,7 +11,7 @@ export function toWebhookEndpoint(row: WebhookEndpointRow): S['WebhookEndpoint']
     id: row.id,
     url: row.url,
     description: row.description,
-    events: row.events as S['WebhookEventName'][],
+    events: row.events,
     isActive: row.is_active,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at?.toISOString() ?? null,

@@ -3,6 +3,7 @@ import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { AcquisitionCampaignsTable, AcquisitionEnrollmentsTable } from '../../tables/events.ts';
 import { tenant } from '../../tenant.ts';
+import type { AcquisitionCampaignStatus, AcquisitionCampaignType } from '../../tables/enums.ts';
 
 export type CampaignRow = Selectable<AcquisitionCampaignsTable>;
 export type EnrollmentRow = Selectable<AcquisitionEnrollmentsTable>;
@@ -10,7 +11,11 @@ export type CampaignStats = { enrolledCount: number; newContactCount: number; la
 
 export const KEYWORD_UNIQUE = 'acquisition_campaigns_keyword_key';
 
-export function listCampaigns(db: Db, orgId: string, f: { status?: string; type?: string }): Promise<CampaignRow[]> {
+export function listCampaigns(
+  db: Db,
+  orgId: string,
+  f: { status?: AcquisitionCampaignStatus; type?: AcquisitionCampaignType },
+): Promise<CampaignRow[]> {
   let q = tenant(db.selectFrom('acquisition_campaigns'), orgId).selectAll();
   if (f.status) q = q.where('status', '=', f.status);
   if (f.type) q = q.where('type', '=', f.type);

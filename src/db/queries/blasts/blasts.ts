@@ -7,6 +7,7 @@ import type { BlastsTable } from '../../tables/blasts.ts';
 import type { ContactsTable } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
 import type { MessageRow } from '../messages/messages.ts';
+import type { BlastStatus } from '../../tables/enums.ts';
 
 export type BlastRow = Selectable<BlastsTable>;
 export type ContactRow = Selectable<ContactsTable>;
@@ -35,7 +36,7 @@ export function getBlast(
 export function listBlasts(
   db: Db,
   orgId: string,
-  status: string | undefined,
+  status: BlastStatus | undefined,
   page: { limit: number; offset: number },
 ): Promise<Page<BlastRow>> {
   let q = tenant(db.selectFrom('blasts'), orgId).selectAll();

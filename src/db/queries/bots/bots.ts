@@ -4,6 +4,7 @@ import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
 import type { BotRevisionsTable, BotsTable, BotTestersTable } from '../../tables/bots.ts';
 import { tenant } from '../../tenant.ts';
+import type { BotStatus, BotTesterInviteStatus, Channel } from '../../tables/enums.ts';
 
 export type BotRow = Selectable<BotsTable>;
 export type BotRevisionRow = Selectable<BotRevisionsTable>;
@@ -26,7 +27,7 @@ export function getBot(db: Db, orgId: string, id: string, opts: { forUpdate?: bo
 export function insertBot(
   db: Db,
   orgId: string,
-  b: { name: string; description: string | null; channel: string; senderId: string | null; draftFlow: unknown; triggers: unknown[] },
+  b: { name: string; description: string | null; channel: Channel; senderId: string | null; draftFlow: unknown; triggers: unknown[] },
 ): Promise<BotRow> {
   return db
     .insertInto('bots')
@@ -50,9 +51,9 @@ export function updateBot(
   change: {
     name?: string;
     description?: string | null;
-    channel?: string;
+    channel?: Channel;
     senderId?: string | null;
-    status?: string;
+    status?: BotStatus;
     version?: number;
     publishedVersion?: number | null;
     draftFlow?: unknown;
@@ -116,10 +117,6 @@ export function allBots(db: Db, orgId: string, opts: { forUpdate?: boolean } = {
   return (opts.forUpdate ? q.forUpdate() : q).execute();
 }
 
-export async function senderExists(db: Db, orgId: string, senderId: string): Promise<boolean> {
-  return (await tenant(db.selectFrom('sender_ids'), orgId).select('id').where('id', '=', senderId).executeTakeFirst()) !== undefined;
-}
-
 export async function activeIntentValues(db: Db, orgId: string): Promise<Set<string>> {
   const rows = await tenant(db.selectFrom('intents'), orgId).select('value').where('active', '=', true).execute();
   return new Set(rows.map((r) => r.value));
@@ -145,14 +142,6 @@ export function testerRows(db: Db, orgId: string, botId: string): Promise<BotTes
     .orderBy('created_at')
     .orderBy('id')
     .execute() as Promise<BotTesterRow[]>;
-}
-
-export function getSenderKind(
-  db: Db,
-  orgId: string,
-  senderId: string,
-): Promise<{ id: string; name: string; type: string; status: string } | undefined> {
-  return tenant(db.selectFrom('sender_ids'), orgId).select(['id', 'name', 'type', 'status']).where('id', '=', senderId).executeTakeFirst();
 }
 
 export function findContact(
@@ -197,7 +186,7 @@ export async function countTesters(db: Db, orgId: string, botId: string): Promis
 export function insertTester(
   db: Db,
   orgId: string,
-  t: { botId: string; contactId: string; phone: string; status: string; sentAt: Date | null; error: string | null },
+  t: { botId: string; contactId: string; phone: string; status: BotTesterInviteStatus; sentAt: Date | null; error: string | null },
 ): Promise<{ id: string } | undefined> {
   return db
     .insertInto('bot_testers')

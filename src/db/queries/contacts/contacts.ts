@@ -16,11 +16,6 @@ export function likeContaining(term: string): string {
   return `%${term.replace(/[\\%_]/g, '\\$&')}%`;
 }
 
-export function isUniqueViolation(error: unknown, constraint?: string): boolean {
-  const e = error as { code?: string; constraint?: string };
-  return e?.code === '23505' && (constraint === undefined || e.constraint === constraint);
-}
-
 export const CONTACT_PHONE_UNIQUE = 'contacts_org_phone_key';
 
 export type ContactListFilters = {

@@ -7,7 +7,8 @@ import { copyField, copyRow, type CopyIn } from '../../copy.ts';
 import { inTransaction, type Db } from '../../database.ts';
 import type { AttributeValue, ContactImportJobsTable, ImportColumn, ImportRowError } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
-import { CONTACT_PHONE_UNIQUE, isUniqueViolation } from './contacts.ts';
+import { isUniqueViolation } from '../../errors.ts';
+import { CONTACT_PHONE_UNIQUE } from './contacts.ts';
 
 export type ImportJobRow = Selectable<ContactImportJobsTable>;
 

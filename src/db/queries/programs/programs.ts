@@ -4,6 +4,7 @@ import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { ProgramSendersTable, ProgramsTable } from '../../tables/submissions.ts';
 import { tenant } from '../../tenant.ts';
+import type { ProgramSenderRole, ProgramStatus } from '../../tables/enums.ts';
 
 export type ProgramRow = Selectable<ProgramsTable>;
 export type AttachmentRow = Selectable<ProgramSendersTable>;
@@ -25,7 +26,7 @@ export function programOfSender(db: Db, organizationId: string, senderId: string
 export function listPrograms(
   db: Db,
   organizationId: string,
-  filter: { status?: string | undefined },
+  filter: { status?: ProgramStatus | undefined },
   page: { limit: number; offset: number },
 ): Promise<Page<ProgramRow>> {
   let qb = tenant(db.selectFrom('programs'), organizationId).selectAll();
@@ -68,7 +69,7 @@ export function attachmentsOf(db: Db, organizationId: string, programIds: string
 export function insertAttachment(
   db: Db,
   organizationId: string,
-  row: { programId: string; senderId: string; role: string; at: Date },
+  row: { programId: string; senderId: string; role: ProgramSenderRole; at: Date },
 ): Promise<AttachmentRow | undefined> {
   return db
     .insertInto('program_senders')

@@ -4,6 +4,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { RcsChannelSendersTable, RcsTestDevicesTable, SenderChannelsTable } from '../../tables/channels.ts';
 import { tenant } from '../../tenant.ts';
+import type { Channel, RcsTestDeviceStatus } from '../../tables/enums.ts';
 
 export type ChannelRow = Selectable<SenderChannelsTable>;
 export type RcsChannelSenderRow = Selectable<RcsChannelSendersTable>;
@@ -27,7 +28,7 @@ export function getChannel(
 export function insertChannel(
   db: Db,
   organizationId: string,
-  channel: { sender_id: string; type: string; name: string },
+  channel: { sender_id: string; type: Channel; name: string },
 ): Promise<ChannelRow> {
   return db
     .insertInto('sender_channels')
@@ -117,7 +118,7 @@ export async function countRcsTestDevices(db: Db, organizationId: string, sender
 export function insertRcsTestDevice(
   db: Db,
   organizationId: string,
-  row: { sender_id: string; phone: string; status: string; invited_at: Date; accepted_at: Date | null },
+  row: { sender_id: string; phone: string; status: RcsTestDeviceStatus; invited_at: Date; accepted_at: Date | null },
 ): Promise<RcsTestDeviceRow | undefined> {
   return db
     .insertInto('rcs_test_devices')

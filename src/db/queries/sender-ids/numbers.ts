@@ -6,6 +6,7 @@ import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { SenderNumbersTable } from '../../tables/sender-numbers.ts';
 import { tenant } from '../../tenant.ts';
 import type { SenderRow } from './senders.ts';
+import type { SenderIdProvider } from '../../tables/enums.ts';
 
 export type NumberRow = Selectable<SenderNumbersTable>;
 export type NewNumber = Omit<Insertable<SenderNumbersTable>, 'organization_id'>;
@@ -56,7 +57,7 @@ export function releaseNumber(db: Db, organizationId: string, id: string, at: Da
 export function listNumbers(
   db: Db,
   organizationId: string,
-  filter: { provider?: string | undefined },
+  filter: { provider?: SenderIdProvider | undefined },
   page: { limit: number; offset: number },
 ): Promise<Page<NumberRow>> {
   let q = tenant(db.selectFrom('sender_numbers'), organizationId).selectAll();
@@ -72,7 +73,7 @@ export function attachNumberToSender(
   db: Db,
   organizationId: string,
   senderId: string,
-  change: { phoneNumber: string; provider: string; countryCode: string; numberId: string; statusReason: string },
+  change: { phoneNumber: string; provider: SenderIdProvider; countryCode: string; numberId: string; statusReason: string },
   at: Date,
 ): Promise<SenderRow> {
   return tenant(db.updateTable('sender_ids'), organizationId)

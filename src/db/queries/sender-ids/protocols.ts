@@ -3,6 +3,7 @@ import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { SenderProtocolsTable, StoredProtocolConfig } from '../../tables/sender-ids.ts';
 import { tenant } from '../../tenant.ts';
+import type { SenderProtocolStatus, SenderProtocolType } from '../../tables/enums.ts';
 
 export type SenderProtocolRow = Selectable<SenderProtocolsTable>;
 export type { StoredProtocolConfig };
@@ -30,7 +31,7 @@ export function getSenderProtocol(
   db: Db,
   organizationId: string,
   senderId: string,
-  type: string,
+  type: SenderProtocolType,
   opts: { forUpdate?: boolean } = {},
 ): Promise<SenderProtocolRow | undefined> {
   const q = tenant(db.selectFrom('sender_protocols'), organizationId)
@@ -44,7 +45,14 @@ export function getSenderProtocol(
 export function upsertSenderProtocol(
   db: Db,
   organizationId: string,
-  row: { senderId: string; type: string; status: string; config: StoredProtocolConfig; statusReason: string | null; now: Date },
+  row: {
+    senderId: string;
+    type: SenderProtocolType;
+    status: SenderProtocolStatus;
+    config: StoredProtocolConfig;
+    statusReason: string | null;
+    now: Date;
+  },
 ): Promise<SenderProtocolRow> {
   return db
     .insertInto('sender_protocols')
@@ -73,8 +81,8 @@ export function updateSenderProtocol(
   db: Db,
   organizationId: string,
   senderId: string,
-  type: string,
-  set: { status?: string; config?: StoredProtocolConfig; statusReason?: string | null; now: Date },
+  type: SenderProtocolType,
+  set: { status?: SenderProtocolStatus; config?: StoredProtocolConfig; statusReason?: string | null; now: Date },
 ): Promise<SenderProtocolRow | undefined> {
   return tenant(db.updateTable('sender_protocols'), organizationId)
     .set({

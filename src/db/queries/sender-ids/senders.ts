@@ -1,11 +1,14 @@
-// SQL for sender IDs (the Sender IDs section). Tenant-scoped through tenant(); the columns grow with the
-// section's migrations (src/db/migrations/0011_* onwards).
+// The sender aggregate: every read and write of sender_ids (and its RCS agent details), for every section that
+// needs a sender (sender IDs, messaging, bots, templates, acquisition, programs, submissions). Tenant-scoped
+// through tenant(), except the two carrier-side lookups at the end, which cross organizations by construction.
+// The columns grow with the Sender IDs section's migrations (src/db/migrations/0011_* onwards).
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { SenderIdsTable } from '../../tables/core.ts';
 import type { RcsAgentProfilesTable } from '../../tables/channels.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import { tenant } from '../../tenant.ts';
+import type { SenderIdProvider, SenderIdStatus, SenderIdType } from '../../tables/enums.ts';
 
 export type SenderRow = Selectable<SenderIdsTable>;
 export type NewSender = Omit<Insertable<SenderIdsTable>, 'organization_id'>;
@@ -23,7 +26,37 @@ export function getSender(db: Db, organizationId: string, id: string, opts: { fo
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export type SenderFilters = { type?: string; status?: string; provider?: string };
+/** The organization's oldest ACTIVE, send-ready sender (its default). */
+export function oldestActiveSender(db: Db, organizationId: string): Promise<SenderRow | undefined> {
+  return tenant(db.selectFrom('sender_ids'), organizationId)
+    .selectAll()
+    .where('status', '=', 'ACTIVE')
+    .where('send_ready', '=', true)
+    .orderBy('created_at')
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst();
+}
+
+/** System handle: the sender that owns a phone number, whatever its organization (inbound routing). A sender
+ * with a number always has its provider (a number purchase or import sets it). */
+export async function senderByPhoneNumber(db: Db, phoneNumber: string): Promise<(SenderRow & { provider: string }) | undefined> {
+  const row = await db
+    .selectFrom('sender_ids')
+    .selectAll()
+    .where('phone_number', '=', phoneNumber)
+    .where('provider', 'is not', null)
+    .executeTakeFirst();
+  return row as (SenderRow & { provider: string }) | undefined;
+}
+
+/** System handle: senders by id, whatever their organization (the dispatcher's batch). */
+export function sendersByIds(db: Db, ids: string[]): Promise<SenderRow[]> {
+  if (ids.length === 0) return Promise.resolve([]);
+  return db.selectFrom('sender_ids').selectAll().where('id', 'in', ids).execute();
+}
+
+export type SenderFilters = { type?: SenderIdType; status?: SenderIdStatus; provider?: SenderIdProvider };
 
 /** A page of the organization's senders, newest first, every filter optional (AND). */
 export function listSenders(

@@ -4,6 +4,7 @@ import { sql, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
 import { tenant } from '../../tenant.ts';
 import type { WebhookDisabledReason, WebhookEndpointsTable } from '../../tables/webhooks.ts';
+import type { WebhookEventName } from '../../tables/enums.ts';
 
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
 export type WebhookEndpointPatch = Updateable<WebhookEndpointsTable>;
@@ -28,7 +29,7 @@ export function getEndpoint(
 export function insertEndpoint(
   db: Db,
   orgId: string,
-  e: { url: string; description: string | null; events: string[]; sealedSecret: string },
+  e: { url: string; description: string | null; events: WebhookEventName[]; sealedSecret: string },
 ): Promise<WebhookEndpointRow> {
   return db
     .insertInto('webhook_endpoints')
