@@ -24,7 +24,7 @@ import { inTransaction, type Db } from '../../db/database.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as q from '../../db/queries/messages/dispatch.ts';
 import type { MessageRow } from '../../db/queries/messages/messages.ts';
-import { sendersByIds, type SenderRow } from '../../db/queries/conversations/senders.ts';
+import { sendersByIds, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
 import { ProviderError, ProviderRejection } from '../../providers/provider.ts';

@@ -15,7 +15,7 @@ import { schemaPattern } from '../../contract/schema-bounds.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as conversations from '../../db/queries/conversations/conversations.ts';
 import * as messages from '../../db/queries/messages/messages.ts';
-import { senderByPhoneNumber } from '../../db/queries/conversations/senders.ts';
+import { senderByPhoneNumber } from '../../db/queries/sender-ids/senders.ts';
 import type { ProviderCallback } from '../../providers/provider.ts';
 import { handleInboundKeyword } from '../compliance/keyword-engine.ts';
 import { ApiError } from '../errors.ts';

@@ -10,7 +10,7 @@ import { fallbackChannelFor, render, type Channel, type Rendering, type Warning 
 import { requireSender } from './senders.ts';
 import { assertChannelAccepts, textOf } from './send.ts';
 import { plannedRoute } from '../../db/queries/messages/accept.ts';
-import * as senders from '../../db/queries/conversations/senders.ts';
+import * as senders from '../../db/queries/sender-ids/senders.ts';
 import { channelAvailability } from '../sender-ids/protocols.ts';
 import { SESSION_HOURS } from './conversation.ts';
 

@@ -1,6 +1,6 @@
 // Which sender a message goes from: the one named (404 unknown, 409 not ACTIVE, 422 ACTIVE but not send-ready),
 // or the organization's default, its oldest ACTIVE send-ready sender (422 when it has none).
-import * as q from '../../db/queries/conversations/senders.ts';
+import * as q from '../../db/queries/sender-ids/senders.ts';
 import type { Db } from '../../db/database.ts';
 import { ApiError, found, unknownReference, unprocessable } from '../errors.ts';
 

@@ -19,7 +19,7 @@ import {
 import { conversationIdsDerived, newConversationId } from '../conversations/conversations.ts';
 import type { BlastBatchScope } from './dispatch.ts';
 import type { MessageRow } from './messages.ts';
-import { senderChoice, type SenderRow } from '../conversations/senders.ts';
+import { senderChoice, type SenderRow } from '../sender-ids/senders.ts';
 
 /** What one rendering of a content costs and shows. */
 export type Billing = { segments: number; encoding: string | null; costUnits: number; preview: string };
