@@ -49,7 +49,7 @@ afterAll(async () => {
   await srv.close();
 });
 
-async function runImport(app: Pick<AppContext, 'db' | 'pool' | 'log'>, orgId: string, csv: string) {
+async function runImport(app: Pick<AppContext, 'db' | 'pool' | 'log' | 'queue'>, orgId: string, csv: string) {
   const job = await insertImportJob(srv.context.db, orgId, {
     fileName: 'keys.csv',
     columns: resolveColumns(csv.slice(0, csv.indexOf('\n')).split(','), undefined),
@@ -96,7 +96,7 @@ it('skips the per-row key checks only where the role may, and stores the same ro
   const skipped = await srv.newOrg('Import without row checks');
   const checked = await srv.newOrg('Import with row checks');
   await runImport(srv.context, skipped.organizationId, CSV);
-  await runImport({ ...plain, log: srv.context.log }, checked.organizationId, CSV);
+  await runImport({ ...plain, log: srv.context.log, queue: srv.context.queue }, checked.organizationId, CSV);
   const a = await stored(skipped.organizationId);
   expect(a.job).toEqual([
     { status: 'completed', imported_rows: 3, updated_rows: 0, error_count: 2, codes: ['INVALID_PHONE', 'DUPLICATE_IN_FILE'] },
