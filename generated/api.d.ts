@@ -649,7 +649,7 @@ export interface paths {
         };
         /**
          * List a sender ID's protocols
-         * @description Lists every protocol of the sender ID, including `DISABLED` ones. Not paginated (at most one entry per protocol type).
+         * @description Lists every protocol of the sender ID, including `DISABLED` ones. A whole list unless `page` or `limit` is given (see Pagination) (at most one entry per protocol type).
          */
         get: operations["listSenderProtocols"];
         put?: never;
@@ -765,7 +765,7 @@ export interface paths {
          *     operation may be removed. Responses carry `Deprecation`, `Sunset`
          *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
-         *     Lists every channel of the organization, oldest first. Not paginated (legacy behaviour). Each channel
+         *     Lists every channel of the organization, oldest first. A whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour). Each channel
          *     names its `senderIdId` for migration.
          */
         get: operations["listChannels"];
@@ -885,7 +885,7 @@ export interface paths {
          *     after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
          *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
-         *     Lists the RCS senders (agents) of an RCS channel. Not paginated (legacy behaviour).
+         *     Lists the RCS senders (agents) of an RCS channel. A whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour).
          */
         get: operations["listRcsSenders"];
         put?: never;
@@ -957,7 +957,7 @@ export interface paths {
          *     Responses carry `Deprecation`, `Sunset`
          *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
-         *     Lists the agent's test devices with their invite status, newest first. Not paginated.
+         *     Lists the agent's test devices with their invite status, newest first. A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listRcsTestDevices"];
         put?: never;
@@ -1920,7 +1920,7 @@ export interface paths {
         };
         /**
          * List a bot's testers
-         * @description Lists every tester of the bot (at most 50, not paginated), oldest first, each with its contact, phone and
+         * @description Lists every tester of the bot (at most 50, a whole list unless `page` or `limit` is given; see Pagination), oldest first, each with its contact, phone and
          *     RCS test-device invite status (`rcsInviteStatus`, `rcsInviteSentAt`, `rcsInviteError`).
          */
         get: operations["listBotTesters"];
@@ -2080,7 +2080,7 @@ export interface paths {
         /**
          * List variable definitions
          * @description Returns every variable definition (capture token) of the organization, ordered by `name` ascending.
-         *     Not paginated.
+         *     A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listVariableDefinitions"];
         put?: never;
@@ -2200,7 +2200,7 @@ export interface paths {
         };
         /**
          * List dictionary folders
-         * @description Returns every dictionary folder of the organization, ordered by `sortOrder`, then `name`. Not paginated.
+         * @description Returns every dictionary folder of the organization, ordered by `sortOrder`, then `name`. A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listDictionaryCategories"];
         put?: never;
@@ -2325,7 +2325,7 @@ export interface paths {
          * List custom attribute keys
          * @description Returns the distinct custom attribute keys used by the organization's contacts, sorted ascending
          *     (code-point order), capped at 500. `truncated` is true when more keys exist; `data` then holds the first 500.
-         *     Not paginated.
+         *     A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listContactAttributeKeys"];
         put?: never;
@@ -2576,7 +2576,7 @@ export interface paths {
         };
         /**
          * List tags
-         * @description Returns every tag of the organization, sorted by name (case-insensitive). Not paginated: an organization has
+         * @description Returns every tag of the organization, sorted by name (case-insensitive). A whole list unless `page` or `limit` is given (see Pagination): an organization has
          *     at most 1,000 tags.
          */
         get: operations["listTags"];
@@ -2946,7 +2946,7 @@ export interface paths {
         /**
          * List keyword rules
          * @description Lists the keyword rules that apply to inbound messages: the global rules merged with the organization's own
-         *     rules and overrides. Not paginated. Sorted by keyword; a global rule comes before the organization rule that
+         *     rules and overrides. A whole list unless `page` or `limit` is given (see Pagination). Sorted by keyword; a global rule comes before the organization rule that
          *     overrides it (`overriddenBy` / `overrides` link the two). An inbound message whose whole text, trimmed and
          *     case-insensitive, equals a keyword triggers the effective rule for it: the organization rule when there is
          *     one, else the global rule. Before comparing, the text is Unicode-normalized (NFKC, so full-width letters
@@ -3118,7 +3118,7 @@ export interface paths {
         /**
          * List message statistics per sender ID
          * @description One entry per sender ID that sent or received a message in the range, most `sent` first. `brandId` and
-         *     `campaignId` restrict the figures to messages sent under that brand or campaign registration. Not paginated.
+         *     `campaignId` restrict the figures to messages sent under that brand or campaign registration. A whole list unless `page` or `limit` is given (see Pagination).
          *     Default range: the 30 days ending today (UTC); `startDate` after `endDate` answers 400 `VALIDATION_ERROR`.
          */
         get: operations["listAnalyticsSenderIds"];
@@ -3370,7 +3370,7 @@ export interface paths {
         };
         /**
          * List scheduled email reports
-         * @description Lists the organization's scheduled email reports (at most 5), oldest first. Not paginated.
+         * @description Lists the organization's scheduled email reports (at most 5), oldest first. A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listAnalyticsReports"];
         put?: never;
@@ -3519,7 +3519,7 @@ export interface paths {
         /**
          * List webhook endpoints
          * @description Lists the organization's webhook endpoints, newest first, active and disabled alike (see `isActive` and
-         *     `disabledReason`). Not paginated. Signing secrets are never returned here.
+         *     `disabledReason`). A whole list unless `page` or `limit` is given (see Pagination). Signing secrets are never returned here.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -3888,7 +3888,7 @@ export interface paths {
         /**
          * List acquisition campaigns
          * @description Lists the organization's acquisition campaigns, newest first, optionally filtered by `status` and `type`.
-         *     Not paginated. This management path has no `/v1` prefix.
+         *     A whole list unless `page` or `limit` is given (see Pagination). This management path has no `/v1` prefix.
          */
         get: operations["listAcquisitionCampaigns"];
         put?: never;
@@ -4171,7 +4171,7 @@ export interface paths {
         /**
          * List landing page templates
          * @description Returns the platform's catalog of landing page templates, the same for every organization, sorted by
-         *     name. The catalog is small (a few dozen entries) and is returned whole: this list is not paginated and
+         *     name. The catalog is small (a few dozen entries) and is returned whole: this list is a whole list unless `page` or `limit` is given (see Pagination) and
          *     takes no `page`/`limit`. Pass a template's `id` as `templateId` when creating a landing page.
          */
         get: operations["listLandingPageTemplates"];
@@ -4589,7 +4589,7 @@ export interface paths {
          * List asset folders
          * @description Lists asset folders sorted by name. Without `parentId`, every folder of the organization is returned (build
          *     the tree from `parentId`); `parentId=null` (the literal string) returns root folders only; a folder id
-         *     returns that folder's direct children. Not paginated: an organization has at most 1,000 folders.
+         *     returns that folder's direct children. A whole list unless `page` or `limit` is given (see Pagination): an organization has at most 1,000 folders.
          */
         get: operations["listAssetFolders"];
         put?: never;
@@ -4648,7 +4648,7 @@ export interface paths {
          * List approved chat-app templates
          * @description Lists the message templates registered for a chat-app business sender and approved by the chat-app platform
          *     (the word `chatapp` stands in for the product name in this path). Only approved templates are returned, with
-         *     their components and the placeholders to fill when sending. Not paginated.
+         *     their components and the placeholders to fill when sending. A whole list unless `page` or `limit` is given (see Pagination).
          *
          *     - `senderId` is required (400 `VALIDATION_ERROR` on `query.senderId` when missing or not a UUID, or when the
          *       sender is not a chat-app business sender, i.e. its type is not `CHATAPP_BUSINESS`).
@@ -6000,7 +6000,10 @@ export interface components {
         Pagination: {
             /** @example 1 */
             page: number;
-            /** @example 20 */
+            /**
+             * @description The page size (at most 100); on a list answered whole (neither `page` nor `limit` given) the number of items, at least 1.
+             * @example 20
+             */
             limit: number;
             /**
              * @description Total number of matching items.
@@ -7357,7 +7360,7 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         /**
-         * @description Every protocol of the sender, including `DISABLED` ones; not paginated (at most one per type).
+         * @description Every protocol of the sender, including `DISABLED` ones; a whole list unless `page` or `limit` is given (see Pagination) (at most one per type).
          * @example {
          *       "data": [
          *         {
@@ -7382,11 +7385,18 @@ export interface components {
          *           "createdAt": "2026-11-21T09:30:00Z",
          *           "updatedAt": "2026-11-21T09:30:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListSenderProtocolsResponse: {
             data: components["schemas"]["SenderProtocol"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -7490,7 +7500,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every channel of the organization, oldest first; not paginated (legacy behaviour).
+         * @description Every channel of the organization, oldest first; a whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour).
          * @example {
          *       "data": [
          *         {
@@ -7501,11 +7511,18 @@ export interface components {
          *           "createdAt": "2026-11-01T10:00:00Z",
          *           "updatedAt": "2026-11-01T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListChannelsResponse: {
             data: components["schemas"]["LegacyChannel"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Binds a new channel to an existing sender ID. The sender ID must belong to the organization, must not be
@@ -7668,7 +7685,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every RCS sender of the channel; not paginated (legacy behaviour).
+         * @description Every RCS sender of the channel; a whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour).
          * @example {
          *       "data": [
          *         {
@@ -7684,11 +7701,18 @@ export interface components {
          *           "createdAt": "2026-11-01T10:00:00Z",
          *           "updatedAt": "2026-11-01T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListRcsSendersResponse: {
             data: components["schemas"]["RcsSender"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -7778,7 +7802,7 @@ export interface components {
             data: components["schemas"]["RcsSenderDetail"];
         };
         /**
-         * @description Every test device of the RCS sender, newest first; not paginated.
+         * @description Every test device of the RCS sender, newest first; a whole list unless `page` or `limit` is given (see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -7793,11 +7817,18 @@ export interface components {
          *           "invitedAt": "2026-11-21T09:30:00Z",
          *           "acceptedAt": null
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListRcsTestDevicesResponse: {
             data: components["schemas"]["RcsTestDevice"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -10637,7 +10668,7 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every tester of the bot (at most 50), oldest first; not paginated.
+         * @description Every tester of the bot (at most 50), oldest first; a whole list unless `page` or `limit` is given (see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -10651,11 +10682,18 @@ export interface components {
          *           "rcsInviteError": null,
          *           "createdAt": "2026-11-12T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         BotTesterListResponse: {
             data: components["schemas"]["BotTester"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Exactly one of `contactId` (an existing contact of the organization) or `phone` (E.164; the contact with that
@@ -10726,7 +10764,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every intent of the organization, ordered by `value` (not paginated).
+         * @description Every intent of the organization, ordered by `value` (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -10759,11 +10797,18 @@ export interface components {
          *           "createdAt": "2026-10-05T09:05:00Z",
          *           "updatedAt": "2026-10-05T09:05:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 3,
+         *         "total": 3,
+         *         "hasMore": false
+         *       }
          *     }
          */
         IntentListResponse: {
             data: components["schemas"]["Intent"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -10977,7 +11022,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every variable definition of the organization, ordered by `name` (not paginated).
+         * @description Every variable definition of the organization, ordered by `name` (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -11011,11 +11056,18 @@ export interface components {
          *           "createdAt": "2026-10-03T10:00:00Z",
          *           "updatedAt": "2026-10-03T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 3,
+         *         "total": 3,
+         *         "hasMore": false
+         *       }
          *     }
          */
         VariableDefinitionListResponse: {
             data: components["schemas"]["VariableDefinition"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description `items` is required (1-500 unique values) when `type` is `list` and must be absent otherwise.
@@ -11176,7 +11228,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every folder of the organization, ordered by `sortOrder`, then `name` (not paginated).
+         * @description Every folder of the organization, ordered by `sortOrder`, then `name` (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -11193,11 +11245,18 @@ export interface components {
          *           "createdAt": "2026-10-01T08:05:00Z",
          *           "updatedAt": "2026-11-21T09:30:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         DictionaryCategoryListResponse: {
             data: components["schemas"]["DictionaryCategory"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -11512,7 +11571,13 @@ export interface components {
          *         "referrer",
          *         "vip"
          *       ],
-         *       "truncated": false
+         *       "truncated": false,
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 4,
+         *         "total": 4,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ContactAttributeKeysResponse: {
@@ -11520,6 +11585,7 @@ export interface components {
             data: components["schemas"]["ContactAttributeKey"][];
             /** @description True when more than 500 distinct keys exist; `data` then holds the first 500 in sort order. */
             truncated: boolean;
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Full replacement of the contact's mutable fields. A field left out is reset: `name` → null, `tags` → [],
@@ -12013,12 +12079,19 @@ export interface components {
          *           "name": "VIP",
          *           "createdAt": "2026-09-01T12:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         TagListResponse: {
             /** @description Every tag of the organization (at most 1,000), sorted by name (case-insensitive). */
             data: components["schemas"]["Tag"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -12874,7 +12947,13 @@ export interface components {
          *           "createdAt": "2026-11-03T09:00:00Z",
          *           "updatedAt": "2026-11-03T09:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 5,
+         *         "total": 5,
+         *         "hasMore": false
+         *       }
          *     }
          */
         KeywordRuleListResponse: {
@@ -12883,6 +12962,7 @@ export interface components {
              *     keyword, a global rule before the organization rule overriding it.
              */
             data: components["schemas"]["KeywordRule"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -13272,12 +13352,19 @@ export interface components {
          *             }
          *           }
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AnalyticsSenderListResponse: {
             /** @description Every sender ID that sent or received a message in the range, most `sent` first (ties by senderId). */
             data: components["schemas"]["AnalyticsSenderSummary"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /** @description Metrics of the messages carried by one channel (the actual channel; the requested one while not yet known). */
         AnalyticsChannelMetrics: {
@@ -14099,12 +14186,19 @@ export interface components {
          *           "createdAt": "2026-10-01T12:00:00Z",
          *           "updatedAt": "2026-10-01T12:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AnalyticsReportListResponse: {
             /** @description All scheduled reports of the organization (at most 5), oldest first. */
             data: components["schemas"]["AnalyticsReport"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description `weekly` needs `dayOfWeek` (0 = Sunday … 6 = Saturday) and does not take `dayOfMonth`; `monthly` needs
@@ -14564,7 +14658,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description All endpoints of the organization, newest first (not paginated).
+         * @description All endpoints of the organization, newest first (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -14584,11 +14678,18 @@ export interface components {
          *           "createdAt": "2026-10-01T08:00:00Z",
          *           "updatedAt": "2026-10-01T08:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListWebhookEndpointsResponse: {
             data: components["schemas"]["WebhookEndpoint"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -15417,7 +15518,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description The organization's acquisition campaigns matching the filters, newest first (not paginated).
+         * @description The organization's acquisition campaigns matching the filters, newest first (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -15442,11 +15543,18 @@ export interface components {
          *           "createdAt": "2026-11-21T09:30:00Z",
          *           "updatedAt": "2026-11-21T09:30:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AcquisitionCampaignListResponse: {
             data: components["schemas"]["AcquisitionCampaign"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description `keyword` and `shortcode` are required for `KEYWORD` campaigns and must be absent for the other types.
@@ -16027,7 +16135,7 @@ export interface components {
             };
         };
         /**
-         * @description The whole platform catalog in one answer (it holds a few dozen templates at most, so it is not paginated).
+         * @description The whole platform catalog in one answer (it holds a few dozen templates at most, so it is a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -16071,11 +16179,18 @@ export interface components {
          *             }
          *           }
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         LandingPageTemplateListResponse: {
             data: components["schemas"]["LandingPageTemplate"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Lifecycle of a landing page. `DRAFT`: created, never published, not reachable by visitors.
@@ -17105,7 +17220,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Folders sorted by name. Not paginated (an organization has at most 1,000 folders).
+         * @description Folders sorted by name. A whole list unless `page` or `limit` is given (see Pagination) (an organization has at most 1,000 folders).
          * @example {
          *       "data": [
          *         {
@@ -17122,11 +17237,18 @@ export interface components {
          *           "createdAt": "2026-11-01T09:55:00Z",
          *           "updatedAt": "2026-11-01T09:55:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AssetFolderListResponse: {
             data: components["schemas"]["AssetFolder"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -17249,7 +17371,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description The sender's approved templates, ordered by name then language (not paginated).
+         * @description The sender's approved templates, ordered by name then language (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -17302,11 +17424,18 @@ export interface components {
          *           "approvedAt": "2026-11-10T12:00:00Z",
          *           "updatedAt": "2026-11-10T12:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ChatAppTemplateList: {
             data: components["schemas"]["ChatAppTemplate"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /** @description Why a message failed. `code` is stable and machine-readable; `description` is for humans. */
         WebhookMessageError: {
@@ -18703,6 +18832,18 @@ export interface components {
         Page: number;
         /** @description Page size. Default 20, maximum 100. */
         Limit: number;
+        /**
+         * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+         *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+         *     20); with neither, every item comes back in one page.
+         */
+        ListPage: number;
+        /**
+         * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+         *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+         *     neither, every item comes back in one page.
+         */
+        ListLimit: number;
         /** @description ISO date (UTC), inclusive. Defaults to 30 days before `endDate`. */
         StartDate: components["schemas"]["IsoDate"];
         /** @description ISO date (UTC), inclusive. Defaults to today (UTC). */
@@ -19580,7 +19721,20 @@ export interface operations {
     };
     listSenderProtocols: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Resource id. */
@@ -19823,7 +19977,20 @@ export interface operations {
     };
     listChannels: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -20018,7 +20185,20 @@ export interface operations {
     };
     listRcsSenders: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Id of an RCS channel. */
@@ -20122,7 +20302,20 @@ export interface operations {
     };
     listRcsTestDevices: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Id of an RCS channel. */
@@ -21313,7 +21506,20 @@ export interface operations {
     };
     listBotTesters: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Resource id. */
@@ -21377,7 +21583,20 @@ export interface operations {
     };
     listIntents: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -21558,7 +21777,20 @@ export interface operations {
     };
     listVariableDefinitions: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -21750,7 +21982,20 @@ export interface operations {
     };
     listDictionaryCategories: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -21969,7 +22214,20 @@ export interface operations {
     };
     listContactAttributeKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -22357,7 +22615,20 @@ export interface operations {
     };
     listTags: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -22869,7 +23140,20 @@ export interface operations {
     };
     listKeywordRules: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23093,6 +23377,18 @@ export interface operations {
                 brandId?: string;
                 /** @description Campaign registration identifier. */
                 campaignId?: string;
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;
@@ -23428,7 +23724,20 @@ export interface operations {
     };
     listAnalyticsReports: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23649,7 +23958,20 @@ export interface operations {
     };
     listWebhookEndpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -24073,6 +24395,18 @@ export interface operations {
                 status?: components["schemas"]["AcquisitionCampaignStatus"];
                 /** @description Only campaigns of this type. */
                 type?: components["schemas"]["AcquisitionCampaignType"];
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;
@@ -24414,7 +24748,20 @@ export interface operations {
     };
     listLandingPageTemplates: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -25066,6 +25413,18 @@ export interface operations {
             query?: {
                 /** @description A folder id, or the literal `null` for root folders. */
                 parentId?: components["schemas"]["AssetFolderFilter"];
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;
@@ -25188,6 +25547,18 @@ export interface operations {
             query: {
                 /** @description Id of an `ACTIVE` chat-app business sender of the caller's organization. */
                 senderId: components["schemas"]["Id"];
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;

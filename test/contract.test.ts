@@ -47,6 +47,15 @@ describe('contract', () => {
     expect((doc.paths['/health']!.get as { responses: Record<string, unknown> }).responses).not.toHaveProperty('429');
   });
 
+  it('gives every list page and limit and pagination (issue 37 item 6), and the rule can fail', () => {
+    const broken = structuredClone(doc) as unknown as { paths: Record<string, Record<string, { parameters?: unknown[] }>> };
+    broken.paths['/v1/webhook-endpoints']!.get!.parameters = [];
+    expect(checkDocument(broken as never)).toEqual([
+      'GET /v1/webhook-endpoints (listWebhookEndpoints): a list must take the query parameter page',
+      'GET /v1/webhook-endpoints (listWebhookEndpoints): a list must take the query parameter limit',
+    ]);
+  });
+
   it('bounds the shared page parameter, so a huge or non-finite page is a 400, not a 500', () => {
     const page = (doc as unknown as { components: { parameters: { Page: { schema: { maximum?: number } } } } }).components.parameters.Page;
     expect(page.schema.maximum).toBe(100000);
