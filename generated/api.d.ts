@@ -9280,7 +9280,10 @@ export interface components {
          * @description Live progress of a blast. `totalRecipients` = messages created (0 before sending starts); `skipped` counts
          *     audience members excluded before sending (opted out, DNC, no MARKETING consent, invalid phone, duplicate);
          *     `cancelled` counts messages withdrawn by a cancel before they reached a carrier. `percentDispatched` is the
-         *     share of messages no longer `queued`; `percentComplete` the share with a final status (`delivered`, `read`, `failed`, `undeliverable`, `revoked`).
+         *     share of messages no longer `queued` or `held`; `percentComplete` the share with a final status (`delivered`, `read`, `failed`, `undeliverable`, `revoked`).
+         *     A MARKETING message whose recipient is inside their quiet hours is `held` (not dispatched) until the quiet
+         *     period ends; `heldUntil` is when the last held message is due (null when none is held), so a blast waiting
+         *     for quiet hours to end says so instead of reading 100% dispatched.
          */
         BlastProgress: {
             blastId: components["schemas"]["Id"];
@@ -9291,6 +9294,11 @@ export interface components {
             counts: components["schemas"]["BlastMessageStatusCounts"];
             percentDispatched: number;
             percentComplete: number;
+            /**
+             * Format: date-time
+             * @description When the last message held for its recipient's quiet hours is due to be sent; null when none is held.
+             */
+            heldUntil: string | null;
             /** Format: date-time */
             launchedAt: string | null;
             /** Format: date-time */
@@ -9355,8 +9363,9 @@ export interface components {
          *           "undeliverable": 7,
          *           "revoked": 0
          *         },
-         *         "percentDispatched": 100,
+         *         "percentDispatched": 97.6,
          *         "percentComplete": 88,
+         *         "heldUntil": "2026-11-22T13:00:00Z",
          *         "launchedAt": "2026-11-21T15:00:02Z",
          *         "dispatchedAt": "2026-11-21T15:04:40Z",
          *         "completedAt": null,
@@ -9523,6 +9532,16 @@ export interface components {
                     noChannel: number;
                     duplicate: number;
                 };
+                /**
+                 * @description Eligible recipients inside their quiet hours now (MARKETING blasts only; counted in `eligible`, not
+                 *     excluded): launched now, their messages are `held` and sent when their quiet period ends.
+                 */
+                inQuietHours: number;
+                /**
+                 * Format: date-time
+                 * @description When the last of the `inQuietHours` recipients' quiet periods ends (their messages are then due); null when none.
+                 */
+                heldUntil: string | null;
             };
             rcsCapabilityUnknown: number;
             byChannel: components["schemas"]["BlastEstimateLine"][];
@@ -9544,7 +9563,9 @@ export interface components {
          *             "invalidPhone": 3,
          *             "noChannel": 0,
          *             "duplicate": 3
-         *           }
+         *           },
+         *           "inQuietHours": 30,
+         *           "heldUntil": "2026-11-22T13:00:00Z"
          *         },
          *         "rcsCapabilityUnknown": 80,
          *         "byChannel": [
@@ -9709,8 +9730,9 @@ export interface components {
          *           "undeliverable": 5,
          *           "revoked": 0
          *         },
-         *         "percentDispatched": 68,
+         *         "percentDispatched": 65.6,
          *         "percentComplete": 40,
+         *         "heldUntil": "2026-11-22T13:00:00Z",
          *         "launchedAt": "2026-11-21T15:00:02Z",
          *         "dispatchedAt": null,
          *         "completedAt": null,
