@@ -102,6 +102,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/messages/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a message
+         * @description One message, inbound or outbound, as `GET /v1/conversations/{id}/messages` shows it (channel, fallback
+         *     reason, segments, cost, error, times), with its status history: each status it reached, oldest first, at the
+         *     time it reached it. The history is read from the times the message records (`createdAt`, `sentAt`,
+         *     `deliveredAt`, `readAt`, the failure and revocation times), which always read in order: accepted (`queued`, or
+         *     `held` when it waited for its recipient's quiet hours) at `createdAt`, `sent`, `delivered`, `read`, `failed` or
+         *     `undeliverable`, `revoked`; an inbound message has one entry, `received`. Transient states (`sending`) are not
+         *     listed.
+         *
+         *     Needs `conversations:read`, the scope that reads a conversation's messages. 404 when the message is not in the
+         *     caller's organization. Beyond the specification's operations: added for integrators who look a message up by
+         *     the id the send answered (as Twilio's and Telnyx's APIs allow).
+         */
+        get: operations["getMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/messages/{id}/revoke": {
         parameters: {
             query?: never;
@@ -5923,147 +5956,11 @@ export interface components {
         MessagePreviewResponse: {
             data: components["schemas"]["MessagePreview"];
         };
-        RevokeMessageResult: {
-            messageId: components["schemas"]["Id"];
-            /** @constant */
-            status: "revoked";
-            revokedAt: components["schemas"]["Timestamp"];
-        };
-        /**
-         * @example {
-         *       "data": {
-         *         "messageId": "0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4",
-         *         "status": "revoked",
-         *         "revokedAt": "2026-11-21T09:31:12Z"
-         *       }
-         *     }
-         */
-        RevokeMessageResponse: {
-            data: components["schemas"]["RevokeMessageResult"];
-        };
         /**
          * @description Phone number in E.164 format (`+` and at most 15 digits).
          * @example +14155550123
          */
         PhoneE164: string;
-        /**
-         * @description What started the conversation: `blast` (a blast message), `bot` (a bot flow started by a trigger), `inbound`
-         *     (the contact wrote first), `api` (`POST /v1/messages/send`), `event` (`POST /v1/events`) or `acquisition`
-         *     (an acquisition-campaign enrollment).
-         * @enum {string}
-         */
-        ConversationSourceType: "blast" | "bot" | "inbound" | "api" | "event" | "acquisition";
-        /**
-         * @description The thread between one contact and one sender ID; there is at most one conversation per contact and sender, and
-         *     every message to or from that pair belongs to it. `closed` conversations (ended by a bot End node or by the
-         *     contact opting out) are reopened by the next message in either direction. `handledBy` tells whether the bot
-         *     `botId` answers inbound messages or a human does (see handoff). `unreadCount` is the number of inbound messages
-         *     received since the last outbound message.
-         * @example {
-         *       "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
-         *       "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
-         *       "contactPhone": "+14155550123",
-         *       "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-         *       "status": "open",
-         *       "handledBy": "bot",
-         *       "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
-         *       "source": "blast",
-         *       "lastMessageAt": "2026-11-21T09:42:10Z",
-         *       "lastMessagePreview": "Where is my order?",
-         *       "unreadCount": 1,
-         *       "createdAt": "2026-11-18T15:00:00Z"
-         *     }
-         */
-        Conversation: {
-            id: components["schemas"]["Id"];
-            contactId: components["schemas"]["Id"];
-            contactPhone: components["schemas"]["PhoneE164"];
-            senderId: components["schemas"]["Id"];
-            /** @enum {string} */
-            status: "open" | "closed";
-            /** @enum {string} */
-            handledBy: "bot" | "human";
-            /**
-             * Format: uuid
-             * @description The bot that answers while `handledBy` is `bot` (kept as the last bot when handed to a human); null if no bot was ever attached.
-             */
-            botId: string | null;
-            source: components["schemas"]["ConversationSourceType"];
-            /** Format: date-time */
-            lastMessageAt: string | null;
-            /** @description First 100 characters of the last message's text (card title when it has no text, `[media]` for media without caption). */
-            lastMessagePreview: string | null;
-            unreadCount: number;
-            createdAt: components["schemas"]["Timestamp"];
-        };
-        /** @description Page-number pagination, identical on every paginated list. */
-        Pagination: {
-            /** @example 1 */
-            page: number;
-            /**
-             * @description The page size (at most 100); on a list answered whole (neither `page` nor `limit` given) the number of items, at least 1.
-             * @example 20
-             */
-            limit: number;
-            /**
-             * @description Total number of matching items.
-             * @example 42
-             */
-            total: number;
-            /** @example true */
-            hasMore: boolean;
-        };
-        /**
-         * @example {
-         *       "data": [
-         *         {
-         *           "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
-         *           "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
-         *           "contactPhone": "+14155550123",
-         *           "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-         *           "status": "open",
-         *           "handledBy": "bot",
-         *           "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
-         *           "source": "blast",
-         *           "lastMessageAt": "2026-11-21T09:42:10Z",
-         *           "lastMessagePreview": "Where is my order?",
-         *           "unreadCount": 1,
-         *           "createdAt": "2026-11-18T15:00:00Z"
-         *         }
-         *       ],
-         *       "pagination": {
-         *         "page": 1,
-         *         "limit": 20,
-         *         "total": 1,
-         *         "hasMore": false
-         *       }
-         *     }
-         */
-        ListConversationsResponse: {
-            data: components["schemas"]["Conversation"][];
-            pagination: components["schemas"]["Pagination"];
-        };
-        /**
-         * @example {
-         *       "data": {
-         *         "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
-         *         "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
-         *         "contactPhone": "+14155550123",
-         *         "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-         *         "status": "open",
-         *         "handledBy": "bot",
-         *         "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
-         *         "source": "blast",
-         *         "lastMessageAt": "2026-11-21T09:42:10Z",
-         *         "lastMessagePreview": "Where is my order?",
-         *         "unreadCount": 1,
-         *         "createdAt": "2026-11-18T15:00:00Z"
-         *       }
-         *     }
-         */
-        GetConversationResponse: {
-            data: components["schemas"]["Conversation"];
-        };
         /** @enum {string} */
         Direction: "outbound" | "inbound";
         /**
@@ -6208,6 +6105,203 @@ export interface components {
             readAt: string | null;
             /** Format: date-time */
             revokedAt: string | null;
+        };
+        /** @description A status the message reached, and when. */
+        MessageStatusChange: {
+            status: components["schemas"]["MessageStatus"];
+            at: components["schemas"]["Timestamp"];
+        };
+        /** @description A message with its status history (`GET /v1/messages/{id}`). */
+        MessageDetail: components["schemas"]["Message"] & {
+            /** @description Each status the message reached, oldest first (see `getMessage`). */
+            statusHistory: components["schemas"]["MessageStatusChange"][];
+        };
+        /**
+         * @example {
+         *       "data": {
+         *         "id": "0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4",
+         *         "conversationId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *         "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *         "contactPhone": "+14155550123",
+         *         "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *         "direction": "outbound",
+         *         "requestedChannel": "RCS",
+         *         "channel": "SMS",
+         *         "fallbackUsed": true,
+         *         "fallbackReason": "RCS_NOT_SUPPORTED",
+         *         "messageType": "TRANSACTIONAL",
+         *         "status": "delivered",
+         *         "content": {
+         *           "type": "text",
+         *           "text": "Your order #18342 has shipped and arrives Thursday."
+         *         },
+         *         "segments": 1,
+         *         "cost": {
+         *           "amount": "0.0039",
+         *           "currency": "USD"
+         *         },
+         *         "error": null,
+         *         "heldUntil": null,
+         *         "createdAt": "2026-11-21T09:30:00Z",
+         *         "sentAt": "2026-11-21T09:30:01Z",
+         *         "deliveredAt": "2026-11-21T09:30:04Z",
+         *         "readAt": null,
+         *         "revokedAt": null,
+         *         "statusHistory": [
+         *           {
+         *             "status": "queued",
+         *             "at": "2026-11-21T09:30:00Z"
+         *           },
+         *           {
+         *             "status": "sent",
+         *             "at": "2026-11-21T09:30:01Z"
+         *           },
+         *           {
+         *             "status": "delivered",
+         *             "at": "2026-11-21T09:30:04Z"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        GetMessageResponse: {
+            data: components["schemas"]["MessageDetail"];
+        };
+        RevokeMessageResult: {
+            messageId: components["schemas"]["Id"];
+            /** @constant */
+            status: "revoked";
+            revokedAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "data": {
+         *         "messageId": "0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4",
+         *         "status": "revoked",
+         *         "revokedAt": "2026-11-21T09:31:12Z"
+         *       }
+         *     }
+         */
+        RevokeMessageResponse: {
+            data: components["schemas"]["RevokeMessageResult"];
+        };
+        /**
+         * @description What started the conversation: `blast` (a blast message), `bot` (a bot flow started by a trigger), `inbound`
+         *     (the contact wrote first), `api` (`POST /v1/messages/send`), `event` (`POST /v1/events`) or `acquisition`
+         *     (an acquisition-campaign enrollment).
+         * @enum {string}
+         */
+        ConversationSourceType: "blast" | "bot" | "inbound" | "api" | "event" | "acquisition";
+        /**
+         * @description The thread between one contact and one sender ID; there is at most one conversation per contact and sender, and
+         *     every message to or from that pair belongs to it. `closed` conversations (ended by a bot End node or by the
+         *     contact opting out) are reopened by the next message in either direction. `handledBy` tells whether the bot
+         *     `botId` answers inbound messages or a human does (see handoff). `unreadCount` is the number of inbound messages
+         *     received since the last outbound message.
+         * @example {
+         *       "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *       "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *       "contactPhone": "+14155550123",
+         *       "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *       "status": "open",
+         *       "handledBy": "bot",
+         *       "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+         *       "source": "blast",
+         *       "lastMessageAt": "2026-11-21T09:42:10Z",
+         *       "lastMessagePreview": "Where is my order?",
+         *       "unreadCount": 1,
+         *       "createdAt": "2026-11-18T15:00:00Z"
+         *     }
+         */
+        Conversation: {
+            id: components["schemas"]["Id"];
+            contactId: components["schemas"]["Id"];
+            contactPhone: components["schemas"]["PhoneE164"];
+            senderId: components["schemas"]["Id"];
+            /** @enum {string} */
+            status: "open" | "closed";
+            /** @enum {string} */
+            handledBy: "bot" | "human";
+            /**
+             * Format: uuid
+             * @description The bot that answers while `handledBy` is `bot` (kept as the last bot when handed to a human); null if no bot was ever attached.
+             */
+            botId: string | null;
+            source: components["schemas"]["ConversationSourceType"];
+            /** Format: date-time */
+            lastMessageAt: string | null;
+            /** @description First 100 characters of the last message's text (card title when it has no text, `[media]` for media without caption). */
+            lastMessagePreview: string | null;
+            unreadCount: number;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /** @description Page-number pagination, identical on every paginated list. */
+        Pagination: {
+            /** @example 1 */
+            page: number;
+            /**
+             * @description The page size (at most 100); on a list answered whole (neither `page` nor `limit` given) the number of items, at least 1.
+             * @example 20
+             */
+            limit: number;
+            /**
+             * @description Total number of matching items.
+             * @example 42
+             */
+            total: number;
+            /** @example true */
+            hasMore: boolean;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *           "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *           "contactPhone": "+14155550123",
+         *           "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *           "status": "open",
+         *           "handledBy": "bot",
+         *           "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+         *           "source": "blast",
+         *           "lastMessageAt": "2026-11-21T09:42:10Z",
+         *           "lastMessagePreview": "Where is my order?",
+         *           "unreadCount": 1,
+         *           "createdAt": "2026-11-18T15:00:00Z"
+         *         }
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 20,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
+         *     }
+         */
+        ListConversationsResponse: {
+            data: components["schemas"]["Conversation"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "data": {
+         *         "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *         "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *         "contactPhone": "+14155550123",
+         *         "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *         "status": "open",
+         *         "handledBy": "bot",
+         *         "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+         *         "source": "blast",
+         *         "lastMessageAt": "2026-11-21T09:42:10Z",
+         *         "lastMessagePreview": "Where is my order?",
+         *         "unreadCount": 1,
+         *         "createdAt": "2026-11-18T15:00:00Z"
+         *       }
+         *     }
+         */
+        GetConversationResponse: {
+            data: components["schemas"]["Conversation"];
         };
         /**
          * @example {
@@ -18962,6 +19056,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MessagePreviewResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetMessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
