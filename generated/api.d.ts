@@ -5277,6 +5277,11 @@ export interface components {
          */
         Id: string;
         /**
+         * @description Phone number in E.164 format (`+` and at most 15 digits).
+         * @example +14155550123
+         */
+        PhoneE164: string;
+        /**
          * @description Preferred channel. `RCS` (default) tries RCS first and falls back per recipient: when the contact's handset
          *     is known not to support RCS, or RCS is not delivered, the same message goes as SMS (or MMS for media) if
          *     `fallbackToSms` is true. `SMS` and `MMS` send only that channel (no RCS attempt). `CHATAPP` sends through the
@@ -5586,8 +5591,10 @@ export interface components {
          */
         SendMessageContent: components["schemas"]["SendMessageTextContent"] | components["schemas"]["SendMessageCardContent"] | components["schemas"]["SendMessageCarouselContent"] | components["schemas"]["SendMessageMediaContent"];
         /**
-         * @description A message to one contact. The sender is `senderId` or, when omitted, the organization's default active sender
-         *     (422 `UNPROCESSABLE` when the organization has none).
+         * @description A message to one contact, named by exactly one of `contactId` (an existing contact of the organization) or
+         *     `to` (an E.164 phone: the organization's contact with that number, created when there is none, as
+         *     `POST /v1/events` does with `phone`). The sender is `senderId` or, when omitted, the organization's default
+         *     active sender (422 `UNPROCESSABLE` when the organization has none).
          * @example {
          *       "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
          *       "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
@@ -5608,7 +5615,14 @@ export interface components {
          */
         SendMessageRequest: {
             /** @description The recipient; must be a contact of the organization (404 `NOT_FOUND` naming `body.contactId` otherwise). */
-            contactId: components["schemas"]["Id"];
+            contactId?: components["schemas"]["Id"];
+            /**
+             * @description The recipient's phone, instead of `contactId`. The contact with this number is reused, or created (no name,
+             *     consent `NONE`) when the organization has none; the consent rules are the same as for any contact (a
+             *     `MARKETING` message to a new contact is refused with 422 `NO_CONSENT`, and the contact is then not created).
+             *     400 `INVALID_PHONE` naming `body.to` when it is not a valid number for its country.
+             */
+            to?: components["schemas"]["PhoneE164"];
             /**
              * @description Sender ID to send from (404 `NOT_FOUND` naming `body.senderId` when it is not one of the organization's).
              *     Defaults to the organization's default active sender.
@@ -5628,7 +5642,7 @@ export interface components {
              */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
-        };
+        } & (unknown | unknown);
         /**
          * @description Stable machine-readable error code. Clients branch on `code`, never on `message`.
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
@@ -5942,11 +5956,6 @@ export interface components {
         MessagePreviewResponse: {
             data: components["schemas"]["MessagePreview"];
         };
-        /**
-         * @description Phone number in E.164 format (`+` and at most 15 digits).
-         * @example +14155550123
-         */
-        PhoneE164: string;
         /** @enum {string} */
         Direction: "outbound" | "inbound";
         /**
