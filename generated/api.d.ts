@@ -102,6 +102,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/messages/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a message
+         * @description One message, inbound or outbound, as `GET /v1/conversations/{id}/messages` shows it (channel, fallback
+         *     reason, segments, cost, error, times), with its status history: each status it reached, oldest first, at the
+         *     time it reached it. The history is read from the times the message records (`createdAt`, `sentAt`,
+         *     `deliveredAt`, `readAt`, the failure and revocation times), which always read in order: accepted (`queued`, or
+         *     `held` when it waited for its recipient's quiet hours) at `createdAt`, `sent`, `delivered`, `read`, `failed` or
+         *     `undeliverable`, `revoked`; an inbound message has one entry, `received`. Transient states (`sending`) are not
+         *     listed.
+         *
+         *     Needs `conversations:read`, the scope that reads a conversation's messages. 404 when the message is not in the
+         *     caller's organization. Beyond the specification's operations: added for integrators who look a message up by
+         *     the id the send answered (as Twilio's and Telnyx's APIs allow).
+         */
+        get: operations["getMessage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/messages/{id}/revoke": {
         parameters: {
             query?: never;
@@ -649,7 +682,7 @@ export interface paths {
         };
         /**
          * List a sender ID's protocols
-         * @description Lists every protocol of the sender ID, including `DISABLED` ones. Not paginated (at most one entry per protocol type).
+         * @description Lists every protocol of the sender ID, including `DISABLED` ones. A whole list unless `page` or `limit` is given (see Pagination) (at most one entry per protocol type).
          */
         get: operations["listSenderProtocols"];
         put?: never;
@@ -765,7 +798,7 @@ export interface paths {
          *     operation may be removed. Responses carry `Deprecation`, `Sunset`
          *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
-         *     Lists every channel of the organization, oldest first. Not paginated (legacy behaviour). Each channel
+         *     Lists every channel of the organization, oldest first. A whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour). Each channel
          *     names its `senderIdId` for migration.
          */
         get: operations["listChannels"];
@@ -885,7 +918,7 @@ export interface paths {
          *     after which the operation may be removed. Responses carry `Deprecation`, `Sunset`
          *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
-         *     Lists the RCS senders (agents) of an RCS channel. Not paginated (legacy behaviour).
+         *     Lists the RCS senders (agents) of an RCS channel. A whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour).
          */
         get: operations["listRcsSenders"];
         put?: never;
@@ -957,7 +990,7 @@ export interface paths {
          *     Responses carry `Deprecation`, `Sunset`
          *     and `Link: </v1/sender-ids>; rel="successor-version"` on every answer, errors included.
          *
-         *     Lists the agent's test devices with their invite status, newest first. Not paginated.
+         *     Lists the agent's test devices with their invite status, newest first. A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listRcsTestDevices"];
         put?: never;
@@ -1920,7 +1953,7 @@ export interface paths {
         };
         /**
          * List a bot's testers
-         * @description Lists every tester of the bot (at most 50, not paginated), oldest first, each with its contact, phone and
+         * @description Lists every tester of the bot (at most 50, a whole list unless `page` or `limit` is given; see Pagination), oldest first, each with its contact, phone and
          *     RCS test-device invite status (`rcsInviteStatus`, `rcsInviteSentAt`, `rcsInviteError`).
          */
         get: operations["listBotTesters"];
@@ -2080,7 +2113,7 @@ export interface paths {
         /**
          * List variable definitions
          * @description Returns every variable definition (capture token) of the organization, ordered by `name` ascending.
-         *     Not paginated.
+         *     A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listVariableDefinitions"];
         put?: never;
@@ -2200,7 +2233,7 @@ export interface paths {
         };
         /**
          * List dictionary folders
-         * @description Returns every dictionary folder of the organization, ordered by `sortOrder`, then `name`. Not paginated.
+         * @description Returns every dictionary folder of the organization, ordered by `sortOrder`, then `name`. A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listDictionaryCategories"];
         put?: never;
@@ -2325,7 +2358,7 @@ export interface paths {
          * List custom attribute keys
          * @description Returns the distinct custom attribute keys used by the organization's contacts, sorted ascending
          *     (code-point order), capped at 500. `truncated` is true when more keys exist; `data` then holds the first 500.
-         *     Not paginated.
+         *     A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listContactAttributeKeys"];
         put?: never;
@@ -2576,7 +2609,7 @@ export interface paths {
         };
         /**
          * List tags
-         * @description Returns every tag of the organization, sorted by name (case-insensitive). Not paginated: an organization has
+         * @description Returns every tag of the organization, sorted by name (case-insensitive). A whole list unless `page` or `limit` is given (see Pagination): an organization has
          *     at most 1,000 tags.
          */
         get: operations["listTags"];
@@ -2946,7 +2979,7 @@ export interface paths {
         /**
          * List keyword rules
          * @description Lists the keyword rules that apply to inbound messages: the global rules merged with the organization's own
-         *     rules and overrides. Not paginated. Sorted by keyword; a global rule comes before the organization rule that
+         *     rules and overrides. A whole list unless `page` or `limit` is given (see Pagination). Sorted by keyword; a global rule comes before the organization rule that
          *     overrides it (`overriddenBy` / `overrides` link the two). An inbound message whose whole text, trimmed and
          *     case-insensitive, equals a keyword triggers the effective rule for it: the organization rule when there is
          *     one, else the global rule. Before comparing, the text is Unicode-normalized (NFKC, so full-width letters
@@ -3118,7 +3151,7 @@ export interface paths {
         /**
          * List message statistics per sender ID
          * @description One entry per sender ID that sent or received a message in the range, most `sent` first. `brandId` and
-         *     `campaignId` restrict the figures to messages sent under that brand or campaign registration. Not paginated.
+         *     `campaignId` restrict the figures to messages sent under that brand or campaign registration. A whole list unless `page` or `limit` is given (see Pagination).
          *     Default range: the 30 days ending today (UTC); `startDate` after `endDate` answers 400 `VALIDATION_ERROR`.
          */
         get: operations["listAnalyticsSenderIds"];
@@ -3370,7 +3403,7 @@ export interface paths {
         };
         /**
          * List scheduled email reports
-         * @description Lists the organization's scheduled email reports (at most 5), oldest first. Not paginated.
+         * @description Lists the organization's scheduled email reports (at most 5), oldest first. A whole list unless `page` or `limit` is given (see Pagination).
          */
         get: operations["listAnalyticsReports"];
         put?: never;
@@ -3519,7 +3552,7 @@ export interface paths {
         /**
          * List webhook endpoints
          * @description Lists the organization's webhook endpoints, newest first, active and disabled alike (see `isActive` and
-         *     `disabledReason`). Not paginated. Signing secrets are never returned here.
+         *     `disabledReason`). A whole list unless `page` or `limit` is given (see Pagination). Signing secrets are never returned here.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -3888,7 +3921,7 @@ export interface paths {
         /**
          * List acquisition campaigns
          * @description Lists the organization's acquisition campaigns, newest first, optionally filtered by `status` and `type`.
-         *     Not paginated. This management path has no `/v1` prefix.
+         *     A whole list unless `page` or `limit` is given (see Pagination). This management path has no `/v1` prefix.
          */
         get: operations["listAcquisitionCampaigns"];
         put?: never;
@@ -4171,7 +4204,7 @@ export interface paths {
         /**
          * List landing page templates
          * @description Returns the platform's catalog of landing page templates, the same for every organization, sorted by
-         *     name. The catalog is small (a few dozen entries) and is returned whole: this list is not paginated and
+         *     name. The catalog is small (a few dozen entries) and is returned whole: this list is a whole list unless `page` or `limit` is given (see Pagination) and
          *     takes no `page`/`limit`. Pass a template's `id` as `templateId` when creating a landing page.
          */
         get: operations["listLandingPageTemplates"];
@@ -4589,7 +4622,7 @@ export interface paths {
          * List asset folders
          * @description Lists asset folders sorted by name. Without `parentId`, every folder of the organization is returned (build
          *     the tree from `parentId`); `parentId=null` (the literal string) returns root folders only; a folder id
-         *     returns that folder's direct children. Not paginated: an organization has at most 1,000 folders.
+         *     returns that folder's direct children. A whole list unless `page` or `limit` is given (see Pagination): an organization has at most 1,000 folders.
          */
         get: operations["listAssetFolders"];
         put?: never;
@@ -4648,7 +4681,7 @@ export interface paths {
          * List approved chat-app templates
          * @description Lists the message templates registered for a chat-app business sender and approved by the chat-app platform
          *     (the word `chatapp` stands in for the product name in this path). Only approved templates are returned, with
-         *     their components and the placeholders to fill when sending. Not paginated.
+         *     their components and the placeholders to fill when sending. A whole list unless `page` or `limit` is given (see Pagination).
          *
          *     - `senderId` is required (400 `VALIDATION_ERROR` on `query.senderId` when missing or not a UUID, or when the
          *       sender is not a chat-app business sender, i.e. its type is not `CHATAPP_BUSINESS`).
@@ -5244,6 +5277,11 @@ export interface components {
          */
         Id: string;
         /**
+         * @description Phone number in E.164 format (`+` and at most 15 digits).
+         * @example +14155550123
+         */
+        PhoneE164: string;
+        /**
          * @description Preferred channel. `RCS` (default) tries RCS first and falls back per recipient: when the contact's handset
          *     is known not to support RCS, or RCS is not delivered, the same message goes as SMS (or MMS for media) if
          *     `fallbackToSms` is true. `SMS` and `MMS` send only that channel (no RCS attempt). `CHATAPP` sends through the
@@ -5553,8 +5591,10 @@ export interface components {
          */
         SendMessageContent: components["schemas"]["SendMessageTextContent"] | components["schemas"]["SendMessageCardContent"] | components["schemas"]["SendMessageCarouselContent"] | components["schemas"]["SendMessageMediaContent"];
         /**
-         * @description A message to one contact. The sender is `senderId` or, when omitted, the organization's default active sender
-         *     (422 `UNPROCESSABLE` when the organization has none).
+         * @description A message to one contact, named by exactly one of `contactId` (an existing contact of the organization) or
+         *     `to` (an E.164 phone: the organization's contact with that number, created when there is none, as
+         *     `POST /v1/events` does with `phone`). The sender is `senderId` or, when omitted, the organization's default
+         *     active sender (422 `UNPROCESSABLE` when the organization has none).
          * @example {
          *       "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
          *       "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
@@ -5575,7 +5615,14 @@ export interface components {
          */
         SendMessageRequest: {
             /** @description The recipient; must be a contact of the organization (404 `NOT_FOUND` naming `body.contactId` otherwise). */
-            contactId: components["schemas"]["Id"];
+            contactId?: components["schemas"]["Id"];
+            /**
+             * @description The recipient's phone, instead of `contactId`. The contact with this number is reused, or created (no name,
+             *     consent `NONE`) when the organization has none; the consent rules are the same as for any contact (a
+             *     `MARKETING` message to a new contact is refused with 422 `NO_CONSENT`, and the contact is then not created).
+             *     400 `INVALID_PHONE` naming `body.to` when it is not a valid number for its country.
+             */
+            to?: components["schemas"]["PhoneE164"];
             /**
              * @description Sender ID to send from (404 `NOT_FOUND` naming `body.senderId` when it is not one of the organization's).
              *     Defaults to the organization's default active sender.
@@ -5595,7 +5642,7 @@ export interface components {
              */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
-        };
+        } & (unknown | unknown);
         /**
          * @description Stable machine-readable error code. Clients branch on `code`, never on `message`.
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
@@ -5909,144 +5956,6 @@ export interface components {
         MessagePreviewResponse: {
             data: components["schemas"]["MessagePreview"];
         };
-        RevokeMessageResult: {
-            messageId: components["schemas"]["Id"];
-            /** @constant */
-            status: "revoked";
-            revokedAt: components["schemas"]["Timestamp"];
-        };
-        /**
-         * @example {
-         *       "data": {
-         *         "messageId": "0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4",
-         *         "status": "revoked",
-         *         "revokedAt": "2026-11-21T09:31:12Z"
-         *       }
-         *     }
-         */
-        RevokeMessageResponse: {
-            data: components["schemas"]["RevokeMessageResult"];
-        };
-        /**
-         * @description Phone number in E.164 format (`+` and at most 15 digits).
-         * @example +14155550123
-         */
-        PhoneE164: string;
-        /**
-         * @description What started the conversation: `blast` (a blast message), `bot` (a bot flow started by a trigger), `inbound`
-         *     (the contact wrote first), `api` (`POST /v1/messages/send`), `event` (`POST /v1/events`) or `acquisition`
-         *     (an acquisition-campaign enrollment).
-         * @enum {string}
-         */
-        ConversationSourceType: "blast" | "bot" | "inbound" | "api" | "event" | "acquisition";
-        /**
-         * @description The thread between one contact and one sender ID; there is at most one conversation per contact and sender, and
-         *     every message to or from that pair belongs to it. `closed` conversations (ended by a bot End node or by the
-         *     contact opting out) are reopened by the next message in either direction. `handledBy` tells whether the bot
-         *     `botId` answers inbound messages or a human does (see handoff). `unreadCount` is the number of inbound messages
-         *     received since the last outbound message.
-         * @example {
-         *       "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
-         *       "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
-         *       "contactPhone": "+14155550123",
-         *       "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-         *       "status": "open",
-         *       "handledBy": "bot",
-         *       "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
-         *       "source": "blast",
-         *       "lastMessageAt": "2026-11-21T09:42:10Z",
-         *       "lastMessagePreview": "Where is my order?",
-         *       "unreadCount": 1,
-         *       "createdAt": "2026-11-18T15:00:00Z"
-         *     }
-         */
-        Conversation: {
-            id: components["schemas"]["Id"];
-            contactId: components["schemas"]["Id"];
-            contactPhone: components["schemas"]["PhoneE164"];
-            senderId: components["schemas"]["Id"];
-            /** @enum {string} */
-            status: "open" | "closed";
-            /** @enum {string} */
-            handledBy: "bot" | "human";
-            /**
-             * Format: uuid
-             * @description The bot that answers while `handledBy` is `bot` (kept as the last bot when handed to a human); null if no bot was ever attached.
-             */
-            botId: string | null;
-            source: components["schemas"]["ConversationSourceType"];
-            /** Format: date-time */
-            lastMessageAt: string | null;
-            /** @description First 100 characters of the last message's text (card title when it has no text, `[media]` for media without caption). */
-            lastMessagePreview: string | null;
-            unreadCount: number;
-            createdAt: components["schemas"]["Timestamp"];
-        };
-        /** @description Page-number pagination, identical on every paginated list. */
-        Pagination: {
-            /** @example 1 */
-            page: number;
-            /** @example 20 */
-            limit: number;
-            /**
-             * @description Total number of matching items.
-             * @example 42
-             */
-            total: number;
-            /** @example true */
-            hasMore: boolean;
-        };
-        /**
-         * @example {
-         *       "data": [
-         *         {
-         *           "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
-         *           "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
-         *           "contactPhone": "+14155550123",
-         *           "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-         *           "status": "open",
-         *           "handledBy": "bot",
-         *           "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
-         *           "source": "blast",
-         *           "lastMessageAt": "2026-11-21T09:42:10Z",
-         *           "lastMessagePreview": "Where is my order?",
-         *           "unreadCount": 1,
-         *           "createdAt": "2026-11-18T15:00:00Z"
-         *         }
-         *       ],
-         *       "pagination": {
-         *         "page": 1,
-         *         "limit": 20,
-         *         "total": 1,
-         *         "hasMore": false
-         *       }
-         *     }
-         */
-        ListConversationsResponse: {
-            data: components["schemas"]["Conversation"][];
-            pagination: components["schemas"]["Pagination"];
-        };
-        /**
-         * @example {
-         *       "data": {
-         *         "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
-         *         "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
-         *         "contactPhone": "+14155550123",
-         *         "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
-         *         "status": "open",
-         *         "handledBy": "bot",
-         *         "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
-         *         "source": "blast",
-         *         "lastMessageAt": "2026-11-21T09:42:10Z",
-         *         "lastMessagePreview": "Where is my order?",
-         *         "unreadCount": 1,
-         *         "createdAt": "2026-11-18T15:00:00Z"
-         *       }
-         *     }
-         */
-        GetConversationResponse: {
-            data: components["schemas"]["Conversation"];
-        };
         /** @enum {string} */
         Direction: "outbound" | "inbound";
         /**
@@ -6191,6 +6100,203 @@ export interface components {
             readAt: string | null;
             /** Format: date-time */
             revokedAt: string | null;
+        };
+        /** @description A status the message reached, and when. */
+        MessageStatusChange: {
+            status: components["schemas"]["MessageStatus"];
+            at: components["schemas"]["Timestamp"];
+        };
+        /** @description A message with its status history (`GET /v1/messages/{id}`). */
+        MessageDetail: components["schemas"]["Message"] & {
+            /** @description Each status the message reached, oldest first (see `getMessage`). */
+            statusHistory: components["schemas"]["MessageStatusChange"][];
+        };
+        /**
+         * @example {
+         *       "data": {
+         *         "id": "0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4",
+         *         "conversationId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *         "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *         "contactPhone": "+14155550123",
+         *         "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *         "direction": "outbound",
+         *         "requestedChannel": "RCS",
+         *         "channel": "SMS",
+         *         "fallbackUsed": true,
+         *         "fallbackReason": "RCS_NOT_SUPPORTED",
+         *         "messageType": "TRANSACTIONAL",
+         *         "status": "delivered",
+         *         "content": {
+         *           "type": "text",
+         *           "text": "Your order #18342 has shipped and arrives Thursday."
+         *         },
+         *         "segments": 1,
+         *         "cost": {
+         *           "amount": "0.0039",
+         *           "currency": "USD"
+         *         },
+         *         "error": null,
+         *         "heldUntil": null,
+         *         "createdAt": "2026-11-21T09:30:00Z",
+         *         "sentAt": "2026-11-21T09:30:01Z",
+         *         "deliveredAt": "2026-11-21T09:30:04Z",
+         *         "readAt": null,
+         *         "revokedAt": null,
+         *         "statusHistory": [
+         *           {
+         *             "status": "queued",
+         *             "at": "2026-11-21T09:30:00Z"
+         *           },
+         *           {
+         *             "status": "sent",
+         *             "at": "2026-11-21T09:30:01Z"
+         *           },
+         *           {
+         *             "status": "delivered",
+         *             "at": "2026-11-21T09:30:04Z"
+         *           }
+         *         ]
+         *       }
+         *     }
+         */
+        GetMessageResponse: {
+            data: components["schemas"]["MessageDetail"];
+        };
+        RevokeMessageResult: {
+            messageId: components["schemas"]["Id"];
+            /** @constant */
+            status: "revoked";
+            revokedAt: components["schemas"]["Timestamp"];
+        };
+        /**
+         * @example {
+         *       "data": {
+         *         "messageId": "0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4",
+         *         "status": "revoked",
+         *         "revokedAt": "2026-11-21T09:31:12Z"
+         *       }
+         *     }
+         */
+        RevokeMessageResponse: {
+            data: components["schemas"]["RevokeMessageResult"];
+        };
+        /**
+         * @description What started the conversation: `blast` (a blast message), `bot` (a bot flow started by a trigger), `inbound`
+         *     (the contact wrote first), `api` (`POST /v1/messages/send`), `event` (`POST /v1/events`) or `acquisition`
+         *     (an acquisition-campaign enrollment).
+         * @enum {string}
+         */
+        ConversationSourceType: "blast" | "bot" | "inbound" | "api" | "event" | "acquisition";
+        /**
+         * @description The thread between one contact and one sender ID; there is at most one conversation per contact and sender, and
+         *     every message to or from that pair belongs to it. `closed` conversations (ended by a bot End node or by the
+         *     contact opting out) are reopened by the next message in either direction. `handledBy` tells whether the bot
+         *     `botId` answers inbound messages or a human does (see handoff). `unreadCount` is the number of inbound messages
+         *     received since the last outbound message.
+         * @example {
+         *       "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *       "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *       "contactPhone": "+14155550123",
+         *       "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *       "status": "open",
+         *       "handledBy": "bot",
+         *       "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+         *       "source": "blast",
+         *       "lastMessageAt": "2026-11-21T09:42:10Z",
+         *       "lastMessagePreview": "Where is my order?",
+         *       "unreadCount": 1,
+         *       "createdAt": "2026-11-18T15:00:00Z"
+         *     }
+         */
+        Conversation: {
+            id: components["schemas"]["Id"];
+            contactId: components["schemas"]["Id"];
+            contactPhone: components["schemas"]["PhoneE164"];
+            senderId: components["schemas"]["Id"];
+            /** @enum {string} */
+            status: "open" | "closed";
+            /** @enum {string} */
+            handledBy: "bot" | "human";
+            /**
+             * Format: uuid
+             * @description The bot that answers while `handledBy` is `bot` (kept as the last bot when handed to a human); null if no bot was ever attached.
+             */
+            botId: string | null;
+            source: components["schemas"]["ConversationSourceType"];
+            /** Format: date-time */
+            lastMessageAt: string | null;
+            /** @description First 100 characters of the last message's text (card title when it has no text, `[media]` for media without caption). */
+            lastMessagePreview: string | null;
+            unreadCount: number;
+            createdAt: components["schemas"]["Timestamp"];
+        };
+        /** @description Page-number pagination, identical on every paginated list. */
+        Pagination: {
+            /** @example 1 */
+            page: number;
+            /**
+             * @description The page size (at most 100); on a list answered whole (neither `page` nor `limit` given) the number of items, at least 1.
+             * @example 20
+             */
+            limit: number;
+            /**
+             * @description Total number of matching items.
+             * @example 42
+             */
+            total: number;
+            /** @example true */
+            hasMore: boolean;
+        };
+        /**
+         * @example {
+         *       "data": [
+         *         {
+         *           "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *           "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *           "contactPhone": "+14155550123",
+         *           "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *           "status": "open",
+         *           "handledBy": "bot",
+         *           "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+         *           "source": "blast",
+         *           "lastMessageAt": "2026-11-21T09:42:10Z",
+         *           "lastMessagePreview": "Where is my order?",
+         *           "unreadCount": 1,
+         *           "createdAt": "2026-11-18T15:00:00Z"
+         *         }
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 20,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
+         *     }
+         */
+        ListConversationsResponse: {
+            data: components["schemas"]["Conversation"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "data": {
+         *         "id": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *         "contactId": "6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f",
+         *         "contactPhone": "+14155550123",
+         *         "senderId": "9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d",
+         *         "status": "open",
+         *         "handledBy": "bot",
+         *         "botId": "2e3f4a5b-6c7d-4e8f-9a0b-1c2d3e4f5a6b",
+         *         "source": "blast",
+         *         "lastMessageAt": "2026-11-21T09:42:10Z",
+         *         "lastMessagePreview": "Where is my order?",
+         *         "unreadCount": 1,
+         *         "createdAt": "2026-11-18T15:00:00Z"
+         *       }
+         *     }
+         */
+        GetConversationResponse: {
+            data: components["schemas"]["Conversation"];
         };
         /**
          * @example {
@@ -7343,7 +7449,7 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         /**
-         * @description Every protocol of the sender, including `DISABLED` ones; not paginated (at most one per type).
+         * @description Every protocol of the sender, including `DISABLED` ones; a whole list unless `page` or `limit` is given (see Pagination) (at most one per type).
          * @example {
          *       "data": [
          *         {
@@ -7368,11 +7474,18 @@ export interface components {
          *           "createdAt": "2026-11-21T09:30:00Z",
          *           "updatedAt": "2026-11-21T09:30:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListSenderProtocolsResponse: {
             data: components["schemas"]["SenderProtocol"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -7476,7 +7589,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every channel of the organization, oldest first; not paginated (legacy behaviour).
+         * @description Every channel of the organization, oldest first; a whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour).
          * @example {
          *       "data": [
          *         {
@@ -7487,11 +7600,18 @@ export interface components {
          *           "createdAt": "2026-11-01T10:00:00Z",
          *           "updatedAt": "2026-11-01T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListChannelsResponse: {
             data: components["schemas"]["LegacyChannel"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Binds a new channel to an existing sender ID. The sender ID must belong to the organization, must not be
@@ -7654,7 +7774,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every RCS sender of the channel; not paginated (legacy behaviour).
+         * @description Every RCS sender of the channel; a whole list unless `page` or `limit` is given (see Pagination) (legacy behaviour).
          * @example {
          *       "data": [
          *         {
@@ -7670,11 +7790,18 @@ export interface components {
          *           "createdAt": "2026-11-01T10:00:00Z",
          *           "updatedAt": "2026-11-01T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListRcsSendersResponse: {
             data: components["schemas"]["RcsSender"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -7764,7 +7891,7 @@ export interface components {
             data: components["schemas"]["RcsSenderDetail"];
         };
         /**
-         * @description Every test device of the RCS sender, newest first; not paginated.
+         * @description Every test device of the RCS sender, newest first; a whole list unless `page` or `limit` is given (see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -7779,11 +7906,18 @@ export interface components {
          *           "invitedAt": "2026-11-21T09:30:00Z",
          *           "acceptedAt": null
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListRcsTestDevicesResponse: {
             data: components["schemas"]["RcsTestDevice"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -9235,7 +9369,10 @@ export interface components {
          * @description Live progress of a blast. `totalRecipients` = messages created (0 before sending starts); `skipped` counts
          *     audience members excluded before sending (opted out, DNC, no MARKETING consent, invalid phone, duplicate);
          *     `cancelled` counts messages withdrawn by a cancel before they reached a carrier. `percentDispatched` is the
-         *     share of messages no longer `queued`; `percentComplete` the share with a final status (`delivered`, `read`, `failed`, `undeliverable`, `revoked`).
+         *     share of messages no longer `queued` or `held`; `percentComplete` the share with a final status (`delivered`, `read`, `failed`, `undeliverable`, `revoked`).
+         *     A MARKETING message whose recipient is inside their quiet hours is `held` (not dispatched) until the quiet
+         *     period ends; `heldUntil` is when the last held message is due (null when none is held), so a blast waiting
+         *     for quiet hours to end says so instead of reading 100% dispatched.
          */
         BlastProgress: {
             blastId: components["schemas"]["Id"];
@@ -9246,6 +9383,11 @@ export interface components {
             counts: components["schemas"]["BlastMessageStatusCounts"];
             percentDispatched: number;
             percentComplete: number;
+            /**
+             * Format: date-time
+             * @description When the last message held for its recipient's quiet hours is due to be sent; null when none is held.
+             */
+            heldUntil: string | null;
             /** Format: date-time */
             launchedAt: string | null;
             /** Format: date-time */
@@ -9310,8 +9452,9 @@ export interface components {
          *           "undeliverable": 7,
          *           "revoked": 0
          *         },
-         *         "percentDispatched": 100,
+         *         "percentDispatched": 97.6,
          *         "percentComplete": 88,
+         *         "heldUntil": "2026-11-22T13:00:00Z",
          *         "launchedAt": "2026-11-21T15:00:02Z",
          *         "dispatchedAt": "2026-11-21T15:04:40Z",
          *         "completedAt": null,
@@ -9478,6 +9621,16 @@ export interface components {
                     noChannel: number;
                     duplicate: number;
                 };
+                /**
+                 * @description Eligible recipients inside their quiet hours now (MARKETING blasts only; counted in `eligible`, not
+                 *     excluded): launched now, their messages are `held` and sent when their quiet period ends.
+                 */
+                inQuietHours: number;
+                /**
+                 * Format: date-time
+                 * @description When the last of the `inQuietHours` recipients' quiet periods ends (their messages are then due); null when none.
+                 */
+                heldUntil: string | null;
             };
             rcsCapabilityUnknown: number;
             byChannel: components["schemas"]["BlastEstimateLine"][];
@@ -9499,7 +9652,9 @@ export interface components {
          *             "invalidPhone": 3,
          *             "noChannel": 0,
          *             "duplicate": 3
-         *           }
+         *           },
+         *           "inQuietHours": 30,
+         *           "heldUntil": "2026-11-22T13:00:00Z"
          *         },
          *         "rcsCapabilityUnknown": 80,
          *         "byChannel": [
@@ -9664,8 +9819,9 @@ export interface components {
          *           "undeliverable": 5,
          *           "revoked": 0
          *         },
-         *         "percentDispatched": 68,
+         *         "percentDispatched": 65.6,
          *         "percentComplete": 40,
+         *         "heldUntil": "2026-11-22T13:00:00Z",
          *         "launchedAt": "2026-11-21T15:00:02Z",
          *         "dispatchedAt": null,
          *         "completedAt": null,
@@ -10623,7 +10779,7 @@ export interface components {
             createdAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every tester of the bot (at most 50), oldest first; not paginated.
+         * @description Every tester of the bot (at most 50), oldest first; a whole list unless `page` or `limit` is given (see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -10637,11 +10793,18 @@ export interface components {
          *           "rcsInviteError": null,
          *           "createdAt": "2026-11-12T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         BotTesterListResponse: {
             data: components["schemas"]["BotTester"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Exactly one of `contactId` (an existing contact of the organization) or `phone` (E.164; the contact with that
@@ -10712,7 +10875,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every intent of the organization, ordered by `value` (not paginated).
+         * @description Every intent of the organization, ordered by `value` (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -10745,11 +10908,18 @@ export interface components {
          *           "createdAt": "2026-10-05T09:05:00Z",
          *           "updatedAt": "2026-10-05T09:05:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 3,
+         *         "total": 3,
+         *         "hasMore": false
+         *       }
          *     }
          */
         IntentListResponse: {
             data: components["schemas"]["Intent"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -10963,7 +11133,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every variable definition of the organization, ordered by `name` (not paginated).
+         * @description Every variable definition of the organization, ordered by `name` (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -10997,11 +11167,18 @@ export interface components {
          *           "createdAt": "2026-10-03T10:00:00Z",
          *           "updatedAt": "2026-10-03T10:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 3,
+         *         "total": 3,
+         *         "hasMore": false
+         *       }
          *     }
          */
         VariableDefinitionListResponse: {
             data: components["schemas"]["VariableDefinition"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description `items` is required (1-500 unique values) when `type` is `list` and must be absent otherwise.
@@ -11162,7 +11339,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Every folder of the organization, ordered by `sortOrder`, then `name` (not paginated).
+         * @description Every folder of the organization, ordered by `sortOrder`, then `name` (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -11179,11 +11356,18 @@ export interface components {
          *           "createdAt": "2026-10-01T08:05:00Z",
          *           "updatedAt": "2026-11-21T09:30:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         DictionaryCategoryListResponse: {
             data: components["schemas"]["DictionaryCategory"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -11498,7 +11682,13 @@ export interface components {
          *         "referrer",
          *         "vip"
          *       ],
-         *       "truncated": false
+         *       "truncated": false,
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 4,
+         *         "total": 4,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ContactAttributeKeysResponse: {
@@ -11506,6 +11696,7 @@ export interface components {
             data: components["schemas"]["ContactAttributeKey"][];
             /** @description True when more than 500 distinct keys exist; `data` then holds the first 500 in sort order. */
             truncated: boolean;
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Full replacement of the contact's mutable fields. A field left out is reset: `name` → null, `tags` → [],
@@ -11999,12 +12190,19 @@ export interface components {
          *           "name": "VIP",
          *           "createdAt": "2026-09-01T12:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         TagListResponse: {
             /** @description Every tag of the organization (at most 1,000), sorted by name (case-insensitive). */
             data: components["schemas"]["Tag"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -12860,7 +13058,13 @@ export interface components {
          *           "createdAt": "2026-11-03T09:00:00Z",
          *           "updatedAt": "2026-11-03T09:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 5,
+         *         "total": 5,
+         *         "hasMore": false
+         *       }
          *     }
          */
         KeywordRuleListResponse: {
@@ -12869,6 +13073,7 @@ export interface components {
              *     keyword, a global rule before the organization rule overriding it.
              */
             data: components["schemas"]["KeywordRule"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -13258,12 +13463,19 @@ export interface components {
          *             }
          *           }
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AnalyticsSenderListResponse: {
             /** @description Every sender ID that sent or received a message in the range, most `sent` first (ties by senderId). */
             data: components["schemas"]["AnalyticsSenderSummary"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /** @description Metrics of the messages carried by one channel (the actual channel; the requested one while not yet known). */
         AnalyticsChannelMetrics: {
@@ -14085,12 +14297,19 @@ export interface components {
          *           "createdAt": "2026-10-01T12:00:00Z",
          *           "updatedAt": "2026-10-01T12:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AnalyticsReportListResponse: {
             /** @description All scheduled reports of the organization (at most 5), oldest first. */
             data: components["schemas"]["AnalyticsReport"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description `weekly` needs `dayOfWeek` (0 = Sunday … 6 = Saturday) and does not take `dayOfMonth`; `monthly` needs
@@ -14550,7 +14769,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description All endpoints of the organization, newest first (not paginated).
+         * @description All endpoints of the organization, newest first (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -14570,11 +14789,18 @@ export interface components {
          *           "createdAt": "2026-10-01T08:00:00Z",
          *           "updatedAt": "2026-10-01T08:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ListWebhookEndpointsResponse: {
             data: components["schemas"]["WebhookEndpoint"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -15403,7 +15629,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description The organization's acquisition campaigns matching the filters, newest first (not paginated).
+         * @description The organization's acquisition campaigns matching the filters, newest first (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -15428,11 +15654,18 @@ export interface components {
          *           "createdAt": "2026-11-21T09:30:00Z",
          *           "updatedAt": "2026-11-21T09:30:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AcquisitionCampaignListResponse: {
             data: components["schemas"]["AcquisitionCampaign"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description `keyword` and `shortcode` are required for `KEYWORD` campaigns and must be absent for the other types.
@@ -16013,7 +16246,7 @@ export interface components {
             };
         };
         /**
-         * @description The whole platform catalog in one answer (it holds a few dozen templates at most, so it is not paginated).
+         * @description The whole platform catalog in one answer (it holds a few dozen templates at most, so it is a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -16057,11 +16290,18 @@ export interface components {
          *             }
          *           }
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         LandingPageTemplateListResponse: {
             data: components["schemas"]["LandingPageTemplate"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @description Lifecycle of a landing page. `DRAFT`: created, never published, not reachable by visitors.
@@ -17091,7 +17331,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description Folders sorted by name. Not paginated (an organization has at most 1,000 folders).
+         * @description Folders sorted by name. A whole list unless `page` or `limit` is given (see Pagination) (an organization has at most 1,000 folders).
          * @example {
          *       "data": [
          *         {
@@ -17108,11 +17348,18 @@ export interface components {
          *           "createdAt": "2026-11-01T09:55:00Z",
          *           "updatedAt": "2026-11-01T09:55:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 2,
+         *         "total": 2,
+         *         "hasMore": false
+         *       }
          *     }
          */
         AssetFolderListResponse: {
             data: components["schemas"]["AssetFolder"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /**
          * @example {
@@ -17235,7 +17482,7 @@ export interface components {
             updatedAt: components["schemas"]["Timestamp"];
         };
         /**
-         * @description The sender's approved templates, ordered by name then language (not paginated).
+         * @description The sender's approved templates, ordered by name then language (a whole list unless `page` or `limit` is given; see Pagination).
          * @example {
          *       "data": [
          *         {
@@ -17288,11 +17535,18 @@ export interface components {
          *           "approvedAt": "2026-11-10T12:00:00Z",
          *           "updatedAt": "2026-11-10T12:00:00Z"
          *         }
-         *       ]
+         *       ],
+         *       "pagination": {
+         *         "page": 1,
+         *         "limit": 1,
+         *         "total": 1,
+         *         "hasMore": false
+         *       }
          *     }
          */
         ChatAppTemplateList: {
             data: components["schemas"]["ChatAppTemplate"][];
+            pagination: components["schemas"]["Pagination"];
         };
         /** @description Why a message failed. `code` is stable and machine-readable; `description` is for humans. */
         WebhookMessageError: {
@@ -18619,6 +18873,18 @@ export interface components {
         Page: number;
         /** @description Page size. Default 20, maximum 100. */
         Limit: number;
+        /**
+         * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+         *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+         *     20); with neither, every item comes back in one page.
+         */
+        ListPage: number;
+        /**
+         * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+         *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+         *     neither, every item comes back in one page.
+         */
+        ListLimit: number;
         /** @description ISO date (UTC), inclusive. Defaults to 30 days before `endDate`. */
         StartDate: components["schemas"]["IsoDate"];
         /** @description ISO date (UTC), inclusive. Defaults to today (UTC). */
@@ -18715,6 +18981,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MessagePreviewResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The message. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetMessageResponse"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -19496,7 +19791,20 @@ export interface operations {
     };
     listSenderProtocols: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Resource id. */
@@ -19739,7 +20047,20 @@ export interface operations {
     };
     listChannels: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -19934,7 +20255,20 @@ export interface operations {
     };
     listRcsSenders: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Id of an RCS channel. */
@@ -20038,7 +20372,20 @@ export interface operations {
     };
     listRcsTestDevices: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Id of an RCS channel. */
@@ -21229,7 +21576,20 @@ export interface operations {
     };
     listBotTesters: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path: {
                 /** @description Resource id. */
@@ -21293,7 +21653,20 @@ export interface operations {
     };
     listIntents: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -21474,7 +21847,20 @@ export interface operations {
     };
     listVariableDefinitions: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -21666,7 +22052,20 @@ export interface operations {
     };
     listDictionaryCategories: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -21885,7 +22284,20 @@ export interface operations {
     };
     listContactAttributeKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -22273,7 +22685,20 @@ export interface operations {
     };
     listTags: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -22785,7 +23210,20 @@ export interface operations {
     };
     listKeywordRules: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23009,6 +23447,18 @@ export interface operations {
                 brandId?: string;
                 /** @description Campaign registration identifier. */
                 campaignId?: string;
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;
@@ -23344,7 +23794,20 @@ export interface operations {
     };
     listAnalyticsReports: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23565,7 +24028,20 @@ export interface operations {
     };
     listWebhookEndpoints: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -23989,6 +24465,18 @@ export interface operations {
                 status?: components["schemas"]["AcquisitionCampaignStatus"];
                 /** @description Only campaigns of this type. */
                 type?: components["schemas"]["AcquisitionCampaignType"];
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;
@@ -24330,7 +24818,20 @@ export interface operations {
     };
     listLandingPageTemplates: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -24982,6 +25483,18 @@ export interface operations {
             query?: {
                 /** @description A folder id, or the literal `null` for root folders. */
                 parentId?: components["schemas"]["AssetFolderFilter"];
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;
@@ -25104,6 +25617,18 @@ export interface operations {
             query: {
                 /** @description Id of an `ACTIVE` chat-app business sender of the caller's organization. */
                 senderId: components["schemas"]["Id"];
+                /**
+                 * @description 1-based page number, at most 100000, on a list that is answered whole by default (see Pagination in the
+                 *     document's description): with `page` or `limit` the list is paged like every other (`limit` then defaults to
+                 *     20); with neither, every item comes back in one page.
+                 */
+                page?: components["parameters"]["ListPage"];
+                /**
+                 * @description Page size, maximum 100, on a list that is answered whole by default (see Pagination in the document's
+                 *     description): with `page` or `limit` the list is paged like every other (`page` then defaults to 1); with
+                 *     neither, every item comes back in one page.
+                 */
+                limit?: components["parameters"]["ListLimit"];
             };
             header?: never;
             path?: never;

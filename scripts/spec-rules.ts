@@ -1,6 +1,6 @@
 // Contract rules beyond Redocly's, checked on the bundled document (generated/openapi.json):
 // section tags, scopes, 400/401/403/404/429/default responses, ErrorResponse on every 4xx, examples present and
-// valid, deprecation headers on /v1/channels, no JSON Schema keywords our draft-07 validators ignore, and honest
+// valid, deprecation headers on /v1/channels, every list paged alike, no JSON Schema keywords our draft-07 validators ignore, and honest
 // bounds on every request input (checkRequestBounds).
 import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
@@ -114,6 +114,21 @@ export function checkDocument(doc: Json): string[] {
       }
     }
     if (op.path.startsWith('/v1/channels') && operation.deprecated !== true) problems.push(`${where}: must be deprecated: true`);
+    // Every list takes the same paging parameters (issue 37 item 6): an operation named list… answering a JSON array
+    // in `data` declares both `page` and `limit` (the shared Page/Limit, or ListPage/ListLimit on lists answered
+    // whole by default) and answers `pagination`.
+    if (op.operationId.startsWith('list')) {
+      const schema = deref(deref(responses['200'] as Json)?.content?.['application/json']?.schema);
+      if (deref(schema?.properties?.data)?.type === 'array') {
+        const names = new Set(
+          [...((doc.paths[op.path].parameters ?? []) as Json[]), ...((operation.parameters ?? []) as Json[])].map(
+            (p) => deref(p)?.in === 'query' && deref(p)?.name,
+          ),
+        );
+        for (const name of ['page', 'limit']) if (!names.has(name)) problems.push(`${where}: a list must take the query parameter ${name}`);
+        if (!schema?.properties?.pagination) problems.push(`${where}: a list must answer pagination`);
+      }
+    }
     const body = deref(operation.requestBody);
     for (const [type, media] of Object.entries((body?.content ?? {}) as Json)) {
       const examples = exampleOf(media as Json);

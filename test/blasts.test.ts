@@ -120,6 +120,8 @@ describe('a blast from draft to SENT', () => {
       total: 6,
       eligible: 4,
       excluded: { total: 2, optedOut: 1, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, duplicate: 1 },
+      inQuietHours: 0,
+      heldUntil: null,
     });
     // 4 recipients × 3 segments × 0.0039
     expect(est.body.data.totalCost).toEqual({ amount: '0.0468', currency: 'USD' });

@@ -192,7 +192,7 @@ describe('keyword rules', () => {
     const org = await srv.newOrg('Keyword globals org');
     const res = await call(srv, 'GET', '/v1/keyword-rules', { key: org.apiKey.secret });
     expect(res.status).toBe(200);
-    expect(res.body.pagination).toBeUndefined();
+    expect(res.body.pagination).toEqual({ page: 1, limit: 11, total: 11, hasMore: false }); // whole by default (issue 37 item 6)
     expect(res.body.data.map((r: { keyword: string }) => r.keyword)).toEqual([
       'CANCEL',
       'END',

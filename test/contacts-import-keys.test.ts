@@ -45,7 +45,7 @@ afterAll(async () => {
   await srv.close();
 });
 
-async function runImport(app: Pick<AppContext, 'db' | 'pool' | 'log'>, orgId: string, csv: string) {
+async function runImport(app: Pick<AppContext, 'db' | 'pool' | 'log' | 'queue'>, orgId: string, csv: string) {
   const job = await insertImportJob(srv.context.db, orgId, {
     fileName: 'keys.csv',
     columns: resolveColumns(csv.slice(0, csv.indexOf('\n')).split(','), undefined),
@@ -91,7 +91,7 @@ it('checks keys and fires triggers row by row for every role, and stores the sam
     .execute(srv.context.db);
   try {
     await runImport(srv.context, superuser.organizationId, CSV);
-    await runImport({ ...plain, log: srv.context.log }, plainOrg.organizationId, CSV);
+    await runImport({ ...plain, log: srv.context.log, queue: srv.context.queue }, plainOrg.organizationId, CSV);
     const fired = await sql<{ organization_id: string; n: number }>`
       select organization_id, count(*)::int as n from import_trigger_probe group by 1`.execute(srv.context.db);
     // Three tag links each (Ada: vip, news; Grace: vip).

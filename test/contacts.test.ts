@@ -363,7 +363,11 @@ describe('listContactAttributeKeys', () => {
     await create({ phone: phone(), attributes: { beta: 2, alpha: 'x', _under: null } }, o.apiKey.secret);
     const res = await call(srv, 'GET', '/v1/contacts/attribute-keys', { key: o.apiKey.secret });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ data: ['Zulu', '_under', 'alpha', 'beta'], truncated: false });
+    expect(res.body).toEqual({
+      data: ['Zulu', '_under', 'alpha', 'beta'],
+      truncated: false,
+      pagination: { page: 1, limit: 4, total: 4, hasMore: false },
+    });
   });
 
   it('caps the answer at 500 keys and says it is truncated', async () => {

@@ -57,7 +57,8 @@ describe('intents', () => {
     const values = list.body.data.map((i: { value: string }) => i.value);
     expect(values).toEqual([...values].sort());
     expect(values).toEqual(expect.arrayContaining(['alpha', 'book_demo']));
-    expect(list.body.pagination).toBeUndefined();
+    // A whole list by default (issue 37 item 6): every intent in one page.
+    expect(list.body.pagination).toEqual({ page: 1, limit: values.length, total: values.length, hasMore: false });
   });
 
   it('409 ALREADY_EXISTS for a value that normalizes to an existing one', async () => {

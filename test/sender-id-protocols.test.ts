@@ -47,7 +47,10 @@ const protocolsOf = (id: string) => `/v1/sender-ids/${id}/protocols`;
 describe('protocols', () => {
   it('lists none for a new sender, enables SMS with the defaults, and refuses a second enable', async () => {
     const sender = await insertSender(owner.organizationId, 'LONG_CODE');
-    expect((await call(srv, 'GET', protocolsOf(sender.id), { key: key() })).body).toEqual({ data: [] });
+    expect((await call(srv, 'GET', protocolsOf(sender.id), { key: key() })).body).toEqual({
+      data: [],
+      pagination: { page: 1, limit: 1, total: 0, hasMore: false },
+    });
 
     const res = await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: 'SMS' } });
     expect(res.status).toBe(200);

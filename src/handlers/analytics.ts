@@ -36,6 +36,7 @@ import {
 import { getMessageReport } from '../domain/analytics/message-report.ts';
 import { createReport, deleteReport, listReports, updateReport } from '../domain/analytics/reports.ts';
 import { defineHandlers } from '../http/handler-types.ts';
+import { wholeOrPaged } from '../http/pagination.ts';
 
 /** A CSV stream where the document types the body as a string: src/app.ts pipes a Readable body to the client. */
 const streamed = (csv: Readable) => csv as unknown as string;
@@ -67,8 +68,8 @@ export const analyticsHandlers = defineHandlers({
     return { status: 200, body: { data: toTrends(await getTrends(tenant, query ?? {})) } };
   },
 
-  async listAnalyticsReports(_input, { tenant }) {
-    return { status: 200, body: { data: (await listReports(tenant)).map(toReport) } };
+  async listAnalyticsReports({ query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await listReports(tenant)).map(toReport), query) };
   },
 
   async createAnalyticsReport({ body }, { tenant }) {
@@ -94,7 +95,7 @@ export const analyticsHandlers = defineHandlers({
   },
 
   async listAnalyticsSenderIds({ query }, { tenant }) {
-    return { status: 200, body: { data: (await listSenderFigures(tenant, query ?? {})).map(toSenderSummary) } };
+    return { status: 200, body: wholeOrPaged((await listSenderFigures(tenant, query ?? {})).map(toSenderSummary), query) };
   },
 
   async getAnalyticsBot({ path }, { tenant }) {

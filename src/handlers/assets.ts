@@ -5,7 +5,7 @@ import * as assets from '../domain/assets/assets.ts';
 import * as folders from '../domain/assets/folders.ts';
 import { toAsset, toAssetFolder, toBatchResponse, toDownload } from '../domain/assets/mappers.ts';
 import { defineHandlers } from '../http/handler-types.ts';
-import { pageOf, paginated } from '../http/pagination.ts';
+import { pageOf, paginated, wholeOrPaged } from '../http/pagination.ts';
 
 export const assetHandlers = defineHandlers({
   async listAssets({ query }, { tenant, services }) {
@@ -62,7 +62,7 @@ export const assetHandlers = defineHandlers({
   },
 
   async listAssetFolders({ query }, { tenant }) {
-    return { status: 200, body: { data: (await folders.listFolders(tenant, query.parentId)).map(toAssetFolder) } };
+    return { status: 200, body: wholeOrPaged((await folders.listFolders(tenant, query.parentId)).map(toAssetFolder), query) };
   },
 
   async createAssetFolder({ body }, { tenant }) {

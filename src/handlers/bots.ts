@@ -2,7 +2,7 @@
 import * as bots from '../domain/bots/bots.ts';
 import { toBot, toBotRevision, toBotSummary, toBotTester } from '../domain/bots/mappers.ts';
 import { defineHandlers } from '../http/handler-types.ts';
-import { pageOf, paginated } from '../http/pagination.ts';
+import { pageOf, paginated, wholeOrPaged } from '../http/pagination.ts';
 
 export const botHandlers = defineHandlers({
   async listBots({ query }, { tenant }) {
@@ -42,8 +42,8 @@ export const botHandlers = defineHandlers({
     return { status: 200, body: paginated(rows.map(toBotRevision), total, page) };
   },
 
-  async listBotTesters({ path }, { tenant }) {
-    return { status: 200, body: { data: (await bots.listTesters(tenant, path.id)).map(toBotTester) } };
+  async listBotTesters({ path, query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await bots.listTesters(tenant, path.id)).map(toBotTester), query) };
   },
 
   async addBotTester({ path, body }, { tenant, services }) {

@@ -19,7 +19,7 @@ import {
 } from '../domain/compliance/mappers.ts';
 import * as reports from '../domain/compliance/reports.ts';
 import { defineHandlers } from '../http/handler-types.ts';
-import { pageOf, paginated } from '../http/pagination.ts';
+import { pageOf, paginated, wholeOrPaged } from '../http/pagination.ts';
 
 export const complianceHandlers = defineHandlers({
   // DNC
@@ -82,8 +82,8 @@ export const complianceHandlers = defineHandlers({
   },
 
   // Keyword rules
-  async listKeywordRules(_input, { tenant }) {
-    return { status: 200, body: { data: (await keywordRules.listKeywordRules(tenant)).map(toKeywordRule) } };
+  async listKeywordRules({ query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await keywordRules.listKeywordRules(tenant)).map(toKeywordRule), query) };
   },
 
   async createKeywordRule({ body }, { tenant }) {

@@ -9,7 +9,7 @@ import { checkContactRcs } from '../domain/contacts/rcs-check.ts';
 import * as segments from '../domain/contacts/segments.ts';
 import * as tags from '../domain/contacts/tags.ts';
 import { defineHandlers } from '../http/handler-types.ts';
-import { pageOf, paginated } from '../http/pagination.ts';
+import { pageOf, paginated, wholeOrPaged } from '../http/pagination.ts';
 
 export const contactHandlers = defineHandlers({
   async listContacts({ query }, { tenant }) {
@@ -22,9 +22,9 @@ export const contactHandlers = defineHandlers({
     return { status: 201, body: toContact(await contacts.createContact(tenant, body)) };
   },
 
-  async listContactAttributeKeys(_input, { tenant }) {
+  async listContactAttributeKeys({ query }, { tenant }) {
     const { keys, truncated } = await contacts.listAttributeKeys(tenant);
-    return { status: 200, body: { data: keys, truncated } };
+    return { status: 200, body: { ...wholeOrPaged(keys, query), truncated } };
   },
 
   async getContact({ path }, { tenant }) {
@@ -80,8 +80,8 @@ export const contactHandlers = defineHandlers({
     return { status: 200, body: toImportJob(await imports.getImportJob(tenant, path.jobId)) };
   },
 
-  async listTags(_input, { tenant }) {
-    return { status: 200, body: { data: (await tags.listTags(tenant)).map(toTag) } };
+  async listTags({ query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await tags.listTags(tenant)).map(toTag), query) };
   },
 
   async createTag({ body }, { tenant }) {

@@ -1,10 +1,11 @@
 // Conversations section (the conversations paths of openapi.yaml): direct messages (sendMessage, previewMessage,
-// revokeMessage) and conversations (list, get, messages, send inside, session, source, handoff). Each handler
+// getMessage, revokeMessage) and conversations (list, get, messages, send inside, session, source, handoff). Each handler
 // takes the typed input, makes one service call (src/domain/conversations/) with the tenant, and maps the
 // result (mappers.ts). The Idempotency-Key of sendMessage and sendConversationMessage is applied by the router:
 // tenant.db is then the key's transaction, which the send joins.
 import * as conversations from '../domain/conversations/conversations.ts';
 import * as m from '../domain/conversations/mappers.ts';
+import { getMessageDetail } from '../domain/messaging/message-detail.ts';
 import { previewMessage } from '../domain/messaging/preview.ts';
 import { revokeMessage } from '../domain/messaging/revoke.ts';
 import { sendMessage } from '../domain/messaging/send.ts';
@@ -18,6 +19,11 @@ export const conversationHandlers = defineHandlers({
 
   async previewMessage({ body }, { tenant, services }) {
     return { status: 200, body: { data: m.toMessagePreview(await previewMessage(tenant, services, body)) } };
+  },
+
+  async getMessage({ path }, { tenant }) {
+    const { message, history } = await getMessageDetail(tenant, path.id);
+    return { status: 200, body: { data: m.toMessageDetail(message, history) } };
   },
 
   async revokeMessage({ path }, { tenant, services }) {

@@ -12,11 +12,12 @@ import {
 } from '../domain/dictionaries/mappers.ts';
 import * as variables from '../domain/dictionaries/variables.ts';
 import { defineHandlers } from '../http/handler-types.ts';
+import { wholeOrPaged } from '../http/pagination.ts';
 
 export const dictionaryHandlers = defineHandlers({
   // Intents
-  async listIntents(_input, { tenant }) {
-    return { status: 200, body: { data: (await intents.listIntents(tenant)).map(toIntent) } };
+  async listIntents({ query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await intents.listIntents(tenant)).map(toIntent), query) };
   },
 
   async createIntent({ body }, { tenant }) {
@@ -41,8 +42,8 @@ export const dictionaryHandlers = defineHandlers({
   },
 
   // Variable definitions
-  async listVariableDefinitions(_input, { tenant }) {
-    return { status: 200, body: { data: (await variables.listVariables(tenant)).map(toVariableDefinition) } };
+  async listVariableDefinitions({ query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await variables.listVariables(tenant)).map(toVariableDefinition), query) };
   },
 
   async createVariableDefinition({ body }, { tenant }) {
@@ -67,8 +68,8 @@ export const dictionaryHandlers = defineHandlers({
   },
 
   // Folders
-  async listDictionaryCategories(_input, { tenant }) {
-    return { status: 200, body: { data: (await categories.listCategories(tenant)).map(toDictionaryCategory) } };
+  async listDictionaryCategories({ query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await categories.listCategories(tenant)).map(toDictionaryCategory), query) };
   },
 
   async createDictionaryCategory({ body }, { tenant }) {
@@ -84,6 +85,6 @@ export const dictionaryHandlers = defineHandlers({
   },
 
   async reorderDictionaryCategories({ body }, { tenant }) {
-    return { status: 200, body: { data: (await categories.reorderCategories(tenant, body)).map(toDictionaryCategory) } };
+    return { status: 200, body: wholeOrPaged((await categories.reorderCategories(tenant, body)).map(toDictionaryCategory), undefined) };
   },
 });

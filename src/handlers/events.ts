@@ -11,6 +11,7 @@ import {
   toEventResult,
 } from '../domain/events/mappers.ts';
 import { defineHandlers } from '../http/handler-types.ts';
+import { wholeOrPaged } from '../http/pagination.ts';
 
 export const eventHandlers = defineHandlers({
   async triggerEvent({ body }, { tenant, services }) {
@@ -26,7 +27,7 @@ export const eventHandlers = defineHandlers({
   },
 
   async listAcquisitionCampaigns({ query }, { tenant, services }) {
-    return { status: 200, body: { data: (await listCampaigns(tenant, services, query)).map(toAcquisitionCampaign) } };
+    return { status: 200, body: wholeOrPaged((await listCampaigns(tenant, services, query)).map(toAcquisitionCampaign), query) };
   },
 
   async createAcquisitionCampaign({ body }, { tenant, services }) {

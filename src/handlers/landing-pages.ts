@@ -5,11 +5,17 @@ import { CATALOG } from '../domain/landing-pages/catalog.ts';
 import { toLandingPage, toSubmission, toTemplate } from '../domain/landing-pages/mappers.ts';
 import * as pages from '../domain/landing-pages/pages.ts';
 import { defineHandlers } from '../http/handler-types.ts';
-import { pageOf, paginated } from '../http/pagination.ts';
+import { pageOf, paginated, wholeOrPaged } from '../http/pagination.ts';
 
 export const landingPageHandlers = defineHandlers({
-  async listLandingPageTemplates(_input, { services }) {
-    return { status: 200, body: { data: CATALOG.map((t) => toTemplate(t, services.config.assetBaseUrl)) } };
+  async listLandingPageTemplates({ query }, { services }) {
+    return {
+      status: 200,
+      body: wholeOrPaged(
+        CATALOG.map((t) => toTemplate(t, services.config.assetBaseUrl)),
+        query,
+      ),
+    };
   },
 
   async listLandingPages({ query }, { tenant, services }) {

@@ -11,10 +11,11 @@ import {
 } from '../domain/sender-ids/channel-mappers.ts';
 import * as channels from '../domain/sender-ids/channels.ts';
 import { defineHandlers } from '../http/handler-types.ts';
+import { wholeOrPaged } from '../http/pagination.ts';
 
 export const senderIdChannelsHandlers = defineHandlers({
-  async listChannels(_input, { tenant }) {
-    return { status: 200 as const, body: { data: (await channels.listChannels(tenant)).map(toLegacyChannel) } };
+  async listChannels({ query }, { tenant }) {
+    return { status: 200 as const, body: wholeOrPaged((await channels.listChannels(tenant)).map(toLegacyChannel), query) };
   },
 
   async createChannel({ body }, { tenant, services }) {
@@ -40,8 +41,8 @@ export const senderIdChannelsHandlers = defineHandlers({
     return { status: 200 as const, body: await channels.testChannel(tenant, services, path.id) };
   },
 
-  async listRcsSenders({ path }, { tenant }) {
-    return { status: 200 as const, body: { data: (await channels.listRcsSenders(tenant, path.channelId)).map(toRcsSender) } };
+  async listRcsSenders({ path, query }, { tenant }) {
+    return { status: 200 as const, body: wholeOrPaged((await channels.listRcsSenders(tenant, path.channelId)).map(toRcsSender), query) };
   },
 
   async createRcsSender({ path, body }, { tenant }) {
@@ -62,10 +63,10 @@ export const senderIdChannelsHandlers = defineHandlers({
     };
   },
 
-  async listRcsTestDevices({ path }, { tenant }) {
+  async listRcsTestDevices({ path, query }, { tenant }) {
     return {
       status: 200 as const,
-      body: { data: (await channels.listRcsTestDevices(tenant, path.channelId, path.senderName)).map(toRcsTestDevice) },
+      body: wholeOrPaged((await channels.listRcsTestDevices(tenant, path.channelId, path.senderName)).map(toRcsTestDevice), query),
     };
   },
 });

@@ -5,10 +5,11 @@ import { toSenderProtocol, toVoiceForwarding } from '../domain/sender-ids/protoc
 import * as protocols from '../domain/sender-ids/protocols.ts';
 import * as forwarding from '../domain/sender-ids/voice-forwarding.ts';
 import { defineHandlers } from '../http/handler-types.ts';
+import { wholeOrPaged } from '../http/pagination.ts';
 
 export const senderIdProtocolsHandlers = defineHandlers({
-  async listSenderProtocols({ path }, { tenant }) {
-    return { status: 200, body: { data: (await protocols.listProtocols(tenant, path.id)).map(toSenderProtocol) } };
+  async listSenderProtocols({ path, query }, { tenant }) {
+    return { status: 200, body: wholeOrPaged((await protocols.listProtocols(tenant, path.id)).map(toSenderProtocol), query) };
   },
 
   async enableSenderProtocol({ path, body }, { tenant }) {

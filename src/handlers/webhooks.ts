@@ -5,12 +5,12 @@ import * as attempts from '../domain/webhooks/attempts.ts';
 import * as endpoints from '../domain/webhooks/endpoints.ts';
 import { toWebhookDelivery, toWebhookEndpoint } from '../domain/webhooks/mappers.ts';
 import { defineHandlers } from '../http/handler-types.ts';
-import { pageOf, paginated } from '../http/pagination.ts';
+import { pageOf, paginated, wholeOrPaged } from '../http/pagination.ts';
 
 export const webhookHandlers = defineHandlers({
-  async listWebhookEndpoints(_input, { tenant }) {
+  async listWebhookEndpoints({ query }, { tenant }) {
     const rows = await endpoints.listEndpoints(tenant);
-    return { status: 200, body: { data: rows.map(toWebhookEndpoint) } };
+    return { status: 200, body: wholeOrPaged(rows.map(toWebhookEndpoint), query) };
   },
 
   async createWebhookEndpoint({ body }, { tenant, services }) {

@@ -16,3 +16,16 @@ export function paginated<T>(data: T[], total: number, page: PageRequest) {
     pagination: { page: page.page, limit: page.limit, total, hasMore: page.offset + data.length < total },
   };
 }
+
+/**
+ * A list the document answers whole by default (bounded lists: tags, keyword rules, endpoints …, see Pagination in
+ * openapi.yaml): every item when the request names neither `page` nor `limit`, as they always answered, else the
+ * page asked for, like every list. The items are read whole either way: each such list is capped per organization
+ * (at most a few thousand rows), so a page costs no more than the whole list did.
+ */
+export function wholeOrPaged<T>(items: T[], query: { page?: number; limit?: number } | undefined) {
+  if (query?.page === undefined && query?.limit === undefined)
+    return { data: items, pagination: { page: 1, limit: Math.max(1, items.length), total: items.length, hasMore: false } };
+  const page = pageOf(query);
+  return paginated(items.slice(page.offset, page.offset + page.limit), items.length, page);
+}

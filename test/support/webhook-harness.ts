@@ -10,9 +10,15 @@ import { startTestServer, type TestServer } from './server.ts';
 
 export type DeliveryHarness = { base: string; srv: TestServer; boss: PgBoss; close: () => Promise<void> };
 
+/**
+ * `workers: true` runs every worker of the test server on its own queue instead (dispatch, receipts the carrier
+ * simulator queues there, imports, exports, deliveries): for tests that follow a change end to end; `schema` is
+ * then unused and `boss` is the server's queue.
+ */
 export async function startDeliveryHarness(
   schema: string,
   onRequest: (req: IncomingMessage, body: string) => void = () => {},
+  opts: { workers?: boolean } = {},
 ): Promise<DeliveryHarness> {
   const receiver = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -24,18 +30,21 @@ export async function startDeliveryHarness(
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const base = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
-  const srv = await startTestServer({ config: { webhookAllowPrivate: true } });
-  const boss = new PgBoss({ connectionString: inject('databaseUrl'), schema, max: 2 });
-  boss.on('error', () => {});
-  await boss.start();
-  await createQueues(boss);
-  srv.context.queue = boss;
+  const srv = await startTestServer({ workers: opts.workers, config: { webhookAllowPrivate: true } });
+  const own = !opts.workers;
+  const boss = own ? new PgBoss({ connectionString: inject('databaseUrl'), schema, max: 2 }) : srv.context.queue!;
+  if (own) {
+    boss.on('error', () => {});
+    await boss.start();
+    await createQueues(boss);
+    srv.context.queue = boss;
+  }
   return {
     base,
     srv,
     boss,
     close: async () => {
-      await boss.stop({ graceful: false, timeout: 5_000 });
+      if (own) await boss.stop({ graceful: false, timeout: 5_000 });
       await srv.close();
       closeDeliveryAgents();
       receiver.closeAllConnections();

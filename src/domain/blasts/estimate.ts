@@ -51,8 +51,9 @@ export type EstimateResult = { estimate: BlastEstimate; eligibleUnits: number; c
 const EXCLUDED_BY: Record<string, 'dnc' | 'optedOut' | 'noConsent'> = { DNC_LISTED: 'dnc', OPTED_OUT: 'optedOut', NO_CONSENT: 'noConsent' };
 
 /**
- * The estimate, set-based: the audience through the send path's own gate (the same SQL, quiet hours aside: a held
- * message is still sent) and channel plan, counted in one aggregate; each content rendered once per channel.
+ * The estimate, set-based: the audience through the send path's own gate (the same SQL) and channel plan, counted
+ * in one aggregate; each content rendered once per channel. Quiet hours exclude nobody (a held message is still
+ * sent): the eligible recipients inside theirs now are counted apart, with the time the last of them is due.
  */
 export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
   const { db, organizationId } = tenant;
@@ -65,7 +66,6 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   const gate = await prepareGate(db, organizationId, {
     messageType,
     now,
-    ignoreQuietHours: true,
     texts: new Map([...contents].map(([key, content]) => [key, textOf(content)])),
     recipients,
   });
@@ -82,6 +82,8 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   let eligible = 0;
   let unknown = 0;
   let totalUnits = 0;
+  let inQuietHours = 0;
+  let heldUntil: Date | null = null;
   let contentBlocked: string | null = null;
   for (const g of groups) {
     audience += g.n;
@@ -103,6 +105,10 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
       continue;
     }
     eligible += g.n;
+    if (g.held_until) {
+      inQuietHours += g.n;
+      if (!heldUntil || g.held_until > heldUntil) heldUntil = g.held_until;
+    }
     const channel: Channel = g.route === 'primary' ? 'RCS' : fallbackChannelFor(content);
     const rendering = render(channel, content);
     const unit: Line['billingUnit'] = channel === 'SMS' || (channel !== 'MMS' && content.type === 'text') ? 'textSegment' : 'richMessage';
@@ -128,7 +134,7 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   return {
     estimate: {
       blastId: blast.id,
-      audience: { total: audience + duplicates, eligible, excluded },
+      audience: { total: audience + duplicates, eligible, excluded, inQuietHours, heldUntil: heldUntil?.toISOString() ?? null },
       rcsCapabilityUnknown: unknown,
       byChannel,
       totalCost: toMoney(totalUnits),

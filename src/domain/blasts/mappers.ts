@@ -49,7 +49,14 @@ export function toProgress(b: BlastRow, recipients: RecipientCounts, groups: Bla
     skipped: recipients.skipped,
     cancelled: recipients.cancelled,
     counts,
-    percentDispatched: pct(total - counts.queued),
+    // A message held for its recipient's quiet hours has not been dispatched: it waits, and says until when.
+    percentDispatched: pct(total - counts.queued - counts.held),
+    heldUntil: iso(
+      groups.reduce<Date | null>(
+        (last, g) => (g.status === 'held' && g.held_until && (!last || g.held_until > last) ? g.held_until : last),
+        null,
+      ),
+    ),
     percentComplete: pct(final),
     launchedAt: iso(b.launched_at),
     dispatchedAt: iso(b.dispatched_at),

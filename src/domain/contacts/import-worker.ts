@@ -8,14 +8,16 @@ import { Readable } from 'node:stream';
 import { parse, type CsvError, type Info } from 'csv-parse';
 import type { AppContext } from '../../app-context.ts';
 import { inCopyTransaction, type CopyIn } from '../../db/copy.ts';
-import type { Db } from '../../db/database.ts';
+import { inTransaction, type Db } from '../../db/database.ts';
 import { bindTenant, loadTenantTables } from '../../db/tenant.ts';
 import * as q from '../../db/queries/contacts/imports.ts';
 import { countTags, existingTagIds, insertTagsByName, lockTagCreation, tagsByLowerName } from '../../db/queries/contacts/tags.ts';
 import type { ImportColumn, ImportRowError } from '../../db/tables/contacts.ts';
 import { isKnownTimeZone } from '../compliance/tcpa.ts';
 import { characters } from '../../lib/characters.ts';
+import { queueOf } from '../messaging/context.ts';
 import { parsePhone } from '../phone.ts';
+import { emitEvent } from '../webhooks/events.ts';
 import { attributeProblem, MAX_NAME_CHARACTERS, MAX_TAG_NAME_CHARACTERS, mergeAttributes } from './attribute-limits.ts';
 import { pieces, type ImportJobData } from './import.ts';
 import { MAX_TAGS_PER_CONTACT, MAX_TAGS_PER_ORGANIZATION } from './tags.ts';
@@ -45,7 +47,7 @@ type Batch = { rows: Row[]; errors: ImportRowError[]; lastLine: number };
  * Runs (or resumes) an import job, for its organization (a tenant bound to it); a failure is recorded on the job,
  * never thrown.
  */
-export async function runImportJob(app: Pick<AppContext, 'db' | 'pool' | 'log'>, data: ImportJobData): Promise<void> {
+export async function runImportJob(app: Pick<AppContext, 'db' | 'pool' | 'log' | 'queue'>, data: ImportJobData): Promise<void> {
   const { organizationId: orgId, jobId } = data;
   const tables = await loadTenantTables(app.db);
   // Every statement of the job is bound to its organization, those of the batches' own connections too.
@@ -57,11 +59,45 @@ export async function runImportJob(app: Pick<AppContext, 'db' | 'pool' | 'log'>,
   try {
     if (!file) throw new Error('the uploaded file is no longer stored');
     const totalRows = await importRows((work) => inCopyTransaction(app.pool, (tx, copy) => work(bound(tx), copy)), job, file);
-    await q.finishImportJob(db, orgId, jobId, { totalRows, error: null });
+    await finish(app, db, orgId, jobId, { totalRows, error: null });
   } catch (error) {
     app.log.error({ err: error, jobId }, 'contact import failed');
-    await q.finishImportJob(db, orgId, jobId, { totalRows: null, error: storable(`Import stopped: ${(error as Error).message}`) });
+    await finish(app, db, orgId, jobId, { totalRows: null, error: storable(`Import stopped: ${(error as Error).message}`) });
   }
+}
+
+/**
+ * Ends the job and raises `contact_import.completed` in the same transaction, so the event is sent if and only
+ * if the job's end commits (a re-delivered job that already ended raises nothing: startImportJob refuses it).
+ */
+function finish(
+  app: Pick<AppContext, 'queue'>,
+  db: Db,
+  orgId: string,
+  jobId: string,
+  end: { totalRows: number | null; error: string | null },
+): Promise<void> {
+  return inTransaction(db, async (tx) => {
+    const ended = await q.finishImportJob(tx, orgId, jobId, end);
+    if (!ended) return;
+    await emitEvent(tx, queueOf(app), {
+      organizationId: orgId,
+      type: 'contact_import.completed',
+      data: {
+        jobId,
+        senderIdId: null,
+        contactPhone: null,
+        status: ended.status === 'completed' ? 'completed' : 'failed',
+        // A file that could not be processed has no total; the rows read before it stopped stand in for it.
+        totalRows: ended.total_rows ?? ended.processed_rows,
+        created: ended.imported_rows,
+        updated: ended.updated_rows,
+        skipped: ended.skipped_rows,
+        failed: ended.error_count,
+        completedAt: (ended.completed_at ?? new Date()).toISOString(),
+      },
+    });
+  });
 }
 
 /** A transaction whose statements and COPY streams share one connection. */

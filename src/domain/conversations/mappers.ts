@@ -4,6 +4,7 @@ import type { components } from '../../../generated/api.d.ts';
 import type { ConversationView } from '../../db/queries/conversations/conversations.ts';
 import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import type { Session } from './conversations.ts';
+import type { StatusChange } from '../messaging/message-detail.ts';
 import type { Preview } from '../messaging/preview.ts';
 import { heldUntilOf } from '../messaging/message-events.ts';
 import { toMoney } from '../messaging/pricing.ts';
@@ -37,6 +38,11 @@ export function toMessage(m: MessageRow): S['Message'] {
     readAt: iso(m.read_at),
     revokedAt: iso(m.revoked_at),
   };
+}
+
+/** One message with its status history (getMessage). */
+export function toMessageDetail(m: MessageRow, history: StatusChange[]): S['MessageDetail'] {
+  return { ...toMessage(m), statusHistory: history.map((h) => ({ status: h.status, at: h.at.toISOString() })) };
 }
 
 /** An accepted outbound message (sendMessage, sendConversationMessage). */

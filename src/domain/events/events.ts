@@ -6,9 +6,9 @@
 import type { components } from '../../../generated/api.d.ts';
 import * as contacts from '../../db/queries/contacts/contacts.ts';
 import * as q from '../../db/queries/events/events.ts';
+import { contactByPhone } from '../contacts/by-phone.ts';
 import { inTenantTransaction } from '../messaging/context.ts';
-import { ApiError, invalidField, unknownReference } from '../errors.ts';
-import { parsePhone } from '../phone.ts';
+import { ApiError, unknownReference } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { triggerSources, type TriggerOutcome } from './trigger-sources.ts';
 
@@ -38,21 +38,7 @@ async function resolveContact(tenant: Tenant, body: EventRequest, field: string)
     if (!row) throw unknownReference(`${field}.contactId`, 'contact');
     return { id: row.id, created: false };
   }
-  const parsed = parsePhone(body.phone!);
-  if (!parsed) throw invalidField(`${field}.phone`, 'is not a valid phone number for its country', 'INVALID_PHONE');
-  const existing = await contacts.findContactIdByPhone(db, orgId, parsed.e164);
-  if (existing) return { id: existing, created: false };
-  const created = await contacts.insertContact(db, orgId, {
-    phone: parsed.e164,
-    phoneCountry: parsed.country,
-    name: null,
-    attributes: {},
-    timeZone: null,
-    consentType: 'NONE',
-  });
-  if (created) return { id: created.id, created: true };
-  // Created concurrently by another request: reuse it.
-  return { id: (await contacts.findContactIdByPhone(db, orgId, parsed.e164))!, created: false };
+  return contactByPhone(tenant, body.phone!, `${field}.phone`);
 }
 
 async function processEvent(tenant: Tenant, services: Services, body: EventRequest, field: string): Promise<RecordedEvent> {

@@ -30,6 +30,7 @@ import {
   type PreparedGate,
   type Recipients,
 } from '../compliance/gate.ts';
+import { contactByPhone } from '../contacts/by-phone.ts';
 import { ApiError, badRequest, bodyField, notFound, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvents } from '../webhooks/events.ts';
@@ -299,11 +300,16 @@ async function sendBatch(tenant: Tenant, services: Services, order: BatchOrder):
 
 type SendMessageRequest = components['schemas']['SendMessageRequest'];
 
-/** POST /v1/messages/send: an unknown `contactId` or `senderId` answers 404 naming it. */
+/**
+ * POST /v1/messages/send: an unknown `contactId` or `senderId` answers 404 naming it. A recipient named by `to` is
+ * the organization's contact with that phone, created when missing, in the send's transaction: a refused send
+ * leaves no contact behind.
+ */
 export function sendMessage(tenant: Tenant, services: Services, body: SendMessageRequest): Promise<MessageRow> {
-  return send(tenant, services, {
-    ...body,
-    origin: 'api',
-    fields: { contactId: bodyField('contactId'), senderId: bodyField('senderId') },
-  });
+  const { to, contactId, ...rest } = body;
+  const order = { ...rest, origin: 'api' as const, fields: { contactId: bodyField('contactId'), senderId: bodyField('senderId') } };
+  if (to === undefined) return send(tenant, services, { ...order, contactId: contactId! });
+  return inTenantTransaction(tenant, async (t) =>
+    send(t, services, { ...order, contactId: (await contactByPhone(t, to, bodyField('to'))).id }),
+  );
 }

@@ -113,12 +113,14 @@ export type EstimateGroup = {
   block_code: string | null;
   route: 'primary' | 'fallback' | null;
   capability_unknown: boolean;
+  /** Inside their quiet hours now (a MARKETING send holds them): the latest time one of them is due. */
+  held_until: Date | null;
   n: number;
 };
 
 /**
  * The estimate's figures in one aggregate over the gate's rows (src/db/queries/compliance/gate.ts): recipients by
- * content key, refusal, route (RCS, its SMS/MMS fallback, or none) and unknown RCS capability. As BlastEstimate
+ * content key, refusal, route (RCS, its SMS/MMS fallback, or none), unknown RCS capability and quiet hours now. As BlastEstimate
  * documents, an unknown capability is placed on the fallback channel when fallback is allowed.
  */
 export async function estimateGroups(
@@ -130,10 +132,11 @@ export async function estimateGroups(
     select g.key, g.block_code, g.rcs_capable is null as capability_unknown,
       case when ${plan.rcsUsable} and (g.rcs_capable or (g.rcs_capable is null and not ${plan.fallbackAllowed})) then 'primary'
            when f.ok then 'fallback' end as route,
+      g.held_until is not null as held, max(g.held_until) as held_until,
       count(*) as n
     from (${gate}) g
     left join unnest(${plan.fallbackOk.map((f) => f.key)}::text[], ${plan.fallbackOk.map((f) => f.ok)}::bool[]) as f(key, ok) on f.key = g.key
-    group by 1, 2, 3, 4`.execute(db);
+    group by 1, 2, 3, 4, 5`.execute(db);
   return rows.rows.map((r) => ({ ...r, n: Number(r.n) }));
 }
 
@@ -306,6 +309,8 @@ export type BlastMessageRow = {
   variant_key: string | null;
   n: number;
   cost: number;
+  /** The latest `held_until` of the group's messages (held for quiet hours), else null. */
+  held_until: Date | null;
 };
 
 /** The blast's (not cancelled) messages grouped by status, channel and variant, with the cost billed. */
@@ -320,6 +325,7 @@ export async function messageGroups(db: Db, orgId: string, blastId: string): Pro
       'r.variant_key',
       sql<string>`count(*)`.as('n'),
       sql<string>`coalesce(sum(m.cost_units), 0)`.as('cost'),
+      sql<Date | null>`max(m.held_until)`.as('held_until'),
     ])
     .where('r.blast_id', '=', blastId)
     .where('r.status', '=', 'accepted')

@@ -97,14 +97,21 @@ export async function addImportProgress(db: Db, orgId: string, id: string, p: Im
     .execute();
 }
 
-/** Ends the job and drops its stored upload, at once. */
-export function finishImportJob(db: Db, orgId: string, id: string, end: { totalRows: number | null; error: string | null }): Promise<void> {
+/** Ends the job and drops its stored upload, at once; answers the ended job (undefined if it is gone). */
+export function finishImportJob(
+  db: Db,
+  orgId: string,
+  id: string,
+  end: { totalRows: number | null; error: string | null },
+): Promise<ImportJobRow | undefined> {
   return inTransaction(db, async (tx) => {
-    await tenant(tx.updateTable('contact_import_jobs'), orgId)
+    const job = await tenant(tx.updateTable('contact_import_jobs'), orgId)
       .set({ status: end.error ? 'failed' : 'completed', error: end.error, total_rows: end.totalRows, completed_at: sql`now()` })
       .where('id', '=', id)
-      .execute();
+      .returningAll()
+      .executeTakeFirst();
     await tenant(tx.deleteFrom('contact_import_files'), orgId).where('job_id', '=', id).execute();
+    return job;
   });
 }
 
