@@ -6105,6 +6105,8 @@ export interface components {
             /**
              * @description Stable failure code, e.g. `DESTINATION_UNREACHABLE`, `DESTINATION_INVALID`, `CARRIER_REJECTED`,
              *     `CARRIER_FILTERED`, `RCS_EXPIRED`, `MEDIA_UNAVAILABLE`, `SENDER_NOT_READY`, `INTERNAL_ERROR`. New codes may be added.
+             *     `EXPIRED`: no carrier took the message within its sender's `validityPeriodSeconds` (the protocol of its
+             *     planned channel); it is not sent and not charged.
              *     `OPTED_OUT` and `DNC_LISTED`: the phone opted out (STOP) or was put on the Do-Not-Contact list after the
              *     message was accepted and before any carrier took it (held for quiet hours, or queued behind the sender's
              *     rate in a long blast); it is not sent and not charged. Keyword replies (a STOP confirmation) are exempt.
@@ -6512,11 +6514,24 @@ export interface components {
          *     }
          */
         SenderProtocolConfig: {
-            /** @description SMS. Replace Unicode look-alike characters (curly quotes, long dashes) with GSM-7 ones so a segment holds 160 characters. */
+            /**
+             * @description SMS. Replace Unicode look-alike characters with GSM-7 ones before the text is counted, so one curly quote
+             *     does not make the whole message UCS-2 (70 characters a segment instead of 160): curly single and double
+             *     quotes, primes and guillemets become `'` and `"` (`‹ ›` become `< >`), hyphens, en and em dashes and the
+             *     minus sign become `-`, the ellipsis becomes `...`, no-break and thin spaces a space, the bullet `*`, and
+             *     zero-width spaces are dropped. Other characters are kept. The preview (`POST /v1/messages/preview` with
+             *     the sender), a blast's estimate, the send's `segments`/`encoding`/`estimatedCost` and the bill count the
+             *     mapped text, and the mapped text is what the handset receives.
+             */
             smartEncoding?: boolean;
             /** @description MMS. Resize or re-encode media that exceeds the carrier's size limit instead of failing the message. */
             mmsTranscoding?: boolean;
-            /** @description SMS, MMS, RCS. How long an undelivered message may wait in the queue before it fails. */
+            /**
+             * @description SMS, MMS, RCS. How long a message may wait (held for quiet hours, behind the sender's throughput,
+             *     retrying) before a carrier takes it, counted from its acceptance, on the protocol of its planned
+             *     channel. Past it the message fails with error code `EXPIRED` and a `message.failed` event; it is not
+             *     sent and not charged.
+             */
             validityPeriodSeconds?: number;
             /** @description RCS. Default per-recipient fallback to SMS/MMS when the handset cannot receive RCS (a send request can still override it). */
             fallbackToSms?: boolean;
