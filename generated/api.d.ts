@@ -6607,6 +6607,18 @@ export interface components {
              *     `LAUNCHED`). Sending additionally needs `status: ACTIVE`. A freshly purchased or imported number is never send-ready.
              */
             sendReady: boolean;
+            /**
+             * @description Messages per second dispatch hands to the carrier from this sender; what does not fit waits for the next
+             *     second (never dropped). It follows the sender's type, registration and vetting, like the carriers'
+             *     published classes, and is recomputed when they change:
+             *     - `LONG_CODE` (10DLC, US): 1 until its campaign is `REGISTERED`; then by the brand's vetting score
+             *       (`vettingScore`): 75 and above 75, 50–74 40, below 50 or not vetted 4. Outside the US 1.
+             *     - `TOLL_FREE`: 25 once verified (the sender `ACTIVE`), 3 before.
+             *     - `SHORT_CODE`: 100. `ALPHANUMERIC`: 10. `RCS_AGENT`: 50. `CHATAPP_BUSINESS`: 80.
+             *     - The sandbox sender: 10000 (the carrier sandbox is not a carrier's network).
+             * @example 75
+             */
+            readonly throughputPerSecond: number;
             /** @description RCS agent phase; null for senders that are not `RCS_AGENT`. */
             rcsAgentPhase: components["schemas"]["SenderIdRcsAgentPhase"] | null;
             /**
@@ -6659,6 +6671,7 @@ export interface components {
          *           "address": "+14155550123",
          *           "countryCode": "US",
          *           "sendReady": true,
+         *           "throughputPerSecond": 75,
          *           "rcsAgentPhase": null,
          *           "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *           "protocols": [
@@ -6692,6 +6705,7 @@ export interface components {
          *           "address": "acme_coffee_agent",
          *           "countryCode": null,
          *           "sendReady": false,
+         *           "throughputPerSecond": 50,
          *           "rcsAgentPhase": "TESTING",
          *           "numberId": null,
          *           "protocols": [
@@ -6786,6 +6800,7 @@ export interface components {
          *         "address": "+14155550123",
          *         "countryCode": "US",
          *         "sendReady": true,
+         *         "throughputPerSecond": 75,
          *         "rcsAgentPhase": null,
          *         "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *         "protocols": [
@@ -6827,6 +6842,7 @@ export interface components {
          *         "address": "+14155550123",
          *         "countryCode": "US",
          *         "sendReady": false,
+         *         "throughputPerSecond": 1,
          *         "rcsAgentPhase": null,
          *         "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *         "protocols": [],
@@ -7110,6 +7126,7 @@ export interface components {
          *           "address": "+18445550134",
          *           "countryCode": "US",
          *           "sendReady": false,
+         *           "throughputPerSecond": 3,
          *           "rcsAgentPhase": null,
          *           "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *           "protocols": [],
@@ -7257,6 +7274,7 @@ export interface components {
          *           "address": "+14155550188",
          *           "countryCode": "US",
          *           "sendReady": false,
+         *           "throughputPerSecond": 1,
          *           "rcsAgentPhase": null,
          *           "numberId": "6c0e4a8b-3d5f-4b7c-9e1a-2f4b6d8c0e3a",
          *           "protocols": [],

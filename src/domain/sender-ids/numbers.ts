@@ -4,6 +4,7 @@
 // Lease states: a purchase or import records a PENDING, non-billed lease and makes its sender PENDING (not
 // send-ready). Billing starts when the number's upstream campaign reaches REGISTERED (lease ACTIVE,
 // billing_started_at): campaign registration is not built yet, so no lease becomes ACTIVE today.
+import { throughputOf } from './sending-rule.ts';
 import { randomUUID } from 'node:crypto';
 import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
@@ -134,6 +135,14 @@ async function senderFor(
         provider: lease.provider,
         phone_number: lease.number,
         is_sandbox: false,
+        throughput_per_second: throughputOf({
+          type: SENDER_TYPE[lease.inventory_type as InventoryType],
+          status: 'PENDING',
+          countryCode: lease.country_code,
+          isSandbox: false,
+          campaignRegistered: false,
+          vettingScore: null,
+        }),
         updated_at: now,
       })
     ).id;
