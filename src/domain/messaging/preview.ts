@@ -14,7 +14,7 @@ import * as senders from '../../db/queries/conversations/senders.ts';
 import { availabilityOf } from '../sender-ids/protocols.ts';
 import { sendSettingsOf } from '../sender-ids/sending-rule.ts';
 import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
-import { SESSION_HOURS } from '../conversations/conversations.ts';
+import { SESSION_HOURS } from './conversation.ts';
 
 type PreviewRequest = components['schemas']['MessagePreviewRequest'];
 
