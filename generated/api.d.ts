@@ -21,6 +21,19 @@ export interface paths {
          *     **Sender.** `senderId`, or the organization's default active sender when omitted (422 `UNPROCESSABLE` when
          *     there is none). A sender that is not active answers 409 `INVALID_STATE`.
          *
+         *     **What the sender may carry.** A sender carries its type's channels only (`SenderIdType`): a number
+         *     (`LONG_CODE`, `TOLL_FREE`, `SHORT_CODE`) SMS and MMS, `ALPHANUMERIC` SMS, `RCS_AGENT` RCS, `CHATAPP_BUSINESS`
+         *     chat-app (the sandbox sender adds the sandbox's RCS). A sender with protocols carries a channel only while its
+         *     protocol is `ACTIVE`. So a number asked for RCS plans SMS/MMS at once, and an RCS agent or chat-app sender
+         *     never sends an SMS itself: when its channel cannot reach the contact the answer is 422 `NO_CHANNEL_AVAILABLE`
+         *     saying which channel the sender cannot carry. A sender must also meet the readiness its type requires, or the
+         *     answer is 422 `SENDER_NOT_READY` with the missing action in `details[0].code` (the program's
+         *     `nextAction.code`, e.g. `REGISTER_BRAND`, `ATTACH_PRIMARY_SENDER`, `LAUNCH_RCS_AGENT`): a 10DLC `LONG_CODE`
+         *     (not the sandbox sender) sends only while attached to a program whose brand and campaign are `REGISTERED`
+         *     (a detached PRIMARY stops); an `RCS_AGENT` only `LAUNCHED`, or in `TESTING` towards its `ACCEPTED` test
+         *     devices; a sender attached with role `TEST` only towards its test devices. Blast batches record the same
+         *     code on each skipped recipient (a TEST sender carries no blast).
+         *
          *     **Unknown ids.** A `contactId` or `senderId` that is not the organization's (another organization's
          *     included) answers 404 `NOT_FOUND` with `details` naming it (`body.contactId`, `body.senderId`; see "Errors").
          *
@@ -5601,7 +5614,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.

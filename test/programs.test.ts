@@ -161,6 +161,30 @@ describe('a program from brand registration to LIVE', () => {
     });
   });
 
+  it('a detached PRIMARY stops sending with SENDER_NOT_READY naming the program’s next action; attached again it sends', async () => {
+    const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550177' } });
+    const send = () =>
+      call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: {
+          contactId: contact.body.id,
+          senderId,
+          channelType: 'SMS',
+          messageType: 'TRANSACTIONAL',
+          content: { type: 'text', text: 'Hi' },
+        },
+      });
+    expect((await send()).status).toBe(200); // LIVE
+    expect((await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${senderId}`, { key })).status).toBe(200);
+    const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
+    expect(status.body.data.nextAction).toMatchObject({ code: 'ATTACH_PRIMARY_SENDER' });
+    const refused = await send();
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'SENDER_NOT_READY', details: [{ field: 'body.senderId', code: 'ATTACH_PRIMARY_SENDER' }] });
+    expect((await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } })).status).toBe(201);
+    expect((await send()).status).toBe(200);
+  });
+
   it('detach ends the attachment (kept as audit trail); detaching twice is 404; attaching again adds a row', async () => {
     const res = await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${senderId}`, { key });
     expect(res.status).toBe(200);
@@ -175,7 +199,7 @@ describe('a program from brand registration to LIVE', () => {
     expect((await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } })).status).toBe(201);
     expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data.throughputPerSecond).toBe(4);
     const p = await call(srv, 'GET', `/v1/programs/${programId}`, { key });
-    expect(p.body.data.senders.map((s: { status: string }) => s.status)).toEqual(['ACTIVE', 'DETACHED']);
+    expect(p.body.data.senders.map((s: { status: string }) => s.status)).toEqual(['ACTIVE', 'DETACHED', 'DETACHED']);
     expect(p.body.data.status).toBe('ACTIVE');
   });
 

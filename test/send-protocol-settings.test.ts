@@ -65,6 +65,7 @@ describe('smartEncoding', () => {
 
     const sent = await call(srv, 'POST', '/v1/messages/send', { key, body });
     expect(sent.status, sent.text).toBe(200);
+    expect(sent.body.data).toMatchObject({ encoding: 'GSM7', segments: 1, estimatedCost: shown.cost });
     await dispatch(sent.body.data.messageId);
     const billed = await messageRow(sent.body.data.messageId);
     expect(billed).toMatchObject({ status: 'sent', encoding: 'GSM7', segments: 1 });
@@ -73,6 +74,7 @@ describe('smartEncoding', () => {
     const plain = await call(srv, 'POST', '/v1/messages/preview', { key, body: { ...body, senderId: org.senderId } });
     expect(plain.body.data.renderings[0]).toMatchObject({ encoding: 'UCS2', segments: 2 });
     const again = await call(srv, 'POST', '/v1/messages/send', { key, body });
+    expect(again.body.data).toMatchObject({ encoding: 'UCS2', segments: 2 });
     await dispatch(again.body.data.messageId);
     expect(await messageRow(again.body.data.messageId)).toMatchObject({ status: 'sent', encoding: 'UCS2', segments: 2 });
   });

@@ -11,8 +11,7 @@ import { requireSender } from './senders.ts';
 import { assertChannelAccepts, textOf } from './send.ts';
 import { plannedRoute } from '../../db/queries/messages/accept.ts';
 import * as senders from '../../db/queries/conversations/senders.ts';
-import { availabilityOf } from '../sender-ids/protocols.ts';
-import { sendSettingsOf } from '../sender-ids/sending-rule.ts';
+import { decideSending, sendSettingsOf } from '../sender-ids/sending-rule.ts';
 import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
 import { SESSION_HOURS } from './conversation.ts';
 
@@ -54,7 +53,8 @@ export async function previewMessage(
   let plannedChannel: Channel | null = null;
   if (contact) {
     // The send path's own plan (routeSql), with the sender's protocols and the conversation's chat-app session.
-    const usable = availabilityOf(protocols);
+    // The sending rule's channels (its readiness is the send's to refuse: the preview plans the channel only).
+    const usable = sender ? decideSending({ sender, protocols, program: null, recipientIsTestDevice: null }).usable : () => true;
     const fallbackChannel = fallbackChannelFor(body.content);
     const plan = await plannedRoute(tenant.db, tenant.organizationId, {
       contactId: contact.id,
