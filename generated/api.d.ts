@@ -21,6 +21,19 @@ export interface paths {
          *     **Sender.** `senderId`, or the organization's default active sender when omitted (422 `UNPROCESSABLE` when
          *     there is none). A sender that is not active answers 409 `INVALID_STATE`.
          *
+         *     **What the sender may carry.** A sender carries its type's channels only (`SenderIdType`): a number
+         *     (`LONG_CODE`, `TOLL_FREE`, `SHORT_CODE`) SMS and MMS, `ALPHANUMERIC` SMS, `RCS_AGENT` RCS, `CHATAPP_BUSINESS`
+         *     chat-app (the sandbox sender adds the sandbox's RCS). A sender with protocols carries a channel only while its
+         *     protocol is `ACTIVE`. So a number asked for RCS plans SMS/MMS at once, and an RCS agent or chat-app sender
+         *     never sends an SMS itself: when its channel cannot reach the contact the answer is 422 `NO_CHANNEL_AVAILABLE`
+         *     saying which channel the sender cannot carry. A sender must also meet the readiness its type requires, or the
+         *     answer is 422 `SENDER_NOT_READY` with the missing action in `details[0].code` (the program's
+         *     `nextAction.code`, e.g. `REGISTER_BRAND`, `ATTACH_PRIMARY_SENDER`, `LAUNCH_RCS_AGENT`): a 10DLC `LONG_CODE`
+         *     (not the sandbox sender) sends only while attached to a program whose brand and campaign are `REGISTERED`
+         *     (a detached PRIMARY stops); an `RCS_AGENT` only `LAUNCHED`, or in `TESTING` towards its `ACCEPTED` test
+         *     devices; a sender attached with role `TEST` only towards its test devices. Blast batches record the same
+         *     code on each skipped recipient (a TEST sender carries no blast).
+         *
          *     **Unknown ids.** A `contactId` or `senderId` that is not the organization's (another organization's
          *     included) answers 404 `NOT_FOUND` with `details` naming it (`body.contactId`, `body.senderId`; see "Errors").
          *
@@ -5648,7 +5661,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.
@@ -6000,6 +6013,8 @@ export interface components {
             /**
              * @description Stable failure code, e.g. `DESTINATION_UNREACHABLE`, `DESTINATION_INVALID`, `CARRIER_REJECTED`,
              *     `CARRIER_FILTERED`, `RCS_EXPIRED`, `MEDIA_UNAVAILABLE`, `SENDER_NOT_READY`, `INTERNAL_ERROR`. New codes may be added.
+             *     `EXPIRED`: no carrier took the message within its sender's `validityPeriodSeconds` (the protocol of its
+             *     planned channel); it is not sent and not charged.
              *     `OPTED_OUT` and `DNC_LISTED`: the phone opted out (STOP) or was put on the Do-Not-Contact list after the
              *     message was accepted and before any carrier took it (held for quiet hours, or queued behind the sender's
              *     rate in a long blast); it is not sent and not charged. Keyword replies (a STOP confirmation) are exempt.
@@ -6604,11 +6619,24 @@ export interface components {
          *     }
          */
         SenderProtocolConfig: {
-            /** @description SMS. Replace Unicode look-alike characters (curly quotes, long dashes) with GSM-7 ones so a segment holds 160 characters. */
+            /**
+             * @description SMS. Replace Unicode look-alike characters with GSM-7 ones before the text is counted, so one curly quote
+             *     does not make the whole message UCS-2 (70 characters a segment instead of 160): curly single and double
+             *     quotes, primes and guillemets become `'` and `"` (`‹ ›` become `< >`), hyphens, en and em dashes and the
+             *     minus sign become `-`, the ellipsis becomes `...`, no-break and thin spaces a space, the bullet `*`, and
+             *     zero-width spaces are dropped. Other characters are kept. The preview (`POST /v1/messages/preview` with
+             *     the sender), a blast's estimate, the send's `segments`/`encoding`/`estimatedCost` and the bill count the
+             *     mapped text, and the mapped text is what the handset receives.
+             */
             smartEncoding?: boolean;
             /** @description MMS. Resize or re-encode media that exceeds the carrier's size limit instead of failing the message. */
             mmsTranscoding?: boolean;
-            /** @description SMS, MMS, RCS. How long an undelivered message may wait in the queue before it fails. */
+            /**
+             * @description SMS, MMS, RCS. How long a message may wait (held for quiet hours, behind the sender's throughput,
+             *     retrying) before a carrier takes it, counted from its acceptance, on the protocol of its planned
+             *     channel. Past it the message fails with error code `EXPIRED` and a `message.failed` event; it is not
+             *     sent and not charged.
+             */
             validityPeriodSeconds?: number;
             /** @description RCS. Default per-recipient fallback to SMS/MMS when the handset cannot receive RCS (a send request can still override it). */
             fallbackToSms?: boolean;
@@ -6684,6 +6712,18 @@ export interface components {
              *     `LAUNCHED`). Sending additionally needs `status: ACTIVE`. A freshly purchased or imported number is never send-ready.
              */
             sendReady: boolean;
+            /**
+             * @description Messages per second dispatch hands to the carrier from this sender; what does not fit waits for the next
+             *     second (never dropped). It follows the sender's type, registration and vetting, like the carriers'
+             *     published classes, and is recomputed when they change:
+             *     - `LONG_CODE` (10DLC, US): 1 until its campaign is `REGISTERED`; then by the brand's vetting score
+             *       (`vettingScore`): 75 and above 75, 50–74 40, below 50 or not vetted 4. Outside the US 1.
+             *     - `TOLL_FREE`: 25 once verified (the sender `ACTIVE`), 3 before.
+             *     - `SHORT_CODE`: 100. `ALPHANUMERIC`: 10. `RCS_AGENT`: 50. `CHATAPP_BUSINESS`: 80.
+             *     - The sandbox sender: 10000 (the carrier sandbox is not a carrier's network).
+             * @example 75
+             */
+            readonly throughputPerSecond: number;
             /** @description RCS agent phase; null for senders that are not `RCS_AGENT`. */
             rcsAgentPhase: components["schemas"]["SenderIdRcsAgentPhase"] | null;
             /**
@@ -6736,6 +6776,7 @@ export interface components {
          *           "address": "+14155550123",
          *           "countryCode": "US",
          *           "sendReady": true,
+         *           "throughputPerSecond": 75,
          *           "rcsAgentPhase": null,
          *           "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *           "protocols": [
@@ -6769,6 +6810,7 @@ export interface components {
          *           "address": "acme_coffee_agent",
          *           "countryCode": null,
          *           "sendReady": false,
+         *           "throughputPerSecond": 50,
          *           "rcsAgentPhase": "TESTING",
          *           "numberId": null,
          *           "protocols": [
@@ -6863,6 +6905,7 @@ export interface components {
          *         "address": "+14155550123",
          *         "countryCode": "US",
          *         "sendReady": true,
+         *         "throughputPerSecond": 75,
          *         "rcsAgentPhase": null,
          *         "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *         "protocols": [
@@ -6904,6 +6947,7 @@ export interface components {
          *         "address": "+14155550123",
          *         "countryCode": "US",
          *         "sendReady": false,
+         *         "throughputPerSecond": 1,
          *         "rcsAgentPhase": null,
          *         "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *         "protocols": [],
@@ -7187,6 +7231,7 @@ export interface components {
          *           "address": "+18445550134",
          *           "countryCode": "US",
          *           "sendReady": false,
+         *           "throughputPerSecond": 3,
          *           "rcsAgentPhase": null,
          *           "numberId": "9b2f4d1a-3c5e-4f70-8a1b-6d2e3f4a5b6c",
          *           "protocols": [],
@@ -7334,6 +7379,7 @@ export interface components {
          *           "address": "+14155550188",
          *           "countryCode": "US",
          *           "sendReady": false,
+         *           "throughputPerSecond": 1,
          *           "rcsAgentPhase": null,
          *           "numberId": "6c0e4a8b-3d5f-4b7c-9e1a-2f4b6d8c0e3a",
          *           "protocols": [],

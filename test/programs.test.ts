@@ -57,6 +57,7 @@ describe('a program from brand registration to LIVE', () => {
 
   beforeAll(async () => {
     senderId = await sender({ type: 'LONG_CODE', name: 'Reminders' });
+    expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data.throughputPerSecond).toBe(1); // no campaign yet
     const enabled = await call(srv, 'POST', `/v1/sender-ids/${senderId}/protocols`, { key, body: { type: 'SMS' } });
     expect(enabled.status, JSON.stringify(enabled.body)).toBeLessThan(300);
     // A purchased number waiting for its campaign (PENDING, not billed): the sender is PENDING.
@@ -152,7 +153,36 @@ describe('a program from brand registration to LIVE', () => {
     const lease = await srv.context.db.selectFrom('sender_numbers').selectAll().where('id', '=', leaseId).executeTakeFirstOrThrow();
     expect(lease.billing_started_at).not.toBeNull();
     expect(lease.status).toBe('ACTIVE');
-    expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data).toMatchObject({ status: 'ACTIVE', sendReady: true });
+    // The 10DLC class of a registered, unvetted campaign (it was 1 msg/s before), and dispatch's limit with it.
+    expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data).toMatchObject({
+      status: 'ACTIVE',
+      sendReady: true,
+      throughputPerSecond: 4,
+    });
+  });
+
+  it('a detached PRIMARY stops sending with SENDER_NOT_READY naming the program’s next action; attached again it sends', async () => {
+    const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550177' } });
+    const send = () =>
+      call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: {
+          contactId: contact.body.id,
+          senderId,
+          channelType: 'SMS',
+          messageType: 'TRANSACTIONAL',
+          content: { type: 'text', text: 'Hi' },
+        },
+      });
+    expect((await send()).status).toBe(200); // LIVE
+    expect((await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${senderId}`, { key })).status).toBe(200);
+    const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
+    expect(status.body.data.nextAction).toMatchObject({ code: 'ATTACH_PRIMARY_SENDER' });
+    const refused = await send();
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body).toMatchObject({ code: 'SENDER_NOT_READY', details: [{ field: 'body.senderId', code: 'ATTACH_PRIMARY_SENDER' }] });
+    expect((await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } })).status).toBe(201);
+    expect((await send()).status).toBe(200);
   });
 
   it('detach ends the attachment (kept as audit trail); detaching twice is 404; attaching again adds a row', async () => {
@@ -164,9 +194,12 @@ describe('a program from brand registration to LIVE', () => {
     const after = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
     expect(after.body.data.readiness.ready).toBe(false);
     expect(after.body.data.nextAction).toMatchObject({ code: 'ATTACH_PRIMARY_SENDER' });
+    // Without the program's campaign the sender is back to the unregistered class.
+    expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data.throughputPerSecond).toBe(1);
     expect((await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } })).status).toBe(201);
+    expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data.throughputPerSecond).toBe(4);
     const p = await call(srv, 'GET', `/v1/programs/${programId}`, { key });
-    expect(p.body.data.senders.map((s: { status: string }) => s.status)).toEqual(['ACTIVE', 'DETACHED']);
+    expect(p.body.data.senders.map((s: { status: string }) => s.status)).toEqual(['ACTIVE', 'DETACHED', 'DETACHED']);
     expect(p.body.data.status).toBe('ACTIVE');
   });
 

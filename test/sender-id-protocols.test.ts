@@ -4,7 +4,7 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
-import type { SenderIdStatus, SenderIdType } from '../src/db/tables/enums.ts';
+import type { RcsAgentPhase, SenderIdStatus, SenderIdType } from '../src/db/tables/enums.ts';
 
 let srv: TestServer;
 let owner: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -232,84 +232,86 @@ describe('the send path honours protocols', () => {
     });
   const text = { type: 'text' as const, text: 'Hello' };
 
-  it('the preview plans as the send does: around a closed RCS protocol to SMS, otherwise none', async () => {
+  /** A sender with only these protocols enabled (the simulator provisions them ACTIVE at once). */
+  async function withProtocols(type: SenderIdType, protocols: string[], phase: RcsAgentPhase | null = null): Promise<string> {
+    const sender = await insertSender(owner.organizationId, type, {
+      phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`,
+    });
+    if (phase) await srv.context.db.updateTable('sender_ids').set({ rcs_agent_phase: phase }).where('id', '=', sender.id).execute();
+    for (const t of protocols)
+      expect((await call(srv, 'POST', protocolsOf(sender.id), { key: key(), body: { type: t } })).status).toBe(200);
+    return sender.id;
+  }
+
+  it('each sender type carries only its channels: the refusal says which the sender cannot carry', async () => {
     const c = await contact('+14155550108');
-    const agent = await insertSender(owner.organizationId, 'RCS_AGENT', {
-      phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`,
+    // A launched RCS agent is RCS only: it never sends an SMS itself.
+    const agent = await withProtocols('RCS_AGENT', ['RCS'], 'LAUNCHED');
+    expect((await send({ contactId: c, senderId: agent })).body.data).toMatchObject({ plannedChannel: 'RCS', fallbackUsed: false });
+    const agentSms = await send({ contactId: c, senderId: agent, channelType: 'SMS' });
+    expect(agentSms.status).toBe(422);
+    expect(agentSms.body).toMatchObject({
+      code: 'NO_CHANNEL_AVAILABLE',
+      message: expect.stringMatching(/RCS_AGENT sender cannot carry SMS/),
     });
-    for (const type of ['RCS', 'SMS']) await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type } });
-    const preview = (body: Record<string, unknown>) =>
-      call(srv, 'POST', '/v1/messages/preview', { key: key(), body: { content: text, contactId: c, senderId: agent.id, ...body } });
-    expect((await preview({})).body.data.plannedChannel).toBe('RCS');
-    await call(srv, 'DELETE', `${protocolsOf(agent.id)}/RCS`, { key: key() });
-    // Still send-ready (kept by other means, as below): the plan goes around RCS.
-    await srv.context.db.updateTable('sender_ids').set({ send_ready: true }).where('id', '=', agent.id).execute();
-    const around = await preview({});
-    expect(around.status, around.text).toBe(200);
-    expect(around.body.data.plannedChannel).toBe('SMS');
-    expect((await send({ contactId: c, senderId: agent.id })).body.data).toMatchObject({ plannedChannel: 'SMS', fallbackUsed: true });
-    const none = await preview({ fallbackToSms: false });
-    expect(none.body.data.plannedChannel).toBeNull();
-    expect(none.body.data.warnings.map((w: { code: string }) => w.code)).toContain('NO_CHANNEL_AVAILABLE');
-    expect((await send({ contactId: c, senderId: agent.id, fallbackToSms: false })).body.code).toBe('NO_CHANNEL_AVAILABLE');
-  });
-
-  it('a sender without protocol rows sends as before; a send-ready sender with RCS disabled falls back or answers 422', async () => {
-    const rcsContact = await contact('+14155550101');
-    const asBefore = await send({ contactId: rcsContact });
-    expect(asBefore.status).toBe(200);
-    expect(asBefore.body.data).toMatchObject({ plannedChannel: 'RCS', fallbackUsed: false });
-
-    const agent = await insertSender(owner.organizationId, 'RCS_AGENT', {
-      phone: `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`,
-    });
-    await call(srv, 'POST', protocolsOf(agent.id), { key: key(), body: { type: 'RCS' } });
-    const enabled = await send({ contactId: rcsContact, senderId: agent.id });
-    expect(enabled.body.data).toMatchObject({ plannedChannel: 'RCS', fallbackUsed: false });
-
-    // Disabling the only ACTIVE protocol makes the sender not send-ready (the document): refused before any plan.
-    await call(srv, 'DELETE', `${protocolsOf(agent.id)}/RCS`, { key: key() });
-    const notReady = await send({ contactId: rcsContact, senderId: agent.id });
-    expect(notReady.status).toBe(422);
-    const stored = await srv.context.db.selectFrom('sender_ids').select('send_ready').where('id', '=', agent.id).executeTakeFirstOrThrow();
-    expect(stored.send_ready).toBe(false);
-
-    // A sender still send-ready with RCS disabled (readiness kept by other means): the plan goes around RCS.
-    await srv.context.db.updateTable('sender_ids').set({ send_ready: true }).where('id', '=', agent.id).execute();
-    const fallback = await send({ contactId: rcsContact, senderId: agent.id });
-    expect(fallback.status).toBe(200);
-    expect(fallback.body.data).toMatchObject({ plannedChannel: 'SMS', fallbackUsed: true, fallbackReason: 'RCS_NOT_SUPPORTED' });
-    const refused = await send({ contactId: rcsContact, senderId: agent.id, fallbackToSms: false });
-    expect(refused.status).toBe(422);
-    expect(refused.body.code).toBe('NO_CHANNEL_AVAILABLE');
-    expect(refused.body.message).toMatch(/RCS protocol is not active/);
-  });
-
-  it('a disabled SMS protocol refuses an SMS send and closes the SMS fallback', async () => {
-    const smsContact = await contact('+14155550106');
-    const number = await insertSender(owner.organizationId, 'LONG_CODE');
-    await call(srv, 'POST', protocolsOf(number.id), { key: key(), body: { type: 'SMS' } });
-    await call(srv, 'POST', protocolsOf(number.id), { key: key(), body: { type: 'MMS' } });
-    expect((await send({ contactId: smsContact, senderId: number.id, channelType: 'SMS' })).status).toBe(200);
-    await call(srv, 'DELETE', `${protocolsOf(number.id)}/SMS`, { key: key() });
-    const sms = await send({ contactId: smsContact, senderId: number.id, channelType: 'SMS' });
-    expect(sms.status).toBe(422);
-    expect(sms.body.code).toBe('NO_CHANNEL_AVAILABLE');
-    // RCS has no row on this sender: tried as before, but an SMS fallback is no longer possible
-    const rcs = await send({ contactId: smsContact, senderId: number.id });
-    expect(rcs.status).toBe(200);
-    const stored = await srv.context.db
-      .selectFrom('messages')
-      .select(['planned_channel', 'fallback_allowed'])
-      .where('id', '=', rcs.body.data.messageId)
-      .executeTakeFirstOrThrow();
-    expect(stored).toEqual({ planned_channel: 'RCS', fallback_allowed: false });
-    // contact known not RCS-capable: no channel left for text
-    const noRcs = await contact('+14155550107');
+    const noRcs = await contact('+14155550109');
     await srv.context.db.updateTable('contacts').set({ rcs_capable: false }).where('id', '=', noRcs).execute();
-    const none = await send({ contactId: noRcs, senderId: number.id });
-    expect(none.status).toBe(422);
-    expect(none.body.code).toBe('NO_CHANNEL_AVAILABLE');
+    const agentFallback = await send({ contactId: noRcs, senderId: agent });
+    expect(agentFallback.status, agentFallback.text).toBe(422);
+    expect(agentFallback.body.code).toBe('NO_CHANNEL_AVAILABLE');
+
+    // A chat-app business sender is chat-app only: no session, no SMS instead.
+    const chat = await withProtocols('CHATAPP_BUSINESS', ['CHATAPP']);
+    const chatSend = await send({ contactId: c, senderId: chat, channelType: 'CHATAPP' });
+    expect(chatSend.status, chatSend.text).toBe(422);
+    expect(chatSend.body.code).toBe('NO_CHANNEL_AVAILABLE');
+
+    // A number with only SMS enabled never delivers by RCS: the plan is SMS at once, MMS is closed.
+    const shortCode = await withProtocols('SHORT_CODE', ['SMS']);
+    expect((await send({ contactId: c, senderId: shortCode })).body.data).toMatchObject({ plannedChannel: 'SMS', fallbackUsed: true });
+    const mms = await send({
+      contactId: c,
+      senderId: shortCode,
+      channelType: 'MMS',
+      content: { type: 'media', mediaUrl: 'https://example.com/a.png' },
+    });
+    expect(mms.status).toBe(422);
+    expect(mms.body.message).toMatch(/MMS protocol is not active/);
+    expect((await send({ contactId: c, senderId: shortCode, fallbackToSms: false })).body.code).toBe('NO_CHANNEL_AVAILABLE');
+
+    // The preview plans as the send does.
+    const preview = await call(srv, 'POST', '/v1/messages/preview', {
+      key: key(),
+      body: { content: text, contactId: c, senderId: shortCode },
+    });
+    expect(preview.body.data.plannedChannel).toBe('SMS');
+  });
+
+  it('readiness its type requires: a 10DLC number without a registered program, an RCS agent in TESTING beyond its test devices, answer SENDER_NOT_READY naming the action', async () => {
+    const c = await contact('+14155550110');
+    const number = await withProtocols('LONG_CODE', ['SMS']);
+    const unregistered = await send({ contactId: c, senderId: number, channelType: 'SMS' });
+    expect(unregistered.status, unregistered.text).toBe(422);
+    expect(unregistered.body).toMatchObject({ code: 'SENDER_NOT_READY', details: [{ field: 'body.senderId', code: 'REGISTER_BRAND' }] });
+
+    const testing = await withProtocols('RCS_AGENT', ['RCS'], 'TESTING');
+    const stranger = await send({ contactId: c, senderId: testing });
+    expect(stranger.status).toBe(422);
+    expect(stranger.body).toMatchObject({ code: 'SENDER_NOT_READY', details: [{ code: 'LAUNCH_RCS_AGENT' }] });
+    const tester = await contact('+14155550111');
+    await srv.context.db
+      .insertInto('rcs_test_devices')
+      .values({
+        organization_id: owner.organizationId,
+        sender_id: testing,
+        phone: '+14155550111',
+        status: 'ACCEPTED',
+        invited_at: new Date(),
+      })
+      .execute();
+    const toTester = await send({ contactId: tester, senderId: testing });
+    expect(toTester.status, toTester.text).toBe(200);
+    expect(toTester.body.data.plannedChannel).toBe('RCS');
   });
 });
 

@@ -7,6 +7,7 @@ import { generateSecret } from '../auth/api-key-secret.ts';
 import { inTransaction, type Db } from '../db/database.ts';
 import { insertApiKey } from '../db/queries/api-keys/api-keys.ts';
 import { allScopes, type OpenApiDocument } from '../contract/document.ts';
+import { SANDBOX_THROUGHPUT } from './sender-ids/sending-rule.ts';
 
 export type CreatedOrganization = {
   organizationId: string;
@@ -30,9 +31,6 @@ export async function createOrganization(db: Db, doc: OpenApiDocument, name: str
     return { organizationId: org.id, apiKey: { id: key.id, secret: secret.secret }, senderId: sender.id };
   });
 }
-
-/** The simulator can take far more than a carrier grants one sender; real senders default to 100/s. */
-const SANDBOX_THROUGHPUT = 10_000;
 
 async function insertSandboxSender(tx: Db, organizationId: string): Promise<{ id: string }> {
   for (let attempt = 0; attempt < 20; attempt++) {

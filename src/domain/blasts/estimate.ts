@@ -12,7 +12,9 @@ import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE, toMoney } from '../messaging/p
 import { fallbackChannelFor, render, type Channel, type SendContent } from '../messaging/render.ts';
 import { textOf } from '../messaging/send.ts';
 import { assertSendable, requireSender } from '../messaging/senders.ts';
-import { channelAvailability } from '../sender-ids/protocols.ts';
+import { availabilityOf } from '../sender-ids/protocols.ts';
+import { sendSettingsOf } from '../sender-ids/sending-rule.ts';
+import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
 import { ApiError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { toSendContent, variantBuckets, type BlastMessageContent, type BlastVariant } from './content.ts';
@@ -61,7 +63,10 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   const contents = contentsOf(blast);
   const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
   const recipients = q.audienceRecipients(organizationId, blast.id, blast.contact_ids, predicate, buckets);
-  const usable = await channelAvailability(db, organizationId, blast.sender_id);
+  // The sender's protocols: the channels it may use, and the settings its messages are rendered with (smartEncoding).
+  const protocols = await listSenderProtocols(db, organizationId, blast.sender_id);
+  const usable = availabilityOf(protocols);
+  const settings = sendSettingsOf(protocols);
   const messageType = blast.message_type as MessageType;
   const gate = await prepareGate(db, organizationId, {
     messageType,
@@ -110,7 +115,7 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
       if (!heldUntil || g.held_until > heldUntil) heldUntil = g.held_until;
     }
     const channel: Channel = g.route === 'primary' ? 'RCS' : fallbackChannelFor(content);
-    const rendering = render(channel, content);
+    const rendering = render(channel, content, settings);
     const unit: Line['billingUnit'] = channel === 'SMS' || (channel !== 'MMS' && content.type === 'text') ? 'textSegment' : 'richMessage';
     const unitPrice = unit === 'textSegment' ? TEXT_SEGMENT_PRICE : CARD_OR_MEDIA_PRICE;
     const key = `${channel}/${unit}`;

@@ -25,6 +25,8 @@ import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as q from '../../db/queries/messages/dispatch.ts';
 import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import { sendersByIds, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
+import { protocolsOfSendersAnyOrganization } from '../../db/queries/sender-ids/protocols.ts';
+import { expired, sendSettingsOf, type SendSettings } from '../sender-ids/sending-rule.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
 import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
@@ -167,9 +169,13 @@ async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
  * they were claimed); answers whether a sender's rate held some back.
  */
 async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: SenderRow): Promise<boolean> {
-  const senders = new Map((await sendersByIds(app.db, [...new Set(claimed.map((m) => m.sender_id))])).map((s) => [s.id, s]));
-  const due = await holdInQuietHours(app, claimed, senders);
-  // A held message takes none of its sender's throughput: what drain admitted for it is given back.
+  const ids = [...new Set(claimed.map((m) => m.sender_id))];
+  const [rows, protocols] = await Promise.all([sendersByIds(app.db, ids), protocolsOfSendersAnyOrganization(app.db, ids)]);
+  const senders = new Map(rows.map((s) => [s.id, s]));
+  const settings = new Map(ids.map((id) => [id, sendSettingsOf(protocols.filter((p) => p.sender_id === id))]));
+  const live = await failOutlived(app, claimed, senders, settings);
+  const due = await holdInQuietHours(app, live, senders);
+  // A held or expired message takes none of its sender's throughput: what drain admitted for it is given back.
   if (admitted && due.length < claimed.length)
     await limiterFor(app, admitted.throughput_per_second).reward(admitted.id, claimed.length - due.length);
 
@@ -187,11 +193,41 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
         limited = true;
         await requeue(app, later, retryAfterSeconds, false);
       }
-      accepted.push(...(await sendBatch(app, mine.slice(0, allowed), sender)));
+      accepted.push(...(await sendBatch(app, mine.slice(0, allowed), sender, settings.get(senderId)!)));
     }),
   );
   await recordAccepted(app, accepted, senders);
   return limited;
+}
+
+/**
+ * The sender's protocol `validityPeriodSeconds`, checked as messages are claimed: one that waited longer than its
+ * planned channel allows (held for quiet hours, behind the sender's rate, retrying) fails `EXPIRED` with its
+ * `message.failed`, unsent and unbilled. Answers the messages still to send.
+ */
+async function failOutlived(
+  app: AppContext,
+  claimed: Claimed[],
+  senders: Map<string, SenderRow>,
+  settings: Map<string, SendSettings>,
+): Promise<Claimed[]> {
+  const now = new Date();
+  const outlived = claimed.filter(
+    (m) => m.planned_channel && expired(settings.get(m.sender_id)!, m.planned_channel as Channel, m.created_at, now),
+  );
+  if (outlived.length === 0) return claimed;
+  for (const m of outlived) {
+    const seconds = settings.get(m.sender_id)!.validitySeconds(m.planned_channel as Channel);
+    await fail(
+      app,
+      m,
+      senders.get(m.sender_id)!,
+      'EXPIRED',
+      `Not handed to a carrier within the sender's ${m.planned_channel} validity period (${seconds} s).`,
+    );
+  }
+  const gone = new Set(outlived.map((m) => m.id));
+  return claimed.filter((m) => !gone.has(m.id));
 }
 
 /**
@@ -228,11 +264,11 @@ async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Ma
 }
 
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
-async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow): Promise<Accepted[]> {
+async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow, settings: SendSettings): Promise<Accepted[]> {
   const channels = await resolveChannels(app, messages, sender);
   const ready = messages.flatMap((message, i) => {
     const channel = channels[i];
-    return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent) }] : [];
+    return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent, settings) }] : [];
   });
   if (ready.length === 0) return [];
   const outcomes = await app.provider.sendBatch(

@@ -11,7 +11,8 @@ import { requireSender } from './senders.ts';
 import { assertChannelAccepts, textOf } from './send.ts';
 import { plannedRoute } from '../../db/queries/messages/accept.ts';
 import * as senders from '../../db/queries/sender-ids/senders.ts';
-import { channelAvailability } from '../sender-ids/protocols.ts';
+import { decideSending, sendSettingsOf } from '../sender-ids/sending-rule.ts';
+import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
 import { SESSION_HOURS } from './conversation.ts';
 
 type PreviewRequest = components['schemas']['MessagePreviewRequest'];
@@ -40,16 +41,20 @@ export async function previewMessage(
     : await senders.oldestActiveSender(tenant.db, tenant.organizationId);
   const fallbackAllowed = body.fallbackToSms ?? true;
   assertChannelAccepts(requested, body.content);
-  const renderings: Preview['renderings'] = [{ role: 'primary', rendering: render(requested, body.content) }];
+  // The sender's protocols: the channels it may use, and the settings its messages are rendered with (smartEncoding).
+  const protocols = sender ? await listSenderProtocols(tenant.db, tenant.organizationId, sender.id) : [];
+  const settings = sendSettingsOf(protocols);
+  const renderings: Preview['renderings'] = [{ role: 'primary', rendering: render(requested, body.content, settings) }];
   if ((requested === 'RCS' || requested === 'CHATAPP') && fallbackAllowed) {
-    renderings.push({ role: 'fallback', rendering: render(fallbackChannelFor(body.content), body.content) });
+    renderings.push({ role: 'fallback', rendering: render(fallbackChannelFor(body.content), body.content, settings) });
   }
 
   const warnings: Warning[] = [];
   let plannedChannel: Channel | null = null;
   if (contact) {
     // The send path's own plan (routeSql), with the sender's protocols and the conversation's chat-app session.
-    const usable = sender ? await channelAvailability(tenant.db, tenant.organizationId, sender.id) : () => true;
+    // The sending rule's channels (its readiness is the send's to refuse: the preview plans the channel only).
+    const usable = sender ? decideSending({ sender, protocols, program: null, recipientIsTestDevice: null }).usable : () => true;
     const fallbackChannel = fallbackChannelFor(body.content);
     const plan = await plannedRoute(tenant.db, tenant.organizationId, {
       contactId: contact.id,

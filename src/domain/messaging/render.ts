@@ -3,7 +3,7 @@
 // The rules are the contract's (SendMessageContent, MessagePreviewWarning): RCS keeps cards, buttons and
 // chips; SMS/MMS carry `title`, `text`, one `<action text>: <url>` line per action and a `Reply …` line.
 import type { components } from '../../../generated/api.d.ts';
-import { countSegments, type Encoding } from './sms-segments.ts';
+import { countSegments, smartEncode, type Encoding } from './sms-segments.ts';
 import { CARD_OR_MEDIA_PRICE, textPrice } from './pricing.ts';
 
 export type SendContent = components['schemas']['SendMessageContent'];
@@ -27,6 +27,9 @@ export type Rendering = {
   costUnits: number;
   warnings: Warning[];
 };
+
+/** What a sender's protocol settings change in a rendering (sending-rule.ts `SendSettings`); none: as stored. */
+export type RenderSettings = { smartEncoding?: boolean };
 
 export const MAX_SMS_BODY = 1600;
 const CHATAPP_MAX_REPLIES = 3;
@@ -79,7 +82,7 @@ const perMessage = (body: string | null): Pick<Rendering, 'segments' | 'encoding
   costUnits: CARD_OR_MEDIA_PRICE,
 });
 
-function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent): Rendering {
+function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent, settings: RenderSettings): Rendering {
   const warnings: Warning[] = [];
   let lines: string[];
   let mediaUrl: string | null = null;
@@ -105,6 +108,8 @@ function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent): Rendering
     });
   if (allReplies.length) warnings.push({ code: 'REPLIES_AS_TEXT', message: 'Suggested replies are rendered as a "Reply" line.' });
   let body = lines.join('\n');
+  // The SMS protocol's smartEncoding: look-alikes mapped before the body is cut and counted (sms-segments.ts).
+  if (channel === 'SMS' && settings.smartEncoding) body = smartEncode(body);
   if ([...body].length > MAX_SMS_BODY) {
     body = [...body].slice(0, MAX_SMS_BODY).join('');
     warnings.push({ code: 'TEXT_TRUNCATED', message: `The SMS/MMS body is cut at ${MAX_SMS_BODY} characters.` });
@@ -175,7 +180,7 @@ function renderRich(channel: 'RCS' | 'CHATAPP', content: SendContent): Rendering
   }
 }
 
-export function render(channel: Channel, content: SendContent): Rendering {
-  if (channel === 'SMS' || channel === 'MMS') return renderSmsOrMms(channel, content);
+export function render(channel: Channel, content: SendContent, settings: RenderSettings = {}): Rendering {
+  if (channel === 'SMS' || channel === 'MMS') return renderSmsOrMms(channel, content, settings);
   return renderRich(channel, content);
 }

@@ -38,9 +38,9 @@ import { inTenantTransaction, queueOf } from './context.ts';
 import { handledByOf, SESSION_HOURS, type ConversationSource } from './conversation.ts';
 import { nudgeDispatchWorkers, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
-import { channelAccepts, fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
+import { channelAccepts, fallbackChannelFor, render, type Channel, type RenderSettings, type SendContent } from './render.ts';
 import { chosenSender, type SenderRow } from './senders.ts';
-import { availabilityOf } from '../sender-ids/protocols.ts';
+import { decideSending, TYPE_CHANNELS, type NotReady, type SenderProgram } from '../sender-ids/sending-rule.ts';
 import { resolveContentAssets } from '../assets/media.ts';
 import { clampText } from '../../lib/characters.ts';
 
@@ -115,9 +115,15 @@ function noChannelMessage(
   content: SendContent,
   fallbackAllowed: boolean,
   usable: (channel: Channel) => boolean,
+  senderType: string,
 ): string {
-  if ((requested === 'SMS' || requested === 'MMS') && !usable(requested)) return `The sender's ${requested} protocol is not active.`;
+  const carries = TYPE_CHANNELS[senderType] ?? [];
+  const cannot = (channel: Channel) => `A ${senderType} sender cannot carry ${channel} (it carries ${carries.join(', ')})`;
+  if ((requested === 'SMS' || requested === 'MMS') && !usable(requested))
+    return carries.includes(requested) ? `The sender's ${requested} protocol is not active.` : `${cannot(requested)}.`;
   const fallbackChannel = fallbackChannelFor(content);
+  if (fallbackAllowed && !carries.includes(fallbackChannel) && usable(requested))
+    return `${requested === 'CHATAPP' ? 'No chat-app session is open with this contact' : "The contact's handset cannot receive RCS"}, and ${cannot(fallbackChannel)}; name a fallbackSenderIdId on its RCS protocol or send from a number.`;
   const first =
     requested === 'CHATAPP'
       ? usable('CHATAPP')
@@ -130,8 +136,8 @@ function noChannelMessage(
   return `${first} and the sender's ${fallbackChannel} protocol, the fallback, is not active.`;
 }
 
-const billingOf = (channel: Channel, content: SendContent): accept.Billing => {
-  const r = render(channel, content);
+const billingOf = (channel: Channel, content: SendContent, settings: RenderSettings): accept.Billing => {
+  const r = render(channel, content, settings);
   return {
     segments: r.segments,
     encoding: r.encoding,
@@ -190,8 +196,14 @@ async function prepare(tenant: Tenant, order: OneOrder | BatchOrder, contents: K
   if (!facts.contactFound) throw contactNotFound(one!);
   const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
   if (one) assertChannelAccepts(requested, one.content);
-  // The sender's protocols (none stored: every channel, as always).
-  const usable = availabilityOf(facts.protocols);
+  // The sending rule: the channels this sender may carry now, its readiness, its protocols' settings.
+  const { usable, settings, notReady } = decideSending({
+    sender,
+    protocols: facts.protocols,
+    program: facts.program as SenderProgram | null, // the loader's JSON is the rule's ProgramState (senderProgramSql)
+    recipientIsTestDevice: facts.testDevice,
+  });
+  if (notReady) throw senderNotReady(notReady, one?.fields?.senderId);
   const gate = await gateOf(question, facts.rules, facts.quietGroups);
   const source = order.conversationSource ?? { type: 'api' };
   const set: accept.AcceptSet = {
@@ -216,8 +228,8 @@ async function prepare(tenant: Tenant, order: OneOrder | BatchOrder, contents: K
         fallbackChannel,
         // A closed fallback channel means no fallback.
         fallbackOk: fallbackAllowed && usable(fallbackChannel),
-        primary: billingOf(requested, content),
-        fallback: billingOf(fallbackChannel, content),
+        primary: billingOf(requested, content, settings),
+        fallback: billingOf(fallbackChannel, content, settings),
       };
     }),
     gate,
@@ -226,6 +238,15 @@ async function prepare(tenant: Tenant, order: OneOrder | BatchOrder, contents: K
   };
   return { sender, usable, gate, set, subscribed: facts.subscribed };
 }
+
+/**
+ * 422 SENDER_NOT_READY: the sender may not send this message now; the message says why and `details` names the
+ * missing action (its `code` is the program's `nextAction.code`, or the sender's own action).
+ */
+const senderNotReady = (n: NotReady, field?: string) =>
+  new ApiError(422, 'SENDER_NOT_READY', `${n.message} Next: ${n.action.message}`, {
+    details: [{ field: field ?? 'body.senderId', message: n.action.message, code: n.action.code }],
+  });
 
 const contactNotFound = (order: OneOrder) =>
   order.fields?.contactId ? unknownReference(order.fields.contactId, 'contact') : notFound('Contact');
@@ -269,7 +290,7 @@ export async function send(tenant: Tenant, services: Services, order: OneOrder |
     if (refusal === 'NO_CHANNEL_AVAILABLE')
       throw unprocessable(
         'NO_CHANNEL_AVAILABLE',
-        noChannelMessage(order.channelType ?? 'RCS', content, order.fallbackToSms ?? true, p.usable),
+        noChannelMessage(order.channelType ?? 'RCS', content, order.fallbackToSms ?? true, p.usable, p.sender.type),
       );
     if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(p.gate, '', refusal));
     const message = outcome as MessageRow;

@@ -57,3 +57,49 @@ export function countSegments(text: string): SegmentCount {
   if (gsm) return { encoding: 'GSM7', ...pack(gsm, 160, 153) };
   return { encoding: 'UCS2', ...pack(ucs2Costs(text), 70, 67) };
 }
+
+/**
+ * Smart encoding (a sender's SMS `smartEncoding`): the typographic characters word processors and phones put in
+ * text (curly quotes, long dashes, ellipsis, non-breaking and thin spaces, guillemets, bullets) become their GSM-7
+ * look-alikes, so one such character does not turn the whole message into UCS-2 (70 characters a segment instead
+ * of 160). Characters with no look-alike are kept (the text then stays UCS-2). Applied before counting, and the
+ * mapped text is what the carrier receives: preview, estimate, acceptance and the bill count the same body.
+ */
+const SMART: Readonly<Record<string, string>> = {
+  '\u2018': "'", // ‘
+  '\u2019': "'", // ’
+  '\u201A': "'", // ‚
+  '\u201B': "'", // ‛
+  '\u2032': "'", // ′
+  '\u201C': '"', // “
+  '\u201D': '"', // ”
+  '\u201E': '"', // „
+  '\u201F': '"', // ‟
+  '\u2033': '"', // ″
+  '\u00AB': '"', // «
+  '\u00BB': '"', // »
+  '\u2039': '<', // ‹
+  '\u203A': '>', // ›
+  '\u2010': '-', // ‐
+  '\u2011': '-', // ‑
+  '\u2012': '-', // ‒
+  '\u2013': '-', // –
+  '\u2014': '-', // —
+  '\u2015': '-', // ―
+  '\u2212': '-', // −
+  '\u2026': '...', // …
+  '\u00A0': ' ', // no-break space
+  '\u2002': ' ',
+  '\u2003': ' ',
+  '\u2009': ' ', // thin space
+  '\u202F': ' ', // narrow no-break space
+  '\u200B': '', // zero-width space
+  '\u2022': '*', // •
+  '\u02C6': '^', // ˆ
+  '\u02DC': '~', // ˜
+};
+const SMART_PATTERN = new RegExp(`[${Object.keys(SMART).join('')}]`, 'gu');
+
+export function smartEncode(text: string): string {
+  return text.replace(SMART_PATTERN, (ch) => SMART[ch] ?? ch);
+}

@@ -12,6 +12,7 @@ import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as regQ from '../../db/queries/submissions/registrations.ts';
 import { ApiError, conflict, found, unprocessable } from '../errors.ts';
 import { applyRegistryEvent } from '../submissions/sender-status.ts';
+import { refreshThroughput } from '../sender-ids/sending-rule.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { evaluateProgram, type Evaluation } from './readiness.ts';
 import type { Channel, ProgramSenderRole, ProgramStatus } from '../../db/tables/enums.ts';
@@ -192,6 +193,7 @@ export async function attachSender(
     if (!row) throw conflict('ALREADY_EXISTS', 'The sender is already attached to this program; detach it first to change its role.');
     await q.updateProgram(db, organizationId, programId, {});
     await activateAttachedSender(db, services, organizationId, program, sender.id);
+    await refreshThroughput(db, organizationId, (await sendersQ.getSender(db, organizationId, sender.id)) ?? sender); // its campaign's class
     await promoteIfReady(db, organizationId, programId);
     return { row, senderLabel: sender.phone_number ?? sender.address ?? sender.name, protocols: compatible };
   });
@@ -205,6 +207,7 @@ export async function detachSender(tenant: Tenant, programId: string, senderId: 
     const row = found(await q.detachSender(db, organizationId, programId, senderId, now), 'Active attachment of the sender');
     await q.updateProgram(db, organizationId, programId, {});
     const sender = await sendersQ.getSender(db, organizationId, senderId);
+    if (sender) await refreshThroughput(db, organizationId, sender); // without the program's campaign, its class drops
     const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, senderId))
       .filter((p) => ENABLED.has(p.status))
       .map((p) => p.type);

@@ -31,6 +31,7 @@ export function toSenderId({ row, protocols, rcsAgent }: SenderWithProtocols): S
     address: row.phone_number ?? row.address,
     countryCode: row.country_code,
     sendReady: row.send_ready,
+    throughputPerSecond: row.throughput_per_second,
     rcsAgentPhase: row.type === 'RCS_AGENT' ? ((row.rcs_agent_phase ?? 'TESTING') as SenderId['rcsAgentPhase']) : null,
     numberId: row.number_id,
     protocols: [...protocols].sort((a, b) => PROTOCOL_ORDER.indexOf(a.type) - PROTOCOL_ORDER.indexOf(b.type)).map(toSenderProtocol),

@@ -42,6 +42,7 @@ export function toPendingSender(sender: SenderRow, lease: NumberRow): S['SenderI
     address: sender.phone_number ?? lease.number,
     countryCode: sender.country_code ?? lease.country_code,
     sendReady: false,
+    throughputPerSecond: sender.throughput_per_second,
     rcsAgentPhase: null,
     numberId: lease.id,
     protocols: [],

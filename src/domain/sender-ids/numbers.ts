@@ -5,6 +5,7 @@
 // send-ready). Billing starts when the sender's campaign reaches REGISTERED (src/domain/submissions/review.ts:
 // lease ACTIVE, billing_started_at). The number's monthly pass-through fee is not counted in usage (issue 32
 // item 5).
+import { throughputOf } from './sending-rule.ts';
 import { randomUUID } from 'node:crypto';
 import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
@@ -138,6 +139,14 @@ async function senderFor(
         provider: lease.provider,
         phone_number: lease.number,
         is_sandbox: false,
+        throughput_per_second: throughputOf({
+          type: SENDER_TYPE[lease.inventory_type as InventoryType],
+          status: 'PENDING',
+          countryCode: lease.country_code,
+          isSandbox: false,
+          campaignRegistered: false,
+          vettingScore: null,
+        }),
         updated_at: now,
       })
     ).id;

@@ -1,6 +1,7 @@
 // Sender IDs core: list, create, get, update, delete and the lifecycle actions (activate, suspend, reactivate).
 // The lifecycle is the table in transitions.ts; this module applies it under a row lock and writes the
 // timestamps and reasons each move sets. Another organization's id is 404 everywhere (getSender is tenant-scoped).
+import { throughputOf } from './sending-rule.ts';
 import * as programsQ from '../../db/queries/programs/programs.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
@@ -133,6 +134,15 @@ export async function createSenderId(
       is_sandbox: false,
       send_ready: false,
       rcs_agent_phase: body.type === 'RCS_AGENT' ? 'TESTING' : null,
+      // A new sender has no registration yet: its type's starting class (sending-rule.ts).
+      throughput_per_second: throughputOf({
+        type: body.type,
+        status: 'DRAFT',
+        countryCode: body.countryCode ?? null,
+        isSandbox: false,
+        campaignRegistered: false,
+        vettingScore: null,
+      }),
       updated_at: new Date(),
     });
     const rcsAgent = body.rcsAgent

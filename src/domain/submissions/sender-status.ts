@@ -3,6 +3,7 @@
 import type { Db } from '../../db/database.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import type { SenderRow } from '../../db/queries/sender-ids/senders.ts';
+import { refreshThroughput } from '../sender-ids/sending-rule.ts';
 import { decideRegistry, type RegistryEvent } from '../sender-ids/transitions.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import type { Services } from '../tenant.ts';
@@ -18,14 +19,16 @@ export async function applyRegistryEvent(
   now = new Date(),
 ): Promise<SenderRow> {
   const to = decideRegistry(sender.status, event);
-  if (to === null) return sender;
+  // A registry outcome can change the sender's throughput class (campaign registered, vetting, verification).
+  if (to === null) return { ...sender, throughput_per_second: await refreshThroughput(db, organizationId, sender) };
   const patch: sendersQ.SenderPatch =
     to === 'ACTIVE'
       ? { status: 'ACTIVE', send_ready: true, activated_at: now, status_reason: null }
       : to === 'REJECTED'
         ? { status: 'REJECTED', send_ready: false, status_reason: reason }
         : { status: to, send_ready: false, status_reason: reason };
-  const row = (await sendersQ.updateSender(db, organizationId, sender.id, patch))!;
+  const updated = (await sendersQ.updateSender(db, organizationId, sender.id, patch))!;
+  const row = { ...updated, throughput_per_second: await refreshThroughput(db, organizationId, updated) };
   if (services.queue) {
     await emitEvent(db, services.queue, {
       organizationId,

@@ -20,6 +20,7 @@ import { conversationIdsDerived, newConversationId } from '../conversations/conv
 import type { BlastBatchScope } from './dispatch.ts';
 import type { MessageRow } from './messages.ts';
 import { senderChoice, type SenderRow } from '../sender-ids/senders.ts';
+import type { StoredProtocolConfig } from '../../tables/sender-ids.ts';
 
 /** What one rendering of a content costs and shows. */
 export type Billing = { segments: number; encoding: string | null; costUnits: number; preview: string };
@@ -240,11 +241,35 @@ export async function acceptAll(
   return { ...row, messages: [] };
 }
 
+/** The program a sender sends under, as senderProgramSql builds it (the domain reads `state` as its ProgramState). */
+export type SenderProgramRow = {
+  role: string | null;
+  state: {
+    status: string;
+    channels: string[];
+    registrationSenderId: string;
+    brand: { status: string; rejectionReasons: string[] } | null;
+    campaign: { status: string; rejectionReasons: string[] } | null;
+    attached: Array<{
+      senderId: string;
+      role: string;
+      status: string;
+      type: string;
+      rcsAgentPhase: string | null;
+      enabledProtocols: string[];
+    }>;
+  };
+};
+
 /** What a send reads before its set statement, in one round trip (SendFactsQuery says which parts). */
 export type SendFacts = {
   /** The named sender, or the organization's default (senderChoice); undefined when none. */
   sender: SenderRow | undefined;
-  protocols: Array<{ type: string; status: string }>;
+  protocols: Array<{ type: string; status: string; config: StoredProtocolConfig | null }>;
+  /** The program the sender sends under (sending-rule.ts `SenderProgram`): the one it is attached to, else its registration program. */
+  program: SenderProgramRow | null;
+  /** Whether the contact is an ACCEPTED test device of the sender; null without a contact (a blast batch). */
+  testDevice: boolean | null;
   rules: GateContentRule[];
   quietGroups: QuietGroup[] | null;
   /** Whether an active endpoint subscribes to one of `eventTypes`. */
@@ -275,10 +300,16 @@ export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): P
   const contact = f.contactId
     ? sql`exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid)`
     : sql`true`;
+  const testDevice = f.contactId
+    ? sql`exists (select 1 from rcs_test_devices d join contacts c on c.organization_id = d.organization_id and c.phone = d.phone
+        where d.organization_id = ${orgId}::uuid and d.sender_id = s.id and d.status = 'ACCEPTED' and c.id = ${f.contactId}::uuid)`
+    : sql`null::boolean`;
   const row = (
     await sql<
       SenderRow & {
         facts_protocols: SendFacts['protocols'];
+        facts_program: SendFacts['program'];
+        facts_test_device: boolean | null;
         facts_rules: GateContentRule[];
         facts_quiet: QuietGroup[] | null;
         facts_subscribed: boolean;
@@ -287,21 +318,54 @@ export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): P
     >`${sql.raw(f.contactId ? '/* prepared:send-facts */' : '')}
       with s as (${senderChoice(db, orgId, f.senderId)})
       select s.*,
-        (select coalesce(json_agg(json_build_object('type', p.type, 'status', p.status)), '[]'::json)
+        (select coalesce(json_agg(json_build_object('type', p.type, 'status', p.status, 'config', p.config)), '[]'::json)
           from sender_protocols p where p.organization_id = ${orgId}::uuid and p.sender_id = s.id) as facts_protocols,
+        ${senderProgramSql(orgId)} as facts_program,
+        ${testDevice} as facts_test_device,
         ${rules} as facts_rules,
         ${quiet} as facts_quiet,
         exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed,
         ${contact} as facts_contact
       from (select 1) one left join s on true`.execute(db)
   ).rows[0]!;
-  const { facts_protocols, facts_rules, facts_quiet, facts_subscribed, facts_contact, ...sender } = row;
+  const { facts_protocols, facts_program, facts_test_device, facts_rules, facts_quiet, facts_subscribed, facts_contact, ...sender } = row;
   return {
     sender: sender.id ? (sender as SenderRow) : undefined,
     protocols: facts_protocols,
+    program: facts_program,
+    testDevice: facts_test_device,
     rules: facts_rules,
     quietGroups: facts_quiet,
     subscribed: facts_subscribed,
     contactFound: facts_contact,
   };
+}
+
+/**
+ * The program a sender (`s`) sends under, with what the readiness rule needs (src/domain/programs/readiness.ts
+ * `ProgramState`) and the sender's role: the program it is attached to (ACTIVE attachment), else the program its
+ * own brand registration created (role null: detached, or never attached); null when neither. ARCHIVED programs
+ * carry no traffic.
+ */
+function senderProgramSql(orgId: string): RawBuilder<unknown> {
+  return sql`(select json_build_object(
+      'role', ps.role,
+      'state', json_build_object(
+        'status', p.status,
+        'channels', p.channels,
+        'registrationSenderId', p.sender_id,
+        'brand', (select json_build_object('status', b.status, 'rejectionReasons', b.rejection_reasons)
+                  from brand_registrations b where b.organization_id = ${orgId}::uuid and b.id = p.brand_registration_id),
+        'campaign', (select json_build_object('status', c.status, 'rejectionReasons', c.rejection_reasons)
+                     from campaign_registrations c where c.organization_id = ${orgId}::uuid and c.id = p.campaign_registration_id),
+        'attached', (select coalesce(json_agg(json_build_object('senderId', a.sender_id, 'role', a.role, 'status', x.status, 'type', x.type,
+                       'rcsAgentPhase', x.rcs_agent_phase,
+                       'enabledProtocols', (select coalesce(json_agg(pp.type), '[]'::json) from sender_protocols pp
+                                            where pp.organization_id = a.organization_id and pp.sender_id = a.sender_id and pp.status in ('ACTIVE', 'PENDING')))), '[]'::json)
+                     from program_senders a join sender_ids x on x.organization_id = a.organization_id and x.id = a.sender_id
+                     where a.organization_id = ${orgId}::uuid and a.program_id = p.id and a.status = 'ACTIVE')))
+    from programs p
+    left join program_senders ps on ps.organization_id = p.organization_id and ps.program_id = p.id and ps.sender_id = s.id and ps.status = 'ACTIVE'
+    where p.organization_id = ${orgId}::uuid and p.status <> 'ARCHIVED' and (ps.id is not null or p.sender_id = s.id)
+    order by (ps.id is not null) desc, p.created_at limit 1)`;
 }

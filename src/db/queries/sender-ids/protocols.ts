@@ -108,3 +108,12 @@ export async function clearSendReadyWithoutActiveProtocol(db: Db, organizationId
     )
     .execute();
 }
+
+/** System handle: the protocol rows of the dispatcher's batch of senders, whatever their organizations. */
+export function protocolsOfSendersAnyOrganization(
+  db: Db,
+  senderIds: string[],
+): Promise<Array<Pick<SenderProtocolRow, 'sender_id' | 'type' | 'status' | 'config'>>> {
+  if (senderIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom('sender_protocols').select(['sender_id', 'type', 'status', 'config']).where('sender_id', 'in', senderIds).execute();
+}

@@ -1,0 +1,206 @@
+// The rule the send path asks for every message about its sender (decideSending): which channels it may carry now
+// (type, protocols, lifecycle), whether the readiness its type requires is met (else SENDER_NOT_READY with the
+// missing action), what its protocol settings do to a message (smart encoding, validity period), and at what rate
+// it sends (throughputOf). Pure but for refreshThroughput: callers read the facts with their other reads (the send
+// path in its one statement, the dispatcher with its batch of senders) and ask here; nothing else interprets them.
+import type { Db } from '../../db/database.ts';
+import { registrationFacts, setThroughput } from '../../db/queries/sender-ids/throughput.ts';
+import type { StoredProtocolConfig } from '../../db/tables/sender-ids.ts';
+import { evaluateProgram, type Action, type ProgramState } from '../programs/readiness.ts';
+
+type Channel = 'SMS' | 'MMS' | 'RCS' | 'CHATAPP';
+
+/** A protocol row as the callers read it (sender_protocols). */
+export type ProtocolFact = { type: string; status: string; config?: StoredProtocolConfig | null };
+
+/** Also what render() takes (its RenderSettings is the part of these a rendering needs). */
+export type SendSettings = {
+  /** The SMS protocol's smartEncoding (typographic look-alikes → GSM-7 before segmenting). */
+  smartEncoding: boolean;
+  /** MMS: media over the carrier's size limit is resized instead of failing the message. */
+  mmsTranscoding: boolean;
+  /** How long a message on this channel may wait undelivered before it fails `EXPIRED`; null: no limit. */
+  validitySeconds: (channel: Channel) => number | null;
+};
+
+/**
+ * A sender's settings from its ACTIVE protocol rows. A sender without protocol rows (the sandbox sender, senders
+ * from before protocols) has none of them: its messages go as written and wait as long as dispatch needs.
+ */
+export function sendSettingsOf(rows: readonly ProtocolFact[]): SendSettings {
+  const active = new Map(rows.filter((r) => r.status === 'ACTIVE').map((r) => [r.type, r.config ?? {}]));
+  return {
+    smartEncoding: active.get('SMS')?.smartEncoding === true,
+    mmsTranscoding: active.get('MMS')?.mmsTranscoding === true,
+    validitySeconds: (channel) => active.get(channel)?.validityPeriodSeconds ?? null,
+  };
+}
+
+/** Whether a message created at `createdAt` has outlived its channel's validity period at `now`. */
+export function expired(settings: SendSettings, channel: Channel, createdAt: Date, now: Date): boolean {
+  const seconds = settings.validitySeconds(channel);
+  return seconds !== null && now.getTime() - createdAt.getTime() > seconds * 1000;
+}
+
+/** What a sender's rate depends on (throughputOf). */
+export type ThroughputFacts = {
+  type: string;
+  status: string;
+  countryCode: string | null;
+  isSandbox: boolean;
+  /** Its campaign (10DLC) is REGISTERED. */
+  campaignRegistered: boolean;
+  /** Its brand's vetting score (0–100), null when not vetted. */
+  vettingScore: number | null;
+};
+
+/** The carrier sandbox takes far more than any carrier grants one sender. */
+export const SANDBOX_THROUGHPUT = 10_000;
+
+/**
+ * Messages per second a sender may hand to its carrier, as the carriers' published classes have it (the document's
+ * `SenderId.throughputPerSecond`): 10DLC by campaign registration and brand vetting tier, toll-free verified or not,
+ * short code about 100, alphanumeric, RCS and chat-app by their platforms' defaults. Dispatch's per-sender limiter
+ * reads the stored value (refreshThroughput keeps it).
+ */
+export function throughputOf(f: ThroughputFacts): number {
+  if (f.isSandbox) return SANDBOX_THROUGHPUT;
+  switch (f.type) {
+    case 'LONG_CODE':
+      // A number without a country yet is a US 10DLC number (the type's default market).
+      if ((f.countryCode !== null && f.countryCode !== 'US') || !f.campaignRegistered) return 1;
+      if (f.vettingScore !== null && f.vettingScore >= 75) return 75;
+      if (f.vettingScore !== null && f.vettingScore >= 50) return 40;
+      return 4;
+    case 'TOLL_FREE':
+      return f.status === 'ACTIVE' ? 25 : 3;
+    case 'SHORT_CODE':
+      return 100;
+    case 'ALPHANUMERIC':
+      return 10;
+    case 'RCS_AGENT':
+      return 50;
+    case 'CHATAPP_BUSINESS':
+      return 80;
+    default:
+      return 1;
+  }
+}
+
+/**
+ * Recomputes and stores a sender's throughput from its type, status, country, campaign and vetting; called where
+ * those change (a registry outcome applied to the sender, a program attachment or detachment).
+ */
+export async function refreshThroughput(
+  db: Db,
+  organizationId: string,
+  sender: { id: string; type: string; status: string; country_code: string | null; is_sandbox: boolean },
+): Promise<number> {
+  const facts = await registrationFacts(db, organizationId, sender.id);
+  const perSecond = throughputOf({
+    type: sender.type,
+    status: sender.status,
+    countryCode: sender.country_code,
+    isSandbox: sender.is_sandbox,
+    ...facts,
+  });
+  await setThroughput(db, organizationId, sender.id, perSecond);
+  return perSecond;
+}
+
+/** Channels each sender type carries (the document's `SenderIdType`): a number carries SMS/MMS, an agent RCS. */
+export const TYPE_CHANNELS: Readonly<Record<string, readonly Channel[]>> = {
+  LONG_CODE: ['SMS', 'MMS'],
+  TOLL_FREE: ['SMS', 'MMS'],
+  SHORT_CODE: ['SMS', 'MMS'],
+  ALPHANUMERIC: ['SMS'],
+  RCS_AGENT: ['RCS'],
+  CHATAPP_BUSINESS: ['CHATAPP'],
+};
+
+/** The program a sender sends under, as the send path reads it (loadSendFacts): its state and the sender's role. */
+export type SenderProgram = {
+  /** The sender's role in it; null when it is the sender's registration program but the sender is not attached. */
+  role: string | null;
+  state: ProgramState;
+};
+
+export type SendingFacts = {
+  sender: { id: string; type: string; is_sandbox: boolean; rcs_agent_phase: string | null };
+  protocols: readonly ProtocolFact[];
+  program: SenderProgram | null;
+  /** Whether the recipient is one of the sender's test devices; null for a set of recipients (a blast batch). */
+  recipientIsTestDevice: boolean | null;
+};
+
+export type NotReady = { action: Action; message: string };
+export type SendingDecision = { usable: (channel: Channel) => boolean; settings: SendSettings; notReady: NotReady | null };
+
+const customerAction = (code: Action['code'], message: string, senderId: string | null): Action => ({
+  code,
+  owner: 'CUSTOMER',
+  message,
+  blocking: true,
+  senderId,
+});
+
+/**
+ * The rule, per send: which channels the sender may carry now, and whether it may send at all.
+ * - Channels: its type's (TYPE_CHANNELS); the sandbox sender adds the sandbox's simulated RCS. A sender with
+ *   protocol rows carries a channel only while that protocol is ACTIVE (the sandbox's RCS aside); one without any
+ *   (from before protocols) carries its type's channels.
+ * - Readiness its type requires: a 10DLC number (LONG_CODE, not the sandbox) sends only as an attached PRIMARY or
+ *   FALLBACK sender of a ready program (brand and campaign REGISTERED); an RCS agent only LAUNCHED, or in TESTING
+ *   towards its test devices; a TEST-role sender only towards its test devices. The refusal names the missing
+ *   action: the program's `nextAction`, or the sender's own.
+ */
+export function decideSending(f: SendingFacts): SendingDecision {
+  const settings = sendSettingsOf(f.protocols);
+  const typeChannels = new Set<Channel>(TYPE_CHANNELS[f.sender.type] ?? []);
+  const rows = new Map(f.protocols.map((p) => [p.type, p.status]));
+  const usable = (channel: Channel): boolean => {
+    if (f.sender.is_sandbox && channel === 'RCS') return true;
+    if (!typeChannels.has(channel)) return false;
+    return rows.size === 0 || rows.get(channel) === 'ACTIVE';
+  };
+  return { usable, settings, notReady: notReadyOf(f) };
+}
+
+function notReadyOf(f: SendingFacts): NotReady | null {
+  const { sender, program } = f;
+  const testOnly = (who: string, action: Action): NotReady | null =>
+    f.recipientIsTestDevice === true
+      ? null
+      : { action, message: `${who} reaches its test devices only${f.recipientIsTestDevice === null ? ', not a blast audience' : ''}.` };
+  if (program?.role === 'TEST')
+    return testOnly(
+      'A TEST-role sender',
+      customerAction('ATTACH_PRIMARY_SENDER', 'Attach a PRIMARY sender to carry production traffic.', null),
+    );
+  if (sender.type === 'RCS_AGENT' && !sender.is_sandbox) {
+    const phase = sender.rcs_agent_phase ?? 'TESTING';
+    if (phase === 'TESTING')
+      return testOnly('An RCS agent in TESTING', customerAction('LAUNCH_RCS_AGENT', 'Launch the RCS agent, then submit it.', sender.id));
+    if (phase !== 'LAUNCHED')
+      return {
+        action: customerAction('LAUNCH_RCS_AGENT', `The RCS agent is ${phase}; it sends once LAUNCHED.`, sender.id),
+        message: `The RCS agent is ${phase}, not LAUNCHED.`,
+      };
+  }
+  if (sender.type === 'LONG_CODE' && !sender.is_sandbox) {
+    if (!program)
+      return {
+        action: customerAction('REGISTER_BRAND', 'Register the brand with POST /v1/sender-ids/{id}/brand/register.', sender.id),
+        message: 'A 10DLC number sends only under a registered brand and campaign.',
+      };
+    const evaluation = evaluateProgram(program.state);
+    if (program.role === null) {
+      const action =
+        evaluation.nextAction ?? customerAction('ATTACH_PRIMARY_SENDER', 'Attach the sender to its program with role PRIMARY.', sender.id);
+      return { action, message: 'The sender is not attached to its program.' };
+    }
+    if (!evaluation.readiness.ready && evaluation.nextAction)
+      return { action: evaluation.nextAction, message: `Its program is not ready: ${evaluation.nextAction.message}` };
+  }
+  return null;
+}
