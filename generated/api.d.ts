@@ -5286,9 +5286,9 @@ export interface components {
         /**
          * @description A suggested reply (postback). A tap sends `postback` back as an inbound message of content type `reply` and a
          *     `message.button_tapped` event; when `postback` equals an intent value of the dictionaries it is counted in
-         *     `GET /v1/analytics/intents`. In the SMS/MMS rendering the replies are appended as one line
-         *     `Reply <text1> / <text2> / …`, and an inbound SMS whose trimmed, case-insensitive text equals a reply's `text`
-         *     is treated as a tap of that reply.
+         *     `GET /v1/analytics/intents`. In the SMS/MMS rendering the replies are appended as one numbered line
+         *     `Reply 1 for <text1>, 2 for <text2>, …`; in a conversation a bot holds, an inbound SMS that is a reply's number,
+         *     or whose trimmed, case-insensitive text equals a reply's `text`, is treated as a tap of that reply.
          * @example {
          *       "text": "Yes",
          *       "postback": "confirm_order"
@@ -5501,7 +5501,7 @@ export interface components {
          *
          *     | type | required | allowed | RCS | SMS/MMS rendering (fallback or `channelType` SMS/MMS) |
          *     |---|---|---|---|---|
-         *     | `text` | `text` | `actions`, `replies` | text message with suggestion chips | SMS: text, then one line `<action text>: <url>` per action, then `Reply …` line |
+         *     | `text` | `text` | `actions`, `replies` | text message with suggestion chips | SMS: text, then one line `<action text>: <url>` per action, then a numbered `Reply 1 for …, 2 for …` line |
          *     | `card` | `title` | `text`, `mediaUrl` or `assetId`, `actions`, `replies` | standalone rich card | `title`, newline, `text`, action and reply lines; MMS with the image when it has media, otherwise SMS |
          *     | `carousel` | `cards` (2–10) | — | carousel of rich cards | SMS with each card rendered as above, separated by a blank line; media dropped (warning `MEDIA_DROPPED`) |
          *     | `media` | `mediaUrl` or `assetId` | `text` (caption), `actions`, `replies` | file message, caption and chips | MMS with the media and the caption as body |
@@ -10134,6 +10134,12 @@ export interface components {
              *     cool-down history. It is the `triggerId` of the trigger in `POST /v1/events` results.
              */
             id?: components["schemas"]["Id"];
+            /**
+             * @description A label for people (`matchedTriggers[].name` in `POST /v1/events` results); the trigger's `id` stands in
+             *     when it is null or absent.
+             * @example Shipping update
+             */
+            name?: string | null;
             /** @example order.shipped */
             eventName: string;
             /** @description All must hold (AND). None means every event of that name matches. */
@@ -10149,6 +10155,56 @@ export interface components {
         };
         /** @description The bot's event triggers (ids unique within the bot); a PUT with `triggers` replaces them all. */
         BotTriggerList: components["schemas"]["BotTrigger"][];
+        /**
+         * @description What starts the bot's published flow when a contact writes to the bot's sender (`senderId`; a bot without a
+         *     sender listens on every sender of the organization). `keyword`: the whole inbound text is one of `keywords`
+         *     (matched like compliance keywords: case, surrounding spaces and punctuation ignored, so `demo!` matches
+         *     `DEMO`). `intent`: the inbound message carries the intent `intent` of the intents dictionary (a postback with
+         *     that value, or a text equal to the intent's value or one of its labels, case-insensitively).
+         *
+         *     A keyword trigger restarts the flow even in a conversation a bot holds (text `DEMO` again to start over); an
+         *     intent trigger, like `defaultForSender`, acts only in a conversation no bot session holds. A conversation handed
+         *     to a human (a `HANDOFF` node, or `POST /v1/conversations/{id}/handoff` with `to: human` after a bot held it) is
+         *     never taken: it stays human until handed back. Compliance keywords come first (STOP, HELP, and START/YES/UNSTOP
+         *     for an opted-out contact), then confirmations of pending sign-ups and keyword acquisition campaigns. The flow's
+         *     messages are `SERVICE` messages (answers to the contact), with the conversation's `handledBy: bot`.
+         * @example {
+         *       "id": "7d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a",
+         *       "name": "Demo keyword",
+         *       "type": "keyword",
+         *       "keywords": [
+         *         "DEMO"
+         *       ],
+         *       "active": true
+         *     }
+         */
+        BotInboundTrigger: {
+            /** @description Assigned by the server when absent. */
+            id?: components["schemas"]["Id"];
+            /** @example Demo keyword */
+            name?: string | null;
+            /** @enum {string} */
+            type: "keyword" | "intent";
+            /** @description `keyword` only (required there): stored upper case. */
+            keywords?: string[];
+            /** @description `intent` only (required there): an active intent of the dictionary. */
+            intent?: components["schemas"]["BotIntentValue"];
+            /** @default true */
+            active?: boolean;
+        } & (unknown & unknown);
+        /**
+         * @description The bot's inbound triggers (ids unique within the bot); a PUT with `inboundTriggers` replaces them all. When
+         *     triggers of two published bots match one message, the bot created first starts.
+         */
+        BotInboundTriggerList: components["schemas"]["BotInboundTrigger"][];
+        /**
+         * @description The bot greets whoever writes to its sender (`senderId`, required for it): an inbound message in a conversation
+         *     that no bot session and no human holds starts the published flow, as an RCS agent greets whoever opens the chat.
+         *     One bot per sender (409 `CONFLICT` when another bot of the sender already is its default). Keyword and intent
+         *     triggers of any bot (`inboundTriggers`) are tried first.
+         * @default false
+         */
+        BotDefaultForSender: boolean;
         /**
          * @description Without `draftFlow` the bot starts with a flow holding a single `START` node.
          * @example {
@@ -10227,6 +10283,8 @@ export interface components {
             senderId?: string | null;
             draftFlow?: components["schemas"]["BotFlow"];
             triggers?: components["schemas"]["BotTriggerList"];
+            inboundTriggers?: components["schemas"]["BotInboundTriggerList"];
+            defaultForSender?: components["schemas"]["BotDefaultForSender"];
         };
         /**
          * @description A conversational bot. `version` starts at 1 and is bumped each time the draft flow changes (a revision is
@@ -10385,12 +10443,12 @@ export interface components {
             channel: components["schemas"]["Channel"];
             /**
              * Format: uuid
-             * @description Sender ID the bot answers on (RCS tester invites need a provider-managed RCS sender). The binding says where
-             *     the bot's messages leave from and which conversations it may take; it does not by itself start the bot: an
-             *     inbound message to that sender starts the published bot only in a conversation handed to it
-             *     (`POST /v1/conversations/{id}/handoff` with `to: bot`) or started by one of the bot's event triggers (see
-             *     `POST /v1/events`: an event whose trigger names the bot). Any other inbound message to the sender is an ordinary conversation message
-             *     (`message.received`), handled by a human or your webhook.
+             * @description Sender ID the bot answers on (RCS tester invites need a provider-managed RCS sender). An inbound message to
+             *     that sender starts the published bot when one of its `inboundTriggers` matches (a keyword such as `DEMO`, or
+             *     an intent), or, for the sender's `defaultForSender` bot, in any conversation no bot session or human holds;
+             *     a conversation handed to it (`POST /v1/conversations/{id}/handoff` with `to: bot`) or started by one of its
+             *     event triggers (`POST /v1/events`) is the bot's too. Every inbound message is also an ordinary conversation
+             *     message (`message.received`).
              */
             senderId: string | null;
             status: components["schemas"]["BotStatus"];
@@ -10401,6 +10459,8 @@ export interface components {
             /** Format: date-time */
             publishedAt: string | null;
             triggers?: components["schemas"]["BotTriggerList"];
+            inboundTriggers?: components["schemas"]["BotInboundTriggerList"];
+            defaultForSender?: components["schemas"]["BotDefaultForSender"];
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
@@ -10491,6 +10551,8 @@ export interface components {
             senderId?: string | null;
             draftFlow?: components["schemas"]["BotFlow"];
             triggers?: components["schemas"]["BotTriggerList"];
+            inboundTriggers?: components["schemas"]["BotInboundTriggerList"];
+            defaultForSender?: components["schemas"]["BotDefaultForSender"];
             /** @description When given and different from the bot's current `version`, the update answers 409 `CONFLICT` and changes nothing. */
             expectedVersion?: number;
         };
@@ -12757,7 +12819,10 @@ export interface components {
         KeywordRuleKeyword: string;
         /**
          * @description What an inbound message equal to the keyword does. `OPT_OUT`: the phone is opted out (`Contact.optedOut`)
-         *     and an `OPT_OUT` audit entry is written. `OPT_IN`: the opt-out is lifted and an `OPT_IN` entry is written.
+         *     and an `OPT_OUT` audit entry is written. `OPT_IN`: the opt-out is lifted and an `OPT_IN` entry is written;
+         *     an `OPT_IN` keyword (START, YES, UNSTOP …) acts only for a phone that is opted out: from anyone else it is an
+         *     ordinary reply (to a bot's button labelled Yes, for example), with no reply text and no audit entry. `OPT_OUT`,
+         *     `HELP` and `AUTO_REPLY` act for every phone and come before any bot.
          *     `HELP`: the help text is sent. `AUTO_REPLY`: `replyText` is sent. Every action sends `replyText` when set.
          * @enum {string}
          */

@@ -317,7 +317,7 @@ describe('RCS tester invites', () => {
 });
 
 describe('a published bot converses', () => {
-  it('a bot bound to a sender does not start by itself: an inbound message there is an ordinary conversation message (Bot.senderId)', async () => {
+  it('a bot bound to a sender without inbound triggers or defaultForSender does not start: an inbound message there is an ordinary conversation message', async () => {
     const b = await bot({ draftFlow: goodFlow(), senderId: org.senderId });
     expect((await publish(b.id)).status).toBe(200);
     const p = phone();

@@ -15,6 +15,8 @@ export interface BotsTable {
   draft_flow: Json<unknown>;
   published_flow: Json<unknown> | null;
   triggers: ColumnType<unknown, unknown, unknown>;
+  inbound_triggers: ColumnType<unknown, unknown, unknown>;
+  default_for_sender: ColumnType<boolean, boolean | undefined, boolean>;
   published_at: Timestamp | null;
   created_at: CreatedAt;
   updated_at: TimestampDefault;

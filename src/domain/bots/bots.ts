@@ -10,8 +10,9 @@ import type { Services, Tenant } from '../tenant.ts';
 import { mediaAssetProblems } from '../assets/media.ts';
 import { EMPTY_FLOW, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
 import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts';
-import { assertTriggers, type BotTrigger } from './triggers.ts';
+import { assertInboundTriggers, assertTriggers, type BotInboundTrigger, type BotTrigger } from './triggers.ts';
 import './references.ts';
+import { isUniqueViolation } from '../../db/queries/contacts/contacts.ts';
 
 export type { BotRevisionRow, BotRow, BotTesterRow } from '../../db/queries/bots/bots.ts';
 
@@ -26,7 +27,26 @@ type Editable = {
   senderId?: string | null;
   draftFlow?: BotFlow;
   triggers?: BotTrigger[];
+  inboundTriggers?: BotInboundTrigger[];
+  defaultForSender?: boolean;
 };
+
+/** A default bot greets on its sender: it needs one (400), and a sender has one default bot (409). */
+function assertDefault(defaultForSender: boolean | undefined, senderId: string | null | undefined): void {
+  if (defaultForSender && !senderId)
+    throw invalidField(bodyField('defaultForSender'), 'a default bot needs a senderId: it greets whoever writes to that sender');
+}
+
+/** The write, with a second default bot for one sender answered as 409 (the unique index of migration 0043). */
+async function oneDefaultPerSender<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isUniqueViolation(error, q.BOT_DEFAULT_FOR_SENDER_UNIQUE))
+      throw conflict('CONFLICT', 'Another bot already is the default bot of this sender; clear its defaultForSender first.');
+    throw error;
+  }
+}
 
 async function assertSender(tx: Db, orgId: string, senderId: string | null | undefined): Promise<void> {
   if (senderId && !(await q.senderExists(tx, orgId, senderId))) throw unknownReference(bodyField('senderId'), 'sender ID');
@@ -59,17 +79,23 @@ export function createBot(tenant: Tenant, body: Editable & { name: string; chann
   const orgId = tenant.organizationId;
   assertFlowShape(body.draftFlow);
   const triggers = assertTriggers(body.triggers);
+  const inboundTriggers = assertInboundTriggers(body.inboundTriggers);
+  assertDefault(body.defaultForSender, body.senderId);
   return inTransaction(tenant.db, async (tx) => {
     await assertSender(tx, orgId, body.senderId);
     const draftFlow = body.draftFlow ?? EMPTY_FLOW;
-    const row = await q.insertBot(tx, orgId, {
-      name: body.name,
-      description: body.description ?? null,
-      channel: body.channel,
-      senderId: body.senderId ?? null,
-      draftFlow,
-      triggers: triggers ?? [],
-    });
+    const row = await oneDefaultPerSender(
+      q.insertBot(tx, orgId, {
+        name: body.name,
+        description: body.description ?? null,
+        channel: body.channel,
+        senderId: body.senderId ?? null,
+        draftFlow,
+        triggers: triggers ?? [],
+        inboundTriggers: inboundTriggers ?? [],
+        defaultForSender: body.defaultForSender ?? false,
+      }),
+    );
     if (row.status !== INITIAL_STATUS) throw new Error('bot not created DRAFT');
     await q.insertRevision(tx, orgId, row.id, 1, draftFlow);
     return row;
@@ -80,8 +106,10 @@ export function updateBot(tenant: Tenant, id: string, body: Editable & { expecte
   const orgId = tenant.organizationId;
   assertFlowShape(body.draftFlow);
   const triggers = assertTriggers(body.triggers);
+  const inboundTriggers = assertInboundTriggers(body.inboundTriggers);
   return inTransaction(tenant.db, async (tx) => {
     const bot = found(await q.getBot(tx, orgId, id, { forUpdate: true }), 'Bot');
+    assertDefault(body.defaultForSender ?? bot.default_for_sender, body.senderId !== undefined ? body.senderId : bot.sender_id);
     if (body.expectedVersion !== undefined && body.expectedVersion !== bot.version) {
       throw conflict('CONFLICT', `The bot is at version ${bot.version}, not ${body.expectedVersion}; reload it and retry.`);
     }
@@ -96,14 +124,18 @@ export function updateBot(tenant: Tenant, id: string, body: Editable & { expecte
       await q.insertRevision(tx, orgId, bot.id, version, body.draftFlow);
     }
     return found(
-      await q.updateBot(tx, orgId, id, {
-        name: body.name,
-        description: body.description,
-        channel: body.channel,
-        senderId: body.senderId,
-        triggers,
-        ...(draftChanged ? { draftFlow: body.draftFlow, version, status } : {}),
-      }),
+      await oneDefaultPerSender(
+        q.updateBot(tx, orgId, id, {
+          name: body.name,
+          description: body.description,
+          channel: body.channel,
+          senderId: body.senderId,
+          triggers,
+          inboundTriggers,
+          defaultForSender: body.defaultForSender,
+          ...(draftChanged ? { draftFlow: body.draftFlow, version, status } : {}),
+        }),
+      ),
       'Bot',
     );
   });

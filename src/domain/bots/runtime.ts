@@ -10,8 +10,6 @@ import { recordVisits, type VisitExit, type VisitSession, type VisitStep } from 
 import type { components } from '../../../generated/api.d.ts';
 import { acceptMessage, type MessageType } from '../messaging/send.ts';
 import { ApiError, bodyField, unknownReference } from '../errors.ts';
-import { matchKeyword } from '../compliance/keyword-engine.ts';
-import { effectiveKeywordRules, orgKeywordRules } from '../compliance/keyword-rules.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { cardsOf, type BotCard, type BotEdge, type BotFlow, type BotNode } from './flow.ts';
 import { MAX_ATTRIBUTE_VALUE_CHARACTERS } from '../contacts/attribute-limits.ts';
@@ -212,7 +210,8 @@ async function walk(
       case 'HANDOFF': {
         const id = await send(ctx, node, vars);
         if (id) ids.push(id);
-        await s.setConversationHandler(ctx.tenant.db, ctx.tenant.organizationId, ctx.conversationId, null);
+        // A human holds it now, the bot kept as the last one (Conversation.botId): no trigger takes it back.
+        await s.handToHuman(ctx.tenant.db, ctx.tenant.organizationId, ctx.conversationId, ctx.bot.id);
         leave(trail, 'handed_off');
         return { nodeId: node.id, status: 'HANDED_OFF' };
       }
@@ -237,7 +236,13 @@ export async function startFlow(
   services: Services,
   bot: q.BotRow,
   target: { conversationId: string; contactId: string; senderId: string | null },
-  opts: { messageType?: MessageType; origin?: 'bot' | 'event'; properties?: Record<string, unknown> } = {},
+  opts: {
+    messageType?: MessageType;
+    origin?: 'bot' | 'event';
+    properties?: Record<string, unknown>;
+    /** The inbound message that started it (an inbound trigger): it never advances the session it started. */
+    inboundMessageId?: string;
+  } = {},
 ): Promise<TurnResult> {
   const flow = bot.published_flow as BotFlow;
   const vars = await startVariables(tenant, target.contactId, opts.properties);
@@ -279,7 +284,12 @@ export async function startFlow(
     await recordVisits(tenant.db, tenant.organizationId, visits, { trail });
     throw error;
   }
-  await s.saveSession(tenant.db, tenant.organizationId, session.id, { nodeId: end.nodeId, variables: vars, status: end.status });
+  await s.saveSession(tenant.db, tenant.organizationId, session.id, {
+    nodeId: end.nodeId,
+    variables: vars,
+    status: end.status,
+    ...(opts.inboundMessageId ? { lastInboundMessageId: opts.inboundMessageId } : {}),
+  });
   await recordVisits(tenant.db, tenant.organizationId, visits, { trail });
   return { messageIds: ids, status: end.status };
 }
@@ -336,6 +346,8 @@ export async function runBotTurn(
   services: Services,
   conversation: { id: string; contact_id: string; sender_id: string; handled_by: string; bot_id: string | null },
   message: InboundMessage,
+  /** The message is a compliance keyword that acts (STOP, HELP, START from an opted-out phone): never a reply. */
+  isKeyword = false,
 ): Promise<TurnResult | undefined> {
   if (conversation.handled_by !== 'bot' || !conversation.bot_id) return undefined;
   const { db, organizationId: orgId } = tenant;
@@ -347,9 +359,8 @@ export async function runBotTurn(
   const node = flow.nodes.find((n) => n.id === session.node_id);
   if (!node) return undefined;
   const content = (message.content ?? {}) as { type?: string; text?: string | null; postback?: string };
-  // A compliance keyword (STOP, HELP …) is the keyword engine's, never a reply to the bot.
-  if (!content.postback && content.text && matchKeyword(effectiveKeywordRules(await orgKeywordRules(db, orgId)), content.text))
-    return undefined;
+  // A compliance keyword that acts (keyword-engine.ts actingKeyword) is the keyword engine's, never a reply to the bot.
+  if (!content.postback && isKeyword) return undefined;
   const intent = intentOf(node, content, await s.intentsByText(db, orgId));
   const vars = { ...(session.variables ?? {}) };
   if (node.capture)

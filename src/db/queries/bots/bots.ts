@@ -5,6 +5,9 @@ import { listPage, type Page } from '../../paging.ts';
 import type { BotRevisionsTable, BotsTable, BotTestersTable } from '../../tables/bots.ts';
 import { tenant } from '../../tenant.ts';
 
+/** The partial unique index of 0043: one default bot per sender. */
+export const BOT_DEFAULT_FOR_SENDER_UNIQUE = 'bots_default_for_sender_key';
+
 export type BotRow = Selectable<BotsTable>;
 export type BotRevisionRow = Selectable<BotRevisionsTable>;
 export type BotTesterRow = Selectable<BotTestersTable> & { name: string | null };
@@ -26,7 +29,16 @@ export function getBot(db: Db, orgId: string, id: string, opts: { forUpdate?: bo
 export function insertBot(
   db: Db,
   orgId: string,
-  b: { name: string; description: string | null; channel: string; senderId: string | null; draftFlow: unknown; triggers: unknown[] },
+  b: {
+    name: string;
+    description: string | null;
+    channel: string;
+    senderId: string | null;
+    draftFlow: unknown;
+    triggers: unknown[];
+    inboundTriggers: unknown[];
+    defaultForSender: boolean;
+  },
 ): Promise<BotRow> {
   return db
     .insertInto('bots')
@@ -38,6 +50,8 @@ export function insertBot(
       sender_id: b.senderId,
       draft_flow: json(b.draftFlow),
       triggers: json(b.triggers),
+      inbound_triggers: json(b.inboundTriggers),
+      default_for_sender: b.defaultForSender,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -59,6 +73,8 @@ export function updateBot(
     publishedFlow?: unknown;
     publishedAt?: Date | null;
     triggers?: unknown[];
+    inboundTriggers?: unknown[];
+    defaultForSender?: boolean;
   },
 ): Promise<BotRow | undefined> {
   return tenant(db.updateTable('bots'), orgId)
@@ -74,6 +90,8 @@ export function updateBot(
       ...(change.publishedFlow !== undefined ? { published_flow: json(change.publishedFlow) } : {}),
       ...(change.publishedAt !== undefined ? { published_at: change.publishedAt } : {}),
       ...(change.triggers !== undefined ? { triggers: json(change.triggers) } : {}),
+      ...(change.inboundTriggers !== undefined ? { inbound_triggers: json(change.inboundTriggers) } : {}),
+      ...(change.defaultForSender !== undefined ? { default_for_sender: change.defaultForSender } : {}),
       updated_at: sql`now()`,
     })
     .where('id', '=', id)

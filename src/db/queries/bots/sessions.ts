@@ -77,6 +77,14 @@ export async function setConversationHandler(db: Db, orgId: string, conversation
     .execute();
 }
 
+/** A bot's HANDOFF: a human holds the conversation, `bot_id` kept as the last bot (Conversation.botId). */
+export async function handToHuman(db: Db, orgId: string, conversationId: string, botId: string): Promise<void> {
+  await tenant(db.updateTable('conversations'), orgId)
+    .set({ handled_by: 'human', bot_id: botId })
+    .where('id', '=', conversationId)
+    .execute();
+}
+
 export function conversationById(db: Db, orgId: string, id: string) {
   return tenant(db.selectFrom('conversations'), orgId)
     .select(['id', 'contact_id', 'sender_id', 'handled_by', 'bot_id'])
@@ -130,5 +138,27 @@ export async function releaseConversations(db: Db, orgId: string, botId: string)
     .set({ handled_by: 'human', bot_id: null })
     .where('bot_id', '=', botId)
     .where('handled_by', '=', 'bot')
+    .execute();
+}
+
+/**
+ * Published bots that may answer an inbound message to `senderId`: those with inbound triggers on that sender (or on
+ * no sender), and the sender's default bot; oldest first (the first created wins a tie).
+ */
+export function inboundBots(db: Db, orgId: string, senderId: string) {
+  return tenant(db.selectFrom('bots'), orgId)
+    .selectAll()
+    .where('published_flow', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('default_for_sender', '=', true), eb('sender_id', '=', senderId)]),
+        eb.and([
+          sql<boolean>`jsonb_array_length(inbound_triggers) > 0`,
+          eb.or([eb('sender_id', '=', senderId), eb('sender_id', 'is', null)]),
+        ]),
+      ]),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
     .execute();
 }
