@@ -9892,6 +9892,17 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         /**
+         * @description What the bot does after `maxMisses` replies in a row matched nothing at the node it waits at (each miss before
+         *     that is re-prompted, see `BotNode.reprompt`): sends `text` (when set) and hands the conversation to a human
+         *     (`handledBy: human`, like a `HANDOFF` node). Without a `fallback` the same happens after 3 misses, silently.
+         */
+        BotFlowFallback: {
+            /** @example Let me get a person to help you. */
+            text?: string | null;
+            /** @default 3 */
+            maxMisses?: number;
+        };
+        /**
          * @description Id of a node or edge, chosen by the client, unique within its flow.
          * @example welcome
          */
@@ -9986,6 +9997,14 @@ export interface components {
             content?: components["schemas"]["BotMessageContent"] | null;
             /** @description Suggestions shown under the message (`MESSAGE` and `QUESTION` only). */
             buttons?: components["schemas"]["BotButton"][];
+            /**
+             * @description Sent (with the node's buttons) when a reply at this node matches none of its edges, or fails its capture's
+             *     variable type (a `list` value not among its `items`, a `number` or `date` that does not parse …). Without
+             *     it the node's own content is sent again. After the flow's `fallback.maxMisses` such replies in a row, the
+             *     flow's fallback applies instead.
+             * @example Sorry, I did not get that. Reply 1 or 2.
+             */
+            reprompt?: string | null;
             /** @description `QUESTION` only (required there). */
             capture?: components["schemas"]["BotVariableCapture"] | null;
             /** @description Canvas position for the flow editor; no effect on behaviour. */
@@ -10014,7 +10033,9 @@ export interface components {
             condition?: components["schemas"]["BotEdgeCondition"] | null;
         };
         /**
-         * @description A conversation graph of up to 500 nodes and 2,000 edges.
+         * @description A conversation graph of up to 500 nodes and 2,000 edges. One turn (what one inbound message or one event
+         *     starts) sends at most 5 messages; a turn that would send a sixth stops there (the session waits after the
+         *     fifth). Publish validation refuses a cycle that never waits for the contact (`LOOP_WITHOUT_WAIT`).
          * @example {
          *       "nodes": [
          *         {
@@ -10090,6 +10111,7 @@ export interface components {
          *     }
          */
         BotFlow: {
+            fallback?: components["schemas"]["BotFlowFallback"];
             nodes: components["schemas"]["BotNode"][];
             edges: components["schemas"]["BotEdge"][];
         };
@@ -10565,14 +10587,19 @@ export interface components {
          *     for its intent, or a non-final node without outgoing edge), `UNREACHABLE_NODE` (not reachable from `START`),
          *     `UNKNOWN_INTENT` (intent missing or inactive in the dictionary), `UNKNOWN_VARIABLE` (capture, condition or
          *     placeholder naming neither a variable definition nor a contact field), `CHANNEL_UNSUPPORTED` (content type the bot's channel cannot
-         *     carry), `CONTENT_BLOCKED` (text matches a blocking content rule). `nodeId` names the node (or the edge's
-         *     source node), null for flow-wide errors.
+         *     carry), `CONTENT_BLOCKED` (text matches a blocking content rule), `LOOP_WITHOUT_WAIT` (a cycle of nodes that
+         *     never waits for the contact: default edges of `START`/`MESSAGE` nodes and `CONDITION` edges; it would send
+         *     messages without end). `nodeId` names the node (or the edge's source node), null for flow-wide errors.
+         *     `warnings` never block publishing: `NO_WAY_OUT` names a node waiting for a reply with no default edge while
+         *     the flow has no `fallback.text` (a reply matching none of its edges is re-prompted, then handed to a human
+         *     without a word).
          */
         BotValidationResult: {
             valid: boolean;
             /** @description The draft version that was checked. */
             version: number;
             errors: components["schemas"]["BotValidationError"][];
+            warnings?: components["schemas"]["BotValidationError"][];
         };
         /**
          * @example {

@@ -234,3 +234,121 @@ describe('numbered SMS buttons', () => {
     expect((await outboundTexts(o, c.id)).at(-1)).toBe('Connecting you with sales.');
   });
 });
+
+describe('flows that keep their word (issue 33 items 5, 6, 7, 9)', () => {
+  it('a cycle that never waits is LOOP_WITHOUT_WAIT at validate and publish', async () => {
+    const o = await org();
+    const loop = {
+      nodes: [
+        { id: 'start', type: 'START' },
+        { id: 'm1', type: 'MESSAGE', content: { type: 'text', text: 'one' } },
+        { id: 'm2', type: 'MESSAGE', content: { type: 'text', text: 'two' } },
+      ],
+      edges: [
+        { id: 'e1', source: 'start', target: 'm1' },
+        { id: 'e2', source: 'm1', target: 'm2' },
+        { id: 'e3', source: 'm2', target: 'm1' },
+      ],
+    };
+    const b = await call(srv, 'POST', '/v1/bots', { key: o.key, body: { name: 'Loop', channel: 'SMS', draftFlow: loop } });
+    const v = await call(srv, 'POST', `/v1/bots/${b.body.id}/validate`, { key: o.key });
+    expect(v.body.data.errors).toEqual([{ code: 'LOOP_WITHOUT_WAIT', message: expect.stringContaining('"m1" → "m2"'), nodeId: 'm1' }]);
+    const pub = await call(srv, 'POST', `/v1/bots/${b.body.id}/publish`, { key: o.key });
+    expect(pub.status).toBe(400);
+    expect(pub.body.validationErrors.map((e: { code: string }) => e.code)).toEqual(['LOOP_WITHOUT_WAIT']);
+  });
+
+  it('an unmatched reply is re-prompted; after maxMisses the fallback text is sent and a human holds the conversation', async () => {
+    const o = await org();
+    const f = flow();
+    (f.nodes[1] as Record<string, unknown>).reprompt = 'Please reply 1 or 2.';
+    const b = await publishedBot(o, {
+      senderId: o.senderId,
+      defaultForSender: true,
+      draftFlow: { ...f, fallback: { text: 'Getting a person.', maxMisses: 2 } },
+    });
+    expect((await call(srv, 'POST', `/v1/bots/${b.id}/validate`, { key: o.key })).body.data.warnings).toEqual([]);
+    const p = phone();
+    await deliver(o, p, 'hi');
+    await deliver(o, p, 'banana');
+    await deliver(o, p, 'kiwi');
+    const c = await conversationOf(o, p);
+    expect(await outboundTexts(o, c.id)).toEqual(['Hi! Book a demo or talk to sales?', 'Please reply 1 or 2.', 'Getting a person.']);
+    expect(c).toMatchObject({ handledBy: 'human', botId: b.id });
+    await deliver(o, p, 'hello?');
+    expect(await outboundTexts(o, c.id)).toHaveLength(3);
+    // Without a fallback text the same node is a NO_WAY_OUT warning (publishing is not blocked).
+    const bare = await call(srv, 'POST', '/v1/bots', { key: o.key, body: { name: 'Bare', channel: 'SMS', draftFlow: flow() } });
+    const v = await call(srv, 'POST', `/v1/bots/${bare.body.id}/validate`, { key: o.key });
+    expect(v.body.data).toMatchObject({ valid: true, warnings: [{ code: 'NO_WAY_OUT', nodeId: 'welcome' }] });
+  });
+
+  it('a refusal in the middle of a turn does not send the first message again on the next reply', async () => {
+    const o = await org();
+    await publishedBot(o, {
+      senderId: o.senderId,
+      defaultForSender: true,
+      draftFlow: {
+        nodes: [
+          { id: 'start', type: 'START' },
+          { id: 'ask', type: 'QUESTION', content: { type: 'text', text: 'Tell me.' }, capture: { variable: 'interest' } },
+          { id: 'm1', type: 'MESSAGE', content: { type: 'text', text: 'First part.' } },
+          { id: 'm2', type: 'MESSAGE', content: { type: 'text', text: 'Second part: zorblax.' } },
+          { id: 'end', type: 'END', content: { type: 'text', text: 'Done.' } },
+        ],
+        edges: [
+          { id: 'e1', source: 'start', target: 'ask' },
+          { id: 'e2', source: 'ask', target: 'm1' },
+          { id: 'e3', source: 'm1', target: 'm2' },
+          { id: 'e4', source: 'm2', target: 'end' },
+        ],
+      },
+    });
+    const rule = await call(srv, 'POST', '/v1/content-rules', {
+      key: o.key,
+      body: { name: 'No zorblax', pattern: 'zorblax', patternType: 'keyword', action: 'block' },
+    });
+    expect(rule.status).toBe(201);
+    const p = phone();
+    await deliver(o, p, 'hi');
+    await deliver(o, p, 'x'); // m1 sent, m2 refused
+    await deliver(o, p, 'y'); // m2 refused again: m1 is not sent twice
+    const c = await conversationOf(o, p);
+    expect(await outboundTexts(o, c.id)).toEqual(['Tell me.', 'First part.']);
+    expect((await call(srv, 'DELETE', `/v1/content-rules/${rule.body.data?.id ?? rule.body.id}`, { key: o.key })).status).toBe(200);
+    await deliver(o, p, 'z');
+    const texts = await outboundTexts(o, c.id);
+    expect(texts.slice(0, 2)).toEqual(['Tell me.', 'First part.']);
+    expect(texts.slice(2).sort()).toEqual(['Done.', 'Second part: zorblax.']); // one turn: one timestamp
+  });
+
+  it('a list variable refuses an unlisted value (re-prompt) and stores a listed one as defined', async () => {
+    const o = await org();
+    const def = await call(srv, 'POST', '/v1/variable-definitions', {
+      key: o.key,
+      body: { name: 'plan', type: 'list', items: ['Basic', 'Pro'] },
+    });
+    expect(def.status).toBe(201);
+    await publishedBot(o, {
+      senderId: o.senderId,
+      defaultForSender: true,
+      draftFlow: {
+        nodes: [
+          { id: 'start', type: 'START' },
+          { id: 'ask', type: 'QUESTION', content: { type: 'text', text: 'Basic or Pro?' }, capture: { variable: 'plan' } },
+          { id: 'end', type: 'END', content: { type: 'text', text: 'You chose {{plan}}.' } },
+        ],
+        edges: [
+          { id: 'e1', source: 'start', target: 'ask' },
+          { id: 'e2', source: 'ask', target: 'end' },
+        ],
+      },
+    });
+    const p = phone();
+    await deliver(o, p, 'hi');
+    await deliver(o, p, 'Gold');
+    await deliver(o, p, 'pro');
+    const c = await conversationOf(o, p);
+    expect(await outboundTexts(o, c.id)).toEqual(['Basic or Pro?', 'Basic or Pro?', 'You chose Pro.']);
+  });
+});

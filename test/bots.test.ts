@@ -243,7 +243,12 @@ describe('validation', () => {
     const v2 = await call(srv, 'POST', `/v1/bots/${noStart.id}/validate`, { key });
     expect(v2.body.data.errors.map((e: { code: string }) => e.code)).toContain('MISSING_START_NODE');
     const ok = await bot({ draftFlow: goodFlow() });
-    expect((await call(srv, 'POST', `/v1/bots/${ok.id}/validate`, { key })).body.data).toEqual({ valid: true, version: 1, errors: [] });
+    expect((await call(srv, 'POST', `/v1/bots/${ok.id}/validate`, { key })).body.data).toMatchObject({
+      valid: true,
+      version: 1,
+      errors: [],
+      warnings: [{ code: 'NO_WAY_OUT', nodeId: 'welcome' }], // a tap-only node without a flow fallback text: not blocking
+    });
   });
 });
 

@@ -10,11 +10,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     alter table bots
       add column inbound_triggers jsonb not null default '[]',
       add column default_for_sender boolean not null default false`.execute(db);
+  // Replies in a row that matched nothing at the node a session waits at (issue 33 item 5): the flow's fallback
+  // hands the conversation to a human after `maxMisses` of them, instead of the bot waiting forever in silence.
+  await sql`alter table bot_sessions add column misses integer not null default 0`.execute(db);
   await sql`
     create unique index bots_default_for_sender_key on bots (organization_id, sender_id) where default_for_sender`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop index if exists bots_default_for_sender_key`.execute(db);
+  await sql`alter table bot_sessions drop column misses`.execute(db);
   await sql`alter table bots drop column inbound_triggers, drop column default_for_sender`.execute(db);
 }

@@ -55,6 +55,8 @@ export interface BotSessionsTable {
   variables: Json<Record<string, string>>;
   status: ColumnType<string, string | undefined, string>;
   last_inbound_message_id: string | null;
+  /** Replies in a row that matched no edge at `node_id` (reset when the session advances). */
+  misses: ColumnType<number, number | undefined, number>;
   /** The bot's published version when the session started (null for sessions older than migration 0027). */
   bot_version: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;

@@ -8,7 +8,7 @@ import { matchContentRules, type ContentRuleSpec } from '../compliance/content-r
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { mediaAssetProblems } from '../assets/media.ts';
-import { EMPTY_FLOW, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
+import { EMPTY_FLOW, flowWarnings, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
 import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts';
 import { assertInboundTriggers, assertTriggers, type BotInboundTrigger, type BotTrigger } from './triggers.ts';
 import './references.ts';
@@ -173,10 +173,13 @@ async function findings(tx: Db, orgId: string, bot: q.BotRow): Promise<BotValida
   return validateFlow(flow, bot.channel, intents, variables, blocked, (id) => assets.get(id) ?? null);
 }
 
-export async function validateBot(tenant: Tenant, id: string): Promise<{ valid: boolean; version: number; errors: BotValidationError[] }> {
+export async function validateBot(
+  tenant: Tenant,
+  id: string,
+): Promise<{ valid: boolean; version: number; errors: BotValidationError[]; warnings: BotValidationError[] }> {
   const bot = found(await q.getBot(tenant.db, tenant.organizationId, id), 'Bot');
   const errors = await findings(tenant.db, tenant.organizationId, bot);
-  return { valid: errors.length === 0, version: bot.version, errors };
+  return { valid: errors.length === 0, version: bot.version, errors, warnings: flowWarnings(bot.draft_flow as BotFlow) };
 }
 
 /** 400 BOT_VALIDATION_FAILED (every finding in `validationErrors`) and nothing changed, or the published bot. */

@@ -55,7 +55,7 @@ export async function saveSession(
   db: Db,
   orgId: string,
   id: string,
-  change: { nodeId: string | null; variables: Record<string, string>; status: string; lastInboundMessageId?: string },
+  change: { nodeId: string | null; variables: Record<string, string>; status: string; lastInboundMessageId?: string; misses?: number },
 ): Promise<void> {
   await tenant(db.updateTable('bot_sessions'), orgId)
     .set({
@@ -63,6 +63,7 @@ export async function saveSession(
       variables: JSON.stringify(change.variables),
       status: change.status,
       ...(change.lastInboundMessageId ? { last_inbound_message_id: change.lastInboundMessageId } : {}),
+      misses: change.misses ?? 0,
       updated_at: sql`now()`,
     })
     .where('id', '=', id)
@@ -97,6 +98,12 @@ export function contactAttributes(db: Db, orgId: string, contactId: string) {
     .select(['id', 'name', 'phone', 'attributes'])
     .where('id', '=', contactId)
     .executeTakeFirst();
+}
+
+/** The organization's variable definitions a capture checks its answer against (type, list items). */
+export async function variableTypes(db: Db, orgId: string): Promise<Map<string, { type: string; items: string[] | null }>> {
+  const rows = await tenant(db.selectFrom('variable_definitions'), orgId).select(['name', 'type', 'items']).execute();
+  return new Map(rows.map((r) => [r.name, { type: r.type, items: r.items }]));
 }
 
 export async function intentsByText(db: Db, orgId: string): Promise<Array<{ value: string; label: string }>> {
