@@ -15097,12 +15097,18 @@ export interface components {
             phone?: components["schemas"]["PhoneE164"];
             properties?: components["schemas"]["EventProperties"];
             /**
-             * @description Regulatory class of the messages this event sends (default MARKETING, as everywhere in the API).
-             *     MARKETING needs marketing consent and is held during the recipient's quiet hours; send order, shipping
-             *     or account notices as TRANSACTIONAL or SERVICE.
+             * @description Regulatory class of the messages this event sends. Each matched trigger's messages go out as the stricter
+             *     of this and the trigger's own `messageType` (MARKETING, then TRANSACTIONAL, then SERVICE): a MARKETING
+             *     event under a TRANSACTIONAL trigger needs marketing consent. Absent, the trigger's class applies (a
+             *     trigger's default is MARKETING). MARKETING needs marketing consent and is held during the recipient's
+             *     quiet hours; send order, shipping or account notices as TRANSACTIONAL or SERVICE.
+             * @enum {string}
              */
-            messageType?: components["schemas"]["MessageType"];
-            /** @description When the event happened in your system; defaults to the time of the request. Used for reporting only. */
+            messageType?: "MARKETING" | "TRANSACTIONAL" | "SERVICE";
+            /**
+             * @description When the event happened in your system; defaults to the time of the request. Used for reporting only: a
+             *     trigger's cool-down runs on the server's clock (the time the event is received).
+             */
             occurredAt?: components["schemas"]["Timestamp"];
         } & (unknown | unknown);
         /** @description An active trigger configured on the event name whose conditions matched. */

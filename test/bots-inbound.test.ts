@@ -352,3 +352,105 @@ describe('flows that keep their word (issue 33 items 5, 6, 7, 9)', () => {
     expect(await outboundTexts(o, c.id)).toEqual(['Basic or Pro?', 'Basic or Pro?', 'You chose Pro.']);
   });
 });
+
+describe('events keep their word (issue 33 item 11)', () => {
+  const eventFlow = (text: string) => ({
+    nodes: [
+      { id: 'start', type: 'START' },
+      { id: 'note', type: 'END', content: { type: 'text', text } },
+    ],
+    edges: [{ id: 'e1', source: 'start', target: 'note' }],
+  });
+  const fire = async (o: Org, body: Record<string, unknown>) => {
+    const res = await call(srv, 'POST', '/v1/events', { key: o.key, body });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data ?? res.body;
+  };
+  const contactWithout = async (o: Org, consentType?: string) => {
+    const res = await call(srv, 'POST', '/v1/contacts', {
+      key: o.key,
+      body: { phone: phone(), name: 'Dana', ...(consentType ? { consentType } : {}) },
+    });
+    expect(res.status).toBe(201);
+    return res.body.id as string;
+  };
+
+  it('the stricter class of request and trigger applies: a MARKETING event under a TRANSACTIONAL trigger needs consent', async () => {
+    const o = await org();
+    await publishedBot(o, {
+      draftFlow: eventFlow('Your order shipped.'),
+      triggers: [{ name: 'Shipping update', eventName: 'order.shipped', messageType: 'TRANSACTIONAL' }],
+    });
+    const contactId = await contactWithout(o);
+    const marketing = await fire(o, { event: 'order.shipped', contactId, messageType: 'MARKETING' });
+    expect(marketing.matchedTriggers).toEqual([{ triggerId: expect.any(String), name: 'Shipping update' }]);
+    expect(marketing.skipped).toMatchObject([{ reason: 'NO_CONSENT' }]);
+    // Without messageType the trigger's class applies; SERVICE is looser than the trigger's TRANSACTIONAL.
+    expect((await fire(o, { event: 'order.shipped', contactId })).messages).toHaveLength(1);
+    expect((await fire(o, { event: 'order.shipped', contactId, messageType: 'SERVICE' })).messages).toHaveLength(1);
+  });
+
+  it('the cool-down runs on server time: an event dated two hours ahead does not escape it', async () => {
+    const o = await org();
+    await publishedBot(o, {
+      draftFlow: eventFlow('Your order shipped.'),
+      triggers: [{ eventName: 'order.shipped', messageType: 'TRANSACTIONAL', cooldownSeconds: 3600 }],
+    });
+    const contactId = await contactWithout(o);
+    expect((await fire(o, { event: 'order.shipped', contactId, messageType: 'TRANSACTIONAL' })).messages).toHaveLength(1);
+    const later = new Date(Date.now() + 2 * 3600_000).toISOString();
+    expect((await fire(o, { event: 'order.shipped', contactId, occurredAt: later, messageType: 'TRANSACTIONAL' })).skipped).toMatchObject([
+      { reason: 'FREQUENCY_CAPPED' },
+    ]);
+  });
+
+  it('a placeholder the event does not fill is MISSING_PROPERTY, not an empty text', async () => {
+    const o = await org();
+    await publishedBot(o, {
+      draftFlow: eventFlow('Order {{event.order_id}} shipped.'),
+      triggers: [{ eventName: 'order.shipped', messageType: 'TRANSACTIONAL' }],
+    });
+    const contactId = await contactWithout(o);
+    const missing = await fire(o, { event: 'order.shipped', contactId, messageType: 'TRANSACTIONAL' });
+    expect(missing).toMatchObject({
+      messages: [],
+      skipped: [{ reason: 'MISSING_PROPERTY', message: expect.stringContaining('{{event.order_id}}') }],
+    });
+    const filled = await fire(o, { event: 'order.shipped', contactId, messageType: 'TRANSACTIONAL', properties: { order_id: 'A-1' } });
+    expect(filled.messages).toHaveLength(1);
+    const conversationId = (await call(srv, 'GET', `/v1/conversations?contactId=${contactId}`, { key: o.key })).body.data[0].id as string;
+    expect(await outboundTexts(o, conversationId)).toEqual(['Order A-1 shipped.']);
+  });
+
+  it('a keyword sign-up of a new number counts as a new contact; the welcome conversation is acquisition-sourced', async () => {
+    const o = await org();
+    const tag = (await call(srv, 'POST', '/v1/tags', { key: o.key, body: { name: 'VIP' } })).body.data.id as string;
+    const made = await call(srv, 'POST', '/acquisition-campaigns', {
+      key: o.key,
+      body: {
+        name: 'Join',
+        type: 'KEYWORD',
+        listId: tag,
+        status: 'ACTIVE',
+        keyword: 'JOIN',
+        shortcode: o.senderNumber,
+        welcomeMessage: 'Welcome!',
+      },
+    });
+    expect(made.status, made.text).toBe(201);
+    await deliver(o, phone(), 'join');
+    const got = await call(srv, 'GET', `/acquisition-campaigns/${made.body.id}`, { key: o.key });
+    expect(got.body.stats).toMatchObject({ enrolledCount: 1, newContactCount: 1 });
+    // The server-side enrollment's welcome message opens an acquisition conversation naming the campaign.
+    const api = await call(srv, 'POST', '/acquisition-campaigns', {
+      key: o.key,
+      body: { name: 'Api', type: 'QR_CODE', listId: tag, status: 'ACTIVE', welcomeMessage: 'Hello there.' },
+    });
+    const p = phone();
+    expect(
+      (await call(srv, 'POST', `/v1/acquisition/${api.body.id}/enroll`, { key: o.key, body: { phone: p, consent: true } })).status,
+    ).toBe(200);
+    const c = await conversationOf(o, p);
+    expect(c).toMatchObject({ source: 'acquisition' }); // already so on main (checked, not redone)
+  });
+});

@@ -11,7 +11,7 @@ import type { components } from '../../../generated/api.d.ts';
 import { acceptMessage, type MessageType } from '../messaging/send.ts';
 import { ApiError, bodyField, unknownReference } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { cardsOf, type BotCard, type BotEdge, type BotFlow, type BotNode } from './flow.ts';
+import { cardsOf, CONTACT_FIELDS, type BotCard, type BotEdge, type BotFlow, type BotNode } from './flow.ts';
 import { MAX_ATTRIBUTE_VALUE_CHARACTERS } from '../contacts/attribute-limits.ts';
 import { clampText } from '../../lib/characters.ts';
 import { parsePhone } from '../phone.ts';
@@ -43,9 +43,26 @@ export type TurnResult = { messageIds: string[]; status: 'ACTIVE' | 'ENDED' | 'H
 
 const norm = (v: string) => v.trim().toLowerCase();
 
-/** `{{name}}` from the variables (captured values, event properties, contact attributes), else empty. */
-export function fill(text: string, vars: Record<string, string>): string {
-  return text.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_m, name: string) => vars[name] ?? vars[name.toLowerCase()] ?? '');
+/**
+ * `{{name}}` from the variables (captured values, event properties, contact attributes), else empty; a name with
+ * no value is added to `missing` when given (an event's message reports MISSING_PROPERTY instead of "Hi , …").
+ */
+export function fill(text: string, vars: Record<string, string>, missing?: Set<string>): string {
+  return text.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_m, name: string) => {
+    const v = vars[name] ?? vars[name.toLowerCase()];
+    // The contact's own fields may be empty (a contact without a name); anything else is the event's to carry.
+    if ((v === undefined || v === '') && !CONTACT_FIELDS.has(name.toLowerCase())) missing?.add(name);
+    return v ?? '';
+  });
+}
+
+/** An event's message names a placeholder that neither the event's properties nor the contact fill (MISSING_PROPERTY). */
+export class MissingProperty extends Error {
+  readonly names: string[];
+  constructor(names: string[]) {
+    super(`The message needs ${names.map((n) => `{{${n}}}`).join(', ')}, which neither the event's properties nor the contact carry.`);
+    this.names = names;
+  }
 }
 
 /** Variables a flow starts with: the contact's attributes (and name), then `extra` (event properties) over them. */
@@ -75,7 +92,7 @@ export async function startVariables(
   return vars;
 }
 
-function toSendContent(node: BotNode, vars: Record<string, string>): SendContent | undefined {
+function toSendContent(node: BotNode, vars: Record<string, string>, missing?: Set<string>): SendContent | undefined {
   const c = node.content;
   if (!c) return undefined;
   const replies = (node.buttons ?? [])
@@ -85,19 +102,19 @@ function toSendContent(node: BotNode, vars: Record<string, string>): SendContent
   const extra = { ...(replies.length ? { replies } : {}), ...(actions.length ? { actions } : {}) };
   const cardOf = (k: BotCard) => ({
     type: 'card' as const,
-    title: fill(k.title ?? k.description ?? ' ', vars),
-    ...(k.description && k.title ? { text: fill(k.description, vars) } : {}),
+    title: fill(k.title ?? k.description ?? ' ', vars, missing),
+    ...(k.description && k.title ? { text: fill(k.description, vars, missing) } : {}),
     ...(k.mediaUrl ? { mediaUrl: k.mediaUrl } : {}),
     ...(k.assetId ? { assetId: k.assetId } : {}),
   });
   switch (c.type) {
     case 'text':
-      return { type: 'text', text: fill(c.text ?? '', vars), ...extra } as SendContent;
+      return { type: 'text', text: fill(c.text ?? '', vars, missing), ...extra } as SendContent;
     case 'media':
       return {
         type: 'media',
         ...(c.assetId ? { assetId: c.assetId } : { mediaUrl: c.mediaUrl! }),
-        ...(c.text ? { text: fill(c.text, vars) } : {}),
+        ...(c.text ? { text: fill(c.text, vars, missing) } : {}),
         ...extra,
       } as SendContent;
     case 'card':
@@ -134,8 +151,10 @@ type Ctx = {
 class TurnCapReached extends Error {}
 
 async function send(ctx: Ctx, node: BotNode, vars: Record<string, string>): Promise<string | undefined> {
-  const content = toSendContent(node, vars);
+  const missing = new Set<string>();
+  const content = toSendContent(node, vars, missing);
   if (!content) return undefined;
+  if (ctx.origin === 'event' && missing.size > 0) throw new MissingProperty([...missing]);
   if (ctx.sent >= MAX_MESSAGES_PER_TURN) throw new TurnCapReached();
   ctx.sent++;
   const channelType: Channel = ctx.bot.channel === 'CHATAPP' ? 'CHATAPP' : (ctx.bot.channel as Channel);
@@ -301,7 +320,7 @@ export async function startFlow(
   try {
     end = await walk(ctx, flow, start?.id, vars, ids, trail);
   } catch (error) {
-    const refused = error instanceof ApiError || error instanceof TurnCapReached;
+    const refused = error instanceof ApiError || error instanceof TurnCapReached || error instanceof MissingProperty;
     if (refused && ctx.progress) {
       // Messages went out before the refusal: the session waits after the last one sent, so the next reply
       // goes on from there and sends none of them again (issue 33 item 7).

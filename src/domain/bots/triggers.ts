@@ -16,7 +16,7 @@ import { ApiError, bodyField, invalidField } from '../errors.ts';
 import { normalizeInboundText } from '../compliance/keyword-engine.ts';
 import { registerTriggerSource, type TriggeredEvent, type TriggerOutcome, type TriggerSource } from '../events/trigger-sources.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { startFlow, type TurnResult } from './runtime.ts';
+import { MissingProperty, startFlow, type TurnResult } from './runtime.ts';
 
 export type BotTrigger = components['schemas']['BotTrigger'];
 export type BotInboundTrigger = components['schemas']['BotInboundTrigger'];
@@ -87,6 +87,20 @@ export function triggerMatches(t: BotTrigger, event: Pick<TriggeredEvent, 'name'
 
 const GATE = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'CONTENT_BLOCKED', 'NO_CHANNEL_AVAILABLE']);
 
+type MessageType = NonNullable<BotTrigger['messageType']>;
+/** Consent each class needs, strictest last: MARKETING needs marketing consent and quiet hours. */
+const STRICTNESS: readonly MessageType[] = ['SERVICE', 'TRANSACTIONAL', 'MARKETING'];
+
+/**
+ * The class an event's messages go out as: the stricter of the request's `messageType` (when sent) and the
+ * trigger's (EventTriggerRequest.messageType). A MARKETING event under a TRANSACTIONAL trigger is MARKETING: it
+ * was sent without consent before.
+ */
+export function stricterClass(request: MessageType | undefined, trigger: MessageType): MessageType {
+  if (!request) return trigger;
+  return STRICTNESS.indexOf(request) > STRICTNESS.indexOf(trigger) ? request : trigger;
+}
+
 /** Runs the organization's matching bot triggers for one event (inside the event's transaction). */
 export async function runBotTriggers(tenant: Tenant, services: Services, event: TriggeredEvent): Promise<TriggerOutcome[]> {
   const { db, organizationId: orgId } = tenant;
@@ -97,7 +111,9 @@ export async function runBotTriggers(tenant: Tenant, services: Services, event: 
       const triggerId = trigger.id!;
       const last = await s.lastFire(db, orgId, bot.id, triggerId, event.contactId);
       const cooldown = (trigger.cooldownSeconds ?? 0) * 1000;
-      if (last && cooldown > 0 && event.occurredAt.getTime() - last.getTime() < cooldown) {
+      // Server time: `occurredAt` is the client's claim, for reporting only (an event dated +2 h escaped the cool-down).
+      const now = new Date();
+      if (last && cooldown > 0 && now.getTime() - last.getTime() < cooldown) {
         outcomes.push({
           triggerId,
           name: trigger.name ?? triggerId,
@@ -117,15 +133,24 @@ export async function runBotTriggers(tenant: Tenant, services: Services, event: 
           bot,
           { conversationId: conversation.id, contactId: event.contactId, senderId: sender.id },
           {
-            messageType: trigger.messageType ?? 'MARKETING',
+            messageType: stricterClass(event.messageType, trigger.messageType ?? 'MARKETING'),
             origin: 'event',
             properties: event.properties,
           },
         );
         if (turn.status === 'ACTIVE') await s.setConversationHandler(db, orgId, conversation.id, bot.id);
-        await s.recordFire(db, orgId, bot.id, triggerId, event.contactId, event.occurredAt);
+        await s.recordFire(db, orgId, bot.id, triggerId, event.contactId, now);
         outcomes.push({ triggerId, name: trigger.name ?? triggerId, messageIds: turn.messageIds, skipped: [] });
       } catch (error) {
+        if (error instanceof MissingProperty) {
+          outcomes.push({
+            triggerId,
+            name: trigger.name ?? triggerId,
+            messageIds: [],
+            skipped: [{ reason: 'MISSING_PROPERTY', message: error.message }],
+          });
+          continue;
+        }
         if (!(error instanceof ApiError) || !GATE.has(error.code)) throw error;
         outcomes.push({
           triggerId,

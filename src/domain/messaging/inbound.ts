@@ -166,6 +166,7 @@ async function ingest(
         phone,
         text: inbound.text,
         sender: { phone_number: inbound.to, address: null },
+        contactCreated: contact.created,
       });
       if (!enrolled) await greet();
     } catch (error) {
