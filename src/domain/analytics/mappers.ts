@@ -34,7 +34,8 @@ export function toReportRow(r: MessageReportDbRow): MessageReportRow {
     errorCode: r.error_code,
     segments: r.segments,
     cost: r.cost_units === null ? null : toMoney(r.cost_units),
-    // Blasts are not built yet: no message belongs to one.
+    // Always null, though blasts are built: the report's query does not link a message to its blast (only
+    // blast_recipients.message_id does). Issue 34 item 1 records every message's origin and names the blast here.
     blastId: null,
     conversationId: r.conversation_id,
   };

@@ -1,5 +1,5 @@
 // The flow engine: a published bot converses. A session (bot_sessions) per conversation holds the published flow
-// it started with, the node it waits at and the captured variables. Every message goes through acceptMessage (the
+// it started with, the node it waits at and the captured variables. Every message goes through the send entry (the
 // one send path: compliance gate, channel plan, pricing). An inbound message advances a session at most once:
 // ingestion stores each provider message once (a redelivery stops before the bot), and the session row is
 // locked while it advances. Every node a session enters is recorded (bot_node_visits, the funnel) with how the
@@ -8,7 +8,7 @@ import * as q from '../../db/queries/bots/bots.ts';
 import * as s from '../../db/queries/bots/sessions.ts';
 import { recordVisits, type VisitExit, type VisitSession, type VisitStep } from '../../db/queries/bots/visits.ts';
 import type { components } from '../../../generated/api.d.ts';
-import { acceptMessage, type MessageType } from '../messaging/send.ts';
+import { send, type MessageType } from '../messaging/send.ts';
 import { ApiError, bodyField, unknownReference } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { cardsOf, CONTACT_FIELDS, type BotCard, type BotEdge, type BotFlow, type BotNode } from './flow.ts';
@@ -150,7 +150,7 @@ type Ctx = {
 /** The turn reached MAX_MESSAGES_PER_TURN: it stops before sending more. */
 class TurnCapReached extends Error {}
 
-async function send(ctx: Ctx, node: BotNode, vars: Record<string, string>): Promise<string | undefined> {
+async function sendNode(ctx: Ctx, node: BotNode, vars: Record<string, string>): Promise<string | undefined> {
   const missing = new Set<string>();
   const content = toSendContent(node, vars, missing);
   if (!content) return undefined;
@@ -158,7 +158,7 @@ async function send(ctx: Ctx, node: BotNode, vars: Record<string, string>): Prom
   if (ctx.sent >= MAX_MESSAGES_PER_TURN) throw new TurnCapReached();
   ctx.sent++;
   const channelType: Channel = ctx.bot.channel === 'CHATAPP' ? 'CHATAPP' : (ctx.bot.channel as Channel);
-  const row = await acceptMessage(ctx.tenant, ctx.services, {
+  const row = await send(ctx.tenant, ctx.services, {
     contactId: ctx.contactId,
     ...(ctx.senderId ? { senderId: ctx.senderId } : {}),
     channelType,
@@ -232,7 +232,7 @@ async function walk(
         continue;
       }
       case 'MESSAGE': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         ctx.progress = node.id; // sent: a refusal further on never sends it again
         if (dflt) {
@@ -243,12 +243,12 @@ async function walk(
         return { nodeId: node.id, status: edges.length > 0 ? 'ACTIVE' : 'ENDED' };
       }
       case 'QUESTION': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         return { nodeId: node.id, status: 'ACTIVE' };
       }
       case 'HANDOFF': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         // A human holds it now, the bot kept as the last one (Conversation.botId): no trigger takes it back.
         await s.handToHuman(ctx.tenant.db, ctx.tenant.organizationId, ctx.conversationId, ctx.bot.id);
@@ -256,7 +256,7 @@ async function walk(
         return { nodeId: node.id, status: 'HANDED_OFF' };
       }
       case 'END': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         leave(trail, 'completed');
         return { nodeId: node.id, status: 'ENDED' };
@@ -269,7 +269,7 @@ async function walk(
 
 /**
  * Starts the bot's published flow in a conversation: a session on the published flow, the messages of the first
- * nodes through acceptMessage. Gate refusals (422 DNC_LISTED, OPTED_OUT, NO_CONSENT …) propagate to the caller.
+ * nodes through the send entry. Gate refusals (422 DNC_LISTED, OPTED_OUT, NO_CONSENT …) propagate to the caller.
  */
 export async function startFlow(
   tenant: Tenant,
@@ -389,7 +389,7 @@ function intentOf(
  * One turn of a conversation handed to a bot: called by inbound ingestion (in its transaction) for every stored
  * inbound message. Does nothing unless the conversation is the bot's and a session waits at a node. The inbound
  * message advances the session once (`last_inbound_message_id`), following the edge of its intent or the default
- * edge; the next nodes' messages go through acceptMessage. A refusal of the gate ends the turn without a message.
+ * edge; the next nodes' messages go through the send entry. A refusal of the gate ends the turn without a message.
  */
 export async function runBotTurn(
   tenant: Tenant,
@@ -499,14 +499,14 @@ async function miss(
     if (misses >= maxMisses) {
       const text = flow.fallback?.text;
       if (text) {
-        const id = await send(ctx, { id: node.id, type: 'HANDOFF', content: { type: 'text', text } }, vars);
+        const id = await sendNode(ctx, { id: node.id, type: 'HANDOFF', content: { type: 'text', text } }, vars);
         if (id) ids.push(id);
       }
       await s.handToHuman(db, orgId, ctx.conversationId, ctx.bot.id);
       status = 'HANDED_OFF';
     } else {
       const again: BotNode = node.reprompt ? { ...node, content: { type: 'text', text: node.reprompt } } : node;
-      const id = await send(ctx, again, vars);
+      const id = await sendNode(ctx, again, vars);
       if (id) ids.push(id);
     }
   } catch (error) {

@@ -32,9 +32,10 @@ export type MessageReportQuery = {
   after?: { at: string; id: string };
 };
 
-// Attributes the report promises that nothing records yet: programs, brand and campaign registrations and
-// carrier lookups are not built. They are null on every row, so a filter on one of them matches no row
-// (PostgreSQL folds `null = $1` to false) rather than being ignored. Replace each by its column when it exists.
+// Attributes the report promises that no message records: the sender's program, brand and campaign when it was
+// sent (those sections are built, but a message keeps no link to them) and the carrier that took it. They are
+// null on every row, so a filter on one of them matches no row (PostgreSQL folds `null = $1` to false) rather
+// than being ignored. Issue 34 item 2 records them on the message; replace each by its column then.
 const PROGRAM_ID = sql<string | null>`null::text`;
 const BRAND = sql<string | null>`null::text`;
 const CAMPAIGN = sql<string | null>`null::text`;

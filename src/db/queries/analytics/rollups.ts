@@ -15,8 +15,9 @@ export type RollupFilter = {
   to: Date;
   senderId?: string;
   /**
-   * Brand / campaign registration filters. Messages do not record a brand or campaign yet (as in the message
-   * report), so a filter on either matches no message rather than being ignored.
+   * Brand / campaign registration filters. Messages do not record their sender's brand or campaign (as in the
+   * message report), so a filter on either matches no message rather than being ignored; issue 34 item 2 adds
+   * those dimensions to messages and rollups.
    */
   brandId?: string;
   campaignId?: string;
