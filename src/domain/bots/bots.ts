@@ -11,7 +11,6 @@ import { mediaAssetProblems } from '../assets/media.ts';
 import { EMPTY_FLOW, flowWarnings, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
 import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts';
 import { assertInboundTriggers, assertTriggers, type BotInboundTrigger, type BotTrigger } from './triggers.ts';
-import './references.ts';
 import { isUniqueViolation } from '../../db/queries/contacts/contacts.ts';
 
 export type { BotRevisionRow, BotRow, BotTesterRow } from '../../db/queries/bots/bots.ts';

@@ -3,7 +3,7 @@
 // live in the bot's definition and are run from here.
 //
 // Event triggers live in the bot's definition (`triggers`, issue 16). This module checks them on write and is the
-// bots' trigger source for POST /v1/events (registerTriggerSource): for every active trigger of a published bot
+// bots' trigger runner for POST /v1/events (events.ts calls runBotTriggers): for every active trigger of a published bot
 // whose event name and conditions match, the published flow starts for the event's contact through the send entry (messaging/send.ts),
 // unless the contact is inside the trigger's per-contact cool-down (FREQUENCY_CAPPED) or the compliance gate
 // refuses (DNC_LISTED, OPTED_OUT, NO_CONSENT, CONTENT_BLOCKED).
@@ -14,7 +14,7 @@ import { openConversation } from '../messaging/conversation.ts';
 import { resolveSender } from '../messaging/senders.ts';
 import { ApiError, bodyField, invalidField } from '../errors.ts';
 import { normalizeInboundText } from '../compliance/keyword-engine.ts';
-import { registerTriggerSource, type TriggeredEvent, type TriggerOutcome, type TriggerSource } from '../events/trigger-sources.ts';
+import type { TriggeredEvent, TriggerOutcome } from '../events/trigger-sources.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { MissingProperty, startFlow, type TurnResult } from './runtime.ts';
 
@@ -163,17 +163,6 @@ export async function runBotTriggers(tenant: Tenant, services: Services, event: 
   }
   return outcomes;
 }
-
-export const botTriggerSource: TriggerSource = { run: runBotTriggers };
-
-let registered = false;
-/** Registers the bots as a trigger source once (module load of the bots domain). */
-export function registerBotTriggers(): void {
-  if (registered) return;
-  registered = true;
-  registerTriggerSource(botTriggerSource);
-}
-registerBotTriggers();
 
 type InboundConversation = { id: string; contact_id: string; sender_id: string; handled_by: string; bot_id: string | null };
 type InboundText = { id: string; text: string | null; postback: string | null };
