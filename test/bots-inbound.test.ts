@@ -454,3 +454,19 @@ describe('events keep their word (issue 33 item 11)', () => {
     expect(c).toMatchObject({ source: 'acquisition' }); // already so on main (checked, not redone)
   });
 });
+
+describe('dictionaries (issue 33 item 9)', () => {
+  it('deactivating an intent a published flow uses does not break republishing; a new flow still may not use it', async () => {
+    const o = await org();
+    const b = await publishedBot(o, {});
+    const intents = await call(srv, 'GET', '/v1/intents', { key: o.key });
+    const sales = (intents.body.data as Array<{ id: string; value: string }>).find((i) => i.value === 'talk_to_sales')!;
+    const off = await call(srv, 'PATCH', `/v1/intents/${sales.id}`, { key: o.key, body: { active: false } });
+    expect(off.status, off.text).toBe(200);
+    const again = await call(srv, 'POST', `/v1/bots/${b.id}/publish`, { key: o.key });
+    expect(again.status, again.text).toBe(200);
+    const fresh = await call(srv, 'POST', '/v1/bots', { key: o.key, body: { name: 'Fresh', channel: 'SMS', draftFlow: flow() } });
+    const v = await call(srv, 'POST', `/v1/bots/${fresh.body.id}/validate`, { key: o.key });
+    expect(v.body.data.errors.map((e: { code: string }) => e.code)).toContain('UNKNOWN_INTENT');
+  });
+});

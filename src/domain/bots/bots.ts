@@ -8,7 +8,7 @@ import { matchContentRules, type ContentRuleSpec } from '../compliance/content-r
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { mediaAssetProblems } from '../assets/media.ts';
-import { EMPTY_FLOW, flowWarnings, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
+import { cardsOf, EMPTY_FLOW, flowWarnings, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
 import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts';
 import { assertInboundTriggers, assertTriggers, type BotInboundTrigger, type BotTrigger } from './triggers.ts';
 import { isUniqueViolation } from '../../db/queries/contacts/contacts.ts';
@@ -152,12 +152,29 @@ export async function deleteBot(tenant: Tenant, id: string): Promise<void> {
   });
 }
 
+/** Whether a flow names the intent (a button's or an edge's). */
+function intentIn(flow: BotFlow, value: string): boolean {
+  const norm = (x: string | null | undefined) => (x ?? '').trim().toLowerCase();
+  return (
+    flow.edges.some((e) => norm(e.intent) === value) ||
+    flow.nodes.some((n) =>
+      [...(n.buttons ?? []), ...(n.content ? cardsOf(n.content).flatMap((k) => k.buttons ?? []) : [])].some(
+        (b) => norm(b.intent) === value,
+      ),
+    )
+  );
+}
+
 async function findings(tx: Db, orgId: string, bot: q.BotRow): Promise<BotValidationError[]> {
-  const [intents, variables, rules] = await Promise.all([
+  const [active, all, variables, rules] = await Promise.all([
     q.activeIntentValues(tx, orgId),
+    q.allIntentValues(tx, orgId),
     q.variableNames(tx, orgId),
     q.blockingContentRules(tx, orgId),
   ]);
+  // Inactive intents stay valid in existing flows (Intent.active): one the published flow already uses may stay.
+  const kept = bot.published_flow ? [...all].filter((v) => !active.has(v) && intentIn(bot.published_flow as BotFlow, v)) : [];
+  const intents = new Set([...active, ...kept]);
   const specs: ContentRuleSpec[] = rules.map((r) => ({
     id: r.id,
     name: r.name,

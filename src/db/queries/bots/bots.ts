@@ -143,6 +143,12 @@ export async function activeIntentValues(db: Db, orgId: string): Promise<Set<str
   return new Set(rows.map((r) => r.value));
 }
 
+/** Every intent value of the organization, active or not. */
+export async function allIntentValues(db: Db, orgId: string): Promise<Set<string>> {
+  const rows = await tenant(db.selectFrom('intents'), orgId).select('value').execute();
+  return new Set(rows.map((r) => r.value));
+}
+
 export async function variableNames(db: Db, orgId: string): Promise<Set<string>> {
   const rows = await tenant(db.selectFrom('variable_definitions'), orgId).select('name').execute();
   return new Set(rows.map((r) => r.name));
