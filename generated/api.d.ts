@@ -5337,9 +5337,9 @@ export interface components {
         /**
          * @description A suggested reply (postback). A tap sends `postback` back as an inbound message of content type `reply` and a
          *     `message.button_tapped` event; when `postback` equals an intent value of the dictionaries it is counted in
-         *     `GET /v1/analytics/intents`. In the SMS/MMS rendering the replies are appended as one line
-         *     `Reply <text1> / <text2> / …`, and an inbound SMS whose trimmed, case-insensitive text equals a reply's `text`
-         *     is treated as a tap of that reply.
+         *     `GET /v1/analytics/intents`. In the SMS/MMS rendering the replies are appended as one numbered line
+         *     `Reply 1 for <text1>, 2 for <text2>, …`; in a conversation a bot holds, an inbound SMS that is a reply's number,
+         *     or whose trimmed, case-insensitive text equals a reply's `text`, is treated as a tap of that reply.
          * @example {
          *       "text": "Yes",
          *       "postback": "confirm_order"
@@ -5552,7 +5552,7 @@ export interface components {
          *
          *     | type | required | allowed | RCS | SMS/MMS rendering (fallback or `channelType` SMS/MMS) |
          *     |---|---|---|---|---|
-         *     | `text` | `text` | `actions`, `replies` | text message with suggestion chips | SMS: text, then one line `<action text>: <url>` per action, then `Reply …` line |
+         *     | `text` | `text` | `actions`, `replies` | text message with suggestion chips | SMS: text, then one line `<action text>: <url>` per action, then a numbered `Reply 1 for …, 2 for …` line |
          *     | `card` | `title` | `text`, `mediaUrl` or `assetId`, `actions`, `replies` | standalone rich card | `title`, newline, `text`, action and reply lines; MMS with the image when it has media, otherwise SMS |
          *     | `carousel` | `cards` (2–10) | — | carousel of rich cards | SMS with each card rendered as above, separated by a blank line; media dropped (warning `MEDIA_DROPPED`) |
          *     | `media` | `mediaUrl` or `assetId` | `text` (caption), `actions`, `replies` | file message, caption and chips | MMS with the media and the caption as body |
@@ -10080,6 +10080,17 @@ export interface components {
             pagination: components["schemas"]["Pagination"];
         };
         /**
+         * @description What the bot does after `maxMisses` replies in a row matched nothing at the node it waits at (each miss before
+         *     that is re-prompted, see `BotNode.reprompt`): sends `text` (when set) and hands the conversation to a human
+         *     (`handledBy: human`, like a `HANDOFF` node). Without a `fallback` the same happens after 3 misses, silently.
+         */
+        BotFlowFallback: {
+            /** @example Let me get a person to help you. */
+            text?: string | null;
+            /** @default 3 */
+            maxMisses?: number;
+        };
+        /**
          * @description Id of a node or edge, chosen by the client, unique within its flow.
          * @example welcome
          */
@@ -10174,6 +10185,14 @@ export interface components {
             content?: components["schemas"]["BotMessageContent"] | null;
             /** @description Suggestions shown under the message (`MESSAGE` and `QUESTION` only). */
             buttons?: components["schemas"]["BotButton"][];
+            /**
+             * @description Sent (with the node's buttons) when a reply at this node matches none of its edges, or fails its capture's
+             *     variable type (a `list` value not among its `items`, a `number` or `date` that does not parse …). Without
+             *     it the node's own content is sent again. After the flow's `fallback.maxMisses` such replies in a row, the
+             *     flow's fallback applies instead.
+             * @example Sorry, I did not get that. Reply 1 or 2.
+             */
+            reprompt?: string | null;
             /** @description `QUESTION` only (required there). */
             capture?: components["schemas"]["BotVariableCapture"] | null;
             /** @description Canvas position for the flow editor; no effect on behaviour. */
@@ -10202,7 +10221,9 @@ export interface components {
             condition?: components["schemas"]["BotEdgeCondition"] | null;
         };
         /**
-         * @description A conversation graph of up to 500 nodes and 2,000 edges.
+         * @description A conversation graph of up to 500 nodes and 2,000 edges. One turn (what one inbound message or one event
+         *     starts) sends at most 5 messages; a turn that would send a sixth stops there (the session waits after the
+         *     fifth). Publish validation refuses a cycle that never waits for the contact (`LOOP_WITHOUT_WAIT`).
          * @example {
          *       "nodes": [
          *         {
@@ -10278,6 +10299,7 @@ export interface components {
          *     }
          */
         BotFlow: {
+            fallback?: components["schemas"]["BotFlowFallback"];
             nodes: components["schemas"]["BotNode"][];
             edges: components["schemas"]["BotEdge"][];
         };
@@ -10322,6 +10344,12 @@ export interface components {
              *     cool-down history. It is the `triggerId` of the trigger in `POST /v1/events` results.
              */
             id?: components["schemas"]["Id"];
+            /**
+             * @description A label for people (`matchedTriggers[].name` in `POST /v1/events` results); the trigger's `id` stands in
+             *     when it is null or absent.
+             * @example Shipping update
+             */
+            name?: string | null;
             /** @example order.shipped */
             eventName: string;
             /** @description All must hold (AND). None means every event of that name matches. */
@@ -10337,6 +10365,56 @@ export interface components {
         };
         /** @description The bot's event triggers (ids unique within the bot); a PUT with `triggers` replaces them all. */
         BotTriggerList: components["schemas"]["BotTrigger"][];
+        /**
+         * @description What starts the bot's published flow when a contact writes to the bot's sender (`senderId`; a bot without a
+         *     sender listens on every sender of the organization). `keyword`: the whole inbound text is one of `keywords`
+         *     (matched like compliance keywords: case, surrounding spaces and punctuation ignored, so `demo!` matches
+         *     `DEMO`). `intent`: the inbound message carries the intent `intent` of the intents dictionary (a postback with
+         *     that value, or a text equal to the intent's value or one of its labels, case-insensitively).
+         *
+         *     A keyword trigger restarts the flow even in a conversation a bot holds (text `DEMO` again to start over); an
+         *     intent trigger, like `defaultForSender`, acts only in a conversation no bot session holds. A conversation handed
+         *     to a human (a `HANDOFF` node, or `POST /v1/conversations/{id}/handoff` with `to: human` after a bot held it) is
+         *     never taken: it stays human until handed back. Compliance keywords come first (STOP, HELP, and START/YES/UNSTOP
+         *     for an opted-out contact), then confirmations of pending sign-ups and keyword acquisition campaigns. The flow's
+         *     messages are `SERVICE` messages (answers to the contact), with the conversation's `handledBy: bot`.
+         * @example {
+         *       "id": "7d1e2f3a-4b5c-4d6e-8f7a-9b0c1d2e3f4a",
+         *       "name": "Demo keyword",
+         *       "type": "keyword",
+         *       "keywords": [
+         *         "DEMO"
+         *       ],
+         *       "active": true
+         *     }
+         */
+        BotInboundTrigger: {
+            /** @description Assigned by the server when absent. */
+            id?: components["schemas"]["Id"];
+            /** @example Demo keyword */
+            name?: string | null;
+            /** @enum {string} */
+            type: "keyword" | "intent";
+            /** @description `keyword` only (required there): stored upper case. */
+            keywords?: string[];
+            /** @description `intent` only (required there): an active intent of the dictionary. */
+            intent?: components["schemas"]["BotIntentValue"];
+            /** @default true */
+            active?: boolean;
+        } & (unknown & unknown);
+        /**
+         * @description The bot's inbound triggers (ids unique within the bot); a PUT with `inboundTriggers` replaces them all. When
+         *     triggers of two published bots match one message, the bot created first starts.
+         */
+        BotInboundTriggerList: components["schemas"]["BotInboundTrigger"][];
+        /**
+         * @description The bot greets whoever writes to its sender (`senderId`, required for it): an inbound message in a conversation
+         *     that no bot session and no human holds starts the published flow, as an RCS agent greets whoever opens the chat.
+         *     One bot per sender (409 `CONFLICT` when another bot of the sender already is its default). Keyword and intent
+         *     triggers of any bot (`inboundTriggers`) are tried first.
+         * @default false
+         */
+        BotDefaultForSender: boolean;
         /**
          * @description Without `draftFlow` the bot starts with a flow holding a single `START` node.
          * @example {
@@ -10415,6 +10493,8 @@ export interface components {
             senderId?: string | null;
             draftFlow?: components["schemas"]["BotFlow"];
             triggers?: components["schemas"]["BotTriggerList"];
+            inboundTriggers?: components["schemas"]["BotInboundTriggerList"];
+            defaultForSender?: components["schemas"]["BotDefaultForSender"];
         };
         /**
          * @description A conversational bot. `version` starts at 1 and is bumped each time the draft flow changes (a revision is
@@ -10573,12 +10653,12 @@ export interface components {
             channel: components["schemas"]["Channel"];
             /**
              * Format: uuid
-             * @description Sender ID the bot answers on (RCS tester invites need a provider-managed RCS sender). The binding says where
-             *     the bot's messages leave from and which conversations it may take; it does not by itself start the bot: an
-             *     inbound message to that sender starts the published bot only in a conversation handed to it
-             *     (`POST /v1/conversations/{id}/handoff` with `to: bot`) or started by one of the bot's event triggers (see
-             *     `POST /v1/events`: an event whose trigger names the bot). Any other inbound message to the sender is an ordinary conversation message
-             *     (`message.received`), handled by a human or your webhook.
+             * @description Sender ID the bot answers on (RCS tester invites need a provider-managed RCS sender). An inbound message to
+             *     that sender starts the published bot when one of its `inboundTriggers` matches (a keyword such as `DEMO`, or
+             *     an intent), or, for the sender's `defaultForSender` bot, in any conversation no bot session or human holds;
+             *     a conversation handed to it (`POST /v1/conversations/{id}/handoff` with `to: bot`) or started by one of its
+             *     event triggers (`POST /v1/events`) is the bot's too. Every inbound message is also an ordinary conversation
+             *     message (`message.received`).
              */
             senderId: string | null;
             status: components["schemas"]["BotStatus"];
@@ -10589,6 +10669,8 @@ export interface components {
             /** Format: date-time */
             publishedAt: string | null;
             triggers?: components["schemas"]["BotTriggerList"];
+            inboundTriggers?: components["schemas"]["BotInboundTriggerList"];
+            defaultForSender?: components["schemas"]["BotDefaultForSender"];
             createdAt: components["schemas"]["Timestamp"];
             updatedAt: components["schemas"]["Timestamp"];
         };
@@ -10679,6 +10761,8 @@ export interface components {
             senderId?: string | null;
             draftFlow?: components["schemas"]["BotFlow"];
             triggers?: components["schemas"]["BotTriggerList"];
+            inboundTriggers?: components["schemas"]["BotInboundTriggerList"];
+            defaultForSender?: components["schemas"]["BotDefaultForSender"];
             /** @description When given and different from the bot's current `version`, the update answers 409 `CONFLICT` and changes nothing. */
             expectedVersion?: number;
         };
@@ -10691,14 +10775,19 @@ export interface components {
          *     for its intent, or a non-final node without outgoing edge), `UNREACHABLE_NODE` (not reachable from `START`),
          *     `UNKNOWN_INTENT` (intent missing or inactive in the dictionary), `UNKNOWN_VARIABLE` (capture, condition or
          *     placeholder naming neither a variable definition nor a contact field), `CHANNEL_UNSUPPORTED` (content type the bot's channel cannot
-         *     carry), `CONTENT_BLOCKED` (text matches a blocking content rule). `nodeId` names the node (or the edge's
-         *     source node), null for flow-wide errors.
+         *     carry), `CONTENT_BLOCKED` (text matches a blocking content rule), `LOOP_WITHOUT_WAIT` (a cycle of nodes that
+         *     never waits for the contact: default edges of `START`/`MESSAGE` nodes and `CONDITION` edges; it would send
+         *     messages without end). `nodeId` names the node (or the edge's source node), null for flow-wide errors.
+         *     `warnings` never block publishing: `NO_WAY_OUT` names a node waiting for a reply with no default edge while
+         *     the flow has no `fallback.text` (a reply matching none of its edges is re-prompted, then handed to a human
+         *     without a word).
          */
         BotValidationResult: {
             valid: boolean;
             /** @description The draft version that was checked. */
             version: number;
             errors: components["schemas"]["BotValidationError"][];
+            warnings?: components["schemas"]["BotValidationError"][];
         };
         /**
          * @example {
@@ -12987,7 +13076,10 @@ export interface components {
         KeywordRuleKeyword: string;
         /**
          * @description What an inbound message equal to the keyword does. `OPT_OUT`: the phone is opted out (`Contact.optedOut`)
-         *     and an `OPT_OUT` audit entry is written. `OPT_IN`: the opt-out is lifted and an `OPT_IN` entry is written.
+         *     and an `OPT_OUT` audit entry is written. `OPT_IN`: the opt-out is lifted and an `OPT_IN` entry is written;
+         *     an `OPT_IN` keyword (START, YES, UNSTOP …) acts only for a phone that is opted out: from anyone else it is an
+         *     ordinary reply (to a bot's button labelled Yes, for example), with no reply text and no audit entry. `OPT_OUT`,
+         *     `HELP` and `AUTO_REPLY` act for every phone and come before any bot.
          *     `HELP`: the help text is sent. `AUTO_REPLY`: `replyText` is sent. Every action sends `replyText` when set.
          * @enum {string}
          */
@@ -15263,12 +15355,18 @@ export interface components {
             phone?: components["schemas"]["PhoneE164"];
             properties?: components["schemas"]["EventProperties"];
             /**
-             * @description Regulatory class of the messages this event sends (default MARKETING, as everywhere in the API).
-             *     MARKETING needs marketing consent and is held during the recipient's quiet hours; send order, shipping
-             *     or account notices as TRANSACTIONAL or SERVICE.
+             * @description Regulatory class of the messages this event sends. Each matched trigger's messages go out as the stricter
+             *     of this and the trigger's own `messageType` (MARKETING, then TRANSACTIONAL, then SERVICE): a MARKETING
+             *     event under a TRANSACTIONAL trigger needs marketing consent. Absent, the trigger's class applies (a
+             *     trigger's default is MARKETING). MARKETING needs marketing consent and is held during the recipient's
+             *     quiet hours; send order, shipping or account notices as TRANSACTIONAL or SERVICE.
+             * @enum {string}
              */
-            messageType?: components["schemas"]["MessageType"];
-            /** @description When the event happened in your system; defaults to the time of the request. Used for reporting only. */
+            messageType?: "MARKETING" | "TRANSACTIONAL" | "SERVICE";
+            /**
+             * @description When the event happened in your system; defaults to the time of the request. Used for reporting only: a
+             *     trigger's cool-down runs on the server's clock (the time the event is received).
+             */
             occurredAt?: components["schemas"]["Timestamp"];
         } & (unknown | unknown);
         /** @description An active trigger configured on the event name whose conditions matched. */

@@ -284,9 +284,9 @@ describe('confirmed opt-in', () => {
       'Welcome, Dana! Reply STOP to opt out.',
     );
 
-    // A YES with nothing waiting is the opt-in keyword it always was.
+    // A YES with nothing waiting, from a contact who is not opted out, is an ordinary reply (issue 33 item 3).
     await reply(num, 'YES');
-    expect((await consentOf(enrolled.id)).map((e) => e.action)).toContain('OPT_IN');
+    expect((await consentOf(enrolled.id)).map((e) => e.action)).not.toContain('OPT_IN');
   });
 
   it('a public sign-up of an existing customer changes nothing of theirs, even with confirmation off; the YES then only adds consent and the tag', async () => {

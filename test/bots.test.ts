@@ -4,11 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TRANSITIONS } from '../src/domain/bots/state.ts';
-import { triggerSources } from '../src/domain/events/trigger-sources.ts';
+import { runBotTriggers } from '../src/domain/bots/triggers.ts';
 import { tenantFor } from '../src/domain/tenant.ts';
 import { signCallback, simulatorSecret } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
-import '../src/domain/bots/triggers.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -243,7 +242,12 @@ describe('validation', () => {
     const v2 = await call(srv, 'POST', `/v1/bots/${noStart.id}/validate`, { key });
     expect(v2.body.data.errors.map((e: { code: string }) => e.code)).toContain('MISSING_START_NODE');
     const ok = await bot({ draftFlow: goodFlow() });
-    expect((await call(srv, 'POST', `/v1/bots/${ok.id}/validate`, { key })).body.data).toEqual({ valid: true, version: 1, errors: [] });
+    expect((await call(srv, 'POST', `/v1/bots/${ok.id}/validate`, { key })).body.data).toMatchObject({
+      valid: true,
+      version: 1,
+      errors: [],
+      warnings: [{ code: 'NO_WAY_OUT', nodeId: 'welcome' }], // a tap-only node without a flow fallback text: not blocking
+    });
   });
 });
 
@@ -317,7 +321,7 @@ describe('RCS tester invites', () => {
 });
 
 describe('a published bot converses', () => {
-  it('a bot bound to a sender does not start by itself: an inbound message there is an ordinary conversation message (Bot.senderId)', async () => {
+  it('a bot bound to a sender without inbound triggers or defaultForSender does not start: an inbound message there is an ordinary conversation message', async () => {
     const b = await bot({ draftFlow: goodFlow(), senderId: org.senderId });
     expect((await publish(b.id)).status).toBe(200);
     const p = phone();
@@ -427,11 +431,13 @@ describe('event triggers (the bots trigger source)', () => {
     const { db: _db, pool: _pool, ...services } = srv.context;
     const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: phone(), name: 'Grace Hopper' } });
     const run = async (contactId: string, properties: Record<string, unknown>, at = new Date()) => {
-      const out = [];
-      for (const source of triggerSources())
-        out.push(
-          ...(await source.run(tenant, services, { eventId: randomUUID(), name: 'order.shipped', contactId, properties, occurredAt: at })),
-        );
+      const out = await runBotTriggers(tenant, services, {
+        eventId: randomUUID(),
+        name: 'order.shipped',
+        contactId,
+        properties,
+        occurredAt: at,
+      });
       return out.filter((o) => o.triggerId === triggerId);
     };
     // not published yet: nothing
@@ -454,8 +460,8 @@ describe('event triggers (the bots trigger source)', () => {
     const other = await srv.newOrg('Trigger other org');
     const otherTenant = await tenantFor(srv.context, other.organizationId);
     const otherContact = await call(srv, 'POST', '/v1/contacts', { key: other.apiKey.secret, body: { phone: phone() } });
-    for (const source of triggerSources()) {
-      const out = await source.run(otherTenant, services, {
+    {
+      const out = await runBotTriggers(otherTenant, services, {
         eventId: randomUUID(),
         name: 'order.shipped',
         contactId: otherContact.body.id,

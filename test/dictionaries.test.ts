@@ -2,7 +2,6 @@
 // rewrite (rename everywhere). These organizations have no bots, so usage answers zero bots and a rewrite renames
 // the entry alone (0 bots updated, 0 references rewritten), keeping its id; test/bots.test.ts covers flows.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerFlowReferenceSource } from '../src/domain/dictionaries/flow-references.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -403,58 +402,49 @@ describe('tenancy and scopes', () => {
   });
 });
 
-describe('flow references (the extension point the Bots section registers with)', () => {
-  it('usage sums and orders the bots a source reports; a rewrite runs in the rename’s transaction', async () => {
+describe('flow references (the bots, called directly)', () => {
+  it('usage sums and orders the bots that reference a token; a rewrite reaches their draft and published flows', async () => {
     const org = await srv.newOrg('Flow references org');
     const k = org.apiKey.secret;
-    const seen: string[] = [];
-    const unregister = registerFlowReferenceSource({
-      async usage(_tx, organizationId, kind, token) {
-        if (organizationId !== org.organizationId) return [];
-        seen.push(`${kind}:${token}`);
-        return [
-          { botId: '00000000-0000-4000-8000-0000000000b2', name: 'Zeta bot', draftNodeCount: 1, publishedNodeCount: 0 },
-          { botId: '00000000-0000-4000-8000-0000000000b1', name: 'Alpha bot', draftNodeCount: 2, publishedNodeCount: 2 },
-        ];
-      },
-      async rewrite(tx, organizationId, kind, from, to) {
-        if (organizationId !== org.organizationId) return { botsUpdated: 0, referencesRewritten: 0 };
-        if (to === 'explode') throw new Error('flow store failed');
-        // the rename is already visible in the same transaction
-        const table = kind === 'intent' ? 'intents' : 'variable_definitions';
-        const column = kind === 'intent' ? 'value' : 'name';
-        const renamed = await tx
-          .selectFrom(table)
-          .select('id')
-          .where('organization_id', '=', organizationId)
-          .where(column, '=', to)
-          .execute();
-        seen.push(`${kind}:${from}->${to}:${renamed.length}`);
-        return { botsUpdated: 2, referencesRewritten: 5 };
-      },
-    });
-    try {
-      const i = await intent('flow_intent', {}, k);
-      const usage = await call(srv, 'GET', `/v1/intents/${i.id}/usage`, { key: k });
-      expect(usage.body.data).toMatchObject({ botCount: 2, draftNodeCount: 3, publishedNodeCount: 2 });
-      expect(usage.body.data.bots.map((b: { name: string }) => b.name)).toEqual(['Alpha bot', 'Zeta bot']);
+    const i = await intent('flow_intent', {}, k);
+    const v = await variable({ name: 'flow_var', type: 'text' }, k);
+    const flow = {
+      nodes: [
+        { id: 'start', type: 'START' },
+        {
+          id: 'm',
+          type: 'MESSAGE',
+          content: { type: 'text', text: 'Hi {{flow_var}}' },
+          buttons: [{ type: 'reply', text: 'Go', intent: 'flow_intent' }],
+        },
+        { id: 'end', type: 'END' },
+      ],
+      edges: [
+        { id: 'e1', source: 'start', target: 'm' },
+        { id: 'e2', source: 'm', target: 'end', intent: 'flow_intent' },
+      ],
+    };
+    const make = async (name: string) => {
+      const res = await call(srv, 'POST', '/v1/bots', { key: k, body: { name, channel: 'RCS', draftFlow: flow } });
+      expect(res.status, res.text).toBe(201);
+      return res.body.id as string;
+    };
+    await make('Zeta bot'); // draft only
+    const alpha = await make('Alpha bot');
+    expect((await call(srv, 'POST', `/v1/bots/${alpha}/publish`, { key: k })).status).toBe(200);
 
-      const ok = await call(srv, 'POST', `/v1/intents/${i.id}/rewrite`, { key: k, body: { newValue: 'flow_intent_2' } });
-      expect(ok.body).toMatchObject({ id: i.id, old: 'flow_intent', new: 'flow_intent_2', botsUpdated: 2, referencesRewritten: 5 });
-      expect(seen).toContain('intent:flow_intent->flow_intent_2:1');
+    const usage = await call(srv, 'GET', `/v1/intents/${i.id}/usage`, { key: k });
+    expect(usage.body.data).toMatchObject({ botCount: 2, draftNodeCount: 2, publishedNodeCount: 1 });
+    expect(usage.body.data.bots.map((b: { name: string }) => b.name)).toEqual(['Alpha bot', 'Zeta bot']);
 
-      const failed = await call(srv, 'POST', `/v1/intents/${i.id}/rewrite`, { key: k, body: { newValue: 'explode' } });
-      expect(failed.status).toBe(500);
-      const after = await call(srv, 'GET', '/v1/intents', { key: k });
-      expect(after.body.data.map((x: { value: string }) => x.value)).toEqual(['flow_intent_2']); // rolled back
+    const ok = await call(srv, 'POST', `/v1/intents/${i.id}/rewrite`, { key: k, body: { newValue: 'flow_intent_2' } });
+    expect(ok.body).toMatchObject({ id: i.id, old: 'flow_intent', new: 'flow_intent_2', botsUpdated: 2, referencesRewritten: 6 });
+    const bot = (await call(srv, 'GET', `/v1/bots/${alpha}`, { key: k })).body;
+    expect(bot.publishedFlow.edges[1].intent).toBe('flow_intent_2');
 
-      const v = await variable({ name: 'flow_var', type: 'text' }, k);
-      const vr = await call(srv, 'POST', `/v1/variable-definitions/${v.id}/rewrite`, { key: k, body: { newName: 'flow_var_2' } });
-      expect(vr.body).toMatchObject({ kind: 'variable', botsUpdated: 2, referencesRewritten: 5 });
-      const vu = await call(srv, 'GET', `/v1/variable-definitions/${v.id}/usage`, { key: k });
-      expect(vu.body.data).toMatchObject({ variableId: v.id, name: 'flow_var_2', botCount: 2 });
-    } finally {
-      unregister();
-    }
+    const vr = await call(srv, 'POST', `/v1/variable-definitions/${v.id}/rewrite`, { key: k, body: { newName: 'flow_var_2' } });
+    expect(vr.body).toMatchObject({ kind: 'variable', botsUpdated: 2, referencesRewritten: 3 });
+    const vu = await call(srv, 'GET', `/v1/variable-definitions/${v.id}/usage`, { key: k });
+    expect(vu.body.data).toMatchObject({ variableId: v.id, name: 'flow_var_2', botCount: 2 });
   });
 });

@@ -1,9 +1,6 @@
-// Events section through HTTP: POST /v1/events and /v1/events/batch, with a trigger source registered by the test
-// (the extension point bots plug into), the recorded event, per-item batch results, idempotent retries and tenancy.
+// Events section through HTTP: POST /v1/events and /v1/events/batch, with the organization's real bot triggers
+// (events run the bots' triggers directly), the recorded event, per-item batch results, idempotent retries and tenancy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send } from '../src/domain/messaging/send.ts';
-import { ApiError } from '../src/domain/errors.ts';
-import { registerTriggerSource } from '../src/domain/events/trigger-sources.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -12,51 +9,53 @@ let other: Awaited<ReturnType<TestServer['newOrg']>>;
 let key: string;
 const TRIGGER_ID = '0e1f2a3b-4c5d-4e6f-8a7b-8c9d0e1f2a3b';
 const SKIP_ID = '5d6e7f8a-9b0c-4d1e-8f2a-3b4c5d6e7f8a';
-const runs: Array<{ organizationId: string; name: string; contactId: string; properties: Record<string, unknown> }> = [];
+
+/** A published bot whose one trigger sends `text` for `eventName`. */
+async function triggerBot(eventName: string, trigger: Record<string, unknown>, text: string): Promise<void> {
+  const made = await call(srv, 'POST', '/v1/bots', {
+    key,
+    body: {
+      name: `${eventName} bot`,
+      channel: 'SMS',
+      draftFlow: {
+        nodes: [
+          { id: 'start', type: 'START' },
+          { id: 'note', type: 'END', content: { type: 'text', text } },
+        ],
+        edges: [{ id: 'e1', source: 'start', target: 'note' }],
+      },
+      triggers: [{ eventName, ...trigger }],
+    },
+  });
+  expect(made.status, made.text).toBe(201);
+  expect((await call(srv, 'POST', `/v1/bots/${made.body.id}/publish`, { key })).status).toBe(200);
+}
 
 beforeAll(async () => {
   srv = await startTestServer();
   org = await srv.newOrg('Events org');
   other = await srv.newOrg('Other events org');
   key = org.apiKey.secret;
-  // A fake trigger source, as the Bots section registers one: `order.shipped` sends a TRANSACTIONAL text through
-  // the one send path; `review.requested` reports a skip.
-  registerTriggerSource({
-    async run(tenant, services, event) {
-      runs.push({ organizationId: tenant.organizationId, name: event.name, contactId: event.contactId, properties: event.properties });
-      if (tenant.organizationId !== org.organizationId) return [];
-      if (event.name === 'order.shipped') {
-        const text = `Order ${String(event.properties.order_id)} shipped`;
-        try {
-          const m = await send(tenant, services, {
-            contactId: event.contactId,
-            messageType: 'TRANSACTIONAL',
-            content: { type: 'text', text },
-            origin: 'event',
-          });
-          return [{ triggerId: TRIGGER_ID, name: 'Shipping notice', messageIds: [m.id], skipped: [] }];
-        } catch (error) {
-          if (error instanceof ApiError)
-            return [
-              { triggerId: TRIGGER_ID, name: 'Shipping notice', messageIds: [], skipped: [{ reason: error.code, message: error.message }] },
-            ];
-          throw error;
-        }
-      }
-      if (event.name === 'review.requested') {
-        return [
-          {
-            triggerId: SKIP_ID,
-            name: 'Review request',
-            messageIds: [],
-            skipped: [{ reason: 'NO_CONSENT', message: 'Contact has not given marketing consent.' }],
-          },
-        ];
-      }
-      return [];
-    },
-  });
+  // `order.shipped` sends a TRANSACTIONAL text through the one send path; `review.requested` is MARKETING, so a
+  // contact without marketing consent is skipped.
+  expect((await call(srv, 'POST', '/v1/variable-definitions', { key, body: { name: 'order_id', type: 'text' } })).status).toBe(201);
+  await triggerBot(
+    'order.shipped',
+    { id: TRIGGER_ID, name: 'Shipping notice', messageType: 'TRANSACTIONAL' },
+    'Order {{order_id}} shipped',
+  );
+  await triggerBot('review.requested', { id: SKIP_ID, name: 'Review request', messageType: 'MARKETING' }, 'How did we do?');
 });
+
+/** The outbound texts of the contact's conversation. */
+async function textsOf(contactId: string): Promise<string[]> {
+  const convs = await call(srv, 'GET', `/v1/conversations?contactId=${contactId}`, { key });
+  if (!convs.body.data[0]) return [];
+  const msgs = await call(srv, 'GET', `/v1/conversations/${convs.body.data[0].id}/messages`, { key });
+  return msgs.body.data
+    .filter((m: { direction: string }) => m.direction === 'outbound')
+    .map((m: { content: { text: string } }) => m.content.text);
+}
 afterAll(() => srv.close());
 
 const phone = (n: number) => `+1415555${String(n).padStart(4, '0')}`;
@@ -89,7 +88,7 @@ describe('triggerEvent', () => {
     expect(res.body.matchedTriggers).toEqual([{ triggerId: TRIGGER_ID, name: 'Shipping notice' }]);
     expect(res.body.messages).toEqual([{ triggerId: TRIGGER_ID, messageId: expect.any(String), status: 'queued' }]);
     expect(res.body.skipped).toEqual([]);
-    expect(runs.at(-1)).toMatchObject({ name: 'order.shipped', contactId: res.body.contactId, properties: { order_id: 'A-1' } });
+    expect(await textsOf(res.body.contactId)).toEqual(['Order A-1 shipped']); // the event's properties filled the text
 
     const convs = await call(srv, 'GET', `/v1/conversations?contactId=${res.body.contactId}`, { key });
     const msgs = await call(srv, 'GET', `/v1/conversations/${convs.body.data[0].id}/messages`, { key });
@@ -100,7 +99,7 @@ describe('triggerEvent', () => {
     const res = await call(srv, 'POST', '/v1/events', { key, body: { event: 'review.requested', phone: phone(1102) } });
     expect(res.body.matchedTriggers).toEqual([{ triggerId: SKIP_ID, name: 'Review request' }]);
     expect(res.body.messages).toEqual([]);
-    expect(res.body.skipped).toEqual([{ triggerId: SKIP_ID, reason: 'NO_CONSENT', message: 'Contact has not given marketing consent.' }]);
+    expect(res.body.skipped).toEqual([{ triggerId: SKIP_ID, reason: 'NO_CONSENT', message: expect.any(String) }]);
   });
 
   it('answers 404 naming body.contactId for an unknown or another organization’s contact', async () => {
@@ -119,19 +118,20 @@ describe('triggerEvent', () => {
     });
     expect(res.status).toBe(200);
     expect(res.body.matchedTriggers).toEqual([]);
-    expect(runs.at(-1)!.organizationId).toBe(other.organizationId);
+    expect(res.body.messages).toEqual([]);
   });
 
   it('replays an Idempotency-Key retry without running triggers again', async () => {
     const body = { event: 'order.shipped', phone: phone(1105), properties: { order_id: 'B-2' }, messageType: 'TRANSACTIONAL' };
     const headers = { 'Idempotency-Key': 'evt-retry-1' };
     const first = await call(srv, 'POST', '/v1/events', { key, body, headers });
-    const before = runs.length;
+    const before = await textsOf(first.body.contactId);
+    expect(before).toEqual(['Order B-2 shipped']);
     const second = await call(srv, 'POST', '/v1/events', { key, body, headers });
     expect(second.status).toBe(200);
     expect(second.body).toEqual(first.body);
     expect(second.headers.get('idempotent-replayed')).toBe('true');
-    expect(runs.length).toBe(before);
+    expect(await textsOf(first.body.contactId)).toEqual(before); // no second message
     const reused = await call(srv, 'POST', '/v1/events', { key, body: { ...body, event: 'other' }, headers });
     expect(reused.status).toBe(409);
   });

@@ -22,7 +22,7 @@ describe('render', () => {
     expect(fallbackChannelFor(card)).toBe('MMS');
     const r = render('MMS', card);
     expect(r.body).toBe(
-      'Weekend sale\nEverything 20% off until Sunday – use code WEEKEND20.\nShop now: https://shop.example.com/sale\nReply Not interested',
+      'Weekend sale\nEverything 20% off until Sunday – use code WEEKEND20.\nShop now: https://shop.example.com/sale\nReply 1 for Not interested',
     );
     expect(r).toMatchObject({
       mediaUrl: card.type === 'card' ? card.mediaUrl : null,

@@ -16,6 +16,8 @@ export interface BotsTable {
   draft_flow: Json<unknown>;
   published_flow: Json<unknown> | null;
   triggers: ColumnType<unknown, unknown, unknown>;
+  inbound_triggers: ColumnType<unknown, unknown, unknown>;
+  default_for_sender: ColumnType<boolean, boolean | undefined, boolean>;
   published_at: Timestamp | null;
   created_at: CreatedAt;
   updated_at: TimestampDefault;
@@ -54,6 +56,8 @@ export interface BotSessionsTable {
   variables: Json<Record<string, string>>;
   status: ColumnType<string, string | undefined, string>;
   last_inbound_message_id: string | null;
+  /** Replies in a row that matched no edge at `node_id` (reset when the session advances). */
+  misses: ColumnType<number, number | undefined, number>;
   /** The bot's published version when the session started (null for sessions older than migration 0027). */
   bot_version: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;

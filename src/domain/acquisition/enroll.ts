@@ -189,6 +189,8 @@ export async function enroll(
   campaignId: string,
   body: EnrollRequest,
   via: 'api' | 'keyword',
+  /** A keyword's inbound message created the contact just before (ingestion stores every sender as a contact). */
+  opts: { contactCreated?: boolean } = {},
 ): Promise<{ campaign: CampaignRow; enrollment: Enrollment }> {
   const now = new Date();
   const parsed = phoneOf(body.phone);
@@ -212,7 +214,7 @@ export async function enroll(
     const enrollment = await completeEnrollment(t, services, campaign, {
       contactId,
       phone: parsed.e164,
-      contactCreated: created,
+      contactCreated: created || Boolean(opts.contactCreated),
       consentText: body.consentText ?? campaign.consent_text,
       via,
       client: null,

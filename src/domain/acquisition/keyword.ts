@@ -12,7 +12,13 @@ import { enroll, type Enrollment } from './enroll.ts';
 export async function enrollByKeyword(
   tenant: Tenant,
   services: Services,
-  inbound: { phone: string; text: string; sender: { phone_number: string | null; address: string | null } },
+  inbound: {
+    phone: string;
+    text: string;
+    sender: { phone_number: string | null; address: string | null };
+    /** The inbound message created the contact (a new number): the sign-up counts as a new contact. */
+    contactCreated?: boolean;
+  },
 ): Promise<Enrollment | null> {
   const keyword = inbound.text.trim().toUpperCase();
   if (!/^[A-Z0-9]{1,20}$/.test(keyword)) return null;
@@ -22,7 +28,11 @@ export async function enrollByKeyword(
   const campaign = live.find((c) => c.status === 'ACTIVE' && (!c.starts_at || c.starts_at.getTime() <= now.getTime()));
   if (!campaign) return null;
   try {
-    return (await enroll(tenant, services, campaign.id, { phone: inbound.phone, consent: true }, 'keyword')).enrollment;
+    return (
+      await enroll(tenant, services, campaign.id, { phone: inbound.phone, consent: true }, 'keyword', {
+        contactCreated: inbound.contactCreated ?? false,
+      })
+    ).enrollment;
   } catch (error) {
     // A DNC-listed handset that texts the keyword is not enrolled (and gets nothing); other refusals likewise.
     if (error instanceof ApiError && error.status < 500) return null;

@@ -9,10 +9,10 @@ import { matchContentRules, type ContentRuleSpec } from '../compliance/content-r
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { mediaAssetProblems } from '../assets/media.ts';
-import { EMPTY_FLOW, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
+import { cardsOf, EMPTY_FLOW, flowWarnings, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
 import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts';
-import { assertTriggers, type BotTrigger } from './triggers.ts';
-import './references.ts';
+import { assertInboundTriggers, assertTriggers, type BotInboundTrigger, type BotTrigger } from './triggers.ts';
+import { isUniqueViolation } from '../../db/errors.ts';
 import type { BotTesterInviteStatus, Channel } from '../../db/tables/enums.ts';
 
 export type { BotRevisionRow, BotRow, BotTesterRow } from '../../db/queries/bots/bots.ts';
@@ -28,7 +28,26 @@ type Editable = {
   senderId?: string | null;
   draftFlow?: BotFlow;
   triggers?: BotTrigger[];
+  inboundTriggers?: BotInboundTrigger[];
+  defaultForSender?: boolean;
 };
+
+/** A default bot greets on its sender: it needs one (400), and a sender has one default bot (409). */
+function assertDefault(defaultForSender: boolean | undefined, senderId: string | null | undefined): void {
+  if (defaultForSender && !senderId)
+    throw invalidField(bodyField('defaultForSender'), 'a default bot needs a senderId: it greets whoever writes to that sender');
+}
+
+/** The write, with a second default bot for one sender answered as 409 (the unique index of migration 0043). */
+async function oneDefaultPerSender<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (error) {
+    if (isUniqueViolation(error, q.BOT_DEFAULT_FOR_SENDER_UNIQUE))
+      throw conflict('CONFLICT', 'Another bot already is the default bot of this sender; clear its defaultForSender first.');
+    throw error;
+  }
+}
 
 async function assertSender(tx: Db, orgId: string, senderId: string | null | undefined): Promise<void> {
   if (senderId && !(await getSender(tx, orgId, senderId))) throw unknownReference(bodyField('senderId'), 'sender ID');
@@ -61,17 +80,23 @@ export function createBot(tenant: Tenant, body: Editable & { name: string; chann
   const orgId = tenant.organizationId;
   assertFlowShape(body.draftFlow);
   const triggers = assertTriggers(body.triggers);
+  const inboundTriggers = assertInboundTriggers(body.inboundTriggers);
+  assertDefault(body.defaultForSender, body.senderId);
   return inTransaction(tenant.db, async (tx) => {
     await assertSender(tx, orgId, body.senderId);
     const draftFlow = body.draftFlow ?? EMPTY_FLOW;
-    const row = await q.insertBot(tx, orgId, {
-      name: body.name,
-      description: body.description ?? null,
-      channel: body.channel,
-      senderId: body.senderId ?? null,
-      draftFlow,
-      triggers: triggers ?? [],
-    });
+    const row = await oneDefaultPerSender(
+      q.insertBot(tx, orgId, {
+        name: body.name,
+        description: body.description ?? null,
+        channel: body.channel,
+        senderId: body.senderId ?? null,
+        draftFlow,
+        triggers: triggers ?? [],
+        inboundTriggers: inboundTriggers ?? [],
+        defaultForSender: body.defaultForSender ?? false,
+      }),
+    );
     if (row.status !== INITIAL_STATUS) throw new Error('bot not created DRAFT');
     await q.insertRevision(tx, orgId, row.id, 1, draftFlow);
     return row;
@@ -82,8 +107,10 @@ export function updateBot(tenant: Tenant, id: string, body: Editable & { expecte
   const orgId = tenant.organizationId;
   assertFlowShape(body.draftFlow);
   const triggers = assertTriggers(body.triggers);
+  const inboundTriggers = assertInboundTriggers(body.inboundTriggers);
   return inTransaction(tenant.db, async (tx) => {
     const bot = found(await q.getBot(tx, orgId, id, { forUpdate: true }), 'Bot');
+    assertDefault(body.defaultForSender ?? bot.default_for_sender, body.senderId !== undefined ? body.senderId : bot.sender_id);
     if (body.expectedVersion !== undefined && body.expectedVersion !== bot.version) {
       throw conflict('CONFLICT', `The bot is at version ${bot.version}, not ${body.expectedVersion}; reload it and retry.`);
     }
@@ -98,14 +125,18 @@ export function updateBot(tenant: Tenant, id: string, body: Editable & { expecte
       await q.insertRevision(tx, orgId, bot.id, version, body.draftFlow);
     }
     return found(
-      await q.updateBot(tx, orgId, id, {
-        name: body.name,
-        description: body.description,
-        channel: body.channel,
-        senderId: body.senderId,
-        triggers,
-        ...(draftChanged ? { draftFlow: body.draftFlow, version, status } : {}),
-      }),
+      await oneDefaultPerSender(
+        q.updateBot(tx, orgId, id, {
+          name: body.name,
+          description: body.description,
+          channel: body.channel,
+          senderId: body.senderId,
+          triggers,
+          inboundTriggers,
+          defaultForSender: body.defaultForSender,
+          ...(draftChanged ? { draftFlow: body.draftFlow, version, status } : {}),
+        }),
+      ),
       'Bot',
     );
   });
@@ -123,12 +154,29 @@ export async function deleteBot(tenant: Tenant, id: string): Promise<void> {
   });
 }
 
+/** Whether a flow names the intent (a button's or an edge's). */
+function intentIn(flow: BotFlow, value: string): boolean {
+  const norm = (x: string | null | undefined) => (x ?? '').trim().toLowerCase();
+  return (
+    flow.edges.some((e) => norm(e.intent) === value) ||
+    flow.nodes.some((n) =>
+      [...(n.buttons ?? []), ...(n.content ? cardsOf(n.content).flatMap((k) => k.buttons ?? []) : [])].some(
+        (b) => norm(b.intent) === value,
+      ),
+    )
+  );
+}
+
 async function findings(tx: Db, orgId: string, bot: q.BotRow): Promise<BotValidationError[]> {
-  const [intents, variables, rules] = await Promise.all([
+  const [active, all, variables, rules] = await Promise.all([
     q.activeIntentValues(tx, orgId),
+    q.allIntentValues(tx, orgId),
     q.variableNames(tx, orgId),
     q.blockingContentRules(tx, orgId),
   ]);
+  // Inactive intents stay valid in existing flows (Intent.active): one the published flow already uses may stay.
+  const kept = bot.published_flow ? [...all].filter((v) => !active.has(v) && intentIn(bot.published_flow as BotFlow, v)) : [];
+  const intents = new Set([...active, ...kept]);
   const specs: ContentRuleSpec[] = rules.map((r) => ({
     id: r.id,
     name: r.name,
@@ -143,10 +191,13 @@ async function findings(tx: Db, orgId: string, bot: q.BotRow): Promise<BotValida
   return validateFlow(flow, bot.channel, intents, variables, blocked, (id) => assets.get(id) ?? null);
 }
 
-export async function validateBot(tenant: Tenant, id: string): Promise<{ valid: boolean; version: number; errors: BotValidationError[] }> {
+export async function validateBot(
+  tenant: Tenant,
+  id: string,
+): Promise<{ valid: boolean; version: number; errors: BotValidationError[]; warnings: BotValidationError[] }> {
   const bot = found(await q.getBot(tenant.db, tenant.organizationId, id), 'Bot');
   const errors = await findings(tenant.db, tenant.organizationId, bot);
-  return { valid: errors.length === 0, version: bot.version, errors };
+  return { valid: errors.length === 0, version: bot.version, errors, warnings: flowWarnings(bot.draft_flow as BotFlow) };
 }
 
 /** 400 BOT_VALIDATION_FAILED (every finding in `validationErrors`) and nothing changed, or the published bot. */

@@ -138,6 +138,13 @@ export function validateFlow(
       err('MISSING_TRANSITION', `Node "${n.id}" has no outgoing edge.`, n.id);
   }
 
+  for (const cycle of cyclesWithoutWait(flow, nodes))
+    err(
+      'LOOP_WITHOUT_WAIT',
+      `Nodes ${cycle.map((id) => `"${id}"`).join(' → ')} form a cycle that never waits for the contact: one message would send the next forever.`,
+      cycle[0]!,
+    );
+
   if (starts.length > 0) {
     const seen = new Set<string>([starts[0]!.id]);
     const queue = [starts[0]!.id];
@@ -153,6 +160,58 @@ export function validateFlow(
       if (!seen.has(n.id)) err('UNREACHABLE_NODE', `Node "${n.id}" cannot be reached from the Start node.`, n.id);
   }
   return errors;
+}
+
+/**
+ * The edges a turn follows without waiting for the contact: a START's and a MESSAGE's default edge (a MESSAGE with
+ * one moves on at once), every edge of a CONDITION. A QUESTION waits, and so does a MESSAGE without a default edge
+ * (for a tap). A cycle of such edges sends messages without end, billed: START→m1→m2→m1 sent 50 messages per event.
+ */
+function cyclesWithoutWait(flow: BotFlow, nodes: Map<string, BotNode>): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of flow.edges) {
+    const src = nodes.get(e.source);
+    if (!src || !nodes.has(e.target)) continue;
+    const isDefault = !e.intent && !e.condition;
+    const passes = src.type === 'CONDITION' || ((src.type === 'START' || src.type === 'MESSAGE') && isDefault);
+    if (passes) next.set(src.id, [...(next.get(src.id) ?? []), e.target]);
+  }
+  // Depth-first search with colours; each back edge closes one cycle (reported once, from where it closes).
+  const colour = new Map<string, 'grey' | 'black'>();
+  const cycles: string[][] = [];
+  const path: string[] = [];
+  const visit = (id: string): void => {
+    colour.set(id, 'grey');
+    path.push(id);
+    for (const t of next.get(id) ?? []) {
+      if (colour.get(t) === 'grey') cycles.push(path.slice(path.indexOf(t)));
+      else if (!colour.has(t)) visit(t);
+    }
+    path.pop();
+    colour.set(id, 'black');
+  };
+  for (const id of nodes.keys()) if (!colour.has(id)) visit(id);
+  return cycles;
+}
+
+/**
+ * Findings that do not block publishing (BotValidationResult.warnings): `NO_WAY_OUT`, a node waiting for a reply
+ * (a QUESTION, a MESSAGE with buttons and no default edge) with no default edge while the flow has no `fallback`
+ * text: a reply matching none of its edges is re-prompted, then handed to a human without a word.
+ */
+export function flowWarnings(flow: BotFlow): BotValidationError[] {
+  if (flow.fallback?.text) return [];
+  return flow.nodes
+    .filter((n) => n.type === 'QUESTION' || n.type === 'MESSAGE')
+    .filter((n) => {
+      const out = flow.edges.filter((e) => e.source === n.id);
+      return out.length > 0 && !out.some((e) => !e.intent && !e.condition) && (n.type === 'QUESTION' || out.some((e) => e.intent));
+    })
+    .map((n) => ({
+      code: 'NO_WAY_OUT',
+      message: `A reply to "${n.id}" that matches none of its edges is re-prompted, then handed to a human without a word: add a default edge or a flow fallback text.`,
+      nodeId: n.id,
+    }));
 }
 
 /** Rewrites a token in a flow; answers the new flow and how many references changed. */

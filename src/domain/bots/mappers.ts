@@ -30,6 +30,8 @@ export function toBot(row: BotRow): S['Bot'] {
     draftFlow: row.draft_flow as BotFlow,
     publishedFlow: (row.published_flow as BotFlow | null) ?? null,
     triggers: (row.triggers as S['BotTrigger'][] | null) ?? [],
+    inboundTriggers: (row.inbound_triggers as S['BotInboundTrigger'][] | null) ?? [],
+    defaultForSender: row.default_for_sender,
   };
 }
 

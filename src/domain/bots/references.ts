@@ -1,9 +1,16 @@
-// The bots as a source of dictionary references (flow-references.ts): usage counts and rewrites of intent values
-// and variable names in every bot's draft and published flow, inside the dictionaries' transaction (the bots are
-// locked, so a concurrent bot edit waits for the rename and then sees the new token).
+// Where dictionary tokens are referenced: usage counts and rewrites of intent values and variable names in every
+// bot's draft and published flow, inside the dictionaries' transaction (the bots are locked, so a concurrent bot
+// edit waits for the rename and then sees the new token). The Dictionaries section calls it directly
+// (dictionaries/flow-references.ts); the types live here so that the import runs one way.
 import * as q from '../../db/queries/bots/bots.ts';
-import { registerFlowReferenceSource, type BotUsage, type DictionaryKind, type FlowRewriteCount } from '../dictionaries/flow-references.ts';
 import { rewriteFlow, type BotFlow } from './flow.ts';
+
+export type DictionaryKind = 'intent' | 'variable';
+
+/** One bot whose flows reference a token. */
+export type BotUsage = { botId: string; name: string; draftNodeCount: number; publishedNodeCount: number };
+
+export type FlowRewriteCount = { botsUpdated: number; referencesRewritten: number };
 
 function countIn(flow: BotFlow | null, kind: DictionaryKind, token: string): number {
   // A rewrite to itself touches exactly the referencing nodes.
@@ -66,11 +73,3 @@ export const botReferenceSource = {
     return { botsUpdated, referencesRewritten };
   },
 };
-
-let registered = false;
-export function registerBotReferences(): void {
-  if (registered) return;
-  registered = true;
-  registerFlowReferenceSource(botReferenceSource);
-}
-registerBotReferences();

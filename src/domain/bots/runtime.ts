@@ -10,12 +10,11 @@ import { recordVisits, type VisitExit, type VisitSession, type VisitStep } from 
 import type { components } from '../../../generated/api.d.ts';
 import { send, type MessageType } from '../messaging/send.ts';
 import { ApiError, bodyField, unknownReference } from '../errors.ts';
-import { matchKeyword } from '../compliance/keyword-engine.ts';
-import { effectiveKeywordRules, orgKeywordRules } from '../compliance/keyword-rules.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { cardsOf, type BotCard, type BotEdge, type BotFlow, type BotNode } from './flow.ts';
+import { cardsOf, CONTACT_FIELDS, type BotCard, type BotEdge, type BotFlow, type BotNode } from './flow.ts';
 import { MAX_ATTRIBUTE_VALUE_CHARACTERS } from '../contacts/attribute-limits.ts';
 import { clampText } from '../../lib/characters.ts';
+import { parsePhone } from '../phone.ts';
 
 type SendContent = components['schemas']['SendMessageContent'];
 type Channel = components['schemas']['Channel'];
@@ -30,13 +29,40 @@ const MAX_CAPTURED_CHARACTERS = MAX_ATTRIBUTE_VALUE_CHARACTERS;
 /** Most nodes one turn walks through without waiting (a guard against default-edge cycles). */
 export const MAX_STEPS_PER_TURN = 50;
 
+/**
+ * Most messages one turn sends (BotFlow): publish validation refuses a cycle that never waits (LOOP_WITHOUT_WAIT),
+ * and this bounds what any flow, one published before that check included, bills per inbound message or event.
+ * One event once sent 50 messages to one contact; `events/batch` of 20 sent 980.
+ */
+export const MAX_MESSAGES_PER_TURN = 5;
+
+/** Misses (replies matching no edge) before the flow's fallback hands the conversation to a human (BotFlowFallback). */
+export const DEFAULT_MAX_MISSES = 3;
+
 export type TurnResult = { messageIds: string[]; status: 'ACTIVE' | 'ENDED' | 'HANDED_OFF' };
 
 const norm = (v: string) => v.trim().toLowerCase();
 
-/** `{{name}}` from the variables (captured values, event properties, contact attributes), else empty. */
-export function fill(text: string, vars: Record<string, string>): string {
-  return text.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_m, name: string) => vars[name] ?? vars[name.toLowerCase()] ?? '');
+/**
+ * `{{name}}` from the variables (captured values, event properties, contact attributes), else empty; a name with
+ * no value is added to `missing` when given (an event's message reports MISSING_PROPERTY instead of "Hi , …").
+ */
+export function fill(text: string, vars: Record<string, string>, missing?: Set<string>): string {
+  return text.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_m, name: string) => {
+    const v = vars[name] ?? vars[name.toLowerCase()];
+    // The contact's own fields may be empty (a contact without a name); anything else is the event's to carry.
+    if ((v === undefined || v === '') && !CONTACT_FIELDS.has(name.toLowerCase())) missing?.add(name);
+    return v ?? '';
+  });
+}
+
+/** An event's message names a placeholder that neither the event's properties nor the contact fill (MISSING_PROPERTY). */
+export class MissingProperty extends Error {
+  readonly names: string[];
+  constructor(names: string[]) {
+    super(`The message needs ${names.map((n) => `{{${n}}}`).join(', ')}, which neither the event's properties nor the contact carry.`);
+    this.names = names;
+  }
 }
 
 /** Variables a flow starts with: the contact's attributes (and name), then `extra` (event properties) over them. */
@@ -66,7 +92,7 @@ export async function startVariables(
   return vars;
 }
 
-function toSendContent(node: BotNode, vars: Record<string, string>): SendContent | undefined {
+function toSendContent(node: BotNode, vars: Record<string, string>, missing?: Set<string>): SendContent | undefined {
   const c = node.content;
   if (!c) return undefined;
   const replies = (node.buttons ?? [])
@@ -76,19 +102,19 @@ function toSendContent(node: BotNode, vars: Record<string, string>): SendContent
   const extra = { ...(replies.length ? { replies } : {}), ...(actions.length ? { actions } : {}) };
   const cardOf = (k: BotCard) => ({
     type: 'card' as const,
-    title: fill(k.title ?? k.description ?? ' ', vars),
-    ...(k.description && k.title ? { text: fill(k.description, vars) } : {}),
+    title: fill(k.title ?? k.description ?? ' ', vars, missing),
+    ...(k.description && k.title ? { text: fill(k.description, vars, missing) } : {}),
     ...(k.mediaUrl ? { mediaUrl: k.mediaUrl } : {}),
     ...(k.assetId ? { assetId: k.assetId } : {}),
   });
   switch (c.type) {
     case 'text':
-      return { type: 'text', text: fill(c.text ?? '', vars), ...extra } as SendContent;
+      return { type: 'text', text: fill(c.text ?? '', vars, missing), ...extra } as SendContent;
     case 'media':
       return {
         type: 'media',
         ...(c.assetId ? { assetId: c.assetId } : { mediaUrl: c.mediaUrl! }),
-        ...(c.text ? { text: fill(c.text, vars) } : {}),
+        ...(c.text ? { text: fill(c.text, vars, missing) } : {}),
         ...extra,
       } as SendContent;
     case 'card':
@@ -115,11 +141,22 @@ type Ctx = {
   senderId: string | null;
   messageType: MessageType;
   origin: 'bot' | 'event';
+  /** Messages this turn sent so far (MAX_MESSAGES_PER_TURN). */
+  sent: number;
+  /** The last node this turn completed (its message, if any, accepted): where a refusal later in the turn leaves the session. */
+  progress?: string;
 };
 
+/** The turn reached MAX_MESSAGES_PER_TURN: it stops before sending more. */
+class TurnCapReached extends Error {}
+
 async function sendNode(ctx: Ctx, node: BotNode, vars: Record<string, string>): Promise<string | undefined> {
-  const content = toSendContent(node, vars);
+  const missing = new Set<string>();
+  const content = toSendContent(node, vars, missing);
   if (!content) return undefined;
+  if (ctx.origin === 'event' && missing.size > 0) throw new MissingProperty([...missing]);
+  if (ctx.sent >= MAX_MESSAGES_PER_TURN) throw new TurnCapReached();
+  ctx.sent++;
   const channelType: Channel = ctx.bot.channel === 'CHATAPP' ? 'CHATAPP' : (ctx.bot.channel as Channel);
   const row = await send(ctx.tenant, ctx.services, {
     contactId: ctx.contactId,
@@ -197,6 +234,7 @@ async function walk(
       case 'MESSAGE': {
         const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
+        ctx.progress = node.id; // sent: a refusal further on never sends it again
         if (dflt) {
           current = nodes.get(dflt.target);
           continue;
@@ -212,7 +250,8 @@ async function walk(
       case 'HANDOFF': {
         const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
-        await s.setConversationHandler(ctx.tenant.db, ctx.tenant.organizationId, ctx.conversationId, null);
+        // A human holds it now, the bot kept as the last one (Conversation.botId): no trigger takes it back.
+        await s.handToHuman(ctx.tenant.db, ctx.tenant.organizationId, ctx.conversationId, ctx.bot.id);
         leave(trail, 'handed_off');
         return { nodeId: node.id, status: 'HANDED_OFF' };
       }
@@ -237,7 +276,13 @@ export async function startFlow(
   services: Services,
   bot: q.BotRow,
   target: { conversationId: string; contactId: string; senderId: string | null },
-  opts: { messageType?: MessageType; origin?: 'bot' | 'event'; properties?: Record<string, unknown> } = {},
+  opts: {
+    messageType?: MessageType;
+    origin?: 'bot' | 'event';
+    properties?: Record<string, unknown>;
+    /** The inbound message that started it (an inbound trigger): it never advances the session it started. */
+    inboundMessageId?: string;
+  } = {},
 ): Promise<TurnResult> {
   const flow = bot.published_flow as BotFlow;
   const vars = await startVariables(tenant, target.contactId, opts.properties);
@@ -266,6 +311,7 @@ export async function startFlow(
     senderId: target.senderId,
     messageType: opts.messageType ?? 'SERVICE',
     origin: opts.origin ?? 'bot',
+    sent: 0,
   };
   const start = flow.nodes.find((n) => n.type === 'START');
   const ids: string[] = [];
@@ -274,12 +320,26 @@ export async function startFlow(
   try {
     end = await walk(ctx, flow, start?.id, vars, ids, trail);
   } catch (error) {
-    await s.saveSession(tenant.db, tenant.organizationId, session.id, { nodeId: null, variables: vars, status: 'ENDED' });
-    leave(trail, 'errored');
-    await recordVisits(tenant.db, tenant.organizationId, visits, { trail });
-    throw error;
+    const refused = error instanceof ApiError || error instanceof TurnCapReached || error instanceof MissingProperty;
+    if (refused && ctx.progress) {
+      // Messages went out before the refusal: the session waits after the last one sent, so the next reply
+      // goes on from there and sends none of them again (issue 33 item 7).
+      end = { nodeId: ctx.progress, status: 'ACTIVE' };
+      leave(trail, 'errored');
+    } else {
+      await s.saveSession(tenant.db, tenant.organizationId, session.id, { nodeId: null, variables: vars, status: 'ENDED' });
+      leave(trail, 'errored');
+      await recordVisits(tenant.db, tenant.organizationId, visits, { trail });
+      if (error instanceof TurnCapReached) return { messageIds: ids, status: 'ENDED' };
+      throw error;
+    }
   }
-  await s.saveSession(tenant.db, tenant.organizationId, session.id, { nodeId: end.nodeId, variables: vars, status: end.status });
+  await s.saveSession(tenant.db, tenant.organizationId, session.id, {
+    nodeId: end.nodeId,
+    variables: vars,
+    status: end.status,
+    ...(opts.inboundMessageId ? { lastInboundMessageId: opts.inboundMessageId } : {}),
+  });
   await recordVisits(tenant.db, tenant.organizationId, visits, { trail });
   return { messageIds: ids, status: end.status };
 }
@@ -336,6 +396,8 @@ export async function runBotTurn(
   services: Services,
   conversation: { id: string; contact_id: string; sender_id: string; handled_by: string; bot_id: string | null },
   message: InboundMessage,
+  /** The message is a compliance keyword that acts (STOP, HELP, START from an opted-out phone): never a reply. */
+  isKeyword = false,
 ): Promise<TurnResult | undefined> {
   if (conversation.handled_by !== 'bot' || !conversation.bot_id) return undefined;
   const { db, organizationId: orgId } = tenant;
@@ -347,21 +409,10 @@ export async function runBotTurn(
   const node = flow.nodes.find((n) => n.id === session.node_id);
   if (!node) return undefined;
   const content = (message.content ?? {}) as { type?: string; text?: string | null; postback?: string };
-  // A compliance keyword (STOP, HELP …) is the keyword engine's, never a reply to the bot.
-  if (!content.postback && content.text && matchKeyword(effectiveKeywordRules(await orgKeywordRules(db, orgId)), content.text))
-    return undefined;
+  // A compliance keyword that acts (keyword-engine.ts actingKeyword) is the keyword engine's, never a reply to the bot.
+  if (!content.postback && isKeyword) return undefined;
   const intent = intentOf(node, content, await s.intentsByText(db, orgId));
   const vars = { ...(session.variables ?? {}) };
-  if (node.capture)
-    vars[norm(node.capture.variable)] =
-      node.capture.from === 'intent' ? (intent ?? '') : clampText(content.text ?? content.postback ?? '', MAX_CAPTURED_CHARACTERS);
-  const edges = flow.edges.filter((e) => e.source === node.id);
-  const next =
-    (intent ? edges.find((e) => e.intent && norm(e.intent) === intent) : undefined) ?? edges.find((e) => !e.intent && !e.condition);
-  if (!next) {
-    await s.saveSession(db, orgId, session.id, { nodeId: node.id, variables: vars, status: 'ACTIVE', lastInboundMessageId: message.id });
-    return { messageIds: [], status: 'ACTIVE' };
-  }
   const ctx: Ctx = {
     tenant,
     services,
@@ -371,7 +422,27 @@ export async function runBotTurn(
     senderId: conversation.sender_id,
     messageType: 'SERVICE',
     origin: 'bot',
+    sent: 0,
   };
+  let captured = true;
+  if (node.capture) {
+    const name = norm(node.capture.variable);
+    if (node.capture.from === 'intent') vars[name] = intent ?? '';
+    else {
+      // The variable definition's type decides what a reply may be (a list's items, a number, a date …).
+      const value = typedAnswer(
+        (await s.variableTypes(db, orgId)).get(name),
+        clampText(content.text ?? content.postback ?? '', MAX_CAPTURED_CHARACTERS),
+      );
+      if (value === undefined) captured = false;
+      else vars[name] = value;
+    }
+  }
+  const edges = flow.edges.filter((e) => e.source === node.id);
+  const next = !captured
+    ? undefined
+    : ((intent ? edges.find((e) => e.intent && norm(e.intent) === intent) : undefined) ?? edges.find((e) => !e.intent && !e.condition));
+  if (!next) return miss(ctx, session, flow, node, vars, message.id);
   const ids: string[] = [];
   const trail: VisitStep[] = [];
   let end: { nodeId: string | null; status: TurnResult['status'] };
@@ -379,12 +450,15 @@ export async function runBotTurn(
     end = await walk(ctx, flow, next.target, vars, ids, trail);
   } catch (error) {
     // A refusal (ApiError: the gate, no channel …) is checked in code: the transaction is intact, the inbound
-    // message stands and the bot waits where it was. Anything else fails the ingestion (the carrier retries).
-    if (!(error instanceof ApiError)) throw error;
-    services.log.warn({ conversationId: conversation.id, code: error.code, reason: error.message }, 'bot reply not sent');
-    end = { nodeId: node.id, status: 'ACTIVE' };
+    // message stands. The session waits after the last node whose message was sent (none sent: where it was), so
+    // the next reply sends nothing twice. Anything else fails the ingestion (the carrier retries).
+    if (!(error instanceof ApiError) && !(error instanceof TurnCapReached)) throw error;
+    if (error instanceof ApiError)
+      services.log.warn({ conversationId: conversation.id, code: error.code, reason: error.message }, 'bot reply not sent');
+    const at = ctx.progress ? (flow.nodes.find((n) => n.id === ctx.progress) ?? node) : node;
+    end = { nodeId: at.id, status: 'ACTIVE' };
     leave(trail, 'errored');
-    trail.push({ nodeId: node.id, nodeType: node.type, exit: null, nextNodeId: null }); // waits at its node again
+    trail.push({ nodeId: at.id, nodeType: at.type, exit: null, nextNodeId: null }); // waits there
   }
   await s.saveSession(db, orgId, session.id, { nodeId: end.nodeId, variables: vars, status: end.status, lastInboundMessageId: message.id });
   const visits: VisitSession = {
@@ -401,4 +475,95 @@ export async function runBotTurn(
       : { exit: 'errored' as const, nextNodeId: null };
   await recordVisits(db, orgId, visits, { close: left, trail });
   return { messageIds: ids, status: end.status };
+}
+
+/**
+ * A reply that matched no edge at the node the session waits at (or failed its capture's type): the node's
+ * `reprompt` (else its own content) is sent again, and after the flow's `fallback.maxMisses` misses in a row the
+ * fallback text is sent and a human holds the conversation (BotFlowFallback).
+ */
+async function miss(
+  ctx: Ctx,
+  session: s.BotSessionRow,
+  flow: BotFlow,
+  node: BotNode,
+  vars: Record<string, string>,
+  inboundMessageId: string,
+): Promise<TurnResult> {
+  const { db, organizationId: orgId } = ctx.tenant;
+  const misses = session.misses + 1;
+  const maxMisses = flow.fallback?.maxMisses ?? DEFAULT_MAX_MISSES;
+  const ids: string[] = [];
+  let status: TurnResult['status'] = 'ACTIVE';
+  try {
+    if (misses >= maxMisses) {
+      const text = flow.fallback?.text;
+      if (text) {
+        const id = await sendNode(ctx, { id: node.id, type: 'HANDOFF', content: { type: 'text', text } }, vars);
+        if (id) ids.push(id);
+      }
+      await s.handToHuman(db, orgId, ctx.conversationId, ctx.bot.id);
+      status = 'HANDED_OFF';
+    } else {
+      const again: BotNode = node.reprompt ? { ...node, content: { type: 'text', text: node.reprompt } } : node;
+      const id = await sendNode(ctx, again, vars);
+      if (id) ids.push(id);
+    }
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    ctx.services.log.warn({ conversationId: ctx.conversationId, code: error.code, reason: error.message }, 'bot re-prompt not sent');
+  }
+  await s.saveSession(db, orgId, session.id, {
+    nodeId: node.id,
+    variables: vars,
+    status,
+    lastInboundMessageId: inboundMessageId,
+    misses: status === 'ACTIVE' ? misses : 0,
+  });
+  if (status === 'HANDED_OFF') {
+    const visits: VisitSession = {
+      id: session.id,
+      botId: ctx.bot.id,
+      botVersion: session.bot_version,
+      conversationId: ctx.conversationId,
+      contactId: session.contact_id,
+      startedAt: session.created_at,
+    };
+    await recordVisits(db, orgId, visits, { close: { exit: 'handed_off', nextNodeId: null }, trail: [] });
+  }
+  return { messageIds: ids, status };
+}
+
+/**
+ * A captured reply as its variable definition's type reads it, or undefined when it is not one (a re-prompt):
+ * `list` one of `items` (case-insensitive, stored as defined), `number` a decimal, `date` a calendar date (stored
+ * YYYY-MM-DD), `boolean` yes/no, `email` an address, `phone` a number (stored E.164); `text` (or no definition) any.
+ */
+export function typedAnswer(def: { type: string; items: string[] | null } | undefined, raw: string): string | undefined {
+  const v = raw.trim();
+  if (!def) return raw;
+  switch (def.type) {
+    case 'list':
+      return (def.items ?? []).find((i) => norm(i) === norm(v));
+    case 'number': {
+      const n = v.replace(/[\s,](?=\d{3}\b)/g, '');
+      return /^[-+]?\d+(\.\d+)?$/.test(n) ? String(Number(n)) : undefined;
+    }
+    case 'date': {
+      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v) ?? /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(v);
+      if (!m) return undefined;
+      const [y, mo, d] = m[1]!.length === 4 ? [m[1]!, m[2]!, m[3]!] : [m[3]!, m[1]!, m[2]!]; // US order: M/D/YYYY
+      const date = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
+      const iso = date.toISOString().slice(0, 10);
+      return iso === `${y}-${mo.padStart(2, '0')}-${d.padStart(2, '0')}` ? iso : undefined;
+    }
+    case 'boolean':
+      return /^(yes|y|true|1)$/i.test(v) ? 'true' : /^(no|n|false|0)$/i.test(v) ? 'false' : undefined;
+    case 'email':
+      return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v) ? v : undefined;
+    case 'phone':
+      return parsePhone(v)?.e164;
+    default:
+      return raw;
+  }
 }

@@ -10,8 +10,12 @@
 // Effects (applyKeyword, one transaction): OPT_OUT marks the phone opted out and writes an OPT_OUT consent audit
 // entry (source KEYWORD, with keyword, channel and message id); OPT_IN lifts the opt-out and writes an OPT_IN
 // entry; HELP and AUTO_REPLY change nothing. Every action answers the reply text to send back (null: none).
+//
+// Opt-in keywords (START, YES, UNSTOP and the organization's OPT_IN rules) act only for a phone that is opted out:
+// to anyone else "Yes" is an ordinary reply (a bot's button labelled Yes, a question), never "subscribed again".
+// STOP, HELP and the other actions keep their precedence everywhere (actingKeyword).
 import { inTransaction, type Db } from '../../db/database.ts';
-import { clearOptOut, recordConsentEvent, setOptedOut } from '../../db/queries/compliance/consent.ts';
+import { clearOptOut, isOptedOut, recordConsentEvent, setOptedOut } from '../../db/queries/compliance/consent.ts';
 import { effectiveKeywordRules, orgKeywordRules, type EffectiveKeywordRule, type KeywordAction } from './keyword-rules.ts';
 
 export function normalizeInboundText(text: string): string {
@@ -70,9 +74,18 @@ export async function applyKeyword(db: Db, inbound: InboundKeyword, match: Keywo
   });
 }
 
-/** Loads the organization's rules, matches `text` and applies the effects; null when no keyword matched. */
+/**
+ * The keyword `text` is for this phone, or null: the organization's rules matched, except an opt-in keyword from a
+ * phone that is not opted out (an ordinary reply then). Everything that reads an inbound text asks this one question.
+ */
+export async function actingKeyword(db: Db, organizationId: string, phone: string, text: string): Promise<KeywordMatch | null> {
+  const match = matchKeyword(effectiveKeywordRules(await orgKeywordRules(db, organizationId)), text);
+  if (match?.action === 'OPT_IN' && !(await isOptedOut(db, organizationId, phone))) return null;
+  return match;
+}
+
+/** Loads the organization's rules, matches `text` and applies the effects; null when no keyword acts. */
 export async function handleInboundKeyword(db: Db, inbound: InboundKeyword & { text: string }): Promise<KeywordOutcome | null> {
-  const rules = effectiveKeywordRules(await orgKeywordRules(db, inbound.organizationId));
-  const match = matchKeyword(rules, inbound.text);
+  const match = await actingKeyword(db, inbound.organizationId, inbound.contact.phone, inbound.text);
   return match ? applyKeyword(db, inbound, match) : null;
 }

@@ -1,6 +1,6 @@
 // Event-triggered messages: POST /v1/events and /v1/events/batch. An event is recorded (always, even when no
 // trigger matches), resolved to one contact (by `contactId`, or by `phone`, creating the contact when missing),
-// and handed to every registered trigger source (trigger-sources.ts: bots register theirs), which sends through the
+// and handed to the bots' event triggers (bots/triggers.ts runBotTriggers, called directly), which send through the
 // send entry (messaging/send.ts) and reports what each matching trigger did. Idempotency-Key is applied by the router: `tenant.db`
 // is then the key's transaction, so a replay never re-runs triggers.
 import type { components } from '../../../generated/api.d.ts';
@@ -10,7 +10,8 @@ import { contactByPhone } from '../contacts/by-phone.ts';
 import { inTenantTransaction } from '../messaging/context.ts';
 import { ApiError, unknownReference } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { triggerSources, type TriggerOutcome } from './trigger-sources.ts';
+import type { TriggerOutcome } from './trigger-sources.ts';
+import { runBotTriggers } from '../bots/triggers.ts';
 
 type EventRequest = components['schemas']['EventTriggerRequest'];
 
@@ -61,8 +62,7 @@ async function processEvent(tenant: Tenant, services: Services, body: EventReque
       occurredAt: row.occurred_at,
       ...(body.messageType ? { messageType: body.messageType } : {}),
     };
-    const outcomes: TriggerOutcome[] = [];
-    for (const source of triggerSources()) outcomes.push(...(await source.run(t, services, event)));
+    const outcomes: TriggerOutcome[] = await runBotTriggers(t, services, event);
     await q.setEventOutcomes(t.db, t.organizationId, row.id, outcomes);
     const statuses = await q.messageStatuses(
       t.db,

@@ -1,7 +1,6 @@
-// Where event triggers come from. `POST /v1/events` runs every active trigger configured on the event's name;
-// the resources that hold triggers (bots: their definition carries `triggers`) register a source here, so the
-// Events section never depends on the Bots section and the Bots section plugs in without editing Events.
-import type { Services, Tenant } from '../tenant.ts';
+// What an event hands to the triggers it runs, and what each trigger did. The bots hold every event trigger
+// (their definition carries `triggers`); events.ts calls them directly (bots/triggers.ts runBotTriggers), so a
+// process that loads the Events section always runs them: no registry filled by import side effects.
 
 export type TriggeredEvent = {
   eventId: string;
@@ -23,18 +22,3 @@ export type TriggerOutcome = {
   /** Why nothing was sent, when nothing was: DNC_LISTED, OPTED_OUT, NO_CONSENT, FREQUENCY_CAPPED … */
   skipped: Array<{ reason: string; message: string }>;
 };
-
-export type TriggerSource = {
-  /** Runs, inside the event's transaction (`tenant.db`), every active trigger of this source matching the event. */
-  run(tenant: Tenant, services: Services, event: TriggeredEvent): Promise<TriggerOutcome[]>;
-};
-
-const sources: TriggerSource[] = [];
-
-export function registerTriggerSource(source: TriggerSource): void {
-  sources.push(source);
-}
-
-export function triggerSources(): readonly TriggerSource[] {
-  return sources;
-}

@@ -17,7 +17,7 @@ import * as conversations from '../../db/queries/conversations/conversations.ts'
 import * as messages from '../../db/queries/messages/messages.ts';
 import { senderByPhoneNumber } from '../../db/queries/sender-ids/senders.ts';
 import type { ProviderCallback } from '../../providers/provider.ts';
-import { handleInboundKeyword } from '../compliance/keyword-engine.ts';
+import { actingKeyword, applyKeyword } from '../compliance/keyword-engine.ts';
 import { ApiError } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
 import { tenantFor, type Services, type Tenant } from '../tenant.ts';
@@ -29,6 +29,7 @@ import { send, MEDIA_PREVIEW, previewOf } from './send.ts';
 import { enrollByKeyword } from '../acquisition/keyword.ts';
 import { confirmSignUpsByReply } from '../acquisition/confirm.ts';
 import { runBotTurn } from '../bots/runtime.ts';
+import { runInboundTriggers } from '../bots/triggers.ts';
 
 export type Inbound = Extract<ProviderCallback, { type: 'inbound' }>;
 
@@ -133,8 +134,22 @@ async function ingest(
       },
     });
   }
-  await runBotTurn(tenant, services, conversation, message); // a conversation handed to a bot gets its answer
-  if (!inbound.text) return 'stored';
+  // Precedence: a compliance keyword that acts (STOP, HELP, START from an opted-out phone) is never a bot's; a bot's
+  // keyword trigger (re)starts its flow; a bot session holding the conversation takes the reply; then a pending
+  // sign-up's YES, the keyword engine, a keyword acquisition campaign; last, an intent trigger or the sender's
+  // default bot greets a conversation that nothing else answered.
+  const keyword = inbound.text ? await actingKeyword(db, orgId, phone, inbound.text) : null;
+  const said = { id: message.id, text: inbound.text ?? null, postback: inbound.postback ?? null };
+  const started = keyword ? undefined : await runInboundTriggers(tenant, services, conversation, said, 'keyword');
+  if (started) return 'stored';
+  const turn = await runBotTurn(tenant, services, conversation, message, keyword !== null); // a conversation a bot holds gets its answer
+  const greet = async () => {
+    if (!turn) await runInboundTriggers(tenant, services, conversation, said, 'idle');
+  };
+  if (!inbound.text) {
+    await greet();
+    return 'stored';
+  }
 
   // A YES answering a public sign-up's confirmation request from this sender enrolls it, instead of acting as the
   // opt-in keyword (src/domain/acquisition/confirm.ts); for any other phone or text this changes nothing.
@@ -142,12 +157,18 @@ async function ingest(
     return 'stored';
 
   // The keyword engine joins this transaction (it opens none of its own inside one).
-  const outcome = await handleInboundKeyword(db, { organizationId: orgId, contact, channel, messageId: message.id, text: inbound.text });
+  const outcome = keyword ? await applyKeyword(db, { organizationId: orgId, contact, channel, messageId: message.id }, keyword) : null;
   if (!outcome) {
     // Not a compliance keyword: it may be a KEYWORD acquisition campaign's (text JOIN to a short code). Its
     // enrollment and welcome message commit with the inbound message; a refusal leaves the message stored.
     try {
-      await enrollByKeyword(tenant, services, { phone, text: inbound.text, sender: { phone_number: inbound.to, address: null } });
+      const enrolled = await enrollByKeyword(tenant, services, {
+        phone,
+        text: inbound.text,
+        sender: { phone_number: inbound.to, address: null },
+        contactCreated: contact.created,
+      });
+      if (!enrolled) await greet();
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       services.log.warn(

@@ -1,7 +1,7 @@
 // How one message looks on each channel, what it counts as (segments, encoding) and what it costs. Used by
 // send (estimate and the dispatched body), preview (both renderings) and the dispatcher (the fallback body).
 // The rules are the contract's (SendMessageContent, MessagePreviewWarning): RCS keeps cards, buttons and
-// chips; SMS/MMS carry `title`, `text`, one `<action text>: <url>` line per action and a `Reply …` line.
+// chips; SMS/MMS carry `title`, `text`, one `<action text>: <url>` line per action and a numbered `Reply 1 for …, 2 for …` line.
 import type { components } from '../../../generated/api.d.ts';
 import { countSegments, smartEncode, type Encoding } from './sms-segments.ts';
 import { CARD_OR_MEDIA_PRICE, textPrice } from './pricing.ts';
@@ -60,7 +60,8 @@ function cardLines(card: Card): string[] {
   if (card.title) lines.push(card.title);
   if (card.text) lines.push(card.text);
   for (const a of card.actions ?? []) lines.push(`${a.text}: ${a.url}`);
-  if (card.replies?.length) lines.push(`Reply ${card.replies.map((r) => r.text).join(' / ')}`);
+  // Numbered, so a handset that cannot tap knows what to send: a bot takes the number as a tap (bots/runtime.ts intentOf).
+  if (card.replies?.length) lines.push(`Reply ${card.replies.map((r, i) => `${i + 1} for ${r.text}`).join(', ')}`);
   return lines;
 }
 

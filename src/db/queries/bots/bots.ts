@@ -6,6 +6,9 @@ import type { BotRevisionsTable, BotsTable, BotTestersTable } from '../../tables
 import { tenant } from '../../tenant.ts';
 import type { BotStatus, BotTesterInviteStatus, Channel } from '../../tables/enums.ts';
 
+/** The partial unique index of 0043: one default bot per sender. */
+export const BOT_DEFAULT_FOR_SENDER_UNIQUE = 'bots_default_for_sender_key';
+
 export type BotRow = Selectable<BotsTable>;
 export type BotRevisionRow = Selectable<BotRevisionsTable>;
 export type BotTesterRow = Selectable<BotTestersTable> & { name: string | null };
@@ -27,7 +30,16 @@ export function getBot(db: Db, orgId: string, id: string, opts: { forUpdate?: bo
 export function insertBot(
   db: Db,
   orgId: string,
-  b: { name: string; description: string | null; channel: Channel; senderId: string | null; draftFlow: unknown; triggers: unknown[] },
+  b: {
+    name: string;
+    description: string | null;
+    channel: Channel;
+    senderId: string | null;
+    draftFlow: unknown;
+    triggers: unknown[];
+    inboundTriggers: unknown[];
+    defaultForSender: boolean;
+  },
 ): Promise<BotRow> {
   return db
     .insertInto('bots')
@@ -39,6 +51,8 @@ export function insertBot(
       sender_id: b.senderId,
       draft_flow: json(b.draftFlow),
       triggers: json(b.triggers),
+      inbound_triggers: json(b.inboundTriggers),
+      default_for_sender: b.defaultForSender,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -60,6 +74,8 @@ export function updateBot(
     publishedFlow?: unknown;
     publishedAt?: Date | null;
     triggers?: unknown[];
+    inboundTriggers?: unknown[];
+    defaultForSender?: boolean;
   },
 ): Promise<BotRow | undefined> {
   return tenant(db.updateTable('bots'), orgId)
@@ -75,6 +91,8 @@ export function updateBot(
       ...(change.publishedFlow !== undefined ? { published_flow: json(change.publishedFlow) } : {}),
       ...(change.publishedAt !== undefined ? { published_at: change.publishedAt } : {}),
       ...(change.triggers !== undefined ? { triggers: json(change.triggers) } : {}),
+      ...(change.inboundTriggers !== undefined ? { inbound_triggers: json(change.inboundTriggers) } : {}),
+      ...(change.defaultForSender !== undefined ? { default_for_sender: change.defaultForSender } : {}),
       updated_at: sql`now()`,
     })
     .where('id', '=', id)
@@ -119,6 +137,12 @@ export function allBots(db: Db, orgId: string, opts: { forUpdate?: boolean } = {
 
 export async function activeIntentValues(db: Db, orgId: string): Promise<Set<string>> {
   const rows = await tenant(db.selectFrom('intents'), orgId).select('value').where('active', '=', true).execute();
+  return new Set(rows.map((r) => r.value));
+}
+
+/** Every intent value of the organization, active or not. */
+export async function allIntentValues(db: Db, orgId: string): Promise<Set<string>> {
+  const rows = await tenant(db.selectFrom('intents'), orgId).select('value').execute();
   return new Set(rows.map((r) => r.value));
 }
 

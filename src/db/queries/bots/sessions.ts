@@ -55,7 +55,7 @@ export async function saveSession(
   db: Db,
   orgId: string,
   id: string,
-  change: { nodeId: string | null; variables: Record<string, string>; status: string; lastInboundMessageId?: string },
+  change: { nodeId: string | null; variables: Record<string, string>; status: string; lastInboundMessageId?: string; misses?: number },
 ): Promise<void> {
   await tenant(db.updateTable('bot_sessions'), orgId)
     .set({
@@ -63,6 +63,7 @@ export async function saveSession(
       variables: JSON.stringify(change.variables),
       status: change.status,
       ...(change.lastInboundMessageId ? { last_inbound_message_id: change.lastInboundMessageId } : {}),
+      misses: change.misses ?? 0,
       updated_at: sql`now()`,
     })
     .where('id', '=', id)
@@ -73,6 +74,14 @@ export async function saveSession(
 export async function setConversationHandler(db: Db, orgId: string, conversationId: string, botId: string | null): Promise<void> {
   await tenant(db.updateTable('conversations'), orgId)
     .set({ handled_by: botId ? 'bot' : 'human', bot_id: botId })
+    .where('id', '=', conversationId)
+    .execute();
+}
+
+/** A bot's HANDOFF: a human holds the conversation, `bot_id` kept as the last bot (Conversation.botId). */
+export async function handToHuman(db: Db, orgId: string, conversationId: string, botId: string): Promise<void> {
+  await tenant(db.updateTable('conversations'), orgId)
+    .set({ handled_by: 'human', bot_id: botId })
     .where('id', '=', conversationId)
     .execute();
 }
@@ -89,6 +98,12 @@ export function contactAttributes(db: Db, orgId: string, contactId: string) {
     .select(['id', 'name', 'phone', 'attributes'])
     .where('id', '=', contactId)
     .executeTakeFirst();
+}
+
+/** The organization's variable definitions a capture checks its answer against (type, list items). */
+export async function variableTypes(db: Db, orgId: string): Promise<Map<string, { type: string; items: string[] | null }>> {
+  const rows = await tenant(db.selectFrom('variable_definitions'), orgId).select(['name', 'type', 'items']).execute();
+  return new Map(rows.map((r) => [r.name, { type: r.type, items: r.items }]));
 }
 
 export async function intentsByText(db: Db, orgId: string): Promise<Array<{ value: string; label: string }>> {
@@ -130,5 +145,27 @@ export async function releaseConversations(db: Db, orgId: string, botId: string)
     .set({ handled_by: 'human', bot_id: null })
     .where('bot_id', '=', botId)
     .where('handled_by', '=', 'bot')
+    .execute();
+}
+
+/**
+ * Published bots that may answer an inbound message to `senderId`: those with inbound triggers on that sender (or on
+ * no sender), and the sender's default bot; oldest first (the first created wins a tie).
+ */
+export function inboundBots(db: Db, orgId: string, senderId: string) {
+  return tenant(db.selectFrom('bots'), orgId)
+    .selectAll()
+    .where('published_flow', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('default_for_sender', '=', true), eb('sender_id', '=', senderId)]),
+        eb.and([
+          sql<boolean>`jsonb_array_length(inbound_triggers) > 0`,
+          eb.or([eb('sender_id', '=', senderId), eb('sender_id', 'is', null)]),
+        ]),
+      ]),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
     .execute();
 }

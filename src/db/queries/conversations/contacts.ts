@@ -17,13 +17,16 @@ export async function ensureContactByPhone(
   orgId: string,
   phone: string,
   country: string | null,
-): Promise<{ id: string; phone: string }> {
-  await db
+): Promise<{ id: string; phone: string; created: boolean }> {
+  const inserted = await db
     .insertInto('contacts')
     .values({ organization_id: orgId, phone, phone_country: country, attributes: '{}' })
     .onConflict((oc) => oc.columns(['organization_id', 'phone']).doNothing())
-    .execute();
-  return tenant(db.selectFrom('contacts'), orgId).select(['id', 'phone']).where('phone', '=', phone).executeTakeFirstOrThrow();
+    .returning(['id', 'phone'])
+    .executeTakeFirst();
+  if (inserted) return { ...inserted, created: true };
+  const row = await tenant(db.selectFrom('contacts'), orgId).select(['id', 'phone']).where('phone', '=', phone).executeTakeFirstOrThrow();
+  return { ...row, created: false };
 }
 
 /** Remembers the provider's RCS answers on the contacts, in one statement. */
