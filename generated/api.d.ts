@@ -3489,7 +3489,8 @@ export interface paths {
          *
          *     `start` and `end` filter on `createdAt` and take an ISO date or date-time (UTC); a date-only `end` includes
          *     that whole day. Defaults: `end` now, `start` 30 days before `end`. Filters combine with AND; `carrier` matches
-         *     the carrier name case-insensitively; `fallback=fallback` keeps messages requested as RCS and carried by
+         *     the carrier name case-insensitively; `programId`, `brand` and `campaign` match the attribution the message
+         *     recorded when it was stored (see `MessageReportRow.programId`), `blastId` the blast it was sent for; `fallback=fallback` keeps messages requested as RCS and carried by
          *     SMS/MMS, `primary` the others. Sorted by `sort` (default `createdAt`) in `dir` order (default `desc`), then by
          *     id. At most `limit` rows (default 100, maximum 1000); `hasMore` tells whether more matched — narrow `start`/`end`
          *     to read on. `format=csv` returns the same rows as `text/csv` (header row, field order of
@@ -14425,13 +14426,17 @@ export interface components {
             contactId: string | null;
             contactPhone: components["schemas"]["PhoneE164"];
             senderId: components["schemas"]["Id"];
-            /** @description Customer-facing identifier of the program the sender was attached to. */
+            /**
+             * @description The program the sender was attached to when the message was stored (its active attachment, a non-`TEST`
+             *     role first); null when the sender belonged to no program. Recorded with the message: attaching, detaching
+             *     or changing the program later does not change it.
+             */
             programId: string | null;
-            /** @description Brand registration identifier. */
+            /** @description The brand registration identifier (`Program.brand.registrationId`) of that program when the message was stored. */
             brand: string | null;
-            /** @description Campaign registration identifier. */
+            /** @description The campaign registration identifier (`Program.campaign.registrationId`) of that program when the message was stored. */
             campaign: string | null;
-            /** @description The contact's mobile network (e.g. "T-Mobile USA"), when known. */
+            /** @description The contact's mobile network (e.g. "T-Mobile USA"), when the provider reports it; null otherwise. */
             carrier: string | null;
             /** @description Requested channel (null for inbound). */
             channel: components["schemas"]["Channel"] | null;
@@ -14456,7 +14461,10 @@ export interface components {
             errorCode: string | null;
             segments: number;
             cost: components["schemas"]["Money"] | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The blast the message was sent for (a blast test send has none); null otherwise.
+             */
             blastId: string | null;
             /** Format: uuid */
             conversationId: string | null;
@@ -23614,6 +23622,8 @@ export interface operations {
                 actualChannel?: components["schemas"]["Channel"];
                 /** @description The customer-facing program identifier. */
                 programId?: string;
+                /** @description Only the messages sent for this blast (`MessageReportRow.blastId`). */
+                blastId?: components["schemas"]["Id"];
                 fallback?: "primary" | "fallback";
                 sort?: "createdAt" | "receiptAt" | "direction" | "channel" | "actualChannel" | "fallbackReason";
                 dir?: "asc" | "desc";

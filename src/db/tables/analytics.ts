@@ -16,6 +16,10 @@ export interface AnalyticsMessageRollupsTable {
   message_type: string;
   /** Requested as RCS and carried by SMS/MMS. */
   is_fallback: boolean;
+  /** The message's attribution (migration 0043): program, brand and campaign registration ids, '' when none. */
+  program_id: string;
+  brand_id: string;
+  campaign_id: string;
   /** bigint: read as strings by pg; the queries cast the sums to int8 and convert. */
   messages: string;
   segments: string;
@@ -38,6 +42,9 @@ export interface AnalyticsMessageRollupsDailyTable {
   channel: string;
   status: string;
   is_fallback: boolean;
+  program_id: string;
+  brand_id: string;
+  campaign_id: string;
   messages: string;
   segments: string;
   cost_units: string;

@@ -34,8 +34,7 @@ export function toReportRow(r: MessageReportDbRow): MessageReportRow {
     errorCode: r.error_code,
     segments: r.segments,
     cost: r.cost_units === null ? null : toMoney(r.cost_units),
-    // Blasts are not built yet: no message belongs to one.
-    blastId: null,
+    blastId: r.blast_id,
     conversationId: r.conversation_id,
   };
 }

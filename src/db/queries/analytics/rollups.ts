@@ -15,8 +15,8 @@ export type RollupFilter = {
   to: Date;
   senderId?: string;
   /**
-   * Brand / campaign registration filters. Messages do not record a brand or campaign yet (as in the message
-   * report), so a filter on either matches no message rather than being ignored.
+   * Brand / campaign registration filters: the registrations of the sender's program when each message was stored
+   * (messages_attribute, migration 0043), a dimension of every rollup level. An unknown id matches no message.
    */
   brandId?: string;
   campaignId?: string;
@@ -79,7 +79,9 @@ function scoped(db: Db, orgId: string, f: RollupFilter, level: RollupLevel) {
   const filter = (bucket: 'bucket_hour' | 'bucket_day') =>
     sql<boolean>`${sql.ref(bucket)} >= ${f.from} and ${sql.ref(bucket)} < ${f.to}${
       f.senderId !== undefined ? sql` and sender_id = ${f.senderId}` : sql``
-    }${f.brandId !== undefined || f.campaignId !== undefined ? sql` and false` : sql``}`;
+    }${f.brandId !== undefined ? sql` and brand_id = ${f.brandId}` : sql``}${
+      f.campaignId !== undefined ? sql` and campaign_id = ${f.campaignId}` : sql``
+    }`;
   const hourly = (table: 'analytics_message_rollups' | 'analytics_message_deltas') =>
     tenant(db.selectFrom(table), orgId)
       .select([
