@@ -2419,11 +2419,11 @@ export interface paths {
          *
          *     - A completed result is cached for 7 days. While a completed result less than 7 days old exists, it is
          *       returned with `cached: true`, `billable: false`, `cost: null` and no lookup is made.
-         *     - A fresh completed lookup (`status: COMPLETED`, `cached: false`) is the billable event, including a valid
-         *       negative result (`rcsCapable: false`): `billable: true` and `cost` at the customer plan lookup rate,
-         *       which is **0.0000 USD** — the price list has no per-call fee (only text segments, card/media messages
-         *       and pass-through fees are charged). Fresh lookups are counted in `GET /v1/analytics/usage` as
-         *       `capability_check` at no cost.
+         *     - Capability checks are **not charged**: the price list has no per-call fee (only text segments,
+         *       card/media messages and pass-through fees are charged). A fresh completed lookup (`status: COMPLETED`,
+         *       `cached: false`, a valid negative `rcsCapable: false` included) is the usage event: `billable: true`,
+         *       `cost` **0.0000 USD**, and it is counted in `GET /v1/analytics/usage` as `capability_check` with unit
+         *       price and cost 0.0000 USD.
          *     - A lookup that cannot be performed answers 200 with `status: FAILED`, `rcsCapable: null`,
          *       `failureReason`; it is free and the contact is left unchanged.
          *
@@ -11730,9 +11730,9 @@ export interface components {
              * @description When the cached result expires (`checkedAt` + 7 days); null when `status` is `FAILED`.
              */
             expiresAt: string | null;
-            /** @description True only for a fresh completed lookup (a valid negative included). Cached and failed lookups are free. */
+            /** @description True only for a fresh completed lookup (a valid negative included), the event `GET /v1/analytics/usage` counts as `capability_check` (at 0.0000 USD); cached and failed lookups are not counted. */
             billable: boolean;
-            /** @description Amount charged for this call at the plan lookup rate (0.0000 USD: no per-call fee); null when `billable` is false. */
+            /** @description Always 0.0000 USD when `billable` is true: capability checks are not charged (no per-call fee); null when `billable` is false. */
             cost: components["schemas"]["Money"] | null;
             /** @description Why the lookup failed; null unless `status` is `FAILED`. */
             failureReason: string | null;
