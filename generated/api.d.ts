@@ -9762,9 +9762,10 @@ export interface components {
             cost: components["schemas"]["Money"];
         };
         /**
-         * @description Outcome counters of a blast (test sends excluded). Counts are cumulative: `sent` counts messages accepted by a
-         *     carrier (including those later delivered or read), `delivered` includes `read`; `read` is RCS only; `failed`
-         *     includes `undeliverable`. `clicks` are taps on `openUrl` actions and tracked-link clicks; `replies` are inbound
+         * @description Outcome counters of a blast (test sends excluded), with the terms of `AnalyticsMessageMetrics` (the same as
+         *     `GET /v1/analytics/blasts/{id}` and the overview): `sent` counts messages handed to a carrier (a message held
+         *     for quiet hours or refused before any carrier took it is not sent; one a carrier took and later failed is),
+         *     `delivered` includes `read`; `read` is RCS only; `failed` includes `undeliverable`. `clicks` are taps on `openUrl` actions and tracked-link clicks; `replies` are inbound
          *     messages and reply taps from recipients, and `optOuts` opt-outs, within 7 days of the message. `fallbacks`
          *     counts messages carried by SMS/MMS instead of RCS (by delivery receipt). `cost` is what was billed so far.
          *     `byVariant` is null unless the blast uses A/B variants.
@@ -13090,12 +13091,21 @@ export interface components {
             data: components["schemas"]["AnalyticsSessions"];
         };
         /**
-         * @description Message counts for a range or bucket, by creation time. `sent`: outbound messages accepted in the range, in any
-         *     later status except `revoked`. `delivered`: of those, `delivered` or `read`. `read`: of those, `read` (RCS and
-         *     CHATAPP only). `failed`: of those, `failed` or `undeliverable`. `received`: inbound messages. `fallback`: sent
-         *     messages carried by SMS/MMS although RCS was requested (`fallbackReason` set). `deliveryRate` =
-         *     delivered / sent; `readRate` = read / delivered. `cost`: what the sent messages were charged (pass-through
-         *     fees excluded; see usage).
+         * @description Message counts for a range or bucket, by creation time. The terms, used by every figure of the service
+         *     (overview, protocols, sender IDs, trends, blast figures and blast stats, bot summaries, the top lists):
+         *
+         *     - **accepted**: an outbound message the service took (`POST /v1/messages/send` answered, a blast recipient
+         *       accepted, a bot, event or acquisition message stored), in any later status except `revoked`.
+         *     - **held**: accepted and waiting for the end of the contact's quiet hours (`status: held`). Not sent.
+         *     - **sent**: accepted and handed to a carrier: a carrier took it (`Message.sentAt` is set). A message held,
+         *       queued or refused before any carrier took it is not sent.
+         *     - **delivered**: accepted and `delivered` or `read`. **read**: accepted and `read` (RCS and CHATAPP only).
+         *     - **failed**: accepted and `failed` or `undeliverable`, whether or not a carrier took it first.
+         *
+         *     `sent`, `delivered`, `read`, `failed` count those; `received`: inbound messages. `fallback`: sent messages
+         *     carried by SMS/MMS although RCS was requested (`fallbackReason` set). `deliveryRate` = delivered / sent;
+         *     `readRate` = read / delivered. `cost`: what the accepted messages were charged (only a message a carrier took
+         *     is charged; pass-through fees excluded, see usage).
          */
         AnalyticsMessageMetrics: {
             /** @example 12840 */
@@ -13668,6 +13678,10 @@ export interface components {
             name: string;
             sessions: number;
             uniqueContacts: number;
+            /**
+             * @description Messages the bot sent during its sessions, whatever started the session (an inbound message, an event
+             *     trigger, an API start), counted as `sent` in `AnalyticsMessageMetrics`: handed to a carrier.
+             */
             messagesSent: number;
             messagesReceived: number;
             /** @description Sessions that reached an End node. */
@@ -13724,7 +13738,8 @@ export interface components {
             replies: number;
         };
         /**
-         * @description Figures of one blast since its first send. `engagement` counts, per blast message, taps on its buttons or
+         * @description Figures of one blast since its first send; `metrics` use the terms of `AnalyticsMessageMetrics`, so `sent`
+         *     equals the blast's `BlastStats.sent`. `engagement` counts, per blast message, taps on its buttons or
          *     suggested replies, text replies received in the following session, and opt-outs within 24 hours of delivery.
          *     `timeline` runs from the bucket of the first send to the bucket of the latest event and holds at most 1,440
          *     buckets (24 hours at minute granularity); later activity counts in the totals only and sets `truncated`.

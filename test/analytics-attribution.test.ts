@@ -157,3 +157,103 @@ describe('a message records its program, brand and campaign', () => {
     expect((await sentIn('overview', '')).messages.sent).toBe(2);
   });
 });
+
+// Item 3: one definition of each figure. The same messages — a blast with a recipient held for quiet hours, a
+// direct send, a MARKETING send held for quiet hours, a bot started by an event — counted by the overview, the
+// blast's stats and figures and the bot's summary: `sent` is handed to a carrier everywhere, so a held message
+// is sent nowhere, and the bot counts what it sent whatever started it.
+describe('one definition of sent', () => {
+  let n = 0;
+  const minute = (offset: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 + offset * 60_000);
+  const hhmm = (d: Date) => d.toISOString().slice(11, 16);
+
+  async function person(orgId: string, quiet: boolean): Promise<string> {
+    const row = await srv.context.db
+      .insertInto('contacts')
+      .values({
+        organization_id: orgId,
+        // RCS-capable sandbox handsets end in 0–4.
+        phone: `+1415777${String(++n).padStart(3, '0')}0`,
+        attributes: '{}',
+        rcs_capable: true,
+        consent_type: 'MARKETING',
+        time_zone: 'UTC',
+        ...(quiet ? { quiet_hours_start: hhmm(minute(-60)), quiet_hours_end: hhmm(minute(120)) } : {}),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  it('overview, blast stats, blast figures and the bot summary count the same messages the same way', async () => {
+    const me = await srv.newOrg('Definitions org 2');
+    const k = me.apiKey.secret;
+    const orgId = me.organizationId;
+    const [a, b, q1, q2, direct, botContact] = [
+      await person(orgId, false),
+      await person(orgId, false),
+      await person(orgId, true),
+      await person(orgId, true),
+      await person(orgId, false),
+      await person(orgId, false),
+    ];
+
+    const bot = await call(srv, 'POST', '/v1/bots', {
+      key: k,
+      body: {
+        name: 'Shipping notices',
+        channel: 'RCS',
+        draftFlow: {
+          nodes: [
+            { id: 'start', type: 'START' },
+            { id: 'shipped', type: 'END', content: { type: 'text', text: 'Your order is on its way.' } },
+          ],
+          edges: [{ id: 'e1', source: 'start', target: 'shipped' }],
+        },
+        triggers: [{ eventName: 'order.shipped', messageType: 'TRANSACTIONAL' }],
+      },
+    });
+    expect(bot.status, bot.text).toBe(201);
+    expect((await call(srv, 'POST', `/v1/bots/${bot.body.id}/publish`, { key: k })).status).toBe(200);
+    const fired = await call(srv, 'POST', '/v1/events', { key: k, body: { event: 'order.shipped', contactId: botContact } });
+    expect(fired.status, fired.text).toBeLessThan(300);
+
+    const sent = await call(srv, 'POST', '/v1/messages/send', {
+      key: k,
+      body: { contactId: direct, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Receipt #1' } },
+    });
+    expect(sent.status, sent.text).toBe(200);
+    const held = await call(srv, 'POST', '/v1/messages/send', {
+      key: k,
+      body: { contactId: q2, messageType: 'MARKETING', content: { type: 'text', text: 'Sale tonight' } },
+    });
+    expect(held.status, held.text).toBe(200);
+    expect(held.body.data.status).toBe('held');
+
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key: k,
+      body: { name: 'Sale', senderId: me.senderId, contactIds: [a, b, q1], contentJson: { type: 'text', text: 'Sale starts now' } },
+    });
+    expect(blast.status, blast.text).toBe(201);
+    const blastId = blast.body.id as string;
+    expect((await call(srv, 'POST', `/v1/blasts/${blastId}/launch`, { key: k })).status).toBe(200);
+
+    // Every message that is not held reaches its handset.
+    await until(
+      () => srv.context.db.selectFrom('messages').select(['status']).where('organization_id', '=', orgId).execute(),
+      (rows) => rows.length === 6 && rows.filter((r) => r.status === 'delivered' || r.status === 'read').length === 4,
+    );
+
+    const overview = (await call(srv, 'GET', '/v1/analytics/overview', { key: k })).body.data.messages;
+    const stats = (await call(srv, 'GET', `/v1/blasts/${blastId}/stats`, { key: k })).body;
+    const figures = (await call(srv, 'GET', `/v1/analytics/blasts/${blastId}`, { key: k })).body.data;
+    const summary = (await call(srv, 'GET', `/v1/analytics/bots/${bot.body.id}`, { key: k })).body.data;
+
+    // 2 blast messages + 1 direct + 1 bot handed to a carrier; the 2 held messages are accepted, not sent.
+    expect(overview).toMatchObject({ sent: 4, delivered: 4, deliveryRate: 1 });
+    expect(stats).toMatchObject({ sent: 2, delivered: 2 });
+    expect(figures.metrics).toMatchObject({ sent: 2, delivered: 2, deliveryRate: 1 });
+    expect(summary.messagesSent).toBe(1);
+    expect(overview.sent).toBe(stats.sent + summary.messagesSent + 1);
+  });
+});

@@ -95,6 +95,8 @@ async function message(
       origin,
       segments: 1,
       created_at: createdAt,
+      // Handed to a carrier: `sent` as AnalyticsMessageMetrics defines it.
+      sent_at: direction === 'outbound' ? createdAt : null,
     })
     .execute();
 }
@@ -186,7 +188,8 @@ describe('GET /v1/analytics/bots/{id}', () => {
     ).rows[0]!;
     const msgs = (
       await sql<Record<string, string>>`
-      select count(*) filter (where m.direction = 'outbound' and m.origin = 'bot') as sent, count(*) filter (where m.direction = 'inbound') as received
+      select count(*) filter (where m.direction = 'outbound' and m.origin in ('bot', 'event') and m.sent_at is not null and m.status <> 'revoked') as sent,
+        count(*) filter (where m.direction = 'inbound') as received
       from messages m where m.organization_id = ${org} and exists (select 1 from bot_sessions s where s.organization_id = ${org} and s.bot_id = ${botA}
         and s.conversation_id = m.conversation_id and m.created_at between s.created_at and s.updated_at)`.execute(srv.context.db)
     ).rows[0]!;
@@ -353,6 +356,7 @@ describe('GET /v1/analytics/top', () => {
             origin: 'blast',
             segments: 1,
             created_at: when,
+            sent_at: when,
           })
           .returning('id')
           .executeTakeFirstOrThrow();
@@ -381,7 +385,7 @@ describe('GET /v1/analytics/top', () => {
     expect(d.period.endDate).toBe(today);
     const ref = (
       await sql<{ id: string; sent: string; delivered: string; read: string }>`
-      select r.blast_id as id, count(*) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read
+      select r.blast_id as id, count(*) filter (where m.sent_at is not null) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read
       from blast_recipients r join messages m on m.id = r.message_id where r.organization_id = ${o} and m.created_at >= ${new Date(Date.parse(`${d.period.startDate}T00:00:00Z`))}
       group by 1 order by count(*) desc, r.blast_id limit 5`.execute(db)
     ).rows;
@@ -464,6 +468,7 @@ describe('GET /v1/analytics/blasts/{id}', () => {
           origin: 'blast',
           segments: 1,
           created_at: at(0),
+          sent_at: at(0), // every one was handed to a carrier (the failure comes two days later)
           ...m,
         } as never)
         .returning('id')
@@ -540,9 +545,9 @@ describe('GET /v1/analytics/blasts/{id}', () => {
     const d = res.body.data;
     const ref = (
       await sql<Record<string, string>>`
-      select count(*) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read,
+      select count(*) filter (where m.sent_at is not null) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read,
         count(*) filter (where m.status in ('failed', 'undeliverable')) as failed, coalesce(sum(m.cost_units), 0) as cost,
-        count(*) filter (where m.requested_channel = 'RCS' and m.channel in ('SMS', 'MMS')) as fallback
+        count(*) filter (where m.sent_at is not null and m.requested_channel = 'RCS' and m.channel in ('SMS', 'MMS')) as fallback
       from blast_recipients r join messages m on m.id = r.message_id where r.organization_id = ${o} and r.blast_id = ${blastId}`.execute(db)
     ).rows[0]!;
     expect(d.recipients).toBe(3);

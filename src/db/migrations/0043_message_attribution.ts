@@ -14,9 +14,12 @@
 // - The rollup levels (hourly, deltas, daily) key on the three as text ('' when none): a sender belongs to one
 //   program at a time, so the number of rollup rows barely changes, and filtered figures stay sums of rollup rows.
 //   The rollups are rebuilt from messages under the same locks as 0028.
+// - The rollups also key on `handed` (messages.sent_at is not null: a carrier took the message), so `sent` means one
+//   thing in every figure — handed to a carrier — and a message accepted but held for quiet hours, queued or
+//   refused before any carrier took it is not sent (AnalyticsMessageMetrics defines each term).
 import { sql, type Kysely } from 'kysely';
 
-const DIMS = 'program_id, brand_id, campaign_id';
+const DIMS = 'program_id, brand_id, campaign_id, handed';
 
 /** 0029's summed deltas of a statement's message versions, with the attribution dimensions. */
 const summedDeltas = (rows: string) => `
@@ -26,12 +29,13 @@ const summedDeltas = (rows: string) => `
     coalesce(requested_channel, ''), coalesce(channel, ''), status, coalesce(message_type, ''),
     coalesce(requested_channel = 'RCS' and channel in ('SMS', 'MMS'), false),
     coalesce(program_id::text, ''), coalesce(brand_registration_id::text, ''), coalesce(campaign_registration_id::text, ''),
+    sent_at is not null,
     sum(sign), sum(sign * coalesce(segments, 0)), sum(sign * coalesce(cost_units, 0)),
     sum(sign * (case when cost_units is not null and cost_units = segments * 39 then segments else 0 end)),
     sum(sign * (case when cost_units = 150 then 1 else 0 end)),
     sum(sign * (case when opens_session then 1 else 0 end))
   from (${rows}) m
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13
   having (sum(sign), sum(sign * coalesce(segments, 0)), sum(sign * coalesce(cost_units, 0)),
     sum(sign * (case when cost_units is not null and cost_units = segments * 39 then segments else 0 end)),
     sum(sign * (case when cost_units = 150 then 1 else 0 end)), sum(sign * (case when opens_session then 1 else 0 end))) <> (0, 0, 0, 0, 0, 0)`;
@@ -43,27 +47,28 @@ const STATEMENT_TRIGGERS = [
 ] as const;
 
 /** The hourly rollup of every message (0028's backfill plus the attribution dimensions). */
-const hourlyBackfill = `
+export const hourlyBackfill = `
   insert into analytics_message_rollups (organization_id, bucket_hour, sender_id, direction, requested_channel,
     channel, status, message_type, is_fallback, ${DIMS}, messages, segments, cost_units, text_segments, rich_messages, sessions)
   select organization_id, date_trunc('hour', created_at at time zone 'UTC') at time zone 'UTC', sender_id, direction,
     coalesce(requested_channel, ''), coalesce(channel, ''), status, coalesce(message_type, ''),
     coalesce(requested_channel = 'RCS' and channel in ('SMS', 'MMS'), false),
     coalesce(program_id::text, ''), coalesce(brand_registration_id::text, ''), coalesce(campaign_registration_id::text, ''),
+    sent_at is not null,
     count(*), coalesce(sum(segments), 0), coalesce(sum(cost_units), 0),
     coalesce(sum(segments) filter (where cost_units is not null and cost_units = segments * 39), 0),
     count(*) filter (where cost_units = 150), count(*) filter (where opens_session)
   from messages
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12`;
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13`;
 
-const dailyBackfill = `
+export const dailyBackfill = `
   insert into analytics_message_rollups_daily (organization_id, bucket_day, sender_id, direction, channel, status,
     is_fallback, ${DIMS}, messages, segments, cost_units, text_segments, rich_messages, sessions)
   select organization_id, date_trunc('day', bucket_hour at time zone 'UTC') at time zone 'UTC', sender_id, direction,
     coalesce(nullif(channel, ''), requested_channel), status, is_fallback, ${DIMS}, sum(messages), sum(segments),
     sum(cost_units), sum(text_segments), sum(rich_messages), sum(sessions)
   from analytics_message_rollups
-  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10`;
+  group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11`;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   // As 0028: writers wait while the trigger functions change, no compaction runs, the rollup is rebuilt below.
@@ -107,14 +112,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   for (const t of ['analytics_message_rollups', 'analytics_message_deltas', 'analytics_message_rollups_daily']) {
     await sql`alter table ${sql.table(t)} add column program_id text not null default '', add column brand_id text not null default '',
-      add column campaign_id text not null default ''`.execute(db);
+      add column campaign_id text not null default '', add column handed boolean not null default false`.execute(db);
   }
   await sql`alter table analytics_message_rollups drop constraint analytics_message_rollups_pkey,
-    add primary key (organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id)`.execute(
+    add primary key (organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, handed)`.execute(
     db,
   );
   await sql`alter table analytics_message_rollups_daily drop constraint analytics_message_rollups_daily_pkey,
-    add primary key (organization_id, bucket_day, sender_id, direction, channel, status, is_fallback, program_id, brand_id, campaign_id)`.execute(
+    add primary key (organization_id, bucket_day, sender_id, direction, channel, status, is_fallback, program_id, brand_id, campaign_id, handed)`.execute(
     db,
   );
 
@@ -137,27 +142,27 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       perform pg_advisory_xact_lock(hashtext('analytics_rollup_compact'));
       with moved as (delete from analytics_message_deltas returning *),
       summed as (
-        select organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id,
+        select organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, handed,
           sum(messages) as messages, sum(segments) as segments, sum(cost_units) as cost_units,
           sum(text_segments) as text_segments, sum(rich_messages) as rich_messages, sum(sessions) as sessions, count(*) as n
-        from moved group by organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id
+        from moved group by organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, handed
       ),
       upserted as (
-        insert into analytics_message_rollups as r (organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, messages, segments, cost_units, text_segments, rich_messages, sessions)
-        select organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, messages, segments, cost_units, text_segments, rich_messages, sessions from summed
-        on conflict (organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id)
+        insert into analytics_message_rollups as r (organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, handed, messages, segments, cost_units, text_segments, rich_messages, sessions)
+        select organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, handed, messages, segments, cost_units, text_segments, rich_messages, sessions from summed
+        on conflict (organization_id, bucket_hour, sender_id, direction, requested_channel, channel, status, message_type, is_fallback, program_id, brand_id, campaign_id, handed)
         do update set messages = r.messages + excluded.messages, segments = r.segments + excluded.segments,
           cost_units = r.cost_units + excluded.cost_units, text_segments = r.text_segments + excluded.text_segments,
           rich_messages = r.rich_messages + excluded.rich_messages, sessions = r.sessions + excluded.sessions
         returning 1
       ),
       daily as (
-        insert into analytics_message_rollups_daily as d (organization_id, bucket_day, sender_id, direction, channel, status, is_fallback, program_id, brand_id, campaign_id, messages, segments, cost_units, text_segments, rich_messages, sessions)
+        insert into analytics_message_rollups_daily as d (organization_id, bucket_day, sender_id, direction, channel, status, is_fallback, program_id, brand_id, campaign_id, handed, messages, segments, cost_units, text_segments, rich_messages, sessions)
         select organization_id, date_trunc('day', bucket_hour at time zone 'UTC') at time zone 'UTC', sender_id, direction,
-          coalesce(nullif(channel, ''), requested_channel), status, is_fallback, program_id, brand_id, campaign_id, sum(messages), sum(segments), sum(cost_units),
+          coalesce(nullif(channel, ''), requested_channel), status, is_fallback, program_id, brand_id, campaign_id, handed, sum(messages), sum(segments), sum(cost_units),
           sum(text_segments), sum(rich_messages), sum(sessions)
-        from summed group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
-        on conflict (organization_id, bucket_day, sender_id, direction, channel, status, is_fallback, program_id, brand_id, campaign_id)
+        from summed group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
+        on conflict (organization_id, bucket_day, sender_id, direction, channel, status, is_fallback, program_id, brand_id, campaign_id, handed)
         do update set messages = d.messages + excluded.messages, segments = d.segments + excluded.segments,
           cost_units = d.cost_units + excluded.cost_units, text_segments = d.text_segments + excluded.text_segments,
           rich_messages = d.rich_messages + excluded.rich_messages, sessions = d.sessions + excluded.sessions

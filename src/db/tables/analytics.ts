@@ -20,6 +20,8 @@ export interface AnalyticsMessageRollupsTable {
   program_id: string;
   brand_id: string;
   campaign_id: string;
+  /** A carrier took the message (messages.sent_at is set): the `sent` of every figure. */
+  handed: boolean;
   /** bigint: read as strings by pg; the queries cast the sums to int8 and convert. */
   messages: string;
   segments: string;
@@ -45,6 +47,7 @@ export interface AnalyticsMessageRollupsDailyTable {
   program_id: string;
   brand_id: string;
   campaign_id: string;
+  handed: boolean;
   messages: string;
   segments: string;
   cost_units: string;
