@@ -5625,21 +5625,7 @@ export interface components {
             /** @example null */
             nodeId?: string | null;
         };
-        /**
-         * @description The one error shape of the API, used by every 4xx and 5xx answer.
-         * @example {
-         *       "code": "VALIDATION_ERROR",
-         *       "message": "Request validation failed.",
-         *       "requestId": "req_7f3a9c2e1b",
-         *       "details": [
-         *         {
-         *           "field": "body.phone",
-         *           "message": "must be a valid E.164 phone number",
-         *           "code": "format"
-         *         }
-         *       ]
-         *     }
-         */
+        /** @description The one error shape of the API, used by every 4xx and 5xx answer. */
         ErrorResponse: {
             code: components["schemas"]["ErrorCode"];
             /** @description Human-readable explanation; may change between versions. */
@@ -18477,19 +18463,12 @@ export interface components {
         };
     };
     responses: {
-        /** @description Any other error (405, 406, 413, 415, 5xx, or 501 `NOT_IMPLEMENTED` for an operation not built yet). */
+        /** @description Any other error (405, 406, 408, 413, 415, 417, 431, 5xx, or 501 `NOT_IMPLEMENTED` for an operation this server has no handler for). */
         Error: {
             headers: {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "INTERNAL_ERROR",
-                 *       "message": "Internal server error.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18499,20 +18478,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "VALIDATION_ERROR",
-                 *       "message": "Request validation failed.",
-                 *       "requestId": "req_7f3a9c2e1b",
-                 *       "details": [
-                 *         {
-                 *           "field": "body.phone",
-                 *           "message": "is required",
-                 *           "code": "required"
-                 *         }
-                 *       ]
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18522,13 +18487,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "UNAUTHENTICATED",
-                 *       "message": "Missing or invalid API key.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18538,13 +18496,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "FORBIDDEN",
-                 *       "message": "This API key lacks the scope contacts:update.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18554,13 +18505,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "NOT_FOUND",
-                 *       "message": "Resource not found.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18570,13 +18514,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "CONFLICT",
-                 *       "message": "The resource's current state does not allow this.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18586,13 +18523,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "UNPROCESSABLE",
-                 *       "message": "The request cannot be applied to the current data.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18610,13 +18540,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "RATE_LIMITED",
-                 *       "message": "Too many requests; retry after the time in Retry-After.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };
@@ -18698,13 +18621,6 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                /**
-                 * @example {
-                 *       "code": "PAYLOAD_TOO_LARGE",
-                 *       "message": "Request body exceeds the limit of 1048576 bytes.",
-                 *       "requestId": "req_7f3a9c2e1b"
-                 *     }
-                 */
                 "application/json": components["schemas"]["ErrorResponse"];
             };
         };

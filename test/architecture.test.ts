@@ -1,6 +1,10 @@
 // The layers of the section template are enforced by ESLint (eslint.config.js, run by `npm run lint` in
-// `npm test`); these prove the rules refuse a deliberate violation and let the allowed direction through.
+// `npm test`); these prove the rules refuse a deliberate violation and let the allowed direction through. And the
+// import graph of src/ has no circles.
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { ESLint } from 'eslint';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { layers } from '../eslint.config.js';
 
@@ -53,5 +57,136 @@ describe('layer boundaries', () => {
         'src/domain/api-keys/fixture.ts',
       ),
     ).toEqual([]);
+  });
+});
+
+// The import graph of src/: every import and re-export, type-only ones included (a type import still ties the
+// modules' meaning together, and turns into a runtime import with one edit), each relative specifier resolved to its
+// file. Circles are refused: a module in one cannot be read, loaded or tested without the others.
+const SRC = resolve(new URL('../src', import.meta.url).pathname);
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) return sourceFiles(path);
+    return /\.(ts|js|mjs)$/.test(e.name) && !e.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+/** The module specifiers of a file: import/export declarations, `import('…')` calls and `import('…')` types. */
+function specifiersOf(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier))
+      found.push(node.moduleSpecifier.text);
+    else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && ts.isStringLiteral(node.arguments[0]!))
+      found.push((node.arguments[0] as ts.StringLiteral).text);
+    else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal))
+      found.push(node.argument.literal.text);
+    else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference))
+      found.push((node.moduleReference.expression as ts.StringLiteral).text);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** file → the files of `root` it imports; a relative specifier that names no file is an error. */
+function importGraph(root: string): Map<string, string[]> {
+  const graph = new Map<string, string[]>();
+  for (const file of sourceFiles(root)) {
+    const targets = specifiersOf(file)
+      .filter((s) => s.startsWith('.'))
+      .map((s) => {
+        const target = resolve(dirname(file), s);
+        if (!existsSync(target)) throw new Error(`${relative(root, file)} imports ${s}, which is no file`);
+        return target;
+      })
+      .filter((target) => target.startsWith(`${root}/`));
+    graph.set(file, [...new Set(targets)]);
+  }
+  return graph;
+}
+
+/** One circle per strongly connected component of more than one module (or a module importing itself), shortest first found. */
+function importCircles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
+  // Tarjan's strongly connected components.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const connect = (v: string) => {
+    index.set(v, index.size);
+    low.set(v, index.get(v)!);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    let w: string;
+    do {
+      w = stack.pop()!;
+      onStack.delete(w);
+      component.push(w);
+    } while (w !== v);
+    if (component.length > 1 || (graph.get(v) ?? []).includes(v)) components.push(component);
+  };
+  for (const v of graph.keys()) if (!index.has(v)) connect(v);
+  // A concrete circle in each: the shortest way back to its first module (breadth first, inside the component).
+  return components.map((component) => {
+    const members = new Set(component);
+    const start = [...component].sort()[0]!;
+    const from = new Map<string, string>();
+    const queue = [start];
+    while (queue.length) {
+      const v = queue.shift()!;
+      for (const w of graph.get(v) ?? []) {
+        if (!members.has(w)) continue;
+        if (w === start) {
+          const circle = [start];
+          for (let at = v; at !== start; at = from.get(at)!) circle.splice(1, 0, at);
+          return [...circle, start];
+        }
+        if (!from.has(w)) {
+          from.set(w, v);
+          queue.push(w);
+        }
+      }
+    }
+    throw new Error('a strongly connected component without a circle');
+  });
+}
+
+describe('import graph', () => {
+  it('finds a circle, and names its modules in order', () => {
+    const graph = new Map([
+      ['a', ['b']],
+      ['b', ['c', 'd']],
+      ['c', ['a']],
+      ['d', []],
+      ['e', ['e']],
+    ]);
+    expect(importCircles(graph)).toEqual(
+      expect.arrayContaining([
+        ['a', 'b', 'c', 'a'],
+        ['e', 'e'],
+      ]),
+    );
+    expect(importCircles(graph)).toHaveLength(2);
+  });
+
+  it('src/ has no import circles, type imports included', () => {
+    const graph = importGraph(SRC);
+    expect(graph.size).toBeGreaterThan(300);
+    const circles = importCircles(graph).map((c) => c.map((file) => relative(SRC, file)).join(' → '));
+    expect(circles, `import circles in src/:\n  ${circles.join('\n  ')}`).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 // Events section through HTTP: POST /v1/events and /v1/events/batch, with a trigger source registered by the test
 // (the extension point bots plug into), the recorded event, per-item batch results, idempotent retries and tenancy.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptMessage } from '../src/domain/messaging/send.ts';
+import { send } from '../src/domain/messaging/send.ts';
 import { ApiError } from '../src/domain/errors.ts';
 import { registerTriggerSource } from '../src/domain/events/trigger-sources.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
@@ -28,7 +28,7 @@ beforeAll(async () => {
       if (event.name === 'order.shipped') {
         const text = `Order ${String(event.properties.order_id)} shipped`;
         try {
-          const m = await acceptMessage(tenant, services, {
+          const m = await send(tenant, services, {
             contactId: event.contactId,
             messageType: 'TRANSACTIONAL',
             content: { type: 'text', text },

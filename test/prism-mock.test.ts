@@ -1,5 +1,7 @@
 // `npm run mock` (Prism) answers every operation with believable data: each of the documented operations,
 // called once with its request example, answers 2xx, and the answer validates against the documented schema.
+// Error states too: `Prefer: code=<status>` answers the shared error response's generic example, and
+// `Prefer: code=<status>, example=<CODE>` the example of that error code (openapi/common.yaml `examples`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
@@ -156,6 +158,64 @@ describe('Prism mock', () => {
     expect(failures).toEqual([]);
     expect(operations.length).toBeGreaterThan(0);
   }, 180_000);
+
+  it('has a named example of every error code in the shared error responses (no Prism needed)', () => {
+    const named = new Map<string, string>(); // example name → the code its value carries
+    for (const response of Object.values(doc.components.responses as Json))
+      for (const [name, example] of Object.entries((response.content?.['application/json']?.examples ?? {}) as Json))
+        named.set(name, deref(example as Json)!.value.code);
+    // ROUTE_NOT_FOUND is the answer of no operation: a path the document does not have.
+    const codes = (deref(doc.components.schemas.ErrorCode)!.enum as string[]).filter((c) => c !== 'ROUTE_NOT_FOUND');
+    expect(codes.filter((code) => named.get(code) !== code)).toEqual([]);
+    expect([...named.keys()].filter((name) => !codes.includes(name))).toEqual([]);
+  });
+
+  it('answers each shared error response’s examples by name (Prefer: code=…, example=<CODE>), the generic one first', async () => {
+    // The status each example of the default response (`Error`) stands for: the one its code is answered with.
+    const defaultStatus: Record<string, number> = {
+      INTERNAL_ERROR: 500,
+      EXPORT_FAILED: 500,
+      NOT_IMPLEMENTED: 501,
+      UPSTREAM_ERROR: 502,
+      SERVICE_UNAVAILABLE: 503,
+      METHOD_NOT_ALLOWED: 405,
+      NOT_ACCEPTABLE: 406,
+      REQUEST_TIMEOUT: 408,
+      PAYLOAD_TOO_LARGE: 413,
+      UNSUPPORTED_MEDIA_TYPE: 415,
+      EXPECTATION_FAILED: 417,
+      HEADERS_TOO_LARGE: 431,
+    };
+    const failures: string[] = [];
+    let checked = 0;
+    for (const [name, response] of Object.entries(doc.components.responses as Json)) {
+      const examples = Object.keys(response.content?.['application/json']?.examples ?? {});
+      if (examples.length === 0) continue;
+      // The first operation answering this shared response, and the status it answers it under.
+      const ref = `#/components/responses/${name}`;
+      const use = listOperations(doc as never)
+        .flatMap(({ path, method }) =>
+          Object.entries(doc.paths[path][method].responses as Json)
+            .filter(([, r]) => (r as Json).$ref === ref)
+            .map(([status]) => ({ path, method, status })),
+        )
+        .find((u) => u.status !== 'default' || name === 'Error');
+      if (!use) continue; // a shared response no operation uses
+      for (const [i, example] of [undefined, ...examples].entries()) {
+        const expected = example ?? examples[0]!;
+        const status = use.status === 'default' ? (defaultStatus[expected] ?? 500) : Number(use.status);
+        const prefer = example ? `code=${status}, example=${example}` : `code=${status}`;
+        const { url, init } = buildRequest(use.path, use.method);
+        const res = await fetch(url, { ...init, headers: { ...(init.headers as Record<string, string>), Prefer: prefer } });
+        const body = (await res.json()) as { code?: string };
+        const where = `${name} via ${use.method.toUpperCase()} ${use.path}, Prefer: ${prefer}${i === 0 ? ' (no example named)' : ''}`;
+        if (res.status !== status || body.code !== expected) failures.push(`${where}: ${res.status} ${body.code}`);
+        checked++;
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThan(50);
+  }, 120_000);
 
   it('answers error states with their own examples (Prefer: code=…)', async () => {
     const cases: Array<[string, string, number, string]> = [

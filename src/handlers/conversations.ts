@@ -7,7 +7,7 @@ import * as conversations from '../domain/conversations/conversations.ts';
 import * as m from '../domain/conversations/mappers.ts';
 import { previewMessage } from '../domain/messaging/preview.ts';
 import { revokeMessage } from '../domain/messaging/revoke.ts';
-import { sendConversationMessage, sendMessage } from '../domain/messaging/send.ts';
+import { sendMessage } from '../domain/messaging/send.ts';
 import { defineHandlers } from '../http/handler-types.ts';
 import { pageOf, paginated } from '../http/pagination.ts';
 
@@ -41,7 +41,7 @@ export const conversationHandlers = defineHandlers({
   },
 
   async sendConversationMessage({ path, body }, { tenant, services }) {
-    return { status: 200, body: { data: m.toSendResult(await sendConversationMessage(tenant, services, path.id, body)) } };
+    return { status: 200, body: { data: m.toSendResult(await conversations.sendConversationMessage(tenant, services, path.id, body)) } };
   },
 
   async getConversationSession({ path }, { tenant }) {

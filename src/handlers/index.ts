@@ -1,6 +1,7 @@
-// Every implemented operation's handler, keyed by operationId, one module per section. Operations not
-// built yet are listed in not-implemented.ts and answer 501; src/http/api.ts refuses to start if the two
-// lists and the document disagree.
+// Every operation's handler, keyed by operationId, one module per section (the Sender IDs section is split by
+// subject: sender-ids, -numbers, -protocols, -channels; Events has its public enrollment in events-public.ts).
+// An operation without a handler must be listed in not-implemented.ts (it then answers 501); src/http/api.ts
+// refuses to start if this map, that list and the document disagree.
 import type { HandlerMap } from '../http/handler-types.ts';
 import { analyticsHandlers } from './analytics.ts';
 import { apiKeyHandlers } from './api-keys.ts';

@@ -1,5 +1,10 @@
 // openapi-backend wired to our conventions: one handler per operationId (strict), the compiled router,
 // bearer API keys with per-operation scopes, ErrorResponse for every failure, response validation in dev/test.
+// Written against openapi-backend 5.21.2, whose internals it leans on: it replaces `router.getOperations` and
+// `router.getOperation` on the instance (cached), wraps `validator.getRequestValidatorsForOperation` (bounded
+// errors), builds a second `OpenAPIValidator` on the same router, and calls `router.parseRequest` and the request
+// validators directly (validated()). test/library-internals.test.ts names each assumption and fails on an upgrade
+// that breaks one; test/http-validation.test.ts compares validated() with the library's own steps.
 import { OpenAPIBackend, OpenAPIValidator, type Context, type Document, type Operation } from 'openapi-backend';
 import addFormats from 'ajv-formats';
 import type { Ajv, ErrorObject, Options as AjvOptions } from 'ajv';

@@ -2,9 +2,37 @@
 // plays both). Sending is synchronous acceptance; what happens next (delivered, read, failed, inbound
 // messages) comes back later through the provider callback route (src/http/provider-callbacks.ts).
 import type { Channel } from '../domain/messaging/render.ts';
-import type { InventoryNumber, InventoryType, NumberCapability, NumberSearchQuery } from './simulator-inventory.ts';
 
 export type ProviderName = 'PROVIDER_A' | 'PROVIDER_B';
+
+// Numbers of a provider's inventory (the simulator's: simulator-inventory.ts).
+export type InventoryType = 'Local' | 'Toll-Free';
+export type NumberCapability = 'SMS' | 'MMS' | 'VOICE';
+
+export type InventoryNumber = {
+  numberKey: string;
+  number: string;
+  inventoryType: InventoryType;
+  provider: ProviderName;
+  countryCode: 'US' | 'CA';
+  region: string | null;
+  locality: string | null;
+  capabilities: NumberCapability[];
+  /** USD per month, a decimal string; null when the provider quotes none. */
+  monthlyCost: string | null;
+  purchasable: boolean;
+};
+
+export type NumberSearchQuery = {
+  provider: ProviderName;
+  inventoryType: InventoryType;
+  countryCode: 'US' | 'CA';
+  /** Leading digits of the national number. */
+  leadingNumber?: string | undefined;
+  /** Local only. */
+  region?: string | undefined;
+  capabilities?: readonly NumberCapability[] | undefined;
+};
 
 /** A provider call that did not complete (network, timeout, upstream 5xx): not billable, retryable. */
 export class ProviderError extends Error {

@@ -9,35 +9,7 @@
 //   …18        the provider refuses the order (502, nothing reserved)
 // Imported numbers (bring your own): the provider confirms any NANP number outside this inventory, except
 //   …0422 (not in your provider account: 422) and …0502 (the provider cannot be reached: 502).
-import type { ProviderName } from './provider.ts';
-
-export type InventoryType = 'Local' | 'Toll-Free';
-export type NumberCapability = 'SMS' | 'MMS' | 'VOICE';
-
-export type InventoryNumber = {
-  numberKey: string;
-  number: string;
-  inventoryType: InventoryType;
-  provider: ProviderName;
-  countryCode: 'US' | 'CA';
-  region: string | null;
-  locality: string | null;
-  capabilities: NumberCapability[];
-  /** USD per month, a decimal string; null when the provider quotes none. */
-  monthlyCost: string | null;
-  purchasable: boolean;
-};
-
-export type NumberSearchQuery = {
-  provider: ProviderName;
-  inventoryType: InventoryType;
-  countryCode: 'US' | 'CA';
-  /** Leading digits of the national number. */
-  leadingNumber?: string | undefined;
-  /** Local only. */
-  region?: string | undefined;
-  capabilities?: readonly NumberCapability[] | undefined;
-};
+import type { InventoryNumber, InventoryType, NumberSearchQuery, ProviderName } from './provider.ts';
 
 export const TOLL_FREE_PREFIXES = ['800', '833', '844', '855', '866', '877', '888'] as const;
 

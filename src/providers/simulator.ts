@@ -28,17 +28,12 @@ import {
   type SenderHealthReport,
   type SenderHealthRequest,
   type ProviderChatAppTemplate, // Templates section
-} from './provider.ts';
-import {
-  inventoryRow,
-  isInventoryNumber,
-  matchInventory,
-  orderOutcomeOf,
   type InventoryNumber,
   type InventoryType,
   type NumberCapability,
   type NumberSearchQuery,
-} from './simulator-inventory.ts';
+} from './provider.ts';
+import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf } from './simulator-inventory.ts';
 
 export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 const SECRET_SETTING = 'simulator_callback_secret';

@@ -1,4 +1,4 @@
-// Sender IDs, protocols and voice forwarding (openapi/schemas/sender-ids.yaml `SenderProtocol`, `VoiceForwarding`).
+// Sender IDs, protocols and voice forwarding (openapi/schemas/sender-id-protocols.yaml `SenderProtocol`, `VoiceForwarding`).
 // sender_protocols: at most one row per sender and protocol type; a DISABLED row keeps its config. A sender with
 // no rows at all sends as before this migration (src/domain/sender-ids/protocols.ts, `channelAvailability`).
 // sender_voice_forwardings: one row per sender once forwarding was configured (kept, enabled false, after DELETE).

@@ -1,5 +1,5 @@
 // Deprecated channels view and RCS agent details (openapi/paths/v1/channels…,
-// openapi/schemas/sender-ids.yaml `LegacyChannel`, `RcsSender`, `RcsAgentDetails`).
+// openapi/schemas/sender-id-channels.yaml `LegacyChannel`, `RcsSender`; sender-ids.yaml `RcsAgentDetails`).
 // No second store of senders: a channel is a named binding of one sender ID to one message channel, an RCS sender
 // is a named binding of an RCS_AGENT sender ID under an RCS channel. What belongs to the sender lives on it:
 // - rcs_agent_profiles: an RCS_AGENT's display name, description, colour and logo, one row per sender (written by

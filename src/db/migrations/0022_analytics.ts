@@ -117,9 +117,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
        new.status, new.message_type, new.segments, new.cost_units))
     execute function analytics_rollup_trigger()`.execute(db);
 
-  // Scheduled reports (at most 5 per organization, checked by the service under an advisory lock). Email delivery
-  // is not built: a run writes the report's files to the object store (last_run_at, last_run_key); last_sent_at
-  // stays null until a mail transport exists.
+  // Scheduled reports (at most 5 per organization, checked by the service under an advisory lock). A run writes the
+  // report's files to the object store (last_run_at, last_run_key). When written, email delivery did not exist and
+  // last_sent_at stayed null; it is set since reports are emailed (src/domain/analytics/report-runs.ts).
   await sql`
     create table analytics_reports (
       id uuid primary key default gen_random_uuid(),

@@ -1,7 +1,7 @@
 // Enrollment in an acquisition campaign. One step ends every enrollment (completeEnrollment): marketing consent
 // recorded with its evidence (source ACQUISITION, this campaign, the consent wording; public: the client address
 // and user agent), the enrollment row, the list tag (and a landing page's tags), and the welcome message accepted
-// through acceptMessage in a conversation whose source is the campaign. The ways in:
+// through the send entry in a conversation whose source is the campaign. The ways in:
 //  - server-side (POST /v1/acquisition/{id}/enroll: the API key vouches for the consent) and keyword (the handset
 //    texted the keyword): enroll(), which finds or creates the contact and updates it;
 //  - public (the hosted page, web forms, landing pages; public-enroll.ts): a new phone under a campaign without
@@ -22,7 +22,7 @@ import { releaseSavepoint, rollbackToSavepoint, savepoint } from '../../db/queri
 import { attributeMergeProblems } from '../contacts/attribute-limits.ts';
 import { MAX_TAGS_PER_CONTACT } from '../contacts/tags.ts';
 import { inTenantTransaction } from '../messaging/context.ts';
-import { acceptMessage } from '../messaging/send.ts';
+import { send } from '../messaging/send.ts';
 import { ApiError, badRequest, conflict, invalidField, notFound, unprocessable } from '../errors.ts';
 import { parsePhone, type ParsedPhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
@@ -162,7 +162,7 @@ export async function completeEnrollment(t: Tenant, services: Services, campaign
     // The welcome is best effort: a refusal (content rule, no channel, sender gone) never undoes the enrollment.
     await savepoint(db, 'acquisition_welcome');
     try {
-      const message = await acceptMessage(t, services, {
+      const message = await send(t, services, {
         contactId: c.contactId,
         senderId: campaign.sender_id ?? undefined,
         messageType: 'MARKETING',

@@ -5,7 +5,7 @@
 import type { Db } from '../../db/database.ts';
 import * as p from '../../db/queries/acquisition/pending.ts';
 import { releaseSavepoint, rollbackToSavepoint, savepoint } from '../../db/queries/events/events.ts';
-import { acceptMessage } from '../messaging/send.ts';
+import { send } from '../messaging/send.ts';
 import type { SenderRow } from '../messaging/senders.ts';
 import { ApiError } from '../errors.ts';
 import type { ParsedPhone } from '../phone.ts';
@@ -72,7 +72,7 @@ export async function requestConfirmation(
       await rollbackToSavepoint(db, 'acquisition_confirmation');
       return null;
     }
-    const message = await acceptMessage(t, services, {
+    const message = await send(t, services, {
       contactId: contact.contactId,
       senderId: sender.id,
       // Asked for by the sign-up and about it, not marketing: no marketing consent yet, and not held for quiet hours.

@@ -95,6 +95,8 @@ export function toStats(
     status: b.status as S['BlastStatus'],
     recipients: sum(() => true),
     ...all,
+    // Always 0: no click is counted (links are not tracked, openUrl taps are not attributed to a blast); tracked
+    // links are issue 34 item 4. Likewise `rates.click` and each variant's `clicks`.
     clicks: 0,
     replies: replies(),
     optOuts: optOuts(),

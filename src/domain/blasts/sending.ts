@@ -1,22 +1,19 @@
 // Sending a blast. At the start (launch/send now, or the scheduled start job) the audience is materialized in one
 // INSERT … SELECT into blast_recipients (one row per contact: the idempotency unit) and one pg-boss job per batch
 // is queued in the same transaction. A batch job locks its pending rows (FOR UPDATE SKIP LOCKED) and hands them,
-// as one set, to the send path every message takes (acceptSet, the set form of acceptMessage): each recipient
+// as one set, to the send entry every message takes (messaging/send.ts, as a blast batch order): each recipient
 // gets the gate, channel plan and price a direct send would, its message, and its row marked accepted with the
 // message id or skipped with the refusal as its reason (opted out, DNC, no consent, no channel …) — in one
 // statement, with no round trip per recipient. A retried, duplicated or concurrent batch never sends a recipient
 // twice, and a crash before commit leaves the rows pending for the retry. The accepted messages are dispatched
-// from the outbox by one wake job per batch. An advance job follows the blast to DISPATCHED and SENT (or FAILED
+// from the outbox by one wake job per batch, inserted by the accepting statement. An advance job follows the blast to DISPATCHED and SENT (or FAILED
 // when every recipient was refused).
 import { fromKysely } from 'pg-boss';
 import type { AppContext } from '../../app-context.ts';
 import * as q from '../../db/queries/blasts/blasts.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { inTenantTransaction, queueOf } from '../messaging/context.ts';
-import { acceptSet, type MessageType } from '../messaging/send.ts';
-import { resolveSender } from '../messaging/senders.ts';
-import { resolveContentAssets } from '../assets/media.ts';
-import { ApiError } from '../errors.ts';
+import { send, type MessageType } from '../messaging/send.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { tenantFor } from '../tenant.ts';
 import { emitEvent, emitEvents, subscribesToAny } from '../webhooks/events.ts';
@@ -141,31 +138,18 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
     const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forShare: true });
     if (!blast) return;
     if (blast.status !== 'SENDING') return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'cancelled' });
-    let sender;
-    let contents;
-    try {
-      // Media assets resolved to signed links once per variant, before rendering (as acceptMessage does per send).
-      contents = new Map(
-        await Promise.all([...contentsOf(blast)].map(async ([key, c]) => [key, await resolveContentAssets(t, app, c)] as const)),
-      );
-      if (contents.size === 0) throw new NotReady('BOT_NOT_PUBLISHED', 'UNPROCESSABLE', 'No content for these recipients.');
-      sender = await resolveSender(t.db, t.organizationId, blast.sender_id);
-    } catch (e) {
-      // Refused for every recipient alike (the sender is no longer ready …): skipped with the reason.
-      if (!(e instanceof ApiError) || e.status >= 500) throw e;
-      return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'skipped', reason: e.code });
-    }
-    await acceptSet(t, app, {
-      sender,
-      requested: 'RCS',
+    // A blast whose content source sends nothing (a bot: not sendable by a blast) skips its recipients.
+    const contents = contentsOf(blast);
+    if (contents.size === 0)
+      return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'skipped', reason: 'UNPROCESSABLE' });
+    await send(t, app, {
+      blastBatch: { blastId: blast.id, batch: job.batch },
+      senderId: blast.sender_id,
       messageType: blast.message_type as MessageType,
-      fallbackAllowed: blast.fallback_to_sms,
+      fallbackToSms: blast.fallback_to_sms,
       contents,
-      recipients: q.pendingBatch(t.organizationId, blast.id, job.batch),
       origin: 'blast',
       conversationSource: { type: 'blast', blastId: blast.id },
-      blast: { id: blast.id, batch: job.batch },
-      now: new Date(),
     });
   });
 }

@@ -1,5 +1,5 @@
 // The flow engine: a published bot converses. A session (bot_sessions) per conversation holds the published flow
-// it started with, the node it waits at and the captured variables. Every message goes through acceptMessage (the
+// it started with, the node it waits at and the captured variables. Every message goes through the send entry (the
 // one send path: compliance gate, channel plan, pricing). An inbound message advances a session at most once:
 // ingestion stores each provider message once (a redelivery stops before the bot), and the session row is
 // locked while it advances. Every node a session enters is recorded (bot_node_visits, the funnel) with how the
@@ -8,7 +8,7 @@ import * as q from '../../db/queries/bots/bots.ts';
 import * as s from '../../db/queries/bots/sessions.ts';
 import { recordVisits, type VisitExit, type VisitSession, type VisitStep } from '../../db/queries/bots/visits.ts';
 import type { components } from '../../../generated/api.d.ts';
-import { acceptMessage, type MessageType } from '../messaging/send.ts';
+import { send, type MessageType } from '../messaging/send.ts';
 import { ApiError, bodyField, unknownReference } from '../errors.ts';
 import { matchKeyword } from '../compliance/keyword-engine.ts';
 import { effectiveKeywordRules, orgKeywordRules } from '../compliance/keyword-rules.ts';
@@ -117,11 +117,11 @@ type Ctx = {
   origin: 'bot' | 'event';
 };
 
-async function send(ctx: Ctx, node: BotNode, vars: Record<string, string>): Promise<string | undefined> {
+async function sendNode(ctx: Ctx, node: BotNode, vars: Record<string, string>): Promise<string | undefined> {
   const content = toSendContent(node, vars);
   if (!content) return undefined;
   const channelType: Channel = ctx.bot.channel === 'CHATAPP' ? 'CHATAPP' : (ctx.bot.channel as Channel);
-  const row = await acceptMessage(ctx.tenant, ctx.services, {
+  const row = await send(ctx.tenant, ctx.services, {
     contactId: ctx.contactId,
     ...(ctx.senderId ? { senderId: ctx.senderId } : {}),
     channelType,
@@ -195,7 +195,7 @@ async function walk(
         continue;
       }
       case 'MESSAGE': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         if (dflt) {
           current = nodes.get(dflt.target);
@@ -205,19 +205,19 @@ async function walk(
         return { nodeId: node.id, status: edges.length > 0 ? 'ACTIVE' : 'ENDED' };
       }
       case 'QUESTION': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         return { nodeId: node.id, status: 'ACTIVE' };
       }
       case 'HANDOFF': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         await s.setConversationHandler(ctx.tenant.db, ctx.tenant.organizationId, ctx.conversationId, null);
         leave(trail, 'handed_off');
         return { nodeId: node.id, status: 'HANDED_OFF' };
       }
       case 'END': {
-        const id = await send(ctx, node, vars);
+        const id = await sendNode(ctx, node, vars);
         if (id) ids.push(id);
         leave(trail, 'completed');
         return { nodeId: node.id, status: 'ENDED' };
@@ -230,7 +230,7 @@ async function walk(
 
 /**
  * Starts the bot's published flow in a conversation: a session on the published flow, the messages of the first
- * nodes through acceptMessage. Gate refusals (422 DNC_LISTED, OPTED_OUT, NO_CONSENT …) propagate to the caller.
+ * nodes through the send entry. Gate refusals (422 DNC_LISTED, OPTED_OUT, NO_CONSENT …) propagate to the caller.
  */
 export async function startFlow(
   tenant: Tenant,
@@ -329,7 +329,7 @@ function intentOf(
  * One turn of a conversation handed to a bot: called by inbound ingestion (in its transaction) for every stored
  * inbound message. Does nothing unless the conversation is the bot's and a session waits at a node. The inbound
  * message advances the session once (`last_inbound_message_id`), following the edge of its intent or the default
- * edge; the next nodes' messages go through acceptMessage. A refusal of the gate ends the turn without a message.
+ * edge; the next nodes' messages go through the send entry. A refusal of the gate ends the turn without a message.
  */
 export async function runBotTurn(
   tenant: Tenant,

@@ -1,12 +1,12 @@
 // Event triggers live in the bot's definition (`triggers`, issue 16). This module checks them on write and is the
 // bots' trigger source for POST /v1/events (registerTriggerSource): for every active trigger of a published bot
-// whose event name and conditions match, the published flow starts for the event's contact through acceptMessage,
+// whose event name and conditions match, the published flow starts for the event's contact through the send entry (messaging/send.ts),
 // unless the contact is inside the trigger's per-contact cool-down (FREQUENCY_CAPPED) or the compliance gate
 // refuses (DNC_LISTED, OPTED_OUT, NO_CONSENT, CONTENT_BLOCKED).
 import { randomUUID } from 'node:crypto';
 import type { components } from '../../../generated/api.d.ts';
 import * as s from '../../db/queries/bots/sessions.ts';
-import { openConversation } from '../conversations/conversations.ts';
+import { openConversation } from '../messaging/conversation.ts';
 import { resolveSender } from '../messaging/senders.ts';
 import { ApiError, bodyField, invalidField } from '../errors.ts';
 import { registerTriggerSource, type TriggeredEvent, type TriggerOutcome, type TriggerSource } from '../events/trigger-sources.ts';

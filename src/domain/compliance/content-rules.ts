@@ -13,14 +13,16 @@
 // The rules of an organization: at most MAX_CONTENT_RULES; a pattern is checked when saved (400 UNSAFE_REGEX
 // naming body.pattern), and again when a change touches the pattern or its type (with the rule locked, so two
 // concurrent changes cannot combine into an unchecked pattern).
+import type { components } from '../../../generated/api.d.ts';
 import { inTransaction } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
 import * as q from '../../db/queries/compliance/content-rules.ts';
 import { found, invalidField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
-import type { MessageType } from './gate.ts';
 import { assertBelowLimit } from './limits.ts';
 import { checkRegex, testRegexes, type RegexCheck, type RegexSpec } from './regex-safety.ts';
+
+type MessageType = components['schemas']['MessageType'];
 
 export type ContentRulePatternType = 'keyword' | 'regex';
 export type ContentRuleAction = 'block' | 'flag';

@@ -17,13 +17,14 @@
 // checked once more as a message is handed to the carrier (quietHoldsOfContacts, from dispatch.ts), with the same
 // groups and holds. Overrides are checked against `now`, so an expired override stops applying at once. With no
 // time zone at all (non-geographic numbers such as +800), quiet hours are checked in UTC.
+import type { components } from '../../../generated/api.d.ts';
 import type { Db } from '../../db/database.ts';
 import * as q from '../../db/queries/compliance/gate.ts';
 import { matchContentRules, type ContentRuleSpec } from './content-rules.ts';
 import { quietHoursHoldUntil } from './quiet-hours.ts';
 import { DEFAULT_QUIET_HOURS_END, DEFAULT_QUIET_HOURS_START, resolveTcpa } from './tcpa.ts';
 
-export type MessageType = 'MARKETING' | 'TRANSACTIONAL' | 'SERVICE';
+export type MessageType = components['schemas']['MessageType'];
 
 export type ComplianceReasonCode = 'DNC_LISTED' | 'OPTED_OUT' | 'NO_CONSENT' | 'QUIET_HOURS' | 'CONTENT_BLOCKED' | 'CONTENT_FLAGGED';
 

@@ -1,8 +1,7 @@
 // Conversations: one per contact and sender, created by whatever started it (an API send, an inbound message,
 // a blast, a bot, an event or an acquisition enrollment) and reused afterwards. Reading them, their messages,
-// their 24-hour session window and their source; handing them to a human.
+// their 24-hour session window and their source; sending inside one; handing them to a human or a bot.
 import type { components } from '../../../generated/api.d.ts';
-import type { Db } from '../../db/database.ts';
 import type { Page, PageRequest } from '../../db/paging.ts';
 import * as q from '../../db/queries/conversations/conversations.ts';
 import * as messages from '../../db/queries/messages/messages.ts';
@@ -11,40 +10,11 @@ import { found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { inTenantTransaction, queueOf } from '../messaging/context.ts';
 import { handOffToBot } from '../bots/runtime.ts';
+import { SESSION_HOURS } from '../messaging/conversation.ts';
+import { send } from '../messaging/send.ts';
 
 export type { ConversationRow, ConversationView } from '../../db/queries/conversations/conversations.ts';
 export type { MessageRow } from '../../db/queries/messages/messages.ts';
-
-/** An inbound message opens (or extends) a session of this many hours. */
-export const SESSION_HOURS = 24;
-
-export type ConversationSource = {
-  type: 'blast' | 'bot' | 'inbound' | 'api' | 'event' | 'acquisition';
-  blastId?: string;
-  botId?: string;
-  campaignId?: string;
-};
-
-/** The conversation of (contact, sender), created with `source` when there is none; locked for the caller's transaction. */
-export function openConversation(
-  db: Db,
-  organizationId: string,
-  contactId: string,
-  senderId: string,
-  source: ConversationSource,
-): Promise<q.ConversationRow> {
-  return q.upsertConversation(db, organizationId, {
-    contactId,
-    senderId,
-    sourceType: source.type,
-    sourceBlastId: source.blastId ?? null,
-    sourceBotId: source.botId ?? null,
-    sourceCampaignId: source.campaignId ?? null,
-    // A conversation a bot starts is the bot's until it is handed to a human.
-    handledBy: source.type === 'bot' ? 'bot' : 'human',
-    botId: source.botId ?? null,
-  });
-}
 
 export function listConversations(tenant: Tenant, filter: q.ConversationFilter, page: PageRequest): Promise<Page<q.ConversationView>> {
   return q.listConversations(tenant.db, tenant.organizationId, filter, page);
@@ -113,5 +83,29 @@ export function handoffConversation(
       });
     }
     return getConversation(t, c.id);
+  });
+}
+
+type ConversationSendMessageRequest = components['schemas']['ConversationSendMessageRequest'];
+
+/**
+ * A message inside a conversation: to its contact, from its sender. The body names no id: an unknown or another
+ * organization's conversation is the path's plain 404, and no body field is blamed.
+ */
+export async function sendConversationMessage(
+  tenant: Tenant,
+  services: Services,
+  conversationId: string,
+  body: ConversationSendMessageRequest,
+): Promise<messages.MessageRow> {
+  // Reads, then the send's one write (send): no transaction of its own is needed.
+  const conversation = await getConversation(tenant, conversationId);
+  return send(tenant, services, {
+    ...body,
+    contactId: conversation.contact_id,
+    senderId: conversation.sender_id,
+    // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
+    channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
+    origin: 'conversation',
   });
 }

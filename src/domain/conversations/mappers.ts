@@ -5,18 +5,12 @@ import type { ConversationView } from '../../db/queries/conversations/conversati
 import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import type { Session } from './conversations.ts';
 import type { Preview } from '../messaging/preview.ts';
+import { heldUntilOf } from '../messaging/message-events.ts';
 import { toMoney } from '../messaging/pricing.ts';
 import type { Rendering } from '../messaging/render.ts';
 
 type S = components['schemas'];
 const iso = (d: Date | null) => d?.toISOString() ?? null;
-
-/**
- * `heldUntil` as documented: set while the message is `held`, null otherwise. The stored value outlives the hold
- * (a message held at acceptance or at dispatch keeps it once sent), so the status decides.
- */
-export const heldUntilOf = (m: Pick<MessageRow, 'status' | 'held_until'>): string | null =>
-  m.status === 'held' ? iso(m.held_until) : null;
 
 export function toMessage(m: MessageRow): S['Message'] {
   return {

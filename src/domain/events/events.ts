@@ -1,7 +1,7 @@
 // Event-triggered messages: POST /v1/events and /v1/events/batch. An event is recorded (always, even when no
 // trigger matches), resolved to one contact (by `contactId`, or by `phone`, creating the contact when missing),
-// and handed to every registered trigger source (trigger-sources.ts: bots register theirs), which sends through
-// acceptMessage and reports what each matching trigger did. Idempotency-Key is applied by the router: `tenant.db`
+// and handed to every registered trigger source (trigger-sources.ts: bots register theirs), which sends through the
+// send entry (messaging/send.ts) and reports what each matching trigger did. Idempotency-Key is applied by the router: `tenant.db`
 // is then the key's transaction, so a replay never re-runs triggers.
 import type { components } from '../../../generated/api.d.ts';
 import * as contacts from '../../db/queries/contacts/contacts.ts';

@@ -18,7 +18,7 @@ export type TriggerOutcome = {
   triggerId: string;
   /** The trigger's name as its source shows it (`matchedTriggers[].name`); the trigger id when absent. */
   name?: string;
-  /** Messages accepted through sendMessage's path (acceptMessage), with their ids. */
+  /** Messages accepted through the one send entry (messaging/send.ts), with their ids. */
   messageIds: string[];
   /** Why nothing was sent, when nothing was: DNC_LISTED, OPTED_OUT, NO_CONSENT, FREQUENCY_CAPPED … */
   skipped: Array<{ reason: string; message: string }>;

@@ -23,9 +23,9 @@ import { parsePhone } from '../phone.ts';
 import { tenantFor, type Services, type Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { openConversation, SESSION_HOURS } from '../conversations/conversations.ts';
+import { openConversation, SESSION_HOURS } from './conversation.ts';
 import { failUnsentAfter } from './refusals.ts';
-import { acceptMessage, MEDIA_PREVIEW, previewOf } from './send.ts';
+import { send, MEDIA_PREVIEW, previewOf } from './send.ts';
 import { enrollByKeyword } from '../acquisition/keyword.ts';
 import { confirmSignUpsByReply } from '../acquisition/confirm.ts';
 import { runBotTurn } from '../bots/runtime.ts';
@@ -176,7 +176,7 @@ async function ingest(
   if (outcome.action === 'OPT_OUT') await failUnsentAfter(db, queue, orgId, [contact.phone], 'OPTED_OUT');
   if (outcome.replyText) {
     try {
-      await acceptMessage(tenant, services, {
+      await send(tenant, services, {
         contactId: contact.id,
         senderId: sender.id,
         channelType: channel === 'RCS' ? 'RCS' : 'SMS',

@@ -3,12 +3,18 @@
 import type { components } from '../../../generated/api.d.ts';
 import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import type { NewEvent } from '../webhooks/events.ts';
-import { heldUntilOf } from '../conversations/mappers.ts';
 import { toMoney } from './pricing.ts';
 
 export type MessageStatusData = components['schemas']['MessageStatusWebhookData'];
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+/**
+ * `heldUntil` as documented: set while the message is `held`, null otherwise. The stored value outlives the hold
+ * (a message held at acceptance or at dispatch keeps it once sent), so the status decides.
+ */
+export const heldUntilOf = (m: Pick<MessageRow, 'status' | 'held_until'>): string | null =>
+  m.status === 'held' ? iso(m.held_until) : null;
 
 export function messageEventData(m: MessageRow, sender: { id: string }): MessageStatusData {
   return {

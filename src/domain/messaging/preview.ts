@@ -12,7 +12,7 @@ import { assertChannelAccepts, textOf } from './send.ts';
 import { plannedRoute } from '../../db/queries/messages/accept.ts';
 import * as senders from '../../db/queries/conversations/senders.ts';
 import { channelAvailability } from '../sender-ids/protocols.ts';
-import { SESSION_HOURS } from '../conversations/conversations.ts';
+import { SESSION_HOURS } from './conversation.ts';
 
 type PreviewRequest = components['schemas']['MessagePreviewRequest'];
 

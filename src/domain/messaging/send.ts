@@ -1,17 +1,28 @@
-// Accepting outbound messages: the single path every sender uses (direct sends, conversations, keyword replies,
-// blasts, bots and events). Validate → compliance gate → channel plan → price → persist, with the message row as
-// its own dispatch outbox, all in one transaction of the tenant (the caller's when it is in one, e.g. the
-// Idempotency-Key's), so an accepted message is dispatchable exactly when it commits and a refused one leaves
-// nothing behind. The per-recipient work is one SQL statement over a set of recipients (acceptSet): a direct
-// send is the set of one (acceptMessage), a blast batch the set of its pending recipients — one implementation.
+// The send pipeline's one entry: every outbound message goes through send() — direct API sends, conversation
+// sends, keyword replies, blast batches and blast test sends, bot turns, event triggers and acquisition messages.
+// An order names its recipients (one contact, or a blast batch's pending recipients), its contents (by key: a blast
+// variant's, '' for one content), its sender (named, or the organization's default), the message type, the
+// requested channel and whether the SMS/MMS fallback is allowed, its origin and the source a conversation it opens
+// records. send() resolves the contents' assets, reads everything the send depends on in one round trip
+// (loadSendFacts: the sender, its protocols, the content rules, the recipients' quiet-hours groups, whether an
+// endpoint subscribes to the message events, the contact), and writes with one statement over the set of
+// recipients: gate → channel plan → price → conversation → message (its own dispatch outbox) → the dispatcher's
+// wake job, and for a blast batch its recipient rows marked (src/db/queries/messages/accept.ts). Everything runs in
+// the tenant's transaction when it is in one (an Idempotency-Key's, a blast batch's), so an accepted message is
+// dispatchable exactly when it commits and a refused one leaves nothing behind.
+//
+// A refusal (unknown contact or sender, a sender not ACTIVE or not send-ready, an asset not ready, a channel that
+// cannot carry the content, the gate's DNC_LISTED / OPTED_OUT / NO_CONSENT / CONTENT_BLOCKED, NO_CHANNEL_AVAILABLE)
+// throws for one contact, as the request's 4xx; for a blast batch it is recorded on each recipient's row (skipped,
+// with the code as its reason), whether it concerns one recipient or all of them.
 import type { components } from '../../../generated/api.d.ts';
 import { schemaBound } from '../../contract/schema-bounds.ts';
+import { pendingBatch, settlePendingBatch } from '../../db/queries/blasts/blasts.ts';
 import * as accept from '../../db/queries/messages/accept.ts';
 import type * as messages from '../../db/queries/messages/messages.ts';
 import {
   gateNeeds,
   gateOf,
-  prepareGate,
   QUIET_DEFAULTS,
   recipientsOf,
   refusalMessage,
@@ -19,39 +30,59 @@ import {
   type PreparedGate,
   type Recipients,
 } from '../compliance/gate.ts';
-import { badRequest, bodyField, notFound, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
+import { ApiError, badRequest, bodyField, notFound, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { emitEvents, subscribesToAny } from '../webhooks/events.ts';
+import { emitEvents } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { getConversation, SESSION_HOURS, type ConversationSource } from '../conversations/conversations.ts';
-import { nudgeDispatchWorkers, wakeDispatch, wakeInsertOf } from './dispatch.ts';
+import { handledByOf, SESSION_HOURS, type ConversationSource } from './conversation.ts';
+import { nudgeDispatchWorkers, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
 import { chosenSender, type SenderRow } from './senders.ts';
-import { availabilityOf, channelAvailability } from '../sender-ids/protocols.ts';
+import { availabilityOf } from '../sender-ids/protocols.ts';
 import { resolveContentAssets } from '../assets/media.ts';
 import { clampText } from '../../lib/characters.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
 
-export type SendRequest = {
-  contactId: string;
-  senderId?: string;
+/** The contents of a send by key (a blast variant's key; '' for a single content). */
+export type KeyedContents = ReadonlyMap<string, SendContent>;
+
+/** What every order names, whoever its recipients. */
+type OrderBase = {
+  /** The sender; absent, the organization's default: its oldest ACTIVE, send-ready sender. */
+  senderId?: string | undefined;
+  /** The requested channel; RCS when absent. */
   channelType?: Channel;
+  /** MARKETING when absent. */
   messageType?: MessageType;
+  /** Whether the SMS/MMS fallback is allowed; true when absent. */
   fallbackToSms?: boolean;
-  content: SendContent;
+  /** Stored as the message's `origin`. */
   origin: 'api' | 'conversation' | 'keyword_reply' | 'blast' | 'bot' | 'event';
+  /** What a conversation the send opens records as its source; `{ type: 'api' }` when absent. */
   conversationSource?: ConversationSource;
   /** Keyword replies (STOP/HELP confirmations) must reach even an opted-out number: they skip the gate. */
   skipComplianceGate?: boolean;
+  now?: Date;
+};
+
+/** To one contact: a refusal throws, and the message is answered. */
+export type OneOrder = OrderBase & {
+  contactId: string;
+  content: SendContent;
   /**
    * Where the request named `contactId` and `senderId` (`body.contactId`), for the 404 of an unknown one
    * (`unknownReference`). Absent when the ids come from stored data (a conversation, an inbound message).
    */
   fields?: { contactId?: string; senderId?: string };
-  now?: Date;
+};
+
+/** To a blast batch's pending recipients, each the content of its key: every refusal is recorded on the recipients' rows. */
+export type BatchOrder = OrderBase & {
+  blastBatch: { blastId: string; batch: number };
+  contents: KeyedContents;
 };
 
 /** Conversation.lastMessagePreview maxLength (100): a longer stored preview would fail every read of the conversation. */
@@ -98,25 +129,6 @@ function noChannelMessage(
   return `${first} and the sender's ${fallbackChannel} protocol, the fallback, is not active.`;
 }
 
-/** The contents of a set send by key (a blast variant's key; '' for a single content). */
-export type KeyedContents = ReadonlyMap<string, SendContent>;
-
-/** A send to a set of recipients: what every recipient shares. */
-export type AcceptSetRequest = {
-  sender: SenderRow;
-  requested: Channel;
-  messageType: MessageType;
-  fallbackAllowed: boolean;
-  contents: KeyedContents;
-  recipients: Recipients;
-  origin: SendRequest['origin'];
-  conversationSource: ConversationSource;
-  skipComplianceGate?: boolean;
-  /** A blast batch: its recipient rows are marked accepted or skipped (with the reason) in the same statement. */
-  blast?: { id: string; batch: number };
-  now: Date;
-};
-
 const billingOf = (channel: Channel, content: SendContent): accept.Billing => {
   const r = render(channel, content);
   return {
@@ -127,54 +139,6 @@ const billingOf = (channel: Channel, content: SendContent): accept.Billing => {
   };
 };
 
-const gateQuestionOf = (req: AcceptSetRequest): GateQuestion => ({
-  messageType: req.messageType,
-  now: req.now,
-  ...(req.skipComplianceGate ? { skip: true } : {}),
-  texts: new Map([...req.contents].map(([key, content]) => [key, textOf(content)])),
-});
-
-/**
- * The set statement's inputs: what does not depend on the recipient, computed once — each content rendered on the
- * requested and on the fallback channel (segments, price, preview), whether the sender may use each channel, the
- * prepared gate (content rules per distinct text, quiet hours per distinct group).
- */
-function planSet(req: AcceptSetRequest, usable: (channel: Channel) => boolean, gate: PreparedGate): accept.AcceptSet {
-  const contents = [...req.contents].map(([key, content]): accept.AcceptContent => {
-    const fallbackChannel = fallbackChannelFor(content);
-    return {
-      key,
-      content: JSON.stringify(content),
-      fallbackChannel,
-      // A closed fallback channel means no fallback.
-      fallbackOk: req.fallbackAllowed && usable(fallbackChannel),
-      primary: billingOf(req.requested, content),
-      fallback: billingOf(fallbackChannel, content),
-    };
-  });
-  const source = req.conversationSource;
-  return {
-    senderId: req.sender.id,
-    requested: req.requested,
-    requestedUsable: usable(req.requested),
-    messageType: req.messageType,
-    origin: req.origin,
-    // A conversation a bot starts is the bot's until it is handed to a human.
-    source: {
-      type: source.type,
-      blastId: source.blastId ?? null,
-      botId: source.botId ?? null,
-      campaignId: source.campaignId ?? null,
-      handledBy: source.type === 'bot' ? 'bot' : 'human',
-    },
-    sessionHours: SESSION_HOURS,
-    contents,
-    gate,
-    recipients: req.recipients,
-    ...(req.blast ? { blastId: req.blast.id } : {}),
-  };
-}
-
 /** `message.queued` / `message.held` for each accepted message (only when an endpoint subscribes: events.ts). */
 async function announce(tenant: Tenant, services: Services, sender: SenderRow, accepted: MessageRow[]): Promise<void> {
   await emitEvents(
@@ -184,124 +148,162 @@ async function announce(tenant: Tenant, services: Services, sender: SenderRow, a
   );
 }
 
-/**
- * Accepts a send for a whole set of recipients in the caller's transaction, with no round trip per recipient:
- * gate, channel plan, price, conversation, message (its own dispatch outbox) and, for a blast, the recipient rows
- * marked — one statement. Answers how many were accepted and skipped.
- */
-export async function acceptSet(tenant: Tenant, services: Services, req: AcceptSetRequest): Promise<{ accepted: number; skipped: number }> {
-  const { db, organizationId } = tenant;
-  // The sender's protocols (none stored: every channel, as always).
-  const usable = await channelAvailability(db, organizationId, req.sender.id);
-  const gate = await prepareGate(db, organizationId, { ...gateQuestionOf(req), recipients: req.recipients });
-  const set = planSet(req, usable, gate);
-  const withEvents = !req.blast || (await subscribesToAny(tenant.db, tenant.organizationId, ['message.queued', 'message.held']));
-  const result = await accept.acceptAll(tenant.db, tenant.organizationId, set, withEvents);
-  await announce(tenant, services, req.sender, result.messages);
-  if (result.accepted > 0) {
-    // One wake job for the whole set: the dispatcher claims its due rows and wakes again for the held ones.
-    const scope = req.blast
-      ? { blast: { organizationId: tenant.organizationId, blastId: req.blast.id, batch: req.blast.batch, senderId: req.sender.id } }
-      : { messageIds: result.messages.map((m) => m.id) };
-    await wakeDispatch(queueOf(services), scope, { db: tenant.db });
-  }
-  return { accepted: result.accepted, skipped: result.skipped };
-}
+/** The webhook events an accepted message raises (announce). */
+const MESSAGE_EVENTS = ['message.queued', 'message.held'];
+
+/** What a send is made of once read: its sender, and the set statement's inputs. */
+type Prepared = {
+  sender: SenderRow;
+  usable: (channel: Channel) => boolean;
+  gate: PreparedGate;
+  set: accept.AcceptSet;
+  subscribed: boolean;
+};
 
 /**
- * Accepts a message: the stored row (queued, or held for quiet hours), its dispatch (the row itself, and its wake
- * job) and its event. Round trips: one read of everything the send depends on (contact, sender, its protocols,
- * content rules, the contact's quiet group, webhook subscribers), then the set statement, which also inserts the
- * wake job. That statement is the whole write: atomic on its own, so outside a caller's transaction it needs none
- * (a READ COMMITTED transaction would give the read no other snapshot than its own); only when an endpoint
- * subscribes do the message and its event rows commit together in one. Inside a caller's transaction (an
- * Idempotency-Key's, a conversation's) everything runs in that one.
+ * The one loader: reads everything the send depends on in one round trip (loadSendFacts) and checks the order
+ * against it — the contact (one contact only), the sender (chosenSender), the channel's content (one contact) — then
+ * makes the gate ready (content rules matched once per distinct text, quiet-hours holds once per distinct group)
+ * and the set statement's inputs: what does not depend on the recipient, computed once — each content rendered on
+ * the requested and on the fallback channel (segments, price, preview), whether the sender may use each channel.
  */
-export async function acceptMessage(tenant: Tenant, services: Services, req: SendRequest): Promise<MessageRow> {
-  const { db, organizationId } = tenant;
-  req = { ...req, content: await resolveContentAssets(tenant, services, req.content) }; // assetId → signed media link
-  const requested = req.channelType ?? 'RCS';
-  const fallbackAllowed = req.fallbackToSms ?? true;
-  const recipients = recipientsOf([req.contactId], ['']);
-  const setRequest: Omit<AcceptSetRequest, 'sender'> = {
-    requested,
-    messageType: req.messageType ?? 'MARKETING',
-    fallbackAllowed,
-    contents: new Map([['', req.content]]),
-    recipients,
-    origin: req.origin,
-    conversationSource: req.conversationSource ?? { type: 'api' },
-    ...(req.skipComplianceGate ? { skipComplianceGate: true } : {}),
-    now: req.now ?? new Date(),
+async function prepare(tenant: Tenant, order: OneOrder | BatchOrder, contents: KeyedContents, recipients: Recipients): Promise<Prepared> {
+  const requested = order.channelType ?? 'RCS';
+  const fallbackAllowed = order.fallbackToSms ?? true;
+  const one = 'contactId' in order ? order : undefined;
+  const question: GateQuestion = {
+    messageType: order.messageType ?? 'MARKETING',
+    now: order.now ?? new Date(),
+    ...(order.skipComplianceGate ? { skip: true } : {}),
+    texts: new Map([...contents].map(([key, content]) => [key, textOf(content)])),
   };
-  const question = gateQuestionOf(setRequest as AcceptSetRequest);
   const needs = gateNeeds(question);
-  const [facts, wake] = await Promise.all([
-    accept.loadSendFacts(db, organizationId, {
-      contactId: req.contactId,
-      senderId: req.senderId,
-      messageType: question.messageType,
-      rules: needs.rules,
-      quiet: needs.quietGroups ? { recipients, defaults: QUIET_DEFAULTS } : null,
-      eventTypes: ['message.queued', 'message.held'],
-    }),
-    wakeInsertOf(queueOf(services)),
-  ]);
-  if (!facts.contactFound) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact');
-  const sender = chosenSender(facts.sender, req.senderId, req.fields?.senderId);
-  assertChannelAccepts(requested, req.content);
+  const facts = await accept.loadSendFacts(tenant.db, tenant.organizationId, {
+    contactId: one?.contactId,
+    senderId: order.senderId,
+    messageType: question.messageType,
+    rules: needs.rules,
+    quiet: needs.quietGroups ? { recipients, defaults: QUIET_DEFAULTS } : null,
+    eventTypes: MESSAGE_EVENTS,
+  });
+  if (!facts.contactFound) throw contactNotFound(one!);
+  const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
+  if (one) assertChannelAccepts(requested, one.content);
   // The sender's protocols (none stored: every channel, as always).
   const usable = availabilityOf(facts.protocols);
   const gate = await gateOf(question, facts.rules, facts.quietGroups);
-  const set = planSet({ ...setRequest, sender }, usable, gate);
+  const source = order.conversationSource ?? { type: 'api' };
+  const set: accept.AcceptSet = {
+    senderId: sender.id,
+    requested,
+    requestedUsable: usable(requested),
+    messageType: question.messageType,
+    origin: order.origin,
+    source: {
+      type: source.type,
+      blastId: source.blastId ?? null,
+      botId: source.botId ?? null,
+      campaignId: source.campaignId ?? null,
+      handledBy: handledByOf(source),
+    },
+    sessionHours: SESSION_HOURS,
+    contents: [...contents].map(([key, content]): accept.AcceptContent => {
+      const fallbackChannel = fallbackChannelFor(content);
+      return {
+        key,
+        content: JSON.stringify(content),
+        fallbackChannel,
+        // A closed fallback channel means no fallback.
+        fallbackOk: fallbackAllowed && usable(fallbackChannel),
+        primary: billingOf(requested, content),
+        fallback: billingOf(fallbackChannel, content),
+      };
+    }),
+    gate,
+    recipients,
+    ...('blastBatch' in order ? { blastId: order.blastBatch.blastId } : {}),
+  };
+  return { sender, usable, gate, set, subscribed: facts.subscribed };
+}
+
+const contactNotFound = (order: OneOrder) =>
+  order.fields?.contactId ? unknownReference(order.fields.contactId, 'contact') : notFound('Contact');
+
+/** Each content with its assets resolved (assetId → signed media link), before it is rendered and priced. */
+async function resolveContents(tenant: Tenant, services: Services, contents: KeyedContents): Promise<KeyedContents> {
+  return new Map(await Promise.all([...contents].map(async ([key, c]) => [key, await resolveContentAssets(tenant, services, c)] as const)));
+}
+
+/**
+ * The entry. For one contact: answers the accepted message (queued, or held for quiet hours), or throws the refusal.
+ * Round trips: one read (prepare), then the set statement, which also inserts the wake job. That statement is the
+ * whole write: atomic on its own, so outside a caller's transaction it needs none (a READ COMMITTED transaction
+ * would give the read no other snapshot than its own); only when an endpoint subscribes do the message and its
+ * event rows commit together in one. For a blast batch: in the caller's transaction (one of its own otherwise), its
+ * pending recipients, locked, are accepted or skipped with the reason; the gate's inputs are read once per batch,
+ * and one wake job covers the batch.
+ */
+export function send(tenant: Tenant, services: Services, order: OneOrder): Promise<MessageRow>;
+export function send(tenant: Tenant, services: Services, order: BatchOrder): Promise<void>;
+export async function send(tenant: Tenant, services: Services, order: OneOrder | BatchOrder): Promise<MessageRow | void> {
+  if ('blastBatch' in order) return inTenantTransaction(tenant, (t) => sendBatch(t, services, order));
+  const contents = await resolveContents(tenant, services, new Map([['', order.content]]));
+  const content = contents.get('')!;
+  const [p, insert] = await Promise.all([
+    prepare(tenant, { ...order, content }, contents, recipientsOf([order.contactId], [''])),
+    wakeInsertOf(queueOf(services)),
+  ]);
   const write = async (t: Tenant): Promise<MessageRow> => {
     // In a transaction the wake job's NOTIFY goes with its commit (as pg-boss's own send); on its own, the statement
     // commits at once and the workers are nudged after it, coalesced with other sends (nudgeDispatchWorkers).
     const own = !t.db.isTransaction;
-    const [outcome] = await accept.acceptEach(t.db, organizationId, set, own ? { ...wake, notify: null } : wake);
-    if (own && outcome?.id) nudgeDispatchWorkers(queueOf(services), wake);
-    if (!outcome) throw req.fields?.contactId ? unknownReference(req.fields.contactId, 'contact') : notFound('Contact'); // deleted meanwhile
+    const [outcome] = await accept.acceptEach(t.db, t.organizationId, p.set, {
+      ...insert,
+      ...(own ? { notify: null } : {}),
+      scope: 'each',
+    });
+    if (own && outcome?.id) nudgeDispatchWorkers(queueOf(services), insert);
+    if (!outcome) throw contactNotFound(order); // deleted meanwhile
     const refusal = outcome.recipient_skip_reason;
     if (refusal === 'NO_CHANNEL_AVAILABLE')
-      throw unprocessable('NO_CHANNEL_AVAILABLE', noChannelMessage(requested, req.content, fallbackAllowed, usable));
-    if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(gate, '', refusal));
+      throw unprocessable(
+        'NO_CHANNEL_AVAILABLE',
+        noChannelMessage(order.channelType ?? 'RCS', content, order.fallbackToSms ?? true, p.usable),
+      );
+    if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(p.gate, '', refusal));
     const message = outcome as MessageRow;
-    if (facts.subscribed) await announce(t, services, sender, [message]);
+    if (p.subscribed) await announce(t, services, p.sender, [message]);
     return message;
   };
-  return facts.subscribed ? inTenantTransaction(tenant, write) : write(tenant);
+  return p.subscribed ? inTenantTransaction(tenant, write) : write(tenant);
+}
+
+/** A blast batch (in its transaction): a refusal of the whole batch — before any recipient is looked at — skips every pending recipient with its code. */
+async function sendBatch(tenant: Tenant, services: Services, order: BatchOrder): Promise<void> {
+  const { db, organizationId } = tenant;
+  const { blastId, batch } = order.blastBatch;
+  let p: Prepared;
+  try {
+    const contents = await resolveContents(tenant, services, order.contents);
+    p = await prepare(tenant, order, contents, pendingBatch(organizationId, blastId, batch));
+  } catch (e) {
+    if (!(e instanceof ApiError) || e.status >= 500) throw e;
+    return settlePendingBatch(db, organizationId, blastId, batch, { status: 'skipped', reason: e.code });
+  }
+  const insert = await wakeInsertOf(queueOf(services));
+  // One wake job for the whole batch: the dispatcher drains it at the sender's rate and wakes again for the held ones.
+  const scope = { blast: { organizationId, blastId, batch, senderId: p.sender.id } };
+  const result = await accept.acceptAll(db, organizationId, p.set, p.subscribed, { ...insert, scope });
+  await announce(tenant, services, p.sender, result.messages);
 }
 
 type SendMessageRequest = components['schemas']['SendMessageRequest'];
-type ConversationSendMessageRequest = components['schemas']['ConversationSendMessageRequest'];
 
 /** POST /v1/messages/send: an unknown `contactId` or `senderId` answers 404 naming it. */
 export function sendMessage(tenant: Tenant, services: Services, body: SendMessageRequest): Promise<MessageRow> {
-  return acceptMessage(tenant, services, {
+  return send(tenant, services, {
     ...body,
     origin: 'api',
     fields: { contactId: bodyField('contactId'), senderId: bodyField('senderId') },
-  });
-}
-
-/**
- * A message inside a conversation: to its contact, from its sender. The body names no id: an unknown or another
- * organization's conversation is the path's plain 404, and no body field is blamed.
- */
-export async function sendConversationMessage(
-  tenant: Tenant,
-  services: Services,
-  conversationId: string,
-  body: ConversationSendMessageRequest,
-): Promise<MessageRow> {
-  // Reads, then the send's one write (acceptMessage): no transaction of its own is needed.
-  const conversation = await getConversation(tenant, conversationId);
-  return acceptMessage(tenant, services, {
-    ...body,
-    contactId: conversation.contact_id,
-    senderId: conversation.sender_id,
-    // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
-    channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
-    origin: 'conversation',
   });
 }

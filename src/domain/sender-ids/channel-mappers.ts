@@ -1,4 +1,4 @@
-// Deprecated channels view: stored rows → the document's shapes (openapi/schemas/sender-ids.yaml `LegacyChannel`,
+// Deprecated channels view: stored rows → the document's shapes (openapi/schemas/sender-id-channels.yaml `LegacyChannel`,
 // `ChannelHealth`, `RcsSender`, `RcsTestDevice`). Agent details and phase come from the RCS_AGENT sender ID itself.
 import type { components } from '../../../generated/api.d.ts';
 import type { ChannelRow, RcsChannelSenderRow, RcsTestDeviceRow } from '../../db/queries/sender-ids/channels.ts';

@@ -2,20 +2,23 @@
 // before any provider call), import a number the organization holds, release a number, list the leases.
 //
 // Lease states: a purchase or import records a PENDING, non-billed lease and makes its sender PENDING (not
-// send-ready). Billing starts when the number's upstream campaign reaches REGISTERED (lease ACTIVE,
-// billing_started_at): campaign registration is not built yet, so no lease becomes ACTIVE today.
+// send-ready). Billing starts when the sender's campaign reaches REGISTERED (src/domain/submissions/review.ts:
+// lease ACTIVE, billing_started_at). The number's monthly pass-through fee is not counted in usage (issue 32
+// item 5).
 import { randomUUID } from 'node:crypto';
 import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
 import { getSender, insertSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
-import { NumberOrderUncertain, ProviderError, ProviderRejection, type ProviderName } from '../../providers/provider.ts';
 import {
-  describeNumber,
-  TOLL_FREE_PREFIXES,
+  NumberOrderUncertain,
+  ProviderError,
+  ProviderRejection,
   type InventoryNumber,
   type InventoryType,
   type NumberCapability,
-} from '../../providers/simulator-inventory.ts';
+  type ProviderName,
+} from '../../providers/provider.ts';
+import { describeNumber, TOLL_FREE_PREFIXES } from '../../providers/simulator-inventory.ts';
 import { ApiError, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { PENDING_REASON } from './number-mappers.ts';

@@ -1,6 +1,7 @@
 // Templates section: the approved chat-app templates of an ACTIVE chat-app business sender, read from the
 // provider (the carrier simulator keeps a catalogue). Only APPROVED ones are listed; the provider's ids and names
-// never leave: each template gets a stable uuid derived from the provider's id.
+// never leave: each template gets a stable uuid derived from the provider's id. The simulator's catalogue is the
+// same three templates for every sender; registering templates and sending one are issue 33 item 10.
 import { createHash } from 'node:crypto';
 import type { components } from '../../../generated/api.d.ts';
 import { getSenderKind } from '../../db/queries/bots/bots.ts';

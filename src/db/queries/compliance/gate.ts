@@ -16,15 +16,18 @@ export type GateContentRule = {
   case_sensitive: boolean;
 };
 
-/** The enabled content rules that apply to a message type, oldest first. */
-export function contentRulesFor(db: Db, orgId: string, messageType: string): Promise<GateContentRule[]> {
+/** The enabled content rules that apply to a message type, oldest first (a query: the send's one read embeds it). */
+export function contentRulesQuery(db: Db, orgId: string, messageType: string) {
   return tenant(db.selectFrom('content_rules'), orgId)
     .select(['id', 'name', 'pattern', 'pattern_type', 'action', 'case_sensitive'])
     .where('enabled', '=', true)
     .where(sql<boolean>`${messageType} = any(message_types)`)
     .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+    .orderBy('id');
+}
+
+export function contentRulesFor(db: Db, orgId: string, messageType: string): Promise<GateContentRule[]> {
+  return contentRulesQuery(db, orgId, messageType).execute();
 }
 
 /**

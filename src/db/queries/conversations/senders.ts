@@ -12,16 +12,20 @@ export function getSender(db: Db, orgId: string, id: string): Promise<SenderRow 
   return tenant(db.selectFrom('sender_ids'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * The sender a message goes from: the one named (in any status: the caller checks it), or without a name the
+ * organization's default, its oldest ACTIVE, send-ready sender. A query, so the send's one read embeds it
+ * (loadSendFacts) and every other choice of a default runs the same one.
+ */
+export function senderChoice(db: Db, orgId: string, senderId: string | undefined) {
+  const q = tenant(db.selectFrom('sender_ids'), orgId).selectAll();
+  if (senderId) return q.where('id', '=', senderId);
+  return q.where('status', '=', 'ACTIVE').where('send_ready', '=', true).orderBy('created_at').orderBy('id').limit(1);
+}
+
 /** The organization's oldest ACTIVE, send-ready sender (its default). */
 export function oldestActiveSender(db: Db, orgId: string): Promise<SenderRow | undefined> {
-  return tenant(db.selectFrom('sender_ids'), orgId)
-    .selectAll()
-    .where('status', '=', 'ACTIVE')
-    .where('send_ready', '=', true)
-    .orderBy('created_at')
-    .orderBy('id')
-    .limit(1)
-    .executeTakeFirst();
+  return senderChoice(db, orgId, undefined).executeTakeFirst();
 }
 
 /** System handle: the sender that owns a phone number, whatever its organization (inbound routing). A sender

@@ -7,10 +7,19 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
 import { rowsOf } from '../../rows.ts';
 import type { JobInsert } from '../../../jobs/queue.ts';
-import { gateRows, quietGroupsSql, type GateContentRule, type GateInputs, type QuietGroup, type Recipients } from '../compliance/gate.ts';
+import {
+  contentRulesQuery,
+  gateRows,
+  quietGroupsSql,
+  type GateContentRule,
+  type GateInputs,
+  type QuietGroup,
+  type Recipients,
+} from '../compliance/gate.ts';
 import { conversationIdsDerived, newConversationId } from '../conversations/conversations.ts';
+import type { BlastBatchScope } from './dispatch.ts';
 import type { MessageRow } from './messages.ts';
-import type { SenderRow } from '../conversations/senders.ts';
+import { senderChoice, type SenderRow } from '../conversations/senders.ts';
 
 /** What one rendering of a content costs and shows. */
 export type Billing = { segments: number; encoding: string | null; costUnits: number; preview: string };
@@ -43,11 +52,21 @@ export type AcceptSet = {
   blastId?: string;
 };
 
-/** One wake job per inserted message (`{ messageId }`), due when the message is (a held one at its `held_until`). */
-function wakeCtes(wake: JobInsert | undefined): RawBuilder<unknown> {
-  if (!wake) return sql``;
-  const jobs = sql`(select coalesce(json_agg(json_build_object('data', json_build_object('messageId', i.id),
-      'startAfter', case when i.held_until > now() then i.held_until end)), '[]'::json)::text from ins i)`;
+/**
+ * How the accepted messages wake the dispatcher, inserted by the accepting statement itself: the dispatch queue's
+ * job insert (jobInsertOf), and the scope of its jobs — one job per message (`{ messageId }`, due when the message
+ * is: a held one at its `held_until`), or one job for a blast batch (`{ blast }`: the dispatcher drains the batch at
+ * its sender's rate and wakes again for the held ones). `notify` null: the caller nudges the workers after its
+ * commit instead (a NOTIFY holds a database-wide lock until its transaction's commit is flushed).
+ */
+export type Wake = JobInsert & { scope: 'each' | { blast: BlastBatchScope } };
+
+function wakeCtes(wake: Wake): RawBuilder<unknown> {
+  const jobs =
+    wake.scope === 'each'
+      ? sql`(select coalesce(json_agg(json_build_object('data', json_build_object('messageId', i.id),
+      'startAfter', case when i.held_until > now() then i.held_until end)), '[]'::json)::text from ins i)`
+      : sql`(select case when exists (select 1 from ins) then ${JSON.stringify([{ data: { blast: wake.scope.blast } }])} else '[]' end)`;
   const notify = wake.notify
     ? sql`,
     woken as (select ${sql.raw(wake.notify)} from ins i where i.held_until is null or i.held_until <= now() limit 1)`
@@ -55,6 +74,9 @@ function wakeCtes(wake: JobInsert | undefined): RawBuilder<unknown> {
   return sql`,
     wake as (${sql.raw(wake.head)}${jobs}${sql.raw(wake.tail)})${notify}`;
 }
+
+/** A condition on the statement's result that reads the notifying CTE, so PostgreSQL runs it (a plain select in WITH runs only when referenced). */
+const wokenRead = (wake: Wake) => (wake.notify ? sql`(select count(*) from woken) >= 0` : sql`true`);
 
 /** What the channel plan of a send depends on besides the recipient. */
 export type RouteInputs = { requested: string; requestedUsable: boolean; sessionHours: number; now: Date | string };
@@ -113,13 +135,7 @@ function conversationProbe(orgId: string, senderId: string, newId: RawBuilder<st
           limit 1) cv on true`;
 }
 
-function acceptStatement(
-  orgId: string,
-  a: AcceptSet,
-  derivedIds: boolean,
-  tail: RawBuilder<unknown>,
-  wake?: JobInsert,
-): RawBuilder<unknown> {
+function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail: RawBuilder<unknown>, wake: Wake): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
     ? sql`, marked as (
@@ -195,14 +211,9 @@ function acceptStatement(
 
 export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & (({ id: string } & MessageRow) | { id: null });
 
-/**
- * Accepts the set and answers each recipient's outcome: its message, or its skip reason. With `wake`, each accepted
- * message's wake job is inserted by the same statement.
- */
-export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake?: JobInsert): Promise<Outcome[]> {
-  // The notifying CTE is read, so PostgreSQL runs it (a plain select in WITH runs only when referenced).
-  const woken = wake?.notify ? sql` where (select count(*) from woken) >= 0` : sql``;
-  const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id${woken}`;
+/** Accepts the set and answers each recipient's outcome: its message, or its skip reason. */
+export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake: Wake): Promise<Outcome[]> {
+  const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id where ${wokenRead(wake)}`;
   return (await sql<Outcome>`${acceptStatement(orgId, a, await conversationIdsDerived(db), tail, wake)}`.execute(db)).rows;
 }
 
@@ -212,37 +223,39 @@ export async function acceptAll(
   orgId: string,
   a: AcceptSet,
   withMessages: boolean,
+  wake: Wake,
 ): Promise<{ accepted: number; skipped: number; messages: MessageRow[] }> {
   const derivedIds = await conversationIdsDerived(db);
   if (withMessages) {
     // No join of the set with its inserted rows (the planner cannot see their number): the count beside them.
-    const tail = sql`select x.skipped, m.* from (select count(*) filter (where skip_reason is not null)::int as skipped from s) x left join ins m on true`;
+    const tail = sql`select x.skipped, m.* from (select count(*) filter (where skip_reason is not null)::int as skipped from s) x left join ins m on true where ${wokenRead(wake)}`;
     const rows = (
-      await sql<MessageRow & { skipped: number; id: string | null }>`${acceptStatement(orgId, a, derivedIds, tail)}`.execute(db)
+      await sql<MessageRow & { skipped: number; id: string | null }>`${acceptStatement(orgId, a, derivedIds, tail, wake)}`.execute(db)
     ).rows;
     const messages = rows.filter((r) => r.id !== null) as MessageRow[];
     return { accepted: messages.length, skipped: rows[0]?.skipped ?? 0, messages };
   }
-  const tail = sql`select count(*) filter (where skip_reason is null)::int as accepted, count(*) filter (where skip_reason is not null)::int as skipped from s`;
-  const row = (await sql<{ accepted: number; skipped: number }>`${acceptStatement(orgId, a, derivedIds, tail)}`.execute(db)).rows[0]!;
+  const tail = sql`select count(*) filter (where skip_reason is null)::int as accepted, count(*) filter (where skip_reason is not null)::int as skipped from s where ${wokenRead(wake)}`;
+  const row = (await sql<{ accepted: number; skipped: number }>`${acceptStatement(orgId, a, derivedIds, tail, wake)}`.execute(db)).rows[0]!;
   return { ...row, messages: [] };
 }
 
-/** What a direct send reads before its set statement, in one round trip (SendFactsQuery says which parts). */
+/** What a send reads before its set statement, in one round trip (SendFactsQuery says which parts). */
 export type SendFacts = {
-  /** The named sender, or the organization's default (oldest ACTIVE, send-ready); undefined when none. */
+  /** The named sender, or the organization's default (senderChoice); undefined when none. */
   sender: SenderRow | undefined;
   protocols: Array<{ type: string; status: string }>;
   rules: GateContentRule[];
   quietGroups: QuietGroup[] | null;
   /** Whether an active endpoint subscribes to one of `eventTypes`. */
   subscribed: boolean;
-  /** Whether `contactId` is a contact of the organization. */
+  /** Whether `contactId` is a contact of the organization (a set's recipients are found by the statement: true). */
   contactFound: boolean;
 };
 
 export type SendFactsQuery = {
-  contactId: string;
+  /** The one recipient of a direct send, checked to exist; absent for a set. */
+  contactId: string | undefined;
   senderId: string | undefined;
   messageType: string;
   rules: boolean;
@@ -252,16 +265,16 @@ export type SendFactsQuery = {
 };
 
 export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): Promise<SendFacts> {
-  const which = f.senderId ? sql`id = ${f.senderId}::uuid` : sql`status = 'ACTIVE' and send_ready`;
   const rules = f.rules
-    ? sql`(select coalesce(json_agg(json_build_object('id', id, 'name', name, 'pattern', pattern, 'pattern_type', pattern_type,
-          'action', action, 'case_sensitive', case_sensitive) order by created_at, id), '[]'::json)
-        from content_rules where organization_id = ${orgId}::uuid and enabled and ${f.messageType} = any(message_types))`
+    ? sql`(select coalesce(json_agg(r), '[]'::json) from (${contentRulesQuery(db, orgId, f.messageType)}) r)`
     : sql`'[]'::json`;
   const quiet = f.quiet
     ? sql`(select coalesce(json_agg(json_build_object('tz', tz, 'prefix', prefix, 'start', qs, 'end', qe)), '[]'::json)
         from (${quietGroupsSql(orgId, f.quiet.recipients, f.quiet.defaults)}) x)`
     : sql`null`;
+  const contact = f.contactId
+    ? sql`exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid)`
+    : sql`true`;
   const row = (
     await sql<
       SenderRow & {
@@ -271,15 +284,15 @@ export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): P
         facts_subscribed: boolean;
         facts_contact: boolean;
       }
-    >`/* prepared:send-facts */
-      with s as (select * from sender_ids where organization_id = ${orgId}::uuid and ${which} order by created_at, id limit 1)
+    >`${sql.raw(f.contactId ? '/* prepared:send-facts */' : '')}
+      with s as (${senderChoice(db, orgId, f.senderId)})
       select s.*,
         (select coalesce(json_agg(json_build_object('type', p.type, 'status', p.status)), '[]'::json)
           from sender_protocols p where p.organization_id = ${orgId}::uuid and p.sender_id = s.id) as facts_protocols,
         ${rules} as facts_rules,
         ${quiet} as facts_quiet,
         exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed,
-        exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid) as facts_contact
+        ${contact} as facts_contact
       from (select 1) one left join s on true`.execute(db)
   ).rows[0]!;
   const { facts_protocols, facts_rules, facts_quiet, facts_subscribed, facts_contact, ...sender } = row;
