@@ -255,5 +255,14 @@ describe('one definition of sent', () => {
     expect(figures.metrics).toMatchObject({ sent: 2, delivered: 2, deliveryRate: 1 });
     expect(summary.messagesSent).toBe(1);
     expect(overview.sent).toBe(stats.sent + summary.messagesSent + 1);
+
+    // Item 1: the report names the blast of its three messages (the held one included) and filters by it.
+    const report = await call(srv, 'GET', `/v1/reports/messages?kind=mdr&blastId=${blastId}`, { key: k });
+    expect(report.status, report.text).toBe(200);
+    expect(report.body.data).toHaveLength(3);
+    expect(new Set(report.body.data.map((r: { contactId: string }) => r.contactId))).toEqual(new Set([a, b, q1]));
+    expect(report.body.data.every((r: { blastId: string }) => r.blastId === blastId)).toBe(true);
+    const all = await call(srv, 'GET', '/v1/reports/messages?kind=mdr', { key: k });
+    expect(all.body.data.filter((r: { blastId: string | null }) => r.blastId === null)).toHaveLength(3);
   });
 });
