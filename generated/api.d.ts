@@ -12919,6 +12919,12 @@ export interface components {
             startDate: components["schemas"]["IsoDate"];
             endDate: components["schemas"]["IsoDate"];
         };
+        /**
+         * @description A tap is an inbound message that answers a suggested reply of the latest outbound message of its conversation:
+         *     a reply button tapped on RCS or a chat app (its postback), or a text message (SMS, or a label typed on RCS or a
+         *     chat app) equal to the reply's text (trimmed, case-insensitive) or to its number (1-based, as SMS lists the
+         *     replies) — what a bot follows as the intent.
+         */
         AnalyticsIntentCount: {
             /**
              * @description Normalized (trimmed, lower-cased) postback value that was tapped.

@@ -156,6 +156,21 @@ beforeAll(async () => {
   });
   await message(orgA, c3, 'inbound', at(3), { type: 'text', text: ' YES ' }, 'inbound', 'SMS');
   await message(orgA, c3, 'inbound', at(4), { type: 'text', text: 'maybe' }, 'inbound', 'SMS');
+  // A label typed on RCS and a reply's number sent by SMS are taps too (the bot follows both as the intent).
+  const c4 = await contactAndConversation(orgA, '+14155550305', otherBot);
+  await session(orgA, otherBot, c4, 'done', 'ENDED', at(0), at(9));
+  const confirm = {
+    type: 'text',
+    text: 'Confirm?',
+    replies: [
+      { text: 'Yes', postback: 'confirm_order' },
+      { text: 'No', postback: 'cancel' },
+    ],
+  };
+  await message(orgA, c4, 'outbound', at(5), confirm);
+  await message(orgA, c4, 'inbound', at(6), { type: 'text', text: 'no' }, 'inbound', 'RCS');
+  await message(orgA, c4, 'outbound', at(7), confirm);
+  await message(orgA, c4, 'inbound', at(8), { type: 'text', text: ' 1 ' }, 'inbound', 'SMS');
   await srv.context.db
     .insertInto('intents')
     .values({
@@ -255,11 +270,12 @@ describe('GET /v1/analytics/bots/{id}', () => {
 
 describe('GET /v1/analytics/intents', () => {
   const day = '2026-10-01';
-  it('counts taps per normalized value, SMS replies matched by text included, most tapped first (ties by value)', async () => {
+  it('counts taps per normalized value, texts matching a reply by its label or number included, most tapped first (ties by value)', async () => {
     const res = await call(srv, 'GET', `/v1/analytics/intents?startDate=${day}&endDate=${day}`, { key: orgA.apiKey.secret });
     expect(res.status, res.text).toBe(200);
     const org = orgA.organizationId;
-    // Direct SQL: postback taps of the day, plus the SMS matched to the "Yes" reply (hand-counted: confirm_order).
+    // Direct SQL: postback taps of the day, plus the texts matched to a reply (hand-counted: c3's SMS " YES " and
+    // c4's SMS "1" → confirm_order, c4's RCS "no" → cancel).
     const direct = (
       await sql<{ value: string; taps: string; contacts: string }>`
       select lower(btrim(content->>'postback')) as value, count(*) as taps, count(distinct contact_id) as contacts
@@ -267,11 +283,12 @@ describe('GET /v1/analytics/intents', () => {
         and created_at >= ${new Date(`${day}T00:00:00Z`)} and created_at < ${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000)}
       group by 1`.execute(srv.context.db)
     ).rows;
-    const expected = direct
+    const typed: Record<string, number> = { confirm_order: 2, cancel: 1 };
+    const expected = [...direct, { value: 'cancel', taps: '0', contacts: '0' }]
       .map((r) => ({
         value: r.value,
-        taps: Number(r.taps) + (r.value === 'confirm_order' ? 1 : 0),
-        uniqueContacts: Number(r.contacts) + (r.value === 'confirm_order' ? 1 : 0),
+        taps: Number(r.taps) + (typed[r.value] ?? 0),
+        uniqueContacts: Number(r.contacts) + (typed[r.value] ?? 0),
       }))
       .sort((a, b) => b.taps - a.taps || (a.value < b.value ? -1 : 1));
     const intentId = (
@@ -287,7 +304,8 @@ describe('GET /v1/analytics/intents', () => {
       })),
     });
     expect(res.body.data.intents.map((i: { value: string; taps: number }) => [i.value, i.taps])).toEqual([
-      ['confirm_order', 3],
+      ['confirm_order', 4],
+      ['cancel', 1],
       ['late', 1],
       ['other', 1],
       ['talk_to_agent', 1],
