@@ -46,8 +46,8 @@ const STATEMENT_TRIGGERS = [
   { fn: 'analytics_rollup_updated', rows: 'select o.*, -1 as sign from old_rows o union all select n.*, 1 from new_rows n' },
 ] as const;
 
-/** The hourly rollup of every message (0028's backfill plus the attribution dimensions). */
-export const hourlyBackfill = `
+/** The hourly rollup of the messages matching `scope` (0028's backfill plus this migration's dimensions; bench r uses it). */
+export const hourlyRollupBackfillSql = (scope: string) => `
   insert into analytics_message_rollups (organization_id, bucket_hour, sender_id, direction, requested_channel,
     channel, status, message_type, is_fallback, ${DIMS}, messages, segments, cost_units, text_segments, rich_messages, sessions)
   select organization_id, date_trunc('hour', created_at at time zone 'UTC') at time zone 'UTC', sender_id, direction,
@@ -58,16 +58,16 @@ export const hourlyBackfill = `
     count(*), coalesce(sum(segments), 0), coalesce(sum(cost_units), 0),
     coalesce(sum(segments) filter (where cost_units is not null and cost_units = segments * 39), 0),
     count(*) filter (where cost_units = 150), count(*) filter (where opens_session)
-  from messages
+  from messages where (${scope})
   group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13`;
 
-export const dailyBackfill = `
+export const dailyRollupBackfillSql = (scope: string) => `
   insert into analytics_message_rollups_daily (organization_id, bucket_day, sender_id, direction, channel, status,
     is_fallback, ${DIMS}, messages, segments, cost_units, text_segments, rich_messages, sessions)
   select organization_id, date_trunc('day', bucket_hour at time zone 'UTC') at time zone 'UTC', sender_id, direction,
     coalesce(nullif(channel, ''), requested_channel), status, is_fallback, ${DIMS}, sum(messages), sum(segments),
     sum(cost_units), sum(text_segments), sum(rich_messages), sum(sessions)
-  from analytics_message_rollups
+  from analytics_message_rollups where (${scope})
   group by 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11`;
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -179,8 +179,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`delete from analytics_message_deltas`.execute(db);
   await sql`delete from analytics_message_rollups`.execute(db);
   await sql`delete from analytics_message_rollups_daily`.execute(db);
-  await sql.raw(hourlyBackfill).execute(db);
-  await sql.raw(dailyBackfill).execute(db);
+  await sql.raw(hourlyRollupBackfillSql('true')).execute(db);
+  await sql.raw(dailyRollupBackfillSql('true')).execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
