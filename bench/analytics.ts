@@ -16,22 +16,24 @@
 // Lines are printed as they are measured. The figures of an overview call that takes minutes are reported from
 // the calls that fit a 90 s budget.
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createDb } from '../src/db/database.ts';
 import { rollupSessions, rollupTimeline } from '../src/db/queries/analytics/rollups.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
-import {
-  dailyRollupBackfillSql,
-  hourlyRollupBackfillSql,
-  markSessionOpenersSql,
-} from '../src/db/migrations/0028_analytics_sessions_daily.ts';
+import { markSessionOpenersSql } from '../src/db/migrations/0028_analytics_sessions_daily.ts';
+import { dailyRollupBackfillSql, hourlyRollupBackfillSql } from '../src/db/migrations/0044_message_attribution.ts';
 import { loadDocument } from '../src/contract/document.ts';
 import type { OwnDataBench } from './own-data.ts';
 
 const TOTAL = Number(process.env.BENCH_ANALYTICS_MESSAGES ?? 10_000_000);
 const CHUNK = 1_000_000;
 const SENDERS = 20;
+/** Programs (each with its brand and campaign registration) the senders belong to: 5 of 20 senders each. */
+const PROGRAMS = 4;
+/** The first brand of the seeded organization: the filtered overview's brandId. */
+const brandOf = new Map<string, string>();
 const CONVERSATIONS = 1_000;
 const RUNS = 5;
 /** The raw-table baseline takes seconds per call at 10M rows: median of 3 after a warm-up. */
@@ -101,6 +103,10 @@ async function seed(pool: pg.Pool, orgId: string, start: Date): Promise<{ second
     )
   ).rows as Array<{ id: string; contact_id: string; sender_id: string }>;
   const phoneOf = new Map(contacts.map((c) => [c.id, c.phone]));
+  // Attribution ids as a message records them (migration 0043); the messages' columns hold the ids, the figures read them.
+  const ids = () => Array.from({ length: PROGRAMS }, () => randomUUID());
+  const attribution = { programs: ids(), brands: ids(), campaigns: ids() };
+  brandOf.set(orgId, attribution.brands[0]!);
 
   const t0 = performance.now();
   // Like an operator's bulk load: indexes and the per-row rollup trigger off during the load, rebuilt after.
@@ -127,13 +133,17 @@ async function seed(pool: pg.Pool, orgId: string, start: Date): Promise<{ second
       await q(
         `
         insert into messages (organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel, channel,
-          fallback_used, fallback_reason, message_type, status, content, segments, cost_units, origin, created_at, updated_at)
+          fallback_used, fallback_reason, message_type, status, content, segments, cost_units, origin, created_at, updated_at, sent_at,
+          program_id, brand_registration_id, campaign_registration_id)
         select $1, ($2::uuid[])[k], ($3::uuid[])[k], ($4::text[])[k], ($5::uuid[])[k], m.direction, m.requested, m.channel,
           m.fallback, case when m.fallback then 'RCS_NOT_SUPPORTED' end, m.type, m.status, '{"type":"text","text":"Bench message"}', m.segments,
           case when m.direction = 'inbound' then null when m.channel = 'MMS' or (m.channel = 'RCS' and i % 4 = 0) then 150 else m.segments * 39 end,
-          'api', m.at, m.at
+          'api', m.at, m.at, case when m.direction = 'outbound' and m.status <> 'failed' then m.at end,
+          ($7::uuid[])[p], ($8::uuid[])[p], ($9::uuid[])[p]
         from generate_series(${lo}, ${hi - 1}) as g(i)
         cross join lateral (select 1 + (i % ${CONVERSATIONS}) as k) kk
+        -- Each sender belongs to one of ${PROGRAMS} programs (its brand and campaign with it), as its conversations do.
+        cross join lateral (select 1 + ((kk.k - 1) % ${SENDERS}) % ${PROGRAMS} as p) pp
         cross join lateral (
           select
             case when i % 10 = 9 then 'inbound' else 'outbound' end as direction,
@@ -153,6 +163,9 @@ async function seed(pool: pg.Pool, orgId: string, start: Date): Promise<{ second
           conversations.map((c) => phoneOf.get(c.contact_id)!),
           conversations.map((c) => c.sender_id),
           start,
+          attribution.programs,
+          attribution.brands,
+          attribution.campaigns,
         ],
       );
       process.stdout.write(`\r      seeding messages: ${fmt(hi)} of ${fmt(TOTAL)}`);
@@ -179,18 +192,20 @@ async function seed(pool: pg.Pool, orgId: string, start: Date): Promise<{ second
   return { seconds, indexSeconds, rollupSeconds: (performance.now() - t2) / 1000 };
 }
 
-// The same figures from the raw table (what a rollup-less service would run).
-const SENT = `direction = 'outbound' and status <> 'revoked'`;
+// The same figures from the raw table (what a rollup-less service would run), with AnalyticsMessageMetrics' terms.
+const ACCEPTED = `direction = 'outbound' and status <> 'revoked'`;
+const SENT = `${ACCEPTED} and sent_at is not null`;
 const RAW_METRICS = `count(*) filter (where ${SENT}) as sent,
-  count(*) filter (where ${SENT} and status in ('delivered', 'read')) as delivered,
-  count(*) filter (where ${SENT} and status = 'read') as read,
-  count(*) filter (where ${SENT} and status in ('failed', 'undeliverable')) as failed,
+  count(*) filter (where ${ACCEPTED} and status in ('delivered', 'read')) as delivered,
+  count(*) filter (where ${ACCEPTED} and status = 'read') as read,
+  count(*) filter (where ${ACCEPTED} and status in ('failed', 'undeliverable')) as failed,
   count(*) filter (where direction = 'inbound') as received,
   count(*) filter (where ${SENT} and requested_channel = 'RCS' and channel in ('SMS', 'MMS')) as fallback,
-  coalesce(sum(cost_units) filter (where ${SENT}), 0) as cost_units`;
+  coalesce(sum(cost_units) filter (where ${ACCEPTED}), 0) as cost_units`;
 const RAW = {
-  overview: (unit: 'hour' | 'day') => `select date_trunc('${unit}', created_at at time zone 'UTC') as bucket, ${RAW_METRICS}
-    from messages where organization_id = $1 and created_at >= $2 and created_at < $3 group by 1 order by 1`,
+  overview: (unit: 'hour' | 'day', brand?: string) => `select date_trunc('${unit}', created_at at time zone 'UTC') as bucket, ${RAW_METRICS}
+    from messages where organization_id = $1 and created_at >= $2 and created_at < $3${brand ? ` and brand_registration_id = '${brand}'` : ''}
+    group by 1 order by 1`,
   usage: `select date_trunc('day', created_at at time zone 'UTC') as day,
       coalesce(sum(segments) filter (where cost_units = segments * 39), 0) as text_segments, count(*) filter (where cost_units = 150) as rich, coalesce(sum(cost_units), 0) as cost_units
     from messages where organization_id = $1 and created_at >= $2 and created_at < $3 and cost_units is not null group by 1 order by 1`,
@@ -282,6 +297,13 @@ export async function measureAnalytics(
           label: 'overview, day over 365 days',
           path: `/v1/analytics/overview?granularity=day&startDate=${year.startDate}&endDate=${year.endDate}`,
           raw: RAW.overview('day'),
+          from: start,
+          totals: (d: any) => d.messages,
+        },
+        {
+          label: 'overview, day, 365 d, brandId',
+          path: `/v1/analytics/overview?granularity=day&startDate=${year.startDate}&endDate=${year.endDate}&brandId=${brandOf.get(org.organizationId) ?? ''}`,
+          raw: RAW.overview('day', brandOf.get(org.organizationId)),
           from: start,
           totals: (d: any) => d.messages,
         },

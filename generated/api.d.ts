@@ -2465,11 +2465,11 @@ export interface paths {
          *
          *     - A completed result is cached for 7 days. While a completed result less than 7 days old exists, it is
          *       returned with `cached: true`, `billable: false`, `cost: null` and no lookup is made.
-         *     - A fresh completed lookup (`status: COMPLETED`, `cached: false`) is the billable event, including a valid
-         *       negative result (`rcsCapable: false`): `billable: true` and `cost` at the customer plan lookup rate,
-         *       which is **0.0000 USD** — the price list has no per-call fee (only text segments, card/media messages
-         *       and pass-through fees are charged). Fresh lookups are counted in `GET /v1/analytics/usage` as
-         *       `capability_check` at no cost.
+         *     - Capability checks are **not charged**: the price list has no per-call fee (only text segments,
+         *       card/media messages and pass-through fees are charged). A fresh completed lookup (`status: COMPLETED`,
+         *       `cached: false`, a valid negative `rcsCapable: false` included) is the usage event: `billable: true`,
+         *       `cost` **0.0000 USD**, and it is counted in `GET /v1/analytics/usage` as `capability_check` with unit
+         *       price and cost 0.0000 USD.
          *     - A lookup that cannot be performed answers 200 with `status: FAILED`, `rcsCapable: null`,
          *       `failureReason`; it is free and the contact is left unchanged.
          *
@@ -3535,7 +3535,8 @@ export interface paths {
          *
          *     `start` and `end` filter on `createdAt` and take an ISO date or date-time (UTC); a date-only `end` includes
          *     that whole day. Defaults: `end` now, `start` 30 days before `end`. Filters combine with AND; `carrier` matches
-         *     the carrier name case-insensitively; `fallback=fallback` keeps messages requested as RCS and carried by
+         *     the carrier name case-insensitively; `programId`, `brand` and `campaign` match the attribution the message
+         *     recorded when it was stored (see `MessageReportRow.programId`), `blastId` the blast it was sent for; `fallback=fallback` keeps messages requested as RCS and carried by
          *     SMS/MMS, `primary` the others. Sorted by `sort` (default `createdAt`) in `dir` order (default `desc`), then by
          *     id. At most `limit` rows (default 100, maximum 1000); `hasMore` tells whether more matched — narrow `start`/`end`
          *     to read on. `format=csv` returns the same rows as `text/csv` (header row, field order of
@@ -9949,9 +9950,10 @@ export interface components {
             cost: components["schemas"]["Money"];
         };
         /**
-         * @description Outcome counters of a blast (test sends excluded). Counts are cumulative: `sent` counts messages accepted by a
-         *     carrier (including those later delivered or read), `delivered` includes `read`; `read` is RCS only; `failed`
-         *     includes `undeliverable`. `clicks` are taps on `openUrl` actions and tracked-link clicks; `replies` are inbound
+         * @description Outcome counters of a blast (test sends excluded), with the terms of `AnalyticsMessageMetrics` (the same as
+         *     `GET /v1/analytics/blasts/{id}` and the overview): `sent` counts messages handed to a carrier (a message held
+         *     for quiet hours or refused before any carrier took it is not sent; one a carrier took and later failed is),
+         *     `delivered` includes `read`; `read` is RCS only; `failed` includes `undeliverable`. `clicks` are taps on `openUrl` actions and tracked-link clicks; `replies` are inbound
          *     messages and reply taps from recipients, and `optOuts` opt-outs, within 7 days of the message. `fallbacks`
          *     counts messages carried by SMS/MMS instead of RCS (by delivery receipt). `cost` is what was billed so far.
          *     `byVariant` is null unless the blast uses A/B variants.
@@ -12041,9 +12043,9 @@ export interface components {
              * @description When the cached result expires (`checkedAt` + 7 days); null when `status` is `FAILED`.
              */
             expiresAt: string | null;
-            /** @description True only for a fresh completed lookup (a valid negative included). Cached and failed lookups are free. */
+            /** @description True only for a fresh completed lookup (a valid negative included), the event `GET /v1/analytics/usage` counts as `capability_check` (at 0.0000 USD); cached and failed lookups are not counted. */
             billable: boolean;
-            /** @description Amount charged for this call at the plan lookup rate (0.0000 USD: no per-call fee); null when `billable` is false. */
+            /** @description Always 0.0000 USD when `billable` is true: capability checks are not charged (no per-call fee); null when `billable` is false. */
             cost: components["schemas"]["Money"] | null;
             /** @description Why the lookup failed; null unless `status` is `FAILED`. */
             failureReason: string | null;
@@ -13260,6 +13262,12 @@ export interface components {
             startDate: components["schemas"]["IsoDate"];
             endDate: components["schemas"]["IsoDate"];
         };
+        /**
+         * @description A tap is an inbound message that answers a suggested reply of the latest outbound message of its conversation:
+         *     a reply button tapped on RCS or a chat app (its postback), or a text message (SMS, or a label typed on RCS or a
+         *     chat app) equal to the reply's text (trimmed, case-insensitive) or to its number (1-based, as SMS lists the
+         *     replies) — what a bot follows as the intent.
+         */
         AnalyticsIntentCount: {
             /**
              * @description Normalized (trimmed, lower-cased) postback value that was tapped.
@@ -13418,12 +13426,21 @@ export interface components {
             data: components["schemas"]["AnalyticsSessions"];
         };
         /**
-         * @description Message counts for a range or bucket, by creation time. `sent`: outbound messages accepted in the range, in any
-         *     later status except `revoked`. `delivered`: of those, `delivered` or `read`. `read`: of those, `read` (RCS and
-         *     CHATAPP only). `failed`: of those, `failed` or `undeliverable`. `received`: inbound messages. `fallback`: sent
-         *     messages carried by SMS/MMS although RCS was requested (`fallbackReason` set). `deliveryRate` =
-         *     delivered / sent; `readRate` = read / delivered. `cost`: what the sent messages were charged (pass-through
-         *     fees excluded; see usage).
+         * @description Message counts for a range or bucket, by creation time. The terms, used by every figure of the service
+         *     (overview, protocols, sender IDs, trends, blast figures and blast stats, bot summaries, the top lists):
+         *
+         *     - **accepted**: an outbound message the service took (`POST /v1/messages/send` answered, a blast recipient
+         *       accepted, a bot, event or acquisition message stored), in any later status except `revoked`.
+         *     - **held**: accepted and waiting for the end of the contact's quiet hours (`status: held`). Not sent.
+         *     - **sent**: accepted and handed to a carrier: a carrier took it (`Message.sentAt` is set). A message held,
+         *       queued or refused before any carrier took it is not sent.
+         *     - **delivered**: accepted and `delivered` or `read`. **read**: accepted and `read` (RCS and CHATAPP only).
+         *     - **failed**: accepted and `failed` or `undeliverable`, whether or not a carrier took it first.
+         *
+         *     `sent`, `delivered`, `read`, `failed` count those; `received`: inbound messages. `fallback`: sent messages
+         *     carried by SMS/MMS although RCS was requested (`fallbackReason` set). `deliveryRate` = delivered / sent;
+         *     `readRate` = read / delivered. `cost`: what the accepted messages were charged (only a message a carrier took
+         *     is charged; pass-through fees excluded, see usage).
          */
         AnalyticsMessageMetrics: {
             /** @example 12840 */
@@ -14003,6 +14020,10 @@ export interface components {
             name: string;
             sessions: number;
             uniqueContacts: number;
+            /**
+             * @description Messages the bot sent during its sessions, whatever started the session (an inbound message, an event
+             *     trigger, an API start), counted as `sent` in `AnalyticsMessageMetrics`: handed to a carrier.
+             */
             messagesSent: number;
             messagesReceived: number;
             /** @description Sessions that reached an End node. */
@@ -14059,7 +14080,8 @@ export interface components {
             replies: number;
         };
         /**
-         * @description Figures of one blast since its first send. `engagement` counts, per blast message, taps on its buttons or
+         * @description Figures of one blast since its first send; `metrics` use the terms of `AnalyticsMessageMetrics`, so `sent`
+         *     equals the blast's `BlastStats.sent`. `engagement` counts, per blast message, taps on its buttons or
          *     suggested replies, text replies received in the following session, and opt-outs within 24 hours of delivery.
          *     `timeline` runs from the bucket of the first send to the bucket of the latest event and holds at most 1,440
          *     buckets (24 hours at minute granularity); later activity counts in the totals only and sets `truncated`.
@@ -14768,13 +14790,17 @@ export interface components {
             contactId: string | null;
             contactPhone: components["schemas"]["PhoneE164"];
             senderId: components["schemas"]["Id"];
-            /** @description Customer-facing identifier of the program the sender was attached to. */
+            /**
+             * @description The program the sender was attached to when the message was stored (its active attachment, a non-`TEST`
+             *     role first); null when the sender belonged to no program. Recorded with the message: attaching, detaching
+             *     or changing the program later does not change it.
+             */
             programId: string | null;
-            /** @description Brand registration identifier. */
+            /** @description The brand registration identifier (`Program.brand.registrationId`) of that program when the message was stored. */
             brand: string | null;
-            /** @description Campaign registration identifier. */
+            /** @description The campaign registration identifier (`Program.campaign.registrationId`) of that program when the message was stored. */
             campaign: string | null;
-            /** @description The contact's mobile network (e.g. "T-Mobile USA"), when known. */
+            /** @description The contact's mobile network (e.g. "T-Mobile USA"), when the provider reports it; null otherwise. */
             carrier: string | null;
             /** @description Requested channel (null for inbound). */
             channel: components["schemas"]["Channel"] | null;
@@ -14799,7 +14825,10 @@ export interface components {
             errorCode: string | null;
             segments: number;
             cost: components["schemas"]["Money"] | null;
-            /** Format: uuid */
+            /**
+             * Format: uuid
+             * @description The blast the message was sent for (a blast test send has none); null otherwise.
+             */
             blastId: string | null;
             /** Format: uuid */
             conversationId: string | null;
@@ -24137,6 +24166,8 @@ export interface operations {
                 actualChannel?: components["schemas"]["Channel"];
                 /** @description The customer-facing program identifier. */
                 programId?: string;
+                /** @description Only the messages sent for this blast (`MessageReportRow.blastId`). */
+                blastId?: components["schemas"]["Id"];
                 fallback?: "primary" | "fallback";
                 sort?: "createdAt" | "receiptAt" | "direction" | "channel" | "actualChannel" | "fallbackReason";
                 dir?: "asc" | "desc";

@@ -95,6 +95,8 @@ async function message(
       origin,
       segments: 1,
       created_at: createdAt,
+      // Handed to a carrier: `sent` as AnalyticsMessageMetrics defines it.
+      sent_at: direction === 'outbound' ? createdAt : null,
     })
     .execute();
 }
@@ -154,6 +156,21 @@ beforeAll(async () => {
   });
   await message(orgA, c3, 'inbound', at(3), { type: 'text', text: ' YES ' }, 'inbound', 'SMS');
   await message(orgA, c3, 'inbound', at(4), { type: 'text', text: 'maybe' }, 'inbound', 'SMS');
+  // A label typed on RCS and a reply's number sent by SMS are taps too (the bot follows both as the intent).
+  const c4 = await contactAndConversation(orgA, '+14155550305', otherBot);
+  await session(orgA, otherBot, c4, 'done', 'ENDED', at(0), at(9));
+  const confirm = {
+    type: 'text',
+    text: 'Confirm?',
+    replies: [
+      { text: 'Yes', postback: 'confirm_order' },
+      { text: 'No', postback: 'cancel' },
+    ],
+  };
+  await message(orgA, c4, 'outbound', at(5), confirm);
+  await message(orgA, c4, 'inbound', at(6), { type: 'text', text: 'no' }, 'inbound', 'RCS');
+  await message(orgA, c4, 'outbound', at(7), confirm);
+  await message(orgA, c4, 'inbound', at(8), { type: 'text', text: ' 1 ' }, 'inbound', 'SMS');
   await srv.context.db
     .insertInto('intents')
     .values({
@@ -186,7 +203,8 @@ describe('GET /v1/analytics/bots/{id}', () => {
     ).rows[0]!;
     const msgs = (
       await sql<Record<string, string>>`
-      select count(*) filter (where m.direction = 'outbound' and m.origin = 'bot') as sent, count(*) filter (where m.direction = 'inbound') as received
+      select count(*) filter (where m.direction = 'outbound' and m.origin in ('bot', 'event') and m.sent_at is not null and m.status <> 'revoked') as sent,
+        count(*) filter (where m.direction = 'inbound') as received
       from messages m where m.organization_id = ${org} and exists (select 1 from bot_sessions s where s.organization_id = ${org} and s.bot_id = ${botA}
         and s.conversation_id = m.conversation_id and m.created_at between s.created_at and s.updated_at)`.execute(srv.context.db)
     ).rows[0]!;
@@ -252,11 +270,12 @@ describe('GET /v1/analytics/bots/{id}', () => {
 
 describe('GET /v1/analytics/intents', () => {
   const day = '2026-10-01';
-  it('counts taps per normalized value, SMS replies matched by text included, most tapped first (ties by value)', async () => {
+  it('counts taps per normalized value, texts matching a reply by its label or number included, most tapped first (ties by value)', async () => {
     const res = await call(srv, 'GET', `/v1/analytics/intents?startDate=${day}&endDate=${day}`, { key: orgA.apiKey.secret });
     expect(res.status, res.text).toBe(200);
     const org = orgA.organizationId;
-    // Direct SQL: postback taps of the day, plus the SMS matched to the "Yes" reply (hand-counted: confirm_order).
+    // Direct SQL: postback taps of the day, plus the texts matched to a reply (hand-counted: c3's SMS " YES " and
+    // c4's SMS "1" → confirm_order, c4's RCS "no" → cancel).
     const direct = (
       await sql<{ value: string; taps: string; contacts: string }>`
       select lower(btrim(content->>'postback')) as value, count(*) as taps, count(distinct contact_id) as contacts
@@ -264,11 +283,12 @@ describe('GET /v1/analytics/intents', () => {
         and created_at >= ${new Date(`${day}T00:00:00Z`)} and created_at < ${new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000)}
       group by 1`.execute(srv.context.db)
     ).rows;
-    const expected = direct
+    const typed: Record<string, number> = { confirm_order: 2, cancel: 1 };
+    const expected = [...direct, { value: 'cancel', taps: '0', contacts: '0' }]
       .map((r) => ({
         value: r.value,
-        taps: Number(r.taps) + (r.value === 'confirm_order' ? 1 : 0),
-        uniqueContacts: Number(r.contacts) + (r.value === 'confirm_order' ? 1 : 0),
+        taps: Number(r.taps) + (typed[r.value] ?? 0),
+        uniqueContacts: Number(r.contacts) + (typed[r.value] ?? 0),
       }))
       .sort((a, b) => b.taps - a.taps || (a.value < b.value ? -1 : 1));
     const intentId = (
@@ -284,7 +304,8 @@ describe('GET /v1/analytics/intents', () => {
       })),
     });
     expect(res.body.data.intents.map((i: { value: string; taps: number }) => [i.value, i.taps])).toEqual([
-      ['confirm_order', 3],
+      ['confirm_order', 4],
+      ['cancel', 1],
       ['late', 1],
       ['other', 1],
       ['talk_to_agent', 1],
@@ -353,6 +374,7 @@ describe('GET /v1/analytics/top', () => {
             origin: 'blast',
             segments: 1,
             created_at: when,
+            sent_at: when,
           })
           .returning('id')
           .executeTakeFirstOrThrow();
@@ -381,7 +403,7 @@ describe('GET /v1/analytics/top', () => {
     expect(d.period.endDate).toBe(today);
     const ref = (
       await sql<{ id: string; sent: string; delivered: string; read: string }>`
-      select r.blast_id as id, count(*) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read
+      select r.blast_id as id, count(*) filter (where m.sent_at is not null) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read
       from blast_recipients r join messages m on m.id = r.message_id where r.organization_id = ${o} and m.created_at >= ${new Date(Date.parse(`${d.period.startDate}T00:00:00Z`))}
       group by 1 order by count(*) desc, r.blast_id limit 5`.execute(db)
     ).rows;
@@ -464,6 +486,7 @@ describe('GET /v1/analytics/blasts/{id}', () => {
           origin: 'blast',
           segments: 1,
           created_at: at(0),
+          sent_at: at(0), // every one was handed to a carrier (the failure comes two days later)
           ...m,
         } as never)
         .returning('id')
@@ -540,9 +563,9 @@ describe('GET /v1/analytics/blasts/{id}', () => {
     const d = res.body.data;
     const ref = (
       await sql<Record<string, string>>`
-      select count(*) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read,
+      select count(*) filter (where m.sent_at is not null) as sent, count(*) filter (where m.status in ('delivered', 'read')) as delivered, count(*) filter (where m.status = 'read') as read,
         count(*) filter (where m.status in ('failed', 'undeliverable')) as failed, coalesce(sum(m.cost_units), 0) as cost,
-        count(*) filter (where m.requested_channel = 'RCS' and m.channel in ('SMS', 'MMS')) as fallback
+        count(*) filter (where m.sent_at is not null and m.requested_channel = 'RCS' and m.channel in ('SMS', 'MMS')) as fallback
       from blast_recipients r join messages m on m.id = r.message_id where r.organization_id = ${o} and r.blast_id = ${blastId}`.execute(db)
     ).rows[0]!;
     expect(d.recipients).toBe(3);

@@ -54,6 +54,7 @@ async function seed(org: Org, senderId: string, n: number, status: string) {
         content: JSON.stringify({ type: 'text', text: 'hi' }),
         origin: 'api',
         created_at: at(i + 1),
+        sent_at: at(i + 1), // handed to a carrier: `sent` (AnalyticsMessageMetrics)
       })
       .execute();
   }
@@ -96,7 +97,7 @@ describe('synchronous export (Accept: text/csv)', () => {
     expect(res.headers.get('content-disposition')).toBe(`attachment; filename="analytics-overview-${day}-2026-10-06.csv"`);
     const ref = (
       await sql<{ sent: string; delivered: string; failed: string; cost: string }>`
-      select count(*) as sent, count(*) filter (where status in ('delivered', 'read')) as delivered, count(*) filter (where status in ('failed', 'undeliverable')) as failed, sum(cost_units) as cost
+      select count(*) filter (where sent_at is not null) as sent, count(*) filter (where status in ('delivered', 'read')) as delivered, count(*) filter (where status in ('failed', 'undeliverable')) as failed, sum(cost_units) as cost
       from messages where organization_id = ${orgA.organizationId} and created_at >= ${at(0)} and created_at < ${at(24)}`.execute(
         srv.context.db,
       )

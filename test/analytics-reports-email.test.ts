@@ -124,9 +124,11 @@ async function seedMessages(org: Org, n: number, day: string) {
     .executeTakeFirstOrThrow();
   await sql`
     insert into messages (organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, status, channel, requested_channel,
-      message_type, cost_units, segments, content, origin, created_at)
+      message_type, cost_units, segments, content, origin, created_at, sent_at)
     select ${org.organizationId}, ${conv.id}, ${contact.id}, '+14155550100', ${org.senderId}, 'outbound', case when i % 4 = 0 then 'failed' else 'delivered' end,
-      'SMS', 'SMS', 'TRANSACTIONAL', 39, 1, '{"type":"text","text":"hi"}', 'api', ${`${day}T09:00:00Z`}::timestamptz + i * interval '1 millisecond'
+      'SMS', 'SMS', 'TRANSACTIONAL', 39, 1, '{"type":"text","text":"hi"}', 'api', ${`${day}T09:00:00Z`}::timestamptz + i * interval '1 millisecond',
+      -- every one handed to a carrier (sent, as AnalyticsMessageMetrics defines it); the failures came after
+      ${`${day}T09:00:00Z`}::timestamptz + i * interval '1 millisecond'
     from generate_series(1, ${n}) as i`.execute(db);
 }
 

@@ -28,6 +28,8 @@ let senderA2: string;
 /** Seeded contacts' phones: sequential, so two seeds of one organization never collide (random ones did). */
 let seeded = 0;
 
+const HANDED = new Set(['sent', 'delivered', 'read', 'undeliverable']);
+
 async function seed(org: Org, senderId: string, list: Fixture[]): Promise<string[]> {
   const contact = await srv.context.db
     .insertInto('contacts')
@@ -51,6 +53,8 @@ async function seed(org: Org, senderId: string, list: Fixture[]): Promise<string
         content: JSON.stringify({ type: 'text', text: 'hi' }),
         origin: f.direction === 'inbound' ? 'inbound' : 'api',
         segments: 1,
+        // A carrier took it (the `sent` of AnalyticsMessageMetrics) when its status says a carrier answered for it.
+        sent_at: f.direction === 'outbound' && HANDED.has(f.status) ? (f.created_at as Date) : null,
         ...f,
       })),
     )
@@ -158,12 +162,12 @@ type Sums = { sent: number; delivered: number; read: number; failed: number; rec
 async function direct(orgId: string, from: Date, to: Date, where = sql`true`): Promise<Sums> {
   const r = await sql<Record<string, string>>`
     select
-      count(*) filter (where direction = 'outbound' and status <> 'revoked') as sent,
+      count(*) filter (where direction = 'outbound' and status <> 'revoked' and sent_at is not null) as sent,
       count(*) filter (where direction = 'outbound' and status in ('delivered', 'read')) as delivered,
       count(*) filter (where direction = 'outbound' and status = 'read') as read,
       count(*) filter (where direction = 'outbound' and status in ('failed', 'undeliverable')) as failed,
       count(*) filter (where direction = 'inbound') as received,
-      count(*) filter (where direction = 'outbound' and status <> 'revoked' and requested_channel = 'RCS' and channel in ('SMS', 'MMS')) as fallback,
+      count(*) filter (where direction = 'outbound' and status <> 'revoked' and sent_at is not null and requested_channel = 'RCS' and channel in ('SMS', 'MMS')) as fallback,
       coalesce(sum(cost_units) filter (where direction = 'outbound' and status <> 'revoked'), 0) as cost
     from messages where organization_id = ${orgId} and created_at >= ${from} and created_at < ${to} and ${where}`.execute(srv.context.db);
   const row = r.rows[0]!;
@@ -336,11 +340,12 @@ describe('getAnalyticsProtocols', () => {
     const all = await direct(orgA.organizationId, from, to);
     expect(toMoney(units).amount).toBe(all.cost);
     expect(all.cost).toBe(await reportCost(orgA.apiKey.secret, iso(from), iso(today)));
-    // Known figures: 12 sent of org A in the range (8 + 4 on the second sender, minus the revoked one), fallbacks by SMS/MMS.
-    expect(all).toMatchObject({ sent: 11, received: 2, fallback: 4 });
+    // Known figures: 9 of org A's messages in the range were handed to a carrier (5 + 4 on the second sender; the
+    // failed one no carrier took, the queued and the revoked ones are not sent), fallbacks by SMS/MMS.
+    expect(all).toMatchObject({ sent: 9, received: 2, fallback: 4 });
     const rcs = res.body.data.protocols[0];
-    expect(rcs.metrics).toMatchObject({ sent: 5, delivered: 4, read: 2, deliveryRate: 0.8, readRate: 0.5 });
-    expect(rcs.share).toBe(Math.round((5 / 11) * 10_000) / 10_000);
+    expect(rcs.metrics).toMatchObject({ sent: 4, delivered: 4, read: 2, deliveryRate: 1, readRate: 0.5 });
+    expect(rcs.share).toBe(Math.round((4 / 9) * 10_000) / 10_000);
   });
 
   it('honours the date range and the brand filter', async () => {
@@ -625,7 +630,8 @@ describe('listAnalyticsSenderIds and getAnalyticsSenderId', () => {
       const { bucketStart: _b, ...sums } = p;
       expect(pick(sums)).toEqual(await direct(orgA.organizationId, b, new Date(b.getTime() + DAY), sql`sender_id = ${orgA.senderId}`));
     }
-    expect(d.byChannel.map((c: { channel: string }) => c.channel)).toEqual(['RCS', 'SMS', 'MMS']);
+    // Most sent first, ties by channel: SMS and MMS each carried one message a carrier took.
+    expect(d.byChannel.map((c: { channel: string }) => c.channel)).toEqual(['RCS', 'MMS', 'SMS']);
 
     const hourly = await get(`/v1/analytics/sender-ids/${orgA.senderId}?startDate=${start}&endDate=${end}&granularity=hour`);
     expect(hourly.status).toBe(200);
@@ -878,8 +884,9 @@ describe('figures of messages sent for real', () => {
     const res = await call(live, 'GET', '/v1/analytics/protocols', { key: org.apiKey.secret });
     expect(res.status, res.text).toBe(200);
     const sums = res.body.data.protocols.map((p: { channel: string; metrics: Sums }) => [p.channel, p.metrics.sent, p.metrics.fallback]);
+    // The message the carrier refused at send (0777) was never taken by a carrier: failed, not sent.
     expect(sums).toEqual([
-      ['RCS', 2, 0],
+      ['RCS', 1, 0],
       ['SMS', 2, 2],
       ['MMS', 0, 0],
       ['CHATAPP', 0, 0],

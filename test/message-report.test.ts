@@ -272,7 +272,7 @@ describe('getMessageReport', () => {
     expect(names(await report('fallback=primary'))).toEqual(['chat', 'otherSender', 'pending', 'inbound', 'failed', 'rcs']);
   });
 
-  it('carrier, brand, campaign and programId match no message while none is recorded', async () => {
+  it('carrier (no provider reports one) and unknown brand, campaign and programId values match no message', async () => {
     for (const q of ['carrier=T-Mobile%20USA', 'brand=BRX7Q2M', 'campaign=CMP4KD9', 'programId=PRG-10042']) {
       const res = await report(q);
       expect(res.status).toBe(200);

@@ -45,6 +45,7 @@ import * as m0040 from './0040_conversation_previews_within_bound.ts';
 import * as m0041 from './0041_messages_without_quiet_hours_exemption.ts';
 import * as m0042 from './0042_acquisition_confirmed_opt_in.ts';
 import * as m0043 from './0043_bot_inbound_triggers.ts';
+import * as m0044 from './0044_message_attribution.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -87,4 +88,5 @@ export const migrations: Record<string, Migration> = {
   '0041_messages_without_quiet_hours_exemption': m0041,
   '0042_acquisition_confirmed_opt_in': m0042,
   '0043_bot_inbound_triggers': m0043,
+  '0044_message_attribution': m0044,
 };

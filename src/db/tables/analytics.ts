@@ -16,6 +16,12 @@ export interface AnalyticsMessageRollupsTable {
   message_type: string;
   /** Requested as RCS and carried by SMS/MMS. */
   is_fallback: boolean;
+  /** The message's attribution (migration 0043): program, brand and campaign registration ids, '' when none. */
+  program_id: string;
+  brand_id: string;
+  campaign_id: string;
+  /** A carrier took the message (messages.sent_at is set): the `sent` of every figure. */
+  handed: boolean;
   /** bigint: read as strings by pg; the queries cast the sums to int8 and convert. */
   messages: string;
   segments: string;
@@ -38,6 +44,10 @@ export interface AnalyticsMessageRollupsDailyTable {
   channel: string;
   status: string;
   is_fallback: boolean;
+  program_id: string;
+  brand_id: string;
+  campaign_id: string;
+  handed: boolean;
   messages: string;
   segments: string;
   cost_units: string;

@@ -63,6 +63,15 @@ export interface MessagesTable {
   provider_message_id: string | null;
   /** How the message entered the system: api | conversation | blast | bot | event | keyword_reply */
   origin: string;
+  /** The blast this message was sent for (migration 0043). */
+  blast_id: Generated<string | null>;
+  /**
+   * The sender's program and its brand and campaign registrations when the message was stored: set by the
+   * messages_attribute trigger (migration 0043), never rewritten by later program changes.
+   */
+  program_id: Generated<string | null>;
+  brand_registration_id: Generated<string | null>;
+  campaign_registration_id: Generated<string | null>;
   attempts: Generated<number>;
   /** Dispatch outbox: when a dispatch worker may claim the message next; null once settled (migration 0025). */
   dispatch_at: Date | null;

@@ -34,9 +34,7 @@ export function toReportRow(r: MessageReportDbRow): MessageReportRow {
     errorCode: r.error_code,
     segments: r.segments,
     cost: r.cost_units === null ? null : toMoney(r.cost_units),
-    // Always null, though blasts are built: the report's query does not link a message to its blast (only
-    // blast_recipients.message_id does). Issue 34 item 1 records every message's origin and names the blast here.
-    blastId: null,
+    blastId: r.blast_id,
     conversationId: r.conversation_id,
   };
 }

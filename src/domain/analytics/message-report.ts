@@ -73,6 +73,7 @@ export async function getMessageReport(
     brand: query.brand,
     campaign: query.campaign,
     programId: query.programId,
+    blastId: query.blastId,
     channel: query.channel,
     actualChannel: query.actualChannel,
     fallback: query.fallback,

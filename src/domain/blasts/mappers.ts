@@ -69,7 +69,9 @@ export function toDetail(b: BlastRow, progress: S['BlastProgress'] | null): S['B
   return { ...toBlast(b), contactIds: b.contact_ids, progress, allowedActions: allowedActions(b.status) };
 }
 
-const SENT = new Set(['sent', 'delivered', 'read', 'undeliverable']);
+// The terms of AnalyticsMessageMetrics: sent = handed to a carrier (a held, queued or refused-before-any-carrier
+// message is not), delivered = delivered or read, failed = failed or undeliverable; revoked messages count nowhere.
+const isSent = (g: BlastMessageRow) => g.handed && g.status !== 'revoked';
 const DELIVERED = new Set(['delivered', 'read']);
 const FAILED = new Set(['failed', 'undeliverable']);
 const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 10000) / 10000);
@@ -85,7 +87,7 @@ export function toStats(
   const sum = (pred: (g: BlastMessageRow) => boolean, of: (g: BlastMessageRow) => number = (g) => g.n) =>
     groups.filter(pred).reduce((s, g) => s + of(g), 0);
   const stat = (rows: (g: BlastMessageRow) => boolean) => ({
-    sent: sum((g) => rows(g) && SENT.has(g.status)),
+    sent: sum((g) => rows(g) && isSent(g)),
     delivered: sum((g) => rows(g) && DELIVERED.has(g.status)),
     read: sum((g) => rows(g) && g.status === 'read'),
     failed: sum((g) => rows(g) && FAILED.has(g.status)),

@@ -1,6 +1,7 @@
 // SQL for blast figures (GET /v1/analytics/blasts/{id}, GET /v1/analytics/top): a blast's messages are those its
-// recipients were sent (blast_recipients.message_id). Counted like the message rollup: `sent` = outbound messages
-// not revoked, `delivered` = delivered or read, `failed` = failed or undeliverable. A responder is a recipient
+// recipients were sent (blast_recipients.message_id). Counted like the message rollup (AnalyticsMessageMetrics):
+// `sent` = not revoked and handed to a carrier (sent_at set), `delivered` = delivered or read, `failed` = failed
+// or undeliverable. A responder is a recipient
 // that tapped or wrote back (an inbound message of the blast message's conversation) within 24 hours after it.
 // Every table reference names the organization.
 import { sql } from 'kysely';
@@ -14,12 +15,12 @@ export async function topBlasts(db: Db, orgId: string, from: Date, to: Date, lim
   const [blasts, recipients, messages] = [sql.table('blasts'), sql.table('blast_recipients'), sql.table('messages')];
   const result = await sql<{ id: string; name: string; sent: string; delivered: string; read: string; responders: string }>`
     with bm as (
-      select r.blast_id, m.id, m.contact_id, m.conversation_id, m.status, m.created_at
+      select r.blast_id, m.id, m.contact_id, m.conversation_id, m.status, m.created_at, m.sent_at
       from ${recipients} r join ${messages} m on m.organization_id = ${orgId} and m.id = r.message_id
       where r.organization_id = ${orgId} and m.direction = 'outbound' and m.status <> 'revoked'
         and m.created_at >= ${from} and m.created_at < ${to}
     ), per_blast as (
-      select bm.blast_id, count(*) as sent,
+      select bm.blast_id, count(*) filter (where bm.sent_at is not null) as sent,
         count(*) filter (where bm.status in ('delivered', 'read')) as delivered,
         count(*) filter (where bm.status = 'read') as read,
         count(distinct bm.contact_id) filter (where exists (
@@ -63,7 +64,7 @@ function blastMessages(orgId: string, blastId: string) {
   const [recipients, messages] = [sql.table('blast_recipients'), sql.table('messages')];
   return sql`(
     select m.id, m.contact_id, m.conversation_id, m.status, m.channel, m.requested_channel, m.cost_units, m.created_at,
-      m.delivered_at, m.read_at, m.failed_at
+      m.sent_at, m.delivered_at, m.read_at, m.failed_at
     from ${recipients} r join ${messages} m on m.organization_id = ${orgId} and m.id = r.message_id
     where r.organization_id = ${orgId} and r.blast_id = ${blastId} and m.direction = 'outbound' and m.status <> 'revoked'
   )`;
@@ -104,12 +105,12 @@ export async function blastByChannel(db: Db, orgId: string, blastId: string): Pr
   const result = await sql<Record<string, string | null>>`
     with bm as ${blastMessages(orgId, blastId)},
     resp as (select blast_message_id, count(distinct message_id) as n from ${blastResponses(orgId, blastId)} x group by blast_message_id)
-    select bm.channel, count(*)::int8 as sent,
+    select bm.channel, count(*) filter (where bm.sent_at is not null)::int8 as sent,
       count(*) filter (where bm.status in ('delivered', 'read'))::int8 as delivered,
       count(*) filter (where bm.status = 'read')::int8 as read,
       count(*) filter (where bm.status in ('failed', 'undeliverable'))::int8 as failed,
       coalesce(sum(resp.n), 0)::int8 as received,
-      count(*) filter (where bm.requested_channel = 'RCS' and bm.channel in ('SMS', 'MMS'))::int8 as fallback,
+      count(*) filter (where bm.sent_at is not null and bm.requested_channel = 'RCS' and bm.channel in ('SMS', 'MMS'))::int8 as fallback,
       coalesce(sum(bm.cost_units), 0)::int8 as cost
     from bm left join resp on resp.blast_message_id = bm.id
     group by bm.channel`.execute(db);
@@ -152,7 +153,7 @@ export async function blastTimeline(db: Db, orgId: string, blastId: string, unit
     with bm as ${blastMessages(orgId, blastId)},
     resp as (select distinct message_id, created_at, is_tap from ${blastResponses(orgId, blastId)} x),
     events as (
-      select created_at as at, 'sent' as kind from bm
+      select sent_at as at, 'sent' as kind from bm where sent_at is not null
       union all select delivered_at, 'delivered' from bm where status in ('delivered', 'read') and delivered_at is not null
       union all select read_at, 'read' from bm where status = 'read' and read_at is not null
       union all select failed_at, 'failed' from bm where status in ('failed', 'undeliverable') and failed_at is not null

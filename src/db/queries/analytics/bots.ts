@@ -1,6 +1,6 @@
 // SQL for a bot's lifetime summary (GET /v1/analytics/bots/{id}): its sessions (bot_sessions), the messages exchanged
 // during them (a message of the session's conversation between the session's start and its last change: outbound
-// ones the bot sent, origin `bot`; inbound ones received), and the intent values tapped in them. Every step names
+// ones the bot sent, origin `bot` or `event`, handed to a carrier; inbound ones received), and the intent values tapped in them. Every step names
 // the organization.
 import { sql } from 'kysely';
 import type { Db } from '../../database.ts';
@@ -59,7 +59,11 @@ export async function botMessages(db: Db, orgId: string, botId: string): Promise
       ),
     )
     .select([
-      sql<string>`count(*) filter (where m.direction = 'outbound' and m.origin = 'bot')::int8`.as('sent'),
+      // What the bot sent, whatever started it: a session started by an event trigger sends with origin `event`
+      // (src/domain/bots/triggers.ts), later turns with `bot`. `sent` as AnalyticsMessageMetrics defines it:
+      // handed to a carrier (sent_at set), not revoked.
+      sql<string>`count(*) filter (where m.direction = 'outbound' and m.origin in ('bot', 'event') and m.sent_at is not null
+        and m.status <> 'revoked')::int8`.as('sent'),
       sql<string>`count(*) filter (where m.direction = 'inbound')::int8`.as('received'),
     ])
     .executeTakeFirstOrThrow();

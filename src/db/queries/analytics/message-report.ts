@@ -18,6 +18,7 @@ export type MessageReportQuery = {
   brand?: string;
   campaign?: string;
   programId?: string;
+  blastId?: string;
   channel?: string;
   actualChannel?: string;
   fallback?: 'primary' | 'fallback';
@@ -32,13 +33,13 @@ export type MessageReportQuery = {
   after?: { at: string; id: string };
 };
 
-// Attributes the report promises that no message records: the sender's program, brand and campaign when it was
-// sent (those sections are built, but a message keeps no link to them) and the carrier that took it. They are
-// null on every row, so a filter on one of them matches no row (PostgreSQL folds `null = $1` to false) rather
-// than being ignored. Issue 34 item 2 records them on the message; replace each by its column then.
-const PROGRAM_ID = sql<string | null>`null::text`;
-const BRAND = sql<string | null>`null::text`;
-const CAMPAIGN = sql<string | null>`null::text`;
+// The message's attribution as stored with it (migration 0043: the sender's program and its registrations when
+// the message was stored). Compared as text, so a filter value that is not a uuid matches no row instead of failing.
+const PROGRAM_ID = sql<string | null>`program_id::text`;
+const BRAND = sql<string | null>`brand_registration_id::text`;
+const CAMPAIGN = sql<string | null>`campaign_registration_id::text`;
+// The contact's mobile network: no provider reports it yet (issue 35 owns the provider interface), so it is null on
+// every row and a `carrier` filter matches no row (PostgreSQL folds `null = $1` to false) rather than being ignored.
 const CARRIER = sql<string | null>`null::text`;
 
 // Literal SQL (no bind parameters) so PostgreSQL matches these to the expression indexes of migration 0007.
@@ -81,6 +82,7 @@ export function messageReportRows(db: Db, orgId: string, f: MessageReportQuery) 
       'segments',
       'cost_units',
       'conversation_id',
+      'blast_id',
       sql<string>`to_json(created_at) #>> '{}'`.as('cursor_at'),
     ])
     .where('created_at', '>=', f.from)
@@ -95,6 +97,7 @@ export function messageReportRows(db: Db, orgId: string, f: MessageReportQuery) 
   if (f.carrier !== undefined) q = q.where(sql<SqlBool>`lower(${CARRIER}) = lower(${f.carrier})`);
   if (f.brand !== undefined) q = q.where(sql<SqlBool>`${BRAND} = ${f.brand}`);
   if (f.campaign !== undefined) q = q.where(sql<SqlBool>`${CAMPAIGN} = ${f.campaign}`);
+  if (f.blastId !== undefined) q = q.where(sql<SqlBool>`blast_id::text = ${f.blastId}`);
   if (f.programId !== undefined) q = q.where(sql<SqlBool>`${PROGRAM_ID} = ${f.programId}`);
   if (f.fallback === 'fallback') q = q.where(IS_FALLBACK);
   if (f.fallback === 'primary') q = q.where(sql<SqlBool>`not coalesce(${IS_FALLBACK}, false)`);

@@ -15,9 +15,8 @@ export type RollupFilter = {
   to: Date;
   senderId?: string;
   /**
-   * Brand / campaign registration filters. Messages do not record their sender's brand or campaign (as in the
-   * message report), so a filter on either matches no message rather than being ignored; issue 34 item 2 adds
-   * those dimensions to messages and rollups.
+   * Brand / campaign registration filters: the registrations of the sender's program when each message was stored
+   * (messages_attribute, migration 0043), a dimension of every rollup level. An unknown id matches no message.
    */
   brandId?: string;
   campaignId?: string;
@@ -33,18 +32,22 @@ export type MetricSums = {
   costUnits: number;
 };
 
-// A message counts as `sent` when outbound and not revoked (see AnalyticsMessageMetrics).
-const SENT = sql`direction = 'outbound' and status <> 'revoked'`;
+// The terms of AnalyticsMessageMetrics, defined once there: `accepted` = an outbound message the service took and
+// did not revoke (whatever its status: held, queued, sending …); `sent` = accepted and handed to a carrier (the
+// carrier took it: messages.sent_at, the rollups' `handed`); `delivered` = delivered or read; `read`; `failed` =
+// failed or undeliverable (handed or not). src/db/queries/analytics/blasts.ts and bots.ts count the same way.
+const ACCEPTED = sql`direction = 'outbound' and status <> 'revoked'`;
+const SENT = sql`${ACCEPTED} and handed`;
 const sumWhere = (column: 'messages' | 'cost_units', where: RawBuilder<unknown>) =>
   sql<string>`coalesce(sum(${sql.ref(column)}) filter (where ${where}), 0)::int8`;
 const METRICS = [
   sumWhere('messages', SENT).as('sent'),
-  sumWhere('messages', sql`${SENT} and status in ('delivered', 'read')`).as('delivered'),
-  sumWhere('messages', sql`${SENT} and status = 'read'`).as('read'),
-  sumWhere('messages', sql`${SENT} and status in ('failed', 'undeliverable')`).as('failed'),
+  sumWhere('messages', sql`${ACCEPTED} and status in ('delivered', 'read')`).as('delivered'),
+  sumWhere('messages', sql`${ACCEPTED} and status = 'read'`).as('read'),
+  sumWhere('messages', sql`${ACCEPTED} and status in ('failed', 'undeliverable')`).as('failed'),
   sumWhere('messages', sql`direction = 'inbound'`).as('received'),
   sumWhere('messages', sql`${SENT} and is_fallback`).as('fallback'),
-  sumWhere('cost_units', SENT).as('cost_units'),
+  sumWhere('cost_units', ACCEPTED).as('cost_units'),
 ] as const;
 
 type RawSums = { sent: string; delivered: string; read: string; failed: string; received: string; fallback: string; cost_units: string };
@@ -80,7 +83,9 @@ function scoped(db: Db, orgId: string, f: RollupFilter, level: RollupLevel) {
   const filter = (bucket: 'bucket_hour' | 'bucket_day') =>
     sql<boolean>`${sql.ref(bucket)} >= ${f.from} and ${sql.ref(bucket)} < ${f.to}${
       f.senderId !== undefined ? sql` and sender_id = ${f.senderId}` : sql``
-    }${f.brandId !== undefined || f.campaignId !== undefined ? sql` and false` : sql``}`;
+    }${f.brandId !== undefined ? sql` and brand_id = ${f.brandId}` : sql``}${
+      f.campaignId !== undefined ? sql` and campaign_id = ${f.campaignId}` : sql``
+    }`;
   const hourly = (table: 'analytics_message_rollups' | 'analytics_message_deltas') =>
     tenant(db.selectFrom(table), orgId)
       .select([
@@ -90,12 +95,13 @@ function scoped(db: Db, orgId: string, f: RollupFilter, level: RollupLevel) {
         CARRYING_CHANNEL.as('channel'),
         'status',
         'is_fallback',
+        'handed',
         ...SUMS,
       ])
       .where(filter('bucket_hour'));
   const daily = () =>
     tenant(db.selectFrom('analytics_message_rollups_daily'), orgId)
-      .select([sql<Date>`bucket_day`.as('bucket'), 'sender_id', 'direction', 'channel', 'status', 'is_fallback', ...SUMS])
+      .select([sql<Date>`bucket_day`.as('bucket'), 'sender_id', 'direction', 'channel', 'status', 'is_fallback', 'handed', ...SUMS])
       .where(filter('bucket_day'));
   const folded = level === 'day' ? daily() : hourly('analytics_message_rollups');
   return db.selectFrom(folded.unionAll(hourly('analytics_message_deltas')).as('r'));

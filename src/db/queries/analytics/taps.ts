@@ -1,7 +1,8 @@
 // SQL for taps (intents, bot summary, top): a tap is an inbound message answering a suggested reply or button. An
-// RCS/chat-app tap carries its postback (content `{type: 'reply', postback}`); an inbound SMS whose text equals
-// (trimmed, case-insensitive) the text of a suggested reply of the latest outbound message of its conversation
-// before it counts as a tap of that reply. The tapped value is the postback trimmed and lower-cased (the intent
+// RCS/chat-app tap carries its postback (content `{type: 'reply', postback}`); an inbound text message (SMS, or a
+// label typed on RCS/chat apps) counts as a tap of a suggested reply of the latest outbound message of its
+// conversation before it when its text equals that reply's text (trimmed, case-insensitive) or is the reply's
+// number (1-based, as SMS lists them): what a bot follows as the intent (src/domain/bots/runtime.ts intentOf). The tapped value is the postback trimmed and lower-cased (the intent
 // dictionary's normalization). Computed from the messages table (index messages (organization_id, created_at …));
 // every table reference names the organization.
 import { sql, type RawBuilder } from 'kysely';
@@ -17,17 +18,20 @@ export function tapsOf(orgId: string, range: { from?: Date; to?: Date }, where: 
     select m.id as message_id, m.conversation_id, m.contact_id, m.created_at,
       coalesce(
         case when m.content->>'type' = 'reply' then nullif(lower(btrim(m.content->>'postback')), '') end,
-        case when m.channel = 'SMS' and m.content->>'type' = 'text' and coalesce(btrim(m.content->>'text'), '') <> '' then (
-          select lower(btrim(r->>'postback'))
-          from ${messages} o, jsonb_array_elements(case when jsonb_typeof(o.content->'replies') = 'array' then o.content->'replies' else '[]'::jsonb end) r
+        case when m.content->>'type' = 'text' and coalesce(btrim(m.content->>'text'), '') <> '' then (
+          select lower(btrim(r.reply->>'postback'))
+          from ${messages} o,
+            jsonb_array_elements(case when jsonb_typeof(o.content->'replies') = 'array' then o.content->'replies' else '[]'::jsonb end)
+              with ordinality as r(reply, n)
           where o.organization_id = ${orgId} and o.conversation_id = m.conversation_id and o.direction = 'outbound'
             and o.created_at <= m.created_at
             and o.id = (
               select o2.id from ${messages} o2
               where o2.organization_id = ${orgId} and o2.conversation_id = m.conversation_id and o2.direction = 'outbound' and o2.created_at <= m.created_at
               order by o2.created_at desc, o2.id desc limit 1)
-            and lower(btrim(r->>'text')) = lower(btrim(m.content->>'text'))
-            and coalesce(btrim(r->>'postback'), '') <> ''
+            and (lower(btrim(r.reply->>'text')) = lower(btrim(m.content->>'text')) or btrim(m.content->>'text') = r.n::text)
+            and coalesce(btrim(r.reply->>'postback'), '') <> ''
+          order by (lower(btrim(r.reply->>'text')) = lower(btrim(m.content->>'text'))) desc, r.n
           limit 1)
         end
       ) as value

@@ -305,6 +305,8 @@ export type BlastMessageRow = {
   channel: string | null;
   planned_channel: string | null;
   fallback_used: boolean;
+  /** A carrier took the messages (sent_at set): `sent` as AnalyticsMessageMetrics defines it. */
+  handed: boolean;
   cost_units: number | null;
   variant_key: string | null;
   n: number;
@@ -322,6 +324,7 @@ export async function messageGroups(db: Db, orgId: string, blastId: string): Pro
       'm.channel',
       'm.planned_channel',
       'm.fallback_used',
+      sql<boolean>`m.sent_at is not null`.as('handed'),
       'r.variant_key',
       sql<string>`count(*)`.as('n'),
       sql<string>`coalesce(sum(m.cost_units), 0)`.as('cost'),
@@ -329,7 +332,7 @@ export async function messageGroups(db: Db, orgId: string, blastId: string): Pro
     ])
     .where('r.blast_id', '=', blastId)
     .where('r.status', '=', 'accepted')
-    .groupBy(['m.status', 'm.channel', 'm.planned_channel', 'm.fallback_used', 'r.variant_key'])
+    .groupBy(['m.status', 'm.channel', 'm.planned_channel', 'm.fallback_used', sql`m.sent_at is not null`, 'r.variant_key'])
     .execute();
   return rows.map((r) => ({ ...r, cost_units: null, n: Number(r.n), cost: Number(r.cost) }));
 }

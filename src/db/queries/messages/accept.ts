@@ -199,11 +199,11 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ins as (
       insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
         planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
-        estimated_cost_units, held_until, origin, dispatch_at)
+        estimated_cost_units, held_until, origin, dispatch_at, blast_id)
       select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${a.senderId}::uuid, 'outbound', ${a.requested},
         s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, s.fb_ok, ${a.messageType},
         case when s.held_until is null then 'queued' else 'held' end, s.content, s.segments, s.encoding,
-        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now())
+        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid
       from s where s.skip_reason is null
       returning *
     )${marked}${wakeCtes(wake)}
