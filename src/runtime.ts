@@ -12,10 +12,12 @@ import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
 import { createQueues, startWorkers } from './jobs/workers.ts';
 import { installSecretsKey, loadOrCreateKeyFile } from './lib/secrets.ts';
 import { sealStoredWebhookSecrets } from './domain/webhooks/signing.ts';
-import { CarrierSimulator } from './providers/simulator.ts';
+import { assembleProviders, type Providers } from './providers/assemble.ts';
 
 export type Runtime = {
   context: AppContext;
+  /** The concrete providers behind context.providers (entry points set the callback URL, inject sandbox inbound). */
+  providers: Providers;
   queue: JobQueue | undefined;
   databaseUrl: string;
   close: () => Promise<void>;
@@ -43,11 +45,22 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
     await apiKeyCache?.start();
     if (queue) await createQueues(queue);
-    const provider = new CarrierSimulator({ db, queue, callbackBaseUrl: config.callbackBaseUrl });
-    const context: AppContext = { config, db, pool, log, document: loadDocument(), startedAt: new Date(), apiKeyCache, queue, provider };
+    const providers = assembleProviders({ db, queue, endpoint: { baseUrl: config.callbackBaseUrl }, real: {}, log });
+    const context: AppContext = {
+      config,
+      db,
+      pool,
+      log,
+      document: loadDocument(),
+      startedAt: new Date(),
+      apiKeyCache,
+      queue,
+      providers,
+    };
     if (queue && config.runWorkers) await startWorkers(queue, context);
     return {
       context,
+      providers,
       queue,
       databaseUrl: pgHandle.url,
       close: async () => {

@@ -1,5 +1,7 @@
 // Common section: getHealth (no authentication). 200 while the database answers a trivial query within
-// 2 seconds, 503 (same body, status "degraded") otherwise.
+// 2 seconds, 503 (same body, status "degraded") otherwise. `providers` is this process's dispatch state of each
+// slot (src/providers/guard.ts): an open circuit or a provider's rate limit delays messages without failing them,
+// so it is reported, not made a 503 (every instance would leave the load balancer at once).
 import { sql } from 'kysely';
 import { definePublicHandlers, type PublicScope } from '../http/handler-types.ts';
 import pkg from '../../package.json' with { type: 'json' };
@@ -31,6 +33,7 @@ export const healthHandlers = definePublicHandlers({
       version: pkg.version,
       uptimeSeconds: Math.floor((Date.now() - scope.app.startedAt.getTime()) / 1000),
       database: { status: up ? ('up' as const) : ('down' as const), latencyMs },
+      providers: scope.app.providers.guard.report().map((p) => ({ ...p, waitUntil: p.waitUntil?.toISOString() ?? null })),
       time: new Date().toISOString(),
     };
     return up ? { status: 200, body } : { status: 503, body };

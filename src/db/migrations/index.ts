@@ -40,6 +40,7 @@ import * as m0039 from './0039_webhook_attempts_endpoint_key_by_organization.ts'
 import * as m0040 from './0040_conversation_previews_within_bound.ts';
 import * as m0041 from './0041_messages_without_quiet_hours_exemption.ts';
 import * as m0042 from './0042_acquisition_confirmed_opt_in.ts';
+import * as m0043 from './0043_registry_references.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -81,4 +82,5 @@ export const migrations: Record<string, Migration> = {
   '0040_conversation_previews_within_bound': m0040,
   '0041_messages_without_quiet_hours_exemption': m0041,
   '0042_acquisition_confirmed_opt_in': m0042,
+  '0043_registry_references': m0043,
 };

@@ -2,7 +2,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import type { NumberRow } from '../../db/queries/sender-ids/numbers.ts';
 import type { SenderRow } from '../../db/queries/sender-ids/senders.ts';
-import type { InventoryNumber } from '../../providers/simulator-inventory.ts';
+import type { InventoryNumber } from '../../providers/provider.ts';
 
 type S = components['schemas'];
 

@@ -151,8 +151,14 @@ export function getSenderKind(
   db: Db,
   orgId: string,
   senderId: string,
-): Promise<{ id: string; name: string; type: string; status: string } | undefined> {
-  return tenant(db.selectFrom('sender_ids'), orgId).select(['id', 'name', 'type', 'status']).where('id', '=', senderId).executeTakeFirst();
+): Promise<
+  | { id: string; name: string; type: string; status: string; provider: string | null; is_sandbox: boolean; address: string | null }
+  | undefined
+> {
+  return tenant(db.selectFrom('sender_ids'), orgId)
+    .select(['id', 'name', 'type', 'status', 'provider', 'is_sandbox', 'address'])
+    .where('id', '=', senderId)
+    .executeTakeFirst();
 }
 
 export function findContact(
