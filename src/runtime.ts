@@ -12,7 +12,8 @@ import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
 import { createQueues, startWorkers } from './jobs/workers.ts';
 import { installSecretsKey, loadOrCreateKeyFile } from './lib/secrets.ts';
 import { sealStoredWebhookSecrets } from './domain/webhooks/signing.ts';
-import { assembleProviders, type Providers } from './providers/assemble.ts';
+import { assembleProviders, configuredProviders, type Providers } from './providers/assemble.ts';
+import { PROVIDER_SECRET_KEYS } from './providers/config.ts';
 
 export type Runtime = {
   context: AppContext;
@@ -24,7 +25,8 @@ export type Runtime = {
 };
 
 export async function startRuntime(config: Config, opts: { log?: Logger; queue?: boolean; keyCache?: boolean } = {}): Promise<Runtime> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+  // Provider credentials are redacted wherever a logged object carries them (config.providers is never logged whole).
+  const log = opts.log ?? pino({ level: config.logLevel, redact: PROVIDER_SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]) });
   const secretsKey = config.secretsKey ?? loadOrCreateKeyFile(config.dataDir);
   installSecretsKey(secretsKey);
   const pgHandle = await resolvePostgres(config);
@@ -45,7 +47,8 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
     await apiKeyCache?.start();
     if (queue) await createQueues(queue);
-    const providers = assembleProviders({ db, queue, endpoint: { baseUrl: config.callbackBaseUrl }, real: {}, log });
+    const endpoint = { baseUrl: config.callbackBaseUrl };
+    const providers = assembleProviders({ db, queue, endpoint, real: configuredProviders(config.providers, endpoint), log });
     const context: AppContext = {
       config,
       db,

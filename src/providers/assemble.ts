@@ -8,7 +8,9 @@ import type { JobQueue } from '../jobs/queue.ts';
 import type { CallbackEndpoint } from './endpoint.ts';
 import { DispatchGuard } from './guard.ts';
 import { PROVIDER_NAMES, type MessagingProvider, type ProviderDirectory, type ProviderName, type SenderOfProvider } from './provider.ts';
+import type { ProvidersConfig } from './config.ts';
 import { CarrierSimulator } from './simulator.ts';
+import { TwilioProvider } from './twilio/adapter.ts';
 
 export class Providers implements ProviderDirectory {
   readonly endpoint: CallbackEndpoint;
@@ -73,4 +75,14 @@ export function assembleProviders(opts: {
     real: opts.real,
     ...(opts.log ? { log: opts.log } : {}),
   });
+}
+
+/** The real providers the configuration names (src/providers/config.ts); a simulator slot is left to the simulators. */
+export function configuredProviders(config: ProvidersConfig, endpoint: CallbackEndpoint): Partial<Record<ProviderName, MessagingProvider>> {
+  const real: Partial<Record<ProviderName, MessagingProvider>> = {};
+  for (const name of PROVIDER_NAMES) {
+    const slot = config[name];
+    if (slot.kind === 'twilio') real[name] = new TwilioProvider({ name, endpoint, settings: slot });
+  }
+  return real;
 }

@@ -1,0 +1,72 @@
+// Which provider plays each slot, and its credentials, from the environment (validated once at start by
+// src/config.ts): PROVIDER_A / PROVIDER_B = simulator (the default) | twilio, with the provider's own variables.
+// Nothing configured: the carrier simulator plays both slots and `npm start` needs nothing. A real provider with
+// incomplete credentials stops the process at start with one line naming what is missing (exit code 2). The
+// credentials never reach a log: Config is never logged whole, and the logger redacts these keys wherever they
+// appear (src/app.ts, PROVIDER_SECRET_KEYS).
+
+export type ProviderSlotConfig =
+  | { kind: 'simulator' }
+  | {
+      kind: 'twilio';
+      accountSid: string;
+      authToken: string;
+      /** MG…: required for RCS and for senders without a number. */
+      messagingServiceSid: string | undefined;
+      /** Replaces https://api.twilio.com (a proxy, a contract fake). */
+      apiBaseUrl: string | undefined;
+    };
+
+export type ProvidersConfig = { PROVIDER_A: ProviderSlotConfig; PROVIDER_B: ProviderSlotConfig };
+
+/** Config keys holding provider credentials, for the logger's redaction paths. */
+export const PROVIDER_SECRET_KEYS = ['authToken'] as const;
+
+const KINDS = ['simulator', 'twilio'] as const;
+
+/** Thrown with the one line the operator reads (src/config.ts turns it into a ConfigError). */
+export class ProviderConfigError extends Error {}
+
+function required(env: NodeJS.ProcessEnv, slot: string, kind: string, names: string[]): void {
+  const missing = names.filter((n) => !env[n]);
+  if (missing.length) throw new ProviderConfigError(`${slot}=${kind} is missing ${missing.join(', ')}`);
+}
+
+function slotConfig(env: NodeJS.ProcessEnv, slot: 'PROVIDER_A' | 'PROVIDER_B'): ProviderSlotConfig {
+  const kind = (env[slot] || 'simulator').toLowerCase();
+  if (!(KINDS as readonly string[]).includes(kind))
+    throw new ProviderConfigError(`${slot} must be one of ${KINDS.join(', ')} (got "${env[slot]}")`);
+  if (kind === 'simulator') return { kind };
+  required(env, slot, kind, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN']);
+  if (!/^AC[0-9a-fA-F]{32}$/.test(env.TWILIO_ACCOUNT_SID!))
+    throw new ProviderConfigError('TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits');
+  const service = env.TWILIO_MESSAGING_SERVICE_SID || undefined;
+  if (service && !/^MG[0-9a-fA-F]{32}$/.test(service))
+    throw new ProviderConfigError('TWILIO_MESSAGING_SERVICE_SID must be MG followed by 32 hex digits');
+  const base = env.TWILIO_API_BASE_URL || undefined;
+  if (base && !/^https?:\/\/[^/\s]+\/?$/.test(base))
+    throw new ProviderConfigError(`TWILIO_API_BASE_URL must be an http(s) origin (got "${base}")`);
+  return {
+    kind: 'twilio',
+    accountSid: env.TWILIO_ACCOUNT_SID!,
+    authToken: env.TWILIO_AUTH_TOKEN!,
+    messagingServiceSid: service,
+    apiBaseUrl: base,
+  };
+}
+
+export function providersConfig(env: NodeJS.ProcessEnv, callbackBaseUrl: string | undefined): ProvidersConfig {
+  const config = { PROVIDER_A: slotConfig(env, 'PROVIDER_A'), PROVIDER_B: slotConfig(env, 'PROVIDER_B') };
+  const real = (['PROVIDER_A', 'PROVIDER_B'] as const).filter((s) => config[s].kind !== 'simulator');
+  // One set of credentials per provider: the same account in both slots would double its limits' accounting.
+  if (real.length === 2 && config.PROVIDER_A.kind === config.PROVIDER_B.kind) {
+    throw new ProviderConfigError(`PROVIDER_A and PROVIDER_B cannot both be ${config.PROVIDER_A.kind}`);
+  }
+  // A carrier posts to the public address it was given (Twilio signs it): the listening address is no such thing.
+  if (real.length && !callbackBaseUrl) {
+    throw new ProviderConfigError(
+      `${real[0]}=${config[real[0]!].kind} needs CALLBACK_BASE_URL (the public https:// address the provider posts callbacks to)`,
+    );
+  }
+  return config;
+}
