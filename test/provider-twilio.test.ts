@@ -79,7 +79,7 @@ async function contact(rcsCapable: boolean | null = false): Promise<{ id: string
 const messageRow = (id: string) =>
   srv.context.db
     .selectFrom('messages')
-    .select(['status', 'channel', 'provider', 'provider_message_id', 'error_code', 'fallback_used'])
+    .select(['status', 'channel', 'planned_channel', 'provider', 'provider_message_id', 'error_code', 'fallback_used'])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
 
@@ -279,6 +279,49 @@ describe('Twilio SMS', () => {
     expect(res.status, res.text).toBe(200);
     for (const row of res.body.data) expect(row.provider).toBe('PROVIDER_A');
     expect(prism.output()).toMatch(/get \/2010-04-01\/Accounts\/AC[0-9a-f]{32}\/AvailablePhoneNumbers\/US\/Local\.json/);
+    expect(prism.violations().join('\n')).toBe('');
+  });
+});
+
+describe('Twilio RCS through the Messaging Service', () => {
+  it('hands RCS to the Messaging Service; a delivery Twilio made by SMS is recorded as our fallback', async () => {
+    const s = await sender('RCS_AGENT');
+    const c = await contact(null);
+    const rcs = await sendAndWaitSent({
+      contactId: c.id,
+      senderId: s.id,
+      channelType: 'RCS',
+      content: { type: 'text', text: 'Your table is ready' },
+    });
+    expect(await messageRow(rcs.id)).toMatchObject({ planned_channel: 'RCS', fallback_used: false });
+    // Delivered over RCS: From is the agent's rcs: address.
+    const read = await statusCallback(rcs.id, 'RCS', { MessageSid: rcs.sid, MessageStatus: 'read', From: 'rcs:acme_agent', To: c.phone });
+    expect(read.status).toBe(204);
+    expect(await messageRow(rcs.id)).toMatchObject({ status: 'read', channel: 'RCS', fallback_used: false });
+
+    const fellBack = await sendAndWaitSent({
+      contactId: c.id,
+      senderId: s.id,
+      channelType: 'RCS',
+      content: { type: 'text', text: 'Second course' },
+    });
+    // Twilio's fallback: the same message delivered from the service's phone number, as SMS.
+    const delivered = await statusCallback(fellBack.id, 'RCS', {
+      MessageSid: fellBack.sid,
+      MessageStatus: 'delivered',
+      From: s.phone,
+      To: c.phone,
+    });
+    expect(delivered.status).toBe(204);
+    // (Twilio's SID says which: SM… an SMS, MM… an MMS; Prism makes either up.)
+    const carried = fellBack.sid.startsWith('MM') ? 'MMS' : 'SMS';
+    expect(await messageRow(fellBack.id)).toMatchObject({ status: 'delivered', channel: carried, fallback_used: true });
+    const reason = await srv.context.db
+      .selectFrom('messages')
+      .select('fallback_reason')
+      .where('id', '=', fellBack.id)
+      .executeTakeFirstOrThrow();
+    expect(reason.fallback_reason).toBe('RCS_NOT_SUPPORTED');
     expect(prism.violations().join('\n')).toBe('');
   });
 });
