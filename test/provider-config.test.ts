@@ -31,7 +31,23 @@ describe('provider configuration', () => {
     expect(problem({ PROVIDER_A: 'twilio', TWILIO_ACCOUNT_SID: 'nope', TWILIO_AUTH_TOKEN: 't' })).toBe(
       'TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits',
     );
-    expect(problem({ PROVIDER_A: 'carrier-pigeon' })).toBe('PROVIDER_A must be one of simulator, twilio (got "carrier-pigeon")');
+    expect(problem({ PROVIDER_A: 'carrier-pigeon' })).toBe('PROVIDER_A must be one of simulator, twilio, telnyx (got "carrier-pigeon")');
+    expect(problem({ PROVIDER_B: 'telnyx', TELNYX_API_KEY: 'KEY1' })).toBe('PROVIDER_B=telnyx is missing TELNYX_PUBLIC_KEY');
+    expect(problem({ PROVIDER_B: 'telnyx', TELNYX_API_KEY: 'KEY1', TELNYX_PUBLIC_KEY: 'abc' })).toBe(
+      'TELNYX_PUBLIC_KEY must be the base64 Ed25519 public key from Mission Control (32 bytes)',
+    );
+    expect(
+      loadConfig({
+        NODE_ENV: 'test',
+        CALLBACK_BASE_URL: 'https://api.example.com',
+        PROVIDER_A: 'twilio',
+        TWILIO_ACCOUNT_SID: SID,
+        TWILIO_AUTH_TOKEN: 't',
+        PROVIDER_B: 'telnyx',
+        TELNYX_API_KEY: 'KEY1',
+        TELNYX_PUBLIC_KEY: Buffer.alloc(32, 7).toString('base64'),
+      }).providers.PROVIDER_B,
+    ).toMatchObject({ kind: 'telnyx', apiKey: 'KEY1' });
     expect(problem({ PROVIDER_A: 'twilio', PROVIDER_B: 'twilio', TWILIO_ACCOUNT_SID: SID, TWILIO_AUTH_TOKEN: 't' })).toBe(
       'PROVIDER_A and PROVIDER_B cannot both be twilio',
     );

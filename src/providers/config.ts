@@ -1,5 +1,5 @@
 // Which provider plays each slot, and its credentials, from the environment (validated once at start by
-// src/config.ts): PROVIDER_A / PROVIDER_B = simulator (the default) | twilio, with the provider's own variables.
+// src/config.ts): PROVIDER_A / PROVIDER_B = simulator (the default) | twilio | telnyx, with the provider's own variables.
 // Nothing configured: the carrier simulator plays both slots and `npm start` needs nothing. A real provider with
 // incomplete credentials stops the process at start with one line naming what is missing (exit code 2). The
 // credentials never reach a log: Config is never logged whole, and the logger redacts these keys wherever they
@@ -15,14 +15,23 @@ export type ProviderSlotConfig =
       messagingServiceSid: string | undefined;
       /** Replaces https://api.twilio.com (a proxy, a contract fake). */
       apiBaseUrl: string | undefined;
+    }
+  | {
+      kind: 'telnyx';
+      apiKey: string;
+      /** Base64 Ed25519 public key verifying the webhooks. */
+      publicKey: string;
+      messagingProfileId: string | undefined;
+      /** Replaces https://api.telnyx.com/v2. */
+      apiBaseUrl: string | undefined;
     };
 
 export type ProvidersConfig = { PROVIDER_A: ProviderSlotConfig; PROVIDER_B: ProviderSlotConfig };
 
 /** Config keys holding provider credentials, for the logger's redaction paths. */
-export const PROVIDER_SECRET_KEYS = ['authToken'] as const;
+export const PROVIDER_SECRET_KEYS = ['authToken', 'apiKey'] as const;
 
-const KINDS = ['simulator', 'twilio'] as const;
+const KINDS = ['simulator', 'twilio', 'telnyx'] as const;
 
 /** Thrown with the one line the operator reads (src/config.ts turns it into a ConfigError). */
 export class ProviderConfigError extends Error {}
@@ -37,6 +46,21 @@ function slotConfig(env: NodeJS.ProcessEnv, slot: 'PROVIDER_A' | 'PROVIDER_B'): 
   if (!(KINDS as readonly string[]).includes(kind))
     throw new ProviderConfigError(`${slot} must be one of ${KINDS.join(', ')} (got "${env[slot]}")`);
   if (kind === 'simulator') return { kind };
+  if (kind === 'telnyx') {
+    required(env, slot, kind, ['TELNYX_API_KEY', 'TELNYX_PUBLIC_KEY']);
+    if (Buffer.from(env.TELNYX_PUBLIC_KEY!, 'base64').length !== 32 || !/^[A-Za-z0-9+/]{43}=$/.test(env.TELNYX_PUBLIC_KEY!)) {
+      throw new ProviderConfigError('TELNYX_PUBLIC_KEY must be the base64 Ed25519 public key from Mission Control (32 bytes)');
+    }
+    const base = env.TELNYX_API_BASE_URL || undefined;
+    if (base && !/^https?:\/\/\S+$/.test(base)) throw new ProviderConfigError(`TELNYX_API_BASE_URL must be an http(s) URL (got "${base}")`);
+    return {
+      kind,
+      apiKey: env.TELNYX_API_KEY!,
+      publicKey: env.TELNYX_PUBLIC_KEY!,
+      messagingProfileId: env.TELNYX_MESSAGING_PROFILE_ID || undefined,
+      apiBaseUrl: base,
+    };
+  }
   required(env, slot, kind, ['TWILIO_ACCOUNT_SID', 'TWILIO_AUTH_TOKEN']);
   if (!/^AC[0-9a-fA-F]{32}$/.test(env.TWILIO_ACCOUNT_SID!))
     throw new ProviderConfigError('TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits');

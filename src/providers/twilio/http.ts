@@ -7,16 +7,7 @@
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient.js';
 import { ProviderError, ProviderRateLimited } from '../provider.ts';
-
-/** Seconds of a Retry-After header (delta-seconds or an HTTP date); 1 when absent or unreadable. */
-export function retryAfterSeconds(value: unknown, now = Date.now()): number {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (typeof raw !== 'string' && typeof raw !== 'number') return 1;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds)) return Math.min(3600, Math.max(1, Math.ceil(seconds)));
-  const at = Date.parse(String(raw));
-  return Number.isFinite(at) ? Math.min(3600, Math.max(1, Math.ceil((at - now) / 1000))) : 1;
-}
+import { retryAfterSeconds } from '../retry-after.ts';
 
 export class TwilioHttpClient extends twilio.RequestClient {
   private readonly apiBaseUrl: string | undefined;
