@@ -31,8 +31,14 @@ describe('provider configuration', () => {
     expect(problem({ PROVIDER_A: 'twilio', TWILIO_ACCOUNT_SID: 'nope', TWILIO_AUTH_TOKEN: 't' })).toBe(
       'TWILIO_ACCOUNT_SID must be AC followed by 32 hex digits',
     );
-    expect(problem({ PROVIDER_A: 'carrier-pigeon' })).toBe('PROVIDER_A must be one of simulator, twilio, telnyx (got "carrier-pigeon")');
+    expect(problem({ PROVIDER_A: 'carrier-pigeon' })).toBe(
+      'PROVIDER_A must be one of simulator, twilio, telnyx, rbm (got "carrier-pigeon")',
+    );
     expect(problem({ PROVIDER_B: 'telnyx', TELNYX_API_KEY: 'KEY1' })).toBe('PROVIDER_B=telnyx is missing TELNYX_PUBLIC_KEY');
+    expect(problem({ PROVIDER_B: 'rbm', RBM_WEBHOOK_CLIENT_TOKEN: 't' })).toBe('PROVIDER_B=rbm is missing RBM_SERVICE_ACCOUNT_KEY_FILE');
+    expect(problem({ PROVIDER_B: 'rbm', RBM_WEBHOOK_CLIENT_TOKEN: 't', RBM_SERVICE_ACCOUNT_KEY_FILE: '/nonexistent/key.json' })).toMatch(
+      /^RBM_SERVICE_ACCOUNT_KEY_FILE cannot be read as a service account JSON key/,
+    );
     expect(problem({ PROVIDER_B: 'telnyx', TELNYX_API_KEY: 'KEY1', TELNYX_PUBLIC_KEY: 'abc' })).toBe(
       'TELNYX_PUBLIC_KEY must be the base64 Ed25519 public key from Mission Control (32 bytes)',
     );

@@ -10,6 +10,7 @@ import { DispatchGuard } from './guard.ts';
 import { PROVIDER_NAMES, type MessagingProvider, type ProviderDirectory, type ProviderName, type SenderOfProvider } from './provider.ts';
 import type { ProvidersConfig } from './config.ts';
 import { CarrierSimulator } from './simulator.ts';
+import { RbmProvider } from './rbm/adapter.ts';
 import { TelnyxProvider } from './telnyx/adapter.ts';
 import { TwilioProvider } from './twilio/adapter.ts';
 
@@ -85,6 +86,7 @@ export function configuredProviders(config: ProvidersConfig, endpoint: CallbackE
     const slot = config[name];
     if (slot.kind === 'twilio') real[name] = new TwilioProvider({ name, endpoint, settings: slot });
     if (slot.kind === 'telnyx') real[name] = new TelnyxProvider({ name, endpoint, settings: slot });
+    if (slot.kind === 'rbm') real[name] = new RbmProvider({ name, settings: slot });
   }
   return real;
 }

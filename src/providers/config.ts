@@ -1,9 +1,10 @@
 // Which provider plays each slot, and its credentials, from the environment (validated once at start by
-// src/config.ts): PROVIDER_A / PROVIDER_B = simulator (the default) | twilio | telnyx, with the provider's own variables.
+// src/config.ts): PROVIDER_A / PROVIDER_B = simulator (the default) | twilio | telnyx | rbm, with the provider's own variables.
 // Nothing configured: the carrier simulator plays both slots and `npm start` needs nothing. A real provider with
 // incomplete credentials stops the process at start with one line naming what is missing (exit code 2). The
 // credentials never reach a log: Config is never logged whole, and the logger redacts these keys wherever they
 // appear (src/app.ts, PROVIDER_SECRET_KEYS).
+import { readFileSync } from 'node:fs';
 
 export type ProviderSlotConfig =
   | { kind: 'simulator' }
@@ -24,14 +25,23 @@ export type ProviderSlotConfig =
       messagingProfileId: string | undefined;
       /** Replaces https://api.telnyx.com/v2. */
       apiBaseUrl: string | undefined;
+    }
+  | {
+      kind: 'rbm';
+      /** From the service account's JSON key (RBM_SERVICE_ACCOUNT_KEY_FILE). */
+      clientEmail: string;
+      privateKey: string;
+      webhookClientToken: string;
+      apiBaseUrl: string | undefined;
+      tokenUrl: string | undefined;
     };
 
 export type ProvidersConfig = { PROVIDER_A: ProviderSlotConfig; PROVIDER_B: ProviderSlotConfig };
 
 /** Config keys holding provider credentials, for the logger's redaction paths. */
-export const PROVIDER_SECRET_KEYS = ['authToken', 'apiKey'] as const;
+export const PROVIDER_SECRET_KEYS = ['authToken', 'apiKey', 'privateKey', 'webhookClientToken'] as const;
 
-const KINDS = ['simulator', 'twilio', 'telnyx'] as const;
+const KINDS = ['simulator', 'twilio', 'telnyx', 'rbm'] as const;
 
 /** Thrown with the one line the operator reads (src/config.ts turns it into a ConfigError). */
 export class ProviderConfigError extends Error {}
@@ -46,6 +56,30 @@ function slotConfig(env: NodeJS.ProcessEnv, slot: 'PROVIDER_A' | 'PROVIDER_B'): 
   if (!(KINDS as readonly string[]).includes(kind))
     throw new ProviderConfigError(`${slot} must be one of ${KINDS.join(', ')} (got "${env[slot]}")`);
   if (kind === 'simulator') return { kind };
+  if (kind === 'rbm') {
+    required(env, slot, kind, ['RBM_SERVICE_ACCOUNT_KEY_FILE', 'RBM_WEBHOOK_CLIENT_TOKEN']);
+    let key: { client_email?: unknown; private_key?: unknown };
+    try {
+      key = JSON.parse(readFileSync(env.RBM_SERVICE_ACCOUNT_KEY_FILE!, 'utf8'));
+    } catch (error) {
+      throw new ProviderConfigError(
+        `RBM_SERVICE_ACCOUNT_KEY_FILE cannot be read as a service account JSON key (${(error as Error).message})`,
+      );
+    }
+    if (typeof key.client_email !== 'string' || typeof key.private_key !== 'string') {
+      throw new ProviderConfigError(
+        'RBM_SERVICE_ACCOUNT_KEY_FILE has no client_email and private_key (download a JSON key of the service account)',
+      );
+    }
+    return {
+      kind,
+      clientEmail: key.client_email,
+      privateKey: key.private_key,
+      webhookClientToken: env.RBM_WEBHOOK_CLIENT_TOKEN!,
+      apiBaseUrl: env.RBM_API_BASE_URL || undefined,
+      tokenUrl: env.RBM_TOKEN_URL || undefined,
+    };
+  }
   if (kind === 'telnyx') {
     required(env, slot, kind, ['TELNYX_API_KEY', 'TELNYX_PUBLIC_KEY']);
     if (Buffer.from(env.TELNYX_PUBLIC_KEY!, 'base64').length !== 32 || !/^[A-Za-z0-9+/]{43}=$/.test(env.TELNYX_PUBLIC_KEY!)) {
