@@ -5,6 +5,7 @@
 import { generateKeyPairSync, randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleProviders } from '../src/providers/assemble.ts';
+import { guardTuning } from '../src/providers/guard.ts';
 import { TelnyxProvider } from '../src/providers/telnyx/adapter.ts';
 import { startTelnyxFake, type TelnyxFake } from './support/telnyx-fake.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
@@ -225,5 +226,65 @@ describe('Telnyx', () => {
     expect(res.body.data).toEqual([expect.objectContaining({ provider: 'PROVIDER_B', number: '+14155550123', region: 'CA' })]);
     expect(fake.requests.at(-1)!.path).toContain('filter%5Bphone_number_type%5D=local');
     expect(fake.violations).toEqual([]);
+  });
+});
+
+describe('Telnyx failures', () => {
+  const sendOne = async (s: { id: string }, c: { id: string }, text: string) => {
+    const res = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: c.id, senderId: s.id, channelType: 'SMS', messageType: 'TRANSACTIONAL', content: { type: 'text', text } },
+    });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data.messageId as string;
+  };
+  const health = async () =>
+    ((await call(srv, 'GET', '/health')).body.providers as Array<Record<string, any>>).find((p) => p.name === 'PROVIDER_B')!;
+
+  it('a 429 with Retry-After slows PROVIDER_B down without failing the message, which is sent after it', async () => {
+    const s = await sender();
+    const c = await contact();
+    const before = (await health()).rateLimited;
+    fake.failNext(429, 1, { 'retry-after': '1' });
+    const id = await sendOne(s, c, 'Rate limited once');
+    await until(health, (h) => h.rateLimited === before + 1, 'the 429 on /health');
+    expect((await messageRow(id)).status).not.toBe('failed');
+    expect(
+      await until(
+        () => messageRow(id),
+        (m) => m.status === 'sent' || m.status === 'failed',
+        'the send after Retry-After',
+        20_000,
+      ),
+    ).toMatchObject({
+      status: 'sent',
+    });
+  });
+
+  it('an outage opens PROVIDER_B’s circuit (on /health): the message waits, then goes once a trial succeeds', async () => {
+    const saved = { ...guardTuning };
+    Object.assign(guardTuning, { failureThreshold: 1, openSeconds: 1 });
+    try {
+      const s = await sender();
+      const c = await contact();
+      fake.failNext(503, 1);
+      const id = await sendOne(s, c, 'Outage once');
+      const open = await until(health, (h) => h.circuitOpenings >= 1, 'the open circuit on /health');
+      expect(open.consecutiveFailures).toBeGreaterThanOrEqual(1);
+      expect((await messageRow(id)).status).not.toBe('failed');
+      expect(
+        await until(
+          () => messageRow(id),
+          (m) => m.status === 'sent' || m.status === 'failed',
+          'the send after the outage',
+          20_000,
+        ),
+      ).toMatchObject({
+        status: 'sent',
+      });
+      expect(await health()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
+    } finally {
+      Object.assign(guardTuning, saved);
+    }
   });
 });

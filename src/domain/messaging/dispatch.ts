@@ -27,7 +27,14 @@ import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import { sendersByIds, type SenderRow } from '../../db/queries/conversations/senders.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
-import { ProviderError, ProviderRejection, type MessagingProvider, type ProviderName } from '../../providers/provider.ts';
+import {
+  ProviderError,
+  ProviderRateLimited,
+  ProviderRejection,
+  type MessagingProvider,
+  type ProviderName,
+  type SendOutcome,
+} from '../../providers/provider.ts';
 import { quietHoldsOfContacts, quietHoursApply } from '../compliance/gate.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
@@ -231,6 +238,13 @@ async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Ma
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
 async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow): Promise<Accepted[]> {
   const provider = app.providers.forSender(sender);
+  // The provider is rate limited (a 429's Retry-After) or its circuit is open (an outage): the messages wait,
+  // without counting an attempt, instead of being handed over (src/providers/guard.ts).
+  const blockedUntil = app.providers.guard.blockedUntil(provider);
+  if (blockedUntil) {
+    await requeue(app, messages, Math.max(1, Math.ceil((blockedUntil.getTime() - Date.now()) / 1000)), false);
+    return [];
+  }
   const channels = await resolveChannels(app, provider, messages, sender);
   const ready = messages.flatMap((message, i) => {
     const channel = channels[i];
@@ -256,6 +270,7 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
   );
   // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
   if (process.env.MSA_FAULT === 'crash-after-provider-send') process.exit(137);
+  recordProviderOutcomes(app, provider, outcomes);
   const accepted: Accepted[] = [];
   await Promise.all(
     ready.map(async ({ message, channel, rendering }, i) => {
@@ -278,14 +293,28 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
   return accepted;
 }
 
-/** A provider error: retried with backoff while attempts remain; a refusal, or the last attempt, fails the message. */
+/** What a batch's outcomes say about the provider: a success, a rate limit, an outage (once per batch each). */
+function recordProviderOutcomes(app: AppContext, provider: MessagingProvider, outcomes: SendOutcome[]): void {
+  const errors = outcomes.flatMap((o) => (o.ok ? [] : [o.error]));
+  const limited = errors.find((e): e is ProviderRateLimited => e instanceof ProviderRateLimited);
+  if (limited) app.providers.guard.record(provider, { retryAfterSeconds: limited.retryAfterSeconds });
+  if (errors.some((e) => e instanceof ProviderError && e.outage)) app.providers.guard.record(provider, 'outage');
+  else if (outcomes.some((o) => o.ok)) app.providers.guard.record(provider, 'ok');
+}
+
+/**
+ * A provider error: a rate limit waits its Retry-After without counting an attempt; another is retried with
+ * backoff while attempts remain; a refusal, or the last attempt, fails the message.
+ */
 async function settleFailure(
   app: AppContext,
   message: Claimed,
   sender: SenderRow,
   error: ProviderError | ProviderRejection,
 ): Promise<void> {
-  if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
+  if (error instanceof ProviderRateLimited) {
+    await requeue(app, [message], error.retryAfterSeconds, false);
+  } else if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
     await requeue(app, [message], backoffSeconds(message.attempts), true);
   } else if (error instanceof ProviderRejection) {
     await fail(app, message, sender, error.code, error.message);
