@@ -1,29 +1,32 @@
 // ESLint (typescript-eslint, type-aware): promises that are never awaited or handed where a callback's result
 // is ignored, type-only imports written as such, and the layer boundaries of the architecture (README, "Adding
-// an operation"): handlers → domain → db/queries; src/db never imports src/domain or src/http.
+// an operation"): handlers → domain → db/queries; src/db never imports src/domain or src/http; the domain reaches
+// providers only through their interface (src/providers/provider.ts), never a concrete provider.
 import tseslint from 'typescript-eslint';
 
-const layer = (files, patterns, message) => ({
+/** One layer: `files` may import nothing matching any rule's patterns (each rule says why). */
+const layer = (files, ...rules) => ({
   files,
-  rules: { 'no-restricted-imports': ['error', { patterns: [{ group: patterns, message }] }] },
+  rules: { 'no-restricted-imports': ['error', { patterns: rules.map(([group, message]) => ({ group, message })) }] },
 });
 
 /** The layer rules alone (test/architecture.test.ts proves they refuse a deliberate violation). */
 export const layers = [
   layer(
     ['src/handlers/**/*.ts'],
-    ['**/db/*', '**/db/**'],
-    'Handlers call a service in src/domain/<section>/, which reaches SQL through src/db/queries.',
+    [['**/db/*', '**/db/**'], 'Handlers call a service in src/domain/<section>/, which reaches SQL through src/db/queries.'],
   ),
   layer(
     ['src/db/**/*.ts'],
-    ['**/domain/*', '**/domain/**', '**/http/*', '**/http/**'],
-    'src/db holds SQL only: no domain types, no ApiError, no HTTP.',
+    [['**/domain/*', '**/domain/**', '**/http/*', '**/http/**'], 'src/db holds SQL only: no domain types, no ApiError, no HTTP.'],
   ),
   layer(
     ['src/domain/**/*.ts'],
-    ['**/http/*', '**/http/**', '**/handlers/*', '**/handlers/**'],
-    'The domain never depends on the HTTP layer.',
+    [['**/http/*', '**/http/**', '**/handlers/*', '**/handlers/**'], 'The domain never depends on the HTTP layer.'],
+    [
+      ['**/providers/*', '**/providers/**', '!**/providers/provider.ts'],
+      'The domain reaches providers through src/providers/provider.ts (AppContext.providers) only; src/runtime.ts picks the concrete ones.',
+    ],
   ),
 ];
 

@@ -173,6 +173,7 @@ export interface paths {
          *     that an RCS message was delivered before the revocation took effect. Revoking an already revoked message
          *     answers 200 with the original `revokedAt` (idempotent). 404 when the message is not in the caller's
          *     organization.
+         *     422 `PROVIDER_UNSUPPORTED` when an RCS message is already with a provider that cannot withdraw it; it stays as it is.
          */
         post: operations["revokeMessage"];
         delete?: never;
@@ -548,6 +549,7 @@ export interface paths {
          *     `VALIDATION_ERROR`). `region` (state or province) applies to Local only; sent with Toll-Free it answers
          *     400 `VALIDATION_ERROR`. A provider that cannot be reached answers 502 `UPSTREAM_ERROR` when no other
          *     provider answered.
+         *     422 `PROVIDER_UNSUPPORTED` (naming `body.provider`) when the provider asked for cannot search numbers, or when no configured provider can.
          */
         post: operations["searchSenderIdNumbers"];
         delete?: never;
@@ -596,6 +598,7 @@ export interface paths {
          *     the original 201 or error. When the provider definitely refuses the order and nothing was reserved the
          *     answer is 422 `UNPROCESSABLE` (number no longer available: search again) or 502 `UPSTREAM_ERROR`; any
          *     uncertain outcome answers 409 `PURCHASE_NEEDS_RECONCILIATION`, never 5xx.
+         *     422 `PROVIDER_UNSUPPORTED` when the row's provider cannot order numbers; nothing is reserved.
          */
         post: operations["purchaseSenderIdNumber"];
         delete?: never;
@@ -625,6 +628,7 @@ export interface paths {
          *     Like a purchase it creates a `PENDING`, non-send-ready sender and a `PENDING` number record
          *     (`source: IMPORTED`); the sender becomes send-ready when its upstream campaign reaches `REGISTERED`.
          *     Imported numbers carry no number fee from this service (`monthlyCost: null`).
+         *     422 `PROVIDER_UNSUPPORTED` (naming `body.provider`) when that provider cannot confirm numbers of its accounts; nothing is created.
          */
         post: operations["importSenderIdNumber"];
         delete?: never;
@@ -654,6 +658,7 @@ export interface paths {
          *     Releasing an already `RELEASED` number answers 200 with the same result (idempotent). A number in
          *     `NEEDS_RECONCILIATION` cannot be released until reconciled (409 `INVALID_STATE`). If the provider refuses
          *     the release the answer is 502 `UPSTREAM_ERROR` and nothing changes.
+         *     422 `PROVIDER_UNSUPPORTED` when the number's provider cannot release numbers; the number is unchanged.
          */
         delete: operations["releaseSenderIdNumber"];
         options?: never;
@@ -781,6 +786,7 @@ export interface paths {
          *     (otherwise 422 `UNPROCESSABLE`); a `DEACTIVATED` sender answers 409 `INVALID_STATE`. When the voice provider
          *     rejects or does not confirm the change the answer is 502 `UPSTREAM_ERROR` and the previous setting stays.
          *     Repeating the same PUT is harmless (idempotent).
+         *     422 `PROVIDER_UNSUPPORTED` when the sender's provider does not manage call forwarding; nothing changes.
          */
         put: operations["configureSenderIdVoiceForwarding"];
         post?: never;
@@ -790,6 +796,7 @@ export interface paths {
          *     `enabled: false` so a later PUT can turn it on again. Disabling when already disabled answers 200 with the
          *     same result; when forwarding was never configured the answer is 200 with `data: null`. When the voice
          *     provider does not confirm the change the answer is 502 `UPSTREAM_ERROR` and forwarding stays on.
+         *     422 `PROVIDER_UNSUPPORTED` when the sender's provider does not manage call forwarding; nothing changes.
          */
         delete: operations["disableSenderIdVoiceForwarding"];
         options?: never;
@@ -1018,6 +1025,7 @@ export interface paths {
          *     until the user accepts on the handset (`ACCEPTED`), after which it receives messages from the agent while
          *     it is in `TESTING`. A phone already registered on this sender answers 409 `ALREADY_EXISTS`. A phone that
          *     cannot be parsed answers 400 `INVALID_PHONE`.
+         *     422 `PROVIDER_UNSUPPORTED` when the agent's provider cannot invite testers; nothing is stored.
          */
         post: operations["addRcsTestDevice"];
         delete?: never;
@@ -1096,6 +1104,7 @@ export interface paths {
          *     `REJECTED`); approval moves a `PENDING` sender to `ACTIVE`, rejection to `REJECTED`
          *     (`sender_id.status_changed`). `POST /v1/sender-ids/{id}/refresh-status` re-reads them on demand. Sandbox: a
          *     sender whose name contains `REJECT` is rejected with reasons; `UPSTREAM` makes the submission fail (502).
+         *     422 `PROVIDER_UNSUPPORTED` when the sender's provider does not review this kind of submission; nothing is stored.
          */
         post: operations["submitSenderId"];
         delete?: never;
@@ -1161,6 +1170,7 @@ export interface paths {
          *       moves a `PENDING` sender to `REJECTED`.
          *     - Sandbox (README, "Carrier sandbox"): a `displayName` containing `REJECT` is rejected with reasons, one
          *       containing `UPSTREAM` answers 502; review steps are `SANDBOX_REGISTRY_STEP_MS` apart (default 2 s).
+         *     422 `PROVIDER_UNSUPPORTED` when the sender's provider registers no 10DLC brands; nothing is stored.
          */
         post: operations["registerSenderBrand"];
         delete?: never;
@@ -1230,6 +1240,7 @@ export interface paths {
          *       a `PENDING` sender to `REJECTED`.
          *     - Sandbox: a `description` containing `REJECT` is rejected with reasons, one containing `UPSTREAM` answers 502.
          *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached; nothing is recorded.
+         *     - 422 `PROVIDER_UNSUPPORTED` when the sender's provider registers no 10DLC campaigns; nothing is stored.
          */
         post: operations["registerSenderCampaign"];
         delete?: never;
@@ -2475,6 +2486,7 @@ export interface paths {
          *
          *     The result is informational: it does not authorize sending (consent, opt-out, DNC and quiet hours still
          *     apply) and the channel actually used is reported by the delivery receipt.
+         *     422 `PROVIDER_UNSUPPORTED` when no configured provider looks RCS capability up and no cached answer applies.
          */
         get: operations["checkContactRcs"];
         put?: never;
@@ -4701,6 +4713,7 @@ export interface paths {
          *       sender is not a chat-app business sender, i.e. its type is not `CHATAPP_BUSINESS`).
          *     - 404 `NOT_FOUND` when the sender does not exist in the caller's organization.
          *     - 409 `INVALID_STATE` when the sender is not `ACTIVE`.
+         *     - 422 `PROVIDER_UNSUPPORTED` (naming `query.senderId`) when the sender's provider has no chat-app template catalogue.
          */
         get: operations["listChatAppTemplates"];
         put?: never;
@@ -5662,7 +5675,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "PROVIDER_UNSUPPORTED" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.
@@ -16294,9 +16307,37 @@ export interface components {
             latencyMs: number | null;
         };
         /**
+         * @description How this API instance hands messages to the provider playing one slot (`PROVIDER_A`, `PROVIDER_B`), as seen by
+         *     its own calls. A provider answering 429 makes its dispatch wait for its `Retry-After`; 5 consecutive outages
+         *     (5xx, timeouts, no answer) open its circuit breaker: dispatch waits (5 s, doubling on each failed trial up to
+         *     120 s), then one batch is sent as a trial (`half_open`), whose success closes the circuit. Meanwhile messages
+         *     stay queued (not failed) until their validity period ends (the sender protocol's `validityPeriodSeconds`, 4
+         *     hours by default). The sandbox senders' simulator never waits. Counters start at zero when the instance starts.
+         */
+        HealthProvider: {
+            name: components["schemas"]["SenderIdProvider"];
+            /**
+             * @description `closed`: calls go through; `open`: an outage, calls wait until `waitUntil`; `half_open`: the next batch is the trial.
+             * @enum {string}
+             */
+            circuit: "closed" | "open" | "half_open";
+            /** @description Outages in a row (reset by a successful call). */
+            consecutiveFailures: number;
+            /**
+             * Format: date-time
+             * @description Until when dispatch to this provider waits (an open circuit's next trial, or a 429's `Retry-After`); null when it does not.
+             */
+            waitUntil: string | null;
+            /** @description Calls the provider answered with 429 since the instance started. */
+            rateLimited: number;
+            /** @description Times the circuit opened since the instance started. */
+            circuitOpenings: number;
+        };
+        /**
          * @description Liveness and readiness of one API instance. Deliberately a flat object (not a `{data}` envelope) so load
          *     balancers and uptime probes can read `status` directly. `status` is `ok` (answered with 200) while the
-         *     database is reachable and `degraded` (answered with 503) while it is not.
+         *     database is reachable and `degraded` (answered with 503) while it is not. `providers` reports the dispatch
+         *     state of each provider slot; an open circuit delays messages but does not make the instance `degraded`.
          * @example {
          *       "status": "ok",
          *       "version": "1.0.0",
@@ -16305,6 +16346,24 @@ export interface components {
          *         "status": "up",
          *         "latencyMs": 3
          *       },
+         *       "providers": [
+         *         {
+         *           "name": "PROVIDER_A",
+         *           "circuit": "closed",
+         *           "consecutiveFailures": 0,
+         *           "waitUntil": null,
+         *           "rateLimited": 0,
+         *           "circuitOpenings": 0
+         *         },
+         *         {
+         *           "name": "PROVIDER_B",
+         *           "circuit": "open",
+         *           "consecutiveFailures": 5,
+         *           "waitUntil": "2026-11-21T09:30:05Z",
+         *           "rateLimited": 2,
+         *           "circuitOpenings": 1
+         *         }
+         *       ],
          *       "time": "2026-11-21T09:30:00Z"
          *     }
          */
@@ -16322,6 +16381,8 @@ export interface components {
              */
             uptimeSeconds: number;
             database: components["schemas"]["HealthDatabase"];
+            /** @description One entry per provider slot, `PROVIDER_A` first. */
+            providers: components["schemas"]["HealthProvider"][];
             time: components["schemas"]["Timestamp"];
         };
         /**
@@ -19219,6 +19280,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -19741,6 +19803,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             /** @description No provider could be searched (`UPSTREAM_ERROR`). */
             502: {
@@ -19914,6 +19977,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             /** @description The provider refused the release (`UPSTREAM_ERROR`); the number is unchanged. */
             502: {
@@ -20205,6 +20269,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             /** @description The voice provider did not confirm the change (`UPSTREAM_ERROR`); forwarding is unchanged. */
             502: {
@@ -20625,6 +20690,7 @@ export interface operations {
             403: components["responses"]["ChannelsForbidden"];
             404: components["responses"]["ChannelsNotFound"];
             409: components["responses"]["ChannelsConflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -20689,6 +20755,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             /** @description The upstream submission failed (`UPSTREAM_ERROR`); the recorded submission has `status` `failed`. */
             502: {
@@ -20763,6 +20830,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             /** @description An upstream carrier or registry could not be reached (`UPSTREAM_ERROR`); nothing was changed. */
             502: components["responses"]["Error"];
@@ -20828,6 +20896,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             /** @description An upstream carrier or registry could not be reached (`UPSTREAM_ERROR`); nothing was changed. */
             502: components["responses"]["Error"];
@@ -22647,6 +22716,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };
@@ -24982,6 +25052,24 @@ export interface operations {
                      *         "status": "down",
                      *         "latencyMs": null
                      *       },
+                     *       "providers": [
+                     *         {
+                     *           "name": "PROVIDER_A",
+                     *           "circuit": "closed",
+                     *           "consecutiveFailures": 0,
+                     *           "waitUntil": null,
+                     *           "rateLimited": 0,
+                     *           "circuitOpenings": 0
+                     *         },
+                     *         {
+                     *           "name": "PROVIDER_B",
+                     *           "circuit": "closed",
+                     *           "consecutiveFailures": 0,
+                     *           "waitUntil": null,
+                     *           "rateLimited": 0,
+                     *           "circuitOpenings": 0
+                     *         }
+                     *       ],
                      *       "time": "2026-11-21T09:30:00Z"
                      *     }
                      */
@@ -25825,6 +25913,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };

@@ -6,7 +6,7 @@ import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
 import type { OpenApiDocument } from './contract/document.ts';
 import type { JobQueue } from './jobs/queue.ts';
-import type { MessagingProvider } from './providers/provider.ts';
+import type { ProviderDirectory } from './providers/provider.ts';
 
 export type AppContext = {
   config: Config;
@@ -20,6 +20,6 @@ export type AppContext = {
   apiKeyCache?: ApiKeyCache;
   /** pg-boss, for enqueueing background work; absent in one-shot tools (CLI). */
   queue?: JobQueue;
-  /** The carrier-side provider (the built-in simulator unless configured otherwise). */
-  provider: MessagingProvider;
+  /** The carrier-side providers: one per slot (the built-in simulator unless configured otherwise), src/providers/assemble.ts. */
+  providers: ProviderDirectory;
 };

@@ -60,7 +60,16 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: redactQuery(req.url) }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
-      redact: ['req.headers.authorization', 'req.headers.cookie', '*.secret', '*.password'],
+      redact: [
+        'req.headers.authorization',
+        'req.headers.cookie',
+        '*.secret',
+        '*.password',
+        '*.authToken',
+        '*.apiKey',
+        '*.privateKey',
+        '*.webhookClientToken',
+      ],
     }),
   );
 

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import express from 'express';
 import { TEST_SECRETS_KEY, parseSecretsKey } from './lib/secrets.ts';
+import { ProviderConfigError, providersConfig, type ProvidersConfig } from './providers/config.ts';
 
 export type Config = {
   port: number;
@@ -24,6 +25,8 @@ export type Config = {
   runWorkers: boolean;
   /** Where providers (and the carrier simulator) send callbacks; default http://127.0.0.1:PORT. */
   callbackBaseUrl: string | undefined;
+  /** Which provider plays PROVIDER_A and PROVIDER_B, and its credentials (src/providers/config.ts); never logged. */
+  providers: ProvidersConfig;
   /** How often pg-boss looks for jobs whose worker stopped heart-beating (a crashed process). */
   queueSuperviseSeconds: number;
   /** PostgreSQL schema of the job queue (pg-boss). Processes that share work must share it. */
@@ -217,6 +220,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const port = int(env, 'PORT', 3000, 0, 65535);
   const dataDir = resolve(env.DATA_DIR || './.data');
+  const callbackBaseUrl = url(env, 'CALLBACK_BASE_URL');
+  let providers: ProvidersConfig;
+  try {
+    providers = providersConfig(env, callbackBaseUrl);
+  } catch (error) {
+    if (error instanceof ProviderConfigError) throw new ConfigError(error.message);
+    throw error;
+  }
   return {
     port,
     host: env.HOST || '0.0.0.0',
@@ -232,7 +243,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownGraceMs: int(env, 'SHUTDOWN_GRACE_SECONDS', 20, 0, 3600) * 1000,
     statementTimeoutMs: int(env, 'STATEMENT_TIMEOUT_SECONDS', 30, 1, 3600) * 1000,
     runWorkers: bool(env, 'RUN_WORKERS', true),
-    callbackBaseUrl: url(env, 'CALLBACK_BASE_URL'),
+    callbackBaseUrl,
+    providers,
     queueSuperviseSeconds: int(env, 'QUEUE_SUPERVISE_SECONDS', 60, 1, 3600),
     queueSchema: identifier(env, 'QUEUE_SCHEMA', 'pgboss'),
     secretsKey: secretsKey(env, nodeEnv),

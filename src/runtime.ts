@@ -12,17 +12,21 @@ import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
 import { createQueues, startWorkers } from './jobs/workers.ts';
 import { installSecretsKey, loadOrCreateKeyFile } from './lib/secrets.ts';
 import { sealStoredWebhookSecrets } from './domain/webhooks/signing.ts';
-import { CarrierSimulator } from './providers/simulator.ts';
+import { assembleProviders, configuredProviders, type Providers } from './providers/assemble.ts';
+import { PROVIDER_SECRET_KEYS } from './providers/config.ts';
 
 export type Runtime = {
   context: AppContext;
+  /** The concrete providers behind context.providers (entry points set the callback URL, inject sandbox inbound). */
+  providers: Providers;
   queue: JobQueue | undefined;
   databaseUrl: string;
   close: () => Promise<void>;
 };
 
 export async function startRuntime(config: Config, opts: { log?: Logger; queue?: boolean; keyCache?: boolean } = {}): Promise<Runtime> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+  // Provider credentials are redacted wherever a logged object carries them (config.providers is never logged whole).
+  const log = opts.log ?? pino({ level: config.logLevel, redact: PROVIDER_SECRET_KEYS.flatMap((k) => [k, `*.${k}`, `*.*.${k}`]) });
   const secretsKey = config.secretsKey ?? loadOrCreateKeyFile(config.dataDir);
   installSecretsKey(secretsKey);
   const pgHandle = await resolvePostgres(config);
@@ -43,11 +47,23 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
     await apiKeyCache?.start();
     if (queue) await createQueues(queue);
-    const provider = new CarrierSimulator({ db, queue, callbackBaseUrl: config.callbackBaseUrl });
-    const context: AppContext = { config, db, pool, log, document: loadDocument(), startedAt: new Date(), apiKeyCache, queue, provider };
+    const endpoint = { baseUrl: config.callbackBaseUrl };
+    const providers = assembleProviders({ db, queue, endpoint, real: configuredProviders(config.providers, endpoint), log });
+    const context: AppContext = {
+      config,
+      db,
+      pool,
+      log,
+      document: loadDocument(),
+      startedAt: new Date(),
+      apiKeyCache,
+      queue,
+      providers,
+    };
     if (queue && config.runWorkers) await startWorkers(queue, context);
     return {
       context,
+      providers,
       queue,
       databaseUrl: pgHandle.url,
       close: async () => {

@@ -3,7 +3,6 @@
 import { loadConfigOrExit } from './config.ts';
 import { createApp } from './app.ts';
 import { startRuntime } from './runtime.ts';
-import { CarrierSimulator } from './providers/simulator.ts';
 import { createHttpServer } from './http/http-server.ts';
 import { exitOnUncaughtErrors } from './process-guard.ts';
 import { describeStartupError } from './startup-errors.ts';
@@ -27,7 +26,7 @@ async function main(): Promise<void> {
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
-  if (runtime.context.provider instanceof CarrierSimulator) runtime.context.provider.callbackBaseUrl ??= `http://127.0.0.1:${port}`;
+  runtime.providers.endpoint.baseUrl ??= `http://127.0.0.1:${port}`;
   log.info(
     { port, database: config.databaseUrl ? 'DATABASE_URL' : `embedded (${config.dataDir})` },
     `listening on http://localhost:${port}`,

@@ -47,6 +47,25 @@ describe('layer boundaries', () => {
     ).toHaveLength(1);
   });
 
+  it('refuses the domain importing a concrete provider, and lets it use the provider interface', async () => {
+    for (const concrete of [
+      'providers/simulator.ts',
+      'providers/simulator-registry.ts',
+      'providers/twilio/adapter.ts',
+      'providers/assemble.ts',
+    ]) {
+      expect(await violations(`import { x } from '${up2(concrete)}';\nexport const y = x;\n`, 'src/domain/submissions/fixture.ts')).toEqual(
+        [expect.stringContaining('src/providers/provider.ts')],
+      );
+    }
+    expect(
+      await violations(
+        `import { ProviderError } from '${up2('providers/provider.ts')}';\nexport const y = ProviderError;\n`,
+        'src/domain/submissions/fixture.ts',
+      ),
+    ).toEqual([]);
+  });
+
   it('lets handlers call the domain and the domain reach queries', async () => {
     expect(
       await violations("import { listKeys } from '../domain/api-keys/keys.ts';\nexport const x = listKeys;\n", 'src/handlers/fixture.ts'),

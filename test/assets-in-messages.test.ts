@@ -31,7 +31,7 @@ beforeAll(async () => {
   const other = await srv.newOrg('Other media org');
   otherKey = other.apiKey.secret;
   otherOrgId = other.organizationId;
-  const provider = srv.context.provider;
+  const provider = srv.providers.sandbox('PROVIDER_A');
   const sendBatch = provider.sendBatch.bind(provider);
   provider.sendBatch = async (messages) => {
     handed.push(...messages);

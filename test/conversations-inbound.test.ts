@@ -220,13 +220,46 @@ describe('carrier semantics', () => {
     }
   });
 
-  it('refuses a bad signature (401) and an unknown provider (404) in the carrier’s terms', async () => {
+  it('refuses a signed callback of the wrong shape with 400 (never 500, never stored): a text that is no string, a mediaUrl that is no URI', async () => {
+    const from = phone();
+    for (const [what, payload] of [
+      ['text a number', { ...inbound(from, 'x'), text: 42 }],
+      ['text an object', { ...inbound(from, 'x'), text: { a: 1 } }],
+      ['mediaUrl no URI', { ...inbound(from, 'look'), mediaUrl: 'not a uri at all' }],
+      ['mediaUrl javascript:', { ...inbound(from, 'look'), mediaUrl: 'javascript:alert(1)' }],
+      [
+        'receipt without dedupeKey',
+        { type: 'receipt', providerMessageId: 'SIM1', status: 'delivered', channel: 'SMS', at: new Date().toISOString() },
+      ],
+      ['at no date', { ...inbound(from, 'x'), at: 'yesterday' }],
+    ] as const) {
+      const res = await deliver(payload);
+      expect(res.status, what).toBe(400);
+      expectCarrierAnswer(res);
+    }
+    // Nothing was stored for that phone: no contact, so no conversation whose reads could break.
+    const stored = await srv.context.db.selectFrom('contacts').select('id').where('phone', '=', from).execute();
+    expect(stored).toEqual([]);
+    // A well-formed media message from the same phone is stored, and its conversation reads back.
+    expect((await deliver({ ...inbound(from, 'look'), mediaUrl: 'https://media.example.com/a.jpg' })).status).toBe(204);
+    const contact = await srv.context.db.selectFrom('contacts').select('id').where('phone', '=', from).executeTakeFirstOrThrow();
+    const conversation = await srv.context.db
+      .selectFrom('conversations')
+      .select('id')
+      .where('contact_id', '=', contact.id)
+      .executeTakeFirstOrThrow();
+    const read = await call(srv, 'GET', `/v1/conversations/${conversation.id}/messages`, { key: org.apiKey.secret });
+    expect(read.status).toBe(200);
+    expect(read.body.data[0].content.mediaUrl).toBe('https://media.example.com/a.jpg');
+  });
+
+  it('refuses a bad signature (403) and an unknown provider (404) in the carrier’s terms', async () => {
     const bad = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-provider-signature': '0'.repeat(64) },
       body: '{}',
     });
-    expect(bad.status).toBe(401);
+    expect(bad.status).toBe(403);
     expectCarrierAnswer({ text: await bad.text() });
     const unknown = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_Z`, {
       method: 'POST',

@@ -4,7 +4,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { dispatchBatch, dispatchTuning } from '../src/domain/messaging/dispatch.ts';
-import type { CarrierSimulator } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -194,7 +193,7 @@ describe('sendMessage: compliance', () => {
 
   it('refuses an opted-out contact after an inbound STOP, which is confirmed and recorded', async () => {
     const c = await contact('0', { rcs_capable: false });
-    const sim = srv.context.provider as CarrierSimulator;
+    const sim = srv.providers.simulator;
     await sim.injectInbound({ from: c.phone, to: await senderNumber(), text: 'Stop.' });
     // The opt-out commits first, the confirmation reply right after it: wait for both.
     const deadline = Date.now() + 15_000;

@@ -1,7 +1,6 @@
 // Conversations through HTTP: list, get, messages (both directions, newest first), send inside, session
 // window, source, handoff; tenant isolation on every operation.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CarrierSimulator } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -50,7 +49,7 @@ describe('a conversation started by an API send, then answered', () => {
     const session0 = await call(srv, 'GET', `/v1/conversations/${conversationId}/session`, { key });
     expect(session0.body.data).toMatchObject({ state: 'none', channel: null, startedAt: null, expiresAt: null });
 
-    await (srv.context.provider as CarrierSimulator).injectInbound({ from: c.phone, to: await sandboxNumber(), text: 'Thanks!' });
+    await srv.providers.simulator.injectInbound({ from: c.phone, to: await sandboxNumber(), text: 'Thanks!' });
     const messages = await waitForMessages(conversationId, 2);
     expect(messages.body.data.map((m: { direction: string }) => m.direction)).toEqual(['inbound', 'outbound']);
     expect(messages.body.data[0]).toMatchObject({
@@ -96,7 +95,7 @@ describe('a conversation started by an API send, then answered', () => {
 
   it('records an inbound-first conversation with source inbound', async () => {
     const c = await contact('+14155550102');
-    await (srv.context.provider as CarrierSimulator).injectInbound({ from: c.phone, to: await sandboxNumber(), text: 'Hello?' });
+    await srv.providers.simulator.injectInbound({ from: c.phone, to: await sandboxNumber(), text: 'Hello?' });
     const deadline = Date.now() + 15_000;
     let listed;
     while (Date.now() < deadline) {

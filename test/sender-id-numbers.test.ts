@@ -105,12 +105,15 @@ describe('searchSenderIdNumbers', () => {
   });
 
   it('answers from the providers that answered; 502 UPSTREAM_ERROR only when none did', async () => {
-    const real = srv.context.provider;
+    const real = srv.providers;
     const flaky = (down: string[]) =>
       ({
-        provider: {
-          searchNumbers: (q: { provider: string }) =>
-            down.includes(q.provider) ? Promise.reject(new ProviderError('down')) : real.searchNumbers(q as never),
+        providers: {
+          slot: (name: 'PROVIDER_A' | 'PROVIDER_B') => ({
+            name,
+            searchNumbers: (q: { provider: string }) =>
+              down.includes(q.provider) ? Promise.reject(new ProviderError('down')) : real.slot(name).searchNumbers!(q as never),
+          }),
         },
       }) as unknown as Services;
     const tenant = { organizationId: org.organizationId } as Tenant;

@@ -8,7 +8,6 @@ import { MAX_PLATFORM_ACCOUNT_ID, setPlatformMapping } from '../domain/mcp/confi
 import { allScopes } from '../contract/document.ts';
 import { startRuntime } from '../runtime.ts';
 import { parsePhone } from '../domain/phone.ts';
-import type { CarrierSimulator } from '../providers/simulator.ts';
 
 const USAGE = `usage:
   admin create-org --name <name>
@@ -63,8 +62,11 @@ async function main(argv: string[]): Promise<number> {
           .executeTakeFirst()
           .catch(() => undefined);
         if (!sender?.phone_number) throw new UsageError(`organization ${org} has no sandbox sender`);
-        const simulator = runtime.context.provider as CarrierSimulator;
-        const providerMessageId = await simulator.injectInbound({ from: from.e164, to: sender.phone_number, text: need('text') });
+        const providerMessageId = await runtime.providers.simulator.injectInbound({
+          from: from.e164,
+          to: sender.phone_number,
+          text: need('text'),
+        });
         print({ providerMessageId, from: from.e164, to: sender.phone_number });
         break;
       }

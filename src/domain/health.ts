@@ -1,5 +1,8 @@
 // The Common section's health check (getHealth): the process is up; the database is `up` while it answers a
 // trivial query within PROBE_TIMEOUT_MS, `down` otherwise (the handler then answers 503 with the same body).
+// `providers` is this process's dispatch state of each slot (src/providers/guard.ts): an open circuit or a
+// provider's rate limit delays messages without failing them, so it is reported, not made a 503 (every instance
+// would leave the load balancer at once).
 import type { AppContext } from '../app-context.ts';
 import { pingDatabase } from '../db/queries/health/database.ts';
 
@@ -11,6 +14,11 @@ export type Health = {
   version: string;
   uptimeSeconds: number;
   database: { status: 'up' | 'down'; latencyMs: number | null };
+  providers: Array<
+    ReturnType<AppContext['providers']['guard']['report']>[number] extends infer P
+      ? Omit<P, 'waitUntil'> & { waitUntil: string | null }
+      : never
+  >;
   time: string;
 };
 
@@ -33,7 +41,7 @@ async function probe(app: Pick<AppContext, 'db'>): Promise<number | null> {
   }
 }
 
-export async function checkHealth(app: Pick<AppContext, 'db' | 'startedAt'>, version: string): Promise<Health> {
+export async function checkHealth(app: Pick<AppContext, 'db' | 'startedAt' | 'providers'>, version: string): Promise<Health> {
   const latencyMs = await probe(app);
   const up = latencyMs !== null;
   return {
@@ -41,6 +49,7 @@ export async function checkHealth(app: Pick<AppContext, 'db' | 'startedAt'>, ver
     version,
     uptimeSeconds: Math.floor((Date.now() - app.startedAt.getTime()) / 1000),
     database: { status: up ? 'up' : 'down', latencyMs },
+    providers: app.providers.guard.report().map((p) => ({ ...p, waitUntil: p.waitUntil?.toISOString() ?? null })),
     time: new Date().toISOString(),
   };
 }

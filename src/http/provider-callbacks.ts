@@ -1,29 +1,24 @@
-// Carrier-facing callback route: POST /provider-callbacks/{PROVIDER_A|PROVIDER_B} with a receipt or an inbound
-// message, or a JSON array of them, authenticated by the provider's signature (HMAC-SHA256 of the raw body, hex,
-// in X-Provider-Signature). Not part of the public API document: integrators never call it, carriers do, so it
+// Carrier-facing callback route: POST /provider-callbacks/{PROVIDER_A|PROVIDER_B}. The provider playing that slot
+// verifies and parses its own callbacks (Twilio's X-Twilio-Signature, Telnyx's Ed25519 signature, RBM's
+// X-Goog-Signature, the sandbox simulator's HMAC in X-Provider-Signature) into receipts and inbound messages, which
+// then take the one path every provider shares (src/domain/messaging/receipts.ts, inbound.ts). The slot's sandbox
+// simulator is asked too when the slot's provider does not recognise the request: it carries the sandbox senders
+// whatever plays the slot. Not part of the public API document: integrators never call it, carriers do, so it
 // answers with carrier semantics, never an API ErrorResponse:
-//   204  stored (or already stored: a retried callback is idempotent; or for a number no sender owns)
-//   400  a body that is not a callback (the carrier must not retry it); 401 bad signature; 404 unknown provider;
-//   413  too large
+//   204  stored (or already stored: a retried callback is idempotent; or for a number no sender owns); or the
+//        provider's expected answer (RBM's webhook verification echoes its secret)
+//   400  signed, but not a callback this service understands (logged; the provider must not retry it for ever)
+//   403  not signed by the provider (forged, or a missing or bad signature); 404 unknown provider; 413 too large
 //   500  not stored (the database failed …): the carrier retries, and the retry does the whole work again
-// Each inbound message is ingested in one transaction (src/domain/messaging/inbound.ts); a batch's receipts
-// in one transaction (receipts.ts).
-import { timingSafeEqual } from 'node:crypto';
+// Each inbound message is ingested in one transaction (inbound.ts); a batch's receipts in one transaction (receipts.ts).
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../app-context.ts';
 import { ingestInbound } from '../domain/messaging/inbound.ts';
 import { applyReceipts, type Receipt } from '../domain/messaging/receipts.ts';
-import type { ProviderCallback, ProviderName } from '../providers/provider.ts';
-import { signCallback, simulatorSecret } from '../providers/simulator.ts';
+import { PROVIDER_NAMES, type CallbackParse, type CallbackRequest, type ProviderName } from '../providers/provider.ts';
 import { discardUnreadBody } from './body.ts';
 
-const PROVIDERS: ReadonlySet<string> = new Set<ProviderName>(['PROVIDER_A', 'PROVIDER_B']);
 const MAX_CALLBACK_BYTES = 256 * 1024;
-
-function validSignature(expectedHex: string, given: string | undefined): boolean {
-  if (!given || !/^[0-9a-f]{64}$/.test(given)) return false;
-  return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(given, 'hex'));
-}
 
 /** A carrier's answer: a status and, for a refusal, a one-line reason. */
 function answer(res: Response, status: number, error?: string): void {
@@ -31,37 +26,41 @@ function answer(res: Response, status: number, error?: string): void {
   else res.status(status).json({ error });
 }
 
-const isCallback = (p: unknown): p is ProviderCallback =>
-  typeof p === 'object' && p !== null && ((p as { type?: unknown }).type === 'receipt' || (p as { type?: unknown }).type === 'inbound');
-
-/** The callbacks of a body (one or a batch: carriers batch delivery reports), or undefined when it holds none. */
-function callbacksOf(raw: string): ProviderCallback[] | undefined {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw);
-  } catch {
-    return undefined;
-  }
-  const payloads: unknown[] = Array.isArray(parsed) ? parsed : [parsed];
-  return payloads.every(isCallback) ? payloads : undefined;
+/** The slot's provider's verdict, else its sandbox simulator's when the provider did not recognise the request. */
+async function parse(app: AppContext, slot: ProviderName, request: CallbackRequest): Promise<CallbackParse> {
+  const provider = app.providers.slot(slot);
+  const verdict = await provider.parseCallback(request);
+  const sandbox = app.providers.sandbox(slot);
+  if (verdict.ok || verdict.status !== 403 || sandbox === provider) return verdict;
+  return sandbox.parseCallback(request);
 }
 
 export function mountProviderCallbacks(server: express.Express, app: AppContext): void {
   server.post(
     '/provider-callbacks/:provider',
-    express.text({ type: 'application/json', limit: MAX_CALLBACK_BYTES }),
+    // Every content type as text: the signatures cover the exact bytes (Twilio posts forms, the others JSON).
+    express.text({ type: () => true, limit: MAX_CALLBACK_BYTES }),
     async (req: Request, res: Response) => {
       try {
-        const provider = String(req.params.provider);
-        if (!PROVIDERS.has(provider)) return answer(res, 404, 'unknown provider');
-        const raw = typeof req.body === 'string' ? req.body : '';
-        const expected = signCallback(await simulatorSecret(app.db), raw);
-        if (!validSignature(expected, req.header('x-provider-signature'))) return answer(res, 401, 'bad signature');
-        const payloads = callbacksOf(raw);
-        if (!payloads) return answer(res, 400, 'not a callback: expected a receipt or inbound message, or an array of them');
-        const receipts = payloads.filter((p): p is Receipt => p.type === 'receipt');
-        if (receipts.length) await applyReceipts(app, provider as ProviderName, receipts);
-        for (const p of payloads) if (p.type === 'inbound') await ingestInbound(app, p);
+        const slot = String(req.params.provider);
+        if (!(PROVIDER_NAMES as readonly string[]).includes(slot)) return answer(res, 404, 'unknown provider');
+        const headers: Record<string, string | undefined> = {};
+        for (const [k, v] of Object.entries(req.headers)) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+        const verdict = await parse(app, slot as ProviderName, {
+          path: req.originalUrl,
+          headers,
+          rawBody: typeof req.body === 'string' ? req.body : '',
+          contentType: req.header('content-type') ?? '',
+        });
+        if (!verdict.ok) {
+          if (verdict.status === 400) req.log.warn({ provider: slot, reason: verdict.reason }, 'provider callback refused: malformed');
+          else req.log.warn({ provider: slot, reason: verdict.reason }, 'provider callback refused: not signed by the provider');
+          return answer(res, verdict.status, verdict.status === 403 ? 'bad signature' : verdict.reason);
+        }
+        const receipts = verdict.callbacks.filter((p): p is Receipt => p.type === 'receipt');
+        if (receipts.length) await applyReceipts(app, slot as ProviderName, receipts);
+        for (const p of verdict.callbacks) if (p.type === 'inbound') await ingestInbound(app, p);
+        if (verdict.reply) return void res.status(verdict.reply.status).json(verdict.reply.body);
         answer(res, 204);
       } catch (error) {
         req.log.error({ err: error }, 'provider callback not stored; the carrier will retry');

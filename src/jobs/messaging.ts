@@ -22,8 +22,9 @@ const simulatorCallbacks: JobDefinition<CallbackJob> = {
   batchSize: 50,
   queueOptions: { retryLimit: 10, retryDelay: 1, retryBackoff: true },
   runBatch: async (jobs, app) => {
-    const simulator = app.provider instanceof CarrierSimulator ? app.provider : undefined;
-    const base = simulator?.callbackBaseUrl;
+    const simulator = app.providers.sandbox('PROVIDER_A');
+    if (!(simulator instanceof CarrierSimulator)) throw new Error('the sandbox is no carrier simulator');
+    const base = simulator.callbackBaseUrl;
     if (!base) throw new Error('no callback base URL: the simulator cannot reach the service yet');
     await deliverSimulatorCallbacks(
       app.db,

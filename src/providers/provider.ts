@@ -1,15 +1,115 @@
-// One interface for every carrier-side provider (PROVIDER_A, PROVIDER_B, and the built-in simulator that
-// plays both). Sending is synchronous acceptance; what happens next (delivered, read, failed, inbound
-// messages) comes back later through the provider callback route (src/http/provider-callbacks.ts).
-import type { Channel } from '../domain/messaging/render.ts';
+// One interface for every carrier-side provider: the built-in carrier simulator and the adapters on Twilio, Telnyx
+// and Google's RCS Business Messaging (RBM). The domain imports this module and nothing else under src/providers
+// (an ESLint boundary, eslint.config.js); src/runtime.ts and the test server pick the concrete providers
+// (src/providers/assemble.ts) and hand them over as a ProviderDirectory.
+//
+// Sending is synchronous acceptance; what happens next (delivered, read, failed, inbound messages) comes back later
+// through the provider callback route (src/http/provider-callbacks.ts), where the provider playing that slot
+// verifies and parses its own callbacks into ProviderCallback.
+//
+// What a provider supports is what it implements: the operations below marked optional are absent on a provider
+// that cannot do them (Twilio has no registry, RBM sends RCS only …), and the domain answers 422
+// PROVIDER_UNSUPPORTED for them instead of pretending (src/domain/providers.ts).
 
 export type ProviderName = 'PROVIDER_A' | 'PROVIDER_B';
+export const PROVIDER_NAMES: readonly ProviderName[] = ['PROVIDER_A', 'PROVIDER_B'];
 
-// Numbers of a provider's inventory (the simulator's: simulator-inventory.ts).
+/** Which implementation plays a slot. */
+export type ProviderKind = 'simulator' | 'twilio' | 'telnyx' | 'rbm';
+
+/** A message channel as the document names it (components.schemas.Channel). */
+export type Channel = 'RCS' | 'SMS' | 'MMS' | 'CHATAPP';
+
+/**
+ * A provider call that did not complete: not billable, retryable. `outage` marks the provider's own failure (5xx,
+ * timeout, unreachable), which counts towards its circuit breaker; a rate limit (ProviderRateLimited) does not.
+ */
+export class ProviderError extends Error {
+  readonly retryable: boolean;
+  readonly outage: boolean;
+  constructor(message: string, opts: { retryable?: boolean; outage?: boolean } = {}) {
+    super(message);
+    this.retryable = opts.retryable ?? true;
+    this.outage = opts.outage ?? true;
+  }
+}
+
+/** The provider answered 429: nothing was sent; the provider's dispatch waits `retryAfterSeconds`. */
+export class ProviderRateLimited extends ProviderError {
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number) {
+    super(message, { retryable: true, outage: false });
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** The provider refused the message (or the order …) for good: invalid destination, blocked content … */
+export class ProviderRejection extends Error {
+  readonly code: string;
+  constructor(code: string, message: string) {
+    super(message);
+    this.code = code;
+  }
+}
+
+/** The provider may or may not have completed a number order (timeout, lost answer): the purchase needs reconciliation. */
+export class NumberOrderUncertain extends Error {
+  readonly upstreamOrderState: 'UNKNOWN' | 'PENDING' | 'COMPLETED';
+  constructor(message: string, upstreamOrderState: 'UNKNOWN' | 'PENDING' | 'COMPLETED' = 'UNKNOWN') {
+    super(message);
+    this.upstreamOrderState = upstreamOrderState;
+  }
+}
+
+export type SendOutcome = { ok: true; providerMessageId: string } | { ok: false; error: ProviderError | ProviderRejection };
+
+/** The sender a message goes out from, as the provider needs it. */
+export type OutboundSender = {
+  id: string;
+  type: string;
+  name: string;
+  /** E.164 of a number sender, else null. */
+  phoneNumber: string | null;
+  /** Short code, alphanumeric name or RCS agent id of a sender without a number. */
+  address: string | null;
+};
+
+export type OutboundMessage = {
+  /**
+   * Our message id (with `:fallback` for the SMS/MMS resend of a failed RCS message): the provider idempotency key,
+   * sent unchanged on every attempt, so a repeated send never reaches the handset twice.
+   */
+  dedupeKey: string;
+  organizationId: string;
+  sender: OutboundSender;
+  /** The sender's address as the handset sees it: its number, else its name. */
+  from: string;
+  to: string;
+  channel: Channel;
+  body: string | null;
+  title: string | null;
+  mediaUrl: string | null;
+  /** 1 for the first hand-over; more when a previous attempt's outcome is unknown (timeout, 5xx). */
+  attempt: number;
+  /** When the message was accepted (a provider without idempotency keys looks for an earlier attempt since then). */
+  acceptedAt: Date;
+  /**
+   * RCS only: whether the provider may carry the message as SMS/MMS itself when the handset cannot take RCS (a
+   * Twilio Messaging Service does); a provider that cannot fall back ignores it.
+   */
+  fallbackAllowed: boolean;
+};
+
+/** A message the provider accepted, as needed to withdraw it. */
+export type SentMessageRef = { providerMessageId: string; dedupeKey: string; to: string };
+
+// --- Numbers -------------------------------------------------------------------------------------------------
+
 export type InventoryType = 'Local' | 'Toll-Free';
 export type NumberCapability = 'SMS' | 'MMS' | 'VOICE';
 
 export type InventoryNumber = {
+  /** Opaque key of this exact row at its provider (sent back to purchase it). */
   numberKey: string;
   number: string;
   inventoryType: InventoryType;
@@ -32,99 +132,80 @@ export type NumberSearchQuery = {
   /** Local only. */
   region?: string | undefined;
   capabilities?: readonly NumberCapability[] | undefined;
+  /** Rows wanted (a provider may answer fewer). */
+  limit: number;
 };
 
-/** A provider call that did not complete (network, timeout, upstream 5xx): not billable, retryable. */
-export class ProviderError extends Error {
-  readonly retryable: boolean;
-  constructor(message: string, retryable = true) {
-    super(message);
-    this.retryable = retryable;
-  }
-}
+/** One number order (purchase): `orderKey` is the purchase attempt's id. */
+export type NumberOrder = { provider: ProviderName; organizationId: string; numberKey: string; number: string; orderKey: string };
 
-/** The provider refused the message for good (invalid destination, blocked content …). */
-export class ProviderRejection extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
-    super(message);
-    this.code = code;
-  }
-}
+// --- Registry (The Campaign Registry for 10DLC, the carriers' reviews) ------------------------------------------
 
-export type SendOutcome = { ok: true; providerMessageId: string } | { ok: false; error: ProviderError | ProviderRejection };
+/** What is reviewed: a 10DLC brand or campaign, a toll-free verification, an RCS agent launch, a sender registration. */
+export type RegistryKind = 'BRAND' | 'CAMPAIGN' | 'TOLL_FREE_VERIFICATION' | 'RCS_AGENT_LAUNCH' | 'SENDER_REGISTRATION';
 
-export type OutboundMessage = {
-  /** Our message id: the provider keeps one message per key, so a repeated send never reaches the handset twice. */
-  dedupeKey: string;
+export type RegistrySubmission = {
+  kind: RegistryKind;
   organizationId: string;
-  from: string;
-  to: string;
-  channel: Channel;
-  body: string | null;
-  title: string | null;
-  mediaUrl: string | null;
+  senderId: string;
+  /** The registration as the API client sent it (brand, campaign or submission body). */
+  details: Record<string, unknown>;
+  /** What the reviewer reads first: a brand's display name, a campaign's description, a sender's name. */
+  subject: string;
+  /** A campaign's brand as the registry knows it (its reference from the brand submission). */
+  brandReference?: string | null;
 };
 
-export interface MessagingProvider {
-  readonly name: ProviderName;
-  /** Whether the handset behind `phone` (E.164) can receive RCS now. Throws ProviderError when unknown. */
-  checkRcsCapability(phone: string): Promise<{ rcsCapable: boolean }>;
-  /** Hands one message to the carrier. Throws ProviderError (retry) or ProviderRejection (final). */
-  send(message: OutboundMessage): Promise<{ providerMessageId: string }>;
-  /** Hands many messages over in one call (a carrier's batch API); one outcome per message, in order. */
-  sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]>;
-  /** Withdraws an RCS message that has not been delivered; false when it is too late. */
-  revoke(providerMessageId: string): Promise<boolean>;
+/** The reviewer's decision; `pending` while the review goes on. */
+export type RegistryDecision =
+  | { outcome: 'pending' }
+  | { outcome: 'approved'; registryId: string; identityStatus?: string }
+  | { outcome: 'rejected'; reasons: string[] };
 
-  // --- Voice forwarding (Sender IDs section, voice-forwarding.ts) ---
-  /**
-   * Applies a number's inbound-call forwarding at the voice provider and resolves once the provider confirms it.
-   * Throws ProviderError (no confirmation) or ProviderRejection (refused): the provider's setting is then unchanged.
-   */
-  syncVoiceForwarding(change: VoiceForwardingChange): Promise<{ confirmedAt: Date }>;
-
-  // --- Numbers (Sender IDs section: search, purchase, import, release; inventory in simulator-inventory.ts) ---
-  /** Purchasable inventory of `query.provider` (assigned numbers excluded). Throws ProviderError when unreachable. */
-  searchNumbers(query: NumberSearchQuery): Promise<InventoryNumber[]>;
-  /**
-   * Orders one inventory row for the organization; `orderKey` makes a repeated order a no-op. Throws
-   * ProviderRejection (`NUMBER_UNAVAILABLE`: taken or unknown; `ORDER_REFUSED`) when nothing was reserved, and
-   * NumberOrderUncertain when the outcome is not known.
-   */
-  orderNumber(order: NumberOrder): Promise<void>;
-  /** Whether `number` is in the organization's own account at `provider` (import). Throws ProviderError when unreachable. */
-  confirmNumberOwnership(request: {
-    provider: ProviderName;
-    organizationId: string;
-    number: string;
-    inventoryType: InventoryType;
-  }): Promise<{ owned: boolean; capabilities: NumberCapability[] }>;
-  /** Returns a purchased number to the provider (an imported one stays in the customer's account). Throws ProviderError or ProviderRejection. */
-  releaseNumber(request: {
-    provider: ProviderName;
-    organizationId: string;
-    number: string;
-    source: 'PURCHASED' | 'IMPORTED';
-  }): Promise<void>;
-
-  // --- Channel health and RCS testers (Sender IDs section, deprecated channels view: src/domain/sender-ids/channels.ts) ---
-  /** A live check of one sender at the provider (credentials, the sender as the provider knows it). Throws ProviderError when unreachable. */
-  checkSenderHealth(request: SenderHealthRequest): Promise<SenderHealthReport>;
-  /** Sends an RCS tester invite from an agent to a handset; FAILED when the handset cannot be invited. Throws ProviderError when unreachable. */
-  inviteRcsTester(request: {
-    organizationId: string;
-    senderId: string;
-    phone: string;
-  }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }>;
-
-  // --- BEGIN Templates section (src/domain/templates/templates.ts) ---
-  /** Every template registered for a chat-app business sender, with its review status. Throws ProviderError when unreachable. */
-  listChatAppTemplates(request: { organizationId: string; senderId: string; senderName: string }): Promise<ProviderChatAppTemplate[]>;
-  // --- END Templates section ---
+export interface ProviderRegistry {
+  /** The kinds this provider's registry reviews. */
+  readonly kinds: ReadonlySet<RegistryKind>;
+  /** Milliseconds between two looks at a review in progress (the review jobs, src/jobs/submissions.ts). */
+  readonly stepMs: number;
+  /** Hands a registration to the registry: its reference there (null when it keeps none). Throws ProviderError when unreachable. */
+  submit(submission: RegistrySubmission): Promise<{ reference: string | null }>;
+  /** The review's state. Throws ProviderError when unreachable. */
+  review(request: { kind: RegistryKind; reference: string | null; subject: string }): Promise<RegistryDecision>;
+  /** A status read of the registry (refresh-status): throws ProviderError when it cannot be reached. */
+  ping(request: { subject: string }): Promise<void>;
 }
 
-// --- BEGIN Templates section ---
+// --- Senders: voice forwarding, health, RCS testers, chat-app templates ------------------------------------------
+
+/** The forwarding one sender's number should have at its voice provider (`destination` kept when disabled). */
+export type VoiceForwardingChange = {
+  organizationId: string;
+  senderId: string;
+  /** The sender's own number (E.164), whose inbound calls are forwarded. */
+  number: string | null;
+  destination: string;
+  enabled: boolean;
+};
+
+/** What the provider is asked to check (channel health). */
+export type SenderHealthRequest = {
+  organizationId: string;
+  senderId: string;
+  name: string;
+  address: string | null;
+  type: string;
+  channel: Channel;
+};
+
+/** The provider's own checks: `ok` false on any is a failure; `degraded` marks a usable sender with warnings. */
+export type SenderHealthReport = {
+  latencyMs: number;
+  degraded: boolean;
+  checks: Array<{ name: string; ok: boolean; message: string | null }>;
+};
+
+export type RcsTesterInvite = { status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null };
+
 /** A chat-app template as the provider reports it (the platform's review status included). */
 export type ProviderChatAppTemplate = {
   /** The provider's own id; never shown to API clients. */
@@ -144,46 +225,8 @@ export type ProviderChatAppTemplate = {
   approvedAt: Date | null;
   updatedAt: Date;
 };
-// --- END Templates section ---
 
-/** What the provider is asked to check (channel health). */
-export type SenderHealthRequest = {
-  organizationId: string;
-  senderId: string;
-  name: string;
-  address: string | null;
-  type: string;
-  channel: Channel;
-};
-
-/** The provider's own checks: `ok` false on any is a failure; `degraded` marks a usable sender with warnings. */
-export type SenderHealthReport = {
-  latencyMs: number;
-  degraded: boolean;
-  checks: Array<{ name: string; ok: boolean; message: string | null }>;
-};
-
-/** One number order (purchase): `orderKey` is the purchase attempt's id. */
-export type NumberOrder = { provider: ProviderName; organizationId: string; numberKey: string; number: string; orderKey: string };
-
-/** The provider may or may not have completed a number order (timeout, lost answer): the purchase needs reconciliation. */
-export class NumberOrderUncertain extends Error {
-  readonly upstreamOrderState: 'UNKNOWN' | 'PENDING' | 'COMPLETED';
-  constructor(message: string, upstreamOrderState: 'UNKNOWN' | 'PENDING' | 'COMPLETED' = 'UNKNOWN') {
-    super(message);
-    this.upstreamOrderState = upstreamOrderState;
-  }
-}
-
-/** The forwarding one sender's number should have at its voice provider (`destination` kept when disabled). */
-export type VoiceForwardingChange = {
-  organizationId: string;
-  senderId: string;
-  /** The sender's own number (E.164), whose inbound calls are forwarded. */
-  number: string | null;
-  destination: string;
-  enabled: boolean;
-};
+// --- Callbacks -------------------------------------------------------------------------------------------------
 
 /** What a provider reports back through the callback route. */
 export type ProviderCallback =
@@ -193,7 +236,13 @@ export type ProviderCallback =
       /** Our message id as the provider echoes it (client reference). */
       dedupeKey: string;
       status: 'delivered' | 'read' | 'failed' | 'undeliverable';
+      /** The channel that carried (or failed to carry) the message. */
       channel: Channel;
+      /**
+       * The provider carried an RCS message as SMS/MMS itself (a Twilio Messaging Service's fallback): `channel` is
+       * the one it used.
+       */
+      providerFallback?: boolean;
       errorCode?: string | null;
       errorMessage?: string | null;
       at: string;
@@ -202,6 +251,7 @@ export type ProviderCallback =
       type: 'inbound';
       providerMessageId: string;
       from: string;
+      /** The sender's number, or the RCS agent id the handset wrote to. */
       to: string;
       channel: Channel;
       text: string | null;
@@ -210,3 +260,138 @@ export type ProviderCallback =
       mediaUrl?: string | null;
       at: string;
     };
+
+/**
+ * A callback request as it reached the route: its path and query as received (`/provider-callbacks/PROVIDER_A?…`;
+ * a provider that signs the URL prefixes CALLBACK_BASE_URL, the address it was told to post to), headers (lower
+ * case), the raw body and its content type.
+ */
+export type CallbackRequest = { path: string; headers: Record<string, string | undefined>; rawBody: string; contentType: string };
+
+/**
+ * A callback's verdict: its callbacks; `refused` (403) when it is not the provider's (bad or missing signature);
+ * `malformed` (400, not retried by the provider) when signed but not a callback this service understands; `reply`
+ * when the provider expects an answer body (RBM's webhook verification) instead of 204.
+ */
+export type CallbackParse =
+  { ok: true; callbacks: ProviderCallback[]; reply?: { status: number; body: unknown } } | { ok: false; status: 400 | 403; reason: string };
+
+// --- The provider ----------------------------------------------------------------------------------------------
+
+export interface MessagingProvider {
+  /** The slot it plays. */
+  readonly name: ProviderName;
+  readonly kind: ProviderKind;
+  /** The channels `send` carries. */
+  readonly channels: ReadonlySet<Channel>;
+
+  /** Hands one message to the provider. Throws ProviderError (retry) or ProviderRejection (final). */
+  send(message: OutboundMessage): Promise<{ providerMessageId: string }>;
+  /** Hands many messages over (a carrier's batch API, or one call each); one outcome per message, in order. */
+  sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]>;
+
+  /** Whether the handset behind `phone` (E.164) can receive RCS now. Throws ProviderError when unknown. */
+  checkRcsCapability?(phone: string): Promise<{ rcsCapable: boolean }>;
+  /** The same for many handsets in one call (RBM's users:batchGet); a phone left out is unknown. */
+  checkRcsCapabilities?(phones: string[]): Promise<Map<string, boolean>>;
+  /** Withdraws an RCS message that has not been delivered; false when it is too late. */
+  revoke?(message: SentMessageRef): Promise<boolean>;
+
+  /** Purchasable inventory of `query.provider` (assigned numbers excluded). Throws ProviderError when unreachable. */
+  searchNumbers?(query: NumberSearchQuery): Promise<InventoryNumber[]>;
+  /**
+   * Orders one inventory row for the organization; `orderKey` makes a repeated order a no-op where the provider
+   * keeps order references. Throws ProviderRejection (`NUMBER_UNAVAILABLE`: taken or unknown; `ORDER_REFUSED`)
+   * when nothing was reserved, and NumberOrderUncertain when the outcome is not known.
+   */
+  orderNumber?(order: NumberOrder): Promise<void>;
+  /** Whether `number` is in the account at `provider` (import). Throws ProviderError when unreachable. */
+  confirmNumberOwnership?(request: {
+    provider: ProviderName;
+    organizationId: string;
+    number: string;
+    inventoryType: InventoryType;
+  }): Promise<{ owned: boolean; capabilities: NumberCapability[] }>;
+  /** Returns a purchased number to the provider (an imported one stays in the account). Throws ProviderError or ProviderRejection. */
+  releaseNumber?(request: {
+    provider: ProviderName;
+    organizationId: string;
+    number: string;
+    source: 'PURCHASED' | 'IMPORTED';
+  }): Promise<void>;
+
+  /** The registry this provider submits to (10DLC, toll-free, RCS launch, sender registration). */
+  readonly registry?: ProviderRegistry;
+
+  /**
+   * Applies a number's inbound-call forwarding at the voice provider and resolves once the provider confirms it.
+   * Throws ProviderError (no confirmation) or ProviderRejection (refused): the provider's setting is then unchanged.
+   */
+  syncVoiceForwarding?(change: VoiceForwardingChange): Promise<{ confirmedAt: Date }>;
+  /** A live check of one sender at the provider. Throws ProviderError when unreachable. */
+  checkSenderHealth?(request: SenderHealthRequest): Promise<SenderHealthReport>;
+  /** Sends an RCS tester invite from an agent to a handset; FAILED when it cannot be invited. Throws ProviderError when unreachable. */
+  inviteRcsTester?(request: { organizationId: string; senderId: string; agentId: string | null; phone: string }): Promise<RcsTesterInvite>;
+  /** Every template registered for a chat-app business sender. Throws ProviderError when unreachable. */
+  listChatAppTemplates?(request: { organizationId: string; senderId: string; senderName: string }): Promise<ProviderChatAppTemplate[]>;
+
+  /** Verifies and parses a callback posted to this provider's route. */
+  parseCallback(request: CallbackRequest): Promise<CallbackParse>;
+}
+
+/** The operations a provider may lack, by name. */
+export type OptionalOperation =
+  | 'checkRcsCapability'
+  | 'revoke'
+  | 'searchNumbers'
+  | 'orderNumber'
+  | 'confirmNumberOwnership'
+  | 'releaseNumber'
+  | 'syncVoiceForwarding'
+  | 'checkSenderHealth'
+  | 'inviteRcsTester'
+  | 'listChatAppTemplates';
+
+/** A sender as the directory needs it to find its provider. */
+export type SenderOfProvider = { provider: string | null; is_sandbox: boolean };
+
+/** The providers of this process: one per slot, and the carrier simulator that serves the sandbox senders. */
+export interface ProviderDirectory {
+  /** The provider playing a slot. */
+  slot(name: ProviderName): MessagingProvider;
+  /**
+   * The provider that carries a sender's traffic: the carrier simulator for a sandbox sender (its +1500 number is
+   * no carrier's), else the one playing its slot (PROVIDER_A while a draft has none).
+   */
+  forSender(sender: SenderOfProvider): MessagingProvider;
+  /** The simulator playing a slot: it carries the sandbox senders whatever plays the slot. */
+  sandbox(name: ProviderName): MessagingProvider;
+  /** The first slot's provider that looks a handset's RCS capability up without a sender, if any. */
+  rcsLookup(): MessagingProvider | undefined;
+  /** Dispatch state of each slot's provider (rate limit, circuit breaker), for /health. */
+  readonly guard: ProviderGuard;
+}
+
+/** Per-provider dispatch state: a 429's Retry-After and a circuit breaker over outages (src/providers/guard.ts). */
+export interface ProviderGuard {
+  /** When `provider` may be called again (a rate limit or an open circuit), or null when it may be now. */
+  blockedUntil(provider: MessagingProvider, now?: Date): Date | null;
+  /** Records a call's outcome: success, an outage, or a rate limit. */
+  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now?: Date): void;
+  /** Each slot's state, for /health. */
+  report(now?: Date): ProviderHealth[];
+}
+
+export type ProviderHealth = {
+  name: ProviderName;
+  /** closed: calls go through; open: an outage, calls wait; half_open: one trial call decides. */
+  circuit: 'closed' | 'open' | 'half_open';
+  /** Consecutive outage failures. */
+  consecutiveFailures: number;
+  /** Until when dispatch waits (an open circuit's next trial, or a 429's Retry-After); null when it does not. */
+  waitUntil: Date | null;
+  /** Calls refused with 429 since the process started. */
+  rateLimited: number;
+  /** Times the circuit opened since the process started. */
+  circuitOpenings: number;
+};

@@ -9,27 +9,8 @@
 //   …18        the provider refuses the order (502, nothing reserved)
 // Imported numbers (bring your own): the provider confirms any NANP number outside this inventory, except
 //   …0422 (not in your provider account: 422) and …0502 (the provider cannot be reached: 502).
+import { AREA_CODES, TOLL_FREE_PREFIXES } from '../lib/nanp.ts';
 import type { InventoryNumber, InventoryType, NumberSearchQuery, ProviderName } from './provider.ts';
-
-export const TOLL_FREE_PREFIXES = ['800', '833', '844', '855', '866', '877', '888'] as const;
-
-export const AREA_CODES: ReadonlyArray<{ areaCode: string; countryCode: 'US' | 'CA'; region: string; locality: string }> = [
-  { areaCode: '212', countryCode: 'US', region: 'NY', locality: 'New York' },
-  { areaCode: '718', countryCode: 'US', region: 'NY', locality: 'Brooklyn' },
-  { areaCode: '213', countryCode: 'US', region: 'CA', locality: 'Los Angeles' },
-  { areaCode: '415', countryCode: 'US', region: 'CA', locality: 'San Francisco' },
-  { areaCode: '510', countryCode: 'US', region: 'CA', locality: 'Oakland' },
-  { areaCode: '206', countryCode: 'US', region: 'WA', locality: 'Seattle' },
-  { areaCode: '312', countryCode: 'US', region: 'IL', locality: 'Chicago' },
-  { areaCode: '512', countryCode: 'US', region: 'TX', locality: 'Austin' },
-  { areaCode: '214', countryCode: 'US', region: 'TX', locality: 'Dallas' },
-  { areaCode: '305', countryCode: 'US', region: 'FL', locality: 'Miami' },
-  { areaCode: '617', countryCode: 'US', region: 'MA', locality: 'Boston' },
-  { areaCode: '416', countryCode: 'CA', region: 'ON', locality: 'Toronto' },
-  { areaCode: '613', countryCode: 'CA', region: 'ON', locality: 'Ottawa' },
-  { areaCode: '514', countryCode: 'CA', region: 'QC', locality: 'Montreal' },
-  { areaCode: '604', countryCode: 'CA', region: 'BC', locality: 'Vancouver' },
-];
 
 const LINES_PER_BLOCK = 20;
 const FIRST_LINE: Record<ProviderName, number> = { PROVIDER_A: 100, PROVIDER_B: 200 };
@@ -88,20 +69,6 @@ export function inventoryRow(numberKey: string): InventoryNumber | undefined {
   if (!m) return undefined;
   const provider: ProviderName = m[1] === 'pa' ? 'PROVIDER_A' : 'PROVIDER_B';
   return inventoryOf(provider, m[2] === 'l' ? 'Local' : 'Toll-Free').find((r) => r.numberKey === numberKey);
-}
-
-/** Where a NANP number is (Local area codes of the table; toll-free prefixes), for imported numbers. */
-export function describeNumber(number: string): {
-  inventoryType: InventoryType;
-  countryCode: 'US' | 'CA';
-  region: string | null;
-  locality: string | null;
-} {
-  const prefix = number.slice(2, 5);
-  if ((TOLL_FREE_PREFIXES as readonly string[]).includes(prefix))
-    return { inventoryType: 'Toll-Free', countryCode: 'US', region: null, locality: null };
-  const area = AREA_CODES.find((a) => a.areaCode === prefix);
-  return { inventoryType: 'Local', countryCode: area?.countryCode ?? 'US', region: area?.region ?? null, locality: area?.locality ?? null };
 }
 
 /** The outcome an order for this row gets, by its line's magic digits. */

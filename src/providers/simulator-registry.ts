@@ -6,16 +6,10 @@
 //   - containing `UPSTREAM` (`UPSTREAM_DOWN`): the registry cannot be reached, the call fails (502);
 //   - anything else is approved after review.
 // A review takes two steps (accepted → in review → decided), each `SANDBOX_REGISTRY_STEP_MS` milliseconds apart
-// (default 2000; the jobs in src/jobs/submissions.ts run them).
+// (default 2000; the jobs in src/jobs/submissions.ts run them). The sandbox keeps no reference: it decides by the
+// subject each time it is asked.
 import { randomBytes } from 'node:crypto';
-import { ProviderError } from './provider.ts';
-
-export type RegistryKind = 'BRAND' | 'CAMPAIGN' | 'SENDER';
-
-export type RegistryDecision =
-  { outcome: 'approved'; registryId: string; identityStatus?: string; carriers?: string[] } | { outcome: 'rejected'; reasons: string[] };
-
-export const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
+import { ProviderError, type ProviderRegistry, type RegistryDecision, type RegistryKind, type RegistrySubmission } from './provider.ts';
 
 /** Milliseconds between two review steps. */
 export function registryStepMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -24,31 +18,48 @@ export function registryStepMs(env: NodeJS.ProcessEnv = process.env): number {
   return Number.isFinite(n) && n >= 0 ? n : 2000;
 }
 
-const REJECT_REASONS: Record<RegistryKind, string[]> = {
+const REJECT_REASONS: Record<'BRAND' | 'CAMPAIGN' | 'SENDER', string[]> = {
   BRAND: ['The brand identity could not be verified against the tax id given.'],
   CAMPAIGN: ['Sample messages lack opt-out language.', 'The call to action does not state message frequency.'],
   SENDER: ['The sender profile does not match the brand the recipients know.'],
 };
 
+const group = (kind: RegistryKind): 'BRAND' | 'CAMPAIGN' | 'SENDER' => (kind === 'BRAND' || kind === 'CAMPAIGN' ? kind : 'SENDER');
+
 function id(prefix: string): string {
   return prefix + randomBytes(4).toString('hex').toUpperCase().slice(0, 6);
 }
 
-/** Hands a submission to the registry: throws ProviderError when the registry cannot be reached. */
-export function registryAccept(kind: RegistryKind, text: string): void {
-  if (/UPSTREAM/i.test(text))
-    throw new ProviderError(`The ${kind === 'SENDER' ? 'carrier submission service' : 'registry'} is unavailable. Try again later.`);
-}
+export class SimulatorRegistry implements ProviderRegistry {
+  readonly kinds: ReadonlySet<RegistryKind> = new Set<RegistryKind>([
+    'BRAND',
+    'CAMPAIGN',
+    'TOLL_FREE_VERIFICATION',
+    'RCS_AGENT_LAUNCH',
+    'SENDER_REGISTRATION',
+  ]);
 
-/** The reviewer's decision on a submission (deterministic by what was submitted). */
-export function registryDecide(kind: RegistryKind, text: string): RegistryDecision {
-  if (/REJECT/i.test(text)) return { outcome: 'rejected', reasons: REJECT_REASONS[kind] };
-  if (kind === 'BRAND') return { outcome: 'approved', registryId: id('B'), identityStatus: 'VERIFIED' };
-  if (kind === 'CAMPAIGN') return { outcome: 'approved', registryId: id('C'), carriers: [...REGISTRY_CARRIERS] };
-  return { outcome: 'approved', registryId: id('S') };
-}
+  get stepMs(): number {
+    return registryStepMs();
+  }
 
-/** A status read of the registry (refresh-status): throws ProviderError when it cannot be reached. */
-export function registryReachable(text: string): void {
-  if (/UPSTREAM/i.test(text)) throw new ProviderError('The registry is unavailable. Try again later.');
+  async submit(submission: RegistrySubmission): Promise<{ reference: string | null }> {
+    if (/UPSTREAM/i.test(submission.subject))
+      throw new ProviderError(
+        `The ${group(submission.kind) === 'SENDER' ? 'carrier submission service' : 'registry'} is unavailable. Try again later.`,
+      );
+    return { reference: null };
+  }
+
+  async review(request: { kind: RegistryKind; reference: string | null; subject: string }): Promise<RegistryDecision> {
+    const kind = group(request.kind);
+    if (/REJECT/i.test(request.subject)) return { outcome: 'rejected', reasons: REJECT_REASONS[kind] };
+    if (kind === 'BRAND') return { outcome: 'approved', registryId: id('B'), identityStatus: 'VERIFIED' };
+    if (kind === 'CAMPAIGN') return { outcome: 'approved', registryId: id('C') };
+    return { outcome: 'approved', registryId: id('S') };
+  }
+
+  async ping(request: { subject: string }): Promise<void> {
+    if (/UPSTREAM/i.test(request.subject)) throw new ProviderError('The registry is unavailable. Try again later.');
+  }
 }

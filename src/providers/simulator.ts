@@ -10,7 +10,7 @@
 // the handset twice) and reports receipts and inbound messages through the provider callback route, signed,
 // like a real carrier — from a pg-boss job, so any worker process can deliver them.
 import { QUEUES } from '../jobs/queue-names.ts';
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { JobQueue } from '../jobs/queue.ts';
@@ -18,22 +18,30 @@ import {
   NumberOrderUncertain,
   ProviderError,
   ProviderRejection,
+  type CallbackParse,
+  type CallbackRequest,
+  type Channel,
+  type InventoryNumber,
+  type InventoryType,
   type MessagingProvider,
+  type NumberCapability,
   type NumberOrder,
+  type NumberSearchQuery,
   type OutboundMessage,
   type ProviderCallback,
   type ProviderName,
+  type RcsTesterInvite,
   type SendOutcome,
+  type SentMessageRef,
   type VoiceForwardingChange,
   type SenderHealthReport,
   type SenderHealthRequest,
   type ProviderChatAppTemplate, // Templates section
-  type InventoryNumber,
-  type InventoryType,
-  type NumberCapability,
-  type NumberSearchQuery,
 } from './provider.ts';
+import { checkCallbacks } from './callback-shape.ts';
 import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf } from './simulator-inventory.ts';
+import { SimulatorRegistry } from './simulator-registry.ts';
+import type { CallbackEndpoint } from './endpoint.ts';
 
 export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 const SECRET_SETTING = 'simulator_callback_secret';
@@ -70,6 +78,11 @@ export function signCallback(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
+function validSignature(expectedHex: string, given: string | undefined): boolean {
+  if (!given || !/^[0-9a-f]{64}$/.test(given)) return false;
+  return timingSafeEqual(Buffer.from(expectedHex, 'hex'), Buffer.from(given, 'hex'));
+}
+
 /**
  * One callback job: the callbacks a carrier reports at the same time — the receipts of one accepted batch due at
  * once (delivered now, read a second later), or one inbound message. A job per receipt cost the database a job row
@@ -83,16 +96,23 @@ const CALLBACKS_PER_POST = 100;
 
 export class CarrierSimulator implements MessagingProvider {
   readonly name: ProviderName;
+  readonly kind = 'simulator' as const;
+  readonly channels: ReadonlySet<Channel> = new Set<Channel>(['RCS', 'SMS', 'MMS', 'CHATAPP']);
+  readonly registry = new SimulatorRegistry();
   private readonly db: Db | undefined;
   private readonly queue: JobQueue | undefined;
-  /** Where callbacks go: the service's own base URL (set once the server listens). */
-  callbackBaseUrl: string | undefined;
+  private readonly endpoint: CallbackEndpoint;
 
-  constructor(opts: { name?: ProviderName; db?: Db; queue?: JobQueue; callbackBaseUrl?: string } = {}) {
+  constructor(opts: { name?: ProviderName; db?: Db; queue?: JobQueue; endpoint?: CallbackEndpoint } = {}) {
     this.name = opts.name ?? 'PROVIDER_A';
     this.db = opts.db;
     this.queue = opts.queue;
-    this.callbackBaseUrl = opts.callbackBaseUrl;
+    this.endpoint = opts.endpoint ?? { baseUrl: undefined };
+  }
+
+  /** Where callbacks go: the service's own base URL (set once the server listens). */
+  get callbackBaseUrl(): string | undefined {
+    return this.endpoint.baseUrl;
   }
 
   async checkRcsCapability(phone: string): Promise<{ rcsCapable: boolean }> {
@@ -150,7 +170,7 @@ export class CarrierSimulator implements MessagingProvider {
     return outcomes as SendOutcome[];
   }
 
-  async revoke(providerMessageId: string): Promise<boolean> {
+  async revoke({ providerMessageId }: SentMessageRef): Promise<boolean> {
     const db = this.requireDb();
     // Too late once a delivered receipt has been scheduled and sent: the simulator decides by its own log.
     const res = await db
@@ -294,11 +314,7 @@ export class CarrierSimulator implements MessagingProvider {
     };
   }
 
-  async inviteRcsTester(request: {
-    organizationId: string;
-    senderId: string;
-    phone: string;
-  }): Promise<{ status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null }> {
+  async inviteRcsTester(request: { organizationId: string; senderId: string; phone: string }): Promise<RcsTesterInvite> {
     if (!simulatedRcsCapable(request.phone)) return { status: 'FAILED', acceptedAt: null };
     if (request.phone.endsWith('1111')) return { status: 'ACCEPTED', acceptedAt: new Date() };
     return { status: 'INVITED', acceptedAt: null };
@@ -396,6 +412,23 @@ export class CarrierSimulator implements MessagingProvider {
     ];
   }
   // --- END Templates section ---
+
+  /**
+   * The sandbox's callbacks: HMAC-SHA256 of the raw body (hex) in X-Provider-Signature, with the secret only this
+   * service's processes know (simulatorSecret); a receipt or inbound message, or a JSON array of them.
+   */
+  async parseCallback(request: CallbackRequest): Promise<CallbackParse> {
+    const expected = signCallback(await simulatorSecret(this.requireDb()), request.rawBody);
+    if (!validSignature(expected, request.headers['x-provider-signature'])) return { ok: false, status: 403, reason: 'bad signature' };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(request.rawBody);
+    } catch {
+      return { ok: false, status: 400, reason: 'not JSON' };
+    }
+    const checked = checkCallbacks(Array.isArray(parsed) ? parsed : [parsed]);
+    return checked.ok ? { ok: true, callbacks: checked.callbacks } : { ok: false, status: 400, reason: checked.reason };
+  }
 
   async injectInbound(inbound: {
     from: string;

@@ -7,17 +7,19 @@ import { createApp } from '../../src/app.ts';
 import { createHttpServer } from '../../src/http/http-server.ts';
 import type { AppContext } from '../../src/app-context.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
-import { createDb } from '../../src/db/database.ts';
+import { createDb, type Db } from '../../src/db/database.ts';
 import { ApiKeyCache } from '../../src/auth/key-cache.ts';
-import { startQueue, stopQueue } from '../../src/jobs/queue.ts';
+import { startQueue, stopQueue, type JobQueue } from '../../src/jobs/queue.ts';
 import { createQueues, startWorkers } from '../../src/jobs/workers.ts';
-import { CarrierSimulator } from '../../src/providers/simulator.ts';
+import { simulatorProviders, type Providers } from '../../src/providers/assemble.ts';
 import { loadDocument } from '../../src/contract/document.ts';
 import { createApiKeyFor, createOrganization, type CreatedOrganization } from '../../src/domain/organizations.ts';
 
 export type TestServer = {
   baseUrl: string;
   context: AppContext;
+  /** The concrete providers (the sandbox simulators, and any real adapter a test plugged in). */
+  providers: Providers;
   /** A fresh organization with a full-scope key. */
   newOrg: (name?: string) => Promise<CreatedOrganization>;
   newKey: (organizationId: string, scopes: string[], expiresAt?: Date | null) => Promise<{ id: string; secret: string }>;
@@ -30,7 +32,14 @@ export type TestServer = {
  * default schema, for tests that hand work to other processes (CLI, spawned API and worker processes).
  */
 export async function startTestServer(
-  opts: { workers?: boolean; config?: Partial<Config>; sharedQueue?: boolean; databaseUrl?: string } = {},
+  opts: {
+    workers?: boolean;
+    config?: Partial<Config>;
+    sharedQueue?: boolean;
+    databaseUrl?: string;
+    /** Builds the providers (a real adapter against its fake); the simulators by default. */
+    providers?: (parts: { db: Db; queue: JobQueue }) => Providers;
+  } = {},
 ): Promise<TestServer> {
   const url = opts.databaseUrl ?? inject('databaseUrl');
   const config = { ...loadConfig({ NODE_ENV: 'test', DATABASE_URL: url }), validateResponses: true, ...opts.config };
@@ -43,6 +52,7 @@ export async function startTestServer(
     schema: opts.sharedQueue ? 'pgboss' : `pgboss_t${randomBytes(4).toString('hex')}`,
   });
   await createQueues(queue);
+  const providers = opts.providers ? opts.providers({ db, queue }) : simulatorProviders({ db, queue, endpoint: { baseUrl: undefined } });
   const context: AppContext = {
     config,
     db,
@@ -52,7 +62,7 @@ export async function startTestServer(
     startedAt: new Date(),
     apiKeyCache,
     queue,
-    provider: new CarrierSimulator({ db, queue }),
+    providers,
   };
   if (opts.workers) await startWorkers(queue, context);
   const { express } = await createApp(context);
@@ -60,10 +70,11 @@ export async function startTestServer(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  (context.provider as CarrierSimulator).callbackBaseUrl = `http://127.0.0.1:${port}`;
+  providers.endpoint.baseUrl = `http://127.0.0.1:${port}`;
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     context,
+    providers,
     newOrg: (name = 'Test org') => createOrganization(db, context.document, name),
     newKey: (organizationId, scopes, expiresAt = null) => createApiKeyFor(db, organizationId, 'test key', scopes, expiresAt),
     close: async () => {

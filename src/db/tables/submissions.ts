@@ -27,6 +27,8 @@ export interface SenderSubmissionsTable {
   details: Json<Record<string, unknown>>;
   rejection_reasons: Json<string[]>;
   error: Json<SubmissionError> | null;
+  /** The registry's own id of the submission (migration 0043); null for the sandbox registry. */
+  registry_reference: string | null;
   submitted_at: Timestamp | null;
   decided_at: Timestamp | null;
   created_at: CreatedAt;
@@ -47,6 +49,8 @@ export interface BrandRegistrationsTable {
   /** The whole registration body as sent to the registry. */
   details: Json<Record<string, unknown>>;
   registry_brand_id: string | null;
+  /** The registry's own id of the brand while it reviews it (migration 0043); null for the sandbox registry. */
+  registry_reference: string | null;
   vetting_score: number | null;
   rejection_reasons: Json<string[]>;
   submitted_at: TimestampDefault;
@@ -66,6 +70,8 @@ export interface CampaignRegistrationsTable {
   description: string;
   details: Json<Record<string, unknown>>;
   registry_campaign_id: string | null;
+  /** The registry's own id of the campaign while it reviews it (migration 0043); null for the sandbox registry. */
+  registry_reference: string | null;
   carrier_statuses: Json<CarrierStatus[]>;
   rejection_reasons: Json<string[]>;
   /** numeric: read as a string. */

@@ -7,6 +7,7 @@ import type { PageRequest } from '../../db/paging.ts';
 import { ApiError, bodyField, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
 import { matchContentRules, type ContentRuleSpec } from '../compliance/content-rules.ts';
 import { parsePhone } from '../phone.ts';
+import { providerUnsupported } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { mediaAssetProblems } from '../assets/media.ts';
 import { cardsOf, EMPTY_FLOW, flowWarnings, nodeAssetIds, validateFlow, type BotFlow, type BotValidationError } from './flow.ts';
@@ -265,7 +266,14 @@ export async function addTester(
       if (body.sendRcsInvite === false) status = 'NOT_REQUESTED';
       else {
         try {
-          const invite = await services.provider.inviteRcsTester({ organizationId: orgId, senderId: sender.id, phone: contact.phone });
+          const provider = services.providers.forSender(sender);
+          if (!provider.inviteRcsTester) throw providerUnsupported(provider, 'RCS tester invites');
+          const invite = await provider.inviteRcsTester({
+            organizationId: orgId,
+            senderId: sender.id,
+            agentId: sender.address,
+            phone: contact.phone,
+          });
           status = invite.status === 'ACCEPTED' ? 'ACCEPTED' : invite.status === 'FAILED' ? 'FAILED' : 'PENDING';
           sentAt = now;
           if (status === 'FAILED') error = 'The provider refused the invite: the handset is not RCS capable.';

@@ -7,6 +7,7 @@ import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/contacts/contacts.ts';
 import { ProviderError } from '../../providers/provider.ts';
 import { found } from '../errors.ts';
+import { providerUnsupported } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 
 export const RCS_CHECK_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -26,8 +27,8 @@ export type RcsCheckResult = {
 };
 
 /** 404 when the organization has no such contact. */
-export async function checkContactRcs(tenant: Tenant, services: Pick<Services, 'provider'>, contactId: string): Promise<RcsCheckResult> {
-  const { provider } = services;
+export async function checkContactRcs(tenant: Tenant, services: Pick<Services, 'providers'>, contactId: string): Promise<RcsCheckResult> {
+  const { providers } = services;
   const orgId = tenant.organizationId;
   // The contact row stays locked during the provider call, so two concurrent checks of one contact make (and
   // bill) one lookup: the second finds the first one's cached answer.
@@ -47,6 +48,9 @@ export async function checkContactRcs(tenant: Tenant, services: Pick<Services, '
         failureReason: null,
       };
     }
+    // The first slot whose provider looks capabilities up (Twilio, Telnyx: none; RBM, the simulator: yes).
+    const provider = providers.rcsLookup();
+    if (!provider?.checkRcsCapability) throw providerUnsupported(providers.slot('PROVIDER_A'), 'RCS capability lookup');
     let capable: boolean;
     try {
       ({ rcsCapable: capable } = await provider.checkRcsCapability(contact.phone));

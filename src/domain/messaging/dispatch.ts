@@ -29,7 +29,14 @@ import { protocolsOfSendersAnyOrganization } from '../../db/queries/sender-ids/p
 import { expired, sendSettingsOf, type SendSettings } from '../sender-ids/sending-rule.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
-import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
+import {
+  ProviderError,
+  ProviderRateLimited,
+  ProviderRejection,
+  type MessagingProvider,
+  type ProviderName,
+  type SendOutcome,
+} from '../../providers/provider.ts';
 import { quietHoldsOfContacts, quietHoursApply } from '../compliance/gate.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
@@ -72,6 +79,7 @@ export function dedupeKeyOf(m: MessageRow): string {
 
 type Claimed = q.ClaimedMessage;
 type Accepted = {
+  provider: ProviderName;
   message: Claimed;
   channel: Channel;
   providerMessageId: string;
@@ -265,32 +273,47 @@ async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Ma
 
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
 async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow, settings: SendSettings): Promise<Accepted[]> {
-  const channels = await resolveChannels(app, messages, sender);
+  const provider = app.providers.forSender(sender);
+  // The provider is rate limited (a 429's Retry-After) or its circuit is open (an outage): the messages wait,
+  // without counting an attempt, instead of being handed over (src/providers/guard.ts).
+  const blockedUntil = app.providers.guard.blockedUntil(provider);
+  if (blockedUntil) {
+    await requeue(app, messages, Math.max(1, Math.ceil((blockedUntil.getTime() - Date.now()) / 1000)), false);
+    return [];
+  }
+  const channels = await resolveChannels(app, provider, messages, sender);
   const ready = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent, settings) }] : [];
   });
   if (ready.length === 0) return [];
-  const outcomes = await app.provider.sendBatch(
+  const from = { id: sender.id, type: sender.type, name: sender.name, phoneNumber: sender.phone_number, address: sender.address };
+  const outcomes = await provider.sendBatch(
     ready.map(({ message, channel, rendering }) => ({
       dedupeKey: dedupeKeyOf(message),
       organizationId: message.organization_id,
+      sender: from,
       from: sender.phone_number ?? sender.name,
       to: message.contact_phone,
       channel,
       body: rendering.body,
       title: rendering.title,
       mediaUrl: rendering.mediaUrl,
+      attempt: message.attempts,
+      acceptedAt: message.created_at,
+      fallbackAllowed: message.fallback_allowed,
     })),
   );
   // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
   if (process.env.MSA_FAULT === 'crash-after-provider-send') process.exit(137);
+  recordProviderOutcomes(app, provider, outcomes);
   const accepted: Accepted[] = [];
   await Promise.all(
     ready.map(async ({ message, channel, rendering }, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) {
         accepted.push({
+          provider: provider.name,
           message,
           channel,
           providerMessageId: outcome.providerMessageId,
@@ -306,14 +329,28 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
   return accepted;
 }
 
-/** A provider error: retried with backoff while attempts remain; a refusal, or the last attempt, fails the message. */
+/** What a batch's outcomes say about the provider: a success, a rate limit, an outage (once per batch each). */
+function recordProviderOutcomes(app: AppContext, provider: MessagingProvider, outcomes: SendOutcome[]): void {
+  const errors = outcomes.flatMap((o) => (o.ok ? [] : [o.error]));
+  const limited = errors.find((e): e is ProviderRateLimited => e instanceof ProviderRateLimited);
+  if (limited) app.providers.guard.record(provider, { retryAfterSeconds: limited.retryAfterSeconds });
+  if (errors.some((e) => e instanceof ProviderError && e.outage)) app.providers.guard.record(provider, 'outage');
+  else if (outcomes.some((o) => o.ok)) app.providers.guard.record(provider, 'ok');
+}
+
+/**
+ * A provider error: a rate limit waits its Retry-After without counting an attempt; another is retried with
+ * backoff while attempts remain; a refusal, or the last attempt, fails the message.
+ */
 async function settleFailure(
   app: AppContext,
   message: Claimed,
   sender: SenderRow,
   error: ProviderError | ProviderRejection,
 ): Promise<void> {
-  if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
+  if (error instanceof ProviderRateLimited) {
+    await requeue(app, [message], error.retryAfterSeconds, false);
+  } else if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
     await requeue(app, [message], backoffSeconds(message.attempts), true);
   } else if (error instanceof ProviderRejection) {
     await fail(app, message, sender, error.code, error.message);
@@ -333,19 +370,24 @@ async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Ma
   if (accepted.length === 0) return;
   // The state and its events commit together: a crash between them must not lose `message.sent`.
   await inTransaction(app.db, async (tx) => {
-    const sent = await q.recordAccepted(
-      tx,
-      app.provider.name,
-      accepted.map((a) => ({
-        organizationId: a.message.organization_id,
-        id: a.message.id,
-        providerMessageId: a.providerMessageId,
-        channel: a.channel,
-        segments: a.segments,
-        encoding: a.encoding,
-        costUnits: a.costUnits,
-      })),
-    );
+    const sent: MessageRow[] = [];
+    for (const [provider, ofProvider] of Map.groupBy(accepted, (a) => a.provider)) {
+      sent.push(
+        ...(await q.recordAccepted(
+          tx,
+          provider,
+          ofProvider.map((a) => ({
+            organizationId: a.message.organization_id,
+            id: a.message.id,
+            providerMessageId: a.providerMessageId,
+            channel: a.channel,
+            segments: a.segments,
+            encoding: a.encoding,
+            costUnits: a.costUnits,
+          })),
+        )),
+      );
+    }
     const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
     await emitEvents(tx, queueOf(app), events);
   });
@@ -353,19 +395,30 @@ async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Ma
 
 /**
  * The channel to send each message on now. RCS with unknown capability asks the provider (and remembers the answer
- * on the contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails. The
- * answers and the fallbacks of a batch are written in one statement each (a blast batch holds thousands).
+ * on the contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails. A
+ * provider that carries RCS without a capability lookup (a Twilio Messaging Service) is handed the RCS message and
+ * falls back itself; one that carries no RCS sends the fallback. The answers and the fallbacks of a batch are
+ * written in one statement each (a blast batch holds thousands).
  */
-async function resolveChannels(app: AppContext, messages: Claimed[], sender: SenderRow): Promise<Array<Channel | undefined>> {
+async function resolveChannels(
+  app: AppContext,
+  provider: MessagingProvider,
+  messages: Claimed[],
+  sender: SenderRow,
+): Promise<Array<Channel | undefined>> {
   const checkedAt = new Date();
+  const lookup = provider.checkRcsCapability?.bind(provider);
   const answers = await Promise.all(
     messages.map(async (message): Promise<{ capable: boolean; reason: 'RCS_NOT_SUPPORTED' | 'RCS_CAPABILITY_UNKNOWN'; asked: boolean }> => {
+      if (message.planned_channel === 'RCS' && !provider.channels.has('RCS'))
+        return { capable: false, reason: 'RCS_NOT_SUPPORTED', asked: false };
       if (message.planned_channel !== 'RCS' || message.contact_rcs_capable !== null) {
         return { capable: message.contact_rcs_capable ?? false, reason: 'RCS_NOT_SUPPORTED', asked: false };
       }
+      if (!lookup) return { capable: true, reason: 'RCS_NOT_SUPPORTED', asked: false };
       try {
         return {
-          capable: (await app.provider.checkRcsCapability(message.contact_phone)).rcsCapable,
+          capable: (await lookup(message.contact_phone)).rcsCapable,
           reason: 'RCS_NOT_SUPPORTED',
           asked: true,
         };

@@ -105,10 +105,13 @@ function applyReceipt(
 
   if (receipt.status === 'delivered' || receipt.status === 'read') {
     if ((RANK[receipt.status] ?? 0) <= (RANK[message.status] ?? 0)) return undefined;
+    // The provider carried an RCS message as SMS/MMS itself (a Twilio Messaging Service): our fallback, priced as such.
+    const providerFallback = receipt.providerFallback === true && receipt.channel !== 'RCS' && !message.fallback_used;
     const row: MessageRow = {
       ...message,
       ...accepted,
-      cost_units: costUnits,
+      ...(providerFallback ? { fallback_used: true, fallback_reason: 'RCS_NOT_SUPPORTED' } : {}),
+      cost_units: providerFallback ? render(receipt.channel, message.content as unknown as SendContent).costUnits : costUnits,
       status: receipt.status,
       channel: receipt.channel,
       delivered_at: deliveredAt,

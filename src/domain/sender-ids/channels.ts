@@ -9,9 +9,10 @@ import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/channels.ts';
 import { getRcsAgentProfile, getSender, listRcsAgentProfiles, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
-import { ProviderError } from '../../providers/provider.ts';
+import { ProviderError, type RcsTesterInvite } from '../../providers/provider.ts';
 import { ApiError, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
+import { providerOperation } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import type { ChannelHealthView, RcsSenderView } from './channel-mappers.ts';
 import { channelAvailability, SUPPORTED_PROTOCOLS } from './protocols.ts';
@@ -107,22 +108,33 @@ export async function checkHealth(
   let latencyMs: number | null = null;
   let degraded = false;
   let unreachable: string | null = null;
-  try {
-    const report = await services.provider.checkSenderHealth({
-      organizationId: tenant.organizationId,
-      senderId: sender.id,
-      name: sender.name,
-      address: sender.phone_number ?? sender.address,
-      type: sender.type,
-      channel: type,
+  const provider = services.providers.forSender(sender);
+  if (!provider.checkSenderHealth) {
+    // No live check at this provider: only this service's own checks run, and the answer says so (degraded).
+    degraded = true;
+    checks.push({
+      name: 'live_check',
+      ok: true,
+      message: `${provider.name} offers no live sender check; the credentials were not tested.`,
     });
-    latencyMs = report.latencyMs;
-    degraded = report.degraded;
-    checks.push(...report.checks);
-  } catch (error) {
-    if (!(error instanceof ProviderError)) throw error;
-    unreachable = 'The provider did not answer the health check.';
-    checks.push({ name: 'credentials', ok: false, message: unreachable });
+  } else {
+    try {
+      const report = await provider.checkSenderHealth({
+        organizationId: tenant.organizationId,
+        senderId: sender.id,
+        name: sender.name,
+        address: sender.phone_number ?? sender.address,
+        type: sender.type,
+        channel: type,
+      });
+      latencyMs = report.latencyMs;
+      degraded = report.degraded;
+      checks.push(...report.checks);
+    } catch (error) {
+      if (!(error instanceof ProviderError)) throw error;
+      unreachable = 'The provider did not answer the health check.';
+      checks.push({ name: 'credentials', ok: false, message: unreachable });
+    }
   }
   const senderOk = sender.status === 'ACTIVE' && sender.send_ready;
   checks.push({
@@ -248,9 +260,10 @@ export async function addRcsTestDevice(
   const taken = () => conflict('ALREADY_EXISTS', `${parsed.e164} is already a test device of this RCS sender.`);
   const existing = await q.listRcsTestDevices(tenant.db, organizationId, sender.id);
   if (existing.some((d) => d.phone === parsed.e164)) throw taken();
-  let invite: Awaited<ReturnType<Services['provider']['inviteRcsTester']>>;
+  const inviteTester = providerOperation(services.providers.forSender(sender), 'inviteRcsTester', 'RCS tester invites', 'path.senderName');
+  let invite: RcsTesterInvite;
   try {
-    invite = await services.provider.inviteRcsTester({ organizationId, senderId: sender.id, phone: parsed.e164 });
+    invite = await inviteTester({ organizationId, senderId: sender.id, agentId: sender.address, phone: parsed.e164 });
   } catch (error) {
     if (error instanceof ProviderError)
       throw new ApiError(502, 'UPSTREAM_ERROR', 'The provider could not send the tester invite; retry shortly.');

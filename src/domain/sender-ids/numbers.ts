@@ -10,8 +10,10 @@ import { randomUUID } from 'node:crypto';
 import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
 import { getSender, insertSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
+import { describeNumber, TOLL_FREE_PREFIXES } from '../../lib/nanp.ts';
 import {
   NumberOrderUncertain,
+  PROVIDER_NAMES,
   ProviderError,
   ProviderRejection,
   type InventoryNumber,
@@ -19,8 +21,8 @@ import {
   type NumberCapability,
   type ProviderName,
 } from '../../providers/provider.ts';
-import { describeNumber, TOLL_FREE_PREFIXES } from '../../providers/simulator-inventory.ts';
 import { ApiError, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
+import { providerOperation, providerUnsupported } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { PENDING_REASON } from './number-mappers.ts';
 import { issueSelectionProof, verifySelectionProof } from './selection-proof.ts';
@@ -29,7 +31,6 @@ import type { SenderIdType } from '../../db/tables/enums.ts';
 export type { NumberRow } from '../../db/queries/sender-ids/numbers.ts';
 type NumberRow = q.NumberRow;
 
-export const PROVIDERS: readonly ProviderName[] = ['PROVIDER_A', 'PROVIDER_B'];
 export const DEFAULT_SEARCH_LIMIT = 10;
 
 const upstream = (message: string) => new ApiError(502, 'UPSTREAM_ERROR', message);
@@ -50,7 +51,11 @@ export type SearchFilter = {
 
 export type SearchRow = { row: InventoryNumber; proof: { proof: string; expiresAt: Date } | null };
 
-/** Matching rows of every provider asked (at most `limit`); purchasable ones carry a selection proof. */
+/**
+ * Matching rows of every provider asked (at most `limit`); purchasable ones carry a selection proof. Without a
+ * `provider`, the slots whose provider searches numbers are asked; 422 PROVIDER_UNSUPPORTED when the one asked for
+ * (or every one) cannot.
+ */
 export async function searchNumbers(tenant: Tenant, services: Services, filter: SearchFilter, now = new Date()): Promise<SearchRow[]> {
   if (filter.inventoryType === 'Toll-Free') {
     if (filter.region !== undefined) throw invalidField('body.region', 'applies to Local numbers only');
@@ -58,16 +63,24 @@ export async function searchNumbers(tenant: Tenant, services: Services, filter: 
       throw invalidField('body.leadingNumber', `a Toll-Free search starts with one of ${TOLL_FREE_PREFIXES.join(', ')}`);
     }
   }
-  const providers = filter.provider ? [filter.provider] : PROVIDERS;
+  const asked = (filter.provider ? [filter.provider] : PROVIDER_NAMES).map((name) => services.providers.slot(name));
+  const searchable = asked.filter((p) => p.searchNumbers);
+  if (searchable.length === 0) throw providerUnsupported(asked[0]!, 'number search', filter.provider ? 'body.provider' : undefined);
+  const limit = filter.limit ?? DEFAULT_SEARCH_LIMIT;
   const answers = await Promise.allSettled(
-    providers.map((provider) =>
-      services.provider.searchNumbers({
+    searchable.map((provider) =>
+      providerOperation(
         provider,
+        'searchNumbers',
+        'number search',
+      )({
+        provider: provider.name,
         inventoryType: filter.inventoryType,
         countryCode: filter.countryCode ?? 'US',
         leadingNumber: filter.leadingNumber,
         region: filter.region,
         capabilities: filter.capabilities,
+        limit,
       }),
     ),
   );
@@ -79,7 +92,7 @@ export async function searchNumbers(tenant: Tenant, services: Services, filter: 
     throw reason;
   }
   const rows = ok.flat().sort((a, b) => a.number.localeCompare(b.number) || a.provider.localeCompare(b.provider));
-  return rows.slice(0, filter.limit ?? DEFAULT_SEARCH_LIMIT).map((row) => ({
+  return rows.slice(0, limit).map((row) => ({
     row,
     proof: row.purchasable
       ? issueSelectionProof(
@@ -236,6 +249,7 @@ export async function purchaseNumber(
         },
       );
     }
+    const order = providerOperation(services.providers.slot(claims.p), 'orderNumber', 'number purchase', 'body.numberKey');
     const attemptId = randomUUID();
     const place = describeNumber(claims.n);
     const base = {
@@ -249,7 +263,7 @@ export async function purchaseNumber(
       locality: place.locality,
     };
     try {
-      await services.provider.orderNumber({
+      await order({
         provider: claims.p,
         organizationId: tenant.organizationId,
         numberKey: claims.nk,
@@ -328,11 +342,12 @@ export async function importNumber(
   const place = describeNumber(body.number);
   if (place.inventoryType !== body.inventoryType)
     throw invalidField('body.inventoryType', `${body.number} is a ${place.inventoryType} number`);
+  const confirm = providerOperation(services.providers.slot(body.provider), 'confirmNumberOwnership', 'number import', 'body.provider');
   return inTransaction(tenant.db, async (tx) => {
     const draft = body.draftSenderId ? await lockDraft(tx, tenant, body.draftSenderId, body.inventoryType) : undefined;
     let confirmed: { owned: boolean; capabilities: NumberCapability[] };
     try {
-      confirmed = await services.provider.confirmNumberOwnership({
+      confirmed = await confirm({
         provider: body.provider,
         organizationId: tenant.organizationId,
         number: body.number,
@@ -377,8 +392,9 @@ export async function releaseNumber(tenant: Tenant, services: Services, id: stri
     if (lease.status === 'RELEASED') return lease;
     if (lease.status === 'NEEDS_RECONCILIATION')
       throw conflict('INVALID_STATE', 'A number that needs reconciliation cannot be released until it is reconciled.');
+    const release = providerOperation(services.providers.slot(lease.provider as ProviderName), 'releaseNumber', 'number release');
     try {
-      await services.provider.releaseNumber({
+      await release({
         provider: lease.provider as ProviderName,
         organizationId: tenant.organizationId,
         number: lease.number,

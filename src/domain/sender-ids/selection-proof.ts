@@ -8,8 +8,7 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { secretsKey } from '../../lib/secrets.ts';
 import { ApiError, type FieldError } from '../errors.ts';
-import type { InventoryType, NumberCapability } from '../../providers/provider.ts';
-import type { ProviderName } from '../../providers/provider.ts';
+import type { InventoryType, NumberCapability, ProviderName } from '../../providers/provider.ts';
 
 export const SELECTION_PROOF_TTL_SECONDS = 15 * 60;
 const VERSION = 'sp1';

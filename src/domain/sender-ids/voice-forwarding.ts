@@ -8,8 +8,9 @@ import { inTransaction, type Db } from '../../db/database.ts';
 import { liveNumberOfSender } from '../../db/queries/sender-ids/numbers.ts';
 import { getSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/sender-ids/voice-forwarding.ts';
-import { ProviderError, ProviderRejection } from '../../providers/provider.ts';
+import { ProviderError, ProviderRejection, type VoiceForwardingChange } from '../../providers/provider.ts';
 import { ApiError, bodyField, conflict, found, invalidField, unprocessable } from '../errors.ts';
+import { providerOperation } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 
 export type VoiceForwardingRow = q.VoiceForwardingRow;
@@ -46,7 +47,7 @@ export function configureForwarding(
     if (lease && !lease.capabilities.includes('VOICE'))
       throw unprocessable('UNPROCESSABLE', `The sender's number ${lease.number} has no VOICE capability.`);
     const destination = validDestination(body.destination, sender.phone_number);
-    const { confirmedAt } = await sync(services, {
+    const { confirmedAt } = await sync(services, sender, {
       organizationId: tenant.organizationId,
       senderId,
       number: sender.phone_number,
@@ -64,7 +65,7 @@ export function disableForwarding(tenant: Tenant, services: Services, senderId: 
     const current = await q.getVoiceForwarding(db, tenant.organizationId, senderId, { forUpdate: true });
     if (!current) return null;
     if (!current.enabled) return current;
-    const { confirmedAt } = await sync(services, {
+    const { confirmedAt } = await sync(services, sender, {
       organizationId: tenant.organizationId,
       senderId,
       number: sender.phone_number,
@@ -97,13 +98,14 @@ async function lockedSender(db: Db, organizationId: string, senderId: string): P
   return found(await getSender(db, organizationId, senderId, { forUpdate: true }), 'Sender ID');
 }
 
-/** The provider call; its refusal or silence is 502 UPSTREAM_ERROR (the transaction then stores nothing). */
-async function sync(
-  services: Services,
-  change: Parameters<Services['provider']['syncVoiceForwarding']>[0],
-): Promise<{ confirmedAt: Date }> {
+/**
+ * The sender's provider call; its refusal or silence is 502 UPSTREAM_ERROR (the transaction then stores nothing),
+ * and a provider without voice forwarding is 422 PROVIDER_UNSUPPORTED.
+ */
+async function sync(services: Services, sender: SenderRow, change: VoiceForwardingChange): Promise<{ confirmedAt: Date }> {
+  const apply = providerOperation(services.providers.forSender(sender), 'syncVoiceForwarding', 'voice forwarding', 'path.id');
   try {
-    return await services.provider.syncVoiceForwarding(change);
+    return await apply(change);
   } catch (error) {
     if (error instanceof ProviderRejection)
       throw new ApiError(502, 'UPSTREAM_ERROR', `The voice provider refused the change (${error.code}); nothing changed.`);

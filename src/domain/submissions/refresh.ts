@@ -3,7 +3,6 @@ import { inTransaction, type Db } from '../../db/database.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/submissions/registrations.ts';
 import { ProviderError } from '../../providers/provider.ts';
-import { registryReachable, registryStepMs } from '../../providers/simulator-registry.ts';
 import { ApiError, found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import type { ReviewJob } from './registrations.ts';
@@ -37,14 +36,17 @@ export async function refreshSenderIdStatus(tenant: Tenant, services: Services, 
     const db: Db = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
+    // A provider without a registry has nothing under review to poll.
+    const registry = services.providers.forSender(sender).registry;
     try {
-      registryReachable(sender.name);
+      await registry?.ping({ subject: sender.name });
     } catch (e) {
       if (e instanceof ProviderError) throw upstreamError(e);
       throw e;
     }
     let changed = false;
-    const due = (updatedAt: Date) => now.getTime() - updatedAt.getTime() >= registryStepMs();
+    const stepMs = registry?.stepMs ?? 0;
+    const due = (updatedAt: Date) => now.getTime() - updatedAt.getTime() >= stepMs;
     const submission = await q.latestSubmission(db, organizationId, id);
     if (submission && (submission.status === 'submitted' || submission.status === 'in_review') && due(submission.updated_at)) {
       changed = (await advance({ organizationId, kind: 'SENDER', id: submission.id, from: submission.status }, db)) || changed;

@@ -7,12 +7,12 @@ import { inTransaction, type Db } from '../../db/database.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/submissions/registrations.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
-import { ProviderError } from '../../providers/provider.ts';
-import { registryAccept, registryStepMs } from '../../providers/simulator-registry.ts';
+import { ProviderError, type RegistrySubmission } from '../../providers/provider.ts';
 import { effectiveKeywordRules, orgKeywordRules, type KeywordAction } from '../compliance/keyword-rules.ts';
 import { ApiError, badRequest, conflict, found, type FieldError } from '../errors.ts';
 import { invalidState } from '../sender-ids/senders.ts';
 import { programForBrand, setProgramCampaign } from '../programs/programs.ts';
+import { registryFor } from '../providers.ts';
 import { toSubmission } from './mappers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
@@ -21,14 +21,28 @@ import type { BrandEntityType, BrandVertical, CampaignUseCase, SenderSubmissionK
 /** One review step: applies only while the registration is still `from` (a refresh may have applied it first). */
 export type ReviewJob = { organizationId: string; kind: 'BRAND' | 'CAMPAIGN' | 'SENDER'; id: string; from: string };
 
-/** Queues the next review step of a registration, `registryStepMs()` from now, in the caller's transaction. */
-export async function scheduleReview(db: Db, services: Pick<Services, 'queue'>, job: ReviewJob): Promise<void> {
+/** Queues the next review step of a registration, `stepMs` (its registry's) from now, in the caller's transaction. */
+export async function scheduleReview(db: Db, services: Pick<Services, 'queue'>, job: ReviewJob, stepMs: number): Promise<void> {
   if (!services.queue) return;
-  await services.queue.send(QUEUES.submissionReview, job, { db: fromKysely(db), startAfter: new Date(Date.now() + registryStepMs()) });
+  await services.queue.send(QUEUES.submissionReview, job, { db: fromKysely(db), startAfter: new Date(Date.now() + stepMs) });
 }
 
 function upstreamError(e: unknown): ApiError {
   return new ApiError(502, 'UPSTREAM_ERROR', e instanceof Error ? e.message : 'The registry could not be reached.');
+}
+
+/**
+ * Hands a registration to the sender's provider's registry (422 PROVIDER_UNSUPPORTED when it reviews no such
+ * kind): its reference there, and the registry's step.
+ */
+async function submitToRegistry(
+  services: Pick<Services, 'providers'>,
+  sender: sendersQ.SenderRow,
+  submission: Omit<RegistrySubmission, 'senderId'>,
+): Promise<{ reference: string | null; stepMs: number }> {
+  const registry = registryFor(services.providers.forSender(sender), submission.kind);
+  const { reference } = await registry.submit({ ...submission, senderId: sender.id });
+  return { reference, stepMs: registry.stepMs };
 }
 
 /** The sender, locked; a DEACTIVATED one is final (409 INVALID_STATE). */
@@ -152,8 +166,9 @@ export async function submitSenderId(
     }
     const latest = await q.latestSubmission(db, organizationId, id);
     if (latest && OPEN_SUBMISSION.has(latest.status)) throw invalidState(sender.status, `A submission is already ${latest.status}`);
+    let submitted: { reference: string | null; stepMs: number };
     try {
-      registryAccept('SENDER', sender.name);
+      submitted = await submitToRegistry(services, sender, { kind, organizationId, details, subject: sender.name });
     } catch (e) {
       if (!(e instanceof ProviderError)) throw e;
       const failed = await q.insertSubmission(db, organizationId, {
@@ -172,6 +187,7 @@ export async function submitSenderId(
       status: 'submitted',
       details,
       rejection_reasons: '[]',
+      registry_reference: submitted.reference,
       submitted_at: now,
     });
     await emitSubmissionChanged(
@@ -185,7 +201,7 @@ export async function submitSenderId(
     if (sender.type === 'RCS_AGENT' && sender.rcs_agent_phase === 'REJECTED') {
       await sendersQ.updateSender(db, organizationId, id, { rcs_agent_phase: 'LAUNCH_PENDING' });
     }
-    await scheduleReview(db, services, { organizationId, kind: 'SENDER', id: row.id, from: 'submitted' });
+    await scheduleReview(db, services, { organizationId, kind: 'SENDER', id: row.id, from: 'submitted' }, submitted.stepMs);
     return { ok: true as const, row };
   });
   if (!outcome.ok) {
@@ -222,8 +238,9 @@ export async function registerBrand(
     const latest = await q.latestBrand(db, organizationId, id, { forUpdate: true });
     if (latest && BRAND_BLOCKING.has(latest.status))
       throw conflict('INVALID_STATE', `The sender already has a brand registration that is ${latest.status}.`);
+    let submitted: { reference: string | null; stepMs: number };
     try {
-      registryAccept('BRAND', body.displayName);
+      submitted = await submitToRegistry(services, sender, { kind: 'BRAND', organizationId, details: body, subject: body.displayName });
     } catch (e) {
       if (e instanceof ProviderError) throw upstreamError(e);
       throw e;
@@ -238,6 +255,7 @@ export async function registerBrand(
       vertical: body.vertical,
       details: body,
       rejection_reasons: '[]',
+      registry_reference: submitted.reference,
       submitted_at: now,
       updated_at: now,
     });
@@ -250,7 +268,7 @@ export async function registerBrand(
       now,
     );
     await applyRegistryEvent(db, services, organizationId, sender, 'submitted', 'Waiting for the brand and campaign registrations.', now);
-    await scheduleReview(db, services, { organizationId, kind: 'BRAND', id: brand.id, from: 'PENDING' });
+    await scheduleReview(db, services, { organizationId, kind: 'BRAND', id: brand.id, from: 'PENDING' }, submitted.stepMs);
     return brand;
   });
 }
@@ -343,8 +361,15 @@ export async function registerCampaign(
     const latest = await q.latestCampaign(db, organizationId, id);
     if (latest && CAMPAIGN_BLOCKING.has(latest.status))
       throw conflict('INVALID_STATE', `The sender already has a campaign registration that is ${latest.status}.`);
+    let submitted: { reference: string | null; stepMs: number };
     try {
-      registryAccept('CAMPAIGN', body.description);
+      submitted = await submitToRegistry(services, sender, {
+        kind: 'CAMPAIGN',
+        organizationId,
+        details: body,
+        subject: body.description,
+        brandReference: brand.registry_reference,
+      });
     } catch (e) {
       if (e instanceof ProviderError) throw upstreamError(e);
       throw e;
@@ -359,6 +384,7 @@ export async function registerCampaign(
       details: body,
       rejection_reasons: '[]',
       carrier_statuses: '[]',
+      registry_reference: submitted.reference,
       submitted_at: now,
       updated_at: now,
     });
@@ -371,7 +397,7 @@ export async function registerCampaign(
       now,
     );
     await applyRegistryEvent(db, services, organizationId, sender, 'submitted', 'Waiting for the campaign registration.', now);
-    await scheduleReview(db, services, { organizationId, kind: 'CAMPAIGN', id: campaign.id, from: 'PENDING' });
+    await scheduleReview(db, services, { organizationId, kind: 'CAMPAIGN', id: campaign.id, from: 'PENDING' }, submitted.stepMs);
     return campaign;
   });
 }

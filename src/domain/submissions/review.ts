@@ -1,14 +1,17 @@
 // The registry's review, one step per job (src/jobs/submissions.ts) or per refresh: PENDING → IN_REVIEW →
 // REGISTERED | REJECTED for brands and campaigns, submitted → in_review → approved | rejected for sender
-// submissions. The outcome is the sandbox registry's (src/providers/simulator-registry.ts). Every step is
-// announced; a campaign REGISTERED starts billing of its sender's leases and activates the sender when it is
-// attached to its program; rejections move the sender through the registry transitions.
+// submissions. The first step is ours (the registry has the registration); at the next ones the sender's provider's
+// registry is asked for its decision (ProviderRegistry.review), and while it has none the step is asked again one
+// registry step later. Every step is announced; a campaign REGISTERED starts billing of its sender's leases and
+// activates the sender when it is attached to its program; rejections move the sender through the registry
+// transitions.
 import type { Db } from '../../db/database.ts';
 import * as numbersQ from '../../db/queries/sender-ids/numbers.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/submissions/registrations.ts';
-import { registryDecide, REGISTRY_CARRIERS } from '../../providers/simulator-registry.ts';
+import type { RegistryDecision, RegistryKind } from '../../providers/provider.ts';
 import { activateAttachedSender, programOfSender, promoteIfReady } from '../programs/programs.ts';
+import { registryFor } from '../providers.ts';
 import type { Services } from '../tenant.ts';
 import { scheduleReview, type ReviewJob } from './registrations.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
@@ -16,8 +19,36 @@ import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
 /** Sandbox monthly campaign fee (passed through at cost). */
 const CAMPAIGN_MONTHLY_FEE = '10.00';
 
-/** Applies one step; false when the registration is gone or no longer in `job.from` (nothing done). */
-export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, job: ReviewJob, now = new Date()): Promise<boolean> {
+/** The US carriers a 10DLC campaign is reviewed by. */
+export const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
+
+type ReviewServices = Pick<Services, 'queue' | 'providers'>;
+
+/** The registry of the sender's provider: what it decided on a registration, and its step. */
+async function askRegistry(
+  db: Db,
+  services: ReviewServices,
+  organizationId: string,
+  senderId: string,
+  request: { kind: RegistryKind; reference: string | null; subject: string },
+): Promise<{ decision: RegistryDecision; stepMs: number }> {
+  const sender = await sendersQ.getSender(db, organizationId, senderId);
+  if (!sender) return { decision: { outcome: 'pending' }, stepMs: 0 };
+  const registry = registryFor(services.providers.forSender(sender), request.kind);
+  return { decision: await registry.review(request), stepMs: registry.stepMs };
+}
+
+/** The registry's step for a sender (the first step's wait). */
+async function stepOf(db: Db, services: ReviewServices, organizationId: string, senderId: string, kind: RegistryKind): Promise<number> {
+  const sender = await sendersQ.getSender(db, organizationId, senderId);
+  return sender ? registryFor(services.providers.forSender(sender), kind).stepMs : 0;
+}
+
+/**
+ * Applies one step; false when the registration is gone, no longer in `job.from`, or still under review at the
+ * registry (asked again one step later): nothing changed.
+ */
+export async function advanceReview(db: Db, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
   const { organizationId } = job;
   if (job.kind === 'BRAND') {
     const brand = await q.getBrand(db, organizationId, job.id, { forUpdate: true });
@@ -31,11 +62,24 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
         { senderId: brand.sender_id, type: 'BRAND', submissionId: brand.id, previousStatus: 'PENDING', status: 'IN_REVIEW', reasons: [] },
         now,
       );
-      await scheduleReview(db, services, { ...job, from: 'IN_REVIEW' });
+      await scheduleReview(
+        db,
+        services,
+        { ...job, from: 'IN_REVIEW' },
+        await stepOf(db, services, organizationId, brand.sender_id, 'BRAND'),
+      );
       return true;
     }
     if (brand.status !== 'IN_REVIEW') return false;
-    const d = registryDecide('BRAND', brand.display_name);
+    const { decision: d, stepMs } = await askRegistry(db, services, organizationId, brand.sender_id, {
+      kind: 'BRAND',
+      reference: brand.registry_reference,
+      subject: brand.display_name,
+    });
+    if (d.outcome === 'pending') {
+      await scheduleReview(db, services, job, stepMs);
+      return false;
+    }
     if (d.outcome === 'approved') {
       await q.updateBrand(db, organizationId, brand.id, {
         status: 'REGISTERED',
@@ -108,11 +152,19 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
         { senderId, type: 'CAMPAIGN', submissionId: campaign.id, previousStatus: 'PENDING', status: 'IN_REVIEW', reasons: [] },
         now,
       );
-      await scheduleReview(db, services, { ...job, from: 'IN_REVIEW' });
+      await scheduleReview(db, services, { ...job, from: 'IN_REVIEW' }, await stepOf(db, services, organizationId, senderId, 'CAMPAIGN'));
       return true;
     }
     if (campaign.status !== 'IN_REVIEW') return false;
-    const d = registryDecide('CAMPAIGN', campaign.description);
+    const { decision: d, stepMs } = await askRegistry(db, services, organizationId, senderId, {
+      kind: 'CAMPAIGN',
+      reference: campaign.registry_reference,
+      subject: campaign.description,
+    });
+    if (d.outcome === 'pending') {
+      await scheduleReview(db, services, job, stepMs);
+      return false;
+    }
     if (d.outcome === 'approved') {
       await q.updateCampaign(db, organizationId, campaign.id, {
         status: 'REGISTERED',
@@ -174,13 +226,23 @@ export async function advanceReview(db: Db, services: Pick<Services, 'queue'>, j
       { senderId: sub.sender_id, type: 'SENDER_ID', submissionId: sub.id, previousStatus: 'submitted', status: 'in_review', reasons: [] },
       now,
     );
-    await scheduleReview(db, services, { ...job, from: 'in_review' });
+    await scheduleReview(
+      db,
+      services,
+      { ...job, from: 'in_review' },
+      await stepOf(db, services, organizationId, sub.sender_id, sub.kind as RegistryKind),
+    );
     return true;
   }
   if (sub.status !== 'in_review') return false;
   const sender = await sendersQ.getSender(db, organizationId, sub.sender_id, { forUpdate: true });
   if (!sender) return false;
-  const d = registryDecide('SENDER', sender.name);
+  const registry = registryFor(services.providers.forSender(sender), sub.kind as RegistryKind);
+  const d = await registry.review({ kind: sub.kind as RegistryKind, reference: sub.registry_reference, subject: sender.name });
+  if (d.outcome === 'pending') {
+    await scheduleReview(db, services, job, registry.stepMs);
+    return false;
+  }
   const reasons = d.outcome === 'rejected' ? d.reasons : [];
   const status = d.outcome === 'approved' ? 'approved' : 'rejected';
   await q.updateSubmission(db, organizationId, sub.id, { status, decided_at: now, rejection_reasons: JSON.stringify(reasons) });

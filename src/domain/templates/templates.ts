@@ -7,6 +7,7 @@ import type { components } from '../../../generated/api.d.ts';
 import { getSender } from '../../db/queries/sender-ids/senders.ts';
 import { ProviderError, type ProviderChatAppTemplate } from '../../providers/provider.ts';
 import { ApiError, invalidField, notFound } from '../errors.ts';
+import { providerOperation } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 
 export type ChatAppTemplate = components['schemas']['ChatAppTemplate'];
@@ -46,9 +47,10 @@ export async function listChatAppTemplates(tenant: Tenant, services: Services, s
     throw invalidField('query.senderId', `is a ${sender.type} sender, not a chat-app business sender (CHATAPP_BUSINESS)`);
   if (sender.status !== 'ACTIVE')
     throw new ApiError(409, 'INVALID_STATE', `The sender is ${sender.status}; templates are listed for ACTIVE senders only.`);
+  const list = providerOperation(services.providers.forSender(sender), 'listChatAppTemplates', 'chat-app templates', 'query.senderId');
   let templates: ProviderChatAppTemplate[];
   try {
-    templates = await services.provider.listChatAppTemplates({
+    templates = await list({
       organizationId: tenant.organizationId,
       senderId: sender.id,
       senderName: sender.name,

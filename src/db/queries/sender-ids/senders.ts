@@ -48,8 +48,10 @@ export async function senderByPhoneNumber(db: Db, phoneNumber: string): Promise<
   const row = await db
     .selectFrom('sender_ids')
     .selectAll()
-    .where('phone_number', '=', phoneNumber)
+    // An RCS agent is written to at its agent id (RBM's agentId), which is its address.
+    .where((eb) => eb.or([eb('phone_number', '=', phoneNumber), eb.and([eb('type', '=', 'RCS_AGENT'), eb('address', '=', phoneNumber)])]))
     .where('provider', 'is not', null)
+    .orderBy('phone_number')
     .executeTakeFirst();
   return row as (SenderRow & { provider: string }) | undefined;
 }

@@ -1,0 +1,103 @@
+// Per-provider dispatch state, kept by each process for the calls it makes itself (like a connection pool's health,
+// it is this process's view; every process learns the same outage from its own calls within a few of them):
+//   - a 429's Retry-After: that provider's dispatch waits until then (messages are put back, not failed);
+//   - a circuit breaker over outages (5xx, timeouts, unreachable): after `failureThreshold` consecutive failures
+//     the circuit opens and dispatch waits `openSeconds` (doubling on each failed trial, up to `maxOpenSeconds`);
+//     then it is half open: the next batch is the trial, and its success closes the circuit.
+// While a provider waits, its messages stay queued until their validity period ends (src/domain/messaging/dispatch.ts).
+// /health reports each slot's state (src/handlers/health.ts); the log says when a circuit opens and closes.
+import type { Logger } from 'pino';
+import type { MessagingProvider, ProviderGuard, ProviderHealth, ProviderName } from './provider.ts';
+import { PROVIDER_NAMES } from './provider.ts';
+
+/** Tests shorten these. */
+export const guardTuning = { failureThreshold: 5, openSeconds: 5, maxOpenSeconds: 120 };
+
+type State = {
+  consecutiveFailures: number;
+  openUntil: number | null;
+  /** Seconds the next opening lasts. */
+  nextOpenSeconds: number;
+  rateLimitedUntil: number | null;
+  rateLimited: number;
+  circuitOpenings: number;
+};
+
+export class DispatchGuard implements ProviderGuard {
+  private readonly states = new Map<ProviderName, State>();
+  private readonly log: Logger | undefined;
+
+  constructor(log?: Logger) {
+    this.log = log;
+  }
+
+  private state(name: ProviderName): State {
+    let s = this.states.get(name);
+    if (!s) {
+      s = {
+        consecutiveFailures: 0,
+        openUntil: null,
+        nextOpenSeconds: guardTuning.openSeconds,
+        rateLimitedUntil: null,
+        rateLimited: 0,
+        circuitOpenings: 0,
+      };
+      this.states.set(name, s);
+    }
+    return s;
+  }
+
+  blockedUntil(provider: MessagingProvider, now = new Date()): Date | null {
+    // The sandbox simulator is no carrier: it never waits.
+    if (provider.kind === 'simulator') return null;
+    const s = this.state(provider.name);
+    const until = Math.max(s.openUntil ?? 0, s.rateLimitedUntil ?? 0);
+    return until > now.getTime() ? new Date(until) : null;
+  }
+
+  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now = new Date()): void {
+    if (provider.kind === 'simulator') return;
+    const s = this.state(provider.name);
+    const t = now.getTime();
+    if (outcome === 'ok') {
+      if (s.openUntil !== null) this.log?.info({ provider: provider.name }, 'provider circuit closed: the trial call succeeded');
+      s.consecutiveFailures = 0;
+      s.openUntil = null;
+      s.nextOpenSeconds = guardTuning.openSeconds;
+      return;
+    }
+    if (outcome === 'outage') {
+      s.consecutiveFailures += 1;
+      const halfOpen = s.openUntil !== null && s.openUntil <= t;
+      if (halfOpen || s.consecutiveFailures === guardTuning.failureThreshold) {
+        s.openUntil = t + s.nextOpenSeconds * 1000;
+        s.circuitOpenings += 1;
+        this.log?.warn(
+          { provider: provider.name, consecutiveFailures: s.consecutiveFailures, openSeconds: s.nextOpenSeconds },
+          'provider circuit open: its messages wait',
+        );
+        s.nextOpenSeconds = Math.min(guardTuning.maxOpenSeconds, s.nextOpenSeconds * 2);
+      }
+      return;
+    }
+    s.rateLimited += 1;
+    s.rateLimitedUntil = Math.max(s.rateLimitedUntil ?? 0, t + outcome.retryAfterSeconds * 1000);
+  }
+
+  report(now = new Date()): ProviderHealth[] {
+    const t = now.getTime();
+    return PROVIDER_NAMES.map((name) => {
+      const s = this.state(name);
+      const circuit = s.openUntil === null ? 'closed' : s.openUntil > t ? 'open' : 'half_open';
+      const until = Math.max(s.openUntil ?? 0, s.rateLimitedUntil ?? 0);
+      return {
+        name,
+        circuit,
+        consecutiveFailures: s.consecutiveFailures,
+        waitUntil: until > t ? new Date(until) : null,
+        rateLimited: s.rateLimited,
+        circuitOpenings: s.circuitOpenings,
+      };
+    });
+  }
+}

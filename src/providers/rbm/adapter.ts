@@ -1,0 +1,244 @@
+// Google RCS Business Messaging (RBM API v1, REST) with service-account auth from google-auth-library (JWT, scope
+// rcsbusinessmessaging):
+//   - send: POST phones/{E.164}/agentMessages?messageId=<our message id>&agentId=<the sender's agent>: the message id
+//     is RBM's idempotency key, so a repeated attempt answers 409 ALREADY_EXISTS and counts as sent, never twice;
+//   - revoke: DELETE phones/{E.164}/agentMessages/{message id} (404: already delivered, too late);
+//   - capability: GET phones/{E.164}/capabilities (404: not RCS capable), and users:batchGet for many;
+//   - testers: POST phones/{E.164}/testers;
+//   - the agent webhook: Google's verification post ({clientToken, secret}: answered with {secret} when the client
+//     token is ours) and Pub/Sub-style events whose X-Goog-Signature is the base64 HMAC-SHA512 of message.data
+//     (decoded) keyed with the webhook client token; refused with 403 otherwise. DELIVERED / READ events become
+//     receipts of our message id; user messages (text, suggestion responses, files) inbound messages.
+// RCS only: no SMS/MMS (the domain does not hand RBM a fallback), no numbers, registry, voice or templates (422).
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { JWT } from 'google-auth-library';
+import { checkCallbacks } from '../callback-shape.ts';
+import {
+  ProviderError,
+  ProviderRateLimited,
+  ProviderRejection,
+  type CallbackParse,
+  type CallbackRequest,
+  type Channel,
+  type MessagingProvider,
+  type OutboundMessage,
+  type ProviderName,
+  type RcsTesterInvite,
+  type SendOutcome,
+  type SentMessageRef,
+} from '../provider.ts';
+import { retryAfterSeconds } from '../retry-after.ts';
+
+export type RbmSettings = {
+  /** The service account's client_email and private_key (its JSON key file). */
+  clientEmail: string;
+  privateKey: string;
+  /** The partner's webhook client token: verifies X-Goog-Signature and Google's webhook verification. */
+  webhookClientToken: string;
+  /** Replaces https://rcsbusinessmessaging.googleapis.com (a proxy; a contract fake in the tests). */
+  apiBaseUrl?: string | undefined;
+  /** Replaces https://oauth2.googleapis.com/token (the same). */
+  tokenUrl?: string | undefined;
+  timeoutMs?: number | undefined;
+};
+
+const API = 'https://rcsbusinessmessaging.googleapis.com';
+const TOKEN = 'https://oauth2.googleapis.com/token';
+const SCOPE = 'https://www.googleapis.com/auth/rcsbusinessmessaging';
+
+type Answer = { status: number; body: any };
+
+export class RbmProvider implements MessagingProvider {
+  readonly name: ProviderName;
+  readonly kind = 'rbm' as const;
+  readonly channels: ReadonlySet<Channel> = new Set<Channel>(['RCS']);
+  private readonly settings: RbmSettings;
+  private readonly auth: JWT;
+  private readonly base: string;
+
+  constructor(opts: { name: ProviderName; settings: RbmSettings }) {
+    this.name = opts.name;
+    this.settings = opts.settings;
+    this.base = (opts.settings.apiBaseUrl ?? API).replace(/\/+$/, '');
+    this.auth = new JWT({ email: opts.settings.clientEmail, key: opts.settings.privateKey, scopes: [SCOPE] });
+    const tokenUrl = opts.settings.tokenUrl;
+    if (tokenUrl) {
+      // google-auth-library posts the service account's signed assertion to Google's fixed token URL.
+      this.auth.transporter.interceptors.request.add({
+        resolved: async (config) => {
+          if (String(config.url) === TOKEN) config.url = new URL(tokenUrl);
+          return config;
+        },
+      });
+    }
+  }
+
+  /** One authenticated RBM call: 429 → rate limited, 5xx / no answer → outage, 401/403 → outage (our credentials). */
+  private async call(method: string, path: string, body?: unknown): Promise<Answer> {
+    let headers: Record<string, string>;
+    try {
+      const auth = await this.auth.getRequestHeaders();
+      headers = { authorization: auth.get('authorization') ?? '' };
+    } catch (error) {
+      throw new ProviderError(`Google did not issue a token (${(error as Error).message})`, { outage: true });
+    }
+    let res: Response;
+    try {
+      res = await fetch(`${this.base}${path}`, {
+        method,
+        headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        signal: AbortSignal.timeout(this.settings.timeoutMs ?? 15_000),
+      });
+    } catch (error) {
+      throw new ProviderError(`RBM did not answer (${(error as Error).message})`, { outage: true });
+    }
+    const text = await res.text();
+    let parsed: any = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = null;
+    }
+    if (res.status === 429)
+      throw new ProviderRateLimited('RBM answered 429', retryAfterSeconds(res.headers.get('retry-after') ?? undefined));
+    if (res.status >= 500) throw new ProviderError(`RBM answered ${res.status}`, { outage: true });
+    if (res.status === 401 || res.status === 403) throw new ProviderError(`RBM refused our credentials (${res.status})`, { outage: true });
+    return { status: res.status, body: parsed };
+  }
+
+  private static refusal(answer: Answer): ProviderRejection {
+    const status = answer.body?.error?.status ?? `HTTP_${answer.status}`;
+    return new ProviderRejection(`RBM_${status}`, answer.body?.error?.message ?? `RBM answered ${answer.status}`);
+  }
+
+  async send(m: OutboundMessage): Promise<{ providerMessageId: string }> {
+    if (m.channel !== 'RCS') throw new ProviderRejection('CHANNEL_UNSUPPORTED', `RBM carries RCS only, not ${m.channel}.`);
+    const agentId = m.sender.address;
+    if (!agentId) throw new ProviderRejection('SENDER_NOT_CONFIGURED', 'The RCS sender has no agent id.');
+    const contentMessage = m.mediaUrl
+      ? { contentInfo: { fileUrl: m.mediaUrl, forceRefresh: false } }
+      : { text: [m.title, m.body].filter((x) => x !== null && x !== '').join('\n') };
+    const query = new URLSearchParams({ messageId: m.dedupeKey, agentId });
+    const answer = await this.call('POST', `/v1/phones/${encodeURIComponent(m.to)}/agentMessages?${query}`, { contentMessage });
+    // 409 ALREADY_EXISTS: an earlier attempt with this message id was accepted; the handset gets it once.
+    if (answer.status === 200 || answer.status === 409) return { providerMessageId: m.dedupeKey };
+    throw RbmProvider.refusal(answer);
+  }
+
+  async sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
+    const outcomes: SendOutcome[] = [];
+    let halted: ProviderError | undefined;
+    for (const m of messages) {
+      if (halted) {
+        outcomes.push({ ok: false, error: halted });
+        continue;
+      }
+      try {
+        outcomes.push({ ok: true, providerMessageId: (await this.send(m)).providerMessageId });
+      } catch (error) {
+        if (error instanceof ProviderError) halted = error;
+        if (error instanceof ProviderError || error instanceof ProviderRejection) outcomes.push({ ok: false, error });
+        else throw error;
+      }
+    }
+    return outcomes;
+  }
+
+  async checkRcsCapability(phone: string): Promise<{ rcsCapable: boolean }> {
+    const answer = await this.call(
+      'GET',
+      `/v1/phones/${encodeURIComponent(phone)}/capabilities?${new URLSearchParams({ requestId: randomUUID() })}`,
+    );
+    if (answer.status === 200) return { rcsCapable: true };
+    if (answer.status === 404) return { rcsCapable: false };
+    throw new ProviderError(`RBM capability lookup answered ${answer.status}`, { outage: false });
+  }
+
+  async checkRcsCapabilities(phones: string[]): Promise<Map<string, boolean>> {
+    const answer = await this.call('POST', '/v1/users:batchGet', { users: phones });
+    if (answer.status !== 200) throw new ProviderError(`RBM users:batchGet answered ${answer.status}`, { outage: false });
+    const reachable = new Set<string>(answer.body?.reachableUsers ?? []);
+    return new Map(phones.map((p) => [p, reachable.has(p)]));
+  }
+
+  async revoke(message: SentMessageRef): Promise<boolean> {
+    const answer = await this.call(
+      'DELETE',
+      `/v1/phones/${encodeURIComponent(message.to)}/agentMessages/${encodeURIComponent(message.dedupeKey)}`,
+    );
+    if (answer.status === 200) return true;
+    if (answer.status === 404) return false;
+    throw RbmProvider.refusal(answer);
+  }
+
+  async inviteRcsTester(request: { agentId: string | null; phone: string }): Promise<RcsTesterInvite> {
+    const query = request.agentId ? `?${new URLSearchParams({ agentId: request.agentId })}` : '';
+    const answer = await this.call('POST', `/v1/phones/${encodeURIComponent(request.phone)}/testers${query}`, {});
+    if (answer.status !== 200) return { status: 'FAILED', acceptedAt: null };
+    return answer.body?.inviteStatus === 'ACCEPTED'
+      ? { status: 'ACCEPTED', acceptedAt: new Date() }
+      : { status: 'INVITED', acceptedAt: null };
+  }
+
+  async parseCallback(request: CallbackRequest): Promise<CallbackParse> {
+    let body: any;
+    try {
+      body = JSON.parse(request.rawBody);
+    } catch {
+      return { ok: false, status: 403, reason: 'not an RBM webhook' };
+    }
+    const token = Buffer.from(this.settings.webhookClientToken);
+    // Google's webhook verification: echo the secret when the client token is ours.
+    if (typeof body?.clientToken === 'string' && typeof body?.secret === 'string' && !body.message) {
+      const given = Buffer.from(body.clientToken);
+      if (given.length !== token.length || !timingSafeEqual(given, token))
+        return { ok: false, status: 403, reason: 'another client token' };
+      return { ok: true, callbacks: [], reply: { status: 200, body: { secret: body.secret } } };
+    }
+    const signature = request.headers['x-goog-signature'];
+    const data = body?.message?.data;
+    if (!signature || typeof data !== 'string') return { ok: false, status: 403, reason: 'no X-Goog-Signature' };
+    const decoded = Buffer.from(data, 'base64');
+    const expected = createHmac('sha512', this.settings.webhookClientToken).update(decoded).digest();
+    const given = Buffer.from(signature, 'base64');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      return { ok: false, status: 403, reason: 'X-Goog-Signature does not match' };
+    let event: any;
+    try {
+      event = JSON.parse(decoded.toString('utf8'));
+    } catch {
+      return { ok: false, status: 400, reason: 'message.data is not JSON' };
+    }
+    const callbacks = callbacksOf(event);
+    if (!Array.isArray(callbacks)) return { ok: false, status: 400, reason: callbacks.problem };
+    const checked = checkCallbacks(callbacks);
+    return checked.ok ? { ok: true, callbacks: checked.callbacks } : { ok: false, status: 400, reason: checked.reason };
+  }
+}
+
+function callbacksOf(e: any): unknown[] | { problem: string } {
+  const at = typeof e?.sendTime === 'string' ? e.sendTime : new Date().toISOString();
+  if (typeof e?.eventType === 'string') {
+    const status = e.eventType === 'DELIVERED' ? 'delivered' : e.eventType === 'READ' ? 'read' : undefined;
+    // IS_TYPING and other events record nothing.
+    if (!status) return [];
+    return [{ type: 'receipt', providerMessageId: e.messageId, dedupeKey: e.messageId, status, channel: 'RCS', at }];
+  }
+  if (e?.text !== undefined || e?.suggestionResponse || e?.userFile) {
+    return [
+      {
+        type: 'inbound',
+        providerMessageId: e.messageId,
+        from: e.senderPhoneNumber,
+        to: e.agentId,
+        channel: 'RCS',
+        text: e.text ?? e.suggestionResponse?.text ?? null,
+        postback: e.suggestionResponse?.postbackData ?? null,
+        mediaUrl: e.userFile?.payload?.fileUri ?? null,
+        at,
+      },
+    ];
+  }
+  return { problem: 'neither an agent event nor a user message' };
+}

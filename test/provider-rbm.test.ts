@@ -1,0 +1,244 @@
+// The Google RBM adapter end to end (service-account auth through google-auth-library) against a fake of the RBM
+// API and Google's token endpoint written from Google's public reference (test/support/rbm-fake.ts): an RCS send
+// through the API whose capability RBM looked up, DELIVERED and READ events, an inbound reply and a STOP written to
+// the agent, Google's webhook verification answered, forged events refused; a repeated send is not sent twice.
+import { randomInt, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assembleProviders } from '../src/providers/assemble.ts';
+import { RbmProvider } from '../src/providers/rbm/adapter.ts';
+import { startRbmFake, type RbmFake } from './support/rbm-fake.ts';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+import { until } from './support/wait.ts';
+
+let fake: RbmFake;
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+let key: string;
+let rbm: RbmProvider;
+
+beforeAll(async () => {
+  fake = await startRbmFake();
+  rbm = new RbmProvider({
+    name: 'PROVIDER_A',
+    settings: {
+      clientEmail: fake.clientEmail,
+      privateKey: fake.privateKey,
+      webhookClientToken: fake.clientToken,
+      apiBaseUrl: fake.baseUrl,
+      tokenUrl: fake.tokenUrl,
+      timeoutMs: 5000,
+    },
+  });
+  srv = await startTestServer({
+    workers: true,
+    providers: ({ db, queue }) => assembleProviders({ db, queue, endpoint: { baseUrl: undefined }, real: { PROVIDER_A: rbm } }),
+  });
+  org = await srv.newOrg('RBM org');
+  key = org.apiKey.secret;
+});
+afterAll(async () => {
+  await srv?.close();
+  await fake?.close();
+});
+
+async function agent(): Promise<{ id: string; agentId: string }> {
+  const agentId = `acme_${randomUUID().slice(0, 8)}_agent@rbm.goog`;
+  const row = await srv.context.db
+    .insertInto('sender_ids')
+    .values({
+      organization_id: org.organizationId,
+      name: 'Acme agent',
+      type: 'RCS_AGENT',
+      status: 'ACTIVE',
+      provider: 'PROVIDER_A',
+      phone_number: null,
+      address: agentId,
+      is_sandbox: false,
+      updated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, agentId };
+}
+
+async function contact(): Promise<{ id: string; phone: string }> {
+  const phone = `+1312${randomInt(2_000_000, 9_999_999)}`;
+  const res = await call(srv, 'POST', '/v1/contacts', { key, body: { phone } });
+  expect(res.status, res.text).toBe(201);
+  return { id: res.body.id, phone };
+}
+
+const messageRow = (id: string) =>
+  srv.context.db
+    .selectFrom('messages')
+    .select(['status', 'channel', 'provider', 'provider_message_id'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+
+async function post(event: unknown, token?: string): Promise<Response> {
+  const { body, headers } = fake.signedEvent(event, token);
+  return fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, { method: 'POST', headers, body });
+}
+
+describe('Google RBM', () => {
+  it('answers Google’s webhook verification with the secret, and refuses another client token', async () => {
+    const ok = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientToken: fake.clientToken, secret: 'abc123' }),
+    });
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ secret: 'abc123' });
+    const other = await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ clientToken: 'not-ours', secret: 'abc123' }),
+    });
+    expect(other.status).toBe(403);
+  });
+
+  it('looks the handset up, sends RCS with our message id as RBM’s messageId, then applies DELIVERED and READ', async () => {
+    const a = await agent();
+    const c = await contact();
+    fake.capable.add(c.phone);
+    const res = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: {
+        contactId: c.id,
+        senderId: a.id,
+        channelType: 'RCS',
+        messageType: 'TRANSACTIONAL',
+        content: { type: 'text', text: 'Your table is ready' },
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    const id = res.body.data.messageId as string;
+    const sent = await until(
+      () => messageRow(id),
+      (m) => m.status !== 'queued' && m.status !== 'sending',
+      'the RBM send',
+    );
+    expect(sent, fake.violations.join('\n')).toMatchObject({ status: 'sent', provider: 'PROVIDER_A', provider_message_id: id });
+    expect(fake.requests.some((r) => r.path.startsWith(`/v1/phones/${encodeURIComponent(c.phone)}/capabilities?requestId=`))).toBe(true);
+    const create = fake.requests.find(
+      (r) => r.method === 'POST' && r.path.startsWith(`/v1/phones/${encodeURIComponent(c.phone)}/agentMessages`),
+    )!;
+    expect(new URL(create.path, 'http://x').searchParams.get('messageId')).toBe(id);
+    expect(new URL(create.path, 'http://x').searchParams.get('agentId')).toBe(a.agentId);
+    expect(create.body).toEqual({ contentMessage: { text: 'Your table is ready' } });
+
+    expect(
+      (
+        await post({
+          eventType: 'DELIVERED',
+          eventId: randomUUID(),
+          messageId: id,
+          senderPhoneNumber: c.phone,
+          agentId: a.agentId,
+          sendTime: new Date().toISOString(),
+        })
+      ).status,
+    ).toBe(204);
+    expect(await messageRow(id)).toMatchObject({ status: 'delivered', channel: 'RCS' });
+    expect(
+      (
+        await post({
+          eventType: 'READ',
+          eventId: randomUUID(),
+          messageId: id,
+          senderPhoneNumber: c.phone,
+          agentId: a.agentId,
+          sendTime: new Date().toISOString(),
+        })
+      ).status,
+    ).toBe(204);
+    expect(await messageRow(id)).toMatchObject({ status: 'read' });
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('a repeated send of one message (its first answer lost) reaches RBM with the same messageId and counts as sent once', async () => {
+    const a = await agent();
+    const c = await contact();
+    const message = {
+      dedupeKey: randomUUID(),
+      organizationId: org.organizationId,
+      sender: { id: a.id, type: 'RCS_AGENT', name: 'Acme agent', phoneNumber: null, address: a.agentId },
+      from: 'Acme agent',
+      to: c.phone,
+      channel: 'RCS' as const,
+      body: 'Once',
+      title: null,
+      mediaUrl: null,
+      attempt: 1,
+      acceptedAt: new Date(),
+      fallbackAllowed: false,
+    };
+    expect(await rbm.send(message)).toEqual({ providerMessageId: message.dedupeKey });
+    expect(await rbm.send({ ...message, attempt: 2 })).toEqual({ providerMessageId: message.dedupeKey });
+    const creates = fake.requests.filter((r) => r.method === 'POST' && r.path.includes(`messageId=${message.dedupeKey}`));
+    expect(creates).toHaveLength(2);
+  });
+
+  it('takes a reply and a STOP written to the agent through the shared inbound path', async () => {
+    const a = await agent();
+    const c = await contact();
+    const reply = await post({
+      senderPhoneNumber: c.phone,
+      messageId: `MsG${randomUUID()}`,
+      sendTime: new Date().toISOString(),
+      agentId: a.agentId,
+      text: 'Thanks!',
+    });
+    expect(reply.status, await reply.text()).toBe(204);
+    const inbound = await srv.context.db
+      .selectFrom('messages')
+      .select(['channel', 'content'])
+      .where('contact_id', '=', c.id)
+      .where('direction', '=', 'inbound')
+      .execute();
+    expect(inbound).toEqual([expect.objectContaining({ channel: 'RCS', content: expect.objectContaining({ text: 'Thanks!' }) })]);
+    expect(
+      (
+        await post({
+          senderPhoneNumber: c.phone,
+          messageId: `MsG${randomUUID()}`,
+          sendTime: new Date().toISOString(),
+          agentId: a.agentId,
+          text: 'STOP',
+        })
+      ).status,
+    ).toBe(204);
+    const optOut = await srv.context.db
+      .selectFrom('opt_outs')
+      .select('phone')
+      .where('organization_id', '=', org.organizationId)
+      .where('phone', '=', c.phone)
+      .executeTakeFirst();
+    expect(optOut).toEqual({ phone: c.phone });
+  });
+
+  it('refuses forged events with 403 (another token’s signature, no signature) and malformed signed ones with 400', async () => {
+    const a = await agent();
+    const c = await contact();
+    const event = {
+      senderPhoneNumber: c.phone,
+      messageId: `MsG${randomUUID()}`,
+      sendTime: new Date().toISOString(),
+      agentId: a.agentId,
+      text: 'forged',
+    };
+    expect((await post(event, 'another-token')).status).toBe(403);
+    const { body } = fake.signedEvent(event);
+    expect(
+      (
+        await fetch(`${srv.baseUrl}/provider-callbacks/PROVIDER_A`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        })
+      ).status,
+    ).toBe(403);
+    expect(await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', c.id).execute()).toEqual([]);
+    expect((await post({ ...event, text: 42 })).status).toBe(400);
+  });
+});

@@ -1,0 +1,290 @@
+// The Telnyx adapter end to end, on the official SDK against a Telnyx fake written from Telnyx's public reference
+// (test/support/telnyx-fake.ts: it checks each request's method, path, API key and required fields, and signs
+// webhooks with Ed25519 exactly as Telnyx does): a send through the API, its delivery report, an inbound reply and a
+// STOP through the callback route; forged, replayed and malformed webhooks refused; number search goes to Telnyx.
+import { generateKeyPairSync, randomInt, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assembleProviders } from '../src/providers/assemble.ts';
+import { guardTuning } from '../src/providers/guard.ts';
+import { TelnyxProvider } from '../src/providers/telnyx/adapter.ts';
+import { startTelnyxFake, type TelnyxFake } from './support/telnyx-fake.ts';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+import { until } from './support/wait.ts';
+
+let fake: TelnyxFake;
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+let key: string;
+
+beforeAll(async () => {
+  fake = await startTelnyxFake();
+  srv = await startTestServer({
+    workers: true,
+    providers: ({ db, queue }) => {
+      const endpoint = { baseUrl: undefined };
+      const telnyx = new TelnyxProvider({
+        name: 'PROVIDER_B',
+        endpoint,
+        settings: { apiKey: fake.apiKey, publicKey: fake.publicKey, apiBaseUrl: fake.baseUrl, timeoutMs: 5000 },
+      });
+      return assembleProviders({ db, queue, endpoint, real: { PROVIDER_B: telnyx } });
+    },
+  });
+  org = await srv.newOrg('Telnyx org');
+  key = org.apiKey.secret;
+});
+afterAll(async () => {
+  await srv?.close();
+  await fake?.close();
+});
+
+async function sender(): Promise<{ id: string; phone: string }> {
+  const phone = `+1510${randomInt(2_000_000, 9_999_999)}`;
+  const row = await srv.context.db
+    .insertInto('sender_ids')
+    .values({
+      organization_id: org.organizationId,
+      name: 'Telnyx long code',
+      type: 'LONG_CODE',
+      status: 'ACTIVE',
+      provider: 'PROVIDER_B',
+      phone_number: phone,
+      is_sandbox: false,
+      updated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { id: row.id, phone };
+}
+
+async function contact(): Promise<{ id: string; phone: string }> {
+  const phone = `+1312${randomInt(2_000_000, 9_999_999)}`;
+  const res = await call(srv, 'POST', '/v1/contacts', { key, body: { phone } });
+  expect(res.status, res.text).toBe(201);
+  return { id: res.body.id, phone };
+}
+
+const messageRow = (id: string) =>
+  srv.context.db
+    .selectFrom('messages')
+    .select(['status', 'channel', 'provider', 'provider_message_id', 'error_code'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+
+/** Posts a Telnyx event to our route, signed as Telnyx signs it (or with `headers` instead). */
+async function webhook(pathAndQuery: string, event: unknown, headers?: Record<string, string>): Promise<Response> {
+  const body = JSON.stringify(event);
+  return fetch(`${srv.baseUrl}${pathAndQuery}`, { method: 'POST', headers: headers ?? fake.signedHeaders(body), body });
+}
+
+const finalized = (id: string, to: string, from: string, status: string, errors: unknown[] = []) => ({
+  data: {
+    event_type: 'message.finalized',
+    id: randomUUID(),
+    occurred_at: new Date().toISOString(),
+    record_type: 'event',
+    payload: { id, type: 'SMS', direction: 'outbound', from: { phone_number: from }, to: [{ phone_number: to, status }], errors },
+  },
+  meta: { attempt: 1, delivered_to: 'x' },
+});
+
+const received = (from: string, to: string, text: string) => ({
+  data: {
+    event_type: 'message.received',
+    id: randomUUID(),
+    occurred_at: new Date().toISOString(),
+    record_type: 'event',
+    payload: {
+      id: randomUUID(),
+      type: 'SMS',
+      direction: 'inbound',
+      from: { phone_number: from },
+      to: [{ phone_number: to, status: 'webhook_delivered' }],
+      text,
+      media: [],
+    },
+  },
+});
+
+describe('Telnyx', () => {
+  it('sends through POST /v2/messages and applies its signed delivery reports', async () => {
+    const s = await sender();
+    const c = await contact();
+    const res = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: {
+        contactId: c.id,
+        senderId: s.id,
+        channelType: 'SMS',
+        messageType: 'TRANSACTIONAL',
+        content: { type: 'text', text: 'Your order shipped' },
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    const id = res.body.data.messageId as string;
+    const sent = await until(
+      () => messageRow(id),
+      (m) => m.status === 'sent' || m.status === 'failed',
+      'the Telnyx send',
+    );
+    expect(sent, fake.violations.join('\n')).toMatchObject({ status: 'sent', provider: 'PROVIDER_B' });
+    const request = fake.requests.find((r) => r.path === '/v2/messages' && r.body?.to === c.phone)!;
+    expect(request.body).toMatchObject({ from: s.phone, text: 'Your order shipped', type: 'SMS', use_profile_webhooks: false });
+    expect(request.body.webhook_url).toBe(`${srv.baseUrl}/provider-callbacks/PROVIDER_B?ref=${id}`);
+
+    const ok = await webhook(
+      `/provider-callbacks/PROVIDER_B?ref=${id}`,
+      finalized(sent.provider_message_id!, c.phone, s.phone, 'delivered'),
+    );
+    expect(ok.status, await ok.text()).toBe(204);
+    expect(await messageRow(id)).toMatchObject({ status: 'delivered', channel: 'SMS' });
+
+    const res2 = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: {
+        contactId: c.id,
+        senderId: s.id,
+        channelType: 'SMS',
+        messageType: 'TRANSACTIONAL',
+        content: { type: 'text', text: 'Second' },
+      },
+    });
+    const id2 = res2.body.data.messageId as string;
+    const sent2 = await until(
+      () => messageRow(id2),
+      (m) => m.status === 'sent',
+      'the second send',
+    );
+    const failed = await webhook(
+      `/provider-callbacks/PROVIDER_B?ref=${id2}`,
+      finalized(sent2.provider_message_id!, c.phone, s.phone, 'delivery_failed', [{ code: '40008', title: 'Undeliverable' }]),
+    );
+    expect(failed.status).toBe(204);
+    expect(await messageRow(id2)).toMatchObject({ status: 'undeliverable', error_code: 'TELNYX_40008' });
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('takes an inbound reply and a STOP (message.received) through the shared inbound path', async () => {
+    const s = await sender();
+    const c = await contact();
+    expect((await webhook('/provider-callbacks/PROVIDER_B', received(c.phone, s.phone, 'Thanks!'))).status).toBe(204);
+    const inbound = await srv.context.db
+      .selectFrom('messages')
+      .select(['channel', 'content'])
+      .where('contact_id', '=', c.id)
+      .where('direction', '=', 'inbound')
+      .execute();
+    expect(inbound).toEqual([expect.objectContaining({ channel: 'SMS', content: expect.objectContaining({ text: 'Thanks!' }) })]);
+    expect((await webhook('/provider-callbacks/PROVIDER_B', received(c.phone, s.phone, 'STOP'))).status).toBe(204);
+    const optOut = await srv.context.db
+      .selectFrom('opt_outs')
+      .select('phone')
+      .where('organization_id', '=', org.organizationId)
+      .where('phone', '=', c.phone)
+      .executeTakeFirst();
+    expect(optOut).toEqual({ phone: c.phone });
+    // The confirmation goes out through Telnyx.
+    await until(
+      async () => fake.requests.filter((r) => r.path === '/v2/messages' && r.body?.to === c.phone).length,
+      (n) => n === 1,
+      'the STOP confirmation through Telnyx',
+    );
+  });
+
+  it('refuses forged webhooks with 403: another key, a replayed (old) timestamp, a changed body, no signature', async () => {
+    const s = await sender();
+    const c = await contact();
+    const event = received(c.phone, s.phone, 'forged');
+    const body = JSON.stringify(event);
+    const other = generateKeyPairSync('ed25519').privateKey;
+    const old = Math.floor(Date.now() / 1000) - 600;
+    for (const headers of [
+      fake.signedHeaders(body, undefined, other),
+      fake.signedHeaders(body, old),
+      fake.signedHeaders(JSON.stringify(received(c.phone, s.phone, 'original'))),
+      { 'content-type': 'application/json' },
+    ]) {
+      expect((await webhook('/provider-callbacks/PROVIDER_B', event, headers)).status).toBe(403);
+    }
+    expect(await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', c.id).execute()).toEqual([]);
+  });
+
+  it('refuses a signed webhook it cannot use with 400 (a text that is no string)', async () => {
+    const s = await sender();
+    const c = await contact();
+    const bad = received(c.phone, s.phone, 'x') as any;
+    bad.data.payload.text = { nested: true };
+    expect((await webhook('/provider-callbacks/PROVIDER_B', bad)).status).toBe(400);
+  });
+
+  it('searches Telnyx’s inventory for PROVIDER_B', async () => {
+    const res = await call(srv, 'POST', '/v1/sender-ids/numbers/search', {
+      key,
+      body: { provider: 'PROVIDER_B', inventoryType: 'Local', leadingNumber: '415', capabilities: ['SMS'] },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toEqual([expect.objectContaining({ provider: 'PROVIDER_B', number: '+14155550123', region: 'CA' })]);
+    expect(fake.requests.at(-1)!.path).toContain('filter%5Bphone_number_type%5D=local');
+    expect(fake.violations).toEqual([]);
+  });
+});
+
+describe('Telnyx failures', () => {
+  const sendOne = async (s: { id: string }, c: { id: string }, text: string) => {
+    const res = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: c.id, senderId: s.id, channelType: 'SMS', messageType: 'TRANSACTIONAL', content: { type: 'text', text } },
+    });
+    expect(res.status, res.text).toBe(200);
+    return res.body.data.messageId as string;
+  };
+  const health = async () =>
+    ((await call(srv, 'GET', '/health')).body.providers as Array<Record<string, any>>).find((p) => p.name === 'PROVIDER_B')!;
+
+  it('a 429 with Retry-After slows PROVIDER_B down without failing the message, which is sent after it', async () => {
+    const s = await sender();
+    const c = await contact();
+    const before = (await health()).rateLimited;
+    fake.failNext(429, 1, { 'retry-after': '1' });
+    const id = await sendOne(s, c, 'Rate limited once');
+    await until(health, (h) => h.rateLimited === before + 1, 'the 429 on /health');
+    expect((await messageRow(id)).status).not.toBe('failed');
+    expect(
+      await until(
+        () => messageRow(id),
+        (m) => m.status === 'sent' || m.status === 'failed',
+        'the send after Retry-After',
+        20_000,
+      ),
+    ).toMatchObject({
+      status: 'sent',
+    });
+  });
+
+  it('an outage opens PROVIDER_B’s circuit (on /health): the message waits, then goes once a trial succeeds', async () => {
+    const saved = { ...guardTuning };
+    Object.assign(guardTuning, { failureThreshold: 1, openSeconds: 1 });
+    try {
+      const s = await sender();
+      const c = await contact();
+      fake.failNext(503, 1);
+      const id = await sendOne(s, c, 'Outage once');
+      const open = await until(health, (h) => h.circuitOpenings >= 1, 'the open circuit on /health');
+      expect(open.consecutiveFailures).toBeGreaterThanOrEqual(1);
+      expect((await messageRow(id)).status).not.toBe('failed');
+      expect(
+        await until(
+          () => messageRow(id),
+          (m) => m.status === 'sent' || m.status === 'failed',
+          'the send after the outage',
+          20_000,
+        ),
+      ).toMatchObject({
+        status: 'sent',
+      });
+      expect(await health()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
+    } finally {
+      Object.assign(guardTuning, saved);
+    }
+  });
+});
