@@ -32,7 +32,11 @@ export interface paths {
          *     (not the sandbox sender) sends only while attached to a program whose brand and campaign are `REGISTERED`
          *     (a detached PRIMARY stops); an `RCS_AGENT` only `LAUNCHED`, or in `TESTING` towards its `ACCEPTED` test
          *     devices; a sender attached with role `TEST` only towards its test devices. Blast batches record the same
-         *     code on each skipped recipient (a TEST sender carries no blast).
+         *     code on each skipped recipient (a TEST sender carries no blast). The 10DLC and RCS-launch conditions apply
+         *     where this service reviews those registrations (the carrier sandbox); a sender of a connected carrier that
+         *     registers senders in its own console (Twilio and Telnyx 10DLC campaigns, Google's RBM agent launch) is held
+         *     to them by that carrier, which refuses an unregistered sender's message: it then fails with the carrier's
+         *     reason (e.g. `TWILIO_30034`).
          *
          *     **Unknown ids.** A `contactId` or `senderId` that is not the organization's (another organization's
          *     included) answers 404 `NOT_FOUND` with `details` naming it (`body.contactId`, `body.senderId`; see "Errors").

@@ -232,6 +232,7 @@ describe('openapi-backend internals (src/http/api.ts)', () => {
       version: '1.0.0',
       uptimeSeconds: 1,
       database: { status: 'up', latencyMs: 1 },
+      providers: [],
       time: '2026-11-21T09:30:00Z',
     };
     expect(backend.validateResponse(good, 'getHealth', 200).errors).toBeFalsy();

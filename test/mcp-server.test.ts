@@ -223,7 +223,8 @@ describe('compact, self-contained schemas', () => {
     // The catalogue was 1.39 MB (sendMessage alone 25 KB) with every schema copied whole into every tool.
     const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
     expect(bytes([...tools.values()].map((t) => t.definition))).toBeLessThan(1_000_000);
-    expect(bytes(send)).toBeLessThan(20_000);
+    // 20 KB until `to` (issue 37) documented the send by phone beside contactId: 21 KB.
+    expect(bytes(send)).toBeLessThan(24_000);
   });
 });
 

@@ -5,10 +5,13 @@ import type { Database } from './schema.ts';
 import { migrations } from './migrations/index.ts';
 import { withPreparedStatements } from './prepared.ts';
 import { ScopedPool } from './statement-scope.ts';
-import type { TenantDb, TenantTx } from './tenant.ts';
 
 export type Db = Kysely<Database>;
 export type Tx = Transaction<Database>;
+/** A database handle bound to one organization (see TenantGuard). Transactions opened on it are guarded too. */
+export type TenantDb = Db & { readonly __tenant: unique symbol };
+/** A transaction opened on a TenantDb (inTransaction): guarded too, and usable wherever a TenantDb is. */
+export type TenantTx = Tx & { readonly __tenant: TenantDb['__tenant'] };
 
 // timestamptz → Date (default), int8 → number where safe is done per query; numeric stays a string (money).
 // The pool's checkouts take the statement_timeout (and the cancellation) of the request they serve

@@ -30,7 +30,7 @@ import {
   type RootOperationNode,
   type UnknownRow,
 } from 'kysely';
-import type { Db, Tx } from './database.ts';
+import type { Db, TenantDb } from './database.ts';
 
 interface Whereable {
   where(lhs: never, op: never, rhs: never): unknown;
@@ -41,10 +41,8 @@ export function tenant<QB extends Whereable>(qb: QB, organizationId: string, col
   return (qb as unknown as { where(l: string, o: string, r: string): QB }).where(column, '=', organizationId);
 }
 
-/** A database handle bound to one organization (see TenantGuard). Transactions opened on it are guarded too. */
-export type TenantDb = Db & { readonly __tenant: unique symbol };
-/** A transaction opened on a TenantDb (inTransaction): guarded too, and usable wherever a TenantDb is. */
-export type TenantTx = Tx & { readonly __tenant: TenantDb['__tenant'] };
+// The handle types live with Db and Tx (database.ts), which inTransaction's overloads need.
+export type { TenantDb, TenantTx } from './database.ts';
 
 export class TenantScopeError extends Error {}
 

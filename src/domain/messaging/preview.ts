@@ -54,7 +54,9 @@ export async function previewMessage(
   if (contact) {
     // The send path's own plan (routeSql), with the sender's protocols and the conversation's chat-app session.
     // The sending rule's channels (its readiness is the send's to refuse: the preview plans the channel only).
-    const usable = sender ? decideSending({ sender, protocols, program: null, recipientIsTestDevice: null }).usable : () => true;
+    const usable = sender
+      ? decideSending({ sender, protocols, program: null, recipientIsTestDevice: null, reviewedHere: new Set() }).usable
+      : () => true;
     const fallbackChannel = fallbackChannelFor(body.content);
     const plan = await plannedRoute(tenant.db, tenant.organizationId, {
       contactId: contact.id,

@@ -174,7 +174,15 @@ type Prepared = {
  * and the set statement's inputs: what does not depend on the recipient, computed once — each content rendered on
  * the requested and on the fallback channel (segments, price, preview), whether the sender may use each channel.
  */
-async function prepare(tenant: Tenant, order: OneOrder | BatchOrder, contents: KeyedContents, recipients: Recipients): Promise<Prepared> {
+const NO_REVIEWS: ReadonlySet<string> = new Set();
+
+async function prepare(
+  tenant: Tenant,
+  services: Services,
+  order: OneOrder | BatchOrder,
+  contents: KeyedContents,
+  recipients: Recipients,
+): Promise<Prepared> {
   const requested = order.channelType ?? 'RCS';
   const fallbackAllowed = order.fallbackToSms ?? true;
   const one = 'contactId' in order ? order : undefined;
@@ -202,6 +210,7 @@ async function prepare(tenant: Tenant, order: OneOrder | BatchOrder, contents: K
     protocols: facts.protocols,
     program: facts.program as SenderProgram | null, // the loader's JSON is the rule's ProgramState (senderProgramSql)
     recipientIsTestDevice: facts.testDevice,
+    reviewedHere: services.providers.forSender(sender).registry?.kinds ?? NO_REVIEWS,
   });
   if (notReady) throw senderNotReady(notReady, one?.fields?.senderId);
   const gate = await gateOf(question, facts.rules, facts.quietGroups);
@@ -272,7 +281,7 @@ export async function send(tenant: Tenant, services: Services, order: OneOrder |
   const contents = await resolveContents(tenant, services, new Map([['', order.content]]));
   const content = contents.get('')!;
   const [p, insert] = await Promise.all([
-    prepare(tenant, { ...order, content }, contents, recipientsOf([order.contactId], [''])),
+    prepare(tenant, services, { ...order, content }, contents, recipientsOf([order.contactId], [''])),
     wakeInsertOf(queueOf(services)),
   ]);
   const write = async (t: Tenant): Promise<MessageRow> => {
@@ -307,7 +316,7 @@ async function sendBatch(tenant: Tenant, services: Services, order: BatchOrder):
   let p: Prepared;
   try {
     const contents = await resolveContents(tenant, services, order.contents);
-    p = await prepare(tenant, order, contents, pendingBatch(organizationId, blastId, batch));
+    p = await prepare(tenant, services, order, contents, pendingBatch(organizationId, blastId, batch));
   } catch (e) {
     if (!(e instanceof ApiError) || e.status >= 500) throw e;
     return settlePendingBatch(db, organizationId, blastId, batch, { status: 'skipped', reason: e.code });

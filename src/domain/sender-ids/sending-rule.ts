@@ -131,6 +131,13 @@ export type SendingFacts = {
   program: SenderProgram | null;
   /** Whether the recipient is one of the sender's test devices; null for a set of recipients (a blast batch). */
   recipientIsTestDevice: boolean | null;
+  /**
+   * The registrations the sender's provider reviews through this service (its registry's kinds). Where the provider
+   * has no registry of a kind (Twilio and Telnyx take 10DLC campaigns in their own consoles, Google launches RBM
+   * agents in its own), that readiness is the provider's to enforce: the carrier refuses an unregistered sender's
+   * message (Twilio 30034) and the message fails with its reason, so the rule does not refuse it first.
+   */
+  reviewedHere: ReadonlySet<string>;
 };
 
 export type NotReady = { action: Action; message: string };
@@ -152,7 +159,8 @@ const customerAction = (code: Action['code'], message: string, senderId: string 
  * - Readiness its type requires: a 10DLC number (LONG_CODE, not the sandbox) sends only as an attached PRIMARY or
  *   FALLBACK sender of a ready program (brand and campaign REGISTERED); an RCS agent only LAUNCHED, or in TESTING
  *   towards its test devices; a TEST-role sender only towards its test devices. The refusal names the missing
- *   action: the program's `nextAction`, or the sender's own.
+ *   action: the program's `nextAction`, or the sender's own. The first two apply where this service reviews the
+ *   registration (`reviewedHere`); a provider that registers senders in its own console enforces them itself.
  */
 export function decideSending(f: SendingFacts): SendingDecision {
   const settings = sendSettingsOf(f.protocols);
@@ -177,7 +185,7 @@ function notReadyOf(f: SendingFacts): NotReady | null {
       'A TEST-role sender',
       customerAction('ATTACH_PRIMARY_SENDER', 'Attach a PRIMARY sender to carry production traffic.', null),
     );
-  if (sender.type === 'RCS_AGENT' && !sender.is_sandbox) {
+  if (sender.type === 'RCS_AGENT' && !sender.is_sandbox && f.reviewedHere.has('RCS_AGENT_LAUNCH')) {
     const phase = sender.rcs_agent_phase ?? 'TESTING';
     if (phase === 'TESTING')
       return testOnly('An RCS agent in TESTING', customerAction('LAUNCH_RCS_AGENT', 'Launch the RCS agent, then submit it.', sender.id));
@@ -187,7 +195,7 @@ function notReadyOf(f: SendingFacts): NotReady | null {
         message: `The RCS agent is ${phase}, not LAUNCHED.`,
       };
   }
-  if (sender.type === 'LONG_CODE' && !sender.is_sandbox) {
+  if (sender.type === 'LONG_CODE' && !sender.is_sandbox && f.reviewedHere.has('CAMPAIGN')) {
     if (!program)
       return {
         action: customerAction('REGISTER_BRAND', 'Register the brand with POST /v1/sender-ids/{id}/brand/register.', sender.id),
