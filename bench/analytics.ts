@@ -254,7 +254,7 @@ const rollupRowsOf = async (pool: pg.Pool, orgId: string) =>
   Number((await pool.query('select count(*) as n from analytics_message_rollups where organization_id = $1', [orgId])).rows[0].n);
 
 /** The timings and the export, against an organization already seeded (by benchAnalytics) from `start` to `today`. */
-export async function measureAnalytics(
+async function measureAnalytics(
   ctx: Pick<OwnDataBench, 'databaseUrl' | 'env' | 'freePort' | 'waitFor' | 'children'>,
   pool: pg.Pool,
   org: { organizationId: string; apiKey: string },

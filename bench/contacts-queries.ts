@@ -11,7 +11,7 @@ import { contactViews as toContacts } from '../src/domain/contacts/contacts.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
 
-export type QueryTiming = {
+type QueryTiming = {
   label: string;
   ms: number;
   rows: number;
@@ -209,7 +209,7 @@ const PROBES =
  * contains/in/exists/notExists, rcsCap, createdAt, optedOut), timed as previewSegment runs them (count and sample
  * together, then the sample's tags and opt-outs), with the plan of the count.
  */
-export async function segmentTimings(db: Db, orgId: string, tags: string[]): Promise<QueryTiming[]> {
+async function segmentTimings(db: Db, orgId: string, tags: string[]): Promise<QueryTiming[]> {
   const [common, rare] = [tags[0]!, tags[15]!];
   const all = (...conditions: SegmentQuery['conditions']): SegmentQuery => ({ match: 'all', conditions });
   const cases: Array<[string, SegmentQuery, string?]> = [

@@ -57,7 +57,7 @@ export type Config = {
   rateLimit: { perKey: number; windowSeconds: number };
 };
 
-export type TrustProxy = boolean | number | string;
+type TrustProxy = boolean | number | string;
 
 export type MailConfig = {
   /** SMTP_URL (smtp:// or smtps://, credentials in the URL); undefined: messages are written as .eml files to `dir`. */

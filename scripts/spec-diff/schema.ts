@@ -11,7 +11,7 @@ import { isObj, type Obj } from './deref.ts';
 
 export type Direction = 'request' | 'response' | 'payload';
 
-export interface SchemaChange {
+interface SchemaChange {
   breaking: boolean;
   kind: string;
   location: string;
@@ -70,7 +70,7 @@ const kind = (ctx: Ctx, what: string): string => `${ctx.dir}-${what}`;
 // ---- types ----------------------------------------------------------------------------------------------------
 
 /** The JSON types a schema allows, or undefined for "any". 3.0 `nullable` and enum-only schemas are understood. */
-export function typesOf(s: Obj): Set<string> | undefined {
+function typesOf(s: Obj): Set<string> | undefined {
   let types: Set<string> | undefined;
   if (typeof s.type === 'string') types = new Set([s.type]);
   else if (Array.isArray(s.type)) types = new Set(s.type.filter((t): t is string => typeof t === 'string'));
@@ -256,7 +256,7 @@ function compareVariants(a: Obj, b: Obj, ctx: Ctx, loc: string, depth: number): 
 const flatMemo = new WeakMap<Obj, Obj>();
 
 /** Merges allOf into one schema (properties and required united, types/enums intersected, bounds tightest). */
-export function flatten(schema: unknown): Obj {
+function flatten(schema: unknown): Obj {
   if (!isObj(schema)) return {}; // boolean schemas and junk: treat as "any"
   const hit = flatMemo.get(schema);
   if (hit) return hit;

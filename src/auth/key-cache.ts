@@ -16,7 +16,7 @@ import type { ApiKeyRow } from '../db/schema.ts';
 export const API_KEYS_CHANNEL = 'api_keys_changed';
 
 /** A notification payload that names a prefix (`msk_…`) rather than a key id (a UUID). */
-export const isPrefixPayload = (payload: string) => payload.startsWith('msk_');
+const isPrefixPayload = (payload: string) => payload.startsWith('msk_');
 
 type Entry<T> = { value: T; cachedAt: number };
 

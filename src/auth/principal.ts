@@ -7,5 +7,3 @@ export type Principal = {
   apiKeyId: string;
   scopes: ReadonlySet<string>;
 };
-
-export const ROLES = ['role:brand_admin', 'role:platform_admin'] as const;

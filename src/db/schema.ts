@@ -1,6 +1,6 @@
 // Table types for Kysely, one file per section under tables/. Every table carries organization_id (the
 // tenant wall); queries add it through src/db/tenant.ts.
-import type { Selectable, Insertable, Updateable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { CoreTables, ApiKeysTable } from './tables/core.ts';
 import type { ContactsTables } from './tables/contacts.ts';
 import type { ComplianceTables } from './tables/compliance.ts';
@@ -43,5 +43,3 @@ export interface Database extends BotsTables {}
 export interface Database extends LandingPagesTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
-export type NewApiKey = Insertable<ApiKeysTable>;
-export type ApiKeyUpdate = Updateable<ApiKeysTable>;

@@ -36,7 +36,7 @@ export function currentStatementScope(): StatementScope | undefined {
 }
 
 /** Thrown instead of handing a connection to a scope whose client has gone. */
-export class ClientGoneError extends Error {
+class ClientGoneError extends Error {
   constructor() {
     super('The client went away; no further statement of its request is started.');
   }

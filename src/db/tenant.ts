@@ -71,7 +71,7 @@ export function bindTenant(db: Db, organizationId: string, tenantTables: Readonl
  * organization's id (what tenant() adds, and what an insert's values carry). A cheap walk of the query tree;
  * a heuristic (see the head of this file for what it does not see).
  */
-export class TenantGuard implements KyselyPlugin {
+class TenantGuard implements KyselyPlugin {
   private readonly organizationId: string;
   private readonly tables: ReadonlySet<string>;
 
@@ -105,7 +105,7 @@ function rawTables(fragments: readonly string[], tables: ReadonlySet<string>, to
   }
 }
 
-export function assertScoped(root: RootOperationNode, organizationId: string, tables: ReadonlySet<string>): void {
+function assertScoped(root: RootOperationNode, organizationId: string, tables: ReadonlySet<string>): void {
   const touched = new Set<string>();
   let column = false;
   let value = false;

@@ -15,7 +15,7 @@ import { sql } from 'kysely';
 import { inTransaction, type Db, type Tx } from '../db/database.ts';
 import { conflict } from './errors.ts';
 
-export const IDEMPOTENCY_WINDOW_HOURS = 24;
+const IDEMPOTENCY_WINDOW_HOURS = 24;
 
 export type IdempotentResult<B> = { status: number; body: B; replayed: boolean };
 
@@ -31,7 +31,7 @@ function canonical(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-export function requestHash(body: unknown): string {
+function requestHash(body: unknown): string {
   return createHash('sha256').update(canonical(body)).digest('hex');
 }
 

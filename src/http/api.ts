@@ -396,7 +396,7 @@ function describeFailuresBounded(backend: OpenAPIBackend, narrowFor: (operationI
 const LOCATION: Record<string, string> = { requestBody: 'body', query: 'query', path: 'path', header: 'header', cookie: 'cookie' };
 
 /** Ajv errors → `details`, with fields named `<location>.<dotted path>`. */
-export function toFieldErrors(errors: ErrorObject[]): FieldError[] {
+function toFieldErrors(errors: ErrorObject[]): FieldError[] {
   const out: FieldError[] = [];
   const seen = new Set<string>();
   for (const e of errors.slice(0, MAX_REPORTED_ERRORS)) {

@@ -45,7 +45,7 @@ export type HandlerInput<K extends OperationId> = {
   files: UploadedFile[];
 };
 
-export type HandlerResult<K extends OperationId> = {
+type HandlerResult<K extends OperationId> = {
   [S in SuccessStatus<K>]: {
     status: S;
     body: BodyOf<Responses<K>[S]>;
@@ -54,8 +54,6 @@ export type HandlerResult<K extends OperationId> = {
     contentType?: string;
   };
 }[SuccessStatus<K>];
-
-export type { Services, Tenant };
 
 /** What an authenticated operation's handler gets. */
 export type RequestScope = {
@@ -71,7 +69,7 @@ export type RequestScope = {
  * What a public (`security: []`) operation's handler gets: the system handle, no tenant, and the caller's
  * address (the socket's, or what TRUST_PROXY lets X-Forwarded-For say; src/http/client.ts).
  */
-export type PublicScope = { app: AppContext; client: PublicClient; requestId: string; log: Logger };
+type PublicScope = { app: AppContext; client: PublicClient; requestId: string; log: Logger };
 
 export type Handler<K extends OperationId> = (input: HandlerInput<K>, scope: RequestScope) => Promise<HandlerResult<K>>;
 export type PublicHandler<K extends OperationId> = (input: HandlerInput<K>, scope: PublicScope) => Promise<HandlerResult<K>>;

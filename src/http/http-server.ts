@@ -7,7 +7,7 @@ import type { Socket } from 'node:net';
 import type { ErrorCode } from '../domain/errors.ts';
 
 /** Documented in the README ("Limits"). */
-export const HTTP_LIMITS = {
+const HTTP_LIMITS = {
   maxHeaderBytes: 16 * 1024,
   /** The whole header block must arrive within this (slowloris). */
   headersTimeoutMs: 10_000,
@@ -29,7 +29,7 @@ const REASONS: Record<number, string> = {
  * body's media type and declared size are accepted (sendContinue); any refusal before that is the final answer,
  * and the client need not send its body at all (openapi.yaml, "Request limits").
  */
-export const EXPECTS_CONTINUE = Symbol('expectsContinue');
+const EXPECTS_CONTINUE = Symbol('expectsContinue');
 
 type ExpectingRequest = IncomingMessage & { [EXPECTS_CONTINUE]?: boolean };
 

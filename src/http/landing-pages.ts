@@ -23,7 +23,7 @@ import type { StoredFormField } from '../db/tables/landing-pages.ts';
 const MAX_FORM_BYTES = 64 * 1024;
 
 /** Escapes text for HTML element content and double-quoted attribute values. */
-export function escapeHtml(value: unknown): string {
+function escapeHtml(value: unknown): string {
   return String(value ?? '').replace(/[&<>"'`=/]/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 

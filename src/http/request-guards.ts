@@ -6,7 +6,7 @@
 import { ApiError, type FieldError } from '../domain/errors.ts';
 
 /** Deeper JSON than this is refused; no document schema nests half as deep. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 
 /** At most this many failing fields are reported in one answer (validation of a huge body stays bounded). */
 export const MAX_REPORTED_ERRORS = 20;

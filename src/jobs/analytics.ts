@@ -12,7 +12,7 @@ import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
 
 /** Reports run per tick at most; the rest wait for the next tick. */
-export const REPORTS_PER_TICK = 50;
+const REPORTS_PER_TICK = 50;
 
 /**
  * Runs the due reports; returns the keys of the files written. One report's failure (its email refused, the SMTP

@@ -36,7 +36,7 @@ export function toCsv(columns: readonly string[], rows: ReadonlyArray<Record<str
 }
 
 /** One data line of `row` (cells in column order), ending with CRLF. */
-export function csvLine(columns: readonly string[], row: Record<string, CsvValue>): string {
+function csvLine(columns: readonly string[], row: Record<string, CsvValue>): string {
   return `${columns.map((c) => csvField(row[c])).join(',')}\r\n`;
 }
 

@@ -20,7 +20,7 @@ export const AREA_CODES: ReadonlyArray<{ areaCode: string; countryCode: 'US' | '
   { areaCode: '604', countryCode: 'CA', region: 'BC', locality: 'Vancouver' },
 ];
 
-export const isTollFree = (number: string): boolean => (TOLL_FREE_PREFIXES as readonly string[]).includes(number.slice(2, 5));
+const isTollFree = (number: string): boolean => (TOLL_FREE_PREFIXES as readonly string[]).includes(number.slice(2, 5));
 
 /** Where a NANP number is (Local area codes of the table; toll-free prefixes), for imported numbers. */
 export function describeNumber(number: string): {

@@ -31,9 +31,9 @@ import { callTool } from './tool-call.ts';
 import { InvalidCursorError, ToolPages } from './tool-pages.ts';
 import { checkBatch, runOneAtATime, type AnswerSizes } from './batches.ts';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 /** Room for the JSON-RPC envelope around a request body of BODY_LIMIT_BYTES (the body itself is checked per tool). */
-export const MCP_ENVELOPE_BYTES = 64 * 1024;
+const MCP_ENVELOPE_BYTES = 64 * 1024;
 
 const INSTRUCTIONS =
   'Every tool is one operation of the Messaging Service API, named by its operationId, with the same validation, ' +

@@ -193,7 +193,7 @@ function toApiError(error: unknown, log: RequestScope['log']): ApiError {
 }
 
 /** A tool error: the ErrorResponse as text (structured content is reserved for the output schema's shape). */
-export function toolError(error: ApiError, requestId: string): CallToolResult {
+function toolError(error: ApiError, requestId: string): CallToolResult {
   const body: ErrorResponse = error.toBody(requestId);
   return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }], _meta: { status: error.status, error: body } };
 }

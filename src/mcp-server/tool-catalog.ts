@@ -12,7 +12,7 @@ import { uploadBodySchema } from './uploads.ts';
 /** The argument carrying the request body. */
 export const BODY_ARGUMENT = 'body';
 /** A header parameter's argument: its name in camelCase (`Idempotency-Key` → `idempotencyKey`). */
-export const headerArgument = (header: string) => header.toLowerCase().replace(/-+([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
+const headerArgument = (header: string) => header.toLowerCase().replace(/-+([a-z0-9])/g, (_m, c: string) => c.toUpperCase());
 /** How long the signed link a download tool answers stays valid (as an analytics export's `downloadUrl`). */
 export const DOWNLOAD_LINK_TTL_MS = 60 * 60 * 1000;
 
@@ -36,7 +36,7 @@ export type CatalogTool = {
 };
 
 /** Operations deliberately not offered as tools, with the reason a call to one of them answers. */
-export type RefusedOperation = { name: string; scopes: string[][]; reason: string };
+type RefusedOperation = { name: string; scopes: string[][]; reason: string };
 
 export type ToolCatalog = { tools: Map<string, CatalogTool>; refused: Map<string, RefusedOperation> };
 

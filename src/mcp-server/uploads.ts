@@ -6,7 +6,7 @@ import type { UploadedFile } from '../domain/files.ts';
 import { ApiError, MAX_FIELD_ERRORS, type FieldError } from '../domain/errors.ts';
 import type { JsonSchema } from './json-schema.ts';
 
-export const FILE_ARGUMENT_SCHEMA: JsonSchema = {
+const FILE_ARGUMENT_SCHEMA: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['filename', 'contentBase64'],

@@ -49,7 +49,7 @@ addFormats.default(ajv);
 const validators = { receipt: ajv.compile(receipt), inbound: ajv.compile(inbound) };
 
 /** The first problem of a callback, in a line for the log and the 400 answer; null when it is well formed. */
-export function callbackProblem(callback: unknown): string | null {
+function callbackProblem(callback: unknown): string | null {
   const type = (callback as { type?: unknown } | null)?.type;
   if (type !== 'receipt' && type !== 'inbound') return 'not a callback: expected type receipt or inbound';
   const validate = validators[type];

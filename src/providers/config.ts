@@ -6,7 +6,7 @@
 // appear (src/app.ts, PROVIDER_SECRET_KEYS).
 import { readFileSync } from 'node:fs';
 
-export type ProviderSlotConfig =
+type ProviderSlotConfig =
   | { kind: 'simulator' }
   | {
       kind: 'twilio';

@@ -15,7 +15,7 @@ export type ProviderName = 'PROVIDER_A' | 'PROVIDER_B';
 export const PROVIDER_NAMES: readonly ProviderName[] = ['PROVIDER_A', 'PROVIDER_B'];
 
 /** Which implementation plays a slot. */
-export type ProviderKind = 'simulator' | 'twilio' | 'telnyx' | 'rbm';
+type ProviderKind = 'simulator' | 'twilio' | 'telnyx' | 'rbm';
 
 /** A message channel as the document names it (components.schemas.Channel). */
 export type Channel = 'RCS' | 'SMS' | 'MMS' | 'CHATAPP';
@@ -64,7 +64,7 @@ export class NumberOrderUncertain extends Error {
 export type SendOutcome = { ok: true; providerMessageId: string } | { ok: false; error: ProviderError | ProviderRejection };
 
 /** The sender a message goes out from, as the provider needs it. */
-export type OutboundSender = {
+type OutboundSender = {
   id: string;
   type: string;
   name: string;

@@ -42,7 +42,7 @@ function row(
 }
 
 /** Every row of one provider's inventory of one type (before removing assigned numbers), in a fixed order. */
-export function inventoryOf(provider: ProviderName, inventoryType: InventoryType): InventoryNumber[] {
+function inventoryOf(provider: ProviderName, inventoryType: InventoryType): InventoryNumber[] {
   const lines = Array.from({ length: LINES_PER_BLOCK }, (_, i) => FIRST_LINE[provider] + i);
   if (inventoryType === 'Local') {
     return AREA_CODES.flatMap((a) => lines.map((l) => row(provider, 'Local', a.areaCode, l, a)));

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { ProviderError, type ProviderRegistry, type RegistryDecision, type RegistryKind, type RegistrySubmission } from './provider.ts';
 
 /** Milliseconds between two review steps. */
-export function registryStepMs(env: NodeJS.ProcessEnv = process.env): number {
+function registryStepMs(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.SANDBOX_REGISTRY_STEP_MS;
   const n = raw === undefined ? NaN : Number(raw);
   return Number.isFinite(n) && n >= 0 ? n : 2000;

@@ -46,7 +46,7 @@ import type { CallbackEndpoint } from './endpoint.ts';
 export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 const SECRET_SETTING = 'simulator_callback_secret';
 
-export function simulatedRcsCapable(phone: string): boolean {
+function simulatedRcsCapable(phone: string): boolean {
   const last = Number(phone.at(-1));
   return last >= 0 && last <= 4;
 }

@@ -65,9 +65,9 @@ export function commandsOf(markdown: string): Command[] {
 }
 
 /** Stands for any value (a bare `…` in an array or as a value). */
-export const ANY = '\u0000any';
+const ANY = '\u0000any';
 /** In an object, a bare `…`: other keys may follow. */
-export const REST = '\u0000rest';
+const REST = '\u0000rest';
 
 /**
  * A shown output as JSON: `…` outside strings becomes ANY (as a value) or REST (where an object expects a key);

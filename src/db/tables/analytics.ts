@@ -3,7 +3,7 @@
 // scheduled reports.
 import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Json, TimestampDefault } from './columns.ts';
-export interface AnalyticsMessageRollupsTable {
+interface AnalyticsMessageRollupsTable {
   organization_id: string;
   /** Start of the UTC hour of the messages' created_at. */
   bucket_hour: Date;
@@ -35,7 +35,7 @@ export interface AnalyticsMessageRollupsTable {
 }
 
 /** The hourly rollup summed per UTC day on the keys the figures read (migration 0028, kept by the compaction). */
-export interface AnalyticsMessageRollupsDailyTable {
+interface AnalyticsMessageRollupsDailyTable {
   organization_id: string;
   bucket_day: Date;
   sender_id: string;
@@ -83,7 +83,7 @@ export interface AnalyticsReportsTable {
 }
 
 /** Signed changes appended by the trigger, not yet folded into the rollup (same columns plus an id). */
-export interface AnalyticsMessageDeltasTable extends AnalyticsMessageRollupsTable {
+interface AnalyticsMessageDeltasTable extends AnalyticsMessageRollupsTable {
   id: Generated<string>;
 }
 

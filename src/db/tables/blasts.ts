@@ -30,7 +30,7 @@ export interface BlastsTable {
   updated_at: TimestampDefault;
 }
 
-export interface BlastRecipientsTable {
+interface BlastRecipientsTable {
   organization_id: string;
   blast_id: string;
   contact_id: string;

@@ -65,7 +65,7 @@ export interface BotSessionsTable {
 }
 
 /** One entry of a session into a node (migration 0027): how it left it (`exit`, null while waiting there). */
-export interface BotNodeVisitsTable {
+interface BotNodeVisitsTable {
   id: Generated<string>;
   organization_id: string;
   bot_id: string;
@@ -83,7 +83,7 @@ export interface BotNodeVisitsTable {
   latest: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
-export interface BotTriggerFiresTable {
+interface BotTriggerFiresTable {
   organization_id: string;
   bot_id: string;
   trigger_id: string;

@@ -25,7 +25,7 @@ export interface ConsentEventsTable {
 }
 
 /** Opt-out state per phone (it survives deleting and re-creating the contact). */
-export interface OptOutsTable {
+interface OptOutsTable {
   organization_id: string;
   phone: string;
   opted_out_at: Date;

@@ -32,7 +32,7 @@ export interface TagsTable {
   created_at: CreatedAt;
 }
 
-export interface ContactTagsTable {
+interface ContactTagsTable {
   organization_id: string;
   contact_id: string;
   tag_id: string;
@@ -40,7 +40,7 @@ export interface ContactTagsTable {
 }
 
 /** A segment query stored by POST /v1/segments/resolve (migration 0009): its id is the `segmentId` blasts take. */
-export interface SavedSegmentsTable {
+interface SavedSegmentsTable {
   id: Generated<string>;
   organization_id: string;
   /** Hex SHA-256 of the canonical JSON of `query`; unique per organization. */
@@ -62,7 +62,7 @@ export interface ContactsTables extends ContactJobsTables {
 // ---- Contacts section jobs and billing (migration 0003) ----
 
 /** A fresh completed RCS capability lookup: the billable record. */
-export interface ContactRcsLookupsTable {
+interface ContactRcsLookupsTable {
   id: Generated<string>;
   organization_id: string;
   contact_id: string;
@@ -77,7 +77,7 @@ export interface ContactRcsLookupsTable {
   created_at: CreatedAt;
 }
 
-export type BulkTagJobStatus = 'queued' | 'running' | 'completed' | 'failed';
+type BulkTagJobStatus = 'queued' | 'running' | 'completed' | 'failed';
 
 export interface ContactBulkTagJobsTable {
   id: Generated<string>;
@@ -97,7 +97,7 @@ export interface ContactBulkTagJobsTable {
   completed_at: Date | null;
 }
 
-export type ImportJobStatus = 'queued' | 'processing' | 'completed' | 'failed';
+type ImportJobStatus = 'queued' | 'processing' | 'completed' | 'failed';
 
 /** Where one CSV column goes: a contact field, `attribute:<key>`, or `ignore`. */
 export type ImportColumn = { header: string; target: string };
@@ -133,7 +133,7 @@ export interface ContactImportJobsTable {
   completed_at: Date | null;
 }
 
-export interface ContactImportFilesTable {
+interface ContactImportFilesTable {
   job_id: string;
   organization_id: string;
   data: Buffer;
@@ -141,7 +141,7 @@ export interface ContactImportFilesTable {
   created_at: CreatedAt;
 }
 
-export interface ContactJobsTables {
+interface ContactJobsTables {
   contact_rcs_lookups: ContactRcsLookupsTable;
   contact_bulk_tag_jobs: ContactBulkTagJobsTable;
   contact_import_jobs: ContactImportJobsTable;

@@ -3,7 +3,7 @@ import type { Generated } from 'kysely';
 import type { CreatedAt, Timestamp } from './columns.ts';
 import type { RcsAgentPhase, SenderIdProvider, SenderIdStatus, SenderIdType } from './enums.ts';
 
-export interface OrganizationsTable {
+interface OrganizationsTable {
   id: Generated<string>;
   name: string;
   created_at: CreatedAt;

@@ -8,12 +8,6 @@ type S = components['schemas'];
 
 export type Channel = S['Channel'];
 export type MessageType = S['MessageType'];
-export type MessageStatus = S['MessageStatus'];
-export type Direction = S['Direction'];
-/** Nullable in the contract: a message that did not fall back has none. */
-export type FallbackReason = S['FallbackReason'];
-export type MessageEncoding = NonNullable<S['MessageEncoding']>;
-export type ConversationSourceType = S['ConversationSourceType'];
 
 export type SenderIdType = S['SenderIdType'];
 export type SenderIdStatus = S['SenderIdStatus'];
@@ -30,7 +24,6 @@ export type RcsTestDeviceStatus = S['RcsTestDevice']['status'];
 export type SenderSubmissionKind = S['SenderSubmissionKind'];
 export type SenderSubmissionStatus = S['SenderSubmissionStatus'];
 export type BrandRegistrationStatus = S['SenderBrandRegistrationStatus'];
-export type BrandIdentityStatus = NonNullable<S['SenderBrandIdentityStatus']>;
 export type BrandEntityType = S['SenderBrandEntityType'];
 export type BrandVertical = S['SenderBrandVertical'];
 export type CampaignRegistrationStatus = S['SenderCampaignRegistrationStatus'];

@@ -10,7 +10,7 @@ export interface PlatformMappingsTable {
 }
 
 export type McpCredentialsKind = 'bearer' | 'basic' | 'oauth2_client_credentials';
-export type McpHealthState = 'healthy' | 'degraded' | 'unhealthy' | 'unknown';
+type McpHealthState = 'healthy' | 'degraded' | 'unhealthy' | 'unknown';
 export type McpChannel = 'RCS' | 'CHATAPP' | 'SMS';
 
 /** One channel's last known health, stored as the document's McpChannelHealth. */

@@ -85,7 +85,7 @@ export interface MessagesTable {
   updated_at: TimestampDefault;
 }
 
-export interface IdempotencyKeysTable {
+interface IdempotencyKeysTable {
   organization_id: string;
   key: string;
   operation_id: string;
@@ -96,13 +96,13 @@ export interface IdempotencyKeysTable {
   created_at: CreatedAt;
 }
 
-export interface ServiceSettingsTable {
+interface ServiceSettingsTable {
   key: string;
   value: string;
 }
 
 /** The carrier simulator's log: what reached the (simulated) handset. */
-export interface SimulatorMessagesTable {
+interface SimulatorMessagesTable {
   provider_message_id: string;
   organization_id: string;
   provider: string;

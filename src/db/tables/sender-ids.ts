@@ -37,7 +37,7 @@ export interface SenderVoiceForwardingsTable {
 }
 
 /** The carrier simulator's voice side: the forwarding it was told to apply, per sender (system handle only). */
-export interface SimulatorVoiceForwardingsTable {
+interface SimulatorVoiceForwardingsTable {
   sender_id: string;
   organization_id: string;
   provider: string;

@@ -32,7 +32,7 @@ export interface SenderNumbersTable {
   released_at: Timestamp | null;
 }
 
-export interface SimulatorNumbersTable {
+interface SimulatorNumbersTable {
   number: string;
   provider: string;
   organization_id: string;

@@ -14,8 +14,8 @@ import type {
   SenderSubmissionStatus,
 } from './enums.ts';
 
-export type SubmissionError = { code: string; message: string };
-export type CarrierStatus = { carrier: string; status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'SUSPENDED' };
+type SubmissionError = { code: string; message: string };
+type CarrierStatus = { carrier: string; status: 'PENDING' | 'APPROVED' | 'REJECTED' | 'SUSPENDED' };
 
 /** One submission of a sender to its carriers (RCS launch, toll-free verification, sender registration). */
 export interface SenderSubmissionsTable {

@@ -30,7 +30,7 @@ export interface WebhookEndpointsTable {
 }
 
 /** An event raised for at least one subscribed endpoint; `body` is the exact envelope sent on every attempt. */
-export interface WebhookEventsTable {
+interface WebhookEventsTable {
   id: string;
   organization_id: string;
   type: string;
@@ -41,7 +41,7 @@ export interface WebhookEventsTable {
 }
 
 /** The state of one event's delivery to one endpoint. `attempts` guards against recording an attempt twice. */
-export interface WebhookDeliveriesTable {
+interface WebhookDeliveriesTable {
   id: Generated<string>;
   organization_id: string;
   endpoint_id: string;

@@ -14,12 +14,12 @@ import type { Services, Tenant } from '../tenant.ts';
 
 type S = components['schemas'];
 export type CampaignRow = q.CampaignRow;
-export type CampaignStatus = S['AcquisitionCampaignStatus'];
+type CampaignStatus = S['AcquisitionCampaignStatus'];
 export type CampaignView = { row: CampaignRow; enrollmentUrl: string };
 export type CampaignDetail = CampaignView & { stats: q.CampaignStats & { pendingCount: number } };
 
 /** The consent wording stored when a campaign is created without one. */
-export const DEFAULT_CONSENT_TEXT =
+const DEFAULT_CONSENT_TEXT =
   'By signing up you agree to receive recurring automated marketing text messages at the number provided. Consent is not a condition of purchase. Msg frequency varies. Msg & data rates may apply. Reply HELP for help, STOP to cancel.';
 
 /** The one transition table (AcquisitionCampaignStatus). */

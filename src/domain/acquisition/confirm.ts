@@ -20,7 +20,7 @@ import { settled } from './campaigns.ts';
 import { assertEnrollable, completeEnrollment, createEnrolledContact, updateEnrolledContact, type SignUpAttributes } from './enroll.ts';
 
 /** The reply that confirms (the request says "reply YES"), compared as the keyword engine compares keywords. */
-export const CONFIRMATION_REPLY = 'YES';
+const CONFIRMATION_REPLY = 'YES';
 
 export type Reply = { phone: string; senderId: string; text: string; messageId: string; channel: 'RCS' | 'SMS' | 'MMS' | 'CHATAPP' };
 

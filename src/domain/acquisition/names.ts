@@ -7,7 +7,7 @@
 // letters (O'Neil, Mary-Jane) and possibly ending in `.` (J., Jr.). Digits, `/`, `:`, `@`, a `.` inside a word
 // (evil.example) or anything else fail it, and the name is then rendered as nothing.
 
-export const MAX_RENDERED_NAME_CHARS = 40;
+const MAX_RENDERED_NAME_CHARS = 40;
 const MAX_RENDERED_NAME_WORDS = 4;
 const WORD = String.raw`\p{L}[\p{L}\p{M}]*(?:['’-]\p{L}[\p{L}\p{M}]*)*\.?`;
 const PLAIN_NAME = new RegExp(`^${WORD}(?: ${WORD}){0,${MAX_RENDERED_NAME_WORDS - 1}}$`, 'u');
@@ -16,7 +16,7 @@ const PLAIN_NAME = new RegExp(`^${WORD}(?: ${WORD}){0,${MAX_RENDERED_NAME_WORDS 
  * Format/invisible characters (Cf: zero-width, bidi overrides) removed, control characters (Cc: newlines, tabs,
  * escapes) and line/paragraph separators made spaces, runs of white space one space; trimmed.
  */
-export function cleanText(value: string): string {
+function cleanText(value: string): string {
   return value
     .normalize('NFC')
     .replace(/\p{Cf}/gu, '')
@@ -33,7 +33,7 @@ export function storedName(value: string | null | undefined, max: number): strin
 }
 
 /** The name as it may appear in a text, or null when it is not a plain name. */
-export function plainName(value: string | null | undefined): string | null {
+function plainName(value: string | null | undefined): string | null {
   if (!value) return null;
   const cleaned = cleanText(value);
   return [...cleaned].length <= MAX_RENDERED_NAME_CHARS && PLAIN_NAME.test(cleaned) ? cleaned : null;

@@ -16,10 +16,10 @@ import { createEnrolledContact, MAX_ENROLL_NAME_CHARS, type SignUpAttributes } f
 import { storedName } from './names.ts';
 
 /** How long a sign-up waits for the handset's YES (documented on AcquisitionConfirmedOptIn). */
-export const PENDING_TTL_HOURS = 24;
+const PENDING_TTL_HOURS = 24;
 
 /** The confirmation request (documented on AcquisitionConfirmedOptIn). The campaign's name is the organization's. */
-export const confirmationText = (campaign: CampaignRow): string =>
+const confirmationText = (campaign: CampaignRow): string =>
   `${campaign.name}: reply YES to confirm your sign-up for recurring marketing texts. Msg & data rates may apply. Reply STOP to cancel.`;
 
 export type SignUp = {

@@ -32,10 +32,10 @@ import { requestConfirmation, type SignUp } from './pending.ts';
 type EnrollRequest = components['schemas']['AcquisitionEnrollRequest'];
 
 /** Requests per client address per window (the document: 10 per minute). */
-export const PUBLIC_ENROLL_LIMIT = { points: 10, durationSeconds: 60 };
+const PUBLIC_ENROLL_LIMIT = { points: 10, durationSeconds: 60 };
 /** Public sign-ups per phone number per window across the organization (the document: 3 per 24 hours). */
-export const PUBLIC_PHONE_LIMIT = { points: 3, durationSeconds: 86_400 };
-export const PUBLIC_ENROLL_MESSAGE = 'Thanks! Your sign-up was received.';
+const PUBLIC_PHONE_LIMIT = { points: 3, durationSeconds: 86_400 };
+const PUBLIC_ENROLL_MESSAGE = 'Thanks! Your sign-up was received.';
 export const PUBLIC_CONFIRM_MESSAGE = 'Thanks! Check your phone and reply YES to the text we sent to confirm your sign-up.';
 
 export type PublicEnrollResult = { redirectUrl: string | null; message: string };
@@ -172,6 +172,6 @@ export async function enrollPublic(
 }
 
 /** The one answer of a public sign-up, whatever became of the number. */
-export function publicAnswer(campaign: CampaignRow): PublicEnrollResult {
+function publicAnswer(campaign: CampaignRow): PublicEnrollResult {
   return { redirectUrl: campaign.redirect_url, message: campaign.confirmed_opt_in ? PUBLIC_CONFIRM_MESSAGE : PUBLIC_ENROLL_MESSAGE };
 }

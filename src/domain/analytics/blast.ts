@@ -13,7 +13,7 @@ import { found } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { CHANNELS, ZERO } from './figures.ts';
 
-export const MAX_BLAST_BUCKETS = 1440;
+const MAX_BLAST_BUCKETS = 1440;
 const UNIT_MS = { minute: 60_000, hour: 3_600_000 } as const;
 
 export async function getBlastFigures(tenant: Tenant, blastId: string, query: { granularity?: 'minute' | 'hour' }) {

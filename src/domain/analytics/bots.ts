@@ -10,7 +10,7 @@ import type { Tenant } from '../tenant.ts';
 import { periodOf, type Period, type RangeQuery } from './figures.ts';
 
 /** How many intent values the summary lists. */
-export const BOT_TOP_INTENTS = 5;
+const BOT_TOP_INTENTS = 5;
 
 export async function getBotSummary(tenant: Tenant, botId: string) {
   const bot = found(await botOf(tenant.db, tenant.organizationId, botId), 'Bot');
@@ -24,7 +24,7 @@ export async function getBotSummary(tenant: Tenant, botId: string) {
 
 export type BotSummary = Awaited<ReturnType<typeof getBotSummary>>;
 
-export type FunnelStep = {
+type FunnelStep = {
   node: BotNode;
   position: number;
   figures: Omit<FunnelNodeRow, 'nodeId'>;

@@ -133,7 +133,7 @@ async function* messageBatches(tenant: Tenant, period: Period, filters: DatasetF
   }
 }
 
-export class UnknownDatasetError extends Error {}
+class UnknownDatasetError extends Error {}
 
 /**
  * A dataset's CSV as chunks (header first), and how many data rows have gone out so far. The chunks throw

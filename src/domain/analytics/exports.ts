@@ -19,15 +19,15 @@ import type { Services, Tenant } from '../tenant.ts';
 import { periodOf, type Period } from './figures.ts';
 import { datasetCsv, type Dataset, type DatasetFilters } from './datasets.ts';
 
-export const MAX_CONCURRENT_EXPORTS = 3;
+const MAX_CONCURRENT_EXPORTS = 3;
 /** Longest export range (days, inclusive). */
-export const MAX_EXPORT_DAYS = 366;
+const MAX_EXPORT_DAYS = 366;
 /** How long an asynchronous export's link is valid. */
-export const EXPORT_TTL_MS = 60 * 60 * 1000;
-export const EXPORT_RETRY_AFTER_SECONDS = 5;
+const EXPORT_TTL_MS = 60 * 60 * 1000;
+const EXPORT_RETRY_AFTER_SECONDS = 5;
 
 export type ExportType = Dataset;
-export type ExportFilters = DatasetFilters;
+type ExportFilters = DatasetFilters;
 export type ExportRequest = { type: ExportType; startDate?: string; endDate?: string; filters?: ExportFilters };
 export type ExportJob = { organizationId: string; exportId: string };
 
@@ -94,7 +94,7 @@ const exportFailed = (message: string) => new ApiError(500, 'EXPORT_FAILED', mes
 const asExportFailed = (err: unknown) =>
   err instanceof ApiError ? err : exportFailed(`The export could not be generated: ${(err as Error).message}`);
 
-export const fileName = (type: string, p: { startDate: string; endDate: string }) => `analytics-${type}-${p.startDate}-${p.endDate}.csv`;
+const fileName = (type: string, p: { startDate: string; endDate: string }) => `analytics-${type}-${p.startDate}-${p.endDate}.csv`;
 
 async function* after<T>(first: IteratorResult<T>, rest: AsyncGenerator<T>): AsyncGenerator<T> {
   if (!first.done) yield first.value;

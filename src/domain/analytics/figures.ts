@@ -14,19 +14,19 @@ import {
   type RollupFilter,
   type RollupGranularity,
 } from '../../db/queries/analytics/rollups.ts';
-import { activityCounts, overviewCounts, type ActivityCounts } from '../../db/queries/analytics/activity.ts';
+import { activityCounts, overviewCounts } from '../../db/queries/analytics/activity.ts';
 import { sessionFigures, type SessionRow } from '../../db/queries/analytics/sessions.ts';
 import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE } from '../messaging/pricing.ts';
 import { found, invalidField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 
-export type { ActivityCounts, MetricSums, RollupGranularity };
+export type { MetricSums, RollupGranularity };
 
 const DAY_MS = 86_400_000;
 /** Default range: the 30 days ending `endDate` (both inclusive). */
-export const DEFAULT_RANGE_DAYS = 30;
+const DEFAULT_RANGE_DAYS = 30;
 /** Longest range (days, inclusive) per granularity; beyond it 400 VALIDATION_ERROR. */
-export const MAX_RANGE_DAYS: Partial<Record<RollupGranularity, number>> = { hour: 7, day: 365 };
+const MAX_RANGE_DAYS: Partial<Record<RollupGranularity, number>> = { hour: 7, day: 365 };
 export const CHANNELS = ['RCS', 'SMS', 'MMS', 'CHATAPP'] as const;
 
 export type Period = { startDate: string; endDate: string; from: Date; to: Date; days: number };
@@ -58,7 +58,7 @@ export function periodOf(query: RangeQuery, now = new Date(), location: 'query' 
 }
 
 /** Refuses a granularity too fine for the range (hourly up to 7 days, daily up to 365). */
-export function checkGranularity(period: Period, granularity: RollupGranularity): void {
+function checkGranularity(period: Period, granularity: RollupGranularity): void {
   const max = MAX_RANGE_DAYS[granularity];
   if (max !== undefined && period.days > max) {
     throw invalidField(
@@ -69,7 +69,7 @@ export function checkGranularity(period: Period, granularity: RollupGranularity)
 }
 
 /** Start of every UTC bucket overlapping [from, to): hours, days, ISO weeks (Monday), calendar months. */
-export function bucketsOf(period: Period, granularity: RollupGranularity): Date[] {
+function bucketsOf(period: Period, granularity: RollupGranularity): Date[] {
   const first = new Date(period.from);
   if (granularity === 'week') first.setUTCDate(first.getUTCDate() - ((first.getUTCDay() + 6) % 7));
   if (granularity === 'month') first.setUTCDate(1);
@@ -169,7 +169,7 @@ export async function getSenderFigures(tenant: Tenant, senderId: string, query: 
  * carrier, registry or vetting fees yet: the pass-through line is 0. The total is the sum of the lines and equals
  * the message report's cost over the same range.
  */
-export const CAPABILITY_CHECK_PRICE = 0;
+const CAPABILITY_CHECK_PRICE = 0;
 
 export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { granularity?: 'day' | 'month' }) {
   const granularity = query.granularity ?? 'day';
@@ -212,7 +212,7 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
   };
 }
 
-export const TREND_PERIODS = { '7d': 7, '30d': 30, '90d': 90 } as const;
+const TREND_PERIODS = { '7d': 7, '30d': 30, '90d': 90 } as const;
 export type TrendPeriod = keyof typeof TREND_PERIODS;
 
 /** The `period` days ending today (UTC) against the same number of days just before. */
@@ -236,8 +236,8 @@ export async function getTrends(tenant: Tenant, query: { period?: TrendPeriod },
   return { period: name, current: currentPeriod, previous: previousPeriod, cur, prev };
 }
 
-export const SESSION_SOURCES = ['blast', 'bot', 'inbound', 'api', 'event', 'acquisition'] as const;
-export type SessionFigures = Omit<SessionRow, 'day' | 'source'>;
+const SESSION_SOURCES = ['blast', 'bot', 'inbound', 'api', 'event', 'acquisition'] as const;
+type SessionFigures = Omit<SessionRow, 'day' | 'source'>;
 const NO_SESSIONS: SessionFigures = { sessions: 0, uniqueContacts: 0, inboundMessages: 0, outboundMessages: 0, durationSeconds: 0 };
 
 /** Sessions started in the range: totals, and the daily series (zero-filled) or the six sources. */

@@ -44,7 +44,7 @@ export function toReportRow(r: MessageReportDbRow): MessageReportRow {
  * writer (src/lib/csv.ts), which neutralises formula-like strings (an error code `=HYPERLINK(…)` becomes
  * `'=HYPERLINK(…)`); `segments` is a number and the amount a plain decimal, both left as they are.
  */
-export const MESSAGE_REPORT_COLUMNS = [
+const MESSAGE_REPORT_COLUMNS = [
   'messageId',
   'kind',
   'direction',
@@ -83,9 +83,9 @@ export function messageReportCsv(rows: readonly MessageReportRow[]): string {
 type Sums = { sent: number; delivered: number; read: number; failed: number; received: number; fallback: number; costUnits: number };
 type Period = { startDate: string; endDate: string };
 
-export const rate = (part: number, whole: number): number => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
+const rate = (part: number, whole: number): number => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 10_000);
 
-export function toMetrics(s: Sums): Schemas['AnalyticsMessageMetrics'] {
+function toMetrics(s: Sums): Schemas['AnalyticsMessageMetrics'] {
   return {
     sent: s.sent,
     delivered: s.delivered,
@@ -99,7 +99,7 @@ export function toMetrics(s: Sums): Schemas['AnalyticsMessageMetrics'] {
   };
 }
 
-export function toTimelinePoint(p: Sums & { bucket: Date }): Schemas['AnalyticsTimelinePoint'] {
+function toTimelinePoint(p: Sums & { bucket: Date }): Schemas['AnalyticsTimelinePoint'] {
   return {
     bucketStart: p.bucket.toISOString().replace('.000Z', 'Z'),
     sent: p.sent,
@@ -114,7 +114,7 @@ export function toTimelinePoint(p: Sums & { bucket: Date }): Schemas['AnalyticsT
 
 const toPeriod = (p: Period): Schemas['AnalyticsPeriod'] => ({ startDate: p.startDate, endDate: p.endDate });
 
-export function toChannelMetrics(channel: string, s: Sums, totalSent: number): Schemas['AnalyticsChannelMetrics'] {
+function toChannelMetrics(channel: string, s: Sums, totalSent: number): Schemas['AnalyticsChannelMetrics'] {
   return { channel: channel as Schemas['AnalyticsChannelMetrics']['channel'], share: rate(s.sent, totalSent), metrics: toMetrics(s) };
 }
 

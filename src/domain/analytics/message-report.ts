@@ -11,18 +11,18 @@ export type { MessageReportDbRow };
 /** The operation's query parameters, as validated against the document. */
 export type MessageReportParams = NonNullable<operations['getMessageReport']['parameters']['query']>;
 
-export const DEFAULT_WINDOW_DAYS = 30;
-export const DEFAULT_LIMIT = 100;
+const DEFAULT_WINDOW_DAYS = 30;
+const DEFAULT_LIMIT = 100;
 const DAY_MS = 86_400_000;
 const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
 
-export type ReportWindow = { from: Date; to: Date; toInclusive: boolean };
+type ReportWindow = { from: Date; to: Date; toInclusive: boolean };
 
 /**
  * `start`/`end` (ISO date or date-time, UTC, inclusive) → bounds on createdAt. A date-only `end` includes that
  * whole day. Defaults: `end` now, `start` 30 days before `end`. `start` after `end` is refused.
  */
-export function reportWindow(
+function reportWindow(
   query: { start?: unknown; end?: unknown },
   now: Date,
 ): { ok: true; window: ReportWindow } | { ok: false; field: string; message: string } {

@@ -29,14 +29,14 @@ const DAY_MS = 86_400_000;
 /** Attachments of one email at most (many mail servers refuse messages above 10–25 MB once encoded). */
 export const ATTACHMENT_LIMIT_BYTES = 5 * 1024 * 1024;
 /** After a refused send the report waits 5 minutes, then twice as long after each further refusal, at most 6 hours. */
-export const REPORT_RETRY_BACKOFF = { baseMs: 5 * 60_000, capMs: 6 * 3600_000 };
+const REPORT_RETRY_BACKOFF = { baseMs: 5 * 60_000, capMs: 6 * 3600_000 };
 
 /** Records a run that failed (its transaction rolled back: nothing sent, nothing recorded) and when to try again. */
 export function recordFailedRun(tenant: Tenant, reportId: string, now = new Date()) {
   return recordReportFailure(tenant.db, tenant.organizationId, reportId, now, REPORT_RETRY_BACKOFF);
 }
 /** How long a link to a CSV too large to attach works: a week (the longest a signed link may live). */
-export const LINK_TTL_MS = MAX_SIGNED_URL_TTL_MS;
+const LINK_TTL_MS = MAX_SIGNED_URL_TTL_MS;
 
 /** The period a run on `runAt` covers. */
 export function reportPeriod(frequency: string, runAt: Date): Period {

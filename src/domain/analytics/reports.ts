@@ -22,8 +22,8 @@ type Schemas = components['schemas'];
 export type ReportCreate = Schemas['AnalyticsReportCreateRequest'];
 export type ReportUpdate = Schemas['AnalyticsReportUpdateRequest'];
 
-export const MAX_REPORTS = 5;
-export const DEFAULT_HOUR = 8;
+const MAX_REPORTS = 5;
+const DEFAULT_HOUR = 8;
 
 type Schedule = { frequency: string; dayOfWeek: number | null; dayOfMonth: number | null; hour: number };
 

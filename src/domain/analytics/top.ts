@@ -5,7 +5,7 @@ import { tapCounts } from '../../db/queries/analytics/taps.ts';
 import type { Tenant } from '../tenant.ts';
 import { listSenderFigures, periodOf } from './figures.ts';
 
-export const TOP_LIMIT = 5;
+const TOP_LIMIT = 5;
 
 export async function getTop(tenant: Tenant, now = new Date()) {
   const period = periodOf({}, now);

@@ -7,7 +7,7 @@ import { forbidden } from '../errors.ts';
 export type GrantAction = 'create' | 'rotate' | 'revoke';
 
 /** The scopes and roles of `target` that `holder` lacks (empty when `holder` may act on `target`). */
-export function scopesBeyond(holder: ReadonlySet<string>, target: readonly string[]): string[] {
+function scopesBeyond(holder: ReadonlySet<string>, target: readonly string[]): string[] {
   return [...new Set(target.filter((s) => !holder.has(s)))];
 }
 

@@ -24,7 +24,7 @@ export type ProcessJobData = { organizationId: string; assetId: string };
 
 const MB = 1024 * 1024;
 /** Per-type size limits of the document (413 beyond). */
-export const SIZE_LIMITS: Record<AssetKind, number> = {
+const SIZE_LIMITS: Record<AssetKind, number> = {
   image: 5 * MB,
   gif: 5 * MB,
   video: 25 * MB,
@@ -34,8 +34,8 @@ export const SIZE_LIMITS: Record<AssetKind, number> = {
   other: MB,
 };
 /** Largest file whatever the type. */
-export const MAX_FILE_BYTES = 25 * MB;
-export const MAX_BATCH_FILES = 20;
+const MAX_FILE_BYTES = 25 * MB;
+const MAX_BATCH_FILES = 20;
 
 type UploadRequest = components['schemas']['AssetUploadRequest'];
 type BatchRequest = components['schemas']['AssetBatchUploadRequest'];
@@ -51,7 +51,7 @@ type ListQuery = {
   order?: q.AssetListFilter['order'];
 };
 
-export const store = (services: Pick<Services, 'config'>): ObjectStore => storeFor(services.config);
+const store = (services: Pick<Services, 'config'>): ObjectStore => storeFor(services.config);
 export const etagOf = (data: Buffer): string => createHash('sha256').update(data).digest('hex').slice(0, 40);
 export const objectKey = (orgId: string, assetId: string, variant: string): string => `${orgId}/${assetId}/${variant}`;
 
@@ -61,7 +61,7 @@ type Prepared = { type: AssetKind; mimeType: string; name: string; data: Buffer;
 const MB_TEXT = (n: number) => `${n / MB} MB`;
 
 /** Every check of an uploaded file (400 empty or unreadable image, 413 too large, 415 type not accepted). */
-export async function prepareFile(file: UploadedFile, name: string, field: string): Promise<Prepared> {
+async function prepareFile(file: UploadedFile, name: string, field: string): Promise<Prepared> {
   if (file.size === 0) throw invalidField(field, 'the file is empty (0 bytes)');
   if (file.size > MAX_FILE_BYTES)
     throw new ApiError(413, 'PAYLOAD_TOO_LARGE', `The file is larger than ${MB_TEXT(MAX_FILE_BYTES)}; nothing was stored.`);
@@ -308,7 +308,7 @@ export async function resizeAsset(tenant: Tenant, services: Services, id: string
 export type VariantDownload = { mimeType: string; etag: string; fileName: string; content: StoredObject | null };
 
 /** Whether an `If-None-Match` value names `etag` (weak comparison, as RFC 9110 wants for it; `*` matches). */
-export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
   return ifNoneMatch.split(',').some((tag) => {
     const t = tag.trim();

@@ -5,7 +5,7 @@ import { fileTypeFromBuffer } from 'file-type';
 import type { AssetKind } from '../../db/tables/assets.ts';
 
 /** Accepted MIME types by asset type (the document's `AssetType`). */
-export const ACCEPTED: Record<string, AssetKind> = {
+const ACCEPTED: Record<string, AssetKind> = {
   'image/jpeg': 'image',
   'image/png': 'image',
   'image/webp': 'image',

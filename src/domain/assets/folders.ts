@@ -8,8 +8,8 @@ import type { Tenant } from '../tenant.ts';
 
 export type AssetFolderRow = q.AssetFolderRow;
 /** Levels of nesting: a root folder is level 1. */
-export const MAX_FOLDER_DEPTH = 10;
-export const MAX_FOLDERS = 1000;
+const MAX_FOLDER_DEPTH = 10;
+const MAX_FOLDERS = 1000;
 
 type CreateRequest = components['schemas']['AssetFolderCreateRequest'];
 type UpdateRequest = components['schemas']['AssetFolderUpdateRequest'];

@@ -6,11 +6,11 @@ import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { invalidField, unprocessable } from '../errors.ts';
 
 /** The most pixels (width × height of one frame) an image asset may have: 50 megapixels. */
-export const MAX_INPUT_PIXELS = 50_000_000;
+const MAX_INPUT_PIXELS = 50_000_000;
 /** Longest side of the `thumbnail` variant. */
-export const THUMBNAIL_SIZE = 320;
+const THUMBNAIL_SIZE = 320;
 /** The `mms` variant: longest side at most this, and at most MMS_MAX_BYTES. */
-export const MMS_MAX_SIDE = 1280;
+const MMS_MAX_SIDE = 1280;
 export const MMS_MAX_BYTES = 1024 * 1024;
 
 sharp.cache(false);

@@ -17,7 +17,7 @@ export function linkExpiry(now: Date, ttlMs: number): Date {
   return new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS + ttlMs);
 }
 
-export const variantPath = (assetId: string, variant: string): string => `/v1/assets/${assetId}/variant/${variant}`;
+const variantPath = (assetId: string, variant: string): string => `/v1/assets/${assetId}/variant/${variant}`;
 
 export function variantLink(baseUrl: string, organizationId: string, assetId: string, variant: string, expiresAt: Date): string {
   return signUrl(baseUrl, variantPath(assetId, variant), organizationId, expiresAt);

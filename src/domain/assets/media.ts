@@ -39,7 +39,7 @@ export function assetRefsOf(content: object, field: string): AssetRef[] {
 }
 
 /** The variant sent for an asset, or why the asset cannot be message media. */
-export function messageVariant(row: AssetRow): { variant: string } | { refusal: string } {
+function messageVariant(row: AssetRow): { variant: string } | { refusal: string } {
   const has = (name: string) => row.variants.some((v) => v.name === name);
   switch (row.type) {
     case 'image':

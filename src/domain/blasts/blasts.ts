@@ -23,9 +23,9 @@ type S = components['schemas'];
 export type BlastRow = q.BlastRow;
 
 /** Test recipients per request (documented on testBlast). */
-export const MAX_TEST_RECIPIENTS = 10;
+const MAX_TEST_RECIPIENTS = 10;
 /** How far ahead a blast may be scheduled (documented on scheduleBlast and updateBlast). */
-export const MAX_SCHEDULE_DAYS = 90;
+const MAX_SCHEDULE_DAYS = 90;
 const DAY_MS = 24 * 3600_000;
 const TEST_REJECTIONS: ReadonlySet<string> = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'NO_CHANNEL_AVAILABLE']);
 
@@ -144,7 +144,7 @@ export function listBlasts(tenant: Tenant, status: BlastStatus | undefined, page
   return q.listBlasts(tenant.db, tenant.organizationId, status, page);
 }
 
-export async function getBlast(tenant: Tenant, id: string): Promise<BlastRow> {
+async function getBlast(tenant: Tenant, id: string): Promise<BlastRow> {
   return found(await q.getBlast(tenant.db, tenant.organizationId, id), 'Blast');
 }
 
@@ -319,7 +319,7 @@ export async function getBlastProgress(tenant: Tenant, id: string): Promise<S['B
 }
 
 /** Replies and opt-outs count within this many days of the message (BlastStats). */
-export const ENGAGEMENT_DAYS = 7;
+const ENGAGEMENT_DAYS = 7;
 
 export async function getBlastStats(
   tenant: Tenant,

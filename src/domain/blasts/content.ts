@@ -90,7 +90,3 @@ export function variantBuckets(variants: BlastVariant[] | null): Array<{ key: st
   let upTo = 0;
   return [...variants].sort((a, b) => (a.key < b.key ? -1 : 1)).map((v) => ({ key: v.key, upTo: (upTo += v.weight) }));
 }
-
-export function variantForBucket(buckets: Array<{ key: string; upTo: number }>, bucket: number): string {
-  return (buckets.find((b) => bucket < b.upTo) ?? buckets[buckets.length - 1]!).key;
-}

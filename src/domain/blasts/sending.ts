@@ -23,7 +23,7 @@ import { assertReady, contentsOf, NotReady, segmentOf } from './estimate.ts';
 import { assertTransition, type BlastStatus } from './transitions.ts';
 
 /** Recipients per send-batch job: one statement accepts them all. */
-export const BATCH_SIZE = 5000;
+const BATCH_SIZE = 5000;
 /** How often the advance job looks again while a blast sends; once DISPATCHED it looks less often as time passes. */
 const ADVANCE_EVERY_SECONDS = 1;
 const ADVANCE_MAX_SECONDS = 60;

@@ -38,9 +38,7 @@ export const TRANSITIONS: Readonly<Record<BlastAction, { from: readonly BlastSta
   cancel: { from: ['SCHEDULED', 'SENDING', 'DISPATCHED'], to: 'CANCELLED' },
 };
 
-export const FINAL_STATES: ReadonlySet<BlastStatus> = new Set(['SENT', 'FAILED', 'CANCELLED']);
-
-export function canDo(action: BlastAction, status: string): boolean {
+function canDo(action: BlastAction, status: string): boolean {
   return TRANSITIONS[action].from.includes(status as BlastStatus);
 }
 

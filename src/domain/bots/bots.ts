@@ -16,9 +16,7 @@ import { assertInboundTriggers, assertTriggers, type BotInboundTrigger, type Bot
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { BotTesterInviteStatus, Channel } from '../../db/tables/enums.ts';
 
-export type { BotRevisionRow, BotRow, BotTesterRow } from '../../db/queries/bots/bots.ts';
-
-export const MAX_TESTERS = 50;
+const MAX_TESTERS = 50;
 /** Providers' RCS agents: the senders whose testers get a test-device invite. */
 const RCS_PROVIDER_SENDER_TYPES = new Set(['RCS_AGENT']);
 

@@ -26,12 +26,12 @@ const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g;
 export const CONTACT_FIELDS: ReadonlySet<string> = new Set(['name', 'first_name', 'phone']);
 
 /** `{{name}}` placeholders of a text. */
-export function placeholders(text: string | undefined): string[] {
+function placeholders(text: string | undefined): string[] {
   return text ? [...text.matchAll(PLACEHOLDER)].map((m) => m[1]!.toLowerCase()) : [];
 }
 
 /** Every text of a node's content (text, card titles/descriptions). */
-export function nodeTexts(node: BotNode): string[] {
+function nodeTexts(node: BotNode): string[] {
   const c = node.content;
   if (!c) return [];
   const cards = cardsOf(c);

@@ -27,17 +27,17 @@ type Channel = components['schemas']['Channel'];
 const MAX_CAPTURED_CHARACTERS = MAX_ATTRIBUTE_VALUE_CHARACTERS;
 
 /** Most nodes one turn walks through without waiting (a guard against default-edge cycles). */
-export const MAX_STEPS_PER_TURN = 50;
+const MAX_STEPS_PER_TURN = 50;
 
 /**
  * Most messages one turn sends (BotFlow): publish validation refuses a cycle that never waits (LOOP_WITHOUT_WAIT),
  * and this bounds what any flow, one published before that check included, bills per inbound message or event.
  * One event once sent 50 messages to one contact; `events/batch` of 20 sent 980.
  */
-export const MAX_MESSAGES_PER_TURN = 5;
+const MAX_MESSAGES_PER_TURN = 5;
 
 /** Misses (replies matching no edge) before the flow's fallback hands the conversation to a human (BotFlowFallback). */
-export const DEFAULT_MAX_MISSES = 3;
+const DEFAULT_MAX_MISSES = 3;
 
 export type TurnResult = { messageIds: string[]; status: 'ACTIVE' | 'ENDED' | 'HANDED_OFF' };
 
@@ -47,7 +47,7 @@ const norm = (v: string) => v.trim().toLowerCase();
  * `{{name}}` from the variables (captured values, event properties, contact attributes), else empty; a name with
  * no value is added to `missing` when given (an event's message reports MISSING_PROPERTY instead of "Hi , …").
  */
-export function fill(text: string, vars: Record<string, string>, missing?: Set<string>): string {
+function fill(text: string, vars: Record<string, string>, missing?: Set<string>): string {
   return text.replace(/\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}/g, (_m, name: string) => {
     const v = vars[name] ?? vars[name.toLowerCase()];
     // The contact's own fields may be empty (a contact without a name); anything else is the event's to carry.
@@ -66,11 +66,7 @@ export class MissingProperty extends Error {
 }
 
 /** Variables a flow starts with: the contact's attributes (and name), then `extra` (event properties) over them. */
-export async function startVariables(
-  tenant: Tenant,
-  contactId: string,
-  extra: Record<string, unknown> = {},
-): Promise<Record<string, string>> {
+async function startVariables(tenant: Tenant, contactId: string, extra: Record<string, unknown> = {}): Promise<Record<string, string>> {
   const c = await s.contactAttributes(tenant.db, tenant.organizationId, contactId);
   const vars: Record<string, string> = {};
   const put = (k: string, v: unknown) => {
@@ -539,7 +535,7 @@ async function miss(
  * `list` one of `items` (case-insensitive, stored as defined), `number` a decimal, `date` a calendar date (stored
  * YYYY-MM-DD), `boolean` yes/no, `email` an address, `phone` a number (stored E.164); `text` (or no definition) any.
  */
-export function typedAnswer(def: { type: string; items: string[] | null } | undefined, raw: string): string | undefined {
+function typedAnswer(def: { type: string; items: string[] | null } | undefined, raw: string): string | undefined {
   const v = raw.trim();
   if (!def) return raw;
   switch (def.type) {

@@ -81,7 +81,7 @@ function conditionHolds(c: Condition, properties: Record<string, unknown>): bool
   }
 }
 
-export function triggerMatches(t: BotTrigger, event: Pick<TriggeredEvent, 'name' | 'properties'>): boolean {
+function triggerMatches(t: BotTrigger, event: Pick<TriggeredEvent, 'name' | 'properties'>): boolean {
   return (t.active ?? true) && t.eventName === event.name && (t.conditions ?? []).every((c) => conditionHolds(c, event.properties));
 }
 
@@ -96,7 +96,7 @@ const STRICTNESS: readonly MessageType[] = ['SERVICE', 'TRANSACTIONAL', 'MARKETI
  * trigger's (EventTriggerRequest.messageType). A MARKETING event under a TRANSACTIONAL trigger is MARKETING: it
  * was sent without consent before.
  */
-export function stricterClass(request: MessageType | undefined, trigger: MessageType): MessageType {
+function stricterClass(request: MessageType | undefined, trigger: MessageType): MessageType {
   if (!request) return trigger;
   return STRICTNESS.indexOf(request) > STRICTNESS.indexOf(trigger) ? request : trigger;
 }
@@ -168,7 +168,7 @@ type InboundConversation = { id: string; contact_id: string; sender_id: string; 
 type InboundText = { id: string; text: string | null; postback: string | null };
 
 /** Handed to a human after a bot held it (a HANDOFF node, or a handoff to `human`): it stays human until handed back. */
-export const heldByHuman = (c: InboundConversation): boolean => c.handled_by === 'human' && c.bot_id !== null;
+const heldByHuman = (c: InboundConversation): boolean => c.handled_by === 'human' && c.bot_id !== null;
 
 /**
  * Starts a bot for an inbound message that no flow consumed. `phase: 'keyword'` tries only keyword triggers (they

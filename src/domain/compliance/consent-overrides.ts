@@ -11,7 +11,7 @@ import type { Tenant } from '../tenant.ts';
 
 export type ComplianceOverrideRow = q.ComplianceOverrideRow;
 
-export const OVERRIDE_HOURS = 24;
+const OVERRIDE_HOURS = 24;
 
 export type OverrideType = 'CONSENT_GRANT';
 

@@ -19,7 +19,7 @@ export type TcpaUpdate = {
 };
 
 /** Quiet hours may only widen the TCPA period: 08:00 ≤ end < start ≤ 21:00. */
-export function quietHoursProblems(start: string, end: string, given: { start: boolean; end: boolean }): FieldError[] {
+function quietHoursProblems(start: string, end: string, given: { start: boolean; end: boolean }): FieldError[] {
   const problems: FieldError[] = [];
   const s = minutesOf(start);
   const e = minutesOf(end);
@@ -41,7 +41,7 @@ export function quietHoursProblems(start: string, end: string, given: { start: b
 }
 
 /** The runtime's canonical spelling of a known zone (`america/chicago` → `America/Chicago`, `US/Eastern` → `America/New_York`). */
-export function canonicalTimeZone(zone: string): string {
+function canonicalTimeZone(zone: string): string {
   return new Intl.DateTimeFormat('en-US', { timeZone: zone }).resolvedOptions().timeZone;
 }
 

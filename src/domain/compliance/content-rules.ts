@@ -25,7 +25,7 @@ import { checkRegex, testRegexes, type RegexCheck, type RegexSpec } from './rege
 type MessageType = components['schemas']['MessageType'];
 
 export type ContentRulePatternType = 'keyword' | 'regex';
-export type ContentRuleAction = 'block' | 'flag';
+type ContentRuleAction = 'block' | 'flag';
 
 export type ContentRuleSpec = {
   id: string;
@@ -91,10 +91,10 @@ export function matchContentRules(rules: ContentRuleSpec[], text: string): Conte
 
 export type ContentRuleRow = q.ContentRuleRow;
 
-export const MAX_CONTENT_RULES = 200;
+const MAX_CONTENT_RULES = 200;
 
 /** A rule applies to these message types unless it names some. */
-export const ALL_MESSAGE_TYPES: readonly MessageType[] = ['MARKETING', 'TRANSACTIONAL', 'SERVICE'];
+const ALL_MESSAGE_TYPES: readonly MessageType[] = ['MARKETING', 'TRANSACTIONAL', 'SERVICE'];
 
 export type ContentRuleInput = {
   name: string;

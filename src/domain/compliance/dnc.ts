@@ -11,7 +11,7 @@ import type { Services, Tenant } from '../tenant.ts';
 
 export type DncEntryRow = q.DncEntryRow;
 
-export type DncBatchStatus = 'added' | 'already_listed' | 'invalid' | 'duplicate_in_request';
+type DncBatchStatus = 'added' | 'already_listed' | 'invalid' | 'duplicate_in_request';
 export type DncBatchItem = { phone: string; status: DncBatchStatus; id: string | null };
 
 /** What the batch accepts: E.164 as written (`+`, country code, digits only), and valid for its country. */

@@ -26,9 +26,9 @@ import { DEFAULT_QUIET_HOURS_END, DEFAULT_QUIET_HOURS_START, resolveTcpa } from 
 
 export type MessageType = components['schemas']['MessageType'];
 
-export type ComplianceReasonCode = 'DNC_LISTED' | 'OPTED_OUT' | 'NO_CONSENT' | 'QUIET_HOURS' | 'CONTENT_BLOCKED' | 'CONTENT_FLAGGED';
+type ComplianceReasonCode = 'DNC_LISTED' | 'OPTED_OUT' | 'NO_CONSENT' | 'QUIET_HOURS' | 'CONTENT_BLOCKED' | 'CONTENT_FLAGGED';
 
-export type ComplianceReason = {
+type ComplianceReason = {
   code: ComplianceReasonCode;
   message: string;
   /** For CONTENT_BLOCKED / CONTENT_FLAGGED: the rule that matched. */
@@ -40,7 +40,7 @@ export type ComplianceDecision =
   | { decision: 'block'; reasons: ComplianceReason[] }
   | { decision: 'hold'; until: Date; reasons: ComplianceReason[] };
 
-export type GateContact = {
+type GateContact = {
   id: string;
   phone: string;
   time_zone: string | null;
@@ -204,7 +204,7 @@ export function refusalMessage(gate: PreparedGate, key: string, code: string): s
 }
 
 /** Every reason that applies to one recipient's gate row, in the documented order. */
-export function reasonsOf(gate: PreparedGate, row: q.GateRow): ComplianceReason[] {
+function reasonsOf(gate: PreparedGate, row: q.GateRow): ComplianceReason[] {
   const reasons: ComplianceReason[] = [];
   if (row.dnc) reasons.push({ code: 'DNC_LISTED', message: FIXED_REASONS.DNC_LISTED });
   if (row.opted_out) reasons.push({ code: 'OPTED_OUT', message: FIXED_REASONS.OPTED_OUT });
@@ -224,7 +224,7 @@ export function reasonsOf(gate: PreparedGate, row: q.GateRow): ComplianceReason[
 }
 
 /** The decision for one recipient's gate row: block beats hold beats allow. */
-export function decisionOf(gate: PreparedGate, row: q.GateRow): ComplianceDecision {
+function decisionOf(gate: PreparedGate, row: q.GateRow): ComplianceDecision {
   const reasons = reasonsOf(gate, row);
   if (row.block_code) return { decision: 'block', reasons };
   if (row.held_until) return { decision: 'hold', until: row.held_until, reasons };

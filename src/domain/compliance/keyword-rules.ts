@@ -20,7 +20,7 @@ export const DEFAULT_REPLY_TEXT: Record<Exclude<KeywordAction, 'AUTO_REPLY'>, st
   HELP: 'Msg&data rates may apply. Reply STOP to unsubscribe, START to resubscribe.',
 };
 
-export type GlobalKeywordRule = { id: string; keyword: string; action: Exclude<KeywordAction, 'AUTO_REPLY'>; replyText: string };
+type GlobalKeywordRule = { id: string; keyword: string; action: Exclude<KeywordAction, 'AUTO_REPLY'>; replyText: string };
 
 const globalRule = (n: number, keyword: string, action: GlobalKeywordRule['action']): GlobalKeywordRule => ({
   id: `00000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`,
@@ -29,7 +29,7 @@ const globalRule = (n: number, keyword: string, action: GlobalKeywordRule['actio
   replyText: DEFAULT_REPLY_TEXT[action],
 });
 
-export const GLOBAL_KEYWORD_RULES: readonly GlobalKeywordRule[] = [
+const GLOBAL_KEYWORD_RULES: readonly GlobalKeywordRule[] = [
   globalRule(1, 'STOP', 'OPT_OUT'),
   globalRule(2, 'STOPALL', 'OPT_OUT'),
   globalRule(3, 'UNSUBSCRIBE', 'OPT_OUT'),
@@ -46,11 +46,10 @@ export const GLOBAL_KEYWORD_RULES: readonly GlobalKeywordRule[] = [
 const globalsByKeyword = new Map(GLOBAL_KEYWORD_RULES.map((r) => [r.keyword, r]));
 const globalsById = new Map(GLOBAL_KEYWORD_RULES.map((r) => [r.id, r]));
 
-export const globalRuleByKeyword = (keyword: string) => globalsByKeyword.get(keyword);
-export const isGlobalRuleId = (id: string) => globalsById.has(id.toLowerCase());
+const isGlobalRuleId = (id: string) => globalsById.has(id.toLowerCase());
 
 /** Keywords whose override must keep action OPT_OUT. */
-export function isStopClass(keyword: string): boolean {
+function isStopClass(keyword: string): boolean {
   return globalsByKeyword.get(keyword)?.action === 'OPT_OUT';
 }
 
@@ -79,12 +78,12 @@ export type ListedKeywordRule = {
 };
 
 /** An organization rule as listed: `overrides` names the global rule with the same keyword, if any. */
-export function listedOrgRule(r: OrgKeywordRule): ListedKeywordRule {
+function listedOrgRule(r: OrgKeywordRule): ListedKeywordRule {
   return { ...r, scope: 'organization', editable: true, overrides: globalsByKeyword.get(r.keyword)?.id ?? null, overriddenBy: null };
 }
 
 /** Every global rule and every organization rule, by keyword, a global rule before the rule overriding it. */
-export function mergeKeywordRules(orgRules: OrgKeywordRule[]): ListedKeywordRule[] {
+function mergeKeywordRules(orgRules: OrgKeywordRule[]): ListedKeywordRule[] {
   const orgByKeyword = new Map(orgRules.map((r) => [r.keyword, r]));
   const globals: ListedKeywordRule[] = GLOBAL_KEYWORD_RULES.map((g) => ({
     ...g,
@@ -124,7 +123,7 @@ export function effectiveKeywordRules(orgRules: OrgKeywordRule[]): Map<string, E
  * Null/omitted reply text means the default text of the action (AUTO_REPLY has none, so it needs one). When
  * only the action changes and the stored text is the old action's default, the text follows the new action.
  */
-export function resolveKeywordRule(
+function resolveKeywordRule(
   keyword: string,
   next: { action: KeywordAction; replyText: string | null | undefined },
   previous?: { action: KeywordAction; replyText: string | null },
@@ -152,10 +151,10 @@ export function resolveKeywordRule(
 // The organization's rules
 // ---------------------------------------------------------------------------------------------------------------
 
-export const MAX_KEYWORD_RULES = 100;
+const MAX_KEYWORD_RULES = 100;
 
 /** A stored organization rule (the query's row) as the domain sees it. */
-export function toOrgKeywordRule(r: q.KeywordRuleRow): OrgKeywordRule {
+function toOrgKeywordRule(r: q.KeywordRuleRow): OrgKeywordRule {
   return {
     id: r.id,
     keyword: r.keyword,

@@ -106,7 +106,7 @@ export function toKeywordRule(r: ListedKeywordRule): Schemas['KeywordRule'] {
 // ---------------------------------------------------------------------------------------------------------------
 
 /** Column order of each report: the JSON row fields, in order (the CSV header). */
-export const REPORT_COLUMNS: Record<ReportType, readonly string[]> = {
+const REPORT_COLUMNS: Record<ReportType, readonly string[]> = {
   consent: [
     'id',
     'contactId',

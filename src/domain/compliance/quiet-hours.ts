@@ -29,7 +29,7 @@ type LocalTime = { year: number; month: number; day: number; hour: number; minut
 // `format` is about twice as fast as `formatToParts`; en-US numeric output is fixed: `6/10/2026, 14:05:09`.
 const EN_US = /^(\d+)\/(\d+)\/(\d+), (\d+):(\d+):(\d+)$/;
 
-export function localTime(zone: string, at: Date): LocalTime {
+function localTime(zone: string, at: Date): LocalTime {
   const m = EN_US.exec(formatter(zone).format(at));
   if (!m) throw new Error(`unexpected date format for ${zone}`);
   return { month: Number(m[1]), day: Number(m[2]), year: Number(m[3]), hour: Number(m[4]), minute: Number(m[5]), second: Number(m[6]) };
@@ -42,7 +42,7 @@ export function minutesOf(hhmm: string): number {
 }
 
 /** Whether local minute-of-day `m` falls in the quiet period [start, end). */
-export function inQuietPeriod(m: number, start: number, end: number): boolean {
+function inQuietPeriod(m: number, start: number, end: number): boolean {
   if (start === end) return false;
   return start < end ? m >= start && m < end : m >= start || m < end;
 }

@@ -22,7 +22,7 @@ import type { RE2 } from 're2-wasm';
 
 export type RegexCheck = { ok: true } | { ok: false; reason: string };
 /** `u` is mandatory for RE2; `i` folds case. */
-export type RegexFlags = 'u' | 'iu';
+type RegexFlags = 'u' | 'iu';
 export type RegexSpec = { pattern: string; flags: RegexFlags };
 
 type Wrapper = { delete(): void };
@@ -152,7 +152,7 @@ function remember<K, V>(map: Map<K, V>, key: K, value: V, max: number): void {
  * milliseconds per 1,600 characters, and an organization may have 200 rules. Once this is spent, the remaining
  * patterns are not run (undefined). Compiling a cached regex does not count: it happens once per process.
  */
-export const REGEX_TOTAL_BUDGET_MS = 100;
+const REGEX_TOTAL_BUDGET_MS = 100;
 
 /**
  * Tests every pattern against `text`. An entry is undefined when its pattern was not run: it does not compile
@@ -250,7 +250,7 @@ function describe(error: Error): string {
 // counts around it (`{n,m}` counts m, `{n,}` n + 1; `*`, `+`, `?` compile to one copy), summed over the
 // pattern. Measured on re2-wasm 1.0.2: at this limit compiling and a first match take at most about 100 ms
 // (`(?:\p{L}?){5}`), usually a few, and later matches well under a millisecond; the compiled regex is cached.
-export const MAX_EXPANDED_SIZE = 1000;
+const MAX_EXPANDED_SIZE = 1000;
 
 const W_LITERAL = 1;
 const W_ASCII_CLASS = 2;

@@ -7,12 +7,12 @@ import { consentEventsBetween, dncEntriesBetween } from '../../db/queries/compli
 import { invalidField, notFound } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 
-export const REPORT_TYPES = ['consent', 'opt-outs', 'dnc'] as const;
+const REPORT_TYPES = ['consent', 'opt-outs', 'dnc'] as const;
 export type ReportType = (typeof REPORT_TYPES)[number];
-export const isReportType = (t: string): t is ReportType => (REPORT_TYPES as readonly string[]).includes(t);
+const isReportType = (t: string): t is ReportType => (REPORT_TYPES as readonly string[]).includes(t);
 
-export const DEFAULT_RANGE_DAYS = 30;
-export const MAX_RANGE_DAYS = 366;
+const DEFAULT_RANGE_DAYS = 30;
+const MAX_RANGE_DAYS = 366;
 const DAY_MS = 86_400_000;
 
 export type ReportRange = { startDate: string; endDate: string; from: Date; to: Date };

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 export const DEFAULT_QUIET_HOURS_START = '21:00';
 export const DEFAULT_QUIET_HOURS_END = '08:00';
 
-export type TimeZoneSource = 'explicit' | 'inferred' | 'unknown';
+type TimeZoneSource = 'explicit' | 'inferred' | 'unknown';
 
 export type TcpaSettings = {
   /** Effective zone (explicit or the first inferred one); null when unknown. */
@@ -45,7 +45,7 @@ function zoneTableOf(): Record<string, string> {
 }
 
 /** IANA zones the number may be in ([] when the mapping knows none). */
-export async function inferTimeZones(phone: string): Promise<string[]> {
+async function inferTimeZones(phone: string): Promise<string[]> {
   const table = zoneTableOf();
   for (let prefix = phone.replace(/^\+/, ''); prefix.length > 0; prefix = prefix.slice(0, -1)) {
     const zones = table[prefix];

@@ -15,7 +15,7 @@ import type { FieldError } from '../errors.ts';
 /** ContactName maxLength (200). */
 export const MAX_NAME_CHARACTERS = schemaBound('ContactName', [], 'maxLength');
 /** ContactAttributes maxProperties (100). */
-export const MAX_ATTRIBUTES = schemaBound('ContactAttributes', [], 'maxProperties');
+const MAX_ATTRIBUTES = schemaBound('ContactAttributes', [], 'maxProperties');
 /** ContactAttributeValue maxLength (1,000), for string values. */
 export const MAX_ATTRIBUTE_VALUE_CHARACTERS = schemaBound('ContactAttributeValue', [], 'maxLength');
 /** Tag name maxLength (50). */

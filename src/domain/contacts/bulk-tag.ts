@@ -12,7 +12,7 @@ import { MAX_TAGS_PER_CONTACT, requireTags } from './tags.ts';
 
 export const BULK_TAG_QUEUE = QUEUES.contactBulkTag;
 /** Largest request answered synchronously (documented on POST /v1/contacts/bulk/tag). */
-export const SYNC_BULK_TAG_MAX = 1000;
+const SYNC_BULK_TAG_MAX = 1000;
 
 export type BulkTagJobData = { organizationId: string; jobId: string };
 export type BulkTagOutcome = { kind: 'done'; counts: BulkTagCounts } | { kind: 'queued'; job: jobs.BulkTagJobRow };

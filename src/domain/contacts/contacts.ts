@@ -19,7 +19,7 @@ export type ContactRow = q.ContactRow;
 export type ContactView = { row: ContactRow; tagIds: string[]; optedOut: boolean; tcpa: TcpaSettings };
 
 /** GET /v1/contacts/attribute-keys answers at most this many keys. */
-export const MAX_ATTRIBUTE_KEYS = 500;
+const MAX_ATTRIBUTE_KEYS = 500;
 
 type CreateRequest = components['schemas']['ContactCreateRequest'];
 type UpdateRequest = components['schemas']['ContactUpdateRequest'];

@@ -30,7 +30,7 @@ const FIELDS = ['phone', 'name', 'tags', 'timeZone', 'consentType'] as const;
  * leaves room for as many ignored columns again; a wider file cannot be imported usefully, and refusing it here
  * keeps a 10 MB upload with tens of thousands of columns from costing anything beyond reading its first line.
  */
-export const MAX_IMPORT_COLUMNS = 200;
+const MAX_IMPORT_COLUMNS = 200;
 
 /** The buffer in 64 KiB pieces, so the parser streams with backpressure instead of one 10 MB synchronous pass. */
 export function* pieces(data: Buffer, size = 64 * 1024): Generator<Buffer> {

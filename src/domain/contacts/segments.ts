@@ -19,7 +19,7 @@ import { contactViews, type ContactView } from './contacts.ts';
 type SegmentQuery = components['schemas']['SegmentQueryRequest'];
 
 /** Contacts shown by a preview, newest first. */
-export const SEGMENT_SAMPLE_SIZE = 10;
+const SEGMENT_SAMPLE_SIZE = 10;
 /** Ids per page of a resolved segment when the request does not say (documented on POST /v1/segments/resolve). */
 export const RESOLVE_DEFAULT_LIMIT = 1000;
 /** Days a saved segment is kept after its last use (documented on POST /v1/segments/resolve). */

@@ -13,9 +13,6 @@ import { handOffToBot } from '../bots/runtime.ts';
 import { SESSION_HOURS } from '../messaging/conversation.ts';
 import { send } from '../messaging/send.ts';
 
-export type { ConversationRow, ConversationView } from '../../db/queries/conversations/conversations.ts';
-export type { MessageRow } from '../../db/queries/messages/messages.ts';
-
 export function listConversations(tenant: Tenant, filter: q.ConversationFilter, page: PageRequest): Promise<Page<q.ConversationView>> {
   return q.listConversations(tenant.db, tenant.organizationId, filter, page);
 }

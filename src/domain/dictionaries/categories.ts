@@ -6,10 +6,8 @@ import { lockDictionary } from '../../db/queries/dictionaries/shared.ts';
 import { conflict, found, invalidField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 
-export type { CategoryRow } from '../../db/queries/dictionaries/categories.ts';
-
 /** Highest sortOrder a folder can have (the column is a 32-bit integer). */
-export const MAX_SORT_ORDER = 2_147_483_647;
+const MAX_SORT_ORDER = 2_147_483_647;
 
 function assertSortOrder(sortOrder: number | undefined): void {
   if (sortOrder !== undefined && sortOrder > MAX_SORT_ORDER) throw invalidField('body.sortOrder', `must be at most ${MAX_SORT_ORDER}`);

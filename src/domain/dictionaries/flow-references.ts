@@ -8,7 +8,7 @@
 import type { Db } from '../../db/database.ts';
 import { botReferenceSource, type BotUsage, type DictionaryKind, type FlowRewriteCount } from '../bots/references.ts';
 
-export type { BotUsage, DictionaryKind, FlowRewriteCount } from '../bots/references.ts';
+export type { DictionaryKind, FlowRewriteCount } from '../bots/references.ts';
 
 export type Usage = { botCount: number; draftNodeCount: number; publishedNodeCount: number; bots: BotUsage[] };
 

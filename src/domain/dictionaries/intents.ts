@@ -9,8 +9,6 @@ import type { Tenant } from '../tenant.ts';
 import { rewriteReferences, usageOf, type RewriteResult, type Usage } from './flow-references.ts';
 import { assertCategory, assertSameToken, normalizeToken } from './tokens.ts';
 
-export type { IntentRow } from '../../db/queries/dictionaries/intents.ts';
-
 const taken = (value: string) => conflict('ALREADY_EXISTS', `The organization already has an intent with the value "${value}".`);
 
 export function listIntents(tenant: Tenant): Promise<q.IntentRow[]> {

@@ -11,7 +11,6 @@ import type { Tenant } from '../tenant.ts';
 import { rewriteReferences, usageOf, type RewriteResult, type Usage } from './flow-references.ts';
 import { assertCategory, assertSameToken, normalizeToken } from './tokens.ts';
 
-export type { VariableRow } from '../../db/queries/dictionaries/variables.ts';
 export type { VariableType } from '../../db/tables/dictionaries.ts';
 
 const taken = (name: string) => conflict('ALREADY_EXISTS', `The organization already has a variable definition named "${name}".`);

@@ -15,9 +15,6 @@ import { runBotTriggers } from '../bots/triggers.ts';
 
 type EventRequest = components['schemas']['EventTriggerRequest'];
 
-/** Most events one batch may carry (EventBatchRequest maxItems; more is a 400 from validation). */
-export const MAX_BATCH_EVENTS = 100;
-
 export type RecordedEvent = {
   eventId: string;
   event: string;

@@ -24,7 +24,7 @@ export type LandingPageTemplate = {
   defaults: TemplateDefaults;
 };
 
-export const STANDARD_CONSENT_TEXT =
+const STANDARD_CONSENT_TEXT =
   'I agree to receive recurring marketing texts at the number provided. Consent is not a condition of purchase. Msg & data rates may apply. Reply STOP to opt out, HELP for help.';
 
 const field = (key: string, label: string, type: StoredFormField['type'], more: Partial<StoredFormField> = {}): StoredFormField => ({

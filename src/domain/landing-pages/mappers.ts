@@ -15,8 +15,8 @@ const consentOf = (c: StoredConsent) => c as unknown as S['LandingPageConsent'];
 const themeOf = (t: StoredTheme) => t as unknown as S['LandingPageTheme'];
 
 /** The public address of a page: served by src/http/landing-pages.ts. */
-export const publicPageUrl = (baseUrl: string, organizationId: string, slug: string): string => `${baseUrl}/p/${organizationId}/${slug}`;
-export const templatePreviewUrl = (baseUrl: string, previewName: string): string => `${baseUrl}/p/-/templates/${previewName}.png`;
+const publicPageUrl = (baseUrl: string, organizationId: string, slug: string): string => `${baseUrl}/p/${organizationId}/${slug}`;
+const templatePreviewUrl = (baseUrl: string, previewName: string): string => `${baseUrl}/p/-/templates/${previewName}.png`;
 
 export function toTemplate(t: CatalogTemplate, baseUrl: string): S['LandingPageTemplate'] {
   return {

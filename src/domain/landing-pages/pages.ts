@@ -27,7 +27,7 @@ export type LandingPageView = q.LandingPageRow & { submission_count: number };
 const MAX_SLUG = 64;
 
 /** A slug from a name: lower-case ASCII letters and digits joined by single dashes ("page" when nothing is left). */
-export function slugify(name: string): string {
+function slugify(name: string): string {
   const slug = name
     .normalize('NFKD')
     .replace(/[\u0300-\u036f]/g, '')

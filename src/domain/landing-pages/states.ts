@@ -8,7 +8,7 @@ import { conflict } from '../errors.ts';
 export type LandingPageAction = 'publish' | 'unpublish' | 'archive';
 
 /** action → (from → to). A `from` state absent from an action's row is refused. */
-export const TRANSITIONS: Readonly<Record<LandingPageAction, Partial<Record<LandingPageState, LandingPageState>>>> = {
+const TRANSITIONS: Readonly<Record<LandingPageAction, Partial<Record<LandingPageState, LandingPageState>>>> = {
   publish: { DRAFT: 'PUBLISHED', UNPUBLISHED: 'PUBLISHED', PUBLISHED: 'PUBLISHED' },
   unpublish: { PUBLISHED: 'UNPUBLISHED', UNPUBLISHED: 'UNPUBLISHED' },
   archive: { DRAFT: 'ARCHIVED', UNPUBLISHED: 'ARCHIVED' },

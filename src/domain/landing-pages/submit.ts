@@ -27,7 +27,7 @@ import { tenantFor, type Tenant } from '../tenant.ts';
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SLUG_RE = /^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/;
 /** Submissions per client address per minute, across pages and processes. */
-export const PUBLIC_SUBMIT_LIMIT = { points: 20, durationSeconds: 60 };
+const PUBLIC_SUBMIT_LIMIT = { points: 20, durationSeconds: 60 };
 /** A text value kept on the submission only (a `textarea`'s `maxlength`). */
 const MAX_VALUE_CHARS = 2000;
 
@@ -63,7 +63,7 @@ const consumeOrRefuse = (app: AppContext, client: PublicClient) =>
   );
 
 /** Form values (strings) → typed values by the page's fields, or the per-field problems. */
-export function parseForm(
+function parseForm(
   fields: readonly StoredFormField[],
   form: Record<string, string>,
 ): { values: Record<string, Value>; errors: Record<string, string> } {

@@ -26,9 +26,7 @@ type SaveBody = components['schemas']['McpConfigSaveRequest'];
 type TestBody = components['schemas']['McpTestRequest'];
 
 export type { McpConfigRow } from '../../db/queries/mcp/configs.ts';
-export type { PlatformMappingRow } from '../../db/queries/mcp/platform-mappings.ts';
-
-export const CHANNELS: readonly McpChannel[] = ['RCS', 'CHATAPP', 'SMS'];
+const CHANNELS: readonly McpChannel[] = ['RCS', 'CHATAPP', 'SMS'];
 export const MAX_PLATFORM_ACCOUNT_ID = 255;
 
 const unknownHealth = (): StoredChannelHealth[] =>

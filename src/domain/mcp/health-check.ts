@@ -14,10 +14,10 @@ import type { McpChannel, StoredChannelHealth } from '../../db/tables/mcp.ts';
 import { DestinationRefusedError } from '../webhooks/destination-guard.ts';
 import { guardedFetch, type GuardedFetch } from './guarded-fetch.ts';
 
-export const CHECK_TOOL = 'check_channel';
-export const HEALTHY_WITHIN_MS = 2_000;
-export const CALL_TIMEOUT_MS = 10_000;
-export const CONNECT_TIMEOUT_MS = 10_000;
+const CHECK_TOOL = 'check_channel';
+const HEALTHY_WITHIN_MS = 2_000;
+const CALL_TIMEOUT_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_ERROR_CHARS = 500;
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
 /** tools/list pages read looking for check_channel (each response is bounded by guarded-fetch.ts). */

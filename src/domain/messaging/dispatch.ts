@@ -45,7 +45,7 @@ import { messageEvent } from './message-events.ts';
 import { fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
 
 export const DISPATCH_QUEUE = QUEUES.messageDispatch;
-export const MAX_ATTEMPTS = 6;
+const MAX_ATTEMPTS = 6;
 /** Retry backoff base and a claim's lease (a dead worker's rows are claimed again after it); tests shorten them. */
 export const dispatchTuning = { backoffBaseSeconds: 2, leaseSeconds: 10 };
 /** Rows claimed per statement. */
@@ -89,7 +89,7 @@ type Accepted = {
 };
 
 /** Queues the wake job of a scope, in the caller's transaction when given one: it runs at `at` (now when absent or past). */
-export async function wakeDispatch(queue: JobQueue, scope: DispatchJob, opts: { db?: Db; at?: Date | null } = {}): Promise<void> {
+async function wakeDispatch(queue: JobQueue, scope: DispatchJob, opts: { db?: Db; at?: Date | null } = {}): Promise<void> {
   await queue.send(DISPATCH_QUEUE, scope, {
     ...(opts.db ? { db: fromKysely(opts.db) } : {}),
     ...(opts.at && opts.at.getTime() > Date.now() ? { startAfter: opts.at } : {}),
@@ -471,7 +471,7 @@ async function requeue(app: AppContext, messages: MessageRow[], afterSeconds: nu
 }
 
 /** Fails the message with its reason; one no carrier ever accepted drops its planned fallback (fallback.ts). */
-export async function fail(app: AppContext, message: MessageRow, sender: SenderRow, code: string, text: string): Promise<void> {
+async function fail(app: AppContext, message: MessageRow, sender: SenderRow, code: string, text: string): Promise<void> {
   await inTransaction(app.db, async (tx) => {
     const failed = await q.failMessage(tx, message.organization_id, message.id, code, text, { dropFallback: dropsFallbackOnEnd(message) });
     if (failed) await emitEvent(tx, queueOf(app), messageEvent('message.failed', failed, sender));

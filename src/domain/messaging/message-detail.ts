@@ -16,7 +16,7 @@ export async function getMessageDetail(tenant: Tenant, id: string): Promise<{ me
 }
 
 /** Each status the message reached, oldest first, at the time it reached it (transient `sending` left out). */
-export function statusHistory(m: messages.MessageRow): StatusChange[] {
+function statusHistory(m: messages.MessageRow): StatusChange[] {
   if (m.direction === 'inbound') return [{ status: 'received', at: m.created_at }];
   // held_until outlives the hold: it says the message waited for quiet hours at some point.
   const history: StatusChange[] = [{ status: m.held_until ? 'held' : 'queued', at: m.created_at }];

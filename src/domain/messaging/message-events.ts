@@ -5,7 +5,7 @@ import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import type { NewEvent } from '../webhooks/events.ts';
 import { toMoney } from './pricing.ts';
 
-export type MessageStatusData = components['schemas']['MessageStatusWebhookData'];
+type MessageStatusData = components['schemas']['MessageStatusWebhookData'];
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
@@ -16,7 +16,7 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
 export const heldUntilOf = (m: Pick<MessageRow, 'status' | 'held_until'>): string | null =>
   m.status === 'held' ? iso(m.held_until) : null;
 
-export function messageEventData(m: MessageRow, sender: { id: string }): MessageStatusData {
+function messageEventData(m: MessageRow, sender: { id: string }): MessageStatusData {
   return {
     messageId: m.id,
     senderIdId: sender.id,

@@ -1,7 +1,7 @@
 // Prices as integers of 1/10,000 USD, so sums never meet binary-float rounding: a text segment is 39
 // (0.0039 USD), a card or media message 150 (0.0150 USD). Amounts leave the service as decimal strings.
 
-export const PRICE_UNITS_PER_USD = 10_000;
+const PRICE_UNITS_PER_USD = 10_000;
 export const TEXT_SEGMENT_PRICE = 39;
 export const CARD_OR_MEDIA_PRICE = 150;
 

@@ -10,7 +10,7 @@ export type SendContent = components['schemas']['SendMessageContent'];
 export type Channel = components['schemas']['Channel'];
 type Action = components['schemas']['MessageContentAction'];
 type Reply = components['schemas']['MessageContentReply'];
-export type WarningCode = components['schemas']['MessagePreviewWarning']['code'];
+type WarningCode = components['schemas']['MessagePreviewWarning']['code'];
 export type Warning = { code: WarningCode; message: string };
 
 export type Rendering = {
@@ -31,7 +31,7 @@ export type Rendering = {
 /** What a sender's protocol settings change in a rendering (sending-rule.ts `SendSettings`); none: as stored. */
 export type RenderSettings = { smartEncoding?: boolean };
 
-export const MAX_SMS_BODY = 1600;
+const MAX_SMS_BODY = 1600;
 const CHATAPP_MAX_REPLIES = 3;
 const CHATAPP_REPLY_LENGTH = 20;
 

@@ -48,7 +48,7 @@ export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
 
 /** The contents of a send by key (a blast variant's key; '' for a single content). */
-export type KeyedContents = ReadonlyMap<string, SendContent>;
+type KeyedContents = ReadonlyMap<string, SendContent>;
 
 /** What every order names, whoever its recipients. */
 type OrderBase = {

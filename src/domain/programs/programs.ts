@@ -21,7 +21,7 @@ import type { Channel, ProgramSenderRole, ProgramStatus } from '../../db/tables/
 const ENABLED = new Set(['ACTIVE', 'PENDING']);
 
 /** The channels a program covers, from the type of the sender it was created for. */
-export function channelsFor(senderType: string): Channel[] {
+function channelsFor(senderType: string): Channel[] {
   return senderType === 'CHATAPP_BUSINESS' ? ['CHATAPP'] : ['RCS', 'SMS', 'MMS'];
 }
 

@@ -4,10 +4,10 @@
 import type { components } from '../../../generated/api.d.ts';
 
 type S = components['schemas'];
-export type Check = S['ProgramReadinessCheck'];
+type Check = S['ProgramReadinessCheck'];
 export type Action = S['ProgramAction'];
 
-export type AttachedSender = {
+type AttachedSender = {
   senderId: string;
   role: string;
   status: string;

@@ -96,7 +96,7 @@ export async function testChannel(tenant: Tenant, services: Services, id: string
  * does not answer), then the sender as this service knows it (`sender_status`: ACTIVE and send-ready) and the
  * channel's protocol on it (`protocol`). Any failed check is DOWN. Never an error.
  */
-export async function checkHealth(
+async function checkHealth(
   tenant: Tenant,
   services: Services,
   channel: q.ChannelRow,

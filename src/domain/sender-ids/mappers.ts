@@ -11,7 +11,7 @@ const PROTOCOL_ORDER = ['SMS', 'MMS', 'RCS', 'CHATAPP'];
 export type SenderWithProtocols = { row: SenderRow; protocols: readonly SenderProtocolRow[]; rcsAgent?: RcsAgentProfileRow | null };
 
 /** An RCS_AGENT's stored agent details → `RcsAgentDetails`. */
-export function toRcsAgentDetails(profile: RcsAgentProfileRow): components['schemas']['RcsAgentDetails'] {
+function toRcsAgentDetails(profile: RcsAgentProfileRow): components['schemas']['RcsAgentDetails'] {
   return {
     displayName: profile.display_name,
     description: profile.description,

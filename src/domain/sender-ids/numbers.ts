@@ -31,7 +31,7 @@ import type { SenderIdType } from '../../db/tables/enums.ts';
 export type { NumberRow } from '../../db/queries/sender-ids/numbers.ts';
 type NumberRow = q.NumberRow;
 
-export const DEFAULT_SEARCH_LIMIT = 10;
+const DEFAULT_SEARCH_LIMIT = 10;
 
 const upstream = (message: string) => new ApiError(502, 'UPSTREAM_ERROR', message);
 
@@ -191,7 +191,7 @@ export type PurchaseBody = {
   name?: string;
 };
 
-export type Reconciliation = {
+type Reconciliation = {
   retryable: false;
   purchaseAttemptId: string;
   numberKey: string;

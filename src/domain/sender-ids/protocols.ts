@@ -31,14 +31,14 @@ export const SUPPORTED_PROTOCOLS: Readonly<Record<string, readonly ProtocolType[
 };
 
 /** Config keys that apply to each protocol (each key's description in `SenderProtocolConfig`). */
-export const CONFIG_KEYS: Readonly<Record<ProtocolType, readonly ConfigKey[]>> = {
+const CONFIG_KEYS: Readonly<Record<ProtocolType, readonly ConfigKey[]>> = {
   SMS: ['smartEncoding', 'validityPeriodSeconds'],
   MMS: ['mmsTranscoding', 'validityPeriodSeconds'],
   RCS: ['validityPeriodSeconds', 'fallbackToSms', 'fallbackSenderIdId'],
   CHATAPP: [],
 };
 
-export const CONFIG_DEFAULTS: Required<ProtocolConfig> = {
+const CONFIG_DEFAULTS: Required<ProtocolConfig> = {
   smartEncoding: true,
   mmsTranscoding: true,
   validityPeriodSeconds: 14400,

@@ -10,7 +10,7 @@ import { secretsKey } from '../../lib/secrets.ts';
 import { ApiError, type FieldError } from '../errors.ts';
 import type { InventoryType, NumberCapability, ProviderName } from '../../providers/provider.ts';
 
-export const SELECTION_PROOF_TTL_SECONDS = 15 * 60;
+const SELECTION_PROOF_TTL_SECONDS = 15 * 60;
 const VERSION = 'sp1';
 
 /** Bound: organization, numberKey, number, inventory type, provider, expiry; carried along (signed): the row's terms. */

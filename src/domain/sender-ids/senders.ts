@@ -29,7 +29,7 @@ const TYPE_RULES: Record<SenderType, { address: boolean; country: boolean }> = {
 };
 
 /** Countries that do not allow alphanumeric sender names (422). */
-export const NO_ALPHANUMERIC_COUNTRIES: ReadonlySet<string> = new Set(['US', 'CA']);
+const NO_ALPHANUMERIC_COUNTRIES: ReadonlySet<string> = new Set(['US', 'CA']);
 
 const ADDRESS_RULES: Partial<Record<SenderType, { re: RegExp; message: string }>> = {
   SHORT_CODE: { re: /^\d{5,6}$/, message: 'a SHORT_CODE address is 5 or 6 digits' },

@@ -9,10 +9,8 @@ export type SenderStatus = (typeof SENDER_STATUSES)[number];
 export const SENDER_ACTIONS = ['activate', 'suspend', 'reactivate', 'delete'] as const;
 export type SenderAction = (typeof SENDER_ACTIONS)[number];
 
-export type SuspendedBy = 'CUSTOMER' | 'PLATFORM' | 'CARRIER';
-
 /** A condition a move needs besides the status; unmet → 409 INVALID_STATE naming it. */
-export type Guard = 'sendReady' | 'customerSuspension';
+type Guard = 'sendReady' | 'customerSuspension';
 
 export type Transition =
   /** The status changes to `to` (when every guard holds). */
@@ -105,10 +103,10 @@ export const EDITABLE: Readonly<Record<SenderStatus, { name: boolean; registrati
 // submission was approved, or the sender's campaign is REGISTERED while it is attached to its program (PENDING →
 // ACTIVE, send-ready). `rejected`: the submission or campaign was refused (PENDING → REJECTED). Any other pair
 // leaves the status as it is (null).
-export const REGISTRY_EVENTS = ['submitted', 'approved', 'rejected'] as const;
+const REGISTRY_EVENTS = ['submitted', 'approved', 'rejected'] as const;
 export type RegistryEvent = (typeof REGISTRY_EVENTS)[number];
 
-export const REGISTRY_TRANSITIONS: Readonly<Partial<Record<SenderStatus, Partial<Record<RegistryEvent, SenderStatus>>>>> = {
+const REGISTRY_TRANSITIONS: Readonly<Partial<Record<SenderStatus, Partial<Record<RegistryEvent, SenderStatus>>>>> = {
   DRAFT: { submitted: 'PENDING' },
   REJECTED: { submitted: 'PENDING' },
   PENDING: { approved: 'ACTIVE', rejected: 'REJECTED' },

@@ -80,7 +80,7 @@ export function disableForwarding(tenant: Tenant, services: Services, senderId: 
  * A US or Canadian line: `+1`, valid in a US or CA area code (libphonenumber-js, full metadata), not toll-free,
  * premium-rate or shared-cost, and not the sender's own number. Otherwise 400 on `body.destination`.
  */
-export function validDestination(input: string, ownNumber: string | null): string {
+function validDestination(input: string, ownNumber: string | null): string {
   const field = bodyField('destination');
   const parsed = parsePhoneNumberFromString(input);
   if (!parsed || parsed.countryCallingCode !== '1' || !parsed.isValid())

@@ -300,7 +300,7 @@ export type CampaignBody = {
  * opt-in, opt-out and help keyword must be handled by a rule of that action, and at least one sample message
  * must show how to opt out (contain one of the opt-out keywords). 400 naming each problem.
  */
-export async function checkCampaignAgainstRules(db: Db, organizationId: string, body: CampaignBody): Promise<void> {
+async function checkCampaignAgainstRules(db: Db, organizationId: string, body: CampaignBody): Promise<void> {
   const rules = effectiveKeywordRules(await orgKeywordRules(db, organizationId));
   const problems: FieldError[] = [];
   if (body.subUseCases?.length && body.useCase !== 'MIXED' && body.useCase !== 'LOW_VOLUME') {

@@ -20,7 +20,7 @@ import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
 const CAMPAIGN_MONTHLY_FEE = '10.00';
 
 /** The US carriers a 10DLC campaign is reviewed by. */
-export const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
+const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
 
 type ReviewServices = Pick<Services, 'queue' | 'providers'>;
 

@@ -31,8 +31,6 @@ import { enqueueAttempts, type DeliveryJob } from './queue.ts';
 import { retryDelayMs } from './retry-schedule.ts';
 import { AUTO_DISABLE_AFTER, webhookTuning } from './tuning.ts';
 
-export type { WebhookAttemptRow } from '../../db/queries/webhooks/attempts.ts';
-
 /** How many requests of one batch are in flight at once. */
 const BATCH_CONCURRENCY = 50;
 

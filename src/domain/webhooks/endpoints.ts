@@ -13,12 +13,10 @@ import { generateWebhookSecret } from './signing.ts';
 type CreateBody = components['schemas']['CreateWebhookEndpointBody'];
 type UpdateBody = components['schemas']['UpdateWebhookEndpointBody'];
 
-export type { WebhookEndpointRow } from '../../db/queries/webhooks/endpoints.ts';
-
 const WHAT = 'Webhook endpoint';
 
 /** 400 VALIDATION_ERROR on body.url unless the URL is an allowed destination (resolving its host now). */
-export async function assertDestination(url: string, allowPrivate: boolean): Promise<void> {
+async function assertDestination(url: string, allowPrivate: boolean): Promise<void> {
   try {
     await checkDestination(url, allowPrivate);
   } catch (error) {

@@ -35,12 +35,12 @@ type Envelopes = {
 };
 
 /** The `data` of event `T` (or `{test: true}`). */
-export type EventData<T extends WebhookEventName> = Envelopes[T]['data'];
+type EventData<T extends WebhookEventName> = Envelopes[T]['data'];
 
 export type NewEvent<T extends WebhookEventName = WebhookEventName> = { organizationId: string; type: T; data: EventData<T> };
 
 /** Version of the API description the payloads follow (the envelope's `apiVersion`). */
-export const EVENT_API_VERSION = '1.0.0';
+const EVENT_API_VERSION = '1.0.0';
 
 /** The exact bytes sent (and signed) on every attempt of one event. */
 export function envelopeBody(id: string, type: string, createdAt: Date, data: unknown): string {

@@ -17,7 +17,7 @@ export const DELIVERY_QUEUE = QUEUES.webhookDelivery;
 export type DeliveryJob = { organizationId: string; deliveryId: string; attempt: number };
 
 /** Attempt number `attempt` of each of `deliveryIds` (one organization's): a job carrying several deliveries. */
-export type DeliveryBatchJob = { organizationId: string; deliveryIds: string[]; attempt: number };
+type DeliveryBatchJob = { organizationId: string; deliveryIds: string[]; attempt: number };
 
 /** What a job of the delivery queue carries: one delivery (retries; jobs queued before batching) or several. */
 export type DeliveryJobData = DeliveryJob | DeliveryBatchJob;

@@ -24,10 +24,6 @@ function macWith(key: Buffer | KeyObject, id: string, timestamp: number, body: s
   return createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest();
 }
 
-export function signatureMac(secret: string, id: string, timestamp: number, body: string): Buffer {
-  return macWith(keyOf(secret), id, timestamp, body);
-}
-
 /** Signs attempts: the headers of one signed attempt; `timestamp` is Unix seconds at signing time. */
 export type Signer = (id: string, body: string, timestamp?: number) => Record<string, string>;
 

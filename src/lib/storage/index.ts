@@ -11,7 +11,7 @@ export { readAll, type ObjectStore, type StoredObject } from './types.ts';
 
 const stores = new WeakMap<StorageConfig, ObjectStore>();
 
-export function createStore(config: StorageConfig): ObjectStore {
+function createStore(config: StorageConfig): ObjectStore {
   return config.kind === 's3' ? new S3Store(config) : new FsStore(config.dir);
 }
 

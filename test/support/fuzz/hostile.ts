@@ -4,7 +4,7 @@
 import fc from 'fast-check';
 
 /** JSON number tokens JSON.stringify cannot produce: they travel through `JSON.rawJSON`. */
-export const SPECIAL_NUMBER_TOKENS = [
+const SPECIAL_NUMBER_TOKENS = [
   '1e400',
   '-1e400',
   '-0',
@@ -19,7 +19,7 @@ export const SPECIAL_NUMBER_TOKENS = [
 
 const rawJSON = (text: string): unknown => (JSON as unknown as { rawJSON: (t: string) => unknown }).rawJSON(text);
 
-export const LONG = 100_000;
+const LONG = 100_000;
 
 /** Strings with NUL, lone surrogates, bidi overrides, injection-looking text, huge lengths. */
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
@@ -48,7 +48,7 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** Numbers at and past every limit; `-0` and 64-bit edges included. */
-export const hostileNumber: fc.Arbitrary<unknown> = fc.oneof(
+const hostileNumber: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...SPECIAL_NUMBER_TOKENS).map(rawJSON) },
   {
     weight: 1,
@@ -61,7 +61,7 @@ export const hostileNumber: fc.Arbitrary<unknown> = fc.oneof(
 const protoObject = () => JSON.parse('{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}}}') as unknown;
 
 /** Any hostile JSON value: usually of the wrong type wherever it lands. */
-export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
+const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   { weight: 4, arbitrary: hostileString },
   { weight: 4, arbitrary: hostileNumber },
   { weight: 2, arbitrary: fc.constantFrom<unknown>(null, true, false, [], {}, [null], [[]], { '': '' }) },
@@ -70,12 +70,12 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
 );
 
 /** Markers replaced in the serialized text (JSON.stringify cannot nest 10,000 levels itself). */
-export const DEEP_MARKERS = {
+const DEEP_MARKERS = {
   arrays: '\u0001DEEP_ARRAYS\u0001',
   objects: '\u0001DEEP_OBJECTS\u0001',
 } as const;
 
-export const DEEP_DEPTH = 10_000;
+const DEEP_DEPTH = 10_000;
 
 /** JSON text: JSON.stringify plus the deep-nesting markers expanded. */
 export function serialize(value: unknown): string {
@@ -90,7 +90,7 @@ export function serialize(value: unknown): string {
 type Path = Array<string | number>;
 
 /** Every node of a JSON value (the root is `[]`), breadth-first, at most `max`. */
-export function nodePaths(value: unknown, max = 200): Array<{ path: Path; kind: 'object' | 'array' | 'leaf' }> {
+function nodePaths(value: unknown, max = 200): Array<{ path: Path; kind: 'object' | 'array' | 'leaf' }> {
   const out: Array<{ path: Path; kind: 'object' | 'array' | 'leaf' }> = [];
   const queue: Array<{ v: unknown; path: Path }> = [{ v: value, path: [] }];
   while (queue.length && out.length < max) {
@@ -115,7 +115,7 @@ function getAt(value: unknown, path: Path): unknown {
 }
 
 /** A copy of `value` with the node at `path` replaced (`undefined` deletes an object key). */
-export function setAt(value: unknown, path: Path, replacement: unknown): unknown {
+function setAt(value: unknown, path: Path, replacement: unknown): unknown {
   if (path.length === 0) return replacement;
   const copy = clone(value);
   const parent = getAt(copy, path.slice(0, -1)) as any;
@@ -126,7 +126,7 @@ export function setAt(value: unknown, path: Path, replacement: unknown): unknown
   return copy;
 }
 
-export const showPath = (path: Path) => ['body', ...path].join('.');
+const showPath = (path: Path) => ['body', ...path].join('.');
 
 export type BodyMutation = { value: unknown; note: string };
 
@@ -300,7 +300,7 @@ export const hostileQueryValue: fc.Arbitrary<string> = fc.oneof(
 );
 
 /** encodeURIComponent, except that a lone surrogate becomes its (invalid) UTF-8 bytes' escapes. */
-export function encodeLoosely(s: string): string {
+function encodeLoosely(s: string): string {
   let out = '';
   for (const ch of s) {
     try {

@@ -128,7 +128,7 @@ export function sendRaw(baseUrl: string, bytes: Buffer, timeoutMs: number, opts:
 }
 
 /** Minimal HTTP/1.1 response parser: status, headers, Content-Length or chunked body. */
-export function parseResponse(buf: Buffer): (RawResponse & { complete: boolean }) | undefined {
+function parseResponse(buf: Buffer): (RawResponse & { complete: boolean }) | undefined {
   const headEnd = buf.indexOf('\r\n\r\n');
   if (headEnd < 0) return undefined;
   const lines = buf.subarray(0, headEnd).toString('latin1').split('\r\n');

@@ -8,7 +8,7 @@ import { deref, validish, type Doc, type Schema } from './schema.ts';
 import type { OpInfo } from './requests.ts';
 
 /** Where an array sits in a body: property names, and "0" for the first item of an enclosing array. */
-export type ArrayLocation = {
+type ArrayLocation = {
   path: string[];
   /** `type` values of the oneOf/anyOf branches the path goes through, keyed by the branch's object path. */
   types: Array<{ at: string[]; type: unknown }>;
@@ -17,12 +17,12 @@ export type ArrayLocation = {
 export type HugeBody = { operationId: string; location: string; items: number; bytes: Buffer };
 
 /** Default JSON body limit (BODY_LIMIT_BYTES); an operation's `x-max-request-bytes` overrides it. */
-export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
 const MAX_DEPTH = 8;
 const MARKER = 'HUGE-ARRAY-HERE';
 
 /** Every array location of `schema`, each once (recursive schemas are followed to MAX_DEPTH). */
-export function arrayLocations(doc: Doc, schema: Schema | undefined): ArrayLocation[] {
+function arrayLocations(doc: Doc, schema: Schema | undefined): ArrayLocation[] {
   const out = new Map<string, ArrayLocation>();
   const walk = (s0: Schema | undefined, path: string[], types: ArrayLocation['types'], stack: Set<Schema>): void => {
     const s = deref(doc, s0);

@@ -28,7 +28,7 @@ function isBinary(doc: Doc, s: Schema | undefined): boolean {
   return [...(d.anyOf ?? []), ...(d.oneOf ?? [])].some((b: Schema) => isBinary(doc, b) || isBinary(doc, deref(doc, b)?.items));
 }
 
-export function encodeForm(parts: Part[], boundary: string, opts: { closing?: boolean; eol?: string } = {}): Buffer {
+function encodeForm(parts: Part[], boundary: string, opts: { closing?: boolean; eol?: string } = {}): Buffer {
   const eol = opts.eol ?? '\r\n';
   const chunks: Buffer[] = [];
   for (const p of parts) {

@@ -22,7 +22,7 @@ import type { OutgoingRequest } from './http.ts';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 
-export type Param = { name: string; schema: Schema | undefined; required: boolean };
+type Param = { name: string; schema: Schema | undefined; required: boolean };
 
 export type OpInfo = {
   operationId: string;
@@ -105,7 +105,7 @@ const isInteger = (doc: Doc, s: Schema | undefined) => {
 
 const HUGE_HEADER = 8_000; // one big header; all headers stay under Node's 16 KB limit (the protocol test goes past it)
 
-export const CONTENT_TYPES = [
+const CONTENT_TYPES = [
   'text/plain',
   'application/xml',
   'application/x-www-form-urlencoded',
@@ -122,9 +122,9 @@ export const CONTENT_TYPES = [
   '',
 ] as const;
 
-export const CONTENT_ENCODINGS = ['gzip', 'deflate', 'br', 'x-unknown', 'gzip, identity', 'identity', 'compress'] as const;
+const CONTENT_ENCODINGS = ['gzip', 'deflate', 'br', 'x-unknown', 'gzip, identity', 'identity', 'compress'] as const;
 
-export const BAD_AUTH = [
+const BAD_AUTH = [
   'Bearer',
   'Bearer ',
   'Bearer msk_',

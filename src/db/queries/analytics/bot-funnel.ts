@@ -20,7 +20,7 @@ export type FunnelNodeRow = {
   abandoned: number;
   waiting: number;
 };
-export type FunnelNextRow = { nodeId: string; nextNodeId: string; sessions: number };
+type FunnelNextRow = { nodeId: string; nextNodeId: string; sessions: number };
 export type FunnelTotals = { sessions: number; contacts: number; completions: number; completedContacts: number; handoffs: number };
 export type FunnelFigures = { nodes: FunnelNodeRow[]; next: FunnelNextRow[]; totals: FunnelTotals };
 

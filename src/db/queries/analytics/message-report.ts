@@ -4,7 +4,7 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Db } from '../../database.ts';
 import { tenant } from '../../tenant.ts';
 
-export type ReportSort = 'createdAt' | 'receiptAt' | 'direction' | 'channel' | 'actualChannel' | 'fallbackReason';
+type ReportSort = 'createdAt' | 'receiptAt' | 'direction' | 'channel' | 'actualChannel' | 'fallbackReason';
 
 export type MessageReportQuery = {
   from: Date;

@@ -70,8 +70,8 @@ const CARRYING_CHANNEL = sql<string>`coalesce(nullif(channel, ''), nullif(reques
  * Which rollup level answers: the daily one (migration 0028) when the range is whole UTC days and no hourly bucket
  * is asked for — 24× fewer rows — else the hourly one.
  */
-export type RollupLevel = 'hour' | 'day';
-export const levelFor = (f: Pick<RollupFilter, 'from' | 'to'>, granularity?: RollupGranularity): RollupLevel =>
+type RollupLevel = 'hour' | 'day';
+const levelFor = (f: Pick<RollupFilter, 'from' | 'to'>, granularity?: RollupGranularity): RollupLevel =>
   granularity !== 'hour' && f.from.getTime() % DAY_MS === 0 && f.to.getTime() % DAY_MS === 0 ? 'day' : 'hour';
 
 /**

@@ -4,13 +4,11 @@ import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool, t
 import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { BlastsTable } from '../../tables/blasts.ts';
-import type { ContactsTable } from '../../tables/contacts.ts';
 import { tenant } from '../../tenant.ts';
 import type { MessageRow } from '../messages/messages.ts';
 import type { BlastStatus } from '../../tables/enums.ts';
 
 export type BlastRow = Selectable<BlastsTable>;
-export type ContactRow = Selectable<ContactsTable>;
 export type NewBlast = Omit<Insertable<BlastsTable>, 'organization_id'>;
 
 export function insertBlast(db: Db, orgId: string, values: NewBlast): Promise<BlastRow> {
@@ -335,11 +333,6 @@ export async function messageGroups(db: Db, orgId: string, blastId: string): Pro
     .groupBy(['m.status', 'm.channel', 'm.planned_channel', 'm.fallback_used', sql`m.sent_at is not null`, 'r.variant_key'])
     .execute();
   return rows.map((r) => ({ ...r, cost_units: null, n: Number(r.n), cost: Number(r.cost) }));
-}
-
-/** Running blasts whose state the system may advance (SENDING, DISPATCHED), every organization (system handle). */
-export function blastsInFlight(db: Db) {
-  return db.selectFrom('blasts').select(['id', 'organization_id']).where('status', 'in', ['SENDING', 'DISPATCHED']).execute();
 }
 
 export async function contactPhone(db: Db, orgId: string, id: string): Promise<string | undefined> {

@@ -86,13 +86,6 @@ export async function handToHuman(db: Db, orgId: string, conversationId: string,
     .execute();
 }
 
-export function conversationById(db: Db, orgId: string, id: string) {
-  return tenant(db.selectFrom('conversations'), orgId)
-    .select(['id', 'contact_id', 'sender_id', 'handled_by', 'bot_id'])
-    .where('id', '=', id)
-    .executeTakeFirst();
-}
-
 export function contactAttributes(db: Db, orgId: string, contactId: string) {
   return tenant(db.selectFrom('contacts'), orgId)
     .select(['id', 'name', 'phone', 'attributes'])

@@ -108,26 +108,6 @@ export function upsertConversation(db: Db, orgId: string, key: ConversationKey):
     .executeTakeFirstOrThrow();
 }
 
-/** After an outbound message: last message, preview, first message (kept once set), open again. */
-export async function recordOutbound(
-  db: Db,
-  orgId: string,
-  id: string,
-  m: { at: Date; preview: string; firstMessageId: string; now: Date },
-): Promise<void> {
-  await tenant(db.updateTable('conversations'), orgId)
-    .set({
-      last_message_at: m.at,
-      last_outbound_at: m.at,
-      last_message_preview: m.preview,
-      first_message_id: m.firstMessageId,
-      status: 'open',
-      updated_at: m.now,
-    })
-    .where('id', '=', id)
-    .execute();
-}
-
 /** After an inbound message: open, its channel holds the session, a new 24-hour window starts when none is active. */
 export async function recordInbound(
   db: Db,

@@ -89,7 +89,7 @@ export type RouteInputs = { requested: string; requestedUsable: boolean; session
  * known not to have it. The one plan of every send and preview (a blast's estimate prices an unknown capability on
  * the fallback instead, as BlastEstimate documents: estimateGroups).
  */
-export function routeSql(a: RouteInputs, fallbackOk: RawBuilder<unknown>, rcsCapable: RawBuilder<unknown>): RawBuilder<string | null> {
+function routeSql(a: RouteInputs, fallbackOk: RawBuilder<unknown>, rcsCapable: RawBuilder<unknown>): RawBuilder<string | null> {
   return sql<string | null>`case
           when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
           when ${a.requested} = 'CHATAPP' then
@@ -242,7 +242,7 @@ export async function acceptAll(
 }
 
 /** The program a sender sends under, as senderProgramSql builds it (the domain reads `state` as its ProgramState). */
-export type SenderProgramRow = {
+type SenderProgramRow = {
   role: string | null;
   state: {
     status: string;

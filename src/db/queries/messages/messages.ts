@@ -9,14 +9,6 @@ import { tenant } from '../../tenant.ts';
 export type MessageRow = Selectable<MessagesTable>;
 export type NewMessage = Omit<Insertable<MessagesTable>, 'organization_id'>;
 
-export function insertMessage(db: Db, orgId: string, message: NewMessage): Promise<MessageRow> {
-  return db
-    .insertInto('messages')
-    .values({ ...message, organization_id: orgId })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
-
 /** Stores an inbound message once per (provider, provider message id): undefined when it is already stored. */
 export function insertInboundMessage(
   db: Db,

@@ -16,9 +16,7 @@ export type SubmissionRow = Selectable<SenderSubmissionsTable>;
 export type BrandRow = Selectable<BrandRegistrationsTable>;
 export type CampaignRow = Selectable<CampaignRegistrationsTable>;
 
-export type RegistrationTable = 'sender_submissions' | 'brand_registrations' | 'campaign_registrations';
-
-export function getLaunch(db: Db, organizationId: string, senderId: string): Promise<LaunchRow | undefined> {
+function getLaunch(db: Db, organizationId: string, senderId: string): Promise<LaunchRow | undefined> {
   return tenant(db.selectFrom('rcs_agent_launches'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
 }
 
