@@ -42,7 +42,7 @@ export function tenant<QB extends Whereable>(qb: QB, organizationId: string, col
 }
 
 // The handle types live with Db and Tx (database.ts), which inTransaction's overloads need.
-export type { TenantDb, TenantTx } from './database.ts';
+export type { TenantDb } from './database.ts';
 
 export class TenantScopeError extends Error {}
 
