@@ -787,7 +787,8 @@ export interface paths {
          *     of other NANP countries, toll-free and premium (900) numbers, numbers that cannot be parsed and the
          *     sender's own number answer 400 `VALIDATION_ERROR` on `body.destination`.
          *     Only `LONG_CODE` and `TOLL_FREE` senders whose number has the `VOICE` capability can forward calls
-         *     (otherwise 422 `UNPROCESSABLE`); a `DEACTIVATED` sender answers 409 `INVALID_STATE`. When the voice provider
+         *     (otherwise 422 `UNPROCESSABLE`; the sandbox sender's simulated number takes no calls and answers the same);
+         *     a `DEACTIVATED` sender answers 409 `INVALID_STATE`. When the voice provider
          *     rejects or does not confirm the change the answer is 502 `UPSTREAM_ERROR` and the previous setting stays.
          *     Repeating the same PUT is harmless (idempotent).
          *     422 `PROVIDER_UNSUPPORTED` when the sender's provider does not manage call forwarding; nothing changes.

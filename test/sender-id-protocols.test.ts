@@ -378,6 +378,16 @@ describe('voice forwarding', () => {
 
     const agent = await insertSender(owner.organizationId, 'RCS_AGENT', { phone: null });
     expect((await call(srv, 'PUT', vf(agent.id), { key: key(), body: { destination: '+16475550142' } })).status).toBe(422);
+    // The sandbox sender has a number, the simulator's: it takes no calls (issue 32), and nothing is stored.
+    const sandbox = await insertSender(owner.organizationId, 'LONG_CODE', { phone: `+1500${randomInt(1_000_000, 9_999_999)}` });
+    await srv.context.db.updateTable('sender_ids').set({ is_sandbox: true }).where('id', '=', sandbox.id).execute();
+    const onSandbox = await call(srv, 'PUT', vf(sandbox.id), { key: key(), body: { destination: '+16475550142' } });
+    expect([onSandbox.status, onSandbox.body.code, onSandbox.body.message]).toEqual([
+      422,
+      'UNPROCESSABLE',
+      expect.stringContaining('sandbox'),
+    ]);
+    expect((await call(srv, 'GET', vf(sandbox.id), { key: key() })).body).toEqual({ data: null });
     const smsOnly = await insertSender(owner.organizationId, 'LONG_CODE');
     await srv.context.db
       .insertInto('sender_numbers')

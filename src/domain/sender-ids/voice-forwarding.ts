@@ -42,7 +42,13 @@ export function configureForwarding(
         `Only LONG_CODE and TOLL_FREE senders with a voice-capable number can forward calls (this one is ${sender.type}).`,
       );
     }
-    // The number's capabilities come with its lease; a sender without a lease row (the sandbox's) has its number.
+    // The sandbox sender's +1500 number is the carrier simulator's, no carrier's: no call ever reaches it.
+    if (sender.is_sandbox)
+      throw unprocessable(
+        'UNPROCESSABLE',
+        "The sandbox sender's number is simulated and takes no calls; forward a purchased or imported number.",
+      );
+    // The number's capabilities come with its lease.
     const lease = await liveNumberOfSender(db, tenant.organizationId, senderId);
     if (lease && !lease.capabilities.includes('VOICE'))
       throw unprocessable('UNPROCESSABLE', `The sender's number ${lease.number} has no VOICE capability.`);
