@@ -429,7 +429,9 @@ describe("a sender's rate", () => {
 describe('test sends', () => {
   it('are held inside the recipient’s quiet hours, as the blast sent for real would be (MARKETING); TRANSACTIONAL goes now', async () => {
     // A quiet period (UTC) around the real clock: it began an hour ago and ends in two hours.
-    const minute = (offset: number) => new Date(Math.floor(Date.now() / 60_000) * 60_000 + offset * 60_000);
+    // One base minute for the whole test: read twice, the clock could cross a minute between the two (60 s off).
+    const base = Math.floor(Date.now() / 60_000) * 60_000;
+    const minute = (offset: number) => new Date(base + offset * 60_000);
     const hhmm = (d: Date) => d.toISOString().slice(11, 16);
     const quiet = await srv.context.db
       .insertInto('contacts')
