@@ -2018,8 +2018,11 @@ export interface paths {
          *     `contactCreated` says which; an unparseable number → 400 `INVALID_PHONE`).
          *
          *     When the bot is linked (`senderId`) to a provider-managed RCS sender, an RCS test-device opt-in invite is
-         *     sent to the phone unless `sendRcsInvite` is false (default true); the tester is added even when the invite
-         *     fails (`rcsInviteStatus: FAILED`). Without such a sender no invite is sent (`NOT_APPLICABLE`).
+         *     sent to the phone through the sender's provider unless `sendRcsInvite` is false (default true); the tester is
+         *     added even when the invite fails (`rcsInviteStatus: FAILED`), and a provider that has no tester invites answers
+         *     422 `PROVIDER_UNSUPPORTED` and nothing is stored. An invited phone also becomes a test device of the RCS sender
+         *     (its `test-devices`), so an agent in `TESTING` reaches it, and the tester's answer on the handset moves both
+         *     (see `BotTesterInviteStatus`). Without such a sender no invite is sent (`NOT_APPLICABLE`).
          *     A contact that already is a tester of the bot answers 409 `ALREADY_EXISTS`; a bot with 50 testers answers
          *     422 `UNPROCESSABLE`.
          */
@@ -10939,7 +10942,9 @@ export interface components {
         /**
          * @description RCS test-device opt-in invite of a tester. `NOT_APPLICABLE`: the bot is not linked to a provider-managed RCS
          *     sender; `NOT_REQUESTED`: added with `sendRcsInvite: false`; `PENDING`: sent, waiting for the tester to accept on
-         *     the handset; `ACCEPTED`; `DECLINED`; `FAILED`: the provider rejected the invite (see `rcsInviteError`).
+         *     the handset; `ACCEPTED`; `DECLINED`; `FAILED`: the provider rejected the invite (see `rcsInviteError`). The
+         *     tester's answer on the handset comes back from the provider and moves `PENDING` to `ACCEPTED` or `DECLINED`
+         *     (the carrier sandbox's rules are in the README).
          * @enum {string}
          */
         BotTesterInviteStatus: "NOT_APPLICABLE" | "NOT_REQUESTED" | "PENDING" | "ACCEPTED" | "DECLINED" | "FAILED";
