@@ -144,6 +144,13 @@ describe('a bot blast starts the flow for each recipient', () => {
     expect(est.body.data.audience).toMatchObject({ total: 3, eligible: 3 });
     expect(est.body.data.byChannel).toEqual([expect.objectContaining({ channel: 'SMS', recipients: 3, units: 3 })]);
 
+    // A test send is the opening, and starts no session.
+    const tester = await contact();
+    const test = await call(srv, 'POST', `/v1/blasts/${id}/test`, { key, body: { contactIds: [tester.id] } });
+    expect(test.status).toBe(200);
+    expect(test.body.data.results).toEqual([expect.objectContaining({ contactId: tester.id, status: 'queued', error: null })]);
+    expect(await outboundTexts((await conversationOf(tester.id)).id)).toEqual([WELCOME]);
+
     const launch = await call(srv, 'POST', `/v1/blasts/${id}/launch`, { key });
     expect(launch.status).toBe(200);
     expect(launch.body.data).toMatchObject({ status: 'SENDING', recipientCount: 3 });
@@ -184,11 +191,12 @@ describe('a bot blast starts the flow for each recipient', () => {
     });
     expect(created.status).toBe(201); // the bot must be published by the time sending starts (createBlast)
     const id = created.body.id as string;
-    for (const [method, path] of [
-      ['GET', `/v1/blasts/${id}/estimate`],
-      ['POST', `/v1/blasts/${id}/launch`],
+    for (const [method, path, body] of [
+      ['GET', `/v1/blasts/${id}/estimate`, undefined],
+      ['POST', `/v1/blasts/${id}/test`, { contactIds: [p.id] }],
+      ['POST', `/v1/blasts/${id}/launch`, undefined],
     ] as const) {
-      const res = await call(srv, method, path, { key });
+      const res = await call(srv, method, path, { key, ...(body ? { body } : {}) });
       expect(res.status).toBe(422);
       expect(res.body.code).toBe('BOT_NOT_PUBLISHED');
     }

@@ -421,7 +421,7 @@ export class CarrierSimulator implements MessagingProvider {
 
   /**
    * The sandbox's callbacks: HMAC-SHA256 of the raw body (hex) in X-Provider-Signature, with the secret only this
-   * service's processes know (simulatorSecret); a receipt or inbound message, or a JSON array of them.
+   * service's processes know (simulatorSecret); a receipt, inbound message or tester answer, or a JSON array of them.
    */
   async parseCallback(request: CallbackRequest): Promise<CallbackParse> {
     const expected = signCallback(await simulatorSecret(this.requireDb()), request.rawBody);
