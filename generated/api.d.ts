@@ -1450,8 +1450,24 @@ export interface paths {
          *
          *     - Exactly one content source: `botId` (a bot of the organization; it must have a published flow by the time
          *       sending starts), `contentJson` (one message) or `variants` (2–5 A/B variants whose weights add up to 100).
-         *       None or more than one answers 400 `VALIDATION_ERROR`. Until blasts can start bots, a `botId` content
-         *       source answers 422 `UNPROCESSABLE` and nothing is created.
+         *       None or more than one answers 400 `VALIDATION_ERROR`.
+         *     - A bot blast (`botId`) starts the bot's published flow for each recipient. The blast's message is the flow's
+         *       opening: the node START's default edge leads to, rendered once for every recipient (SMS buttons as a
+         *       numbered list). It is sent like any blast's message: the same gate, channel plan (RCS, else the fallback),
+         *       price, estimate, progress and stats. Each recipient the blast reaches gets a bot session at that node: the
+         *       conversation is the bot's (`handledBy: bot`), its source is `blast` with the blast's and the bot's ids, and
+         *       replies continue the flow as in any bot conversation (the bot's later messages are the bot's, not the
+         *       blast's: stats count the blast's one message per recipient). A conversation a human holds after a bot
+         *       handed it over gets the message but stays the human's. The published flow is read when each batch sends,
+         *       so a republish reaches the recipients not sent yet.
+         *     - A blast sends one message to every recipient, so the opening must be one message the same for everyone:
+         *       a `QUESTION` (the session waits there), a `MESSAGE` whose edges all wait for a reply, or an `END`. When
+         *       the estimate, a test or sending starts, a bot without a published flow answers 422 `BOT_NOT_PUBLISHED`,
+         *       and an opening that is none of these answers 422 `BOT_NOT_BLASTABLE` naming the node: a first node with
+         *       nothing to send (a `QUESTION` without content waits for an answer to a question nobody was asked), a
+         *       `CONDITION` (it depends on the recipient), a `HANDOFF`, a `MESSAGE` followed by another message without
+         *       waiting, or an opening with `{{…}}` placeholders (the flow personalizes after the first reply). A scheduled
+         *       start that fails these checks moves the blast to `FAILED` with the same code in `failureReason`.
          *     - At least one of `segmentId` or `contactIds` (max 10,000 ids); with both, the audience is their union
          *       without duplicates. Otherwise 400 `VALIDATION_ERROR`.
          *     - `senderId`, `botId`, `segmentId` and every contact id must exist in the caller's organization; an unknown
@@ -1526,7 +1542,8 @@ export interface paths {
          * @description Replaces the content source with exactly one of `botId`, `contentJson` or `variants` (the other two are
          *     cleared); none or more than one answers 400 `VALIDATION_ERROR`, as do variants whose keys repeat or whose
          *     weights do not add up to 100. An unknown `botId` (another organization's included) answers 404 `NOT_FOUND`
-         *     with `details` naming `body.botId`; until blasts can start bots, any `botId` answers 422 `UNPROCESSABLE`.
+         *     with `details` naming `body.botId`. A bot's published flow is checked when the blast is estimated, tested or
+         *     starts sending (422 `BOT_NOT_PUBLISHED` or `BOT_NOT_BLASTABLE`; see createBlast).
          *     Only `DRAFT` and `SCHEDULED` blasts can be changed; any
          *     other state answers 409 `INVALID_STATE`. The state is unchanged.
          */
@@ -1590,6 +1607,9 @@ export interface paths {
          *
          *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
          *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
+         *
+         *     A bot blast is estimated with its bot's opening message; a bot without a published flow answers 422
+         *     `BOT_NOT_PUBLISHED`, and one that does not open with one message 422 `BOT_NOT_BLASTABLE` (see createBlast).
          */
         get: operations["estimateBlast"];
         put?: never;
@@ -1616,7 +1636,8 @@ export interface paths {
          * Send a test of a blast
          * @description Sends the blast's content to up to 10 test recipients (`phones` and/or existing `contactIds`), in any state,
          *     without changing the state. For A/B blasts `variantKey` picks the variant (default `A`); a bot content source
-         *     sends the first message of the bot's published flow (422 `UNPROCESSABLE` when the bot has none). Test
+         *     sends the opening of the bot's published flow, the message the blast sends (422 `BOT_NOT_PUBLISHED` or
+         *     `BOT_NOT_BLASTABLE`, see createBlast); no bot session starts. Test
          *     messages are billed like any message and are not counted in progress or stats. Each recipient gets the same
          *     compliance checks as `POST /v1/messages/send`, quiet hours included: a MARKETING test to a recipient inside
          *     their quiet hours is `held` (its `status` in `results`) and sent when they end, like the blast's own messages
@@ -1654,8 +1675,9 @@ export interface paths {
          *
          *     - Only `DRAFT` can be launched; any other state answers 409 `INVALID_STATE`. A retried launch therefore
          *       never sends twice: on 409, read the blast to see its state.
-         *     - Checked before the move (nothing changes on failure): the sender is send-ready, a bot content source has a
-         *       published flow, and the audience has at least one eligible recipient (422 `UNPROCESSABLE`); the content
+         *     - Checked before the move (nothing changes on failure): the sender is send-ready and the audience has at
+         *       least one eligible recipient (422 `UNPROCESSABLE`); a bot content source has a published flow (422
+         *       `BOT_NOT_PUBLISHED`) that opens with one message (422 `BOT_NOT_BLASTABLE`; see createBlast); the content
          *       passes the content rules (422 `CONTENT_BLOCKED`).
          *     - Sending resolves the audience (a segment is evaluated when sending starts), skips excluded contacts,
          *       holds MARKETING messages for recipients in their quiet hours (checked when each message is accepted and
@@ -1724,7 +1746,8 @@ export interface paths {
          * Send a blast now
          * @description Starts sending now, ignoring any `scheduledAt`: a `DRAFT` or `SCHEDULED` blast moves to `SENDING`
          *     (`scheduledAt` is set to null). Any other state answers 409 `INVALID_STATE` (so a retry never sends twice).
-         *     The same checks as `launch` apply first (422 `UNPROCESSABLE`, 422 `CONTENT_BLOCKED`); sending then
+         *     The same checks as `launch` apply first (422 `UNPROCESSABLE`, `BOT_NOT_PUBLISHED`, `BOT_NOT_BLASTABLE`,
+         *     `CONTENT_BLOCKED`); sending then
          *     proceeds as described in `BlastStatus`.
          *
          *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
@@ -1753,7 +1776,8 @@ export interface paths {
          * Schedule a blast
          * @description Sets `scheduledAt` and moves a `DRAFT` blast to `SCHEDULED`, or reschedules a `SCHEDULED` one. Any other
          *     state answers 409 `INVALID_STATE`. `scheduledAt` must be in the future and at most 90 days ahead (400
-         *     `VALIDATION_ERROR`). The same checks as `launch` apply (422 `UNPROCESSABLE`, 422 `CONTENT_BLOCKED`) and run
+         *     `VALIDATION_ERROR`). The same checks as `launch` apply (422 `UNPROCESSABLE`, `BOT_NOT_PUBLISHED`,
+         *     `BOT_NOT_BLASTABLE`, `CONTENT_BLOCKED`) and run
          *     again at the scheduled start, where a failure moves the blast to `FAILED`.
          *
          *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
@@ -1994,8 +2018,11 @@ export interface paths {
          *     `contactCreated` says which; an unparseable number → 400 `INVALID_PHONE`).
          *
          *     When the bot is linked (`senderId`) to a provider-managed RCS sender, an RCS test-device opt-in invite is
-         *     sent to the phone unless `sendRcsInvite` is false (default true); the tester is added even when the invite
-         *     fails (`rcsInviteStatus: FAILED`). Without such a sender no invite is sent (`NOT_APPLICABLE`).
+         *     sent to the phone through the sender's provider unless `sendRcsInvite` is false (default true); the tester is
+         *     added even when the invite fails (`rcsInviteStatus: FAILED`), and a provider that has no tester invites answers
+         *     422 `PROVIDER_UNSUPPORTED` and nothing is stored. An invited phone also becomes a test device of the RCS sender
+         *     (its `test-devices`), so an agent in `TESTING` reaches it, and the tester's answer on the handset moves both
+         *     (see `BotTesterInviteStatus`). Without such a sender no invite is sent (`NOT_APPLICABLE`).
          *     A contact that already is a tester of the bot answers 409 `ALREADY_EXISTS`; a bot with 50 testers answers
          *     422 `UNPROCESSABLE`.
          */
@@ -5680,7 +5707,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "PROVIDER_UNSUPPORTED" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "PROVIDER_UNSUPPORTED" | "BOT_NOT_PUBLISHED" | "BOT_NOT_BLASTABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.
@@ -9202,7 +9229,7 @@ export interface components {
         /** @description Why a blast went to `FAILED`. */
         BlastFailureReason: {
             /** @enum {string} */
-            code: "SENDER_NOT_READY" | "NO_ELIGIBLE_RECIPIENTS" | "BOT_NOT_PUBLISHED" | "CONTENT_BLOCKED" | "ALL_MESSAGES_REJECTED" | "INTERNAL_ERROR";
+            code: "SENDER_NOT_READY" | "NO_ELIGIBLE_RECIPIENTS" | "BOT_NOT_PUBLISHED" | "BOT_NOT_BLASTABLE" | "CONTENT_BLOCKED" | "ALL_MESSAGES_REJECTED" | "INTERNAL_ERROR";
             /** @example Every recipient of the audience is opted out or on the DNC list. */
             message: string;
         };
@@ -10915,7 +10942,9 @@ export interface components {
         /**
          * @description RCS test-device opt-in invite of a tester. `NOT_APPLICABLE`: the bot is not linked to a provider-managed RCS
          *     sender; `NOT_REQUESTED`: added with `sendRcsInvite: false`; `PENDING`: sent, waiting for the tester to accept on
-         *     the handset; `ACCEPTED`; `DECLINED`; `FAILED`: the provider rejected the invite (see `rcsInviteError`).
+         *     the handset; `ACCEPTED`; `DECLINED`; `FAILED`: the provider rejected the invite (see `rcsInviteError`). The
+         *     tester's answer on the handset comes back from the provider and moves `PENDING` to `ACCEPTED` or `DECLINED`
+         *     (the carrier sandbox's rules are in the README).
          * @enum {string}
          */
         BotTesterInviteStatus: "NOT_APPLICABLE" | "NOT_REQUESTED" | "PENDING" | "ACCEPTED" | "DECLINED" | "FAILED";
@@ -21347,6 +21376,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };

@@ -552,6 +552,40 @@ describe('dictionary rewrites reach flows', () => {
     expect(JSON.stringify(draft.flow)).toContain('shall we book a demo?');
   });
 
+  it('a variable rewrite changes the published flow only through a new, published revision; older revisions keep their flow', async () => {
+    const name = `city_${Date.now()}`;
+    const created = await call(srv, 'POST', '/v1/variable-definitions', { key, body: { name, type: 'text' } });
+    expect(created.status).toBe(201);
+    const b = await bot({ draftFlow: goodFlow(`Hi, we are in {{${name}}}. Want to book a demo?`) });
+    expect((await publish(b.id)).status).toBe(200);
+    const revisionsOf = async () =>
+      (await call(srv, 'GET', `/v1/bots/${b.id}/revisions?limit=100`, { key })).body.data as Array<{
+        version: number;
+        flow: unknown;
+        publishedAt: string | null;
+      }>;
+    const before = await revisionsOf();
+    const live = (await call(srv, 'GET', `/v1/bots/${b.id}`, { key })).body;
+    const rw = await call(srv, 'POST', `/v1/variable-definitions/${created.body.data.id}/rewrite`, {
+      key,
+      body: { newName: `${name}_new` },
+    });
+    expect(rw.status).toBe(200);
+    expect(rw.body).toMatchObject({ botsUpdated: 1 });
+    const after = (await call(srv, 'GET', `/v1/bots/${b.id}`, { key })).body;
+    expect(after).toMatchObject({ status: 'PUBLISHED', version: live.version + 1, publishedVersion: live.version + 1 });
+    const revisions = await revisionsOf();
+    // Exactly one new revision: the rewritten flow, published, and it is the live published flow.
+    expect(revisions).toHaveLength(before.length + 1);
+    const added = revisions.find((r) => r.version === live.version + 1)!;
+    expect(added.publishedAt).not.toBeNull();
+    expect(added.flow).toEqual(after.publishedFlow);
+    expect(JSON.stringify(after.publishedFlow)).toContain(`{{${name}_new}}`);
+    // The revisions recorded before are untouched: the published flow never changed in place.
+    for (const old of before) expect(revisions.find((r) => r.version === old.version)).toEqual(old);
+    expect(JSON.stringify(before.find((r) => r.version === live.publishedVersion)!.flow)).toContain(`{{${name}}}`);
+  });
+
   it('an edit holding the version read before a rename is refused (409), not written back with the old value', async () => {
     const created = await call(srv, 'POST', '/v1/intents', { key, body: { value: `stale_${Date.now()}` } });
     const token = created.body.data.value as string;

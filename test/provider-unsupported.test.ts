@@ -80,4 +80,17 @@ describe('an operation the configured provider does not support', () => {
     // PROVIDER_B (the simulator) looks capabilities up: the check goes there, not to a fake answer.
     expect((await call(srv, 'GET', `/v1/contacts/${contact.body.id}/rcs-check`, { key })).status).toBe(200);
   });
+
+  it('a bot tester on an RCS agent of that slot answers 422 (not a FAILED invite) and stores nothing', async () => {
+    const agent = await call(srv, 'POST', '/v1/sender-ids', {
+      key,
+      body: { type: 'RCS_AGENT', name: 'Unsupported agent', provider: 'PROVIDER_A' },
+    });
+    expect(agent.status, JSON.stringify(agent.body)).toBe(201);
+    const b = await call(srv, 'POST', '/v1/bots', { key, body: { name: 'Unsupported bot', channel: 'RCS', senderId: agent.body.data.id } });
+    expect(b.status).toBe(201);
+    const res = await call(srv, 'POST', `/v1/bots/${b.body.id}/testers`, { key, body: { phone: '+14155550100' } });
+    expectUnsupported(res, 'RCS tester invites');
+    expect((await call(srv, 'GET', `/v1/bots/${b.body.id}/testers`, { key })).body.data).toEqual([]);
+  });
 });

@@ -1,7 +1,8 @@
 // Carrier-facing callback route: POST /provider-callbacks/{PROVIDER_A|PROVIDER_B}. The provider playing that slot
 // verifies and parses its own callbacks (Twilio's X-Twilio-Signature, Telnyx's Ed25519 signature, RBM's
-// X-Goog-Signature, the sandbox simulator's HMAC in X-Provider-Signature) into receipts and inbound messages, which
-// then take the one path every provider shares (src/domain/messaging/receipts.ts, inbound.ts). The slot's sandbox
+// X-Goog-Signature, the sandbox simulator's HMAC in X-Provider-Signature) into receipts, inbound messages and RCS
+// tester answers, which then take the one path every provider shares (src/domain/messaging/receipts.ts, inbound.ts,
+// src/domain/bots/testers.ts). The slot's sandbox
 // simulator is asked too when the slot's provider does not recognise the request: it carries the sandbox senders
 // whatever plays the slot. Not part of the public API document: integrators never call it, carriers do, so it
 // answers with carrier semantics, never an API ErrorResponse:
@@ -13,6 +14,7 @@
 // Each inbound message is ingested in one transaction (inbound.ts); a batch's receipts in one transaction (receipts.ts).
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { AppContext } from '../app-context.ts';
+import { applyTesterAnswers, type TesterAnswer } from '../domain/bots/testers.ts';
 import { ingestInbound } from '../domain/messaging/inbound.ts';
 import { applyReceipts, type Receipt } from '../domain/messaging/receipts.ts';
 import { PROVIDER_NAMES, type CallbackParse, type CallbackRequest, type ProviderName } from '../providers/provider.ts';
@@ -60,6 +62,10 @@ export function mountProviderCallbacks(server: express.Express, app: AppContext)
         const receipts = verdict.callbacks.filter((p): p is Receipt => p.type === 'receipt');
         if (receipts.length) await applyReceipts(app, slot as ProviderName, receipts);
         for (const p of verdict.callbacks) if (p.type === 'inbound') await ingestInbound(app, p);
+        await applyTesterAnswers(
+          app,
+          verdict.callbacks.filter((p): p is TesterAnswer => p.type === 'tester'),
+        );
         if (verdict.reply) return void res.status(verdict.reply.status).json(verdict.reply.body);
         answer(res, 204);
       } catch (error) {

@@ -44,14 +44,26 @@ const inbound = {
   },
 };
 
+const tester = {
+  type: 'object',
+  required: ['type', 'senderId', 'phone', 'status', 'at'],
+  properties: {
+    type: { const: 'tester' },
+    senderId: { type: 'string', format: 'uuid' },
+    phone: { type: 'string', minLength: 1, maxLength: 64 },
+    status: { enum: ['ACCEPTED', 'DECLINED'] },
+    at,
+  },
+};
+
 const ajv = new Ajv({ strict: false, allErrors: false });
 addFormats.default(ajv);
-const validators = { receipt: ajv.compile(receipt), inbound: ajv.compile(inbound) };
+const validators = { receipt: ajv.compile(receipt), inbound: ajv.compile(inbound), tester: ajv.compile(tester) };
 
 /** The first problem of a callback, in a line for the log and the 400 answer; null when it is well formed. */
 function callbackProblem(callback: unknown): string | null {
   const type = (callback as { type?: unknown } | null)?.type;
-  if (type !== 'receipt' && type !== 'inbound') return 'not a callback: expected type receipt or inbound';
+  if (type !== 'receipt' && type !== 'inbound' && type !== 'tester') return 'not a callback: expected type receipt, inbound or tester';
   const validate = validators[type];
   if (validate(callback)) return null;
   const e = validate.errors?.find((x) => x.keyword !== 'anyOf') ?? validate.errors?.[0];

@@ -259,6 +259,17 @@ export type ProviderCallback =
       postback?: string | null;
       mediaUrl?: string | null;
       at: string;
+    }
+  | {
+      /**
+       * A handset answered an RCS tester invite (inviteRcsTester answered INVITED): the tester accepted or declined
+       * it on the device. `senderId` is the sender the invite request named, echoed as the invite's client reference.
+       */
+      type: 'tester';
+      senderId: string;
+      phone: string;
+      status: 'ACCEPTED' | 'DECLINED';
+      at: string;
     };
 
 /**

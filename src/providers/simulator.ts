@@ -301,7 +301,8 @@ export class CarrierSimulator implements MessagingProvider {
   // Sandbox rules (README "Carrier sandbox"): a sender whose name ends in `-degraded` answers slowly (DEGRADED), one
   // ending in `-down` has its credentials refused (DOWN), one ending in `-unreachable` gets no answer (UNKNOWN).
   // A tester invite to a handset that is not RCS capable (last digit 5–9) FAILS; one to a number ending in `1111`
-  // is accepted at once; any other stays INVITED.
+  // is accepted at once; any other is INVITED, and the handset answers a second later with a tester callback: one
+  // ending in `2222` declines, one ending in `3333` never answers (stays INVITED), any other accepts.
   async checkSenderHealth(request: SenderHealthRequest): Promise<SenderHealthReport> {
     const name = request.name.toLowerCase();
     if (name.endsWith('-unreachable')) throw new ProviderError('simulated provider timeout: the health check got no answer');
@@ -317,6 +318,11 @@ export class CarrierSimulator implements MessagingProvider {
   async inviteRcsTester(request: { organizationId: string; senderId: string; phone: string }): Promise<RcsTesterInvite> {
     if (!simulatedRcsCapable(request.phone)) return { status: 'FAILED', acceptedAt: null };
     if (request.phone.endsWith('1111')) return { status: 'ACCEPTED', acceptedAt: new Date() };
+    if (!request.phone.endsWith('3333')) {
+      const status = request.phone.endsWith('2222') ? ('DECLINED' as const) : ('ACCEPTED' as const);
+      const at = new Date(Date.now() + 1000).toISOString();
+      await this.enqueue([{ delivery: { type: 'tester', senderId: request.senderId, phone: request.phone, status, at }, delaySeconds: 1 }]);
+    }
     return { status: 'INVITED', acceptedAt: null };
   }
 
@@ -415,7 +421,7 @@ export class CarrierSimulator implements MessagingProvider {
 
   /**
    * The sandbox's callbacks: HMAC-SHA256 of the raw body (hex) in X-Provider-Signature, with the secret only this
-   * service's processes know (simulatorSecret); a receipt or inbound message, or a JSON array of them.
+   * service's processes know (simulatorSecret); a receipt, inbound message or tester answer, or a JSON array of them.
    */
   async parseCallback(request: CallbackRequest): Promise<CallbackParse> {
     const expected = signCallback(await simulatorSecret(this.requireDb()), request.rawBody);

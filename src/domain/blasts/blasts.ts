@@ -2,6 +2,7 @@
 // (transitions.ts), estimate, test sends, progress and stats. Sending itself is in sending.ts.
 import type { components } from '../../../generated/api.d.ts';
 import * as q from '../../db/queries/blasts/blasts.ts';
+import { getBot } from '../../db/queries/bots/bots.ts';
 import { ensureContactByPhone } from '../../db/queries/conversations/contacts.ts';
 import type { PageRequest } from '../../db/paging.ts';
 import { useSavedSegment } from '../contacts/segments.ts';
@@ -9,12 +10,13 @@ import { inTenantTransaction, queueOf } from '../messaging/context.ts';
 
 import { send, type MessageType } from '../messaging/send.ts';
 import { requireSender } from '../messaging/senders.ts';
-import { ApiError, badRequest, bodyField, found, invalidField, unknownReference, unprocessable, type ErrorCode } from '../errors.ts';
+import { ApiError, badRequest, bodyField, found, invalidField, unknownReference, type ErrorCode } from '../errors.ts';
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { assertVariants, checkContentAssets, toSendContent, type BlastMessageContent, type BlastVariant } from './content.ts';
-import { assertReady, computeEstimate, type BlastEstimate } from './estimate.ts';
+import { assertReady, computeEstimate, contentsOf, type BlastEstimate } from './estimate.ts';
+import type { SendContent } from '../messaging/render.ts';
 import { toProgress } from './mappers.ts';
 import { moveTo, queueScheduledStart, startSending, withdrawUnsent } from './sending.ts';
 import { assertTransition, type BlastStatus } from './transitions.ts';
@@ -28,11 +30,6 @@ const MAX_TEST_RECIPIENTS = 10;
 const MAX_SCHEDULE_DAYS = 90;
 const DAY_MS = 24 * 3600_000;
 const TEST_REJECTIONS: ReadonlySet<string> = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'NO_CHANNEL_AVAILABLE']);
-
-// The document lists `botId` as a content source, but nothing can start a bot's flow for a blast's recipients, so
-// a bot blast is refused at create, update and estimate (documented on createBlast). Issue 33 item 2 builds it.
-const BOTS_UNAVAILABLE =
-  'Blasts cannot send a bot yet (bot content sources are refused until bots can be started by a blast); use contentJson or variants.';
 
 type ContentFields = { botId?: string; contentJson?: BlastMessageContent; variants?: BlastVariant[] };
 /** The request bodies (the generated types of a schema with oneOf/anyOf are not usable as such). */
@@ -55,19 +52,26 @@ function contentColumns(body: ContentFields) {
       { field: 'body', message: 'exactly one of botId, contentJson, variants' },
     ]);
   assertVariants(body.variants);
-  if (body.botId) throw unprocessable('UNPROCESSABLE', BOTS_UNAVAILABLE);
   return {
-    content_source: body.contentJson ? ('content' as const) : ('variants' as const),
-    bot_id: null,
+    content_source: body.botId ? ('bot' as const) : body.contentJson ? ('content' as const) : ('variants' as const),
+    // The bot must exist now (checkReferences); its published flow is read when the blast is estimated and sends.
+    bot_id: body.botId ?? null,
     content_json: body.contentJson ? JSON.stringify(body.contentJson) : null,
     variants: body.variants ? JSON.stringify(body.variants) : null,
   };
 }
 
 /** Every unknown id of the request at once: 404 naming each field; nothing is written. */
-async function checkReferences(tenant: Tenant, refs: { senderId?: string; segmentId?: string; contactIds?: string[] }): Promise<void> {
+async function checkReferences(
+  tenant: Tenant,
+  refs: { senderId?: string; botId?: string; segmentId?: string; contactIds?: string[] },
+): Promise<void> {
   const unknown: string[] = [];
   const what = new Set<string>();
+  if (refs.botId !== undefined && !(await getBot(tenant.db, tenant.organizationId, refs.botId))) {
+    unknown.push(bodyField('botId'));
+    what.add('bot');
+  }
   if (refs.senderId !== undefined) {
     try {
       await requireSender(tenant.db, tenant.organizationId, refs.senderId, bodyField('senderId'));
@@ -109,7 +113,7 @@ export async function createBlast(tenant: Tenant, services: Services, body: Crea
       { field: 'body', message: 'segmentId or contactIds is required' },
     ]);
   return inTenantTransaction(tenant, async (t) => {
-    await checkReferences(t, { senderId: body.senderId, segmentId: body.segmentId, contactIds: body.contactIds });
+    await checkReferences(t, { senderId: body.senderId, botId: body.botId, segmentId: body.segmentId, contactIds: body.contactIds });
     await checkContentAssets(t, body);
     const row = await q.insertBlast(t.db, t.organizationId, {
       name: body.name,
@@ -198,6 +202,7 @@ export function updateBlastContent(tenant: Tenant, id: string, body: S['BlastCon
     const blast = await lockBlast(t, id);
     assertTransition('update', blast.status);
     const columns = contentColumns(body as ContentFields);
+    await checkReferences(t, { botId: columns.bot_id ?? undefined });
     await checkContentAssets(t, body as ContentFields);
     return q.updateBlast(t.db, t.organizationId, id, columns);
   });
@@ -225,7 +230,6 @@ export function updateBlastAudience(tenant: Tenant, id: string, body: AudienceBo
 
 export async function estimateBlast(tenant: Tenant, id: string): Promise<BlastEstimate> {
   const blast = await getBlast(tenant, id);
-  if (blast.content_source === 'bot') throw unprocessable('UNPROCESSABLE', BOTS_UNAVAILABLE);
   return (await computeEstimate(tenant, blast)).estimate;
 }
 
@@ -347,18 +351,21 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
     ]);
   }
   const blast = await getBlast(tenant, id);
-  if (blast.content_source === 'bot') throw unprocessable('UNPROCESSABLE', BOTS_UNAVAILABLE);
   let variantKey: string | null = null;
-  let content: BlastMessageContent;
+  let content: SendContent;
   if (blast.content_source === 'variants') {
     const variants = blast.variants as BlastVariant[];
     variantKey = body.variantKey ?? 'A';
     const variant = variants.find((v) => v.key === variantKey);
     if (!variant) throw invalidField(bodyField('variantKey'), `the blast has no variant ${variantKey}`);
-    content = variant.content;
+    content = toSendContent(variant.content);
   } else {
     if (body.variantKey !== undefined) throw invalidField(bodyField('variantKey'), 'the blast has no A/B variants');
-    content = blast.content_json as BlastMessageContent;
+    // A bot blast's test sends its opening message (422 when the bot has none); no session starts.
+    content =
+      blast.content_source === 'bot'
+        ? (await contentsOf(tenant, blast)).contents.get('')!
+        : toSendContent(blast.content_json as BlastMessageContent);
   }
   await checkReferences(tenant, { contactIds });
   const recipients: Array<{ phone: string | null; contactId: string | null }> = [
@@ -380,7 +387,7 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
           senderId: blast.sender_id,
           messageType: blast.message_type as MessageType,
           fallbackToSms: blast.fallback_to_sms,
-          content: toSendContent(content),
+          content,
           origin: 'blast', // quiet hours hold a MARKETING test as they hold the blast (testBlast)
         });
       });

@@ -15,6 +15,8 @@ import { assertSendable, requireSender } from '../messaging/senders.ts';
 import { availabilityOf } from '../sender-ids/protocols.ts';
 import { sendSettingsOf } from '../sender-ids/sending-rule.ts';
 import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
+import { getBot } from '../../db/queries/bots/bots.ts';
+import { blastOpening, type BlastOpening } from '../bots/blast-opening.ts';
 import { ApiError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { toSendContent, variantBuckets, type BlastMessageContent, type BlastVariant } from './content.ts';
@@ -26,18 +28,39 @@ type FailureCode = components['schemas']['BlastFailureReason']['code'];
 /** Launch checks failed: the 422 to answer, and the code a system start records in `failureReason`. */
 export class NotReady extends ApiError {
   readonly failureCode: FailureCode;
-  constructor(failureCode: FailureCode, code: 'UNPROCESSABLE' | 'CONTENT_BLOCKED', message: string) {
+  constructor(
+    failureCode: FailureCode,
+    code: 'UNPROCESSABLE' | 'CONTENT_BLOCKED' | 'BOT_NOT_PUBLISHED' | 'BOT_NOT_BLASTABLE',
+    message: string,
+  ) {
     super(422, code, message);
     this.failureCode = failureCode;
   }
 }
 
-/** The content each variant key (or '' for a single content) sends. */
-export function contentsOf(blast: q.BlastRow): Map<string, SendContent> {
-  const out = new Map<string, SendContent>();
-  if (blast.content_source === 'variants') for (const v of blast.variants as BlastVariant[]) out.set(v.key, toSendContent(v.content));
-  else if (blast.content_source === 'content') out.set('', toSendContent(blast.content_json as BlastMessageContent));
-  return out;
+/** What a blast sends: the content of each variant key ('' for a single content), and a bot blast's opening. */
+export type BlastContents = { contents: Map<string, SendContent>; opening: BlastOpening | null };
+
+/**
+ * The contents a blast sends now. A bot blast sends its bot's opening (bots/blast-opening.ts), read from the bot's
+ * published flow at this moment: NotReady (422 BOT_NOT_PUBLISHED or BOT_NOT_BLASTABLE) when it has none.
+ */
+export async function contentsOf(tenant: Tenant, blast: q.BlastRow): Promise<BlastContents> {
+  const contents = new Map<string, SendContent>();
+  if (blast.content_source === 'bot') {
+    let opening: BlastOpening;
+    try {
+      opening = blastOpening(blast.bot_id ? await getBot(tenant.db, tenant.organizationId, blast.bot_id) : undefined);
+    } catch (e) {
+      if (!(e instanceof ApiError) || (e.code !== 'BOT_NOT_PUBLISHED' && e.code !== 'BOT_NOT_BLASTABLE')) throw e;
+      throw new NotReady(e.code, e.code, e.message);
+    }
+    contents.set('', opening.content);
+    return { contents, opening };
+  }
+  if (blast.content_source === 'variants') for (const v of blast.variants as BlastVariant[]) contents.set(v.key, toSendContent(v.content));
+  else contents.set('', toSendContent(blast.content_json as BlastMessageContent));
+  return { contents, opening: null };
 }
 
 /** The saved segment's SQL predicate, or null; the segment is marked used (a blast keeps it alive). */
@@ -60,7 +83,7 @@ const EXCLUDED_BY: Record<string, 'dnc' | 'optedOut' | 'noConsent'> = { DNC_LIST
 export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
   const { db, organizationId } = tenant;
   const predicate = await segmentOf(tenant, blast);
-  const contents = contentsOf(blast);
+  const { contents } = await contentsOf(tenant, blast);
   const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
   const recipients = q.audienceRecipients(organizationId, blast.id, blast.contact_ids, predicate, buckets);
   // The sender's protocols: the channels it may use, and the settings its messages are rendered with (smartEncoding).
@@ -93,7 +116,7 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   for (const g of groups) {
     audience += g.n;
     const content = contents.get(g.key);
-    if (!content) continue; // bot content: estimated once bots exist
+    if (!content) continue; // a variant key no content has (none: every recipient gets a key of the blast's)
     if (g.block_code === 'CONTENT_BLOCKED') {
       contentBlocked ??= refusalMessage(gate, g.key, g.block_code); // the launch answers 422 CONTENT_BLOCKED
       continue;
@@ -158,8 +181,6 @@ export async function assertReady(tenant: Tenant, blast: q.BlastRow, now = new D
   } catch (e) {
     throw new NotReady('SENDER_NOT_READY', 'UNPROCESSABLE', e instanceof Error ? e.message : 'The sender is not send-ready.');
   }
-  if (blast.content_source === 'bot')
-    throw new NotReady('BOT_NOT_PUBLISHED', 'UNPROCESSABLE', 'The blast sends a bot, and bots cannot be started by blasts yet.');
   const result = await computeEstimate(tenant, blast, now);
   if (result.contentBlocked) throw new NotReady('CONTENT_BLOCKED', 'CONTENT_BLOCKED', result.contentBlocked);
   if (result.estimate.audience.eligible === 0) {

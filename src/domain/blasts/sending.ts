@@ -19,7 +19,8 @@ import { tenantFor } from '../tenant.ts';
 import { emitEvent, emitEvents, subscribesToAny } from '../webhooks/events.ts';
 import { messageEvent } from '../messaging/message-events.ts';
 import { variantBuckets, type BlastVariant } from './content.ts';
-import { assertReady, contentsOf, NotReady, segmentOf } from './estimate.ts';
+import { startBlastSessions } from '../../db/queries/bots/blast-sessions.ts';
+import { assertReady, contentsOf, NotReady, segmentOf, type BlastContents } from './estimate.ts';
 import { assertTransition, type BlastStatus } from './transitions.ts';
 
 /** Recipients per send-batch job: one statement accepts them all. */
@@ -138,10 +139,16 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
     const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forShare: true });
     if (!blast) return;
     if (blast.status !== 'SENDING') return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'cancelled' });
-    // A blast whose content source sends nothing (a bot: not sendable by a blast) skips its recipients.
-    const contents = contentsOf(blast);
-    if (contents.size === 0)
-      return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'skipped', reason: 'UNPROCESSABLE' });
+    // A bot blast whose bot no longer opens with a message (unpublished, deleted, republished without one) skips
+    // the batch's recipients with the reason.
+    let what: BlastContents;
+    try {
+      what = await contentsOf(t, blast);
+    } catch (e) {
+      if (!(e instanceof NotReady)) throw e;
+      return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'skipped', reason: e.failureCode });
+    }
+    const { contents, opening } = what;
     await send(t, app, {
       blastBatch: { blastId: blast.id, batch: job.batch },
       senderId: blast.sender_id,
@@ -149,8 +156,23 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
       fallbackToSms: blast.fallback_to_sms,
       contents,
       origin: 'blast',
-      conversationSource: { type: 'blast', blastId: blast.id },
+      // A bot blast's conversations record the blast and the bot (the bot holds them: handledByOf).
+      conversationSource: { type: 'blast', blastId: blast.id, ...(opening ? { botId: opening.botId } : {}) },
     });
+    // Each recipient the batch accepted talks with the bot from its opening on: replies continue the flow through the
+    // inbound path (runBotTurn), as in any session.
+    if (opening)
+      await startBlastSessions(t.db, t.organizationId, {
+        blastId: blast.id,
+        batch: job.batch,
+        botId: opening.botId,
+        botVersion: opening.botVersion,
+        flow: opening.flow,
+        startNodeId: opening.startNodeId,
+        nodeId: opening.node.id,
+        nodeType: opening.node.type,
+        status: opening.status,
+      });
   });
 }
 

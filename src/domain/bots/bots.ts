@@ -3,6 +3,7 @@ import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/bots/bots.ts';
 import { releaseConversations } from '../../db/queries/bots/sessions.ts';
 import { getSender } from '../../db/queries/sender-ids/senders.ts';
+import { insertRcsTestDevice } from '../../db/queries/sender-ids/channels.ts';
 import type { PageRequest } from '../../db/paging.ts';
 import { ApiError, bodyField, conflict, found, invalidField, unknownReference, unprocessable } from '../errors.ts';
 import { matchContentRules, type ContentRuleSpec } from '../compliance/content-rules.ts';
@@ -263,9 +264,10 @@ export async function addTester(
     if (sender && RCS_PROVIDER_SENDER_TYPES.has(sender.type)) {
       if (body.sendRcsInvite === false) status = 'NOT_REQUESTED';
       else {
+        // A provider without tester invites: 422 PROVIDER_UNSUPPORTED, nothing stored (not a FAILED invite).
+        const provider = services.providers.forSender(sender);
+        if (!provider.inviteRcsTester) throw providerUnsupported(provider, 'RCS tester invites');
         try {
-          const provider = services.providers.forSender(sender);
-          if (!provider.inviteRcsTester) throw providerUnsupported(provider, 'RCS tester invites');
           const invite = await provider.inviteRcsTester({
             organizationId: orgId,
             senderId: sender.id,
@@ -279,6 +281,16 @@ export async function addTester(
           status = 'FAILED';
           error = e instanceof Error ? e.message : 'The provider could not be reached.';
         }
+        // The handset is the agent's test device too: an agent in TESTING reaches its bot's testers (the sending
+        // rule's test devices), and the tester's answer moves both (testers.ts).
+        if (sentAt)
+          await insertRcsTestDevice(tx, orgId, {
+            sender_id: sender.id,
+            phone: contact.phone,
+            status: status === 'PENDING' ? 'INVITED' : status === 'ACCEPTED' ? 'ACCEPTED' : 'FAILED',
+            invited_at: now,
+            accepted_at: status === 'ACCEPTED' ? now : null,
+          });
       }
     }
     const inserted = await q.insertTester(tx, orgId, { botId: bot.id, contactId: contact.id, phone: contact.phone, status, sentAt, error });

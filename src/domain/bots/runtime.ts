@@ -88,7 +88,8 @@ async function startVariables(tenant: Tenant, contactId: string, extra: Record<s
   return vars;
 }
 
-function toSendContent(node: BotNode, vars: Record<string, string>, missing?: Set<string>): SendContent | undefined {
+/** A node's message with `{{…}}` filled from `vars` (names without a value added to `missing`); undefined when it sends nothing. */
+export function nodeContent(node: BotNode, vars: Record<string, string>, missing?: Set<string>): SendContent | undefined {
   const c = node.content;
   if (!c) return undefined;
   const replies = (node.buttons ?? [])
@@ -148,7 +149,7 @@ class TurnCapReached extends Error {}
 
 async function sendNode(ctx: Ctx, node: BotNode, vars: Record<string, string>): Promise<string | undefined> {
   const missing = new Set<string>();
-  const content = toSendContent(node, vars, missing);
+  const content = nodeContent(node, vars, missing);
   if (!content) return undefined;
   if (ctx.origin === 'event' && missing.size > 0) throw new MissingProperty([...missing]);
   if (ctx.sent >= MAX_MESSAGES_PER_TURN) throw new TurnCapReached();

@@ -15,8 +15,11 @@ export type ConversationSource = {
   campaignId?: string;
 };
 
-/** Who handles a conversation its source opens: a conversation a bot starts is the bot's until it is handed to a human. */
-export const handledByOf = (source: ConversationSource): 'bot' | 'human' => (source.type === 'bot' ? 'bot' : 'human');
+/**
+ * Who handles a conversation its source opens: a conversation a bot starts (or a bot blast) is the bot's until it is
+ * handed to a human.
+ */
+export const handledByOf = (source: ConversationSource): 'bot' | 'human' => (source.type === 'bot' || source.botId ? 'bot' : 'human');
 
 /** The conversation of (contact, sender), created with `source` when there is none; locked for the caller's transaction. */
 export function openConversation(
