@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sql } from 'kysely';
 import { createDb, type Db } from '../src/db/database.ts';
-import { compiledOnce } from '../src/db/prepared.ts';
+import { compiledOnce } from '../src/db/compiled-once.ts';
 import { bindTenant, loadTenantTables, tenant, TenantScopeError } from '../src/db/tenant.ts';
 import { listApiKeys } from '../src/db/queries/api-keys/api-keys.ts';
 import { createOrganization, type CreatedOrganization } from '../src/domain/organizations.ts';

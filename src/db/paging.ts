@@ -28,7 +28,7 @@ export async function listPage<DB, TB extends keyof DB, O>(
   });
 }
 
-/** What listPage runs: the rows of the page, each with the total (a compiled-once list builds this: src/db/prepared.ts). */
+/** What listPage runs: the rows of the page, each with the total (a compiled-once list builds this: src/db/compiled-once.ts). */
 export function pageQuery<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, page: { limit: number; offset: number }) {
   return qb
     .select(sql<string>`count(*) over()`.as('total_count'))

@@ -5,14 +5,14 @@ import type { ApiKeyRow } from '../../schema.ts';
 import { tenant } from '../../tenant.ts';
 import { API_KEYS_CHANNEL } from '../../../auth/key-cache.ts';
 import { newestFirst, pageFromRows, pageQuery, type Page } from '../../paging.ts';
-import { compiledOnce } from '../../prepared.ts';
+import { compiledOnce } from '../../compiled-once.ts';
 
 export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
 }
 
 /**
- * Compiled once and a named prepared statement (src/db/prepared.ts): every authenticated client lists its keys
+ * Compiled once (src/db/compiled-once.ts) and a named prepared statement (src/db/prepared.ts): every authenticated client lists its keys
  * (the read of bench part b); built, checked by the tenant guard and planned once, not on every request.
  */
 const listStatement = compiledOnce('api-keys-list', (db, p: { organizationId: string; limit: number; offset: number }) =>
