@@ -19,18 +19,33 @@ export async function listPage<DB, TB extends keyof DB, O>(
   qb: SelectQueryBuilder<DB, TB, O>,
   page: { limit: number; offset: number },
 ): Promise<Page<O>> {
-  const rows = (await qb
+  const rows = (await pageQuery(qb, page).execute()) as Array<O & { total_count: string }>;
+  return pageFromRows(rows, page, async () => {
+    const counted = await (qb.clearSelect().clearOrderBy() as unknown as SelectQueryBuilder<DB, TB, object>)
+      .select(sql<string>`count(*)`.as('n'))
+      .executeTakeFirst();
+    return Number((counted as { n?: string } | undefined)?.n ?? 0);
+  });
+}
+
+/** What listPage runs: the rows of the page, each with the total (a compiled-once list builds this: src/db/compiled-once.ts). */
+export function pageQuery<DB, TB extends keyof DB, O>(qb: SelectQueryBuilder<DB, TB, O>, page: { limit: number; offset: number }) {
+  return qb
     .select(sql<string>`count(*) over()`.as('total_count'))
     .limit(page.limit)
-    .offset(page.offset)
-    .execute()) as Array<O & { total_count: string }>;
+    .offset(page.offset);
+}
+
+/** The page from pageQuery's rows; past the last page (no row to carry the total) the total is counted. */
+export async function pageFromRows<O>(
+  rows: Array<O & { total_count: string }>,
+  page: { offset: number },
+  count: () => Promise<number>,
+): Promise<Page<O>> {
   if (rows.length > 0) {
     const total = Number(rows[0]!.total_count);
     return { rows: rows.map(({ total_count: _, ...row }) => row as O), total };
   }
   if (page.offset === 0) return { rows: [], total: 0 };
-  const counted = await (qb.clearSelect().clearOrderBy() as unknown as SelectQueryBuilder<DB, TB, object>)
-    .select(sql<string>`count(*)`.as('n'))
-    .executeTakeFirst();
-  return { rows: [], total: Number((counted as { n?: string } | undefined)?.n ?? 0) };
+  return { rows: [], total: await count() };
 }

@@ -72,8 +72,8 @@ export function bindTenant(db: Db, organizationId: string, tenantTables: Readonl
  * a heuristic (see the head of this file for what it does not see).
  */
 class TenantGuard implements KyselyPlugin {
-  private readonly organizationId: string;
-  private readonly tables: ReadonlySet<string>;
+  readonly organizationId: string;
+  readonly tables: ReadonlySet<string>;
 
   constructor(organizationId: string, tables: ReadonlySet<string>) {
     this.organizationId = organizationId;
@@ -88,6 +88,11 @@ class TenantGuard implements KyselyPlugin {
   async transformResult({ result }: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     return result;
   }
+}
+
+/** The guard of a handle bound with bindTenant() (a transaction opened on one keeps it); undefined for the system handle. */
+export function tenantGuardOf(db: Db): { organizationId: string; tables: ReadonlySet<string> } | undefined {
+  return db.getExecutor().plugins.find((p): p is TenantGuard => p instanceof TenantGuard);
 }
 
 type Node = { kind?: string; [key: string]: unknown };
@@ -105,7 +110,7 @@ function rawTables(fragments: readonly string[], tables: ReadonlySet<string>, to
   }
 }
 
-function assertScoped(root: RootOperationNode, organizationId: string, tables: ReadonlySet<string>): void {
+export function assertScoped(root: RootOperationNode, organizationId: string, tables: ReadonlySet<string>): void {
   const touched = new Set<string>();
   let column = false;
   let value = false;

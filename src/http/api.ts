@@ -361,14 +361,17 @@ export function assertEveryOperationAccounted(operations: Operation[], handlers:
  */
 function describeFailuresBounded(backend: OpenAPIBackend, narrowFor: (operationId: string) => Narrow): void {
   const validator = backend.validator as unknown as { getRequestValidatorsForOperation(id: string): Validate[] | undefined };
-  const detailed = new OpenAPIValidator({
-    definition: backend.definition,
-    ajvOpts: { ...AJV_OPTIONS, allErrors: true },
-    customizeAjv,
-    router: backend.router,
-    lazyCompileValidators: true,
-    coerceTypes: true,
-  }) as unknown as typeof validator;
+  // Made on the first refused request: its Ajv instance (meta-schemas compiled) is start-up time /health need not wait for.
+  let detailed: typeof validator | undefined;
+  const detailedValidator = () =>
+    (detailed ??= new OpenAPIValidator({
+      definition: backend.definition,
+      ajvOpts: { ...AJV_OPTIONS, allErrors: true },
+      customizeAjv,
+      router: backend.router,
+      lazyCompileValidators: true,
+      coerceTypes: true,
+    }) as unknown as typeof validator);
   const original = validator.getRequestValidatorsForOperation.bind(validator);
   const wrappedById = new Map<string, Validate[]>();
   validator.getRequestValidatorsForOperation = (id: string) => {
@@ -381,7 +384,7 @@ function describeFailuresBounded(backend: OpenAPIBackend, narrowFor: (operationI
             bounded.errors = null;
             return true;
           }
-          const all = detailed.getRequestValidatorsForOperation(id)![index]!;
+          const all = detailedValidator().getRequestValidatorsForOperation(id)![index]!;
           bounded.errors = describeFailure(data, validate.errors ?? [], all, narrow);
           return false;
         };

@@ -7,10 +7,10 @@
 // Anything not PUBLISHED (draft, unpublished, archived, deleted, an old slug) answers 404. Every user-supplied
 // value is HTML-escaped; no script is ever sent, and the Content-Security-Policy allows none (styles only by a
 // per-response nonce, images and form posts only to this origin, plus the redirect's origin for form-action).
+import { sharp } from '../domain/assets/images.ts';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import sharp from 'sharp';
 import type { AppContext } from '../app-context.ts';
 import { clientOf } from './client.ts';
 import { openVariant } from '../domain/assets/assets.ts';
@@ -143,7 +143,7 @@ async function previewPng(name: string, headline: string, primary: string, backg
 <rect x="140" y="180" width="320" height="40" rx="4" fill="#f1f3f4" stroke="#dadce0"/>
 <rect x="200" y="250" width="200" height="48" rx="6" fill="${primary}"/>
 <text x="300" y="340" font-family="sans-serif" font-size="16" text-anchor="middle" fill="#5f6368">${escapeHtml(name)}</text></svg>`;
-  return sharp(Buffer.from(svg)).png().toBuffer();
+  return sharp()(Buffer.from(svg)).png().toBuffer();
 }
 
 export function mountLandingPages(server: express.Express, app: AppContext): void {

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import nodemailer, { type Transporter } from 'nodemailer';
+import type NodemailerLibrary from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { MailConfig } from '../config.ts';
 
 export type MailAttachment = { filename: string; content: Buffer | string | Readable; contentType: string };
@@ -19,7 +20,9 @@ export type MailDelivery = { via: 'smtp'; messageId: string; accepted: string[] 
 const SEND_TIMEOUT_MS = 60_000;
 const transports = new WeakMap<MailConfig, Transporter>();
 
-function smtpTransport(config: MailConfig, smtpUrl: string): Transporter {
+type Nodemailer = typeof NodemailerLibrary;
+
+function smtpTransport(nodemailer: Nodemailer, config: MailConfig, smtpUrl: string): Transporter {
   let t = transports.get(config);
   if (!t) {
     const url = new URL(smtpUrl);
@@ -45,8 +48,9 @@ function message(config: MailConfig, mail: Mail) {
 
 /** Sends the message; a refusal or an unreachable server throws (the caller retries). */
 export async function sendMail(config: MailConfig, mail: Mail, fileStem: string): Promise<MailDelivery> {
+  const { default: nodemailer } = await import('nodemailer'); // loaded on the first mail, not at start-up (bench part a)
   if (config.smtpUrl) {
-    const info = await smtpTransport(config, config.smtpUrl).sendMail(message(config, mail));
+    const info = await smtpTransport(nodemailer, config, config.smtpUrl).sendMail(message(config, mail));
     return { via: 'smtp', messageId: String(info.messageId), accepted: (info.accepted as unknown[]).map(String) };
   }
   const info = await nodemailer

@@ -10,9 +10,6 @@ import { DispatchGuard } from './guard.ts';
 import { PROVIDER_NAMES, type MessagingProvider, type ProviderDirectory, type ProviderName, type SenderOfProvider } from './provider.ts';
 import type { ProvidersConfig } from './config.ts';
 import { CarrierSimulator } from './simulator.ts';
-import { RbmProvider } from './rbm/adapter.ts';
-import { TelnyxProvider } from './telnyx/adapter.ts';
-import { TwilioProvider } from './twilio/adapter.ts';
 
 export class Providers implements ProviderDirectory {
   readonly endpoint: CallbackEndpoint;
@@ -79,14 +76,21 @@ export function assembleProviders(opts: {
   });
 }
 
-/** The real providers the configuration names (src/providers/config.ts); a simulator slot is left to the simulators. */
-export function configuredProviders(config: ProvidersConfig, endpoint: CallbackEndpoint): Partial<Record<ProviderName, MessagingProvider>> {
+/**
+ * The real providers the configuration names (src/providers/config.ts); a simulator slot is left to the simulators.
+ * Each adapter (and its SDK: telnyx, twilio and google-auth-library take about 275 ms to load) is imported only when
+ * configured, so a process on the simulators does not pay for them at start-up (bench part a).
+ */
+export async function configuredProviders(
+  config: ProvidersConfig,
+  endpoint: CallbackEndpoint,
+): Promise<Partial<Record<ProviderName, MessagingProvider>>> {
   const real: Partial<Record<ProviderName, MessagingProvider>> = {};
   for (const name of PROVIDER_NAMES) {
     const slot = config[name];
-    if (slot.kind === 'twilio') real[name] = new TwilioProvider({ name, endpoint, settings: slot });
-    if (slot.kind === 'telnyx') real[name] = new TelnyxProvider({ name, endpoint, settings: slot });
-    if (slot.kind === 'rbm') real[name] = new RbmProvider({ name, settings: slot });
+    if (slot.kind === 'twilio') real[name] = new (await import('./twilio/adapter.ts')).TwilioProvider({ name, endpoint, settings: slot });
+    if (slot.kind === 'telnyx') real[name] = new (await import('./telnyx/adapter.ts')).TelnyxProvider({ name, endpoint, settings: slot });
+    if (slot.kind === 'rbm') real[name] = new (await import('./rbm/adapter.ts')).RbmProvider({ name, settings: slot });
   }
   return real;
 }

@@ -1,7 +1,6 @@
 // The campaign's QR code (generateAcquisitionCampaignQr): made with `qrcode` from what only the campaign decides
 // (its enrollment URL, or for a KEYWORD campaign an `sms:` URI to its short code pre-filled with the keyword), so a
 // printed code stays valid however often it is generated again, in whatever format or size.
-import QRCode from 'qrcode';
 import * as q from '../../db/queries/acquisition/campaigns.ts';
 import { inTransaction } from '../../db/database.ts';
 import { ApiError } from '../errors.ts';
@@ -27,6 +26,7 @@ export async function generateCampaignQr(
 ): Promise<CampaignQr> {
   const format = opts.format ?? 'png';
   const size = opts.size ?? 512;
+  const { default: QRCode } = await import('qrcode'); // loaded on the first QR code, not at start-up (bench part a)
   return inTransaction(tenant.db, async (tx) => {
     const campaign = await loadCampaign({ ...tenant, db: tx as unknown as Tenant['db'] }, id, { forUpdate: true });
     if (campaign.status === 'ENDED') {

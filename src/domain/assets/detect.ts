@@ -1,7 +1,6 @@
 // What a file is, from its bytes alone (file-type for binary formats, a strict look at text for vCard,
 // iCalendar and plain text); the client's Content-Type and file name are never trusted. Also the display name
 // a file name becomes (no path, no control characters).
-import { fileTypeFromBuffer } from 'file-type';
 import type { AssetKind } from '../../db/tables/assets.ts';
 
 /** Accepted MIME types by asset type (the document's `AssetType`). */
@@ -52,6 +51,7 @@ function imageSignature(data: Buffer): string | null {
 }
 
 export async function detectType(data: Buffer): Promise<Detected> {
+  const { fileTypeFromBuffer } = await import('file-type'); // loaded on the first upload, not at start-up (bench part a)
   const found = await fileTypeFromBuffer(data);
   if (found) {
     const mime = ALIASES[found.mime] ?? found.mime;

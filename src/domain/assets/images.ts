@@ -1,7 +1,8 @@
 // Every use of sharp for assets. Each input is opened with `limitInputPixels` at MAX_INPUT_PIXELS, so an image
 // whose header declares more pixels (a 30,000×30,000 "decompression bomb") fails on metadata(), which reads
 // the header only, before a single pixel is decoded.
-import sharp from 'sharp';
+import { createRequire } from 'node:module';
+import type SharpLibrary from 'sharp';
 import type { Metadata, Sharp, SharpOptions } from 'sharp';
 import { invalidField, unprocessable } from '../errors.ts';
 
@@ -13,9 +14,20 @@ const THUMBNAIL_SIZE = 320;
 const MMS_MAX_SIDE = 1280;
 export const MMS_MAX_BYTES = 1024 * 1024;
 
-sharp.cache(false);
+/**
+ * sharp, loaded on the first image (it costs start-up about 30 ms; bench part a). Its CommonJS build, loaded
+ * synchronously; every use in the process goes through here, so its ES module build (a second copy) never loads.
+ */
+let sharpLib: typeof SharpLibrary | undefined;
+export const sharp = (): typeof SharpLibrary => {
+  if (!sharpLib) {
+    sharpLib = createRequire(import.meta.url)('sharp') as typeof SharpLibrary;
+    sharpLib.cache(false);
+  }
+  return sharpLib;
+};
 
-const open = (data: Buffer, opts: SharpOptions = {}) => sharp(data, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'warning', ...opts });
+const open = (data: Buffer, opts: SharpOptions = {}) => sharp()(data, { limitInputPixels: MAX_INPUT_PIXELS, failOn: 'warning', ...opts });
 
 export type Dimensions = { width: number; height: number; pages: number };
 

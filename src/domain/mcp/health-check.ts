@@ -8,8 +8,10 @@
 //   `error` says which (never a credential).
 // One connection per test (the official SDK's Client over Streamable HTTP), through guardedFetch, with the
 // credentials as headers. Nothing here throws for a failing server: every failure is a channel result.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type * as ClientSdk from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type * as HttpSdk from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpChannel, StoredChannelHealth } from '../../db/tables/mcp.ts';
 import { DestinationRefusedError } from '../webhooks/destination-guard.ts';
 import { guardedFetch, type GuardedFetch } from './guarded-fetch.ts';
@@ -57,7 +59,22 @@ function redact(text: string, secrets: ReadonlySet<string>): string {
   return out;
 }
 
+type Sdk = typeof ClientSdk & typeof HttpSdk;
+/** The SDK, loaded on the first check: the process does not need it to start (bench part a). */
+let sdk: Sdk | undefined;
+async function loadSdk(): Promise<Sdk> {
+  if (!sdk) {
+    const [client, http] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
+    sdk = { ...client, ...http };
+  }
+  return sdk;
+}
+
 async function check(target: CheckTarget, channels: readonly McpChannel[], secrets: Set<string>): Promise<StoredChannelHealth[]> {
+  const { Client, StreamableHTTPClientTransport } = await loadSdk();
   const fetch = guardedFetch(target.allowPrivate);
   const client = new Client({ name: 'messaging-service', version: '1.0.0' });
   let transport: StreamableHTTPClientTransport | undefined;
@@ -154,7 +171,7 @@ function toolText(content: unknown): string {
 function describe(error: unknown): string {
   if (error instanceof DestinationRefusedError) return `destination refused: ${error.message}`;
   if (error instanceof CheckError) return error.message;
-  if (error instanceof StreamableHTTPError && typeof error.code === 'number') return `HTTP ${error.code}: ${error.message}`;
+  if (sdk && error instanceof sdk.StreamableHTTPError && typeof error.code === 'number') return `HTTP ${error.code}: ${error.message}`;
   const e = error as { message?: string; code?: string; cause?: { message?: string; code?: string } };
   const code = e.code ?? e.cause?.code;
   const message = e.message ?? String(error);

@@ -4,17 +4,34 @@ import { inTransaction, type Db } from '../../database.ts';
 import type { ApiKeyRow } from '../../schema.ts';
 import { tenant } from '../../tenant.ts';
 import { API_KEYS_CHANNEL } from '../../../auth/key-cache.ts';
-import { listPage, newestFirst, type Page } from '../../paging.ts';
+import { newestFirst, pageFromRows, pageQuery, type Page } from '../../paging.ts';
+import { compiledOnce } from '../../compiled-once.ts';
 
 export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
 }
 
-/** A named prepared statement (src/db/prepared.ts): every authenticated client lists its keys; planned once per connection. */
-export function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
-  return listPage(
-    newestFirst(tenant(db.selectFrom('api_keys'), orgId).modifyFront(sql.raw('/* prepared:api-keys-list */')).selectAll()),
-    page,
+/**
+ * Compiled once (src/db/compiled-once.ts) and a named prepared statement (src/db/prepared.ts): every authenticated client lists its keys
+ * (the read of bench part b); built, checked by the tenant guard and planned once, not on every request.
+ */
+const listStatement = compiledOnce('api-keys-list', (db, p: { organizationId: string; limit: number; offset: number }) =>
+  pageQuery(
+    newestFirst(tenant(db.selectFrom('api_keys'), p.organizationId).modifyFront(sql.raw('/* prepared:api-keys-list */')).selectAll()),
+    p,
+  ),
+);
+
+export async function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
+  const rows = await listStatement.execute(db, { organizationId: orgId, limit: page.limit, offset: page.offset });
+  return pageFromRows(rows, page, async () =>
+    Number(
+      (
+        await tenant(db.selectFrom('api_keys'), orgId)
+          .select(sql<string>`count(*)`.as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    ),
   );
 }
 

@@ -1,0 +1,81 @@
+// Start-up builds only what answering /health needs (issue 38, bench part a): the server process answers /health
+// before it has loaded the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of
+// unconfigured providers, or the libraries of assets, mail, QR codes and content-rule regexes; and the first
+// requests that need them still get full answers (validation of an operation compiled on its first request, the
+// MCP tool list).
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { startServing } from './support/processes.ts';
+
+const run = promisify(execFile);
+const LAZY = [
+  '@modelcontextprotocol/sdk',
+  'twilio',
+  'telnyx',
+  'google-auth-library',
+  '@aws-sdk/client-s3',
+  'nodemailer',
+  'sharp',
+  'qrcode',
+  'file-type',
+  're2-wasm',
+];
+
+describe('start-up', () => {
+  const env = {
+    ...process.env,
+    DATABASE_URL: inject('databaseUrl'),
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    RUN_WORKERS: '0',
+    PORT: '0',
+    MODULE_LOADS_WATCH: LAZY.join(','),
+  };
+  let child: ChildProcess;
+  let base: string;
+  let log: () => string;
+  let secret: string;
+  const loaded = () => [...log().matchAll(/^module-loaded (\S+)$/gm)].map((m) => m[1]);
+
+  beforeAll(async () => {
+    const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'create-org', '--name', 'Lazy start org'], { env });
+    secret = (JSON.parse(stdout) as { apiKey: { secret: string } }).apiKey.secret;
+    const serving = await startServing(process.execPath, ['--import', './test/support/module-loads.ts', 'src/main.ts'], env);
+    ({ child, log } = serving);
+    base = `http://127.0.0.1:${serving.port}`;
+  });
+  afterAll(() => {
+    child?.kill('SIGTERM');
+  });
+
+  it('answers /health before loading what only later requests need', async () => {
+    expect((await fetch(`${base}/health`)).status).toBe(200);
+    expect(loaded()).toEqual([]);
+  });
+
+  it("validates an operation's first request (its validators are compiled then)", async () => {
+    const res = await fetch(`${base}/v1/contacts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ phone: 12 }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; details: Array<{ field: string }> };
+    expect(body.code).toBe('VALIDATION_ERROR');
+    expect(body.details.map((d) => d.field)).toContain('body.phone');
+  });
+
+  it('builds the MCP server on its first message', async () => {
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { result: { tools: Array<{ name: string }> } };
+    expect(body.result.tools.map((t) => t.name)).toContain('sendMessage');
+    expect(loaded()).toContain('@modelcontextprotocol/sdk');
+  });
+});
