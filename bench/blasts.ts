@@ -28,7 +28,7 @@ const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDig
 const goal = (met: boolean, text: string) => (met ? `goal ${text} ✓` : `✗ MISSED goal ${text}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function seedContacts(db: Db, orgId: string, n: number): Promise<void> {
+export async function seedContacts(db: Db, orgId: string, n: number): Promise<void> {
   // Two connections, one half each: both cores load.
   const half = Math.ceil(n / 2);
   await Promise.all(

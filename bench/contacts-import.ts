@@ -70,7 +70,7 @@ const TAGS = ['newsletter', 'vip', 'webinar', 'trial', 'churn', 'partner', 'beta
 const AREAS = [201, 202, 206, 212, 213, 305, 312, 347, 404, 415, 512, 617, 646, 702, 713, 718, 773, 808, 818, 917];
 
 /** ~150,000 data rows, about 10 MB: realistic names, US numbers in mixed formats, attributes, tags; 0.5% bad phones, 0.5% repeats. */
-function generateCsv(rows: number): Buffer {
+export function generateCsv(rows: number): Buffer {
   const lines = ['phone,name,tags,city,tier,ltv,consentType'];
   for (let i = 0; i < rows; i++) {
     const area = AREAS[i % AREAS.length]!;

@@ -12,6 +12,8 @@
 //  (m) sends per second through POST /v1/messages/send, and dispatch throughput to the simulator (bench/messaging.ts)
 //  (l) a 1,000,000-recipient blast: launch until every message is queued vs. a plain INSERT … SELECT (bench/blasts.ts)
 //  (r) analytics over 10,000,000 messages: rollup answers vs. the raw table; a 1,000,000-row export (bench/analytics.ts)
+//  (x) mixed load: sends, a blast draining, an import, webhook deliveries and analytics reads at once, each rate next
+//      to its figure alone; /health p99 meanwhile (bench/mixed.ts; `--seconds N` for the mixed phase, default 60)
 import { sql } from 'kysely';
 import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -35,8 +37,9 @@ import { benchWorstSegment } from './segments-worst.ts';
 import { runMessagingBench } from './messaging.ts';
 import { benchBlasts } from './blasts.ts';
 import { benchAnalytics } from './analytics.ts';
+import { benchMixed } from './mixed.ts';
 
-const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 's', 'm', 'l', 'r'] as const;
+const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 's', 'm', 'l', 'r', 'x'] as const;
 type Part = (typeof PARTS)[number];
 const USAGE = `npm run bench [-- --only <parts>]
 
@@ -47,7 +50,8 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   w  webhook deliveries vs. bare signed POSTs   d  contact CSV import vs. a plain load
   e  queries at 1,000,000 contacts              s  the largest segment allowed, 1,000,000 contacts
   m  sends per second and dispatch throughput   l  a 1,000,000-recipient blast
-  r  analytics over 10,000,000 messages
+  r  analytics over 10,000,000 messages        x  mixed load, each rate next to its figure alone
+Options: --seconds N (part x's mixed phase, default 60).
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE.
 A figure that misses its goal is marked ✗ MISSED.`;
 
@@ -394,6 +398,10 @@ async function main(): Promise<void> {
       await settle();
     }
     if (parts.has('r')) for (const line of await benchAnalytics(own)) console.log(line);
+    if (parts.has('x')) {
+      const i = process.argv.indexOf('--seconds');
+      for (const line of await benchMixed(own, i === -1 ? 60 : Number(process.argv[i + 1]))) console.log(line);
+    }
   } finally {
     await cleanUp();
   }

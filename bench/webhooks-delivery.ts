@@ -23,7 +23,7 @@ export type WebhookBenchResult = { deliveries: number; engine: number; bare: num
 const CONCURRENCY = 50; // what runDeliveryBatch keeps in flight
 const EMIT_BATCH = 100; // events per emitEvents call, like a receipt worker's batch
 
-function startReceiver(): Promise<{ url: string; close: () => Promise<void>; count: () => number }> {
+export function startReceiver(): Promise<{ url: string; close: () => Promise<void>; count: () => number }> {
   let count = 0;
   const server = createServer((req, res) => {
     req.resume();

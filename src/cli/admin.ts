@@ -8,12 +8,14 @@ import { MAX_PLATFORM_ACCOUNT_ID, setPlatformMapping } from '../domain/mcp/confi
 import { allScopes } from '../contract/document.ts';
 import { startRuntime } from '../runtime.ts';
 import { parsePhone } from '../domain/phone.ts';
+import { setSimulatorFaults } from '../providers/simulator-faults.ts';
 
 const USAGE = `usage:
   admin create-org --name <name>
   admin create-key --org <organizationId> --name <name> --scopes <a,b,c | all>
   admin simulate-inbound --org <organizationId> --from <E.164> --text <text>
   admin set-platform-mapping --org <organizationId> --account <platformAccountId>
+  admin simulator-faults --transient <0..1>
   admin migrate`;
 
 async function main(argv: string[]): Promise<number> {
@@ -27,6 +29,7 @@ async function main(argv: string[]): Promise<number> {
       from: { type: 'string' },
       text: { type: 'string' },
       account: { type: 'string' },
+      transient: { type: 'string' },
     },
     strict: true,
   });
@@ -35,7 +38,10 @@ async function main(argv: string[]): Promise<number> {
     if (typeof v !== 'string' || v === '') throw new UsageError(`--${key} is required`);
     return v;
   };
-  if (!command || !['create-org', 'create-key', 'simulate-inbound', 'set-platform-mapping', 'migrate'].includes(command))
+  if (
+    !command ||
+    !['create-org', 'create-key', 'simulate-inbound', 'set-platform-mapping', 'simulator-faults', 'migrate'].includes(command)
+  )
     throw new UsageError(`unknown command "${command ?? ''}"`);
   const inbound = command === 'simulate-inbound';
   // simulate-inbound needs the job queue: the simulator's callback job is delivered by a running server's worker.
@@ -85,6 +91,15 @@ async function main(argv: string[]): Promise<number> {
           createdAt: row.created_at.toISOString(),
           updatedAt: row.updated_at.toISOString(),
         });
+        break;
+      }
+      case 'simulator-faults': {
+        // The carrier simulator's share of transient send failures, read by every running process within a second.
+        const raw = need('transient');
+        const transient = Number(raw);
+        if (!/^\d*\.?\d+$/.test(raw) || transient > 1) throw new UsageError('--transient must be a number from 0 to 1');
+        await setSimulatorFaults(db, transient);
+        print({ transient });
         break;
       }
       case 'create-key': {

@@ -6,6 +6,7 @@
 //   …0777 → refused at send (final failure)
 //   …0503 → the first two send attempts fail with a transient error, the third is accepted
 //   …0333 → an RCS message is not delivered (failed receipt), so the service falls back to SMS/MMS
+//   and, whatever the number, a share of sends fails transiently while the fault switch is on (simulator-faults.ts)
 // It keeps what it accepted in simulator_messages (one row per dedupe key: a repeated send never reaches
 // the handset twice) and reports receipts and inbound messages through the provider callback route, signed,
 // like a real carrier — from a pg-boss job, so any worker process can deliver them.
@@ -41,6 +42,7 @@ import {
 import { checkCallbacks } from './callback-shape.ts';
 import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf } from './simulator-inventory.ts';
 import { SimulatorRegistry } from './simulator-registry.ts';
+import { transientFaultRate } from './simulator-faults.ts';
 import type { CallbackEndpoint } from './endpoint.ts';
 
 export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
@@ -128,10 +130,15 @@ export class CarrierSimulator implements MessagingProvider {
 
   async sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
     const db = this.requireDb();
+    const faultRate = await transientFaultRate(db);
     const outcomes: Array<SendOutcome | undefined> = await Promise.all(
       messages.map(async (m): Promise<SendOutcome | undefined> => {
         if (m.to.endsWith('0777'))
           return { ok: false, error: new ProviderRejection('CARRIER_REJECTED', 'The carrier refused the destination number.') };
+        // The operator's fault switch: this send fails, the carrier stays up (the rest of the batch goes through),
+        // so it is no outage for the circuit breaker, as one 503 among accepted sends is not.
+        if (faultRate > 0 && Math.random() < faultRate)
+          return { ok: false, error: new ProviderError(`simulated transient carrier error (fault rate ${faultRate})`, { outage: false }) };
         if (m.to.endsWith('0503') && (await this.countTransientFailure(m.dedupeKey)) <= 2) {
           return { ok: false, error: new ProviderError('simulated transient carrier error (HTTP 503)') };
         }
