@@ -89,15 +89,17 @@ describe('a program from brand registration to LIVE', () => {
     expect(list.body.data).toHaveLength(1);
     const p = list.body.data[0];
     programId = p.id;
-    expect(p).toMatchObject({ name: 'Acme Dental', status: 'DRAFT', channels: ['RCS', 'SMS', 'MMS'], campaign: null, senders: [] });
+    expect(p).toMatchObject({ name: 'Acme Dental', status: 'DRAFT', channels: ['RCS', 'SMS', 'MMS'], campaign: null });
+    // The sender the brand was registered for is attached as PRIMARY at once.
+    expect(p.senders).toEqual([expect.objectContaining({ senderId, role: 'PRIMARY', status: 'ACTIVE', protocols: ['SMS'] })]);
     expect(p.brand).toMatchObject({ displayName: 'Acme Dental' });
     expect(JSON.stringify(p)).not.toMatch(/PROVIDER_/);
     const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
     expect(status.status).toBe(200);
     expect(status.body.data).toMatchObject({ programId, status: 'DRAFT', campaignStatus: null, customerStatus: 'SETUP_REQUIRED' });
-    expect(checks(status.body)).toMatchObject({ CAMPAIGN_REGISTERED: 'FAILED', PRIMARY_SENDER_ATTACHED: 'FAILED' });
+    expect(checks(status.body)).toMatchObject({ CAMPAIGN_REGISTERED: 'FAILED', PRIMARY_SENDER_ATTACHED: 'PASSED' });
     expect(status.body.data.nextAction).toMatchObject({ code: 'REGISTER_CAMPAIGN', owner: 'CUSTOMER' });
-    expect(status.body.data.requiredActions.map((a: { code: string }) => a.code)).toEqual(['REGISTER_CAMPAIGN', 'ATTACH_PRIMARY_SENDER']);
+    expect(status.body.data.requiredActions.map((a: { code: string }) => a.code)).toEqual(['REGISTER_CAMPAIGN']);
   });
 
   it('brand REGISTERED passes its check', async () => {
@@ -108,10 +110,7 @@ describe('a program from brand registration to LIVE', () => {
     expect(checks(res.body).BRAND_REGISTERED).toBe('PASSED');
   });
 
-  it('attaching the sender as PRIMARY: 201, a duplicate 409, another organization’s sender 404, no compatible protocol 422', async () => {
-    const res = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body.data).toMatchObject({ programId, senderId, role: 'PRIMARY', status: 'ACTIVE', protocols: ['SMS'], detachedAt: null });
+  it('attaching: the brand’s sender again 409, another organization’s sender 404, no compatible protocol 422', async () => {
     const dup = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'FALLBACK' } });
     expect(dup.status).toBe(409);
     expect(dup.body.code).toBe('ALREADY_EXISTS');
@@ -178,10 +177,16 @@ describe('a program from brand registration to LIVE', () => {
     expect((await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${senderId}`, { key })).status).toBe(200);
     const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
     expect(status.body.data.nextAction).toMatchObject({ code: 'ATTACH_PRIMARY_SENDER' });
+    // Its readiness dropped: the ACTIVE program is back to DRAFT (SETUP_REQUIRED), and ACTIVE again once fixed.
+    expect(status.body.data).toMatchObject({ status: 'DRAFT', customerStatus: 'SETUP_REQUIRED' });
     const refused = await send();
     expect(refused.status, refused.text).toBe(422);
     expect(refused.body).toMatchObject({ code: 'SENDER_NOT_READY', details: [{ field: 'body.senderId', code: 'ATTACH_PRIMARY_SENDER' }] });
     expect((await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } })).status).toBe(201);
+    expect((await call(srv, 'GET', `/v1/programs/${programId}/status`, { key })).body.data).toMatchObject({
+      status: 'ACTIVE',
+      customerStatus: 'LIVE',
+    });
     expect((await send()).status).toBe(200);
   });
 
@@ -235,5 +240,6 @@ describe('a program from brand registration to LIVE', () => {
     const mine = p.body.data.senders.filter((s: { senderId: string }) => s.senderId === senderId);
     expect(mine.length).toBeGreaterThan(0);
     expect(mine.every((s: { status: string }) => s.status === 'DETACHED')).toBe(true);
+    expect(p.body.data.status).toBe('DRAFT'); // its PRIMARY gone, the program is no longer ready
   });
 });
