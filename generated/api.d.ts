@@ -1331,7 +1331,7 @@ export interface paths {
          *     it is ready (brand and campaign `REGISTERED`, an active `PRIMARY` sender attached, every attached sender
          *     active and with one of the program's channels enabled), back to `DRAFT` when that stops (the `PRIMARY`
          *     detached, the brand or campaign `SUSPENDED` or `EXPIRED`, a sender suspended), and `ACTIVE` again once fixed.
-         *     `ARCHIVED` programs are read-only. `test/programs.test.ts` runs these steps end to end against the sandbox
+         *     `POST /v1/programs/{id}/archive` retires a program (`ARCHIVED`, final and read-only; its attachments end). `test/programs.test.ts` runs these steps end to end against the sandbox
          *     registry.
          */
         get: operations["listPrograms"];
@@ -1362,6 +1362,41 @@ export interface paths {
         get: operations["getProgram"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/programs/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a messaging program
+         * @description Retires the program: its `status` becomes `ARCHIVED`, which is final and read-only. Its active sender
+         *     attachments end (kept as the audit trail, `status: DETACHED`, `detachedAt`), so its senders no longer send
+         *     under its brand and campaign (a 10DLC sender answers 422 `SENDER_NOT_READY` until it is attached to another
+         *     ready program) and fall back to the unregistered throughput class; senders cannot be attached to it any more
+         *     (409 `INVALID_STATE`). The brand and campaign registrations themselves are kept; the sender the program was
+         *     created for may be attached to another program, and a later brand registration of it (after a rejection)
+         *     creates a new program.
+         *
+         *     Archiving a `DRAFT` or `ACTIVE` program; archiving an `ARCHIVED` one again answers 200 with the program as it
+         *     is (idempotent). No body. 404 `NOT_FOUND` for an unknown id or another organization's program.
+         *
+         *     An addition beyond the specification, which names `ARCHIVED` but no way to reach it; modelled on the action
+         *     endpoints of Stripe (`POST /v1/…/{id}/cancel`) and of this API (`POST /v1/sender-ids/{id}/suspend`).
+         */
+        post: operations["archiveProgram"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8613,7 +8648,8 @@ export interface components {
          * @description `DRAFT`: being set up or no longer ready (see `readiness`), does not send. `ACTIVE`: live and ready; its
          *     senders may send under its brand and campaign. A program moves between the two as its readiness changes
          *     (an `ACTIVE` program whose campaign is suspended or whose `PRIMARY` is detached is `DRAFT` until fixed).
-         *     `ARCHIVED`: retired; read-only, senders cannot be attached.
+         *     `ARCHIVED`: retired with `POST /v1/programs/{id}/archive` (final); read-only, its attachments ended, senders
+         *     cannot be attached.
          * @enum {string}
          */
         ProgramStatus: "DRAFT" | "ACTIVE" | "ARCHIVED";
@@ -21025,6 +21061,35 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The program. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProgramResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    archiveProgram: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archived program. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -243,3 +243,56 @@ describe('a program from brand registration to LIVE', () => {
     expect(p.body.data.status).toBe('DRAFT'); // its PRIMARY gone, the program is no longer ready
   });
 });
+
+describe('archiving a program', () => {
+  it('POST /v1/programs/{id}/archive: ARCHIVED and read-only, attachments ended, sends refused, repeat 200', async () => {
+    const senderId = await sender({ type: 'LONG_CODE', name: 'Archived' });
+    expect((await call(srv, 'POST', `/v1/sender-ids/${senderId}/protocols`, { key, body: { type: 'SMS' } })).status).toBeLessThan(300);
+    await srv.context.db.updateTable('sender_ids').set({ status: 'PENDING', provider: 'PROVIDER_A' }).where('id', '=', senderId).execute();
+    expect(
+      (await call(srv, 'POST', `/v1/sender-ids/${senderId}/brand/register`, { key, body: { ...BRAND, displayName: 'Retired' } })).status,
+    ).toBe(200);
+    const programId = (await call(srv, 'GET', '/v1/programs?limit=100', { key })).body.data.find((p: any) => p.name === 'Retired').id;
+    await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${senderId}/brand/status`, { key }),
+      (r) => r.body.data.status === 'REGISTERED',
+    );
+    expect((await call(srv, 'POST', `/v1/sender-ids/${senderId}/campaign/register`, { key, body: CAMPAIGN })).status).toBe(200);
+    await until(
+      () => call(srv, 'GET', `/v1/programs/${programId}`, { key }),
+      (r) => r.body.data.status === 'ACTIVE',
+    );
+
+    expect((await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key: other.apiKey.secret })).status).toBe(404);
+    const reader = await srv.newKey(org.organizationId, ['programs:read']);
+    expect((await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key: reader.secret })).status).toBe(403);
+    const archived = await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key });
+    expect(archived.status, archived.text).toBe(200);
+    expect(archived.body.data).toMatchObject({ id: programId, status: 'ARCHIVED' });
+    expect(archived.body.data.senders).toEqual([expect.objectContaining({ senderId, status: 'DETACHED' })]);
+    expect((await call(srv, 'GET', `/v1/programs/${programId}/status`, { key })).body.data.customerStatus).toBe('ARCHIVED');
+    const again = await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key });
+    expect(again.status).toBe(200);
+    expect(again.body.data.status).toBe('ARCHIVED');
+    const attach = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } });
+    expect(attach.status).toBe(409);
+    expect(attach.body.code).toBe('INVALID_STATE');
+    expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data.throughputPerSecond).toBe(1);
+    const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550178' } });
+    const refused = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: {
+        contactId: contact.body.id,
+        senderId,
+        channelType: 'SMS',
+        messageType: 'TRANSACTIONAL',
+        content: { type: 'text', text: 'Hi' },
+      },
+    });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.code).toBe('SENDER_NOT_READY');
+    expect((await call(srv, 'GET', '/v1/programs?status=ARCHIVED', { key })).body.data.map((p: { id: string }) => p.id)).toEqual([
+      programId,
+    ]);
+  });
+});

@@ -255,3 +255,27 @@ export async function detachSender(tenant: Tenant, programId: string, senderId: 
     };
   });
 }
+
+/**
+ * Archives the program (the table's `archive`: from DRAFT or ACTIVE; ARCHIVED again answers it unchanged): its
+ * active attachments end (kept as the audit trail), so its senders carry none of its traffic and fall back to the
+ * unregistered throughput class; a later brand registration of the sender it was created for makes a new program.
+ */
+export async function archiveProgram(tenant: Tenant, programId: string, now = new Date()): Promise<LoadedProgram> {
+  return inTransaction(tenant.db, async (tx) => {
+    const db: Db = tx;
+    const { organizationId } = tenant;
+    const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
+    const to = decideProgram(program.status, 'archive');
+    if (to) {
+      const ended = await q.detachAllOfProgram(db, organizationId, programId, now);
+      await q.updateProgram(db, organizationId, programId, { status: to });
+      for (const a of ended) {
+        const sender = await sendersQ.getSender(db, organizationId, a.sender_id);
+        if (sender) await refreshThroughput(db, organizationId, sender);
+      }
+    }
+    const row = found(await q.getProgram(db, organizationId, programId), 'Program');
+    return (await load(db, organizationId, [row]))[0]!;
+  });
+}
