@@ -626,7 +626,8 @@ export interface paths {
          *     management. The provider is asked to confirm the number belongs to that account before anything is
          *     created; when it does not (or it is not SMS-capable) the answer is 422 `UNPROCESSABLE`, and 502
          *     `UPSTREAM_ERROR` when the provider cannot be reached. A number already managed by any organization answers
-         *     409 `ALREADY_EXISTS`. `draftSenderId` is optional (a `LONG_CODE` draft for Local, `TOLL_FREE` for
+         *     409 `ALREADY_EXISTS`, checked against this service's records before the provider is asked (so it is 409, not
+         *     the provider's 422 or 502). `draftSenderId` is optional (a `LONG_CODE` draft for Local, `TOLL_FREE` for
          *     Toll-Free; unknown → 404 `NOT_FOUND`, not a numberless `DRAFT` → 409 `INVALID_STATE`).
          *
          *     Like a purchase it creates a `PENDING`, non-send-ready sender and a `PENDING` number record
@@ -1450,6 +1451,9 @@ export interface paths {
          *       (`details[].field` `body.senderId` for the sender).
          *     - 422 `UNPROCESSABLE` when the sender's enabled protocols are not compatible with the program: the sender must
          *       have at least one of the program's `channels` enabled.
+         *     - 422 `UNPROCESSABLE` (`details[].field` `body.senderId`) for the organization's sandbox sender, in any role:
+         *       it sends through the carrier sandbox, not under a registered brand and campaign (and has no protocols to
+         *       pass the compatibility check). Attach a sender with its own number or agent.
          *     - 409 `ALREADY_EXISTS` when the sender already has an active attachment to this program (in any role); to
          *       change its role, detach it and attach it again.
          *     - 409 `INVALID_STATE` when the program is `ARCHIVED`.

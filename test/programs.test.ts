@@ -118,6 +118,11 @@ describe('a program from brand registration to LIVE', () => {
     const foreign = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId: theirs, role: 'TEST' } });
     expect(foreign.status).toBe(404);
     expect(foreign.body.details[0].field).toBe('body.senderId');
+    for (const role of ['PRIMARY', 'TEST']) {
+      const sandbox = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId: org.senderId, role } });
+      expect(sandbox.status).toBe(422);
+      expect(sandbox.body.details).toEqual([expect.objectContaining({ field: 'body.senderId', code: 'sandbox_sender' })]);
+    }
     const bare = await sender({ type: 'LONG_CODE', name: 'No protocols' });
     const incompatible = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId: bare, role: 'FALLBACK' } });
     expect(incompatible.status).toBe(422);

@@ -2,8 +2,9 @@
 // How a program comes to exist: registering a brand for a sender (POST /v1/sender-ids/{id}/brand/register)
 // creates the sender's program, named after the brand's displayName, with `campaign` null; registering a
 // campaign for that sender sets its campaign; registering either again after a rejection points the program at
-// the new registration. There is no create call. A DRAFT program becomes ACTIVE the first time it is ready
-// (checked after every write that can make it ready). Attachments are ended (DETACHED), never deleted.
+// the new registration; the brand's sender is attached as PRIMARY. There is no create call. Its status follows
+// its readiness both ways, DRAFT <-> ACTIVE (transitions.ts; re-decided after every write that can change it), and
+// archiveProgram retires it (ARCHIVED, final). Attachments are ended (DETACHED), never deleted.
 import { inTransaction, type Db } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
 import * as q from '../../db/queries/programs/programs.ts';
@@ -215,6 +216,16 @@ export async function attachSender(
       });
     }
     if (program.status === 'ARCHIVED') throw conflict('INVALID_STATE', 'An ARCHIVED program is read-only; senders cannot be attached.');
+    // The sandbox sender sends through the carrier sandbox, not under a registered brand and campaign, and has no
+    // protocol rows (PROTOCOLS_COMPATIBLE could never pass): it is refused in every role, saying why.
+    if (sender.is_sandbox) {
+      throw new ApiError(
+        422,
+        'UNPROCESSABLE',
+        'The sandbox sender sends through the carrier sandbox, not under a program’s brand and campaign; it cannot be attached. Attach a sender with its own number or agent.',
+        { details: [{ field: 'body.senderId', message: 'the sandbox sender cannot be attached to a program', code: 'sandbox_sender' }] },
+      );
+    }
     const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, sender.id))
       .filter((p) => ENABLED.has(p.status))
       .map((p) => p.type);
