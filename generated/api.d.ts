@@ -626,7 +626,8 @@ export interface paths {
          *     management. The provider is asked to confirm the number belongs to that account before anything is
          *     created; when it does not (or it is not SMS-capable) the answer is 422 `UNPROCESSABLE`, and 502
          *     `UPSTREAM_ERROR` when the provider cannot be reached. A number already managed by any organization answers
-         *     409 `ALREADY_EXISTS`. `draftSenderId` is optional (a `LONG_CODE` draft for Local, `TOLL_FREE` for
+         *     409 `ALREADY_EXISTS`, checked against this service's records before the provider is asked (so it is 409, not
+         *     the provider's 422 or 502). `draftSenderId` is optional (a `LONG_CODE` draft for Local, `TOLL_FREE` for
          *     Toll-Free; unknown → 404 `NOT_FOUND`, not a numberless `DRAFT` → 409 `INVALID_STATE`).
          *
          *     Like a purchase it creates a `PENDING`, non-send-ready sender and a `PENDING` number record
@@ -1107,8 +1108,13 @@ export interface paths {
          *     Status changes after review (`submitted` → `in_review` → `approved` | `rejected`) are sent as
          *     `submission.status_changed` events (and, for an RCS agent, `RCS_AGENT` phase events: `LAUNCHED` or
          *     `REJECTED`); approval moves a `PENDING` sender to `ACTIVE`, rejection to `REJECTED`
-         *     (`sender_id.status_changed`). `POST /v1/sender-ids/{id}/refresh-status` re-reads them on demand. Sandbox: a
-         *     sender whose name contains `REJECT` is rejected with reasons; `UPSTREAM` makes the submission fail (502).
+         *     (`sender_id.status_changed`). After approval the carrier may suspend the sender (`SUSPENDED`, `suspendedBy:
+         *     CARRIER`, an RCS agent phase `SUSPENDED`; it cannot be lifted with reactivate) and later reinstate it
+         *     (`ACTIVE`). `POST /v1/sender-ids/{id}/refresh-status` re-reads them on demand. A rejection's reasons may ask
+         *     for changes: submit again with them. Sandbox (README, "Carrier sandbox"): a sender whose name contains
+         *     `REJECT` is rejected with reasons; `CHANGES` is rejected asking for `optInEvidenceUrl` (submitted again with
+         *     it, it is approved); `SUSPEND` is suspended by the carrier one step after approval (the next
+         *     `refresh-status` reinstates it); `UPSTREAM` makes the submission fail (502).
          *     422 `PROVIDER_UNSUPPORTED` when the sender's provider does not review this kind of submission; nothing is stored.
          */
         post: operations["submitSenderId"];
@@ -1135,8 +1141,9 @@ export interface paths {
          * @description Re-reads the sender's regulatory state from the carriers and registries now instead of waiting for the next
          *     automatic update: sender status, RCS agent phase, latest submission, brand and campaign registration status.
          *     Changes are stored and announced with `submission.status_changed` / `sender_id.status_changed` events
-         *     (`changed: true`): a review step that is due is applied now instead of by the queued job. Safe to repeat; no
-         *     body. 502 `UPSTREAM_ERROR` when an upstream cannot be reached (nothing is changed; in the sandbox, a sender
+         *     (`changed: true`): a review step that is due is applied now instead of by the queued job, and the standing of
+         *     registrations already decided is read again (a brand or campaign `SUSPENDED` or `EXPIRED`, a suspension
+         *     lifted, an approved sender suspended by its carrier or reinstated). Safe to repeat; no body. 502 `UPSTREAM_ERROR` when an upstream cannot be reached (nothing is changed; in the sandbox, a sender
          *     whose name contains `UPSTREAM`).
          */
         post: operations["refreshSenderIdStatus"];
@@ -1173,8 +1180,18 @@ export interface paths {
          *     - The first brand registration of a sender creates its program (see `GET /v1/programs`), named after
          *       `displayName`; a `DRAFT` or `REJECTED` sender becomes `PENDING` (`sender_id.status_changed`). A rejection
          *       moves a `PENDING` sender to `REJECTED`.
-         *     - Sandbox (README, "Carrier sandbox"): a `displayName` containing `REJECT` is rejected with reasons, one
-         *       containing `UPSTREAM` answers 502; review steps are `SANDBOX_REGISTRY_STEP_MS` apart (default 2 s).
+         *     - The program is created with this sender attached as `PRIMARY` (its protocol compatibility is a readiness
+         *       check, not a refusal).
+         *     - `requestVetting: true` orders external vetting: the score (`vettingScore`, `identityStatus:
+         *       VETTED_VERIFIED`) is set when the brand is `REGISTERED` and raises the 10DLC throughput class of the
+         *       program's senders (`SenderId.throughputPerSecond`: 75 from a score of 75, 40 from 50, else 4).
+         *     - A `REGISTERED` brand may later be `SUSPENDED` (reasons in `rejectionReasons`), which stops its program's
+         *       10DLC senders (422 `SENDER_NOT_READY`) until it is lifted.
+         *     - Sandbox (README, "Carrier sandbox"): a `displayName` containing `REJECT` is rejected with reasons,
+         *       `CHANGES` is rejected asking for `website` (registered again with it, it is approved), `SUSPEND` is
+         *       suspended one step after approval (the next `refresh-status` lifts it), `UPSTREAM` answers 502; with
+         *       `requestVetting` the score is 85 for `VET_HIGH`, 30 for `VET_LOW`, 60 otherwise. Review steps are
+         *       `SANDBOX_REGISTRY_STEP_MS` apart (default 2 s).
          *     422 `PROVIDER_UNSUPPORTED` when the sender's provider registers no 10DLC brands; nothing is stored.
          */
         post: operations["registerSenderBrand"];
@@ -1243,7 +1260,14 @@ export interface paths {
          *     - Sets the campaign of the sender's program. When it is `REGISTERED`, the sender's number leases start
          *       billing, and a `PENDING` sender attached to the program becomes `ACTIVE` and send-ready; a rejection moves
          *       a `PENDING` sender to `REJECTED`.
-         *     - Sandbox: a `description` containing `REJECT` is rejected with reasons, one containing `UPSTREAM` answers 502.
+         *     - `SUSPENDED` (by the registry or a carrier, reasons in `rejectionReasons`) stops the program's 10DLC senders:
+         *       their sends answer 422 `SENDER_NOT_READY` (`RESOLVE_SUSPENSION`) and the program goes back to `DRAFT` until
+         *       the suspension is lifted (seen by the review or `refresh-status`; `REGISTERED` again). `EXPIRED` stops them
+         *       the same way (`RENEW_CAMPAIGN`) until the campaign is registered again.
+         *     - Sandbox (README, "Carrier sandbox"): a `description` containing `REJECT` is rejected with reasons,
+         *       `CHANGES` is rejected asking for `privacyPolicyUrl` (registered again with it, it is approved), `SUSPEND` is
+         *       suspended one step after approval (the next `refresh-status` lifts it), `EXPIRE` expires one step after
+         *       approval, and `UPSTREAM` answers 502.
          *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached; nothing is recorded.
          *     - 422 `PROVIDER_UNSUPPORTED` when the sender's provider registers no 10DLC campaigns; nothing is stored.
          */
@@ -1297,16 +1321,19 @@ export interface paths {
          *     Programs are set up from brand and campaign registrations (see Submissions); there is no create call:
          *
          *     1. `POST /v1/sender-ids/{id}/brand/register` creates the sender's program (one per sender), named after the
-         *        brand's `displayName`, `DRAFT`, holding the brand and with `campaign` null. Registering the brand again
-         *        after a rejection points the program at the new registration.
+         *        brand's `displayName`, `DRAFT`, holding the brand, with `campaign` null and that sender attached as
+         *        `PRIMARY`. Registering the brand again after a rejection points the program at the new registration.
          *     2. `POST /v1/sender-ids/{id}/campaign/register` (once the brand is `REGISTERED`) sets the program's campaign.
-         *     3. `POST /v1/programs/{id}/senders` attaches the sender (or another one of the organization) as `PRIMARY`.
+         *     3. Optionally, `POST /v1/programs/{id}/senders` attaches other senders of the organization (`FALLBACK`,
+         *        `TEST`, or a `PRIMARY` in place of a detached one).
          *
          *     When the campaign is `REGISTERED` and the sender is attached, a `PENDING` sender becomes `ACTIVE` and
-         *     send-ready (`sender_id.status_changed`). A `DRAFT` program becomes `ACTIVE` once it is ready for the first
-         *     time (brand and campaign `REGISTERED`, an active `PRIMARY` sender attached, every attached sender active and
-         *     with one of the program's channels enabled); `ARCHIVED` programs are read-only. `test/programs.test.ts` runs
-         *     these steps end to end against the sandbox registry.
+         *     send-ready (`sender_id.status_changed`). A program's status follows its readiness both ways: `ACTIVE` while
+         *     it is ready (brand and campaign `REGISTERED`, an active `PRIMARY` sender attached, every attached sender
+         *     active and with one of the program's channels enabled), back to `DRAFT` when that stops (the `PRIMARY`
+         *     detached, the brand or campaign `SUSPENDED` or `EXPIRED`, a sender suspended), and `ACTIVE` again once fixed.
+         *     `POST /v1/programs/{id}/archive` retires a program (`ARCHIVED`, final and read-only; its attachments end). `test/programs.test.ts` runs these steps end to end against the sandbox
+         *     registry.
          */
         get: operations["listPrograms"];
         put?: never;
@@ -1336,6 +1363,41 @@ export interface paths {
         get: operations["getProgram"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/programs/{id}/archive": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Archive a messaging program
+         * @description Retires the program: its `status` becomes `ARCHIVED`, which is final and read-only. Its active sender
+         *     attachments end (kept as the audit trail, `status: DETACHED`, `detachedAt`), so its senders no longer send
+         *     under its brand and campaign (a 10DLC sender answers 422 `SENDER_NOT_READY` until it is attached to another
+         *     ready program) and fall back to the unregistered throughput class; senders cannot be attached to it any more
+         *     (409 `INVALID_STATE`). The brand and campaign registrations themselves are kept; the sender the program was
+         *     created for may be attached to another program, and a later brand registration of it (after a rejection)
+         *     creates a new program.
+         *
+         *     Archiving a `DRAFT` or `ACTIVE` program; archiving an `ARCHIVED` one again answers 200 with the program as it
+         *     is (idempotent). No body. 404 `NOT_FOUND` for an unknown id or another organization's program.
+         *
+         *     An addition beyond the specification, which names `ARCHIVED` but no way to reach it; modelled on the action
+         *     endpoints of Stripe (`POST /v1/…/{id}/cancel`) and of this API (`POST /v1/sender-ids/{id}/suspend`).
+         */
+        post: operations["archiveProgram"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1389,6 +1451,9 @@ export interface paths {
          *       (`details[].field` `body.senderId` for the sender).
          *     - 422 `UNPROCESSABLE` when the sender's enabled protocols are not compatible with the program: the sender must
          *       have at least one of the program's `channels` enabled.
+         *     - 422 `UNPROCESSABLE` (`details[].field` `body.senderId`) for the organization's sandbox sender, in any role:
+         *       it sends through the carrier sandbox, not under a registered brand and campaign (and has no protocols to
+         *       pass the compatibility check). Attach a sender with its own number or agent.
          *     - 409 `ALREADY_EXISTS` when the sender already has an active attachment to this program (in any role); to
          *       change its role, detach it and attach it again.
          *     - 409 `INVALID_STATE` when the program is `ARCHIVED`.
@@ -8134,7 +8199,10 @@ export interface components {
             senderId: components["schemas"]["Id"];
             kind: components["schemas"]["SenderSubmissionKind"];
             status: components["schemas"]["SenderSubmissionStatus"];
-            /** @description Reasons given by the reviewer when `status` is `rejected`; empty otherwise. */
+            /**
+             * @description Reasons given by the reviewer when `status` is `rejected` (when it requests changes, they name what to
+             *     add or correct before submitting again); empty otherwise.
+             */
             rejectionReasons: string[];
             /** @description Set when `status` is `failed`; null otherwise. */
             error: components["schemas"]["SenderSubmissionError"] | null;
@@ -8212,7 +8280,8 @@ export interface components {
         /**
          * @description `PENDING`: recorded, being sent to the registry. `IN_REVIEW`: the registry is verifying the brand's identity.
          *     `REGISTERED`: the brand is registered; campaigns can be registered. `REJECTED`: identity could not be verified
-         *     (see `rejectionReasons`); correct and register again. `SUSPENDED`: the registry or carriers suspended the brand.
+         *     (see `rejectionReasons`); correct and register again. `SUSPENDED`: the registry or carriers suspended the brand
+         *     (reasons in `rejectionReasons`); its program's 10DLC senders stop until the suspension is lifted (`REGISTERED`).
          * @enum {string}
          */
         SenderBrandRegistrationStatus: "PENDING" | "IN_REVIEW" | "REGISTERED" | "REJECTED" | "SUSPENDED";
@@ -8220,8 +8289,9 @@ export interface components {
          * @description Modelled on The Campaign Registry. `PENDING`: recorded, being sent to the registry. `IN_REVIEW`: under registry
          *     and carrier review. `REGISTERED`: approved; the sender may send under this campaign (for a purchased number,
          *     customer setup and monthly billing begin only now). `REJECTED`: refused (see `rejectionReasons`); correct and
-         *     register again. `SUSPENDED`: suspended by the registry or a carrier; sending stops. `EXPIRED`: the campaign lapsed
-         *     (not renewed); register again.
+         *     register again. `SUSPENDED`: suspended by the registry or a carrier (reasons in `rejectionReasons`); its
+         *     program's senders answer 422 `SENDER_NOT_READY` until the suspension is lifted (`REGISTERED` again).
+         *     `EXPIRED`: the campaign lapsed (not renewed); sending stops the same way; register again.
          * @enum {string}
          */
         SenderCampaignRegistrationStatus: "PENDING" | "IN_REVIEW" | "REGISTERED" | "REJECTED" | "SUSPENDED" | "EXPIRED";
@@ -8368,8 +8438,12 @@ export interface components {
             vertical: components["schemas"]["SenderBrandVertical"];
             /** @description Brand id assigned by the registry (e.g. `BXXXXXX`); null until assigned. */
             registryBrandId: string | null;
-            /** @description External vetting score; null when not vetted. */
+            /**
+             * @description External vetting score (`requestVetting`), set when the brand is `REGISTERED`; null when not vetted. It
+             *     sets the 10DLC throughput class of the program's senders (75 and above: 75 msg/s, 50–74: 40, else 4).
+             */
             vettingScore: number | null;
+            /** @description Why the registry rejected the brand (`REJECTED`) or suspended it (`SUSPENDED`); empty otherwise. */
             rejectionReasons: string[];
             submittedAt: components["schemas"]["Timestamp"];
             /** Format: date-time */
@@ -8520,6 +8594,7 @@ export interface components {
             registryCampaignId: string | null;
             /** @description Review status per carrier; empty until the carriers have been asked. */
             carrierStatuses: components["schemas"]["SenderCampaignCarrierStatus"][];
+            /** @description Why the registry rejected the campaign (`REJECTED`) or suspended it (`SUSPENDED`); empty otherwise. */
             rejectionReasons: string[];
             /** @description Recurring registry fee, passed through at cost; null until known. */
             monthlyFee: components["schemas"]["Money"] | null;
@@ -8528,7 +8603,9 @@ export interface components {
             registeredAt: string | null;
             /**
              * Format: date-time
-             * @description When the registration lapses unless renewed; null when it renews automatically.
+             * @description When the registration lapses unless renewed (it then becomes `EXPIRED`); null when it renews
+             *     automatically. In the sandbox a campaign whose `description` contains `EXPIRE` lapses one review step after
+             *     it is `REGISTERED`.
              */
             expiresAt: string | null;
             updatedAt: components["schemas"]["Timestamp"];
@@ -8599,8 +8676,11 @@ export interface components {
             data: components["schemas"]["SenderCampaignRegistration"] | null;
         };
         /**
-         * @description `DRAFT`: being set up, does not send. `ACTIVE`: live; its senders may send under its brand and campaign.
-         *     `ARCHIVED`: retired; read-only, senders cannot be attached.
+         * @description `DRAFT`: being set up or no longer ready (see `readiness`), does not send. `ACTIVE`: live and ready; its
+         *     senders may send under its brand and campaign. A program moves between the two as its readiness changes
+         *     (an `ACTIVE` program whose campaign is suspended or whose `PRIMARY` is detached is `DRAFT` until fixed).
+         *     `ARCHIVED`: retired with `POST /v1/programs/{id}/archive` (final); read-only, its attachments ended, senders
+         *     cannot be attached.
          * @enum {string}
          */
         ProgramStatus: "DRAFT" | "ACTIVE" | "ARCHIVED";
@@ -21014,6 +21094,35 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The program. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProgramResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    archiveProgram: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archived program. */
             200: {
                 headers: {
                     [name: string]: unknown;

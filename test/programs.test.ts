@@ -89,15 +89,17 @@ describe('a program from brand registration to LIVE', () => {
     expect(list.body.data).toHaveLength(1);
     const p = list.body.data[0];
     programId = p.id;
-    expect(p).toMatchObject({ name: 'Acme Dental', status: 'DRAFT', channels: ['RCS', 'SMS', 'MMS'], campaign: null, senders: [] });
+    expect(p).toMatchObject({ name: 'Acme Dental', status: 'DRAFT', channels: ['RCS', 'SMS', 'MMS'], campaign: null });
+    // The sender the brand was registered for is attached as PRIMARY at once.
+    expect(p.senders).toEqual([expect.objectContaining({ senderId, role: 'PRIMARY', status: 'ACTIVE', protocols: ['SMS'] })]);
     expect(p.brand).toMatchObject({ displayName: 'Acme Dental' });
     expect(JSON.stringify(p)).not.toMatch(/PROVIDER_/);
     const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
     expect(status.status).toBe(200);
     expect(status.body.data).toMatchObject({ programId, status: 'DRAFT', campaignStatus: null, customerStatus: 'SETUP_REQUIRED' });
-    expect(checks(status.body)).toMatchObject({ CAMPAIGN_REGISTERED: 'FAILED', PRIMARY_SENDER_ATTACHED: 'FAILED' });
+    expect(checks(status.body)).toMatchObject({ CAMPAIGN_REGISTERED: 'FAILED', PRIMARY_SENDER_ATTACHED: 'PASSED' });
     expect(status.body.data.nextAction).toMatchObject({ code: 'REGISTER_CAMPAIGN', owner: 'CUSTOMER' });
-    expect(status.body.data.requiredActions.map((a: { code: string }) => a.code)).toEqual(['REGISTER_CAMPAIGN', 'ATTACH_PRIMARY_SENDER']);
+    expect(status.body.data.requiredActions.map((a: { code: string }) => a.code)).toEqual(['REGISTER_CAMPAIGN']);
   });
 
   it('brand REGISTERED passes its check', async () => {
@@ -108,10 +110,7 @@ describe('a program from brand registration to LIVE', () => {
     expect(checks(res.body).BRAND_REGISTERED).toBe('PASSED');
   });
 
-  it('attaching the sender as PRIMARY: 201, a duplicate 409, another organization’s sender 404, no compatible protocol 422', async () => {
-    const res = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } });
-    expect(res.status, JSON.stringify(res.body)).toBe(201);
-    expect(res.body.data).toMatchObject({ programId, senderId, role: 'PRIMARY', status: 'ACTIVE', protocols: ['SMS'], detachedAt: null });
+  it('attaching: the brand’s sender again 409, another organization’s sender 404, no compatible protocol 422', async () => {
     const dup = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'FALLBACK' } });
     expect(dup.status).toBe(409);
     expect(dup.body.code).toBe('ALREADY_EXISTS');
@@ -119,6 +118,11 @@ describe('a program from brand registration to LIVE', () => {
     const foreign = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId: theirs, role: 'TEST' } });
     expect(foreign.status).toBe(404);
     expect(foreign.body.details[0].field).toBe('body.senderId');
+    for (const role of ['PRIMARY', 'TEST']) {
+      const sandbox = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId: org.senderId, role } });
+      expect(sandbox.status).toBe(422);
+      expect(sandbox.body.details).toEqual([expect.objectContaining({ field: 'body.senderId', code: 'sandbox_sender' })]);
+    }
     const bare = await sender({ type: 'LONG_CODE', name: 'No protocols' });
     const incompatible = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId: bare, role: 'FALLBACK' } });
     expect(incompatible.status).toBe(422);
@@ -178,10 +182,16 @@ describe('a program from brand registration to LIVE', () => {
     expect((await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${senderId}`, { key })).status).toBe(200);
     const status = await call(srv, 'GET', `/v1/programs/${programId}/status`, { key });
     expect(status.body.data.nextAction).toMatchObject({ code: 'ATTACH_PRIMARY_SENDER' });
+    // Its readiness dropped: the ACTIVE program is back to DRAFT (SETUP_REQUIRED), and ACTIVE again once fixed.
+    expect(status.body.data).toMatchObject({ status: 'DRAFT', customerStatus: 'SETUP_REQUIRED' });
     const refused = await send();
     expect(refused.status, refused.text).toBe(422);
     expect(refused.body).toMatchObject({ code: 'SENDER_NOT_READY', details: [{ field: 'body.senderId', code: 'ATTACH_PRIMARY_SENDER' }] });
     expect((await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } })).status).toBe(201);
+    expect((await call(srv, 'GET', `/v1/programs/${programId}/status`, { key })).body.data).toMatchObject({
+      status: 'ACTIVE',
+      customerStatus: 'LIVE',
+    });
     expect((await send()).status).toBe(200);
   });
 
@@ -235,5 +245,59 @@ describe('a program from brand registration to LIVE', () => {
     const mine = p.body.data.senders.filter((s: { senderId: string }) => s.senderId === senderId);
     expect(mine.length).toBeGreaterThan(0);
     expect(mine.every((s: { status: string }) => s.status === 'DETACHED')).toBe(true);
+    expect(p.body.data.status).toBe('DRAFT'); // its PRIMARY gone, the program is no longer ready
+  });
+});
+
+describe('archiving a program', () => {
+  it('POST /v1/programs/{id}/archive: ARCHIVED and read-only, attachments ended, sends refused, repeat 200', async () => {
+    const senderId = await sender({ type: 'LONG_CODE', name: 'Archived' });
+    expect((await call(srv, 'POST', `/v1/sender-ids/${senderId}/protocols`, { key, body: { type: 'SMS' } })).status).toBeLessThan(300);
+    await srv.context.db.updateTable('sender_ids').set({ status: 'PENDING', provider: 'PROVIDER_A' }).where('id', '=', senderId).execute();
+    expect(
+      (await call(srv, 'POST', `/v1/sender-ids/${senderId}/brand/register`, { key, body: { ...BRAND, displayName: 'Retired' } })).status,
+    ).toBe(200);
+    const programId = (await call(srv, 'GET', '/v1/programs?limit=100', { key })).body.data.find((p: any) => p.name === 'Retired').id;
+    await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${senderId}/brand/status`, { key }),
+      (r) => r.body.data.status === 'REGISTERED',
+    );
+    expect((await call(srv, 'POST', `/v1/sender-ids/${senderId}/campaign/register`, { key, body: CAMPAIGN })).status).toBe(200);
+    await until(
+      () => call(srv, 'GET', `/v1/programs/${programId}`, { key }),
+      (r) => r.body.data.status === 'ACTIVE',
+    );
+
+    expect((await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key: other.apiKey.secret })).status).toBe(404);
+    const reader = await srv.newKey(org.organizationId, ['programs:read']);
+    expect((await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key: reader.secret })).status).toBe(403);
+    const archived = await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key });
+    expect(archived.status, archived.text).toBe(200);
+    expect(archived.body.data).toMatchObject({ id: programId, status: 'ARCHIVED' });
+    expect(archived.body.data.senders).toEqual([expect.objectContaining({ senderId, status: 'DETACHED' })]);
+    expect((await call(srv, 'GET', `/v1/programs/${programId}/status`, { key })).body.data.customerStatus).toBe('ARCHIVED');
+    const again = await call(srv, 'POST', `/v1/programs/${programId}/archive`, { key });
+    expect(again.status).toBe(200);
+    expect(again.body.data.status).toBe('ARCHIVED');
+    const attach = await call(srv, 'POST', `/v1/programs/${programId}/senders`, { key, body: { senderId, role: 'PRIMARY' } });
+    expect(attach.status).toBe(409);
+    expect(attach.body.code).toBe('INVALID_STATE');
+    expect((await call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key })).body.data.throughputPerSecond).toBe(1);
+    const contact = await call(srv, 'POST', '/v1/contacts', { key, body: { phone: '+14155550178' } });
+    const refused = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: {
+        contactId: contact.body.id,
+        senderId,
+        channelType: 'SMS',
+        messageType: 'TRANSACTIONAL',
+        content: { type: 'text', text: 'Hi' },
+      },
+    });
+    expect(refused.status, refused.text).toBe(422);
+    expect(refused.body.code).toBe('SENDER_NOT_READY');
+    expect((await call(srv, 'GET', '/v1/programs?status=ARCHIVED', { key })).body.data.map((p: { id: string }) => p.id)).toEqual([
+      programId,
+    ]);
   });
 });

@@ -375,6 +375,30 @@ describe('importSenderIdNumber, releaseSenderIdNumber, listSenderIdNumbers', () 
     expect(dup.body.code).toBe('ALREADY_EXISTS');
   });
 
+  it('a number another organization holds is 409 from our records, before the provider is asked (which would say 422)', async () => {
+    // A number the sandbox provider does not confirm (ends in 0422), leased here to the other organization.
+    await srv.context.db
+      .insertInto('sender_numbers')
+      .values({
+        organization_id: other.organizationId,
+        number: '+13055550422',
+        inventory_type: 'Local',
+        provider: 'PROVIDER_A',
+        source: 'PURCHASED',
+        status: 'ACTIVE',
+        country_code: 'US',
+        capabilities: ['SMS'],
+      })
+      .execute();
+    const res = await call(srv, 'POST', '/v1/sender-ids/numbers/import', {
+      key: org.apiKey.secret,
+      body: { number: '+13055550422', provider: 'PROVIDER_A', inventoryType: 'Local' },
+    });
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.code).toBe('ALREADY_EXISTS');
+    await srv.context.db.deleteFrom('sender_numbers').where('number', '=', '+13055550422').execute();
+  });
+
   it('imports a Toll-Free number onto its TOLL_FREE draft', async () => {
     const mine = await draft(org.organizationId, 'TOLL_FREE');
     const res = await call(srv, 'POST', '/v1/sender-ids/numbers/import', {

@@ -24,6 +24,10 @@ export const programHandlers = defineHandlers({
     return { status: 201, body: { data: toAttachment(await programs.attachSender(tenant, services, path.id, body)) } };
   },
 
+  async archiveProgram({ path }, { tenant }) {
+    return { status: 200, body: { data: toProgram(await programs.archiveProgram(tenant, path.id)) } };
+  },
+
   async detachProgramSender({ path }, { tenant }) {
     return { status: 200, body: { data: toAttachment(await programs.detachSender(tenant, path.id, path.senderId)) } };
   },

@@ -159,8 +159,33 @@ export type RegistrySubmission = {
 /** The reviewer's decision; `pending` while the review goes on. */
 export type RegistryDecision =
   | { outcome: 'pending' }
-  | { outcome: 'approved'; registryId: string; identityStatus?: string }
+  | {
+      outcome: 'approved';
+      registryId: string;
+      identityStatus?: string;
+      /** A brand's external vetting score (0–100) when vetting was requested (`requestVetting`). */
+      vettingScore?: number;
+      /** When the registration lapses unless renewed; absent when it renews automatically. */
+      expiresAt?: Date;
+    }
   | { outcome: 'rejected'; reasons: string[] };
+
+/** What the registry asks of a review: the registration, its reference there and the subject it reads first. */
+export type RegistryReviewRequest = {
+  kind: RegistryKind;
+  reference: string | null;
+  subject: string;
+  /** The registration as the API client last sent it (a resubmission carries the requested changes). */
+  details: Record<string, unknown>;
+};
+
+/**
+ * A decided (approved) registration's standing at the registry, asked once one step after approval and at every
+ * refresh-status: still `active`, `suspended` by the registry or a carrier (with reasons), or `expired` (a
+ * campaign not renewed). `suspended` tells whether this service holds it suspended now (a lifted suspension
+ * answers `active`).
+ */
+export type RegistryStanding = { standing: 'active' } | { standing: 'suspended'; reasons: string[] } | { standing: 'expired' };
 
 export interface ProviderRegistry {
   /** The kinds this provider's registry reviews. */
@@ -170,7 +195,9 @@ export interface ProviderRegistry {
   /** Hands a registration to the registry: its reference there (null when it keeps none). Throws ProviderError when unreachable. */
   submit(submission: RegistrySubmission): Promise<{ reference: string | null }>;
   /** The review's state. Throws ProviderError when unreachable. */
-  review(request: { kind: RegistryKind; reference: string | null; subject: string }): Promise<RegistryDecision>;
+  review(request: RegistryReviewRequest): Promise<RegistryDecision>;
+  /** The standing of an approved registration (see RegistryStanding). Throws ProviderError when unreachable. */
+  standing(request: RegistryReviewRequest & { suspended: boolean }): Promise<RegistryStanding>;
   /** A status read of the registry (refresh-status): throws ProviderError when it cannot be reached. */
   ping(request: { subject: string }): Promise<void>;
 }

@@ -2,8 +2,9 @@
 // How a program comes to exist: registering a brand for a sender (POST /v1/sender-ids/{id}/brand/register)
 // creates the sender's program, named after the brand's displayName, with `campaign` null; registering a
 // campaign for that sender sets its campaign; registering either again after a rejection points the program at
-// the new registration. There is no create call. A DRAFT program becomes ACTIVE the first time it is ready
-// (checked after every write that can make it ready). Attachments are ended (DETACHED), never deleted.
+// the new registration; the brand's sender is attached as PRIMARY. There is no create call. Its status follows
+// its readiness both ways, DRAFT <-> ACTIVE (transitions.ts; re-decided after every write that can change it), and
+// archiveProgram retires it (ARCHIVED, final). Attachments are ended (DETACHED), never deleted.
 import { inTransaction, type Db } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
 import * as q from '../../db/queries/programs/programs.ts';
@@ -15,6 +16,7 @@ import { applyRegistryEvent } from '../submissions/sender-status.ts';
 import { refreshThroughput } from '../sender-ids/sending-rule.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { evaluateProgram, type Evaluation } from './readiness.ts';
+import { decideProgram } from './transitions.ts';
 import type { Channel, ProgramSenderRole, ProgramStatus } from '../../db/tables/enums.ts';
 
 /** Protocol statuses that count as enabled (DISABLED and FAILED do not). */
@@ -103,12 +105,43 @@ export async function getProgram(tenant: Tenant, id: string): Promise<LoadedProg
   return (await load(tenant.db, tenant.organizationId, [row]))[0]!;
 }
 
-/** A DRAFT program that is ready becomes ACTIVE (the first time only; never back). */
-export async function promoteIfReady(db: Db, organizationId: string, programId: string): Promise<void> {
+/** Moves the program to the status its readiness calls for (the table in transitions.ts); ARCHIVED stays. */
+async function syncProgramStatus(db: Db, organizationId: string, programId: string): Promise<void> {
   const row = await q.getProgram(db, organizationId, programId, { forUpdate: true });
-  if (!row || row.status !== 'DRAFT') return;
+  if (!row) return;
   const [loaded] = await load(db, organizationId, [row]);
-  if (loaded!.evaluation.readiness.ready) await q.updateProgram(db, organizationId, programId, { status: 'ACTIVE' });
+  const to = decideProgram(row.status, loaded!.evaluation.readiness.ready ? 'ready' : 'notReady');
+  if (to) await q.updateProgram(db, organizationId, programId, { status: to });
+}
+
+/**
+ * A registration of the sender's program changed (brand or campaign registered, suspended, reinstated, expired,
+ * vetted): its attached senders' throughput class and the program's status follow.
+ */
+export async function programRegistrationChanged(db: Db, organizationId: string, senderId: string): Promise<void> {
+  const program = await q.programOfSender(db, organizationId, senderId);
+  if (!program) return;
+  const attached = (await q.attachmentsOf(db, organizationId, [program.id])).filter((a) => a.status === 'ACTIVE');
+  for (const a of attached) {
+    const sender = await sendersQ.getSender(db, organizationId, a.sender_id);
+    if (sender) await refreshThroughput(db, organizationId, sender);
+  }
+  await syncProgramStatus(db, organizationId, program.id);
+}
+
+/** Each of these programs follows its readiness (after a change to a sender attached to them). */
+export async function syncProgramStatuses(db: Db, organizationId: string, programIds: readonly string[]): Promise<void> {
+  for (const id of new Set(programIds)) await syncProgramStatus(db, organizationId, id);
+}
+
+/** The sender's status changed: each program it is attached to follows its readiness. */
+export async function syncProgramsOfSender(db: Db, organizationId: string, senderId: string): Promise<void> {
+  const attached = await q.activeAttachmentsOfSender(db, organizationId, senderId);
+  await syncProgramStatuses(
+    db,
+    organizationId,
+    attached.map((a) => a.program_id),
+  );
 }
 
 /**
@@ -142,7 +175,7 @@ export async function programForBrand(
 ): Promise<q.ProgramRow> {
   const existing = await q.programOfSender(db, organizationId, sender.id);
   if (existing) return q.updateProgram(db, organizationId, existing.id, { brand_registration_id: brand.id, name: brand.display_name });
-  return q.insertProgram(db, organizationId, {
+  const program = await q.insertProgram(db, organizationId, {
     name: brand.display_name,
     status: 'DRAFT',
     channels: channelsFor(sender.type),
@@ -150,6 +183,10 @@ export async function programForBrand(
     brand_registration_id: brand.id,
     campaign_registration_id: null,
   });
+  // The sender the brand is registered for sends the program's traffic: attached as PRIMARY at once (its protocol
+  // compatibility is a readiness check, PROTOCOLS_COMPATIBLE, not a refusal here).
+  await q.insertAttachment(db, organizationId, { programId: program.id, senderId: sender.id, role: 'PRIMARY', at: brand.submitted_at });
+  return program;
 }
 
 export async function setProgramCampaign(db: Db, organizationId: string, senderId: string, campaignId: string): Promise<void> {
@@ -179,6 +216,16 @@ export async function attachSender(
       });
     }
     if (program.status === 'ARCHIVED') throw conflict('INVALID_STATE', 'An ARCHIVED program is read-only; senders cannot be attached.');
+    // The sandbox sender sends through the carrier sandbox, not under a registered brand and campaign, and has no
+    // protocol rows (PROTOCOLS_COMPATIBLE could never pass): it is refused in every role, saying why.
+    if (sender.is_sandbox) {
+      throw new ApiError(
+        422,
+        'UNPROCESSABLE',
+        'The sandbox sender sends through the carrier sandbox, not under a program’s brand and campaign; it cannot be attached. Attach a sender with its own number or agent.',
+        { details: [{ field: 'body.senderId', message: 'the sandbox sender cannot be attached to a program', code: 'sandbox_sender' }] },
+      );
+    }
     const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, sender.id))
       .filter((p) => ENABLED.has(p.status))
       .map((p) => p.type);
@@ -194,7 +241,7 @@ export async function attachSender(
     await q.updateProgram(db, organizationId, programId, {});
     await activateAttachedSender(db, services, organizationId, program, sender.id);
     await refreshThroughput(db, organizationId, (await sendersQ.getSender(db, organizationId, sender.id)) ?? sender); // its campaign's class
-    await promoteIfReady(db, organizationId, programId);
+    await syncProgramStatus(db, organizationId, programId);
     return { row, senderLabel: sender.phone_number ?? sender.address ?? sender.name, protocols: compatible };
   });
 }
@@ -208,6 +255,7 @@ export async function detachSender(tenant: Tenant, programId: string, senderId: 
     await q.updateProgram(db, organizationId, programId, {});
     const sender = await sendersQ.getSender(db, organizationId, senderId);
     if (sender) await refreshThroughput(db, organizationId, sender); // without the program's campaign, its class drops
+    await syncProgramStatus(db, organizationId, programId); // a detached PRIMARY takes an ACTIVE program back to DRAFT
     const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, senderId))
       .filter((p) => ENABLED.has(p.status))
       .map((p) => p.type);
@@ -216,5 +264,29 @@ export async function detachSender(tenant: Tenant, programId: string, senderId: 
       senderLabel: sender ? (sender.phone_number ?? sender.address ?? sender.name) : null,
       protocols: enabled.filter((t) => program.channels.includes(t)),
     };
+  });
+}
+
+/**
+ * Archives the program (the table's `archive`: from DRAFT or ACTIVE; ARCHIVED again answers it unchanged): its
+ * active attachments end (kept as the audit trail), so its senders carry none of its traffic and fall back to the
+ * unregistered throughput class; a later brand registration of the sender it was created for makes a new program.
+ */
+export async function archiveProgram(tenant: Tenant, programId: string, now = new Date()): Promise<LoadedProgram> {
+  return inTransaction(tenant.db, async (tx) => {
+    const db: Db = tx;
+    const { organizationId } = tenant;
+    const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
+    const to = decideProgram(program.status, 'archive');
+    if (to) {
+      const ended = await q.detachAllOfProgram(db, organizationId, programId, now);
+      await q.updateProgram(db, organizationId, programId, { status: to });
+      for (const a of ended) {
+        const sender = await sendersQ.getSender(db, organizationId, a.sender_id);
+        if (sender) await refreshThroughput(db, organizationId, sender);
+      }
+    }
+    const row = found(await q.getProgram(db, organizationId, programId), 'Program');
+    return (await load(db, organizationId, [row]))[0]!;
   });
 }

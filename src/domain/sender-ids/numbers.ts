@@ -9,6 +9,7 @@ import { throughputOf } from './sending-rule.ts';
 import { randomUUID } from 'node:crypto';
 import { inTransaction, type Tx } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
+import { numberManagedAnywhere } from '../../db/queries/sender-ids/managed-numbers.ts';
 import { getSender, insertSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { describeNumber, TOLL_FREE_PREFIXES } from '../../lib/nanp.ts';
 import {
@@ -343,6 +344,9 @@ export async function importNumber(
   if (place.inventoryType !== body.inventoryType)
     throw invalidField('body.inventoryType', `${body.number} is a ${place.inventoryType} number`);
   const confirm = providerOperation(services.providers.slot(body.provider), 'confirmNumberOwnership', 'number import', 'body.provider');
+  // Our own records first: a number this service already manages (in any organization) is 409 without a provider call.
+  if (await numberManagedAnywhere(tenant.db, body.number))
+    throw conflict('ALREADY_EXISTS', 'The number is already managed by this service.');
   return inTransaction(tenant.db, async (tx) => {
     const draft = body.draftSenderId ? await lockDraft(tx, tenant, body.draftSenderId, body.inventoryType) : undefined;
     let confirmed: { owned: boolean; capabilities: NumberCapability[] };

@@ -12,6 +12,7 @@ import type { Services, Tenant } from '../tenant.ts';
 import type { SenderWithProtocols } from './mappers.ts';
 import { disableForwarding } from './voice-forwarding.ts';
 import { decide, EDITABLE, isSenderStatus, type SenderAction } from './transitions.ts';
+import { syncProgramStatuses } from '../programs/programs.ts';
 import type { SenderIdProvider } from '../../db/tables/enums.ts';
 
 export type { SenderWithProtocols };
@@ -245,6 +246,8 @@ export async function transitionSenderId(
       throw invalidState(current.status, `Cannot ${action} the sender ID: ${why}`);
     }
     if (decision.to === null) return one(db, tenant.organizationId, current);
+    // Its programs follow their readiness once it has moved (a suspended or deleted PRIMARY: DRAFT).
+    const programIds = (await programsQ.activeAttachmentsOfSender(db, tenant.organizationId, id)).map((a) => a.program_id);
     if (decision.to === 'DEACTIVATED') {
       await disableForwarding({ ...tenant, db: tx as unknown as Tenant['db'] }, services, id);
       for (const p of await protocolsQ.listSenderProtocols(db, tenant.organizationId, id)) {
@@ -272,6 +275,7 @@ export async function transitionSenderId(
               status_reason: STATUS_REASON.DEACTIVATED,
             };
     const row = found(await q.updateSender(db, tenant.organizationId, id, patch), 'Sender ID');
+    await syncProgramStatuses(db, tenant.organizationId, programIds);
     return one(db, tenant.organizationId, row);
   });
 }

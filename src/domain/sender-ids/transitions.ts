@@ -101,15 +101,18 @@ export const EDITABLE: Readonly<Record<SenderStatus, { name: boolean; registrati
 // What a registry or carrier outcome does to the sender, in one place. `submitted`: a submission, brand or
 // campaign registration was handed over (a DRAFT or REJECTED sender waits as PENDING). `approved`: a sender
 // submission was approved, or the sender's campaign is REGISTERED while it is attached to its program (PENDING →
-// ACTIVE, send-ready). `rejected`: the submission or campaign was refused (PENDING → REJECTED). Any other pair
-// leaves the status as it is (null).
-const REGISTRY_EVENTS = ['submitted', 'approved', 'rejected'] as const;
+// ACTIVE, send-ready). `rejected`: the submission or campaign was refused (PENDING → REJECTED). `suspended`: the
+// carrier suspended an approved sender (ACTIVE → SUSPENDED, by CARRIER); `reinstated`: it lifted that suspension
+// (SUSPENDED → ACTIVE; the caller asks only for a CARRIER suspension). Any other pair leaves the status as it is (null).
+const REGISTRY_EVENTS = ['submitted', 'approved', 'rejected', 'suspended', 'reinstated'] as const;
 export type RegistryEvent = (typeof REGISTRY_EVENTS)[number];
 
 const REGISTRY_TRANSITIONS: Readonly<Partial<Record<SenderStatus, Partial<Record<RegistryEvent, SenderStatus>>>>> = {
   DRAFT: { submitted: 'PENDING' },
   REJECTED: { submitted: 'PENDING' },
   PENDING: { approved: 'ACTIVE', rejected: 'REJECTED' },
+  ACTIVE: { suspended: 'SUSPENDED' },
+  SUSPENDED: { reinstated: 'ACTIVE' },
 };
 
 /** The sender's next status after a registry event; null when it does not move. */

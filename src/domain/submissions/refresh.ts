@@ -6,7 +6,7 @@ import { ProviderError } from '../../providers/provider.ts';
 import { ApiError, found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import type { ReviewJob } from './registrations.ts';
-import { advanceReview } from './review.ts';
+import { advanceReview, standingStep } from './review.ts';
 
 async function lockedSender(db: Db, organizationId: string, id: string): Promise<sendersQ.SenderRow> {
   return found(await sendersQ.getSender(db, organizationId, id, { forUpdate: true }), 'Sender ID');
@@ -47,6 +47,23 @@ export async function refreshSenderIdStatus(tenant: Tenant, services: Services, 
     let changed = false;
     const stepMs = registry?.stepMs ?? 0;
     const due = (updatedAt: Date) => now.getTime() - updatedAt.getTime() >= stepMs;
+    // Registrations already decided: their standing at the registry now (suspended, lifted, expired). Asked before
+    // the review steps so that a registration approved by this very refresh is not judged in the same breath.
+    const decided: ReviewJob[] = [];
+    const latestSub = await q.latestSubmission(db, organizationId, id);
+    if (latestSub?.status === 'approved') decided.push({ organizationId, kind: 'SENDER', id: latestSub.id, from: 'approved' });
+    const latestBrand = await q.latestBrand(db, organizationId, id);
+    if (latestBrand && (latestBrand.status === 'REGISTERED' || latestBrand.status === 'SUSPENDED'))
+      decided.push({ organizationId, kind: 'BRAND', id: latestBrand.id, from: 'REGISTERED' });
+    const latestCampaign = await q.latestCampaign(db, organizationId, id);
+    if (latestCampaign && (latestCampaign.status === 'REGISTERED' || latestCampaign.status === 'SUSPENDED'))
+      decided.push({ organizationId, kind: 'CAMPAIGN', id: latestCampaign.id, from: 'REGISTERED' });
+    try {
+      for (const job of decided) changed = (await standingStep(db, services, job, now)) || changed;
+    } catch (e) {
+      if (e instanceof ProviderError) throw upstreamError(e);
+      throw e;
+    }
     const submission = await q.latestSubmission(db, organizationId, id);
     if (submission && (submission.status === 'submitted' || submission.status === 'in_review') && due(submission.updated_at)) {
       changed = (await advance({ organizationId, kind: 'SENDER', id: submission.id, from: submission.status }, db)) || changed;

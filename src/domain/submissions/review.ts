@@ -2,15 +2,18 @@
 // REGISTERED | REJECTED for brands and campaigns, submitted → in_review → approved | rejected for sender
 // submissions. The first step is ours (the registry has the registration); at the next ones the sender's provider's
 // registry is asked for its decision (ProviderRegistry.review), and while it has none the step is asked again one
-// registry step later. Every step is announced; a campaign REGISTERED starts billing of its sender's leases and
-// activates the sender when it is attached to its program; rejections move the sender through the registry
-// transitions.
+// registry step later. One step after approval the registry is asked for the registration's standing
+// (ProviderRegistry.standing): a brand or campaign may be SUSPENDED or (a campaign) EXPIRED, an approved sender
+// suspended by the carrier; refresh-status asks again (standingStep), which is how a lifted suspension comes back.
+// Every step is announced; a campaign REGISTERED starts billing of its sender's leases and activates the sender
+// when it is attached to its program; rejections and suspensions move the sender through the registry
+// transitions; the program's status and its senders' throughput follow every change.
 import type { Db } from '../../db/database.ts';
 import * as numbersQ from '../../db/queries/sender-ids/numbers.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/submissions/registrations.ts';
-import type { RegistryDecision, RegistryKind } from '../../providers/provider.ts';
-import { activateAttachedSender, programOfSender, promoteIfReady } from '../programs/programs.ts';
+import type { RegistryDecision, RegistryKind, RegistryReviewRequest } from '../../providers/provider.ts';
+import { activateAttachedSender, programOfSender, programRegistrationChanged, syncProgramsOfSender } from '../programs/programs.ts';
 import { registryFor } from '../providers.ts';
 import type { Services } from '../tenant.ts';
 import { scheduleReview, type ReviewJob } from './registrations.ts';
@@ -24,24 +27,109 @@ const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
 
 type ReviewServices = Pick<Services, 'queue' | 'providers'>;
 
+/** The registry of the sender's provider for `kind`; null when the sender is gone. */
+async function registryOf(db: Db, services: ReviewServices, organizationId: string, senderId: string, kind: RegistryKind) {
+  const sender = await sendersQ.getSender(db, organizationId, senderId);
+  return sender ? registryFor(services.providers.forSender(sender), kind) : null;
+}
+
 /** The registry of the sender's provider: what it decided on a registration, and its step. */
 async function askRegistry(
   db: Db,
   services: ReviewServices,
   organizationId: string,
   senderId: string,
-  request: { kind: RegistryKind; reference: string | null; subject: string },
+  request: RegistryReviewRequest,
 ): Promise<{ decision: RegistryDecision; stepMs: number }> {
-  const sender = await sendersQ.getSender(db, organizationId, senderId);
-  if (!sender) return { decision: { outcome: 'pending' }, stepMs: 0 };
-  const registry = registryFor(services.providers.forSender(sender), request.kind);
+  const registry = await registryOf(db, services, organizationId, senderId, request.kind);
+  if (!registry) return { decision: { outcome: 'pending' }, stepMs: 0 };
   return { decision: await registry.review(request), stepMs: registry.stepMs };
 }
 
 /** The registry's step for a sender (the first step's wait). */
 async function stepOf(db: Db, services: ReviewServices, organizationId: string, senderId: string, kind: RegistryKind): Promise<number> {
-  const sender = await sendersQ.getSender(db, organizationId, senderId);
-  return sender ? registryFor(services.providers.forSender(sender), kind).stepMs : 0;
+  return (await registryOf(db, services, organizationId, senderId, kind))?.stepMs ?? 0;
+}
+
+/**
+ * Asks the registry for a decided registration's standing and applies it: a REGISTERED brand or campaign becomes
+ * SUSPENDED (reasons in `rejection_reasons`) or EXPIRED, a SUSPENDED one REGISTERED again when the suspension was
+ * lifted; an approved sender submission's sender is suspended by the carrier or reinstated. True when something
+ * changed. Run one step after approval (the job) and at each refresh-status.
+ */
+export async function standingStep(db: Db, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
+  const { organizationId } = job;
+  if (job.kind === 'BRAND' || job.kind === 'CAMPAIGN') {
+    const reg =
+      job.kind === 'BRAND'
+        ? await q.getBrand(db, organizationId, job.id, { forUpdate: true })
+        : await q.getCampaign(db, organizationId, job.id, { forUpdate: true });
+    if (!reg || (reg.status !== 'REGISTERED' && reg.status !== 'SUSPENDED')) return false;
+    const registry = await registryOf(db, services, organizationId, reg.sender_id, job.kind);
+    if (!registry) return false;
+    const subject = 'display_name' in reg ? reg.display_name : reg.description;
+    const s = await registry.standing({
+      kind: job.kind,
+      reference: reg.registry_reference,
+      subject,
+      details: reg.details,
+      suspended: reg.status === 'SUSPENDED',
+    });
+    const to = s.standing === 'suspended' ? 'SUSPENDED' : s.standing === 'expired' && job.kind === 'CAMPAIGN' ? 'EXPIRED' : 'REGISTERED';
+    if (to === reg.status) return false;
+    const reasons = s.standing === 'suspended' ? s.reasons : [];
+    const rejection_reasons = JSON.stringify(reasons);
+    if (job.kind === 'CAMPAIGN') await q.updateCampaign(db, organizationId, reg.id, { status: to, rejection_reasons });
+    else if (to !== 'EXPIRED') await q.updateBrand(db, organizationId, reg.id, { status: to, rejection_reasons });
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: reg.sender_id, type: job.kind, submissionId: reg.id, previousStatus: reg.status, status: to, reasons },
+      now,
+    );
+    await programRegistrationChanged(db, organizationId, reg.sender_id);
+    return true;
+  }
+  const sub = await q.getSubmission(db, organizationId, job.id);
+  if (!sub || sub.status !== 'approved') return false;
+  const sender = await sendersQ.getSender(db, organizationId, sub.sender_id, { forUpdate: true });
+  // Only the carrier's own suspension is the registry's to lift; a customer or platform suspension is not asked about.
+  if (!sender || !(sender.status === 'ACTIVE' || (sender.status === 'SUSPENDED' && sender.suspended_by === 'CARRIER'))) return false;
+  const registry = registryFor(services.providers.forSender(sender), sub.kind as RegistryKind);
+  const suspended = sender.status === 'SUSPENDED';
+  const s = await registry.standing({
+    kind: sub.kind as RegistryKind,
+    reference: sub.registry_reference,
+    subject: sender.name,
+    details: sub.details,
+    suspended,
+  });
+  const event = s.standing === 'suspended' && !suspended ? 'suspended' : s.standing === 'active' && suspended ? 'reinstated' : null;
+  if (!event) return false;
+  const reasons = s.standing === 'suspended' ? s.reasons : [];
+  if (sender.type === 'RCS_AGENT') {
+    const phase = event === 'suspended' ? 'SUSPENDED' : 'LAUNCHED';
+    await sendersQ.updateSender(db, organizationId, sender.id, { rcs_agent_phase: phase });
+    await emitSubmissionChanged(
+      db,
+      services,
+      organizationId,
+      { senderId: sender.id, type: 'RCS_AGENT', submissionId: sender.id, previousStatus: sender.rcs_agent_phase, status: phase, reasons },
+      now,
+    );
+  }
+  await applyRegistryEvent(
+    db,
+    services,
+    organizationId,
+    sender,
+    event,
+    event === 'suspended' ? `The carrier suspended the sender: ${reasons.join(' ')}` : null,
+    now,
+  );
+  await syncProgramsOfSender(db, organizationId, sender.id);
+  return true;
 }
 
 /**
@@ -50,6 +138,7 @@ async function stepOf(db: Db, services: ReviewServices, organizationId: string, 
  */
 export async function advanceReview(db: Db, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
   const { organizationId } = job;
+  if (job.from === 'REGISTERED' || job.from === 'approved') return standingStep(db, services, job, now);
   if (job.kind === 'BRAND') {
     const brand = await q.getBrand(db, organizationId, job.id, { forUpdate: true });
     if (!brand || brand.status !== job.from) return false;
@@ -75,6 +164,7 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
       kind: 'BRAND',
       reference: brand.registry_reference,
       subject: brand.display_name,
+      details: brand.details,
     });
     if (d.outcome === 'pending') {
       await scheduleReview(db, services, job, stepMs);
@@ -85,6 +175,8 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
         status: 'REGISTERED',
         identity_status: d.identityStatus ?? 'VERIFIED',
         registry_brand_id: d.registryId,
+        vetting_score: d.vettingScore ?? null,
+        rejection_reasons: '[]',
         registered_at: now,
       });
       await emitSubmissionChanged(
@@ -101,6 +193,8 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
         },
         now,
       );
+      await programRegistrationChanged(db, organizationId, brand.sender_id); // the vetting score sets the class
+      await scheduleReview(db, services, { ...job, from: 'REGISTERED' }, stepMs);
     } else {
       await q.updateBrand(db, organizationId, brand.id, {
         status: 'REJECTED',
@@ -132,6 +226,7 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
           `The brand registration was rejected: ${d.reasons.join(' ')}`,
           now,
         );
+      await syncProgramsOfSender(db, organizationId, brand.sender_id);
     }
     return true;
   }
@@ -160,6 +255,7 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
       kind: 'CAMPAIGN',
       reference: campaign.registry_reference,
       subject: campaign.description,
+      details: campaign.details,
     });
     if (d.outcome === 'pending') {
       await scheduleReview(db, services, job, stepMs);
@@ -171,6 +267,8 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
         registry_campaign_id: d.registryId,
         carrier_statuses: JSON.stringify(REGISTRY_CARRIERS.map((carrier) => ({ carrier, status: 'APPROVED' }))),
         monthly_fee: CAMPAIGN_MONTHLY_FEE,
+        expires_at: d.expiresAt ?? null,
+        rejection_reasons: '[]',
         registered_at: now,
       });
       await emitSubmissionChanged(
@@ -183,10 +281,9 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
       // Billing of the sender's purchased numbers begins only now (this exact campaign REGISTERED).
       await numbersQ.startBillingOfSenderNumbers(db, organizationId, senderId, now);
       const program = await programOfSender(db, organizationId, senderId);
-      if (program?.campaign_registration_id === campaign.id) {
-        await activateAttachedSender(db, services, organizationId, program, senderId);
-        await promoteIfReady(db, organizationId, program.id);
-      }
+      if (program?.campaign_registration_id === campaign.id) await activateAttachedSender(db, services, organizationId, program, senderId);
+      await programRegistrationChanged(db, organizationId, senderId);
+      await scheduleReview(db, services, { ...job, from: 'REGISTERED' }, stepMs);
     } else {
       await q.updateCampaign(db, organizationId, campaign.id, {
         status: 'REJECTED',
@@ -211,6 +308,7 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
           `The campaign registration was rejected: ${d.reasons.join(' ')}`,
           now,
         );
+      await syncProgramsOfSender(db, organizationId, senderId);
     }
     return true;
   }
@@ -238,7 +336,12 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
   const sender = await sendersQ.getSender(db, organizationId, sub.sender_id, { forUpdate: true });
   if (!sender) return false;
   const registry = registryFor(services.providers.forSender(sender), sub.kind as RegistryKind);
-  const d = await registry.review({ kind: sub.kind as RegistryKind, reference: sub.registry_reference, subject: sender.name });
+  const d = await registry.review({
+    kind: sub.kind as RegistryKind,
+    reference: sub.registry_reference,
+    subject: sender.name,
+    details: sub.details,
+  });
   if (d.outcome === 'pending') {
     await scheduleReview(db, services, job, registry.stepMs);
     return false;
@@ -273,5 +376,7 @@ export async function advanceReview(db: Db, services: ReviewServices, job: Revie
     status === 'approved' ? null : `The submission was rejected: ${reasons.join(' ')}`,
     now,
   );
+  await syncProgramsOfSender(db, organizationId, sender.id);
+  if (status === 'approved') await scheduleReview(db, services, { ...job, from: 'approved' }, registry.stepMs);
   return true;
 }

@@ -23,10 +23,14 @@ export async function applyRegistryEvent(
   if (to === null) return { ...sender, throughput_per_second: await refreshThroughput(db, organizationId, sender) };
   const patch: sendersQ.SenderPatch =
     to === 'ACTIVE'
-      ? { status: 'ACTIVE', send_ready: true, activated_at: now, status_reason: null }
-      : to === 'REJECTED'
-        ? { status: 'REJECTED', send_ready: false, status_reason: reason }
-        : { status: to, send_ready: false, status_reason: reason };
+      ? event === 'reinstated'
+        ? { status: 'ACTIVE', status_reason: null, suspended_by: null, suspended_at: null }
+        : { status: 'ACTIVE', send_ready: true, activated_at: now, status_reason: null }
+      : to === 'SUSPENDED'
+        ? { status: 'SUSPENDED', status_reason: reason, suspended_by: 'CARRIER', suspended_at: now }
+        : to === 'REJECTED'
+          ? { status: 'REJECTED', send_ready: false, status_reason: reason }
+          : { status: to, send_ready: false, status_reason: reason };
   const updated = (await sendersQ.updateSender(db, organizationId, sender.id, patch))!;
   const row = { ...updated, throughput_per_second: await refreshThroughput(db, organizationId, updated) };
   if (services.queue) {

@@ -19,8 +19,13 @@ export function getProgram(
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
+/** The program the sender's brand registration created; an ARCHIVED one no longer counts (it released the sender). */
 export function programOfSender(db: Db, organizationId: string, senderId: string): Promise<ProgramRow | undefined> {
-  return tenant(db.selectFrom('programs'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
+  return tenant(db.selectFrom('programs'), organizationId)
+    .selectAll()
+    .where('sender_id', '=', senderId)
+    .where('status', '<>', 'ARCHIVED')
+    .executeTakeFirst();
 }
 
 export function listPrograms(
@@ -109,6 +114,16 @@ export function activeAttachmentsOfSender(db: Db, organizationId: string, sender
     .selectAll()
     .where('sender_id', '=', senderId)
     .where('status', '=', 'ACTIVE')
+    .execute();
+}
+
+/** Ends every active attachment of a program (its archiving): the rows stay, as the audit trail. */
+export function detachAllOfProgram(db: Db, organizationId: string, programId: string, at: Date): Promise<AttachmentRow[]> {
+  return tenant(db.updateTable('program_senders'), organizationId)
+    .set({ status: 'DETACHED', detached_at: at })
+    .where('program_id', '=', programId)
+    .where('status', '=', 'ACTIVE')
+    .returningAll()
     .execute();
 }
 
