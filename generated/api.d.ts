@@ -5667,10 +5667,13 @@ export interface components {
              */
             messageType?: components["schemas"]["MessageType"];
             /**
-             * @description Allow the SMS/MMS fallback when RCS (or CHATAPP) cannot carry the message. With `false`, a contact known
-             *     not to be RCS-capable gives 422 `NO_CHANNEL_AVAILABLE`, and an RCS message that is not delivered ends
-             *     `failed`/`undeliverable`.
-             * @default true
+             * @description Allow the SMS/MMS fallback when RCS (or CHATAPP) cannot carry the message. When absent, the sender's RCS
+             *     protocol decides (`SenderProtocolConfig.fallbackToSms`; true for a sender without one). With `false`, a
+             *     contact known not to be RCS-capable gives 422 `NO_CHANNEL_AVAILABLE`, and an RCS message that is not
+             *     delivered ends `failed`/`undeliverable`. An RCS agent carries no SMS/MMS itself: its fallback goes from its
+             *     fallback sender (`fallbackSenderIdId` on its RCS protocol, else its program's `FALLBACK` sender), which must
+             *     itself be able to send (else 422 `SENDER_NOT_READY` naming it); the message's `senderId` and conversation
+             *     are then that sender's (see `SendMessageResponse.senderId`).
              */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
@@ -5776,6 +5779,11 @@ export interface components {
             /** @description The conversation of this contact and sender (created with source `api` when none existed). */
             conversationId: components["schemas"]["Id"];
             contactId: components["schemas"]["Id"];
+            /**
+             * @description The sender the message goes from: the one asked for, or, when an RCS agent's fallback carries it
+             *     (`fallbackUsed`), its fallback sender (a number); `conversationId` is then the contact's conversation with
+             *     that sender, where the replies to it arrive.
+             */
             senderId: components["schemas"]["Id"];
             status: components["schemas"]["MessageStatus"];
             requestedChannel: components["schemas"]["Channel"];
@@ -5864,7 +5872,7 @@ export interface components {
             senderId?: components["schemas"]["Id"];
             channelType?: components["schemas"]["SendMessageChannelType"];
             messageType?: components["schemas"]["MessageType"];
-            /** @default true */
+            /** @description As in `SendMessageRequest`; absent, the sender's RCS protocol decides (true without one). */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
         };
@@ -6434,7 +6442,7 @@ export interface components {
         ConversationSendMessageRequest: {
             /** @description Defaults to `MARKETING` as for `POST /v1/messages/send`; send answers to the contact's questions as `SERVICE`. */
             messageType?: components["schemas"]["MessageType"];
-            /** @default true */
+            /** @description As in `SendMessageRequest`; absent, the sender's RCS protocol decides (true without one). */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
         };

@@ -39,11 +39,11 @@ export async function previewMessage(
   const sender = body.senderId
     ? await requireSender(tenant.db, tenant.organizationId, body.senderId, bodyField('senderId'))
     : await senders.oldestActiveSender(tenant.db, tenant.organizationId);
-  const fallbackAllowed = body.fallbackToSms ?? true;
   assertChannelAccepts(requested, body.content);
   // The sender's protocols: the channels it may use, and the settings its messages are rendered with (smartEncoding).
   const protocols = sender ? await listSenderProtocols(tenant.db, tenant.organizationId, sender.id) : [];
   const settings = sendSettingsOf(protocols);
+  const fallbackAllowed = body.fallbackToSms ?? settings.fallbackToSms; // as the send decides
   const renderings: Preview['renderings'] = [{ role: 'primary', rendering: render(requested, body.content, settings) }];
   if ((requested === 'RCS' || requested === 'CHATAPP') && fallbackAllowed) {
     renderings.push({ role: 'fallback', rendering: render(fallbackChannelFor(body.content), body.content, settings) });
