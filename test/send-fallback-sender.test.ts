@@ -159,3 +159,52 @@ describe('fallback to another sender', () => {
     expect(asked.body.data).toMatchObject({ senderId: number.id, plannedChannel: 'SMS' });
   });
 });
+
+describe('one channel decider', () => {
+  it("an RCS-only agent's blast estimate and preview plan a contact without RCS exactly as the send does", async () => {
+    const agent = await sender('RCS_AGENT', [{ type: 'RCS' }]);
+    const [withRcs, noRcs] = [await contact(true), await contact(false)];
+    const created = await call(srv, 'POST', '/v1/blasts', {
+      key: key(),
+      body: {
+        name: 'Agent blast',
+        senderId: agent.id,
+        messageType: 'TRANSACTIONAL',
+        contentJson: { type: 'text', text: 'Doors open at 9' },
+        contactIds: [withRcs, noRcs],
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const estimate = async () => (await call(srv, 'GET', `/v1/blasts/${created.body.id}/estimate`, { key: key() })).body.data;
+    const preview = async () =>
+      (
+        await call(srv, 'POST', '/v1/messages/preview', {
+          key: key(),
+          body: { contactId: noRcs, senderId: agent.id, content: { type: 'text', text: 'Doors open at 9' } },
+        })
+      ).body.data;
+
+    // No fallback sender: the agent carries no SMS, so the send refuses, the estimate counts no channel, the preview plans none.
+    expect((await send({ contactId: noRcs, senderId: agent.id })).body.code).toBe('NO_CHANNEL_AVAILABLE');
+    expect((await estimate()).audience).toMatchObject({ eligible: 1, excluded: { noChannel: 1 } });
+    expect((await preview()).plannedChannel).toBeNull();
+
+    // With one: the send goes by SMS from it, the estimate counts it on SMS, the preview plans SMS.
+    const number = await sender('SHORT_CODE', [{ type: 'SMS' }]);
+    const patched = await call(srv, 'PATCH', `/v1/sender-ids/${agent.id}/protocols/RCS`, {
+      key: key(),
+      body: { config: { fallbackSenderIdId: number.id } },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect((await send({ contactId: noRcs, senderId: agent.id })).body.data).toMatchObject({ senderId: number.id, plannedChannel: 'SMS' });
+    const after = await estimate();
+    expect(after.audience).toMatchObject({ eligible: 2, excluded: { noChannel: 0 } });
+    expect(after.byChannel).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ channel: 'RCS', recipients: 1 }),
+        expect.objectContaining({ channel: 'SMS', recipients: 1 }),
+      ]),
+    );
+    expect((await preview()).plannedChannel).toBe('SMS');
+  });
+});

@@ -48,6 +48,7 @@ import {
   type FallbackSenderFacts,
   type NotReady,
   type SenderProgram,
+  type SendingDecision,
 } from '../sender-ids/sending-rule.ts';
 import type { SenderOfProvider } from '../../providers/provider.ts';
 import { resolveContentAssets } from '../assets/media.ts';
@@ -222,27 +223,10 @@ async function prepare(
   if (!facts.contactFound) throw contactNotFound(one!);
   const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
   if (one) assertChannelAccepts(requested, one.content);
-  // The sending rule: the channels this sender may carry now, its readiness, its protocols' settings.
   const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
-  const decision = decideSending({
-    sender,
-    protocols: facts.protocols,
-    program: facts.program as SenderProgram | null, // the loader's JSON is the rule's ProgramState (senderProgramSql)
-    recipientIsTestDevice: facts.testDevice,
-    reviewedHere: reviewedHere(sender),
-  });
+  const { decision, fallbackAllowed, carrierOf, carriers } = channelPlanOf(facts, sender, requested, order.fallbackToSms, reviewedHere);
   const { usable, settings, notReady } = decision;
   if (notReady) throw senderNotReady(notReady, one?.fields?.senderId);
-  // The request's fallbackToSms, else the RCS protocol's (its default per recipient).
-  const fallbackAllowed = order.fallbackToSms ?? settings.fallbackToSms;
-  // Who carries each fallback channel: the sender itself, or (an RCS request only) its fallback sender.
-  const fallbackFacts = requested === 'RCS' ? (facts.fallback as FallbackSenderFacts | null) : null;
-  const carriers = new Map<Channel, FallbackCarrier>();
-  const carrierOf = (channel: Channel): FallbackCarrier => {
-    let c = carriers.get(channel);
-    if (!c) carriers.set(channel, (c = fallbackCarrier({ senderId: sender.id, decision }, fallbackFacts, reviewedHere, channel)));
-    return c;
-  };
   const gate = await gateOf(question, facts.rules, facts.quietGroups);
   const source = order.conversationSource ?? { type: 'api' };
   const set: accept.AcceptSet = {
@@ -285,6 +269,46 @@ async function prepare(
 /** The fallback sender's refusal, when one was named and may not send. */
 const fallbackRefusal = (carriers: ReadonlyMap<Channel, FallbackCarrier>): NotReady | null =>
   [...carriers.values()].map((c) => (c.senderId === null ? c.refusal : null)).find((r) => r !== null) ?? null;
+
+/** How a send to `requested` plans its channels (channelPlanOf). */
+export type ChannelPlan = {
+  /** The sending rule's answer for the sender. */
+  decision: SendingDecision;
+  /** Whether it falls back to SMS/MMS: the order's fallbackToSms, else the RCS protocol's. */
+  fallbackAllowed: boolean;
+  /** Who carries each fallback channel (fallbackCarrier), memoised in `carriers`. */
+  carrierOf: (channel: Channel) => FallbackCarrier;
+  carriers: ReadonlyMap<Channel, FallbackCarrier>;
+};
+
+/**
+ * The channel plan of a send, from what loadSendFacts read: the sending rule for the sender, whether it falls back,
+ * and who carries each fallback channel — the sender itself, or (an RCS request only) its fallback sender. The send,
+ * the preview and a blast's estimate all plan with it, so they agree.
+ */
+export function channelPlanOf(
+  facts: accept.SendFacts,
+  sender: SenderRow,
+  requested: Channel,
+  fallbackToSms: boolean | undefined,
+  reviewedHere: (sender: SenderOfProvider) => ReadonlySet<string>,
+): ChannelPlan {
+  const decision = decideSending({
+    sender,
+    protocols: facts.protocols,
+    program: facts.program as SenderProgram | null, // the loader's JSON is the rule's ProgramState (senderProgramSql)
+    recipientIsTestDevice: facts.testDevice,
+    reviewedHere: reviewedHere(sender),
+  });
+  const fallbackFacts = requested === 'RCS' ? (facts.fallback as FallbackSenderFacts | null) : null;
+  const carriers = new Map<Channel, FallbackCarrier>();
+  const carrierOf = (channel: Channel): FallbackCarrier => {
+    let c = carriers.get(channel);
+    if (!c) carriers.set(channel, (c = fallbackCarrier({ senderId: sender.id, decision }, fallbackFacts, reviewedHere, channel)));
+    return c;
+  };
+  return { decision, fallbackAllowed: fallbackToSms ?? decision.settings.fallbackToSms, carrierOf, carriers };
+}
 
 /**
  * 422 SENDER_NOT_READY: the sender may not send this message now; the message says why and `details` names the

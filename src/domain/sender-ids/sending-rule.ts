@@ -166,15 +166,24 @@ const customerAction = (code: Action['code'], message: string, senderId: string 
  *   registration (`reviewedHere`); a provider that registers senders in its own console enforces them itself.
  */
 export function decideSending(f: SendingFacts): SendingDecision {
-  const settings = sendSettingsOf(f.protocols);
-  const typeChannels = new Set<Channel>(TYPE_CHANNELS[f.sender.type] ?? []);
-  const rows = new Map(f.protocols.map((p) => [p.type, p.status]));
-  const usable = (channel: Channel): boolean => {
-    if (f.sender.is_sandbox && channel === 'RCS') return true;
+  return { usable: channelsOf(f.sender, f.protocols), settings: sendSettingsOf(f.protocols), notReady: notReadyOf(f) };
+}
+
+/**
+ * The channel part of the rule: which channels the sender may carry now (decideSending's `usable`), for whoever
+ * asks about channels without a send (the deprecated /v1/channels view, a channel's health).
+ */
+export function channelsOf(
+  sender: { type: string; is_sandbox: boolean },
+  protocols: readonly ProtocolFact[],
+): (channel: Channel) => boolean {
+  const typeChannels = new Set<Channel>(TYPE_CHANNELS[sender.type] ?? []);
+  const rows = new Map(protocols.map((p) => [p.type, p.status]));
+  return (channel) => {
+    if (sender.is_sandbox && channel === 'RCS') return true;
     if (!typeChannels.has(channel)) return false;
     return rows.size === 0 || rows.get(channel) === 'ACTIVE';
   };
-  return { usable, settings, notReady: notReadyOf(f) };
 }
 
 function notReadyOf(f: SendingFacts): NotReady | null {
