@@ -14229,7 +14229,11 @@ export interface components {
          * @description One billable item. `text_segment`: 0.0039 USD per SMS segment and per RCS/CHATAPP text segment.
          *     `rich_message`: 0.0150 USD per card, carousel, media or MMS message. `capability_check`: fresh completed RCS
          *     device checks (`GET /v1/contacts/{id}/rcs-check`), counted at no charge (unit price 0.0000 USD: no per-call fee). `pass_through_fee`: carrier,
-         *     registry and vetting fees at cost (`unitPrice` null).
+         *     registry and vetting fees at cost (`unitPrice` null). Per message, on each SMS/MMS message a carrier took
+         *     (`quantity` counts those that bear a fee), by the class of the sender it went from: a 10DLC number
+         *     (`LONG_CODE`) 0.0030 USD per SMS and 0.0050 USD per MMS, a `TOLL_FREE` number 0.0025 USD per SMS and 0.0050 USD
+         *     per MMS; short codes, alphanumeric senders, RCS, chat-app and the sandbox sender bear none. The timeline's
+         *     `cost` includes them.
          */
         AnalyticsUsageLine: {
             /** @enum {string} */

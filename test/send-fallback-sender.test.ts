@@ -23,12 +23,13 @@ afterAll(() => srv.close());
 async function sender(
   type: SenderIdType,
   protocols: Array<{ type: string; config?: Record<string, unknown> }>,
+  o = org,
 ): Promise<{ id: string; phone: string }> {
   const phone = `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`;
   const row = await srv.context.db
     .insertInto('sender_ids')
     .values({
-      organization_id: org.organizationId,
+      organization_id: o.organizationId,
       name: `${type} sender`,
       type,
       status: 'ACTIVE',
@@ -41,7 +42,7 @@ async function sender(
     .returning('id')
     .executeTakeFirstOrThrow();
   for (const p of protocols) {
-    const res = await call(srv, 'POST', `/v1/sender-ids/${row.id}/protocols`, { key: key(), body: p });
+    const res = await call(srv, 'POST', `/v1/sender-ids/${row.id}/protocols`, { key: o.apiKey.secret, body: p });
     expect(res.status, res.text).toBe(200);
   }
   return { id: row.id, phone };
@@ -206,5 +207,39 @@ describe('one channel decider', () => {
       ]),
     );
     expect((await preview()).plannedChannel).toBe('SMS');
+  });
+});
+
+describe('pass-through fees', () => {
+  it('usage bills each SMS a carrier took with its sender class fee: total = messages × (price + fee)', async () => {
+    const fees = await srv.newOrg('Pass-through fees');
+    const k = fees.apiKey.secret;
+    const tollFree = await sender('TOLL_FREE', [{ type: 'SMS' }], fees);
+    const ids: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const c = await call(srv, 'POST', '/v1/contacts', { key: k, body: { phone: `+1415${randomInt(2_000_000, 9_999_999)}` } });
+      const sent = await call(srv, 'POST', '/v1/messages/send', {
+        key: k,
+        body: {
+          contactId: c.body.id,
+          senderId: tollFree.id,
+          channelType: 'SMS',
+          messageType: 'TRANSACTIONAL',
+          content: { type: 'text', text: 'Hi' },
+        },
+      });
+      expect(sent.status, sent.text).toBe(200);
+      ids.push(sent.body.data.messageId);
+    }
+    await dispatchBatch(srv.context, [{ data: { messageIds: ids } }]);
+    const today = new Date().toISOString().slice(0, 10);
+    const usage = await call(srv, 'GET', `/v1/analytics/usage?startDate=${today}&endDate=${today}`, { key: k });
+    expect(usage.status, usage.text).toBe(200);
+    const line = (item: string) => usage.body.data.lines.find((l: { item: string }) => l.item === item);
+    expect(line('text_segment')).toMatchObject({ quantity: 2, cost: { amount: '0.0078' } });
+    // A toll-free number's carrier fee: 0.0025 USD per SMS, at cost.
+    expect(line('pass_through_fee')).toMatchObject({ quantity: 2, unitPrice: null, cost: { amount: '0.0050' } });
+    expect(usage.body.data.total).toEqual({ amount: '0.0128', currency: 'USD' }); // 2 × (0.0039 + 0.0025)
+    expect(usage.body.data.timeline.at(-1).cost).toEqual({ amount: '0.0128', currency: 'USD' });
   });
 });
