@@ -5759,10 +5759,13 @@ export interface components {
              */
             messageType?: components["schemas"]["MessageType"];
             /**
-             * @description Allow the SMS/MMS fallback when RCS (or CHATAPP) cannot carry the message. With `false`, a contact known
-             *     not to be RCS-capable gives 422 `NO_CHANNEL_AVAILABLE`, and an RCS message that is not delivered ends
-             *     `failed`/`undeliverable`.
-             * @default true
+             * @description Allow the SMS/MMS fallback when RCS (or CHATAPP) cannot carry the message. When absent, the sender's RCS
+             *     protocol decides (`SenderProtocolConfig.fallbackToSms`; true for a sender without one). With `false`, a
+             *     contact known not to be RCS-capable gives 422 `NO_CHANNEL_AVAILABLE`, and an RCS message that is not
+             *     delivered ends `failed`/`undeliverable`. An RCS agent carries no SMS/MMS itself: its fallback goes from its
+             *     fallback sender (`fallbackSenderIdId` on its RCS protocol, else its program's `FALLBACK` sender), which must
+             *     itself be able to send (else 422 `SENDER_NOT_READY` naming it); the message's `senderId` and conversation
+             *     are then that sender's (see `SendMessageResponse.senderId`).
              */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
@@ -5868,6 +5871,11 @@ export interface components {
             /** @description The conversation of this contact and sender (created with source `api` when none existed). */
             conversationId: components["schemas"]["Id"];
             contactId: components["schemas"]["Id"];
+            /**
+             * @description The sender the message goes from: the one asked for, or, when an RCS agent's fallback carries it
+             *     (`fallbackUsed`), its fallback sender (a number); `conversationId` is then the contact's conversation with
+             *     that sender, where the replies to it arrive.
+             */
             senderId: components["schemas"]["Id"];
             status: components["schemas"]["MessageStatus"];
             requestedChannel: components["schemas"]["Channel"];
@@ -5956,7 +5964,7 @@ export interface components {
             senderId?: components["schemas"]["Id"];
             channelType?: components["schemas"]["SendMessageChannelType"];
             messageType?: components["schemas"]["MessageType"];
-            /** @default true */
+            /** @description As in `SendMessageRequest`; absent, the sender's RCS protocol decides (true without one). */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
         };
@@ -6526,7 +6534,7 @@ export interface components {
         ConversationSendMessageRequest: {
             /** @description Defaults to `MARKETING` as for `POST /v1/messages/send`; send answers to the contact's questions as `SERVICE`. */
             messageType?: components["schemas"]["MessageType"];
-            /** @default true */
+            /** @description As in `SendMessageRequest`; absent, the sender's RCS protocol decides (true without one). */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
         };
@@ -14330,7 +14338,11 @@ export interface components {
          * @description One billable item. `text_segment`: 0.0039 USD per SMS segment and per RCS/CHATAPP text segment.
          *     `rich_message`: 0.0150 USD per card, carousel, media or MMS message. `capability_check`: fresh completed RCS
          *     device checks (`GET /v1/contacts/{id}/rcs-check`), counted at no charge (unit price 0.0000 USD: no per-call fee). `pass_through_fee`: carrier,
-         *     registry and vetting fees at cost (`unitPrice` null).
+         *     registry and vetting fees at cost (`unitPrice` null). Per message, on each SMS/MMS message a carrier took
+         *     (`quantity` counts those that bear a fee), by the class of the sender it went from: a 10DLC number
+         *     (`LONG_CODE`) 0.0030 USD per SMS and 0.0050 USD per MMS, a `TOLL_FREE` number 0.0025 USD per SMS and 0.0050 USD
+         *     per MMS; short codes, alphanumeric senders, RCS, chat-app and the sandbox sender bear none. The timeline's
+         *     `cost` includes them.
          */
         AnalyticsUsageLine: {
             /** @enum {string} */

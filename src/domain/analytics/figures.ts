@@ -8,6 +8,7 @@ import {
   rollupTimeline,
   rollupTotals,
   rollupUsage,
+  rollupCarried,
   capabilityChecks,
   senderNames,
   type MetricSums,
@@ -16,7 +17,7 @@ import {
 } from '../../db/queries/analytics/rollups.ts';
 import { activityCounts, overviewCounts } from '../../db/queries/analytics/activity.ts';
 import { sessionFigures, type SessionRow } from '../../db/queries/analytics/sessions.ts';
-import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE } from '../messaging/pricing.ts';
+import { CARD_OR_MEDIA_PRICE, passThroughFee, TEXT_SEGMENT_PRICE } from '../messaging/pricing.ts';
 import { found, invalidField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 
@@ -164,10 +165,10 @@ export async function getSenderFigures(tenant: Tenant, senderId: string, query: 
 }
 
 /**
- * Billable usage. The specification's prices are the only charges: 0.0039 USD per text segment, 0.0150 USD per
- * card or media message, no per-call fee — so capability checks are counted at a unit price of 0. Nothing records
- * carrier, registry or vetting fees yet: the pass-through line is 0. The total is the sum of the lines and equals
- * the message report's cost over the same range.
+ * Billable usage: 0.0039 USD per text segment, 0.0150 USD per card or media message, no per-call fee — so
+ * capability checks are counted at a unit price of 0 — and the carriers' per-message pass-through fees by sender
+ * class (passThroughFee) on the SMS/MMS messages a carrier took: the pass-through line counts those messages, at
+ * cost. The total is the sum of the lines.
  */
 const CAPABILITY_CHECK_PRICE = 0;
 
@@ -175,10 +176,18 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
   const granularity = query.granularity ?? 'day';
   const period = periodOf(query);
   const filter: RollupFilter = { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId };
-  const [usage, checks] = await Promise.all([
+  const [usage, checks, carried] = await Promise.all([
     rollupUsage(tenant.db, tenant.organizationId, filter, granularity),
     capabilityChecks(tenant.db, tenant.organizationId, period.from, period.to, granularity),
+    rollupCarried(tenant.db, tenant.organizationId, filter, granularity),
   ]);
+  const feesAt = new Map<number, { messages: number; units: number }>();
+  for (const c of carried) {
+    const fee = passThroughFee({ type: c.senderType, isSandbox: c.isSandbox }, c.channel);
+    if (fee === 0) continue;
+    const at = feesAt.get(c.bucket.getTime()) ?? { messages: 0, units: 0 };
+    feesAt.set(c.bucket.getTime(), { messages: at.messages + c.messages, units: at.units + c.messages * fee });
+  }
   const usageAt = new Map(usage.map((u) => [u.bucket.getTime(), u]));
   const checksAt = new Map(checks.map((c) => [c.bucket.getTime(), c.checks]));
   const timeline = bucketsOf(period, granularity).map((bucket) => {
@@ -186,21 +195,26 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
     const capabilityChecks = checksAt.get(bucket.getTime()) ?? 0;
     const textSegments = u?.textSegments ?? 0;
     const richMessages = u?.richMessages ?? 0;
+    const fees = feesAt.get(bucket.getTime()) ?? { messages: 0, units: 0 };
     return {
       date: isoDay(bucket),
       textSegments,
       richMessages,
       capabilityChecks,
-      costUnits: textSegments * TEXT_SEGMENT_PRICE + richMessages * CARD_OR_MEDIA_PRICE + capabilityChecks * CAPABILITY_CHECK_PRICE,
+      feeMessages: fees.messages,
+      feeUnits: fees.units,
+      costUnits:
+        textSegments * TEXT_SEGMENT_PRICE + richMessages * CARD_OR_MEDIA_PRICE + capabilityChecks * CAPABILITY_CHECK_PRICE + fees.units,
     };
   });
-  const sum = (k: 'textSegments' | 'richMessages' | 'capabilityChecks') => timeline.reduce((n, p) => n + p[k], 0);
+  const sum = (k: 'textSegments' | 'richMessages' | 'capabilityChecks' | 'feeMessages' | 'feeUnits') =>
+    timeline.reduce((n, p) => n + p[k], 0);
   const lines = [
     { item: 'text_segment' as const, quantity: sum('textSegments'), unitPrice: TEXT_SEGMENT_PRICE },
     { item: 'rich_message' as const, quantity: sum('richMessages'), unitPrice: CARD_OR_MEDIA_PRICE },
     { item: 'capability_check' as const, quantity: sum('capabilityChecks'), unitPrice: CAPABILITY_CHECK_PRICE },
-    { item: 'pass_through_fee' as const, quantity: 0, unitPrice: null },
-  ].map((l) => ({ ...l, costUnits: l.unitPrice === null ? 0 : l.quantity * l.unitPrice }));
+    { item: 'pass_through_fee' as const, quantity: sum('feeMessages'), unitPrice: null, atCost: sum('feeUnits') },
+  ].map(({ atCost, ...l }) => ({ ...l, costUnits: atCost ?? (l.unitPrice === null ? 0 : l.quantity * l.unitPrice) }));
   return {
     period,
     granularity,

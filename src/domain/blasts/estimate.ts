@@ -12,11 +12,10 @@ import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE, toMoney } from '../messaging/p
 import { fallbackChannelFor, render, type Channel, type SendContent } from '../messaging/render.ts';
 import { textOf } from '../messaging/send.ts';
 import { assertSendable, requireSender } from '../messaging/senders.ts';
-import { availabilityOf } from '../sender-ids/protocols.ts';
-import { sendSettingsOf } from '../sender-ids/sending-rule.ts';
-import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
 import { getBot } from '../../db/queries/bots/bots.ts';
 import { blastOpening, type BlastOpening } from '../bots/blast-opening.ts';
+import { channelPlanOf } from '../messaging/send.ts';
+import { loadSendFacts } from '../../db/queries/messages/accept.ts';
 import { ApiError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { toSendContent, variantBuckets, type BlastMessageContent, type BlastVariant } from './content.ts';
@@ -73,6 +72,8 @@ export async function segmentOf(tenant: Tenant, blast: q.BlastRow) {
 
 export type EstimateResult = { estimate: BlastEstimate; eligibleUnits: number; contentBlocked: string | null };
 
+const NO_REVIEWS: ReadonlySet<string> = new Set();
+
 const EXCLUDED_BY: Record<string, 'dnc' | 'optedOut' | 'noConsent'> = { DNC_LISTED: 'dnc', OPTED_OUT: 'optedOut', NO_CONSENT: 'noConsent' };
 
 /**
@@ -86,11 +87,25 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   const { contents } = await contentsOf(tenant, blast);
   const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
   const recipients = q.audienceRecipients(organizationId, blast.id, blast.contact_ids, predicate, buckets);
-  // The sender's protocols: the channels it may use, and the settings its messages are rendered with (smartEncoding).
-  const protocols = await listSenderProtocols(db, organizationId, blast.sender_id);
-  const usable = availabilityOf(protocols);
-  const settings = sendSettingsOf(protocols);
   const messageType = blast.message_type as MessageType;
+  // The send's own channel plan (channelPlanOf): the channels the sender may carry, who carries its fallback (an RCS
+  // agent's fallback sender), the settings each rendering uses. Registrations are taken as the provider's to check
+  // (no services here): the launch and each batch's send still refuse a fallback sender that may not send.
+  const facts = await loadSendFacts(db, organizationId, {
+    contactId: undefined,
+    senderId: blast.sender_id,
+    messageType,
+    rules: false,
+    quiet: null,
+    eventTypes: [],
+  });
+  const plan = facts.sender ? channelPlanOf(facts, facts.sender, 'RCS', blast.fallback_to_sms, () => NO_REVIEWS) : null;
+  const usable = (channel: Channel) => plan?.decision.usable(channel) ?? false;
+  const carrier = (content: SendContent) => plan?.carrierOf(fallbackChannelFor(content));
+  const settingsFor = (channel: Channel, content: SendContent) => {
+    const c = channel === 'RCS' ? undefined : carrier(content);
+    return c && c.senderId !== null ? c.settings : plan?.decision.settings;
+  };
   const gate = await prepareGate(db, organizationId, {
     messageType,
     now,
@@ -100,7 +115,7 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   const groups = await q.estimateGroups(db, gateRows(organizationId, recipients, gate, 'join'), {
     rcsUsable: usable('RCS'),
     fallbackAllowed: blast.fallback_to_sms,
-    fallbackOk: [...contents].map(([key, content]) => ({ key, ok: blast.fallback_to_sms && usable(fallbackChannelFor(content)) })),
+    fallbackOk: [...contents].map(([key, content]) => ({ key, ok: blast.fallback_to_sms && carrier(content)?.senderId != null })),
   });
   const duplicates = await q.audienceDuplicates(db, organizationId, blast.contact_ids, predicate);
 
@@ -138,7 +153,7 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
       if (!heldUntil || g.held_until > heldUntil) heldUntil = g.held_until;
     }
     const channel: Channel = g.route === 'primary' ? 'RCS' : fallbackChannelFor(content);
-    const rendering = render(channel, content, settings);
+    const rendering = render(channel, content, settingsFor(channel, content));
     const unit: Line['billingUnit'] = channel === 'SMS' || (channel !== 'MMS' && content.type === 'text') ? 'textSegment' : 'richMessage';
     const unitPrice = unit === 'textSegment' ? TEXT_SEGMENT_PRICE : CARD_OR_MEDIA_PRICE;
     const key = `${channel}/${unit}`;

@@ -7,12 +7,12 @@ import { bodyField, unknownReference } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { resolveContentAssets } from '../assets/media.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
-import { requireSender } from './senders.ts';
-import { assertChannelAccepts, textOf } from './send.ts';
-import { plannedRoute } from '../../db/queries/messages/accept.ts';
-import * as senders from '../../db/queries/sender-ids/senders.ts';
-import { decideSending, sendSettingsOf } from '../sender-ids/sending-rule.ts';
-import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
+import { assertChannelAccepts, channelPlanOf, textOf } from './send.ts';
+import { loadSendFacts, plannedRoute } from '../../db/queries/messages/accept.ts';
+
+const NO_REVIEWS: ReadonlySet<string> = new Set();
+import { sendSettingsOf } from '../sender-ids/sending-rule.ts';
+import type { SenderOfProvider } from '../../providers/provider.ts';
 import { SESSION_HOURS } from './conversation.ts';
 
 type PreviewRequest = components['schemas']['MessagePreviewRequest'];
@@ -27,7 +27,7 @@ export type Preview = {
 /** An unknown `contactId` or `senderId` answers 404 naming it, as `POST /v1/messages/send` would. */
 export async function previewMessage(
   tenant: Tenant,
-  services: Pick<Services, 'config'>,
+  services: Pick<Services, 'config' | 'providers'>,
   body: PreviewRequest,
   now = new Date(),
 ): Promise<Preview> {
@@ -36,34 +36,42 @@ export async function previewMessage(
   // The ids first, in the order the send checks them.
   const contact = body.contactId ? await contacts.getContact(tenant.db, tenant.organizationId, body.contactId) : undefined;
   if (body.contactId && !contact) throw unknownReference(bodyField('contactId'), 'contact');
-  const sender = body.senderId
-    ? await requireSender(tenant.db, tenant.organizationId, body.senderId, bodyField('senderId'))
-    : await senders.oldestActiveSender(tenant.db, tenant.organizationId);
-  const fallbackAllowed = body.fallbackToSms ?? true;
+  // The send's own read and channel plan (loadSendFacts, channelPlanOf): the sender, the channels it may carry, who
+  // carries its fallback, the settings each rendering uses (smartEncoding). Its readiness is the send's to refuse.
+  const facts = await loadSendFacts(tenant.db, tenant.organizationId, {
+    contactId: undefined,
+    senderId: body.senderId,
+    messageType: body.messageType ?? 'MARKETING',
+    rules: false,
+    quiet: null,
+    eventTypes: [],
+  });
+  if (body.senderId && !facts.sender) throw unknownReference(bodyField('senderId'), 'sender ID');
+  const sender = facts.sender;
   assertChannelAccepts(requested, body.content);
-  // The sender's protocols: the channels it may use, and the settings its messages are rendered with (smartEncoding).
-  const protocols = sender ? await listSenderProtocols(tenant.db, tenant.organizationId, sender.id) : [];
-  const settings = sendSettingsOf(protocols);
+  const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
+  const channelPlan = sender ? channelPlanOf(facts, sender, requested, body.fallbackToSms, reviewedHere) : null;
+  const settings = channelPlan?.decision.settings ?? sendSettingsOf([]);
+  const fallbackAllowed = channelPlan?.fallbackAllowed ?? body.fallbackToSms ?? true;
+  const fallbackChannel = fallbackChannelFor(body.content);
+  const carrier = channelPlan?.carrierOf(fallbackChannel);
   const renderings: Preview['renderings'] = [{ role: 'primary', rendering: render(requested, body.content, settings) }];
   if ((requested === 'RCS' || requested === 'CHATAPP') && fallbackAllowed) {
-    renderings.push({ role: 'fallback', rendering: render(fallbackChannelFor(body.content), body.content, settings) });
+    const fallbackSettings = carrier && carrier.senderId !== null ? carrier.settings : settings;
+    renderings.push({ role: 'fallback', rendering: render(fallbackChannel, body.content, fallbackSettings) });
   }
 
   const warnings: Warning[] = [];
   let plannedChannel: Channel | null = null;
   if (contact) {
-    // The send path's own plan (routeSql), with the sender's protocols and the conversation's chat-app session.
-    // The sending rule's channels (its readiness is the send's to refuse: the preview plans the channel only).
-    const usable = sender
-      ? decideSending({ sender, protocols, program: null, recipientIsTestDevice: null, reviewedHere: new Set() }).usable
-      : () => true;
-    const fallbackChannel = fallbackChannelFor(body.content);
+    // The send path's own plan (routeSql), with the conversation's chat-app session.
+    const usable = channelPlan?.decision.usable ?? (() => true);
     const plan = await plannedRoute(tenant.db, tenant.organizationId, {
       contactId: contact.id,
       senderId: sender?.id ?? null,
       requested,
       requestedUsable: usable(requested),
-      fallbackOk: fallbackAllowed && usable(fallbackChannel),
+      fallbackOk: fallbackAllowed && (carrier === undefined || carrier.senderId !== null),
       sessionHours: SESSION_HOURS,
       now,
     });

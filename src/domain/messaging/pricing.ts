@@ -29,3 +29,21 @@ export function fromAmount(amount: string): number {
   const units = Number(m[2]) * PRICE_UNITS_PER_USD + Number((m[3] ?? '').padEnd(4, '0'));
   return m[1] ? -units : units;
 }
+
+/**
+ * Carriers' per-message pass-through fees, billed at cost on each SMS/MMS message a carrier took, by the class of
+ * the sender it went from (the document's `AnalyticsUsageLine` `pass_through_fee`; the US carriers' published
+ * surcharges, rounded up to one figure per class): a 10DLC number (LONG_CODE) 0.0030 USD per SMS and 0.0050 USD
+ * per MMS; a toll-free number 0.0025 and 0.0050. Short codes, alphanumeric senders, RCS, chat-app and the sandbox
+ * sender (the carrier simulator) carry none.
+ */
+const PASS_THROUGH_FEES: Readonly<Record<string, { SMS: number; MMS: number }>> = {
+  LONG_CODE: { SMS: 30, MMS: 50 },
+  TOLL_FREE: { SMS: 25, MMS: 50 },
+};
+
+/** The pass-through fee (1/10,000 USD) of one message carried on `channel` from a sender of this class. */
+export function passThroughFee(sender: { type: string; isSandbox: boolean }, channel: string): number {
+  if (sender.isSandbox || (channel !== 'SMS' && channel !== 'MMS')) return 0;
+  return PASS_THROUGH_FEES[sender.type]?.[channel] ?? 0;
+}

@@ -40,7 +40,17 @@ import { nudgeDispatchWorkers, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type RenderSettings, type SendContent } from './render.ts';
 import { chosenSender, type SenderRow } from './senders.ts';
-import { decideSending, TYPE_CHANNELS, type NotReady, type SenderProgram } from '../sender-ids/sending-rule.ts';
+import {
+  decideSending,
+  fallbackCarrier,
+  TYPE_CHANNELS,
+  type FallbackCarrier,
+  type FallbackSenderFacts,
+  type NotReady,
+  type SenderProgram,
+  type SendingDecision,
+} from '../sender-ids/sending-rule.ts';
+import type { SenderOfProvider } from '../../providers/provider.ts';
 import { resolveContentAssets } from '../assets/media.ts';
 import { clampText } from '../../lib/characters.ts';
 
@@ -116,14 +126,19 @@ function noChannelMessage(
   fallbackAllowed: boolean,
   usable: (channel: Channel) => boolean,
   senderType: string,
+  carrier: FallbackCarrier | undefined,
 ): string {
   const carries = TYPE_CHANNELS[senderType] ?? [];
+  const unusable = carrier?.senderId === null ? carrier.unusable : null;
   const cannot = (channel: Channel) => `A ${senderType} sender cannot carry ${channel} (it carries ${carries.join(', ')})`;
   if ((requested === 'SMS' || requested === 'MMS') && !usable(requested))
     return carries.includes(requested) ? `The sender's ${requested} protocol is not active.` : `${cannot(requested)}.`;
   const fallbackChannel = fallbackChannelFor(content);
   if (fallbackAllowed && !carries.includes(fallbackChannel) && usable(requested))
-    return `${requested === 'CHATAPP' ? 'No chat-app session is open with this contact' : "The contact's handset cannot receive RCS"}, and ${cannot(fallbackChannel)}; name a fallbackSenderIdId on its RCS protocol or send from a number.`;
+    return `${requested === 'CHATAPP' ? 'No chat-app session is open with this contact' : "The contact's handset cannot receive RCS"}, and ${
+      unusable ??
+      `${cannot(fallbackChannel)}; name a fallbackSenderIdId on its RCS protocol, attach a FALLBACK sender to its program, or send from a number`
+    }.`;
   const first =
     requested === 'CHATAPP'
       ? usable('CHATAPP')
@@ -147,11 +162,12 @@ const billingOf = (channel: Channel, content: SendContent, settings: RenderSetti
 };
 
 /** `message.queued` / `message.held` for each accepted message (only when an endpoint subscribes: events.ts). */
-async function announce(tenant: Tenant, services: Services, sender: SenderRow, accepted: MessageRow[]): Promise<void> {
+async function announce(tenant: Tenant, services: Services, accepted: MessageRow[]): Promise<void> {
   await emitEvents(
     tenant.db,
     queueOf(services),
-    accepted.map((m) => messageEvent(m.status === 'held' ? 'message.held' : 'message.queued', m, sender)),
+    // Each message's own sender: a fallback carried by another sender goes from it.
+    accepted.map((m) => messageEvent(m.status === 'held' ? 'message.held' : 'message.queued', m, { id: m.sender_id })),
   );
 }
 
@@ -162,6 +178,10 @@ const MESSAGE_EVENTS = ['message.queued', 'message.held'];
 type Prepared = {
   sender: SenderRow;
   usable: (channel: Channel) => boolean;
+  /** Whether this send falls back to SMS/MMS (the request's, else the RCS protocol's fallbackToSms). */
+  fallbackAllowed: boolean;
+  /** Who carries each fallback channel asked about (fallbackCarrier). */
+  carriers: ReadonlyMap<Channel, FallbackCarrier>;
   gate: PreparedGate;
   set: accept.AcceptSet;
   subscribed: boolean;
@@ -184,7 +204,6 @@ async function prepare(
   recipients: Recipients,
 ): Promise<Prepared> {
   const requested = order.channelType ?? 'RCS';
-  const fallbackAllowed = order.fallbackToSms ?? true;
   const one = 'contactId' in order ? order : undefined;
   const question: GateQuestion = {
     messageType: order.messageType ?? 'MARKETING',
@@ -204,14 +223,9 @@ async function prepare(
   if (!facts.contactFound) throw contactNotFound(one!);
   const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
   if (one) assertChannelAccepts(requested, one.content);
-  // The sending rule: the channels this sender may carry now, its readiness, its protocols' settings.
-  const { usable, settings, notReady } = decideSending({
-    sender,
-    protocols: facts.protocols,
-    program: facts.program as SenderProgram | null, // the loader's JSON is the rule's ProgramState (senderProgramSql)
-    recipientIsTestDevice: facts.testDevice,
-    reviewedHere: services.providers.forSender(sender).registry?.kinds ?? NO_REVIEWS,
-  });
+  const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
+  const { decision, fallbackAllowed, carrierOf, carriers } = channelPlanOf(facts, sender, requested, order.fallbackToSms, reviewedHere);
+  const { usable, settings, notReady } = decision;
   if (notReady) throw senderNotReady(notReady, one?.fields?.senderId);
   const gate = await gateOf(question, facts.rules, facts.quietGroups);
   const source = order.conversationSource ?? { type: 'api' };
@@ -231,21 +245,69 @@ async function prepare(
     sessionHours: SESSION_HOURS,
     contents: [...contents].map(([key, content]): accept.AcceptContent => {
       const fallbackChannel = fallbackChannelFor(content);
+      const carrier = carrierOf(fallbackChannel);
       return {
         key,
         content: JSON.stringify(content),
         fallbackChannel,
-        // A closed fallback channel means no fallback.
-        fallbackOk: fallbackAllowed && usable(fallbackChannel),
+        // No carrier for the fallback channel means no fallback.
+        fallbackOk: fallbackAllowed && carrier.senderId !== null,
         primary: billingOf(requested, content, settings),
-        fallback: billingOf(fallbackChannel, content, settings),
+        // Rendered with the settings of the sender that carries it (its SMS protocol's smartEncoding).
+        fallback: billingOf(fallbackChannel, content, carrier.senderId !== null ? carrier.settings : settings),
+        fallbackSenderId: carrier.senderId !== null && carrier.senderId !== sender.id ? carrier.senderId : null,
       };
     }),
     gate,
     recipients,
+    noRoute: fallbackAllowed && fallbackRefusal(carriers) ? 'SENDER_NOT_READY' : 'NO_CHANNEL_AVAILABLE',
     ...('blastBatch' in order ? { blastId: order.blastBatch.blastId } : {}),
   };
-  return { sender, usable, gate, set, subscribed: facts.subscribed };
+  return { sender, usable, gate, set, subscribed: facts.subscribed, fallbackAllowed, carriers };
+}
+
+/** The fallback sender's refusal, when one was named and may not send. */
+const fallbackRefusal = (carriers: ReadonlyMap<Channel, FallbackCarrier>): NotReady | null =>
+  [...carriers.values()].map((c) => (c.senderId === null ? c.refusal : null)).find((r) => r !== null) ?? null;
+
+/** How a send to `requested` plans its channels (channelPlanOf). */
+export type ChannelPlan = {
+  /** The sending rule's answer for the sender. */
+  decision: SendingDecision;
+  /** Whether it falls back to SMS/MMS: the order's fallbackToSms, else the RCS protocol's. */
+  fallbackAllowed: boolean;
+  /** Who carries each fallback channel (fallbackCarrier), memoised in `carriers`. */
+  carrierOf: (channel: Channel) => FallbackCarrier;
+  carriers: ReadonlyMap<Channel, FallbackCarrier>;
+};
+
+/**
+ * The channel plan of a send, from what loadSendFacts read: the sending rule for the sender, whether it falls back,
+ * and who carries each fallback channel — the sender itself, or (an RCS request only) its fallback sender. The send,
+ * the preview and a blast's estimate all plan with it, so they agree.
+ */
+export function channelPlanOf(
+  facts: accept.SendFacts,
+  sender: SenderRow,
+  requested: Channel,
+  fallbackToSms: boolean | undefined,
+  reviewedHere: (sender: SenderOfProvider) => ReadonlySet<string>,
+): ChannelPlan {
+  const decision = decideSending({
+    sender,
+    protocols: facts.protocols,
+    program: facts.program as SenderProgram | null, // the loader's JSON is the rule's ProgramState (senderProgramSql)
+    recipientIsTestDevice: facts.testDevice,
+    reviewedHere: reviewedHere(sender),
+  });
+  const fallbackFacts = requested === 'RCS' ? (facts.fallback as FallbackSenderFacts | null) : null;
+  const carriers = new Map<Channel, FallbackCarrier>();
+  const carrierOf = (channel: Channel): FallbackCarrier => {
+    let c = carriers.get(channel);
+    if (!c) carriers.set(channel, (c = fallbackCarrier({ senderId: sender.id, decision }, fallbackFacts, reviewedHere, channel)));
+    return c;
+  };
+  return { decision, fallbackAllowed: fallbackToSms ?? decision.settings.fallbackToSms, carrierOf, carriers };
 }
 
 /**
@@ -296,14 +358,23 @@ export async function send(tenant: Tenant, services: Services, order: OneOrder |
     if (own && outcome?.id) nudgeDispatchWorkers(queueOf(services), insert);
     if (!outcome) throw contactNotFound(order); // deleted meanwhile
     const refusal = outcome.recipient_skip_reason;
+    const fallbackNotReady = fallbackRefusal(p.carriers);
+    if (refusal === 'SENDER_NOT_READY' && fallbackNotReady) throw senderNotReady(fallbackNotReady, order.fields?.senderId);
     if (refusal === 'NO_CHANNEL_AVAILABLE')
       throw unprocessable(
         'NO_CHANNEL_AVAILABLE',
-        noChannelMessage(order.channelType ?? 'RCS', content, order.fallbackToSms ?? true, p.usable, p.sender.type),
+        noChannelMessage(
+          order.channelType ?? 'RCS',
+          content,
+          p.fallbackAllowed,
+          p.usable,
+          p.sender.type,
+          p.carriers.get(fallbackChannelFor(content)),
+        ),
       );
     if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(p.gate, '', refusal));
     const message = outcome as MessageRow;
-    if (p.subscribed) await announce(t, services, p.sender, [message]);
+    if (p.subscribed) await announce(t, services, [message]);
     return message;
   };
   return p.subscribed ? inTenantTransaction(tenant, write) : write(tenant);
@@ -325,7 +396,7 @@ async function sendBatch(tenant: Tenant, services: Services, order: BatchOrder):
   // One wake job for the whole batch: the dispatcher drains it at the sender's rate and wakes again for the held ones.
   const scope = { blast: { organizationId, blastId, batch, senderId: p.sender.id } };
   const result = await accept.acceptAll(db, organizationId, p.set, p.subscribed, { ...insert, scope });
-  await announce(tenant, services, p.sender, result.messages);
+  await announce(tenant, services, result.messages);
 }
 
 type SendMessageRequest = components['schemas']['SendMessageRequest'];

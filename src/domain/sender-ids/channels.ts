@@ -15,7 +15,9 @@ import { parsePhone } from '../phone.ts';
 import { providerOperation } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import type { ChannelHealthView, RcsSenderView } from './channel-mappers.ts';
-import { channelAvailability, SUPPORTED_PROTOCOLS } from './protocols.ts';
+import { SUPPORTED_PROTOCOLS } from './protocols.ts';
+import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
+import { channelsOf } from './sending-rule.ts';
 import { createSenderId, invalidState } from './senders.ts';
 
 type ChannelType = components['schemas']['Channel'];
@@ -39,7 +41,7 @@ async function bindableSender(db: Db, organizationId: string, senderIdId: string
   if (sender.status === 'DEACTIVATED')
     throw unprocessable('UNPROCESSABLE', 'The sender ID is DEACTIVATED; a channel needs a sender ID that can send.');
   const supported = SUPPORTED_PROTOCOLS[sender.type] ?? [];
-  const available = await channelAvailability(db, organizationId, sender.id);
+  const available = channelsOf(sender, await listSenderProtocols(db, organizationId, sender.id)); // the send path's rule
   if (!supported.includes(type) || !available(type)) {
     throw unprocessable(
       'UNPROCESSABLE',
@@ -142,7 +144,7 @@ async function checkHealth(
     ok: senderOk,
     message: senderOk ? null : sender.status !== 'ACTIVE' ? `The sender ID is ${sender.status}.` : 'The sender ID is not send-ready.',
   });
-  const available = await channelAvailability(tenant.db, tenant.organizationId, sender.id);
+  const available = channelsOf(sender, await listSenderProtocols(tenant.db, tenant.organizationId, sender.id)); // the send path's rule
   const protocolOk = (SUPPORTED_PROTOCOLS[sender.type] ?? []).includes(type) && available(type);
   checks.push({ name: 'protocol', ok: protocolOk, message: protocolOk ? null : `${type} is not active on the sender ID.` });
   const failed = checks.find((c) => !c.ok);

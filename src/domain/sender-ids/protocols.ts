@@ -6,8 +6,8 @@
 //   keeps the others.
 // The simulator provisions at once: an enabled protocol is ACTIVE. A FAILED one (a real provider's answer) is
 // provisioned again on update (PENDING).
-// The send path asks `channelAvailability`: a sender without any protocol row sends as it always did; an
-// explicit row that is not ACTIVE closes that channel (src/domain/messaging/send.ts).
+// What the rows mean for sending (which channels are open, what the settings do, where an RCS agent's fallback
+// goes) is the sending rule's alone: src/domain/sender-ids/sending-rule.ts.
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/protocols.ts';
@@ -126,25 +126,6 @@ export function disableProtocol(tenant: Tenant, senderId: string, type: Protocol
     await q.clearSendReadyWithoutActiveProtocol(db, organizationId, senderId, now);
     return row;
   });
-}
-
-/**
- * Which channels the sender may use now, for the send path. A sender with no protocol rows (every sender from
- * before protocols, the sandbox sender included) may use every channel, as before; otherwise a channel with a
- * row is usable only when that row is ACTIVE, and a channel without a row stays as it was.
- */
-export async function channelAvailability(db: Db, organizationId: string, senderId: string): Promise<(channel: ProtocolType) => boolean> {
-  return availabilityOf(await q.listSenderProtocols(db, organizationId, senderId));
-}
-
-/** channelAvailability over protocol rows read elsewhere (the send path reads them with its other facts). */
-export function availabilityOf(rows: ReadonlyArray<{ type: string; status: string }>): (channel: ProtocolType) => boolean {
-  if (rows.length === 0) return () => true;
-  const status = new Map(rows.map((r) => [r.type, r.status]));
-  return (channel) => {
-    const s = status.get(channel);
-    return s === undefined || s === 'ACTIVE';
-  };
 }
 
 async function lockedSender(

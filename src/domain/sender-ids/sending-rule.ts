@@ -21,6 +21,8 @@ export type SendSettings = {
   mmsTranscoding: boolean;
   /** How long a message on this channel may wait undelivered before it fails `EXPIRED`; null: no limit. */
   validitySeconds: (channel: Channel) => number | null;
+  /** The RCS protocol's `fallbackToSms`: whether a send that does not say falls back to SMS/MMS (true without it). */
+  fallbackToSms: boolean;
 };
 
 /**
@@ -33,6 +35,7 @@ export function sendSettingsOf(rows: readonly ProtocolFact[]): SendSettings {
     smartEncoding: active.get('SMS')?.smartEncoding === true,
     mmsTranscoding: active.get('MMS')?.mmsTranscoding === true,
     validitySeconds: (channel) => active.get(channel)?.validityPeriodSeconds ?? null,
+    fallbackToSms: active.get('RCS')?.fallbackToSms !== false,
   };
 }
 
@@ -163,15 +166,24 @@ const customerAction = (code: Action['code'], message: string, senderId: string 
  *   registration (`reviewedHere`); a provider that registers senders in its own console enforces them itself.
  */
 export function decideSending(f: SendingFacts): SendingDecision {
-  const settings = sendSettingsOf(f.protocols);
-  const typeChannels = new Set<Channel>(TYPE_CHANNELS[f.sender.type] ?? []);
-  const rows = new Map(f.protocols.map((p) => [p.type, p.status]));
-  const usable = (channel: Channel): boolean => {
-    if (f.sender.is_sandbox && channel === 'RCS') return true;
+  return { usable: channelsOf(f.sender, f.protocols), settings: sendSettingsOf(f.protocols), notReady: notReadyOf(f) };
+}
+
+/**
+ * The channel part of the rule: which channels the sender may carry now (decideSending's `usable`), for whoever
+ * asks about channels without a send (the deprecated /v1/channels view, a channel's health).
+ */
+export function channelsOf(
+  sender: { type: string; is_sandbox: boolean },
+  protocols: readonly ProtocolFact[],
+): (channel: Channel) => boolean {
+  const typeChannels = new Set<Channel>(TYPE_CHANNELS[sender.type] ?? []);
+  const rows = new Map(protocols.map((p) => [p.type, p.status]));
+  return (channel) => {
+    if (sender.is_sandbox && channel === 'RCS') return true;
     if (!typeChannels.has(channel)) return false;
     return rows.size === 0 || rows.get(channel) === 'ACTIVE';
   };
-  return { usable, settings, notReady: notReadyOf(f) };
 }
 
 function notReadyOf(f: SendingFacts): NotReady | null {
@@ -211,4 +223,52 @@ function notReadyOf(f: SendingFacts): NotReady | null {
       return { action: evaluation.nextAction, message: `Its program is not ready: ${evaluation.nextAction.message}` };
   }
   return null;
+}
+
+/** The fallback sender as the send path reads it (loadSendFacts): its row, and the facts decideSending asks of it. */
+export type FallbackSenderFacts = Omit<SendingFacts, 'sender' | 'reviewedHere'> & {
+  sender: SendingFacts['sender'] & { status: string; send_ready: boolean; status_reason: string | null; provider: string | null };
+};
+
+/** Who carries a message's SMS/MMS fallback: the sender itself, another sender, or nobody (`refusal` says why, when one was named). */
+export type FallbackCarrier =
+  { senderId: string; settings: SendSettings } | { senderId: null; refusal: NotReady | null; unusable: string | null };
+
+/**
+ * Where a message's SMS/MMS fallback goes (the document's `SenderProtocolConfig.fallbackSenderIdId` and
+ * `ProgramSenderRole`): a sender that carries the fallback channel itself sends it (the sandbox sender; a number
+ * asked for RCS); otherwise the sender's fallback sender — the RCS protocol's `fallbackSenderIdId`, else its
+ * program's FALLBACK sender (the loader picks which) — which must itself pass this rule: ACTIVE and send-ready,
+ * the readiness its type requires (`notReady`, naming it), and the channel open on it. Nobody carries it when
+ * neither applies (`refusal` null, `unusable` null), or when the fallback sender may not (its refusal, or why its
+ * channel is closed: the send then refuses naming it).
+ */
+export function fallbackCarrier(
+  own: { senderId: string; decision: SendingDecision },
+  fallback: FallbackSenderFacts | null,
+  reviewedHere: (sender: FallbackSenderFacts['sender']) => ReadonlySet<string>,
+  channel: Channel,
+): FallbackCarrier {
+  if (own.decision.usable(channel)) return { senderId: own.senderId, settings: own.decision.settings };
+  if (!fallback) return { senderId: null, refusal: null, unusable: null };
+  const { sender } = fallback;
+  if (sender.status !== 'ACTIVE' || !sender.send_ready)
+    return {
+      senderId: null,
+      unusable: null,
+      refusal: {
+        action: customerAction('ACTIVATE_SENDER', `Activate the fallback sender ${sender.id}, or name another.`, sender.id),
+        message: `The fallback sender ${sender.id} is ${sender.status === 'ACTIVE' ? 'ACTIVE but not send-ready' : sender.status}${sender.status_reason ? ` (${sender.status_reason})` : ''}.`,
+      },
+    };
+  const decision = decideSending({ ...fallback, reviewedHere: reviewedHere(sender) });
+  if (decision.notReady)
+    return {
+      senderId: null,
+      unusable: null,
+      refusal: { action: decision.notReady.action, message: `The fallback sender ${sender.id} may not send: ${decision.notReady.message}` },
+    };
+  if (!decision.usable(channel))
+    return { senderId: null, refusal: null, unusable: `the fallback sender ${sender.id} (${sender.type}) cannot carry ${channel} now` };
+  return { senderId: sender.id, settings: decision.settings };
 }

@@ -214,3 +214,29 @@ export async function capabilityChecks(
     .execute();
   return rows.map((r) => ({ bucket: r.bucket, checks: Number(r.checks) }));
 }
+
+export type CarriedSums = { bucket: Date; senderId: string; senderType: string; isSandbox: boolean; channel: string; messages: number };
+
+/**
+ * Outbound messages handed to a carrier on SMS or MMS per UTC day or month, by sender and channel, with the
+ * sender's type: what the carriers' per-message pass-through fees are counted on.
+ */
+export async function rollupCarried(db: Db, orgId: string, f: RollupFilter, granularity: 'day' | 'month'): Promise<CarriedSums[]> {
+  const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, bucket at time zone 'UTC') at time zone 'UTC')`;
+  const rows = await scoped(db, orgId, f, levelFor(f, granularity))
+    .select([bucket.as('bucket'), 'sender_id', 'channel', sumWhere('messages', SENT).as('messages')])
+    .where('channel', 'in', ['SMS', 'MMS'])
+    .groupBy([bucket, 'sender_id', 'channel'])
+    .execute();
+  const ids = [...new Set(rows.map((r) => r.sender_id as string))];
+  const senders = ids.length
+    ? await tenant(db.selectFrom('sender_ids'), orgId).select(['id', 'type', 'is_sandbox']).where('id', 'in', ids).execute()
+    : [];
+  const byId = new Map(senders.map((s) => [s.id, s]));
+  return rows.flatMap((r) => {
+    const s = byId.get(r.sender_id as string);
+    const messages = Number(r.messages);
+    if (!s || messages === 0) return [];
+    return [{ bucket: r.bucket, senderId: s.id, senderType: s.type, isSandbox: s.is_sandbox, channel: r.channel as string, messages }];
+  });
+}

@@ -35,6 +35,8 @@ export type AcceptContent = {
   /** Billing on the requested channel, and on the fallback channel. */
   primary: Billing;
   fallback: Billing;
+  /** The sender that carries the fallback when it is not the set's sender (an RCS agent's number); null: the sender itself. */
+  fallbackSenderId: string | null;
 };
 
 export type AcceptSet = {
@@ -49,6 +51,8 @@ export type AcceptSet = {
   contents: readonly AcceptContent[];
   gate: GateInputs;
   recipients: Recipients;
+  /** A recipient's refusal when no channel is planned: NO_CHANNEL_AVAILABLE, or SENDER_NOT_READY when the fallback sender may not send. */
+  noRoute: 'NO_CHANNEL_AVAILABLE' | 'SENDER_NOT_READY';
   /** A blast's batch: its recipient rows are marked accepted (with the message) or skipped (with the reason). */
   blastId?: string;
 };
@@ -89,12 +93,20 @@ export type RouteInputs = { requested: string; requestedUsable: boolean; session
  * known not to have it. The one plan of every send and preview (a blast's estimate prices an unknown capability on
  * the fallback instead, as BlastEstimate documents: estimateGroups).
  */
-function routeSql(a: RouteInputs, fallbackOk: RawBuilder<unknown>, rcsCapable: RawBuilder<unknown>): RawBuilder<string | null> {
+function routeSql(
+  a: RouteInputs,
+  fallbackOk: RawBuilder<unknown>,
+  rcsCapable: RawBuilder<unknown>,
+  withConversation = true,
+): RawBuilder<string | null> {
+  // Without the conversation (`cv`) at hand, no chat-app session is open (a plan made before the conversation is known).
+  const session = withConversation
+    ? sql`cv.session_channel = 'CHATAPP' and cv.last_inbound_at > ${a.now}::timestamptz - make_interval(hours => ${a.sessionHours})`
+    : sql`false`;
   return sql<string | null>`case
           when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
           when ${a.requested} = 'CHATAPP' then
-            case when ${a.requestedUsable} and cv.session_channel = 'CHATAPP'
-                      and cv.last_inbound_at > ${a.now}::timestamptz - make_interval(hours => ${a.sessionHours}) then 'primary'
+            case when ${a.requestedUsable} and ${session} then 'primary'
                  when ${fallbackOk} then 'fallback' end
           else case when ${a.requestedUsable} and ${rcsCapable} is distinct from false then 'primary' when ${fallbackOk} then 'fallback' end
         end`;
@@ -122,17 +134,23 @@ export async function plannedRoute(
  * conversation from before the derivation: planned on statistics that had not seen the organization's newest
  * conversations, that probe may read the organization's others (migration 0035).
  */
-function conversationProbe(orgId: string, senderId: string, newId: RawBuilder<string>, derivedIds: boolean): RawBuilder<unknown> {
+function conversationProbe(
+  orgId: string,
+  contact: RawBuilder<unknown>,
+  sender: RawBuilder<unknown>,
+  newId: RawBuilder<string>,
+  derivedIds: boolean,
+): RawBuilder<unknown> {
   const columns = sql`cv.id, cv.session_channel, cv.last_inbound_at`;
   // The organization is checked outside the probe, where no index on (organization_id, …) competes with the key.
   if (derivedIds)
     return sql`left join lateral (select ${columns}, cv.organization_id from conversations cv where cv.id = ${newId} offset 0) cv on cv.organization_id = ${orgId}::uuid`;
   return sql`left join lateral (
           (select ${columns} from conversations cv
-            where cv.id = ${newId} and cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${senderId}::uuid)
+            where cv.id = ${newId} and cv.organization_id = ${orgId}::uuid and cv.contact_id = ${contact} and cv.sender_id = ${sender})
           union all
           (select ${columns} from conversations cv
-            where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${senderId}::uuid)
+            where cv.organization_id = ${orgId}::uuid and cv.contact_id = ${contact} and cv.sender_id = ${sender})
           limit 1) cv on true`;
 }
 
@@ -148,8 +166,35 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
         from s where br.organization_id = ${orgId}::uuid and br.blast_id = ${a.blastId}::uuid and br.contact_id = s.contact_id and br.status = 'pending'
         returning 1)`
     : sql``;
-  const newId = newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`);
-  const conversationJoin = conversationProbe(orgId, a.senderId, newId, derivedIds);
+  // A fallback carried by another sender (`fb_sender`, an RCS agent's number): its messages go from that sender, in
+  // the recipient's conversation with it (the number replies come back to). The plan comes first, then the
+  // conversation of the sender that carries it; only an RCS request plans so (routeSql reads no conversation).
+  const carried = a.contents.some((c) => c.fallbackSenderId !== null);
+  const senderCol = carried ? sql`s.send_sender` : sql`${a.senderId}::uuid`;
+  // Dispatch and receipts fall back on the message's own sender only: not an RCS agent whose fallback another carries.
+  const fallbackAllowedCol = carried ? sql`s.fb_ok and s.fb_sender is null` : sql`s.fb_ok`;
+  const fbSenderColumn = carried ? [{ name: 'fb_sender', type: 'uuid', values: col((c) => c.fallbackSenderId) }] : [];
+  const route = (withConversation: boolean) => routeSql({ ...a, now: a.gate.now }, sql`v.fb_ok`, sql`g.rcs_capable`, withConversation);
+  let plan: RawBuilder<unknown>;
+  if (carried) {
+    const newId = newConversationId(sql`${orgId}::uuid`, sql`r.contact_id`, sql`r.send_sender`);
+    plan = sql`d as materialized (
+      select r.*, coalesce(cv.id, ${newId}) as conversation_id
+      from (select r0.*, case when r0.route = 'fallback' then coalesce(r0.fb_sender, ${a.senderId}::uuid) else ${a.senderId}::uuid end as send_sender
+        from (select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id, ${route(false)} as route
+          from g join v on v.key = g.key) r0) r
+      ${conversationProbe(orgId, sql`r.contact_id`, sql`r.send_sender`, newId, derivedIds)}
+    ),`;
+  } else {
+    const newId = newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`);
+    plan = sql`d as materialized (
+      select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id,
+        coalesce(cv.id, ${newId}) as conversation_id,
+        ${route(true)} as route
+      from g join v on v.key = g.key
+      ${conversationProbe(orgId, sql`g.id`, sql`${a.senderId}::uuid`, newId, derivedIds)}
+    ),`;
+  }
   // A direct send's statement has one shape: prepared once per connection (src/db/prepared.ts).
   return sql`${sql.raw(a.blastId ? '' : '/* prepared:accept-one */')}
     with v as (
@@ -166,18 +211,13 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
         { name: 'f_encoding', type: 'text', values: col((c) => c.fallback.encoding) },
         { name: 'f_cost', type: 'int', values: col((c) => c.fallback.costUnits) },
         { name: 'f_preview', type: 'text', values: col((c) => c.fallback.preview) },
+        ...fbSenderColumn,
       ])}
     ),
     g as materialized (${gateRows(orgId, a.recipients, a.gate)}),
-    d as materialized (
-      select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id,
-        coalesce(cv.id, ${newId}) as conversation_id,
-        ${routeSql({ ...a, now: a.gate.now }, sql`v.fb_ok`, sql`g.rcs_capable`)} as route
-      from g join v on v.key = g.key
-      ${conversationJoin}
-    ),
+    ${plan}
     s as materialized (
-      select d.*, coalesce(d.block_code, case when d.route is null then 'NO_CHANNEL_AVAILABLE' end) as skip_reason,
+      select d.*, coalesce(d.block_code, case when d.route is null then ${a.noRoute}::text end) as skip_reason,
         case when d.route = 'fallback' then d.fb_channel else ${a.requested} end as planned_channel,
         case when d.route = 'fallback' then d.f_segments else d.p_segments end as segments,
         case when d.route = 'fallback' then d.f_encoding else d.p_encoding end as encoding,
@@ -188,7 +228,7 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     conv as (
       insert into conversations as cv (id, organization_id, contact_id, sender_id, source_type, source_blast_id, source_bot_id, source_campaign_id,
         handled_by, bot_id, first_message_id, last_message_at, last_outbound_at, last_message_preview, status)
-      select s.conversation_id, ${orgId}::uuid, s.contact_id, ${a.senderId}::uuid, ${a.source.type}, ${a.source.blastId}::uuid, ${a.source.botId}::uuid, ${a.source.campaignId}::uuid,
+      select s.conversation_id, ${orgId}::uuid, s.contact_id, ${senderCol}, ${a.source.type}, ${a.source.blastId}::uuid, ${a.source.botId}::uuid, ${a.source.campaignId}::uuid,
         ${a.source.handledBy}, ${a.source.botId}::uuid, s.message_id, now(), now(), s.preview, 'open'
       from s where s.skip_reason is null
       on conflict (organization_id, contact_id, sender_id) do update set
@@ -200,8 +240,8 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
       insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
         planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
         estimated_cost_units, held_until, origin, dispatch_at, blast_id)
-      select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${a.senderId}::uuid, 'outbound', ${a.requested},
-        s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, s.fb_ok, ${a.messageType},
+      select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${senderCol}, 'outbound', ${a.requested},
+        s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, ${fallbackAllowedCol}, ${a.messageType},
         case when s.held_until is null then 'queued' else 'held' end, s.content, s.segments, s.encoding,
         s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid
       from s where s.skip_reason is null
@@ -261,6 +301,23 @@ type SenderProgramRow = {
   };
 };
 
+/** The fallback sender as fallbackSenderSql finds it, with the facts the sending rule asks of any sender. */
+type FallbackSenderRow = {
+  sender: {
+    id: string;
+    type: string;
+    is_sandbox: boolean;
+    rcs_agent_phase: string | null;
+    status: string;
+    send_ready: boolean;
+    status_reason: string | null;
+    provider: string | null;
+  };
+  protocols: SendFacts['protocols'];
+  program: SenderProgramRow | null;
+  recipientIsTestDevice: boolean | null;
+};
+
 /** What a send reads before its set statement, in one round trip (SendFactsQuery says which parts). */
 export type SendFacts = {
   /** The named sender, or the organization's default (senderChoice); undefined when none. */
@@ -270,6 +327,8 @@ export type SendFacts = {
   program: SenderProgramRow | null;
   /** Whether the contact is an ACCEPTED test device of the sender; null without a contact (a blast batch). */
   testDevice: boolean | null;
+  /** The sender that carries the fallback when the sender cannot (fallbackSenderSql), with the same facts; null when none. */
+  fallback: FallbackSenderRow | null;
   rules: GateContentRule[];
   quietGroups: QuietGroup[] | null;
   /** Whether an active endpoint subscribes to one of `eventTypes`. */
@@ -300,16 +359,18 @@ export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): P
   const contact = f.contactId
     ? sql`exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid)`
     : sql`true`;
-  const testDevice = f.contactId
-    ? sql`exists (select 1 from rcs_test_devices d join contacts c on c.organization_id = d.organization_id and c.phone = d.phone
-        where d.organization_id = ${orgId}::uuid and d.sender_id = s.id and d.status = 'ACCEPTED' and c.id = ${f.contactId}::uuid)`
-    : sql`null::boolean`;
+  const testDevice = (alias: string) =>
+    f.contactId
+      ? sql`exists (select 1 from rcs_test_devices d join contacts c on c.organization_id = d.organization_id and c.phone = d.phone
+        where d.organization_id = ${orgId}::uuid and d.sender_id = ${sql.ref(`${alias}.id`)} and d.status = 'ACCEPTED' and c.id = ${f.contactId}::uuid)`
+      : sql`null::boolean`;
   const row = (
     await sql<
       SenderRow & {
         facts_protocols: SendFacts['protocols'];
         facts_program: SendFacts['program'];
         facts_test_device: boolean | null;
+        facts_fallback: SendFacts['fallback'];
         facts_rules: GateContentRule[];
         facts_quiet: QuietGroup[] | null;
         facts_subscribed: boolean;
@@ -318,22 +379,37 @@ export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): P
     >`${sql.raw(f.contactId ? '/* prepared:send-facts */' : '')}
       with s as (${senderChoice(db, orgId, f.senderId)})
       select s.*,
-        (select coalesce(json_agg(json_build_object('type', p.type, 'status', p.status, 'config', p.config)), '[]'::json)
-          from sender_protocols p where p.organization_id = ${orgId}::uuid and p.sender_id = s.id) as facts_protocols,
-        ${senderProgramSql(orgId)} as facts_program,
-        ${testDevice} as facts_test_device,
+        ${protocolsSql(orgId, 's')} as facts_protocols,
+        ${senderProgramSql(orgId, 's')} as facts_program,
+        ${testDevice('s')} as facts_test_device,
+        (select json_build_object('sender', json_build_object('id', fb.id, 'type', fb.type, 'is_sandbox', fb.is_sandbox,
+            'rcs_agent_phase', fb.rcs_agent_phase, 'status', fb.status, 'send_ready', fb.send_ready, 'status_reason', fb.status_reason,
+            'provider', fb.provider),
+          'protocols', ${protocolsSql(orgId, 'fb')}, 'program', ${senderProgramSql(orgId, 'fb')}, 'recipientIsTestDevice', ${testDevice('fb')})
+          from (${fallbackSenderSql(orgId)}) fb) as facts_fallback,
         ${rules} as facts_rules,
         ${quiet} as facts_quiet,
         exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed,
         ${contact} as facts_contact
       from (select 1) one left join s on true`.execute(db)
   ).rows[0]!;
-  const { facts_protocols, facts_program, facts_test_device, facts_rules, facts_quiet, facts_subscribed, facts_contact, ...sender } = row;
+  const {
+    facts_protocols,
+    facts_program,
+    facts_test_device,
+    facts_fallback,
+    facts_rules,
+    facts_quiet,
+    facts_subscribed,
+    facts_contact,
+    ...sender
+  } = row;
   return {
     sender: sender.id ? (sender as SenderRow) : undefined,
     protocols: facts_protocols,
     program: facts_program,
     testDevice: facts_test_device,
+    fallback: facts_fallback,
     rules: facts_rules,
     quietGroups: facts_quiet,
     subscribed: facts_subscribed,
@@ -342,12 +418,23 @@ export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): P
 }
 
 /**
- * The program a sender (`s`) sends under, with what the readiness rule needs (src/domain/programs/readiness.ts
- * `ProgramState`) and the sender's role: the program it is attached to (ACTIVE attachment), else the program its
- * own brand registration created (role null: detached, or never attached); null when neither. ARCHIVED programs
- * carry no traffic.
+ * The program a sender (`alias`) sends under: the program it is attached to (ACTIVE attachment), else the program its
+ * own brand registration created (`ps` null: detached, or never attached); none when neither. ARCHIVED programs
+ * carry no traffic. Joined as `p` (the program) and `ps` (the sender's attachment).
  */
-function senderProgramSql(orgId: string): RawBuilder<unknown> {
+function senderProgramFrom(orgId: string, alias: string): RawBuilder<unknown> {
+  const id = sql.ref(`${alias}.id`);
+  return sql`from programs p
+    left join program_senders ps on ps.organization_id = p.organization_id and ps.program_id = p.id and ps.sender_id = ${id} and ps.status = 'ACTIVE'
+    where p.organization_id = ${orgId}::uuid and p.status <> 'ARCHIVED' and (ps.id is not null or p.sender_id = ${id})
+    order by (ps.id is not null) desc, p.created_at limit 1`;
+}
+
+/**
+ * The program a sender (`alias`) sends under (senderProgramFrom), with what the readiness rule needs
+ * (src/domain/programs/readiness.ts `ProgramState`) and the sender's role; null when none.
+ */
+function senderProgramSql(orgId: string, alias: string): RawBuilder<unknown> {
   return sql`(select json_build_object(
       'role', ps.role,
       'state', json_build_object(
@@ -364,8 +451,25 @@ function senderProgramSql(orgId: string): RawBuilder<unknown> {
                                             where pp.organization_id = a.organization_id and pp.sender_id = a.sender_id and pp.status in ('ACTIVE', 'PENDING')))), '[]'::json)
                      from program_senders a join sender_ids x on x.organization_id = a.organization_id and x.id = a.sender_id
                      where a.organization_id = ${orgId}::uuid and a.program_id = p.id and a.status = 'ACTIVE')))
-    from programs p
-    left join program_senders ps on ps.organization_id = p.organization_id and ps.program_id = p.id and ps.sender_id = s.id and ps.status = 'ACTIVE'
-    where p.organization_id = ${orgId}::uuid and p.status <> 'ARCHIVED' and (ps.id is not null or p.sender_id = s.id)
-    order by (ps.id is not null) desc, p.created_at limit 1)`;
+    ${senderProgramFrom(orgId, alias)})`;
+}
+
+/** A sender's (`alias`) protocol rows, as JSON. */
+const protocolsSql = (orgId: string, alias: string) =>
+  sql`(select coalesce(json_agg(json_build_object('type', p.type, 'status', p.status, 'config', p.config)), '[]'::json)
+          from sender_protocols p where p.organization_id = ${orgId}::uuid and p.sender_id = ${sql.ref(`${alias}.id`)})`;
+
+/**
+ * The sender (`s`) that carries `s`'s SMS/MMS fallback when `s` cannot (sending-rule.ts fallbackCarrier): its ACTIVE
+ * RCS protocol's `fallbackSenderIdId`, else the oldest ACTIVE FALLBACK-role sender of the program `s` sends under.
+ * Any status: the rule refuses one that may not send, naming it.
+ */
+function fallbackSenderSql(orgId: string): RawBuilder<unknown> {
+  return sql`select x.* from sender_ids x where x.organization_id = ${orgId}::uuid and x.id = coalesce(
+      (select (p.config->>'fallbackSenderIdId')::uuid from sender_protocols p
+        where p.organization_id = ${orgId}::uuid and p.sender_id = s.id and p.type = 'RCS' and p.status = 'ACTIVE'),
+      (select a.sender_id from program_senders a
+        where a.organization_id = ${orgId}::uuid and a.role = 'FALLBACK' and a.status = 'ACTIVE' and a.sender_id <> s.id
+          and a.program_id = (select p.id ${senderProgramFrom(orgId, 's')})
+        order by a.attached_at, a.sender_id limit 1))`;
 }
