@@ -6034,6 +6034,9 @@ export interface components {
              *     `CARRIER_FILTERED`, `RCS_EXPIRED`, `MEDIA_UNAVAILABLE`, `SENDER_NOT_READY`, `INTERNAL_ERROR`. New codes may be added.
              *     `EXPIRED`: no carrier took the message within its sender's `validityPeriodSeconds` (the protocol of its
              *     planned channel); it is not sent and not charged.
+             *     `PROVIDER_UNAVAILABLE`: the provider was down (5xx, timeouts, no answer) or rate limited the service until
+             *     the message's validity period ended (4 hours when its sender sets none); the wait used up no retries. The
+             *     message says the provider's last answer; it is not sent and not charged.
              *     `OPTED_OUT` and `DNC_LISTED`: the phone opted out (STOP) or was put on the Do-Not-Contact list after the
              *     message was accepted and before any carrier took it (held for quiet hours, or queued behind the sender's
              *     rate in a long blast); it is not sent and not charged. Keyword replies (a STOP confirmation) are exempt.
