@@ -240,6 +240,17 @@ describe('Telnyx failures', () => {
     expect(res.status, res.text).toBe(200);
     return res.body.data.messageId as string;
   };
+  /** PROVIDER_B's sample of a metric in GET /metrics (`labels`: more labels after the provider). */
+  const metric = async (name: string, labels = '') => {
+    const res = await fetch(`${srv.baseUrl}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toContain(`# TYPE ${name} `);
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{provider="PROVIDER_B"${labels}} `));
+    expect(line, text).toBeDefined();
+    return Number(line!.split(' ')[1]);
+  };
   const health = async () =>
     ((await call(srv, 'GET', '/health')).body.providers as Array<Record<string, any>>).find((p) => p.name === 'PROVIDER_B')!;
 
@@ -271,8 +282,13 @@ describe('Telnyx failures', () => {
       const c = await contact();
       fake.failNext(503, 1);
       const id = await sendOne(s, c, 'Outage once');
+      const openings = await metric('msa_provider_circuit_openings_total');
+      const halfOpens = await metric('msa_provider_circuit_half_opens_total');
       const open = await until(health, (h) => h.circuitOpenings >= 1, 'the open circuit on /health');
       expect(open.consecutiveFailures).toBeGreaterThanOrEqual(1);
+      // The same state in the metrics a scraper reads (GET /metrics, Prometheus text format).
+      if (open.circuit === 'open') expect(await metric('msa_provider_circuit_state', ',state="open"')).toBe(1);
+      expect(await metric('msa_provider_circuit_openings_total')).toBe(openings + 1);
       expect((await messageRow(id)).status).not.toBe('failed');
       expect(
         await until(
@@ -285,6 +301,10 @@ describe('Telnyx failures', () => {
         status: 'sent',
       });
       expect(await health()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
+      expect(await metric('msa_provider_circuit_state', ',state="closed"')).toBe(1);
+      expect(await metric('msa_provider_circuit_state', ',state="open"')).toBe(0);
+      expect(await metric('msa_provider_circuit_half_opens_total')).toBe(halfOpens + 1);
+      expect(await metric('msa_provider_consecutive_failures')).toBe(0);
     } finally {
       Object.assign(guardTuning, saved);
     }

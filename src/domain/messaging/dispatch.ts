@@ -233,13 +233,18 @@ async function failOutlived(
   if (outlived.length === 0) return claimed;
   for (const m of outlived) {
     const seconds = settings.get(m.sender_id)!.validitySeconds(m.planned_channel as Channel);
-    await fail(
-      app,
-      m,
-      senders.get(m.sender_id)!,
-      'EXPIRED',
-      `Not handed to a carrier within the sender's ${m.planned_channel} validity period (${seconds} s).`,
-    );
+    const sender = senders.get(m.sender_id)!;
+    // Its provider is failing (it waited out an outage or a 429): that is the reason, as in waitOutOutage.
+    const down = app.providers.guard.unavailable(app.providers.forSender(sender), now);
+    if (down) await fail(app, m, sender, 'PROVIDER_UNAVAILABLE', unavailableText(seconds ?? 0, down));
+    else
+      await fail(
+        app,
+        m,
+        sender,
+        'EXPIRED',
+        `Not handed to a carrier within the sender's ${m.planned_channel} validity period (${seconds} s).`,
+      );
   }
   const gone = new Set(outlived.map((m) => m.id));
   return claimed.filter((m) => !gone.has(m.id));
@@ -342,8 +347,9 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
 function recordProviderOutcomes(app: AppContext, provider: MessagingProvider, outcomes: SendOutcome[]): void {
   const errors = outcomes.flatMap((o) => (o.ok ? [] : [o.error]));
   const limited = errors.find((e): e is ProviderRateLimited => e instanceof ProviderRateLimited);
-  if (limited) app.providers.guard.record(provider, { retryAfterSeconds: limited.retryAfterSeconds });
-  if (errors.some((e) => e instanceof ProviderError && e.outage)) app.providers.guard.record(provider, 'outage');
+  if (limited) app.providers.guard.record(provider, { retryAfterSeconds: limited.retryAfterSeconds }, undefined, limited.message);
+  const outage = errors.find((e) => e instanceof ProviderError && e.outage);
+  if (outage) app.providers.guard.record(provider, 'outage', undefined, outage.message);
   else if (outcomes.some((o) => o.ok)) app.providers.guard.record(provider, 'ok');
 }
 
@@ -407,15 +413,12 @@ async function waitOutOutage(
   await requeue(app, waiting, afterSeconds, false);
   for (const m of late) {
     const seconds = Math.round((outageWaitEnds(m, settings).getTime() - m.created_at.getTime()) / 1000);
-    await fail(
-      app,
-      m,
-      sender,
-      'PROVIDER_UNAVAILABLE',
-      `The provider could not take the message within its validity period (${seconds} s): ${reason}.`,
-    );
+    await fail(app, m, sender, 'PROVIDER_UNAVAILABLE', unavailableText(seconds, reason));
   }
 }
+
+const unavailableText = (validitySeconds: number, reason: string) =>
+  `The provider could not take the message within its validity period (${validitySeconds} s): ${reason}.`;
 
 /** Records a batch of provider acceptances in one statement and announces them in one go. */
 async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Map<string, SenderRow>): Promise<void> {
