@@ -463,12 +463,19 @@ async function resolveChannels(
 ): Promise<Array<Channel | undefined>> {
   const checkedAt = new Date();
   const lookup = provider.checkRcsCapability?.bind(provider);
+  const batched = await batchCapabilities(provider, messages);
   const answers = await Promise.all(
     messages.map(async (message): Promise<{ capable: boolean; reason: 'RCS_NOT_SUPPORTED' | 'RCS_CAPABILITY_UNKNOWN'; asked: boolean }> => {
       if (message.planned_channel === 'RCS' && !provider.channels.has('RCS'))
         return { capable: false, reason: 'RCS_NOT_SUPPORTED', asked: false };
       if (message.planned_channel !== 'RCS' || message.contact_rcs_capable !== null) {
         return { capable: message.contact_rcs_capable ?? false, reason: 'RCS_NOT_SUPPORTED', asked: false };
+      }
+      if (batched) {
+        const capable = batched.get(message.contact_phone);
+        return capable === undefined
+          ? { capable: false, reason: 'RCS_CAPABILITY_UNKNOWN', asked: false }
+          : { capable, reason: 'RCS_NOT_SUPPORTED', asked: true };
       }
       if (!lookup) return { capable: true, reason: 'RCS_NOT_SUPPORTED', asked: false };
       try {
@@ -508,6 +515,26 @@ async function resolveChannels(
   );
   await q.planFallbacks(app.db, fallbacks);
   return channels;
+}
+
+/**
+ * The handsets of a claimed batch whose RCS capability is unknown, looked up in one call (RBM's users:batchGet) when
+ * the provider has one and more than one handset is asked: a blast batch costs one request instead of one each. A
+ * single handset keeps the per-phone lookup. Null when not batched (each message asks on its own); a phone the
+ * answer leaves out, or every phone when the call fails, is unknown (RCS_CAPABILITY_UNKNOWN).
+ */
+async function batchCapabilities(provider: MessagingProvider, messages: Claimed[]): Promise<Map<string, boolean> | null> {
+  if (!provider.checkRcsCapabilities || !provider.channels.has('RCS')) return null;
+  const phones = [
+    ...new Set(messages.filter((m) => m.planned_channel === 'RCS' && m.contact_rcs_capable === null).map((m) => m.contact_phone)),
+  ];
+  if (phones.length < 2) return null;
+  try {
+    return await provider.checkRcsCapabilities(phones);
+  } catch (error) {
+    if (!(error instanceof ProviderError)) throw error;
+    return new Map();
+  }
 }
 
 function backoffSeconds(attempt: number): number {
