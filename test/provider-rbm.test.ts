@@ -306,4 +306,41 @@ describe('Google RBM', () => {
     expect(new Map(capable.map((c) => [c.id, c.rcs_capable]))).toEqual(new Map(contacts.map((c, i) => [c.id, i < 2])));
     expect(fake.violations).toEqual([]);
   });
+
+  it('an agent id belongs to one organization: a second one’s agent with that id is refused, replies reach the first', async () => {
+    const a = await agent();
+    const other = await srv.newOrg('Another org with the same agent');
+    const collision = srv.context.db
+      .insertInto('sender_ids')
+      .values({
+        organization_id: other.organizationId,
+        name: 'Copied agent',
+        type: 'RCS_AGENT',
+        status: 'ACTIVE',
+        provider: 'PROVIDER_A',
+        phone_number: null,
+        address: a.agentId,
+        is_sandbox: false,
+        updated_at: new Date(),
+      })
+      .execute();
+    await expect(collision).rejects.toMatchObject({ code: '23505', constraint: 'sender_ids_rcs_agent_key' });
+    const phone = `+1312${randomInt(2_000_000, 9_999_999)}`;
+    const reply = await post({
+      senderPhoneNumber: phone,
+      messageId: `MsG${randomUUID()}`,
+      sendTime: new Date().toISOString(),
+      agentId: a.agentId,
+      text: 'Hi',
+    });
+    expect(reply.status, await reply.text()).toBe(204);
+    const inbound = await srv.context.db
+      .selectFrom('messages')
+      .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+      .select(['messages.organization_id', 'messages.sender_id'])
+      .where('contacts.phone', '=', phone)
+      .where('messages.direction', '=', 'inbound')
+      .execute();
+    expect(inbound).toEqual([{ organization_id: org.organizationId, sender_id: a.id }]);
+  });
 });
