@@ -4317,6 +4317,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the instance's provider metrics
+         * @description Beyond the specification (issue 35): this API instance's provider dispatch state in the Prometheus text
+         *     exposition format (version 0.0.4), for a scraper. Needs no API key and carries no organization data, like
+         *     `GET /health`; each instance reports what its own calls saw (counters start at zero when it starts), so scrape
+         *     every instance. One sample per provider slot (`provider="PROVIDER_A"`, `"PROVIDER_B"`):
+         *
+         *     - `msa_provider_circuit_state{provider,state}` (gauge): 1 for the circuit breaker's current state (`closed`,
+         *       `open`, `half_open`, as in `GET /health`), 0 for the others;
+         *     - `msa_provider_consecutive_failures` (gauge): outages (5xx, timeouts, no answer) in a row;
+         *     - `msa_provider_wait_seconds` (gauge): how long dispatch to the provider still waits (an open circuit's next
+         *       trial, or a 429's `Retry-After`), 0 when it does not;
+         *     - `msa_provider_circuit_openings_total` (counter): times the circuit opened;
+         *     - `msa_provider_circuit_half_opens_total` (counter): times an open circuit's wait ended and a trial call was let
+         *       through;
+         *     - `msa_provider_rate_limited_total` (counter): provider calls answered 429.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/landing-page-templates": {
         parameters: {
             query?: never;
@@ -6134,6 +6167,9 @@ export interface components {
              *     `CARRIER_FILTERED`, `RCS_EXPIRED`, `MEDIA_UNAVAILABLE`, `SENDER_NOT_READY`, `INTERNAL_ERROR`. New codes may be added.
              *     `EXPIRED`: no carrier took the message within its sender's `validityPeriodSeconds` (the protocol of its
              *     planned channel); it is not sent and not charged.
+             *     `PROVIDER_UNAVAILABLE`: the provider was down (5xx, timeouts, no answer) or rate limited the service until
+             *     the message's validity period ended (4 hours when its sender sets none); the wait used up no retries. The
+             *     message says the provider's last answer; it is not sent and not charged.
              *     `OPTED_OUT` and `DNC_LISTED`: the phone opted out (STOP) or was put on the Do-Not-Contact list after the
              *     message was accepted and before any carrier took it (held for quiet hours, or queued behind the sender's
              *     rate in a long blast); it is not sent and not charged. Keyword replies (a STOP confirmation) are exempt.
@@ -25230,6 +25266,41 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["HealthResponse"];
+                };
+            };
+            default: components["responses"]["Error"];
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics, one sample a line. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example # HELP msa_provider_circuit_state Provider circuit breaker state: 1 for the slot's current state, 0 for the others.
+                     *     # TYPE msa_provider_circuit_state gauge
+                     *     msa_provider_circuit_state{provider="PROVIDER_A",state="closed"} 1
+                     *     msa_provider_circuit_state{provider="PROVIDER_A",state="open"} 0
+                     *     msa_provider_circuit_state{provider="PROVIDER_A",state="half_open"} 0
+                     *     msa_provider_circuit_state{provider="PROVIDER_B",state="closed"} 0
+                     *     msa_provider_circuit_state{provider="PROVIDER_B",state="open"} 1
+                     *     msa_provider_circuit_state{provider="PROVIDER_B",state="half_open"} 0
+                     *     # HELP msa_provider_circuit_openings_total Times the provider circuit opened since the instance started.
+                     *     # TYPE msa_provider_circuit_openings_total counter
+                     *     msa_provider_circuit_openings_total{provider="PROVIDER_A"} 0
+                     *     msa_provider_circuit_openings_total{provider="PROVIDER_B"} 3
+                     */
+                    "text/plain": string;
                 };
             };
             default: components["responses"]["Error"];

@@ -25,7 +25,7 @@ const SECTIONS = [
   'Submissions',
   'MCP',
 ];
-const PUBLIC = new Set(['GET /health', 'POST /public/acquisition/{campaignId}/enroll']);
+const PUBLIC = new Set(['GET /health', 'GET /metrics', 'POST /public/acquisition/{campaignId}/enroll']);
 const SCOPE_RE = /^(role:(brand_admin|platform_admin)|[a-z][a-z-]*:(read|create|update|delete|send))$/;
 const DRAFT7_UNKNOWN = ['prefixItems', 'unevaluatedProperties', 'unevaluatedItems', '$dynamicRef', '$dynamicAnchor', 'dependentSchemas'];
 

@@ -4,6 +4,8 @@
 // the agent, Google's webhook verification answered, forged events refused; a repeated send is not sent twice.
 import { randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import { assembleProviders } from '../src/providers/assemble.ts';
 import { RbmProvider } from '../src/providers/rbm/adapter.ts';
 import { startRbmFake, type RbmFake } from './support/rbm-fake.ts';
@@ -240,5 +242,105 @@ describe('Google RBM', () => {
     ).toBe(403);
     expect(await srv.context.db.selectFrom('messages').select('id').where('contact_id', '=', c.id).execute()).toEqual([]);
     expect((await post({ ...event, text: 42 })).status).toBe(400);
+  });
+
+  it('looks the handsets of one claimed batch up in one users:batchGet, not one capabilities call each', async () => {
+    const a = await agent();
+    const contacts = [await contact(), await contact(), await contact()];
+    fake.capable.add(contacts[0]!.phone);
+    fake.capable.add(contacts[1]!.phone);
+    // RBM answers 429 for a while: the three sends wait, so the dispatcher claims them together afterwards.
+    const rbm = srv.context.providers.slot('PROVIDER_A');
+    srv.context.providers.guard.record(rbm, { retryAfterSeconds: 6 });
+    const blockedUntil = Date.now() + 6000;
+    const ids: string[] = [];
+    for (const c of contacts) {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: {
+          contactId: c.id,
+          senderId: a.id,
+          channelType: 'RCS',
+          messageType: 'TRANSACTIONAL',
+          fallbackToSms: false,
+          content: { type: 'text', text: 'Doors open at 8' },
+        },
+      });
+      expect(res.status, res.text).toBe(200);
+      ids.push(res.body.data.messageId);
+    }
+    const rows = () =>
+      srv.context.db
+        .selectFrom('messages')
+        .select(['id', 'status', 'attempts', 'created_at', 'dispatch_at'])
+        .where('id', 'in', ids)
+        .execute();
+    // Each was claimed and put back to wait for the Retry-After (due seconds after its acceptance, no attempt counted).
+    await until(
+      rows,
+      (r) => r.every((m) => m.status === 'queued' && m.attempts === 0 && m.dispatch_at!.getTime() - m.created_at.getTime() > 2000),
+      'the three waiting for RBM',
+    );
+    // Kept from their wake jobs (which then find nothing due) until the rate limit is over; then one dispatch claims
+    // the three together, as a blast batch is claimed.
+    await sql`update messages set dispatch_at = now() + interval '1 hour' where id = any(${ids}::uuid[])`.execute(srv.context.db);
+    await new Promise((r) => setTimeout(r, blockedUntil - Date.now() + 1500));
+    await sql`update messages set dispatch_at = now() where id = any(${ids}::uuid[])`.execute(srv.context.db);
+    await dispatchBatch(srv.context, [{ data: { messageIds: ids } }]);
+
+    const batch = fake.requests.filter((r) => r.path === '/v1/users:batchGet');
+    expect(batch.map((r) => [...r.body.users].sort())).toEqual([contacts.map((c) => c.phone).sort()]);
+    for (const c of contacts)
+      expect(fake.requests.some((r) => r.path.startsWith(`/v1/phones/${encodeURIComponent(c.phone)}/capabilities`))).toBe(false);
+    const statuses = new Map((await rows()).map((m) => [m.id, m.status]));
+    expect(ids.map((id) => statuses.get(id))).toEqual(['sent', 'sent', 'failed']);
+    const capable = await srv.context.db
+      .selectFrom('contacts')
+      .select(['id', 'rcs_capable'])
+      .where(
+        'id',
+        'in',
+        contacts.map((c) => c.id),
+      )
+      .execute();
+    expect(new Map(capable.map((c) => [c.id, c.rcs_capable]))).toEqual(new Map(contacts.map((c, i) => [c.id, i < 2])));
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('an agent id belongs to one organization: a second one’s agent with that id is refused, replies reach the first', async () => {
+    const a = await agent();
+    const other = await srv.newOrg('Another org with the same agent');
+    const collision = srv.context.db
+      .insertInto('sender_ids')
+      .values({
+        organization_id: other.organizationId,
+        name: 'Copied agent',
+        type: 'RCS_AGENT',
+        status: 'ACTIVE',
+        provider: 'PROVIDER_A',
+        phone_number: null,
+        address: a.agentId,
+        is_sandbox: false,
+        updated_at: new Date(),
+      })
+      .execute();
+    await expect(collision).rejects.toMatchObject({ code: '23505', constraint: 'sender_ids_rcs_agent_key' });
+    const phone = `+1312${randomInt(2_000_000, 9_999_999)}`;
+    const reply = await post({
+      senderPhoneNumber: phone,
+      messageId: `MsG${randomUUID()}`,
+      sendTime: new Date().toISOString(),
+      agentId: a.agentId,
+      text: 'Hi',
+    });
+    expect(reply.status, await reply.text()).toBe(204);
+    const inbound = await srv.context.db
+      .selectFrom('messages')
+      .innerJoin('contacts', 'contacts.id', 'messages.contact_id')
+      .select(['messages.organization_id', 'messages.sender_id'])
+      .where('contacts.phone', '=', phone)
+      .where('messages.direction', '=', 'inbound')
+      .execute();
+    expect(inbound).toEqual([{ organization_id: org.organizationId, sender_id: a.id }]);
   });
 });

@@ -4,6 +4,8 @@
 // STOP through the callback route; forged, replayed and malformed webhooks refused; number search goes to Telnyx.
 import { generateKeyPairSync, randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { dispatchTuning } from '../src/domain/messaging/dispatch.ts';
 import { assembleProviders } from '../src/providers/assemble.ts';
 import { guardTuning } from '../src/providers/guard.ts';
 import { TelnyxProvider } from '../src/providers/telnyx/adapter.ts';
@@ -67,7 +69,7 @@ async function contact(): Promise<{ id: string; phone: string }> {
 const messageRow = (id: string) =>
   srv.context.db
     .selectFrom('messages')
-    .select(['status', 'channel', 'provider', 'provider_message_id', 'error_code'])
+    .select(['status', 'channel', 'provider', 'provider_message_id', 'error_code', 'error_message', 'attempts'])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
 
@@ -238,6 +240,17 @@ describe('Telnyx failures', () => {
     expect(res.status, res.text).toBe(200);
     return res.body.data.messageId as string;
   };
+  /** PROVIDER_B's sample of a metric in GET /metrics (`labels`: more labels after the provider). */
+  const metric = async (name: string, labels = '') => {
+    const res = await fetch(`${srv.baseUrl}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/plain');
+    const text = await res.text();
+    expect(text).toContain(`# TYPE ${name} `);
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{provider="PROVIDER_B"${labels}} `));
+    expect(line, text).toBeDefined();
+    return Number(line!.split(' ')[1]);
+  };
   const health = async () =>
     ((await call(srv, 'GET', '/health')).body.providers as Array<Record<string, any>>).find((p) => p.name === 'PROVIDER_B')!;
 
@@ -269,8 +282,13 @@ describe('Telnyx failures', () => {
       const c = await contact();
       fake.failNext(503, 1);
       const id = await sendOne(s, c, 'Outage once');
+      const openings = await metric('msa_provider_circuit_openings_total');
+      const halfOpens = await metric('msa_provider_circuit_half_opens_total');
       const open = await until(health, (h) => h.circuitOpenings >= 1, 'the open circuit on /health');
       expect(open.consecutiveFailures).toBeGreaterThanOrEqual(1);
+      // The same state in the metrics a scraper reads (GET /metrics, Prometheus text format).
+      if (open.circuit === 'open') expect(await metric('msa_provider_circuit_state', ',state="open"')).toBe(1);
+      expect(await metric('msa_provider_circuit_openings_total')).toBe(openings + 1);
       expect((await messageRow(id)).status).not.toBe('failed');
       expect(
         await until(
@@ -283,8 +301,90 @@ describe('Telnyx failures', () => {
         status: 'sent',
       });
       expect(await health()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0 });
+      expect(await metric('msa_provider_circuit_state', ',state="closed"')).toBe(1);
+      expect(await metric('msa_provider_circuit_state', ',state="open"')).toBe(0);
+      expect(await metric('msa_provider_circuit_half_opens_total')).toBe(halfOpens + 1);
+      expect(await metric('msa_provider_consecutive_failures')).toBe(0);
     } finally {
       Object.assign(guardTuning, saved);
     }
+  });
+
+  /** Outages with the circuit kept closed (a threshold no test reaches) and short backoffs. */
+  const closedCircuit = async (run: () => Promise<void>) => {
+    const saved = { guard: { ...guardTuning }, dispatch: { ...dispatchTuning } };
+    Object.assign(guardTuning, { failureThreshold: 1000 });
+    Object.assign(dispatchTuning, { backoffBaseSeconds: 0.05 });
+    try {
+      await run();
+    } finally {
+      fake.failNext(503, 0);
+      Object.assign(guardTuning, saved.guard);
+      Object.assign(dispatchTuning, saved.dispatch);
+    }
+  };
+  const sendsTo = (phone: string) => fake.requests.filter((r) => r.path === '/v2/messages' && r.body?.to === phone).length;
+
+  it('an outage longer than the attempt budget (8 answers 503, circuit closed) costs no attempt: the message is sent after it', async () => {
+    await closedCircuit(async () => {
+      const s = await sender();
+      const c = await contact();
+      fake.failNext(503, 8);
+      const id = await sendOne(s, c, 'Outage outlasting six attempts');
+      const done = await until(
+        () => messageRow(id),
+        (m) => m.status === 'sent' || m.status === 'failed',
+        'the send after eight outages',
+        30_000,
+      );
+      expect(done).toMatchObject({ status: 'sent', attempts: 1 });
+      expect(sendsTo(c.phone)).toBe(9);
+    });
+  });
+
+  it('a permanent refusal (400) fails the message at once with Telnyx’s reason, after one call', async () => {
+    await closedCircuit(async () => {
+      const s = await sender();
+      const c = await contact();
+      fake.failNext(400, 1);
+      const id = await sendOne(s, c, 'Refused');
+      const done = await until(
+        () => messageRow(id),
+        (m) => m.status === 'sent' || m.status === 'failed',
+        'the refusal',
+      );
+      expect(done).toMatchObject({ status: 'failed', error_code: 'TELNYX_400', error_message: 'injected' });
+      expect(sendsTo(c.phone)).toBe(1);
+    });
+  });
+
+  it('an outage that outlasts the validity period fails the message PROVIDER_UNAVAILABLE with the provider’s reason', async () => {
+    await closedCircuit(async () => {
+      const s = await sender();
+      const protocol = await call(srv, 'POST', `/v1/sender-ids/${s.id}/protocols`, {
+        key,
+        body: { type: 'SMS', config: { validityPeriodSeconds: 60 } },
+      });
+      expect(protocol.status, protocol.text).toBe(200);
+      const c = await contact();
+      fake.failNext(503, 100_000);
+      const id = await sendOne(s, c, 'Outage until it expires');
+      await until(
+        async () => sendsTo(c.phone),
+        (n) => n >= 1,
+        'the first failed call',
+      );
+      // It waited 59 of its 60 seconds already (the clock is what counts): the outage lasts beyond them.
+      await sql`update messages set created_at = now() - interval '59 seconds' where id = ${id}::uuid`.execute(srv.context.db);
+      const done = await until(
+        () => messageRow(id),
+        (m) => m.status === 'failed',
+        'the failure at the end of the validity period',
+        30_000,
+      );
+      expect(done.error_code).toBe('PROVIDER_UNAVAILABLE');
+      expect(done.error_message).toBe('The provider could not take the message within its validity period (60 s): Telnyx answered 503.');
+      expect(done.attempts).toBeLessThanOrEqual(1);
+    });
   });
 });

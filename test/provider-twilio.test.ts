@@ -8,6 +8,7 @@ import twilio from 'twilio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assembleProviders } from '../src/providers/assemble.ts';
 import { TwilioProvider } from '../src/providers/twilio/adapter.ts';
+import { startPreferProxy, type PreferProxy } from './support/prefer-proxy.ts';
 import { startPrism, type Prism } from './support/prism.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { until } from './support/wait.ts';
@@ -17,12 +18,15 @@ const AUTH_TOKEN = randomBytes(16).toString('hex');
 const SERVICE_SID = `MG${randomBytes(16).toString('hex')}`;
 
 let prism: Prism;
+let proxy: PreferProxy;
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
 let key: string;
 
 beforeAll(async () => {
   prism = await startPrism(fileURLToPath(new URL('./fixtures/providers/twilio_api_v2010.messaging.json', import.meta.url)));
+  // Between the adapter and Prism: picks the document's example Prism answers where a test needs one (revoke).
+  proxy = await startPreferProxy(prism.baseUrl);
   srv = await startTestServer({
     workers: true,
     providers: ({ db, queue }) => {
@@ -34,7 +38,7 @@ beforeAll(async () => {
           accountSid: ACCOUNT_SID,
           authToken: AUTH_TOKEN,
           messagingServiceSid: SERVICE_SID,
-          apiBaseUrl: prism.baseUrl,
+          apiBaseUrl: proxy.baseUrl,
           timeoutMs: 5000,
         },
       });
@@ -46,6 +50,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => {
   await srv?.close();
+  await proxy?.close();
   prism?.stop();
 });
 
@@ -322,6 +327,43 @@ describe('Twilio RCS through the Messaging Service', () => {
       .where('id', '=', fellBack.id)
       .executeTakeFirstOrThrow();
     expect(reason.fallback_reason).toBe('RCS_NOT_SUPPORTED');
+    expect(prism.violations().join('\n')).toBe('');
+  });
+
+  it('revokes an RCS message in flight with Twilio’s cancel (Status=canceled); one Twilio already sent answers 409', async () => {
+    const s = await sender('RCS_AGENT');
+    const c = await contact(null);
+    const cancel = { method: 'POST', path: /\/Messages\/(SM|MM)[0-9a-fA-F]{32}\.json$/ };
+    const rcs = await sendAndWaitSent({
+      contactId: c.id,
+      senderId: s.id,
+      channelType: 'RCS',
+      content: { type: 'text', text: 'Flash sale' },
+    });
+    // Twilio answers the cancel with the message canceled (the document's cancelMessage example).
+    proxy.prefer({ ...cancel, value: 'example=cancelMessage' });
+    try {
+      const revoked = await call(srv, 'POST', `/v1/messages/${rcs.id}/revoke`, { key });
+      expect(revoked.status, revoked.text).toBe(200);
+      expect(revoked.body.data).toMatchObject({ messageId: rcs.id, status: 'revoked' });
+      const request = proxy.requests.find((r) => r.method === 'POST' && r.path.endsWith(`/Messages/${rcs.sid}.json`))!;
+      expect(new URLSearchParams(request.body).get('Status')).toBe('canceled');
+
+      // Too late: Twilio answers the cancel with the message in another status (its redactBody example: sent).
+      const late = await sendAndWaitSent({
+        contactId: c.id,
+        senderId: s.id,
+        channelType: 'RCS',
+        content: { type: 'text', text: 'Too late' },
+      });
+      proxy.prefer({ ...cancel, value: 'example=redactBody' });
+      const refused = await call(srv, 'POST', `/v1/messages/${late.id}/revoke`, { key });
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body.code).toBe('INVALID_STATE');
+      expect((await messageRow(late.id)).status).toBe('sent');
+    } finally {
+      proxy.prefer(undefined);
+    }
     expect(prism.violations().join('\n')).toBe('');
   });
 });

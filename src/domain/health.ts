@@ -16,7 +16,7 @@ export type Health = {
   database: { status: 'up' | 'down'; latencyMs: number | null };
   providers: Array<
     ReturnType<AppContext['providers']['guard']['report']>[number] extends infer P
-      ? Omit<P, 'waitUntil'> & { waitUntil: string | null }
+      ? Omit<P, 'waitUntil' | 'circuitHalfOpens'> & { waitUntil: string | null }
       : never
   >;
   time: string;
@@ -49,7 +49,10 @@ export async function checkHealth(app: Pick<AppContext, 'db' | 'startedAt' | 'pr
     version,
     uptimeSeconds: Math.floor((Date.now() - app.startedAt.getTime()) / 1000),
     database: { status: up ? 'up' : 'down', latencyMs },
-    providers: app.providers.guard.report().map((p) => ({ ...p, waitUntil: p.waitUntil?.toISOString() ?? null })),
+    // The documented fields (HealthProvider); the half-open count is a metric only (src/domain/metrics.ts).
+    providers: app.providers.guard
+      .report()
+      .map(({ circuitHalfOpens: _, ...p }) => ({ ...p, waitUntil: p.waitUntil?.toISOString() ?? null })),
     time: new Date().toISOString(),
   };
 }

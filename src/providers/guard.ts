@@ -5,7 +5,8 @@
 //     the circuit opens and dispatch waits `openSeconds` (doubling on each failed trial, up to `maxOpenSeconds`);
 //     then it is half open: the next batch is the trial, and its success closes the circuit.
 // While a provider waits, its messages stay queued until their validity period ends (src/domain/messaging/dispatch.ts).
-// /health reports each slot's state (src/handlers/health.ts); the log says when a circuit opens and closes.
+// /health and /metrics report each slot's state (src/domain/health.ts, src/domain/metrics.ts); the log says when a
+// circuit opens and closes.
 import type { Logger } from 'pino';
 import type { MessagingProvider, ProviderGuard, ProviderHealth, ProviderName } from './provider.ts';
 import { PROVIDER_NAMES } from './provider.ts';
@@ -21,6 +22,11 @@ type State = {
   rateLimitedUntil: number | null;
   rateLimited: number;
   circuitOpenings: number;
+  circuitHalfOpens: number;
+  /** The current opening's trial is counted in circuitHalfOpens (a half-open state is counted once). */
+  trialCounted: boolean;
+  /** The last outage's or rate limit's answer, until a call succeeds. */
+  lastFailure: string | null;
 };
 
 export class DispatchGuard implements ProviderGuard {
@@ -41,6 +47,9 @@ export class DispatchGuard implements ProviderGuard {
         rateLimitedUntil: null,
         rateLimited: 0,
         circuitOpenings: 0,
+        circuitHalfOpens: 0,
+        trialCounted: false,
+        lastFailure: null,
       };
       this.states.set(name, s);
     }
@@ -51,14 +60,21 @@ export class DispatchGuard implements ProviderGuard {
     // The sandbox simulator is no carrier: it never waits.
     if (provider.kind === 'simulator') return null;
     const s = this.state(provider.name);
+    const t = now.getTime();
+    // An opening's wait is over: the call now asked for is its trial (half open), counted once per opening.
+    if (s.openUntil !== null && s.openUntil <= t && !s.trialCounted) {
+      s.trialCounted = true;
+      s.circuitHalfOpens += 1;
+    }
     const until = Math.max(s.openUntil ?? 0, s.rateLimitedUntil ?? 0);
-    return until > now.getTime() ? new Date(until) : null;
+    return until > t ? new Date(until) : null;
   }
 
-  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now = new Date()): void {
+  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now = new Date(), reason?: string): void {
     if (provider.kind === 'simulator') return;
     const s = this.state(provider.name);
     const t = now.getTime();
+    s.lastFailure = outcome === 'ok' ? null : (reason ?? s.lastFailure ?? 'the provider failed');
     if (outcome === 'ok') {
       if (s.openUntil !== null) this.log?.info({ provider: provider.name }, 'provider circuit closed: the trial call succeeded');
       s.consecutiveFailures = 0;
@@ -72,6 +88,7 @@ export class DispatchGuard implements ProviderGuard {
       if (halfOpen || s.consecutiveFailures === guardTuning.failureThreshold) {
         s.openUntil = t + s.nextOpenSeconds * 1000;
         s.circuitOpenings += 1;
+        s.trialCounted = false;
         this.log?.warn(
           { provider: provider.name, consecutiveFailures: s.consecutiveFailures, openSeconds: s.nextOpenSeconds },
           'provider circuit open: its messages wait',
@@ -82,6 +99,13 @@ export class DispatchGuard implements ProviderGuard {
     }
     s.rateLimited += 1;
     s.rateLimitedUntil = Math.max(s.rateLimitedUntil ?? 0, t + outcome.retryAfterSeconds * 1000);
+  }
+
+  unavailable(provider: MessagingProvider, now = new Date()): string | null {
+    if (provider.kind === 'simulator') return null;
+    const s = this.state(provider.name);
+    const waiting = Math.max(s.openUntil ?? 0, s.rateLimitedUntil ?? 0) > now.getTime();
+    return s.consecutiveFailures > 0 || waiting ? s.lastFailure : null;
   }
 
   report(now = new Date()): ProviderHealth[] {
@@ -97,6 +121,7 @@ export class DispatchGuard implements ProviderGuard {
         waitUntil: until > t ? new Date(until) : null,
         rateLimited: s.rateLimited,
         circuitOpenings: s.circuitOpenings,
+        circuitHalfOpens: s.circuitHalfOpens,
       };
     });
   }

@@ -414,9 +414,14 @@ export interface ProviderDirectory {
 export interface ProviderGuard {
   /** When `provider` may be called again (a rate limit or an open circuit), or null when it may be now. */
   blockedUntil(provider: MessagingProvider, now?: Date): Date | null;
-  /** Records a call's outcome: success, an outage, or a rate limit. */
-  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now?: Date): void;
-  /** Each slot's state, for /health. */
+  /** Records a call's outcome: success, an outage, or a rate limit (`reason`: the provider's answer, kept for unavailable()). */
+  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now?: Date, reason?: string): void;
+  /**
+   * Why `provider` cannot take messages, while it cannot (outages in a row, an open circuit, a 429's wait): its
+   * last answer; null when its last call succeeded.
+   */
+  unavailable(provider: MessagingProvider, now?: Date): string | null;
+  /** Each slot's state, for /health and /metrics. */
   report(now?: Date): ProviderHealth[];
 }
 
@@ -432,4 +437,6 @@ export type ProviderHealth = {
   rateLimited: number;
   /** Times the circuit opened since the process started. */
   circuitOpenings: number;
+  /** Times an opening's wait ended and a trial call was let through (half open) since the process started. */
+  circuitHalfOpens: number;
 };

@@ -10,8 +10,10 @@
 // there is no job row per message. Quiet hours are checked again at the claim: a MARKETING message whose
 // recipient's quiet period began while it waited goes back to `held` until it ends (holdInQuietHours). Per-sender
 // throughput is enforced with rate-limiter-flexible's PostgreSQL store, shared by every worker process, consumed
-// once per sender per claimed batch; what does not fit waits for the next window (never dropped). Transient
-// provider errors are retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal,
+// once per sender per claimed batch; what does not fit waits for the next window (never dropped). A provider's
+// outage (5xx, timeout, no answer) and its rate limit cost no attempt: the message waits, retried with backoff, until
+// its validity period ends (outageWaitEnds), then fails PROVIDER_UNAVAILABLE with the provider's reason. Other
+// transient errors are retried with exponential backoff and jitter up to MAX_ATTEMPTS; then, or on a final refusal,
 // the message fails with a reason (and, when no carrier ever accepted it, without the fallback it had planned:
 // fallback.ts).
 //
@@ -46,6 +48,11 @@ import { fallbackChannelFor, render, type Channel, type SendContent } from './re
 
 export const DISPATCH_QUEUE = QUEUES.messageDispatch;
 const MAX_ATTEMPTS = 6;
+/**
+ * How long a message waits out a provider outage when its sender sets no validity period (no protocol rows): the
+ * protocols' longest `validityPeriodSeconds` (4 hours), so an outage never keeps a message forever.
+ */
+const OUTAGE_WAIT_SECONDS = 14_400;
 /** Retry backoff base and a claim's lease (a dead worker's rows are claimed again after it); tests shorten them. */
 export const dispatchTuning = { backoffBaseSeconds: 2, leaseSeconds: 10 };
 /** Rows claimed per statement. */
@@ -226,13 +233,18 @@ async function failOutlived(
   if (outlived.length === 0) return claimed;
   for (const m of outlived) {
     const seconds = settings.get(m.sender_id)!.validitySeconds(m.planned_channel as Channel);
-    await fail(
-      app,
-      m,
-      senders.get(m.sender_id)!,
-      'EXPIRED',
-      `Not handed to a carrier within the sender's ${m.planned_channel} validity period (${seconds} s).`,
-    );
+    const sender = senders.get(m.sender_id)!;
+    // Its provider is failing (it waited out an outage or a 429): that is the reason, as in waitOutOutage.
+    const down = app.providers.guard.unavailable(app.providers.forSender(sender), now);
+    if (down) await fail(app, m, sender, 'PROVIDER_UNAVAILABLE', unavailableText(seconds ?? 0, down));
+    else
+      await fail(
+        app,
+        m,
+        sender,
+        'EXPIRED',
+        `Not handed to a carrier within the sender's ${m.planned_channel} validity period (${seconds} s).`,
+      );
   }
   const gone = new Set(outlived.map((m) => m.id));
   return claimed.filter((m) => !gone.has(m.id));
@@ -278,7 +290,9 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
   // without counting an attempt, instead of being handed over (src/providers/guard.ts).
   const blockedUntil = app.providers.guard.blockedUntil(provider);
   if (blockedUntil) {
-    await requeue(app, messages, Math.max(1, Math.ceil((blockedUntil.getTime() - Date.now()) / 1000)), false);
+    const afterSeconds = Math.max(1, Math.ceil((blockedUntil.getTime() - Date.now()) / 1000));
+    const reason = `its circuit is open until ${blockedUntil.toISOString()} after repeated outages`;
+    await waitOutOutage(app, messages, sender, settings, afterSeconds, reason);
     return [];
   }
   const channels = await resolveChannels(app, provider, messages, sender);
@@ -322,7 +336,7 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
           costUnits: rendering.costUnits,
         });
       } else {
-        await settleFailure(app, message, sender, outcome.error);
+        await settleFailure(app, message, sender, settings, outcome.error);
       }
     }),
   );
@@ -333,23 +347,28 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
 function recordProviderOutcomes(app: AppContext, provider: MessagingProvider, outcomes: SendOutcome[]): void {
   const errors = outcomes.flatMap((o) => (o.ok ? [] : [o.error]));
   const limited = errors.find((e): e is ProviderRateLimited => e instanceof ProviderRateLimited);
-  if (limited) app.providers.guard.record(provider, { retryAfterSeconds: limited.retryAfterSeconds });
-  if (errors.some((e) => e instanceof ProviderError && e.outage)) app.providers.guard.record(provider, 'outage');
+  if (limited) app.providers.guard.record(provider, { retryAfterSeconds: limited.retryAfterSeconds }, undefined, limited.message);
+  const outage = errors.find((e) => e instanceof ProviderError && e.outage);
+  if (outage) app.providers.guard.record(provider, 'outage', undefined, outage.message);
   else if (outcomes.some((o) => o.ok)) app.providers.guard.record(provider, 'ok');
 }
 
 /**
- * A provider error: a rate limit waits its Retry-After without counting an attempt; another is retried with
- * backoff while attempts remain; a refusal, or the last attempt, fails the message.
+ * A provider error: a rate limit waits its Retry-After and an outage waits with backoff, neither counting an attempt
+ * (outageWaitEnds bounds the wait); another transient error is retried with backoff while attempts remain; a
+ * refusal, or the last attempt, fails the message.
  */
 async function settleFailure(
   app: AppContext,
   message: Claimed,
   sender: SenderRow,
+  settings: SendSettings,
   error: ProviderError | ProviderRejection,
 ): Promise<void> {
   if (error instanceof ProviderRateLimited) {
-    await requeue(app, [message], error.retryAfterSeconds, false);
+    await waitOutOutage(app, [message], sender, settings, error.retryAfterSeconds, error.message);
+  } else if (error instanceof ProviderError && error.outage) {
+    await waitOutOutage(app, [message], sender, settings, backoffSeconds(message.attempts), error.message);
   } else if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
     await requeue(app, [message], backoffSeconds(message.attempts), true);
   } else if (error instanceof ProviderRejection) {
@@ -364,6 +383,42 @@ async function settleFailure(
     );
   }
 }
+
+/**
+ * When a message stops waiting for its provider to come back: its acceptance plus the validity period of its planned
+ * channel, or OUTAGE_WAIT_SECONDS when the sender sets none.
+ */
+function outageWaitEnds(message: Claimed, settings: SendSettings): Date {
+  const validity = message.planned_channel ? settings.validitySeconds(message.planned_channel as Channel) : null;
+  const seconds = validity ?? OUTAGE_WAIT_SECONDS;
+  return new Date(message.created_at.getTime() + seconds * 1000);
+}
+
+/**
+ * The provider cannot take messages now (an outage, a rate limit, an open circuit): each is put back, due in
+ * `afterSeconds`, its claim not counted as an attempt, so a long outage never uses the attempt budget up. One whose
+ * wait would outlive its validity period fails now with PROVIDER_UNAVAILABLE and the provider's reason.
+ */
+async function waitOutOutage(
+  app: AppContext,
+  messages: Claimed[],
+  sender: SenderRow,
+  settings: SendSettings,
+  afterSeconds: number,
+  reason: string,
+): Promise<void> {
+  const retryAt = Date.now() + afterSeconds * 1000;
+  const [late, waiting] = [[] as Claimed[], [] as Claimed[]];
+  for (const m of messages) (outageWaitEnds(m, settings).getTime() < retryAt ? late : waiting).push(m);
+  await requeue(app, waiting, afterSeconds, false);
+  for (const m of late) {
+    const seconds = Math.round((outageWaitEnds(m, settings).getTime() - m.created_at.getTime()) / 1000);
+    await fail(app, m, sender, 'PROVIDER_UNAVAILABLE', unavailableText(seconds, reason));
+  }
+}
+
+const unavailableText = (validitySeconds: number, reason: string) =>
+  `The provider could not take the message within its validity period (${validitySeconds} s): ${reason}.`;
 
 /** Records a batch of provider acceptances in one statement and announces them in one go. */
 async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Map<string, SenderRow>): Promise<void> {
@@ -408,12 +463,19 @@ async function resolveChannels(
 ): Promise<Array<Channel | undefined>> {
   const checkedAt = new Date();
   const lookup = provider.checkRcsCapability?.bind(provider);
+  const batched = await batchCapabilities(provider, messages);
   const answers = await Promise.all(
     messages.map(async (message): Promise<{ capable: boolean; reason: 'RCS_NOT_SUPPORTED' | 'RCS_CAPABILITY_UNKNOWN'; asked: boolean }> => {
       if (message.planned_channel === 'RCS' && !provider.channels.has('RCS'))
         return { capable: false, reason: 'RCS_NOT_SUPPORTED', asked: false };
       if (message.planned_channel !== 'RCS' || message.contact_rcs_capable !== null) {
         return { capable: message.contact_rcs_capable ?? false, reason: 'RCS_NOT_SUPPORTED', asked: false };
+      }
+      if (batched) {
+        const capable = batched.get(message.contact_phone);
+        return capable === undefined
+          ? { capable: false, reason: 'RCS_CAPABILITY_UNKNOWN', asked: false }
+          : { capable, reason: 'RCS_NOT_SUPPORTED', asked: true };
       }
       if (!lookup) return { capable: true, reason: 'RCS_NOT_SUPPORTED', asked: false };
       try {
@@ -453,6 +515,26 @@ async function resolveChannels(
   );
   await q.planFallbacks(app.db, fallbacks);
   return channels;
+}
+
+/**
+ * The handsets of a claimed batch whose RCS capability is unknown, looked up in one call (RBM's users:batchGet) when
+ * the provider has one and more than one handset is asked: a blast batch costs one request instead of one each. A
+ * single handset keeps the per-phone lookup. Null when not batched (each message asks on its own); a phone the
+ * answer leaves out, or every phone when the call fails, is unknown (RCS_CAPABILITY_UNKNOWN).
+ */
+async function batchCapabilities(provider: MessagingProvider, messages: Claimed[]): Promise<Map<string, boolean> | null> {
+  if (!provider.checkRcsCapabilities || !provider.channels.has('RCS')) return null;
+  const phones = [
+    ...new Set(messages.filter((m) => m.planned_channel === 'RCS' && m.contact_rcs_capable === null).map((m) => m.contact_phone)),
+  ];
+  if (phones.length < 2) return null;
+  try {
+    return await provider.checkRcsCapabilities(phones);
+  } catch (error) {
+    if (!(error instanceof ProviderError)) throw error;
+    return new Map();
+  }
 }
 
 function backoffSeconds(attempt: number): number {

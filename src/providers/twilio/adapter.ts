@@ -9,7 +9,10 @@
 //     SDK's validateRequest (HMAC over the URL Twilio posted to and the form fields) and refused with 403 otherwise.
 // Twilio keeps no idempotency key on Messages: a repeated attempt (attempt > 1, the previous outcome unknown) looks
 // for the message it may have created since the message was accepted (same To, From and body) and reuses it, and
-// sends `Attempt` so Twilio counts it. No registry, revoke, capability lookup, voice forwarding or templates here:
+// sends `Attempt` so Twilio counts it. Revoke is Twilio's cancel (POST Messages/{Sid}.json with Status=canceled),
+// which Twilio grants only to a message it has not sent yet. No registry (Twilio's 10DLC BrandRegistrations and
+// UsAppToPerson live in its Messaging v1 API, outside the 2010 document the tests check against), RCS capability
+// lookup (Twilio's document has none: a Messaging Service falls back itself), voice forwarding or templates here:
 // the domain answers 422 PROVIDER_UNSUPPORTED for those.
 import twilio from 'twilio';
 import { checkCallbacks } from '../callback-shape.ts';
@@ -31,6 +34,7 @@ import {
   type ProviderCallback,
   type ProviderName,
   type SendOutcome,
+  type SentMessageRef,
 } from '../provider.ts';
 import { TwilioHttpClient } from './http.ts';
 
@@ -102,6 +106,22 @@ export class TwilioProvider implements MessagingProvider {
       return { providerMessageId: created.sid };
     } catch (error) {
       throw classify(error);
+    }
+  }
+
+  /**
+   * Cancels a message Twilio has not sent yet: true when Twilio answers it `canceled`; false when it is too late
+   * (Twilio answers it in another status, or refuses the cancel with a 4xx: only queued or scheduled messages can
+   * be canceled). Throws ProviderError when Twilio cannot be reached.
+   */
+  async revoke(message: SentMessageRef): Promise<boolean> {
+    try {
+      const updated = await this.client.messages(message.providerMessageId).update({ status: 'canceled' });
+      return updated.status === 'canceled';
+    } catch (error) {
+      const e = classify(error);
+      if (e instanceof ProviderRejection) return false;
+      throw e;
     }
   }
 
