@@ -4,7 +4,7 @@
 // campaign for that sender sets its campaign; registering either again after a rejection points the program at
 // the new registration. There is no create call. A DRAFT program becomes ACTIVE the first time it is ready
 // (checked after every write that can make it ready). Attachments are ended (DETACHED), never deleted.
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
 import * as q from '../../db/queries/programs/programs.ts';
 import * as protocolsQ from '../../db/queries/sender-ids/protocols.ts';
@@ -16,6 +16,7 @@ import { refreshThroughput } from '../sender-ids/sending-rule.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { evaluateProgram, type Evaluation } from './readiness.ts';
 import type { Channel, ProgramSenderRole, ProgramStatus } from '../../db/tables/enums.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 /** Protocol statuses that count as enabled (DISABLED and FAILED do not). */
 const ENABLED = new Set(['ACTIVE', 'PENDING']);
@@ -35,7 +36,7 @@ export type LoadedProgram = {
   evaluation: Evaluation;
 };
 
-async function load(db: Db, organizationId: string, rows: q.ProgramRow[]): Promise<LoadedProgram[]> {
+async function load(db: TenantDb, organizationId: string, rows: q.ProgramRow[]): Promise<LoadedProgram[]> {
   const attachments = await q.attachmentsOf(
     db,
     organizationId,
@@ -104,7 +105,7 @@ export async function getProgram(tenant: Tenant, id: string): Promise<LoadedProg
 }
 
 /** A DRAFT program that is ready becomes ACTIVE (the first time only; never back). */
-export async function promoteIfReady(db: Db, organizationId: string, programId: string): Promise<void> {
+export async function promoteIfReady(db: TenantDb, organizationId: string, programId: string): Promise<void> {
   const row = await q.getProgram(db, organizationId, programId, { forUpdate: true });
   if (!row || row.status !== 'DRAFT') return;
   const [loaded] = await load(db, organizationId, [row]);
@@ -116,7 +117,7 @@ export async function promoteIfReady(db: Db, organizationId: string, programId: 
  * ACTIVE (registry transition `approved`). Called when the campaign is registered and when a sender is attached.
  */
 export async function activateAttachedSender(
-  db: Db,
+  db: TenantDb,
   services: Pick<Services, 'queue'>,
   organizationId: string,
   program: q.ProgramRow,
@@ -135,7 +136,7 @@ export async function activateAttachedSender(
 
 /** The sender's program, created by its first brand registration; a later registration repoints it. */
 export async function programForBrand(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   sender: sendersQ.SenderRow,
   brand: regQ.BrandRow,
@@ -152,12 +153,12 @@ export async function programForBrand(
   });
 }
 
-export async function setProgramCampaign(db: Db, organizationId: string, senderId: string, campaignId: string): Promise<void> {
+export async function setProgramCampaign(db: TenantDb, organizationId: string, senderId: string, campaignId: string): Promise<void> {
   const existing = await q.programOfSender(db, organizationId, senderId);
   if (existing) await q.updateProgram(db, organizationId, existing.id, { campaign_registration_id: campaignId });
 }
 
-export function programOfSender(db: Db, organizationId: string, senderId: string): Promise<q.ProgramRow | undefined> {
+export function programOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<q.ProgramRow | undefined> {
   return q.programOfSender(db, organizationId, senderId);
 }
 
@@ -169,7 +170,7 @@ export async function attachSender(
   now = new Date(),
 ): Promise<AttachmentView> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
     const sender = await sendersQ.getSender(db, organizationId, body.senderId);
@@ -201,7 +202,7 @@ export async function attachSender(
 
 export async function detachSender(tenant: Tenant, programId: string, senderId: string, now = new Date()): Promise<AttachmentView> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
     const row = found(await q.detachSender(db, organizationId, programId, senderId, now), 'Active attachment of the sender');

@@ -9,11 +9,12 @@
 // The send path asks `channelAvailability`: a sender without any protocol row sends as it always did; an
 // explicit row that is not ACTIVE closes that channel (src/domain/messaging/send.ts).
 import type { components } from '../../../generated/api.d.ts';
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/protocols.ts';
 import { getSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { badRequest, bodyField, conflict, found, unknownReference, unprocessable } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type ProtocolType = components['schemas']['SenderProtocolType'];
 export type ProtocolConfig = components['schemas']['SenderProtocolConfig'];
@@ -133,7 +134,11 @@ export function disableProtocol(tenant: Tenant, senderId: string, type: Protocol
  * before protocols, the sandbox sender included) may use every channel, as before; otherwise a channel with a
  * row is usable only when that row is ACTIVE, and a channel without a row stays as it was.
  */
-export async function channelAvailability(db: Db, organizationId: string, senderId: string): Promise<(channel: ProtocolType) => boolean> {
+export async function channelAvailability(
+  db: TenantDb,
+  organizationId: string,
+  senderId: string,
+): Promise<(channel: ProtocolType) => boolean> {
   return availabilityOf(await q.listSenderProtocols(db, organizationId, senderId));
 }
 
@@ -148,7 +153,7 @@ export function availabilityOf(rows: ReadonlyArray<{ type: string; status: strin
 }
 
 async function lockedSender(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   opts: { allowDeactivated?: boolean } = {},
@@ -171,7 +176,7 @@ function assertKeysApply(type: ProtocolType, config: ProtocolConfig): void {
 }
 
 /** `fallbackSenderIdId`: a same-organization number or short-code sender (404 naming it when unknown, else 422). */
-async function assertFallbackSender(db: Db, organizationId: string, sender: SenderRow, config: ProtocolConfig): Promise<void> {
+async function assertFallbackSender(db: TenantDb, organizationId: string, sender: SenderRow, config: ProtocolConfig): Promise<void> {
   const id = config.fallbackSenderIdId;
   if (id === undefined || id === null) return;
   const field = bodyField('config', 'fallbackSenderIdId');

@@ -5,7 +5,6 @@
 // registry step later. Every step is announced; a campaign REGISTERED starts billing of its sender's leases and
 // activates the sender when it is attached to its program; rejections move the sender through the registry
 // transitions.
-import type { Db } from '../../db/database.ts';
 import * as numbersQ from '../../db/queries/sender-ids/numbers.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/submissions/registrations.ts';
@@ -15,6 +14,7 @@ import { registryFor } from '../providers.ts';
 import type { Services } from '../tenant.ts';
 import { scheduleReview, type ReviewJob } from './registrations.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 /** Sandbox monthly campaign fee (passed through at cost). */
 const CAMPAIGN_MONTHLY_FEE = '10.00';
@@ -26,7 +26,7 @@ type ReviewServices = Pick<Services, 'queue' | 'providers'>;
 
 /** The registry of the sender's provider: what it decided on a registration, and its step. */
 async function askRegistry(
-  db: Db,
+  db: TenantDb,
   services: ReviewServices,
   organizationId: string,
   senderId: string,
@@ -39,7 +39,13 @@ async function askRegistry(
 }
 
 /** The registry's step for a sender (the first step's wait). */
-async function stepOf(db: Db, services: ReviewServices, organizationId: string, senderId: string, kind: RegistryKind): Promise<number> {
+async function stepOf(
+  db: TenantDb,
+  services: ReviewServices,
+  organizationId: string,
+  senderId: string,
+  kind: RegistryKind,
+): Promise<number> {
   const sender = await sendersQ.getSender(db, organizationId, senderId);
   return sender ? registryFor(services.providers.forSender(sender), kind).stepMs : 0;
 }
@@ -48,7 +54,7 @@ async function stepOf(db: Db, services: ReviewServices, organizationId: string, 
  * Applies one step; false when the registration is gone, no longer in `job.from`, or still under review at the
  * registry (asked again one step later): nothing changed.
  */
-export async function advanceReview(db: Db, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
+export async function advanceReview(db: TenantDb, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
   const { organizationId } = job;
   if (job.kind === 'BRAND') {
     const brand = await q.getBrand(db, organizationId, job.id, { forUpdate: true });

@@ -1,8 +1,7 @@
 // SQL for the message report (GET /v1/reports/messages): one tenant-scoped query with every filter, the sort
 // and limit + 1 (the caller derives hasMore). Provider columns are never selected. Indexes: migration 0007.
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 type ReportSort = 'createdAt' | 'receiptAt' | 'direction' | 'channel' | 'actualChannel' | 'fallbackReason';
 
@@ -58,7 +57,7 @@ const SORT_KEYS: Record<ReportSort, { expr: Expression<unknown>; nullable: boole
   fallbackReason: { expr: sql`fallback_reason`, nullable: true },
 };
 
-export function messageReportRows(db: Db, orgId: string, f: MessageReportQuery) {
+export function messageReportRows(db: TenantDb, orgId: string, f: MessageReportQuery) {
   let q = tenant(db.selectFrom('messages'), orgId)
     .select([
       'id',

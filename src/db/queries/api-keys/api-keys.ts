@@ -2,7 +2,7 @@
 import { sql } from 'kysely';
 import { inTransaction, type Db } from '../../database.ts';
 import type { ApiKeyRow } from '../../schema.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { API_KEYS_CHANNEL } from '../../../auth/key-cache.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 
@@ -11,7 +11,7 @@ export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | 
 }
 
 /** A named prepared statement (src/db/prepared.ts): every authenticated client lists its keys; planned once per connection. */
-export function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
+export function listApiKeys(db: TenantDb, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
   return listPage(
     newestFirst(tenant(db.selectFrom('api_keys'), orgId).modifyFront(sql.raw('/* prepared:api-keys-list */')).selectAll()),
     page,
@@ -42,7 +42,7 @@ export function insertApiKey(
 }
 
 /** One key of the organization; `forUpdate` locks it until the surrounding transaction ends. */
-export function getApiKey(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ApiKeyRow | undefined> {
+export function getApiKey(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ApiKeyRow | undefined> {
   const q = tenant(db.selectFrom('api_keys'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
@@ -58,7 +58,7 @@ async function notifyPrefixAdded(db: Db, prefix: string): Promise<void> {
 }
 
 /** Revokes once; a second revoke leaves revoked_at unchanged. */
-export function revokeApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
+export function revokeApiKey(db: TenantDb, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
   return inTransaction(db, async (tx) => {
     const row = await tenant(tx.updateTable('api_keys'), orgId)
       .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.fn<Date>('now')) }))
@@ -71,7 +71,12 @@ export function revokeApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyR
 }
 
 /** Swaps prefix and hash in one statement, so the old secret stops matching at commit. */
-export function rotateApiKey(db: Db, orgId: string, id: string, next: { prefix: string; hash: Buffer }): Promise<ApiKeyRow | undefined> {
+export function rotateApiKey(
+  db: TenantDb,
+  orgId: string,
+  id: string,
+  next: { prefix: string; hash: Buffer },
+): Promise<ApiKeyRow | undefined> {
   return inTransaction(db, async (tx) => {
     const row = await tenant(tx.updateTable('api_keys'), orgId)
       .set({ prefix: next.prefix, secret_hash: next.hash })

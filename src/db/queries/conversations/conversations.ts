@@ -4,7 +4,7 @@ import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
 import type { ConversationsTable } from '../../tables/messaging.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 /** A conversation as the API shows it: with the contact's phone and the unread count. */
@@ -12,7 +12,7 @@ export type ConversationView = ConversationRow & { contact_phone: string; unread
 
 export type ConversationFilter = { contactId?: string; senderId?: string; status?: string; handledBy?: string };
 
-function withContactAndUnread(db: Db, orgId: string) {
+function withContactAndUnread(db: TenantDb, orgId: string) {
   return tenant(db.selectFrom('conversations as c'), orgId, 'c.organization_id')
     .innerJoin('contacts as ct', 'ct.id', 'c.contact_id')
     .selectAll('c')
@@ -25,7 +25,7 @@ function withContactAndUnread(db: Db, orgId: string) {
 
 /** A page of the organization's conversations, most recent message first (the documented order), with the total. */
 export function listConversations(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   filter: ConversationFilter,
   page: { limit: number; offset: number },
@@ -38,7 +38,7 @@ export function listConversations(
   return listPage(q.orderBy(sql`c.last_message_at desc nulls last`).orderBy('c.id', 'desc'), page);
 }
 
-export function getConversation(db: Db, orgId: string, id: string): Promise<ConversationView | undefined> {
+export function getConversation(db: TenantDb, orgId: string, id: string): Promise<ConversationView | undefined> {
   return withContactAndUnread(db, orgId).where('c.id', '=', id).executeTakeFirst();
 }
 
@@ -88,7 +88,7 @@ export function conversationIdsDerived(db: Db): Promise<boolean> {
 }
 
 /** The conversation of (contact, sender), inserted when there is none; either way locked for the caller's transaction. */
-export function upsertConversation(db: Db, orgId: string, key: ConversationKey): Promise<ConversationRow> {
+export function upsertConversation(db: TenantDb, orgId: string, key: ConversationKey): Promise<ConversationRow> {
   return db
     .insertInto('conversations')
     .values({
@@ -110,7 +110,7 @@ export function upsertConversation(db: Db, orgId: string, key: ConversationKey):
 
 /** After an inbound message: open, its channel holds the session, a new 24-hour window starts when none is active. */
 export async function recordInbound(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   m: { messageId: string; at: Date; channel: string; preview: string; sessionHours: number },
@@ -131,7 +131,7 @@ export async function recordInbound(
 }
 
 /** Hands the conversation to a human; undefined when a human already handles it (nothing changed). */
-export function handOffToHuman(db: Db, orgId: string, id: string): Promise<ConversationRow | undefined> {
+export function handOffToHuman(db: TenantDb, orgId: string, id: string): Promise<ConversationRow | undefined> {
   return tenant(db.updateTable('conversations'), orgId)
     .set({ handled_by: 'human', updated_at: sql`now()` })
     .where('id', '=', id)

@@ -3,11 +3,11 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { PlatformMappingsTable } from '../../tables/mcp.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type PlatformMappingRow = Selectable<PlatformMappingsTable>;
 
-export function getPlatformMapping(db: Db, orgId: string): Promise<PlatformMappingRow | undefined> {
+export function getPlatformMapping(db: TenantDb, orgId: string): Promise<PlatformMappingRow | undefined> {
   return tenant(db.selectFrom('platform_mappings'), orgId).selectAll().executeTakeFirst();
 }
 

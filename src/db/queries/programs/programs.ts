@@ -1,16 +1,15 @@
 // SQL for the Programs section: programs and their sender attachments. Tenant-scoped through tenant().
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { ProgramSendersTable, ProgramsTable } from '../../tables/submissions.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { ProgramSenderRole, ProgramStatus } from '../../tables/enums.ts';
 
 export type ProgramRow = Selectable<ProgramsTable>;
 export type AttachmentRow = Selectable<ProgramSendersTable>;
 
 export function getProgram(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   opts: { forUpdate?: boolean } = {},
@@ -19,12 +18,12 @@ export function getProgram(
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function programOfSender(db: Db, organizationId: string, senderId: string): Promise<ProgramRow | undefined> {
+export function programOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<ProgramRow | undefined> {
   return tenant(db.selectFrom('programs'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
 }
 
 export function listPrograms(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   filter: { status?: ProgramStatus | undefined },
   page: { limit: number; offset: number },
@@ -35,7 +34,7 @@ export function listPrograms(
 }
 
 export function insertProgram(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: Omit<Insertable<ProgramsTable>, 'organization_id'>,
 ): Promise<ProgramRow> {
@@ -46,7 +45,7 @@ export function insertProgram(
     .executeTakeFirstOrThrow();
 }
 
-export function updateProgram(db: Db, organizationId: string, id: string, patch: Updateable<ProgramsTable>): Promise<ProgramRow> {
+export function updateProgram(db: TenantDb, organizationId: string, id: string, patch: Updateable<ProgramsTable>): Promise<ProgramRow> {
   return tenant(db.updateTable('programs'), organizationId)
     .set({ ...patch, updated_at: new Date() })
     .where('id', '=', id)
@@ -55,7 +54,7 @@ export function updateProgram(db: Db, organizationId: string, id: string, patch:
 }
 
 /** Attachments of some programs, newest first (active and detached: the audit trail). */
-export function attachmentsOf(db: Db, organizationId: string, programIds: string[]): Promise<AttachmentRow[]> {
+export function attachmentsOf(db: TenantDb, organizationId: string, programIds: string[]): Promise<AttachmentRow[]> {
   if (programIds.length === 0) return Promise.resolve([]);
   return tenant(db.selectFrom('program_senders'), organizationId)
     .selectAll()
@@ -67,7 +66,7 @@ export function attachmentsOf(db: Db, organizationId: string, programIds: string
 
 /** Inserts an active attachment; undefined when the sender already has one to the program (the partial unique index). */
 export function insertAttachment(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: { programId: string; senderId: string; role: ProgramSenderRole; at: Date },
 ): Promise<AttachmentRow | undefined> {
@@ -88,7 +87,7 @@ export function insertAttachment(
 
 /** Ends the active attachment of a sender to a program (kept as DETACHED); undefined when there is none. */
 export function detachSender(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   programId: string,
   senderId: string,
@@ -104,7 +103,7 @@ export function detachSender(
 }
 
 /** Active attachments of one sender (any program). */
-export function activeAttachmentsOfSender(db: Db, organizationId: string, senderId: string): Promise<AttachmentRow[]> {
+export function activeAttachmentsOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<AttachmentRow[]> {
   return tenant(db.selectFrom('program_senders'), organizationId)
     .selectAll()
     .where('sender_id', '=', senderId)
@@ -113,7 +112,7 @@ export function activeAttachmentsOfSender(db: Db, organizationId: string, sender
 }
 
 /** Ends every active attachment of a sender (its deletion): the rows stay, as the audit trail. */
-export async function detachSenderFromAllPrograms(db: Db, organizationId: string, senderId: string, at: Date): Promise<number> {
+export async function detachSenderFromAllPrograms(db: TenantDb, organizationId: string, senderId: string, at: Date): Promise<number> {
   const rows = await tenant(db.updateTable('program_senders'), organizationId)
     .set({ status: 'DETACHED', detached_at: at })
     .where('sender_id', '=', senderId)
