@@ -83,6 +83,7 @@ export async function setWelcomeMessage(db: TenantDb, orgId: string, id: string,
   await tenant(db.updateTable('acquisition_enrollments'), orgId).set({ welcome_message_id: messageId }).where('id', '=', id).execute();
 }
 
+// System handle: an advisory lock: touches no tenant table.
 /** Serializes enrollments of one phone in one campaign (transaction-scoped advisory lock). */
 export async function lockEnrollment(db: Db, campaignId: string, phone: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`acq:${campaignId}:${phone}`}, 0))`.execute(db);

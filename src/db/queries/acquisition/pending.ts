@@ -73,6 +73,7 @@ export async function countLivePending(db: TenantDb, orgId: string, campaignId: 
   return Number(row.n);
 }
 
+// System handle: the purge job deletes the expired pending enrollments of every organization.
 /** Removes every organization's expired sign-ups (they are bounded by the campaigns' hourly limits); answers how many. */
 export async function purgeExpiredPending(db: Db): Promise<number> {
   const res = await db

@@ -50,6 +50,7 @@ export async function deleteReport(db: TenantDb, orgId: string, id: string): Pro
   return Number(r.numDeletedRows) > 0;
 }
 
+// System handle: the scheduler finds the due reports of every organization.
 /** Active reports whose next run is due, across organizations (the scheduler job's system handle). */
 export function dueReports(db: Db, now: Date, limit: number) {
   return db

@@ -107,6 +107,7 @@ function scoped(db: TenantDb, orgId: string, f: RollupFilter, level: RollupLevel
   return db.selectFrom(folded.unionAll(hourly('analytics_message_deltas')).as('r'));
 }
 
+// System handle: the compaction job rewrites the rollup rows of every organization.
 /** Folds every committed delta into the rollup (system handle; exact and idempotent: see migration 0022). */
 export async function compactRollup(db: Db): Promise<number> {
   const r = await sql<{ folded: string }>`select analytics_rollup_compact() as folded`.execute(db);

@@ -6,6 +6,7 @@ import { tenant, type TenantDb } from '../../tenant.ts';
 import { API_KEYS_CHANNEL } from '../../../auth/key-cache.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 
+// System handle: authentication looks the key up before its organization is known.
 export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
 }
@@ -18,6 +19,7 @@ export function listApiKeys(db: TenantDb, orgId: string, page: { limit: number; 
   );
 }
 
+// System handle: the admin CLI (a platform admin, no organization key) creates an organization's first key; the row names its organization.
 /** Inserts a key; at commit every API process forgets that its prefix was unknown (see key-cache.ts). */
 export function insertApiKey(
   db: Db,
@@ -93,6 +95,7 @@ export function rotateApiKey(
   });
 }
 
+// System handle: authentication marks the key used, by its id, before a tenant handle exists.
 /** Records use at most once a minute per key, so authentication does not write on every request. */
 export async function touchApiKey(db: Db, id: string): Promise<void> {
   await db

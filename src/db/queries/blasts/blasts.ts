@@ -179,6 +179,7 @@ export async function materializeRecipients(
   return { recipients, batches: Math.ceil(recipients / batchSize) };
 }
 
+// System handle: ANALYZE blast_recipients: statistics, no row read or written.
 /**
  * Fresh statistics for blast_recipients after a materialization: without them the planner takes a just-inserted
  * batch for one row and joins the send path's set statement by nested loops over thousands of rows.

@@ -86,6 +86,7 @@ export function quietGroupsSql(orgId: string, recipients: Recipients, defaults: 
 /** A contact of an organization, for a worker that crosses organizations (the dispatcher's claimed messages). */
 export type OrgContact = { organizationId: string; contactId: string };
 
+// System handle: contacts of several organizations at once (each row names its own), for the dispatcher.
 /**
  * The quiet-hours group of each contact, of any organizations (defaults: the TCPA window); a contact that is not
  * (or no longer) its organization's has no row. The groups are the acceptance's (quietGroupsSql), per contact.

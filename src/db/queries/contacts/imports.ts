@@ -151,6 +151,7 @@ export type UpsertRow = {
 /** A planned write: the merged values, the tags to link, and whether the consent type changes (an audit entry). */
 export type StagedRow = UpsertRow & { newTagIds: string[]; consentChanged: boolean };
 
+// System handle: COPY into the import's temporary staging table: touches no tenant table.
 /**
  * Fills the batch's staging table (temporary, dropped at commit; emptied when a retry round fills it again) with
  * one COPY. Must run on the connection of `copy`, in its transaction.

@@ -127,6 +127,7 @@ export async function useSavedSegment(db: TenantDb, orgId: string, segmentId: st
   return row && { id: row.id, query: row.query as SegmentQuery, lastUsedAt: row.last_used_at };
 }
 
+// System handle: retention: the unused segments of every organization.
 /** Every organization's segments unused for `days` days (the system handle: the purge crosses organizations). */
 export async function deleteSegmentsUnusedFor(db: Db, days: number): Promise<number> {
   const res = await db

@@ -29,6 +29,7 @@ export async function ensureContactByPhone(
   return { ...row, created: false };
 }
 
+// System handle: the dispatcher records the capabilities of contacts of many organizations.
 /** Remembers the provider's RCS answers on the contacts, in one statement. */
 export async function setRcsCapableMany(
   db: Db,

@@ -69,6 +69,7 @@ export function newConversationId(
 
 let derivedIds: Promise<boolean> | undefined;
 
+// System handle: reads the catalog (pg_constraint): touches no tenant table.
 /**
  * Whether every conversation's id is newConversationId of its key: migration 0035's check, validated when no
  * conversation from before the derivation exists. Asked once per process (the answer only changes by a migration).

@@ -47,7 +47,10 @@ export async function messageStatuses(db: TenantDb, orgId: string, ids: string[]
   return new Map(rows.map((r) => [r.id, r.status]));
 }
 
+// System handle: a savepoint: touches no tenant table.
 /** One batch item's savepoint inside the batch's transaction: a failed item leaves nothing behind. */
 export const savepoint = (db: Db, name: string) => sql`savepoint ${sql.id(name)}`.execute(db);
+// System handle: a savepoint: touches no tenant table.
 export const rollbackToSavepoint = (db: Db, name: string) => sql`rollback to savepoint ${sql.id(name)}`.execute(db);
+// System handle: a savepoint: touches no tenant table.
 export const releaseSavepoint = (db: Db, name: string) => sql`release savepoint ${sql.id(name)}`.execute(db);

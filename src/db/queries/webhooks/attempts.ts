@@ -39,6 +39,7 @@ export type BatchAttempt = NewAttempt & {
 
 export type LockedEndpoint = { id: string; is_active: boolean; consecutive_failures: number };
 
+// System handle: a webhook delivery batch (one pg-boss batch) holds the deliveries of many organizations.
 /**
  * Records a batch of one organization's attempts in one statement, in the lock order of the delivery worker
  * (src/domain/webhooks/attempts.ts): locks `endpointIds` (id order) before touching any delivery, cancels

@@ -57,6 +57,7 @@ export async function deleteEndpoint(db: TenantDb, orgId: string, id: string): P
   return row?.id;
 }
 
+// System handle: the dispatcher and receipts emit events for the messages of many organizations at once.
 /** Active endpoints subscribed to at least one of `types`. */
 export function subscribedEndpoints(db: Db, orgId: string, types: string[]): Promise<Array<{ id: string; events: string[] }>> {
   return tenant(db.selectFrom('webhook_endpoints'), orgId)
@@ -66,6 +67,7 @@ export function subscribedEndpoints(db: Db, orgId: string, types: string[]): Pro
     .execute();
 }
 
+// System handle: a webhook delivery batch (one pg-boss batch) holds the deliveries of many organizations.
 /** Stores a new failure streak and, with `disable`, disables the endpoint for that reason. */
 export async function setEndpointState(
   db: Db,
