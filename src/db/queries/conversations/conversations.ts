@@ -3,6 +3,7 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
+import type { Channel, ConversationHandledBy, ConversationSourceType, ConversationStatus } from '../../tables/enums.ts';
 import type { ConversationsTable } from '../../tables/messaging.ts';
 import { tenant, type TenantDb } from '../../tenant.ts';
 
@@ -10,7 +11,7 @@ export type ConversationRow = Selectable<ConversationsTable>;
 /** A conversation as the API shows it: with the contact's phone and the unread count. */
 export type ConversationView = ConversationRow & { contact_phone: string; unread_count: string };
 
-export type ConversationFilter = { contactId?: string; senderId?: string; status?: string; handledBy?: string };
+export type ConversationFilter = { contactId?: string; senderId?: string; status?: ConversationStatus; handledBy?: ConversationHandledBy };
 
 function withContactAndUnread(db: TenantDb, orgId: string) {
   return tenant(db.selectFrom('conversations as c'), orgId, 'c.organization_id')
@@ -45,11 +46,11 @@ export function getConversation(db: TenantDb, orgId: string, id: string): Promis
 export type ConversationKey = {
   contactId: string;
   senderId: string;
-  sourceType: string;
+  sourceType: ConversationSourceType;
   sourceBlastId: string | null;
   sourceBotId: string | null;
   sourceCampaignId: string | null;
-  handledBy: string;
+  handledBy: ConversationHandledBy;
   botId: string | null;
 };
 
@@ -114,7 +115,7 @@ export async function recordInbound(
   db: TenantDb,
   orgId: string,
   id: string,
-  m: { messageId: string; at: Date; channel: string; preview: string; sessionHours: number },
+  m: { messageId: string; at: Date; channel: Channel; preview: string; sessionHours: number },
 ): Promise<void> {
   await tenant(db.updateTable('conversations'), orgId)
     .set({

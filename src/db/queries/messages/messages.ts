@@ -44,7 +44,7 @@ export function revokeMessage(
   db: TenantDb,
   orgId: string,
   id: string,
-  fromStatus: string,
+  fromStatus: MessagesTable['status'],
   opts: { dropFallback: boolean },
 ): Promise<MessageRow | undefined> {
   return tenant(db.updateTable('messages'), orgId)
