@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { createDb } from '../src/db/database.ts';
+import { bindTenant, loadTenantTables } from '../src/db/tenant.ts';
 import { rollupSessions, rollupTimeline } from '../src/db/queries/analytics/rollups.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { markSessionOpenersSql } from '../src/db/migrations/0028_analytics_sessions_daily.ts';
@@ -354,13 +355,14 @@ async function measureAnalytics(
         );
       }
       // Where the overview's time goes: its message figures alone (rollup plus pending deltas, in-process, no HTTP).
-      const { db: qdb } = createDb(ctx.databaseUrl, 2);
+      const { db: systemDb } = createDb(ctx.databaseUrl, 2);
+      const qdb = bindTenant(systemDb, org.organizationId, await loadTenantTables(systemDb)); // as a request's queries run
       const span = { from: start, to: end };
       const dailyRows = await dailyRowsOf(pool, org.organizationId);
       const rollupOnly = await timed(() =>
         Promise.all([rollupTimeline(qdb, org.organizationId, span, 'day'), rollupSessions(qdb, org.organizationId, span.from, span.to)]),
       );
-      await qdb.destroy();
+      await systemDb.destroy();
       out.push(
         `        of which the message figures and sessions (daily timeline, totals summed from it, and the session count, from ${fmt(dailyRows)} daily rollup rows) ${fmt(rollupOnly.ms, 1)} ms (${goal(rollupOnly.ms)}); the rest is the organization-wide counts (src/db/queries/analytics/activity.ts: conversations, contacts, opt-outs, read from their tables)`,
       );

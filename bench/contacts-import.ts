@@ -14,6 +14,7 @@ import { sql } from 'kysely';
 import type { AppContext } from '../src/app-context.ts';
 import { copyField, copyRow, inCopyTransaction } from '../src/db/copy.ts';
 import { createDb } from '../src/db/database.ts';
+import { bindTenant, loadTenantTables } from '../src/db/tenant.ts';
 import { insertImportJob, getImportJob } from '../src/db/queries/contacts/imports.ts';
 import { readHeader, resolveColumns } from '../src/domain/contacts/import.ts';
 import { runImportJob as runContactImport } from '../src/domain/contacts/import-worker.ts';
@@ -120,7 +121,8 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
     const runImport = async () => {
       const t0 = performance.now();
       const columns = resolveColumns(await readHeader(csv), undefined);
-      const job = await insertImportJob(db, org.organizationId, {
+      const tenantDb = bindTenant(db, org.organizationId, await loadTenantTables(db));
+      const job = await insertImportJob(tenantDb, org.organizationId, {
         fileName: 'bench.csv',
         columns,
         defaultCountry: 'US',
@@ -130,7 +132,7 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
       });
       await runContactImport(app, { organizationId: org.organizationId, jobId: job.id });
       const seconds = (performance.now() - t0) / 1000;
-      const done = (await getImportJob(db, org.organizationId, job.id))!;
+      const done = (await getImportJob(tenantDb, org.organizationId, job.id))!;
       if (done.status !== 'completed' || done.processed_rows !== rows)
         throw new Error(`import bench: job ended ${done.status} (${done.error}), ${done.processed_rows}/${rows} rows`);
       return { seconds, done };

@@ -7,6 +7,7 @@ import type { ContactListFilters } from '../src/db/queries/contacts/contacts.ts'
 import { contactCountQuery, contactPageQuery, listContacts } from '../src/db/queries/contacts/contacts.ts';
 import { countSegment, sampleSegment, segmentContacts, segmentPredicate, type SegmentQuery } from '../src/db/queries/contacts/segments.ts';
 import { createDb, type Db } from '../src/db/database.ts';
+import { bindTenant, loadTenantTables, type TenantDb } from '../src/db/tenant.ts';
 import { contactViews as toContacts } from '../src/domain/contacts/contacts.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
@@ -157,6 +158,7 @@ export async function benchContactQueries(url: string, n = 1_000_000): Promise<Q
   try {
     const org = await createOrganization(db, loadDocument(), 'Million contacts org');
     const orgId = org.organizationId;
+    const tenantDb = bindTenant(db, orgId, await loadTenantTables(db)); // the handle a request's queries get
     const t0 = performance.now();
     const tags = await seedContacts(db, orgId, n);
     const seedSeconds = (performance.now() - t0) / 1000;
@@ -181,15 +183,15 @@ export async function benchContactQueries(url: string, n = 1_000_000): Promise<Q
     const list: QueryTiming[] = [];
     for (const [label, filters, pageNo] of lists) {
       const page = { page: pageNo, limit: 20, offset: (pageNo - 1) * 20 };
-      const { ms, rows } = await time(async () => (await listContacts(db, orgId, filters, page)).total);
+      const { ms, rows } = await time(async () => (await listContacts(tenantDb, orgId, filters, page)).total);
       const plan = await planOf([
-        contactPageQuery(db, orgId, filters, page),
-        contactCountQuery(db, orgId, filters),
+        contactPageQuery(tenantDb, orgId, filters, page),
+        contactCountQuery(tenantDb, orgId, filters),
       ] as unknown as Explainable[]);
       list.push({ label, ms, rows, ...plan });
     }
 
-    const segments = await segmentTimings(db, orgId, tags);
+    const segments = await segmentTimings(tenantDb, orgId, tags);
     return { contacts: n, seedSeconds, list, segments };
   } finally {
     await db.destroy();
@@ -209,7 +211,7 @@ const PROBES =
  * contains/in/exists/notExists, rcsCap, createdAt, optedOut), timed as previewSegment runs them (count and sample
  * together, then the sample's tags and opt-outs), with the plan of the count.
  */
-async function segmentTimings(db: Db, orgId: string, tags: string[]): Promise<QueryTiming[]> {
+async function segmentTimings(db: TenantDb, orgId: string, tags: string[]): Promise<QueryTiming[]> {
   const [common, rare] = [tags[0]!, tags[15]!];
   const all = (...conditions: SegmentQuery['conditions']): SegmentQuery => ({ match: 'all', conditions });
   const cases: Array<[string, SegmentQuery, string?]> = [

@@ -9567,7 +9567,17 @@ export interface components {
              */
             segmentId?: components["schemas"]["Id"];
             contactIds?: components["schemas"]["BlastContactIds"];
-        } | unknown | unknown) & (unknown | unknown | unknown);
+        } & ({
+            segmentId: unknown;
+        } | {
+            contactIds: unknown;
+        })) & ({
+            botId: unknown;
+        } | {
+            contentJson: unknown;
+        } | {
+            variants: unknown;
+        });
         /** @description Messages of the blast by current `MessageStatus` (each message counted once, under its current status). */
         BlastMessageStatusCounts: {
             queued: number;
@@ -9745,7 +9755,13 @@ export interface components {
             botId?: components["schemas"]["Id"];
             contentJson?: components["schemas"]["BlastMessageContent"];
             variants?: components["schemas"]["BlastVariants"];
-        } & (unknown | unknown | unknown);
+        } & ({
+            botId: unknown;
+        } | {
+            contentJson: unknown;
+        } | {
+            variants: unknown;
+        });
         /**
          * @description Replaces the audience. At least one of `segmentId` or `contactIds`; an omitted one is cleared.
          * @example {
@@ -9765,7 +9781,11 @@ export interface components {
              */
             segmentId?: components["schemas"]["Id"];
             contactIds?: components["schemas"]["BlastContactIds"];
-        } | unknown | unknown;
+        } & ({
+            segmentId: unknown;
+        } | {
+            contactIds: unknown;
+        });
         /** @description The blast's audience after the change. `recipientCount` is what it resolves to right now (before exclusions); it is resolved again when sending starts. */
         BlastAudience: {
             blastId: components["schemas"]["Id"];
@@ -9931,7 +9951,11 @@ export interface components {
             contactIds?: components["schemas"]["Id"][];
             /** @description A/B blasts only — the variant to send; defaults to `A`. 400 when the blast has no such variant. */
             variantKey?: string;
-        } | unknown | unknown;
+        } & ({
+            phones: unknown;
+        } | {
+            contactIds: unknown;
+        });
         /** @description Outcome for one test recipient. A rejected recipient has `messageId` and `status` null and an `error`. */
         BlastTestResult: {
             phone: components["schemas"]["PhoneE164"];

@@ -2,6 +2,8 @@
 // messages (and against hand-counted figures), 404 for another organization's bot, 403 without analytics:read.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import type { Channel } from '../src/db/tables/enums.ts';
+import type { MessageOrigin } from '../src/db/tables/messaging.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 type Org = Awaited<ReturnType<TestServer['newOrg']>>;
@@ -77,8 +79,8 @@ async function message(
   direction: 'inbound' | 'outbound',
   createdAt: Date,
   content: Record<string, unknown> = { type: 'text', text: 'hi' },
-  origin = direction === 'inbound' ? 'inbound' : 'bot',
-  channel = 'RCS',
+  origin: MessageOrigin = direction === 'inbound' ? 'inbound' : 'bot',
+  channel: Channel = 'RCS',
 ) {
   await srv.context.db
     .insertInto('messages')

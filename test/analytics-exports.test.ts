@@ -12,6 +12,7 @@ import { BATCH_ROWS } from '../src/domain/analytics/datasets.ts';
 import { ApiError } from '../src/domain/errors.ts';
 import { signUrl } from '../src/lib/signed-urls.ts';
 import { tenantFor } from '../src/domain/tenant.ts';
+import type { MessageStatus } from '../src/db/tables/enums.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 type Org = Awaited<ReturnType<TestServer['newOrg']>>;
@@ -23,7 +24,7 @@ let evilSender: string;
 const day = '2026-10-05';
 const at = (h: number) => new Date(Date.parse(`${day}T00:00:00Z`) + h * 3_600_000);
 
-async function seed(org: Org, senderId: string, n: number, status: string) {
+async function seed(org: Org, senderId: string, n: number, status: MessageStatus) {
   const db = srv.context.db;
   const contact = await db
     .insertInto('contacts')

@@ -300,9 +300,9 @@ describe('the rollup', () => {
       Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
     const same = {
       direction: 'outbound' as const,
-      requested_channel: 'SMS',
-      channel: 'SMS',
-      status: 'queued',
+      requested_channel: 'SMS' as const,
+      channel: 'SMS' as const,
+      status: 'queued' as const,
       cost_units: 39,
       created_at: dayAt(7),
     };
@@ -663,7 +663,7 @@ describe('getAnalyticsSessions', () => {
     const org = await srv.newOrg('Analytics sessions org');
     const at = (daysAgo: number, hour: number, minute = 0) =>
       new Date(today.getTime() - daysAgo * DAY + hour * 3_600_000 + minute * 60_000);
-    const convo = async (phone: string, source: string) => {
+    const convo = async (phone: string, source: 'api' | 'blast' | 'bot' | 'inbound' | 'event' | 'acquisition') => {
       const c = await srv.context.db
         .insertInto('contacts')
         .values({ organization_id: org.organizationId, phone, attributes: '{}' })
@@ -676,7 +676,7 @@ describe('getAnalyticsSessions', () => {
         .executeTakeFirstOrThrow();
       return { contactId: c.id, conversationId: v.id };
     };
-    const put = (k: { contactId: string; conversationId: string }, direction: string, created_at: Date) =>
+    const put = (k: { contactId: string; conversationId: string }, direction: 'inbound' | 'outbound', created_at: Date) =>
       srv.context.db
         .insertInto('messages')
         .values({

@@ -209,3 +209,114 @@ describe('import graph', () => {
     expect(circles, `import circles in src/:\n  ${circles.join('\n  ')}`).toEqual([]);
   });
 });
+
+// Tenant typing (issue 36): a query acting for one organization takes the tenant-bound handle (TenantDb, or the
+// TenantTx of a transaction opened on one), so that the system handle cannot reach it without bindTenant()/
+// tenantFor(). The exported query functions that take the system Db are the ones below, each marked in its code by
+// a `// System handle: why` comment: they cross organizations (dispatch, receipts, webhook delivery batches,
+// retention and schedulers, the admin CLI, lookups before the organization is known) or touch no tenant table.
+const CROSS_ORGANIZATION = [
+  'acquisition/campaigns.ts lockEnrollment',
+  'acquisition/pending.ts purgeExpiredPending',
+  'acquisition/public.ts campaignOrganization',
+  'analytics/reports.ts dueReports',
+  'analytics/rollups.ts compactRollup',
+  'api-keys/api-keys.ts findApiKeyByPrefix',
+  'api-keys/api-keys.ts insertApiKey',
+  'api-keys/api-keys.ts touchApiKey',
+  'blasts/blasts.ts analyzeRecipients',
+  'compliance/gate.ts quietGroupsOfContacts',
+  'contacts/imports.ts stageRows',
+  'contacts/segments.ts deleteSegmentsUnusedFor',
+  'conversations/contacts.ts setRcsCapableMany',
+  'conversations/conversations.ts conversationIdsDerived',
+  'events/events.ts releaseSavepoint',
+  'events/events.ts rollbackToSavepoint',
+  'events/events.ts savepoint',
+  'health/database.ts pingDatabase',
+  'mcp/platform-mappings.ts organizationExists',
+  'mcp/platform-mappings.ts upsertPlatformMapping',
+  'messages/dispatch.ts claimDue',
+  'messages/dispatch.ts failMessage',
+  'messages/dispatch.ts holdMessages',
+  'messages/dispatch.ts nextDue',
+  'messages/dispatch.ts planFallbacks',
+  'messages/dispatch.ts recordAccepted',
+  'messages/dispatch.ts requeueMessages',
+  'messages/receipts.ts lockMessages',
+  'messages/receipts.ts writeReceiptStates',
+  'sender-ids/managed-numbers.ts numberManagedAnywhere',
+  'sender-ids/protocols.ts protocolsOfSendersAnyOrganization',
+  'sender-ids/senders.ts senderByPhoneNumber',
+  'sender-ids/senders.ts sendersByIds',
+  'webhooks/attempts.ts recordBatch',
+  'webhooks/deliveries.ts cancelPendingDeliveries',
+  'webhooks/deliveries.ts deliveriesForAttempts',
+  'webhooks/deliveries.ts insertEventsAndDeliveries',
+  'webhooks/endpoints.ts setEndpointState',
+  'webhooks/endpoints.ts subscribedEndpoints',
+  'webhooks/retention.ts deleteEventsOlderThan',
+  'webhooks/retention.ts deleteTestAttemptsOlderThan',
+  'webhooks/retention.ts organizationIds',
+  'webhooks/secrets.ts newestSealedSecret',
+  'webhooks/secrets.ts plainSecrets',
+  'webhooks/secrets.ts replacePlainSecrets',
+  'webhooks/secrets.ts validateSealedSecretsConstraint',
+];
+
+/** `file function` of each exported function of `source` whose first parameter is typed with the system Db or Tx, and whether it carries the `System handle:` comment. */
+function systemHandleQueries(file: string, source: string): Array<{ key: string; marked: boolean }> {
+  const sf = ts.createSourceFile(file, source, ts.ScriptTarget.Latest, true);
+  const found: Array<{ key: string; marked: boolean }> = [];
+  for (const st of sf.statements) {
+    if (!ts.canHaveModifiers(st) || !ts.getModifiers(st)?.some((m) => m.kind === ts.SyntaxKind.ExportKeyword)) continue;
+    const fns: Array<[string, ts.SignatureDeclarationBase]> = [];
+    if (ts.isFunctionDeclaration(st) && st.name) fns.push([st.name.text, st]);
+    if (ts.isVariableStatement(st))
+      for (const d of st.declarationList.declarations)
+        if (d.initializer && (ts.isArrowFunction(d.initializer) || ts.isFunctionExpression(d.initializer)))
+          fns.push([d.name.getText(sf), d.initializer]);
+    for (const [name, fn] of fns) {
+      const type = fn.parameters[0]?.type;
+      const names = type && ts.isUnionTypeNode(type) ? type.types : type ? [type] : [];
+      const system = names.some((t) => ts.isTypeReferenceNode(t) && ['Db', 'Tx'].includes(t.typeName.getText(sf)));
+      if (!system) continue;
+      const comments = ts.getLeadingCommentRanges(source, st.getFullStart()) ?? [];
+      const marked = comments.some((c) => /System handle: \S/.test(source.slice(c.pos, c.end)));
+      found.push({ key: `${file} ${name}`, marked });
+    }
+  }
+  return found;
+}
+
+describe('tenant typing of queries', () => {
+  const QUERIES = join(SRC, 'db/queries');
+
+  it('finds an exported query on the system Db, and its System handle comment', () => {
+    const source = [
+      "import type { Db, TenantDb, Tx } from '../../database.ts';",
+      'export async function forgot(db: Db, orgId: string) { return [db, orgId]; }',
+      '// System handle: every organization’s rows (a fixture).',
+      'export const sweep = async (db: Tx) => db;',
+      'export function scoped(db: TenantDb, orgId: string) { return [db, orgId]; }',
+      'function internal(db: Db) { return db; }',
+    ].join('\n');
+    expect(systemHandleQueries('x/fixture.ts', source)).toEqual([
+      { key: 'x/fixture.ts forgot', marked: false },
+      { key: 'x/fixture.ts sweep', marked: true },
+    ]);
+  });
+
+  it('every exported query on the system Db is on the cross-organization list and says why; the list names no other', () => {
+    const found = sourceFiles(QUERIES).flatMap((file) => systemHandleQueries(relative(QUERIES, file), readFileSync(file, 'utf8')));
+    expect(
+      found.filter((f) => !CROSS_ORGANIZATION.includes(f.key)).map((f) => f.key),
+      'queries on the system Db acting for one organization: type their handle TenantDb',
+    ).toEqual([]);
+    expect(CROSS_ORGANIZATION.filter((key) => !found.some((f) => f.key === key))).toEqual([]);
+    expect(
+      found.filter((f) => !f.marked).map((f) => f.key),
+      'kept queries without a `// System handle: why` comment',
+    ).toEqual([]);
+  });
+});

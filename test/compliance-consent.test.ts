@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'csv-parse/sync';
 import { evaluateCompliance } from '../src/domain/compliance/gate.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -34,9 +35,9 @@ describe('createComplianceOverride', () => {
       .insertInto('opt_outs')
       .values({ organization_id: owner.organizationId, phone: contact.phone, source: 'KEYWORD', keyword: 'STOP', opted_out_at: new Date() })
       .execute();
-    const ask = () =>
+    const ask = async () =>
       evaluateCompliance({
-        db: srv.context.db,
+        db: (await tenantFor(srv.context, owner.organizationId)).db,
         organizationId: owner.organizationId,
         contact,
         messageType: 'TRANSACTIONAL',

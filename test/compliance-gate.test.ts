@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateCompliance, type ComplianceDecision, type MessageType } from '../src/domain/compliance/gate.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -206,7 +207,14 @@ describe('evaluateCompliance: consent, DNC, opt-out, overrides, quiet hours', ()
   for (const [name, setup, messageType, now, decision, codes, until] of cases) {
     it(name, async () => {
       const contact = await contactFor(orgA, setup, now);
-      const d = await evaluateCompliance({ db: srv.context.db, organizationId: orgA, contact, messageType, content: 'Hello', now });
+      const d = await evaluateCompliance({
+        db: (await tenantFor(srv.context, orgA)).db,
+        organizationId: orgA,
+        contact,
+        messageType,
+        content: 'Hello',
+        now,
+      });
       expect(summary(d)).toEqual({ decision, codes, until });
     });
   }
@@ -281,7 +289,14 @@ describe('evaluateCompliance: content rules', () => {
   for (const [name, messageType, content, now, decision, codes, until, ruleNames] of cases) {
     it(name, async () => {
       const contact = await contactFor(orgB, {}, now);
-      const d = await evaluateCompliance({ db: srv.context.db, organizationId: orgB, contact, messageType, content, now });
+      const d = await evaluateCompliance({
+        db: (await tenantFor(srv.context, orgB)).db,
+        organizationId: orgB,
+        contact,
+        messageType,
+        content,
+        now,
+      });
       expect(summary(d)).toEqual({ decision, codes, until });
       expect(
         d.reasons
@@ -294,8 +309,15 @@ describe('evaluateCompliance: content rules', () => {
 
   it('a deleted or changed rule stops applying at once', async () => {
     const contact = await contactFor(orgB, {}, DAY);
-    const ask = () =>
-      evaluateCompliance({ db: srv.context.db, organizationId: orgB, contact, messageType: 'SERVICE', content: 'casino night', now: DAY });
+    const ask = async () =>
+      evaluateCompliance({
+        db: (await tenantFor(srv.context, orgB)).db,
+        organizationId: orgB,
+        contact,
+        messageType: 'SERVICE',
+        content: 'casino night',
+        now: DAY,
+      });
     expect((await ask()).decision).toBe('block');
     await srv.context.db
       .updateTable('content_rules')

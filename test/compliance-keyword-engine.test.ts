@@ -3,14 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyKeyword, handleInboundKeyword, matchKeyword, normalizeInboundText } from '../src/domain/compliance/keyword-engine.ts';
 import { DEFAULT_REPLY_TEXT, effectiveKeywordRules, type OrgKeywordRule } from '../src/domain/compliance/keyword-rules.ts';
 import { isOptedOut } from '../src/db/queries/compliance/consent.ts';
+import type { TenantDb } from '../src/db/tenant.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
 let orgId: string;
+/** The organization's tenant handle: what the inbound path passes to the keyword engine. */
+let db: TenantDb;
 
 beforeAll(async () => {
   srv = await startTestServer();
   orgId = (await srv.newOrg('Keyword engine org')).organizationId;
+  db = (await tenantFor(srv.context, orgId)).db;
 });
 afterAll(() => srv.close());
 
@@ -114,21 +119,17 @@ describe('applyKeyword', () => {
     const c = await contact('+14155550141');
     const rules = effectiveKeywordRules([]);
     const messageId = '9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d';
-    const out = await applyKeyword(
-      srv.context.db,
-      { organizationId: orgId, contact: c, channel: 'SMS', messageId },
-      matchKeyword(rules, 'Stop.')!,
-    );
+    const out = await applyKeyword(db, { organizationId: orgId, contact: c, channel: 'SMS', messageId }, matchKeyword(rules, 'Stop.')!);
     expect(out).toMatchObject({ action: 'OPT_OUT', replyText: DEFAULT_REPLY_TEXT.OPT_OUT, consentEventId: expect.any(String) });
-    expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(true);
+    expect(await isOptedOut(db, orgId, c.phone)).toBe(true);
 
     const back = await applyKeyword(
-      srv.context.db,
+      db,
       { organizationId: orgId, contact: c, channel: 'RCS', messageId: null },
       matchKeyword(rules, 'start')!,
     );
     expect(back.action).toBe('OPT_IN');
-    expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(false);
+    expect(await isOptedOut(db, orgId, c.phone)).toBe(false);
 
     const log = await events(c.id);
     expect(log.map((e) => [e.action, e.source, e.keyword, e.channel, e.message_id, e.phone])).toEqual([
@@ -141,13 +142,13 @@ describe('applyKeyword', () => {
   it('HELP and AUTO_REPLY only answer the reply', async () => {
     const c = await contact('+14155550142');
     const out = await applyKeyword(
-      srv.context.db,
+      db,
       { organizationId: orgId, contact: c, channel: 'SMS', messageId: null },
       matchKeyword(effectiveKeywordRules([]), 'info')!,
     );
     expect(out).toMatchObject({ action: 'HELP', replyText: DEFAULT_REPLY_TEXT.HELP, consentEventId: null });
     expect(await events(c.id)).toEqual([]);
-    expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(false);
+    expect(await isOptedOut(db, orgId, c.phone)).toBe(false);
   });
 
   it('handleInboundKeyword uses the organization’s rules and answers null when nothing matches', async () => {
@@ -157,17 +158,17 @@ describe('applyKeyword', () => {
       .values({ organization_id: orgId, keyword: 'QUIT', action: 'OPT_OUT', reply_text: 'Bye from Acme.' })
       .execute();
     const inbound = { organizationId: orgId, contact: c, channel: 'SMS' as const, messageId: null };
-    expect(await handleInboundKeyword(srv.context.db, { ...inbound, text: 'what time do you open?' })).toBeNull();
-    const out = await handleInboundKeyword(srv.context.db, { ...inbound, text: ' quit ' });
+    expect(await handleInboundKeyword(db, { ...inbound, text: 'what time do you open?' })).toBeNull();
+    const out = await handleInboundKeyword(db, { ...inbound, text: ' quit ' });
     expect(out).toMatchObject({ action: 'OPT_OUT', replyText: 'Bye from Acme.', keyword: 'QUIT' });
     expect(out!.rule.scope).toBe('organization');
-    expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(true);
+    expect(await isOptedOut(db, orgId, c.phone)).toBe(true);
   });
 
   it('rolls back the opt-out when the audit entry cannot be written', async () => {
     const c = await contact('+14155550144');
     const bad = { organizationId: orgId, contact: c, channel: 'SMS' as const, messageId: 'not-a-uuid' };
-    await expect(applyKeyword(srv.context.db, bad, matchKeyword(effectiveKeywordRules([]), 'stop')!)).rejects.toThrow();
-    expect(await isOptedOut(srv.context.db, orgId, c.phone)).toBe(false);
+    await expect(applyKeyword(db, bad, matchKeyword(effectiveKeywordRules([]), 'stop')!)).rejects.toThrow();
+    expect(await isOptedOut(db, orgId, c.phone)).toBe(false);
   });
 });

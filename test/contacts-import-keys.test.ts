@@ -11,6 +11,7 @@ import { createDb } from '../src/db/database.ts';
 import { insertImportJob } from '../src/db/queries/contacts/imports.ts';
 import { runImportJob } from '../src/domain/contacts/import-worker.ts';
 import { resolveColumns } from '../src/domain/contacts/import.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { untilWaitingOnLock } from './support/wait.ts';
 
@@ -46,7 +47,7 @@ afterAll(async () => {
 });
 
 async function runImport(app: Pick<AppContext, 'db' | 'pool' | 'log' | 'queue'>, orgId: string, csv: string) {
-  const job = await insertImportJob(srv.context.db, orgId, {
+  const job = await insertImportJob((await tenantFor(srv.context, orgId)).db, orgId, {
     fileName: 'keys.csv',
     columns: resolveColumns(csv.slice(0, csv.indexOf('\n')).split(','), undefined),
     defaultCountry: 'US',

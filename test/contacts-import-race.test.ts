@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { insertImportJob } from '../src/db/queries/contacts/imports.ts';
 import { runImportJob } from '../src/domain/contacts/import-worker.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
 import { resolveColumns } from '../src/domain/contacts/import.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { untilWaitingOnLock } from './support/wait.ts';
@@ -17,7 +18,7 @@ afterAll(() => srv.close());
 it('updates a contact created while its batch was being written, and still creates the others', async () => {
   const o = await srv.newOrg('Import race org');
   const csv = 'phone,name,tags,consentType\n+14155550941,From file,vip,MARKETING\n+14155550942,Second,vip;news,\n';
-  const job = await insertImportJob(srv.context.db, o.organizationId, {
+  const job = await insertImportJob((await tenantFor(srv.context, o.organizationId)).db, o.organizationId, {
     fileName: 'race.csv',
     columns: resolveColumns(['phone', 'name', 'tags', 'consentType'], undefined),
     defaultCountry: null,

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getImportJob, insertImportJob } from '../src/db/queries/contacts/imports.ts';
 import { runImportJob } from '../src/domain/contacts/import-worker.ts';
 import { resolveColumns } from '../src/domain/contacts/import.ts';
+import { tenantFor } from '../src/domain/tenant.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -325,7 +326,8 @@ describe('importContacts', () => {
     const o = await srv.newOrg('Resume org');
     const csv = 'phone,name\n+14155550921,A\n+14155550922,B\nbad,C\n+14155550923,D\n+14155550921,E\n';
     const db = srv.context.db;
-    const job = await insertImportJob(db, o.organizationId, {
+    const tenantDb = (await tenantFor(srv.context, o.organizationId)).db;
+    const job = await insertImportJob(tenantDb, o.organizationId, {
       fileName: 'r.csv',
       columns: resolveColumns(['phone', 'name'], undefined),
       defaultCountry: null,
@@ -350,7 +352,7 @@ describe('importContacts', () => {
     expect(await db.selectFrom('contact_import_files').select('job_id').where('job_id', '=', job.id).execute()).toEqual([]);
     // A job that already ended is left alone when delivered again.
     await runImportJob(srv.context, { organizationId: o.organizationId, jobId: job.id });
-    expect((await getImportJob(db, o.organizationId, job.id))!.processed_rows).toBe(5);
+    expect((await getImportJob(tenantDb, o.organizationId, job.id))!.processed_rows).toBe(5);
   });
 
   it("answers 404 for another organization's job", async () => {

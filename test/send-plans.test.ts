@@ -76,7 +76,7 @@ afterAll(() => srv.close());
 describe('conversation ids derived from their key', () => {
   it('the database derives the id of a conversation inserted without one, and refuses another id', async () => {
     const [contactId] = await contacts(1, 'derived');
-    const keys = { organization_id: org.organizationId, contact_id: contactId!, sender_id: org.senderId, source_type: 'api' };
+    const keys = { organization_id: org.organizationId, contact_id: contactId!, sender_id: org.senderId, source_type: 'api' as const };
     const row = await srv.context.db.insertInto('conversations').values(keys).returning('id').executeTakeFirstOrThrow();
     const derived = (
       await sql<{ id: string }>`select ${newConversationId(org.organizationId, contactId!, org.senderId)} as id`.execute(srv.context.db)

@@ -21,6 +21,11 @@
 // Workers that legitimately cross organizations (dispatch, receipts, webhook deliveries, retention, schedulers)
 // use the unguarded system handle, `AppContext.db`; a worker acting for one organization binds it with
 // bindTenant().
+//
+// The types say which is which: a query acting for one organization takes a TenantDb (or the TenantTx of a
+// transaction opened on one), which only bindTenant() makes, so the system handle cannot reach it by mistake. The
+// exported queries of src/db/queries that take the system Db are listed once, CROSS_ORGANIZATION in
+// test/architecture.test.ts, each marked `// System handle: why` in its code.
 import {
   sql,
   type KyselyPlugin,

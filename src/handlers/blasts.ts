@@ -13,7 +13,7 @@ export const blastHandlers = defineHandlers({
   },
 
   async createBlast({ body }, { tenant, services }) {
-    return { status: 201, body: toBlast(await blasts.createBlast(tenant, services, body as blasts.CreateBody)) };
+    return { status: 201, body: toBlast(await blasts.createBlast(tenant, services, body)) };
   },
 
   async getBlast({ path }, { tenant }) {
@@ -35,7 +35,7 @@ export const blastHandlers = defineHandlers({
   },
 
   async updateBlastAudience({ path, body }, { tenant }) {
-    const { blast, recipientCount } = await blasts.updateBlastAudience(tenant, path.id, body as blasts.AudienceBody);
+    const { blast, recipientCount } = await blasts.updateBlastAudience(tenant, path.id, body);
     return {
       status: 200,
       body: {
@@ -55,7 +55,7 @@ export const blastHandlers = defineHandlers({
   },
 
   async testBlast({ path, body }, { tenant, services }) {
-    return { status: 200, body: { data: await blasts.testBlast(tenant, services, path.id, body as blasts.TestBody) } };
+    return { status: 200, body: { data: await blasts.testBlast(tenant, services, path.id, body) } };
   },
 
   async launchBlast({ path }, { tenant, services }) {

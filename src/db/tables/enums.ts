@@ -9,6 +9,16 @@ type S = components['schemas'];
 export type Channel = S['Channel'];
 export type MessageType = S['MessageType'];
 
+export type Direction = S['Direction'];
+export type MessageStatus = S['MessageStatus'];
+/** Includes null (the contract's enum does): no fallback. */
+export type FallbackReason = S['FallbackReason'];
+/** Includes null (the contract's enum does): not a text message. */
+export type MessageEncoding = S['MessageEncoding'];
+export type ConversationStatus = S['Conversation']['status'];
+export type ConversationHandledBy = S['Conversation']['handledBy'];
+export type ConversationSourceType = S['ConversationSourceType'];
+
 export type SenderIdType = S['SenderIdType'];
 export type SenderIdStatus = S['SenderIdStatus'];
 export type SenderIdProvider = S['SenderIdProvider'];

@@ -1,19 +1,32 @@
 // Messaging tables: conversations, messages (both directions) and Idempotency-Key records.
 import type { Generated } from 'kysely';
 import type { CreatedAt, Json, TimestampDefault } from './columns.ts';
+import type {
+  Channel,
+  ConversationHandledBy,
+  ConversationSourceType,
+  ConversationStatus,
+  Direction,
+  FallbackReason,
+  MessageEncoding,
+  MessageStatus,
+  MessageType,
+} from './enums.ts';
+
+/** How a message entered the system (internal: the contract does not show it). */
+export type MessageOrigin = 'api' | 'conversation' | 'keyword_reply' | 'blast' | 'bot' | 'event' | 'inbound';
 
 export interface ConversationsTable {
   id: Generated<string>;
   organization_id: string;
   contact_id: string;
   sender_id: string;
-  /** open | closed */
-  status: Generated<string>;
-  /** bot | human: while human, bots do not reply */
-  handled_by: Generated<string>;
+  status: Generated<ConversationStatus>;
+  /** While human, bots do not reply. */
+  handled_by: Generated<ConversationHandledBy>;
   bot_id: string | null;
-  /** How it started: blast | bot | inbound | api | event | acquisition */
-  source_type: string;
+  /** How it started. */
+  source_type: ConversationSourceType;
   source_blast_id: string | null;
   source_bot_id: string | null;
   source_campaign_id: string | null;
@@ -23,7 +36,7 @@ export interface ConversationsTable {
   last_inbound_at: Date | null;
   last_outbound_at: Date | null;
   /** Channel of the last inbound message: it opens the RCS/chat-app session window. */
-  session_channel: string | null;
+  session_channel: Channel | null;
   /** Start of the current (or last) 24-hour session window. */
   session_started_at: Date | null;
   created_at: CreatedAt;
@@ -37,21 +50,20 @@ export interface MessagesTable {
   contact_id: string;
   contact_phone: string;
   sender_id: string;
-  /** outbound | inbound */
-  direction: string;
-  requested_channel: string | null;
+  direction: Direction;
+  requested_channel: Channel | null;
   /** Channel chosen at send time (may change if RCS fails and fallback is allowed). */
-  planned_channel: string | null;
+  planned_channel: Channel | null;
   /** Channel that actually carried it, from the receipt (or at once for inbound). */
-  channel: string | null;
+  channel: Channel | null;
   fallback_used: Generated<boolean>;
-  fallback_reason: string | null;
+  fallback_reason: FallbackReason;
   fallback_allowed: Generated<boolean>;
-  message_type: string | null;
-  status: string;
+  message_type: MessageType | null;
+  status: MessageStatus;
   content: Json<Record<string, unknown>>;
   segments: number;
-  encoding: string | null;
+  encoding: MessageEncoding;
   /** Price in 1/10,000 USD (see src/domain/messaging/pricing.ts); null until charged, null for inbound. */
   cost_units: number | null;
   estimated_cost_units: number | null;
@@ -61,8 +73,7 @@ export interface MessagesTable {
   /** Internal: which provider carried it and its id there. Never exposed through the API. */
   provider: string | null;
   provider_message_id: string | null;
-  /** How the message entered the system: api | conversation | blast | bot | event | keyword_reply */
-  origin: string;
+  origin: MessageOrigin;
   /** The blast this message was sent for (migration 0043). */
   blast_id: Generated<string | null>;
   /**

@@ -2,6 +2,7 @@
 // through the one CSV writer (src/lib/csv.ts, formula neutralisation). `messages` is read in keyset batches of
 // BATCH_ROWS (oldest first), so a million-row export holds one batch at a time; the other datasets are figures of
 // the rollups (one row per day, channel, sender or intent value) and are computed whole.
+import type { Channel } from '../../db/tables/enums.ts';
 import { messageReportRows } from '../../db/queries/analytics/message-report.ts';
 import { rollupByChannel, rollupBySender, senderNames } from '../../db/queries/analytics/rollups.ts';
 import { csvChunks, type CsvValue } from '../../lib/csv.ts';
@@ -12,7 +13,7 @@ import { getIntentCounts } from './intents.ts';
 import { MESSAGE_REPORT_COLUMNS_FOR_EXPORT, toReportCsvRow } from './mappers.ts';
 
 export type Dataset = 'messages' | 'overview' | 'usage' | 'sessions' | 'sender-ids' | 'protocols' | 'intents';
-export type DatasetFilters = { brandId?: string; campaignId?: string; senderId?: string; channel?: string };
+export type DatasetFilters = { brandId?: string; campaignId?: string; senderId?: string; channel?: Channel };
 type Table = { columns: readonly string[]; rows: Array<Record<string, CsvValue>> };
 
 /** Rows per read of the `messages` dataset. */

@@ -1,10 +1,11 @@
 // Asset folders: a tree per organization. Every change holds the organization's tree lock (so depth, cycle
 // and name checks cannot race) and reads the whole tree, which MAX_FOLDERS keeps small.
 import type { components } from '../../../generated/api.d.ts';
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/assets/folders.ts';
 import { conflict, found, invalidField, unknownReference } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type AssetFolderRow = q.AssetFolderRow;
 /** Levels of nesting: a root folder is level 1. */
@@ -15,7 +16,8 @@ type CreateRequest = components['schemas']['AssetFolderCreateRequest'];
 type UpdateRequest = components['schemas']['AssetFolderUpdateRequest'];
 type Links = Map<string, string | null>;
 
-const linksOf = async (tx: Db, orgId: string): Promise<Links> => new Map((await q.folderLinks(tx, orgId)).map((f) => [f.id, f.parent_id]));
+const linksOf = async (tx: TenantDb, orgId: string): Promise<Links> =>
+  new Map((await q.folderLinks(tx, orgId)).map((f) => [f.id, f.parent_id]));
 
 /** Level of a folder (root = 1). */
 function depthOf(links: Links, id: string): number {

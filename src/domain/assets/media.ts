@@ -4,12 +4,12 @@
 // of the message can carry, because the channel is decided per recipient at delivery (RCS, or the MMS fallback
 // after it): an image's `mms` variant (JPEG, at most 1280 px and 1 MB), a GIF as uploaded when it fits in 1 MB
 // (still animated) and its `mms` variant otherwise, an MP4 video as uploaded.
-import type { Db } from '../../db/database.ts';
 import * as q from '../../db/queries/assets/assets.ts';
 import { ApiError, unknownReference, type FieldError } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { MMS_MAX_BYTES } from './images.ts';
 import { linkExpiry, MESSAGE_LINK_TTL_MS, variantLink } from './links.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 type AssetRow = q.AssetRow;
 
@@ -80,7 +80,7 @@ export async function checkMediaAssets(tenant: Tenant, refs: readonly AssetRef[]
  * validation): `UNKNOWN_ASSET` (not the organization's), `ASSET_NOT_SENDABLE` (its type). Absent ids can be sent.
  */
 export async function mediaAssetProblems(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   ids: readonly string[],
 ): Promise<Map<string, { code: string; message: string }>> {

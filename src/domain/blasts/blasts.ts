@@ -392,7 +392,7 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
         });
       });
       phone = message.contact_phone;
-      results.push({ phone, contactId: r.contactId, messageId: message.id, status: message.status as S['MessageStatus'], error: null });
+      results.push({ phone, contactId: r.contactId, messageId: message.id, status: message.status, error: null });
     } catch (e) {
       if (!(e instanceof ApiError) || !TEST_REJECTIONS.has(e.code)) throw e;
       if (!phone && contactId) phone = (await q.contactPhone(tenant.db, tenant.organizationId, contactId)) ?? '';

@@ -1,5 +1,5 @@
 // Bots: CRUD, the draft/publish state machine (state.ts), publish validation (flow.ts), revisions and testers.
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/bots/bots.ts';
 import { releaseConversations } from '../../db/queries/bots/sessions.ts';
 import { getSender } from '../../db/queries/sender-ids/senders.ts';
@@ -16,6 +16,7 @@ import { INITIAL_STATUS, sameJson, transition, type BotStatus } from './state.ts
 import { assertInboundTriggers, assertTriggers, type BotInboundTrigger, type BotTrigger } from './triggers.ts';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { BotTesterInviteStatus, Channel } from '../../db/tables/enums.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 const MAX_TESTERS = 50;
 /** Providers' RCS agents: the senders whose testers get a test-device invite. */
@@ -49,7 +50,7 @@ async function oneDefaultPerSender<T>(write: Promise<T>): Promise<T> {
   }
 }
 
-async function assertSender(tx: Db, orgId: string, senderId: string | null | undefined): Promise<void> {
+async function assertSender(tx: TenantDb, orgId: string, senderId: string | null | undefined): Promise<void> {
   if (senderId && !(await getSender(tx, orgId, senderId))) throw unknownReference(bodyField('senderId'), 'sender ID');
 }
 
@@ -167,7 +168,7 @@ function intentIn(flow: BotFlow, value: string): boolean {
   );
 }
 
-async function findings(tx: Db, orgId: string, bot: q.BotRow): Promise<BotValidationError[]> {
+async function findings(tx: TenantDb, orgId: string, bot: q.BotRow): Promise<BotValidationError[]> {
   const [active, all, variables, rules] = await Promise.all([
     q.activeIntentValues(tx, orgId),
     q.allIntentValues(tx, orgId),

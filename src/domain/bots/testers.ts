@@ -7,6 +7,7 @@ import { inTransaction } from '../../db/database.ts';
 import { sendersByIds } from '../../db/queries/sender-ids/senders.ts';
 import { applyTesterAnswer } from '../../db/queries/bots/tester-answers.ts';
 import type { ProviderCallback } from '../../providers/provider.ts';
+import { tenantFor } from '../tenant.ts';
 
 export type TesterAnswer = Extract<ProviderCallback, { type: 'tester' }>;
 
@@ -15,11 +16,19 @@ export async function applyTesterAnswers(app: AppContext, answers: TesterAnswer[
   if (answers.length === 0) return;
   // System read: the callback names a sender, not an organization (as an inbound message names a number).
   const senders = new Map((await sendersByIds(app.db, [...new Set(answers.map((a) => a.senderId))])).map((s) => [s.id, s]));
-  await inTransaction(app.db, async (tx) => {
-    for (const a of answers) {
-      const sender = senders.get(a.senderId);
-      if (!sender) continue;
-      await applyTesterAnswer(tx, sender.organization_id, { senderId: a.senderId, phone: a.phone, status: a.status, at: new Date(a.at) });
-    }
-  });
+  // Each answer is applied on its organization's tenant handle, so the tenant guard checks it like any request.
+  const byOrganization = new Map<string, TesterAnswer[]>();
+  for (const a of answers) {
+    const sender = senders.get(a.senderId);
+    if (!sender) continue;
+    byOrganization.set(sender.organization_id, [...(byOrganization.get(sender.organization_id) ?? []), a]);
+  }
+  for (const [organizationId, own] of byOrganization) {
+    const { db } = await tenantFor(app, organizationId);
+    await inTransaction(db, async (tx) => {
+      for (const a of own) {
+        await applyTesterAnswer(tx, organizationId, { senderId: a.senderId, phone: a.phone, status: a.status, at: new Date(a.at) });
+      }
+    });
+  }
 }

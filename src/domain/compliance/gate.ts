@@ -23,6 +23,7 @@ import * as q from '../../db/queries/compliance/gate.ts';
 import { matchContentRules, type ContentRuleSpec } from './content-rules.ts';
 import { quietHoursHoldUntil } from './quiet-hours.ts';
 import { DEFAULT_QUIET_HOURS_END, DEFAULT_QUIET_HOURS_START, resolveTcpa } from './tcpa.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 
@@ -50,7 +51,7 @@ type GateContact = {
 };
 
 export type ComplianceQuestion = {
-  db: Db;
+  db: TenantDb;
   organizationId: string;
   contact: GateContact;
   messageType: MessageType;
@@ -183,7 +184,11 @@ export async function gateOf(p: GateQuestion, rules: q.GateContentRule[], groups
  * Prepares the gate for `recipients` receiving the content keyed in `texts` (key → text checked by content
  * rules): one read of the content rules, one of the recipients' distinct quiet groups (MARKETING only).
  */
-export async function prepareGate(db: Db, organizationId: string, p: GateQuestion & { recipients: q.Recipients }): Promise<PreparedGate> {
+export async function prepareGate(
+  db: TenantDb,
+  organizationId: string,
+  p: GateQuestion & { recipients: q.Recipients },
+): Promise<PreparedGate> {
   const needs = gateNeeds(p);
   const rules = needs.rules ? await q.contentRulesFor(db, organizationId, p.messageType) : [];
   const groups = needs.quietGroups ? await q.quietGroupsOf(db, organizationId, p.recipients, QUIET_DEFAULTS) : null;

@@ -14,9 +14,10 @@
 // Opt-in keywords (START, YES, UNSTOP and the organization's OPT_IN rules) act only for a phone that is opted out:
 // to anyone else "Yes" is an ordinary reply (a bot's button labelled Yes, a question), never "subscribed again".
 // STOP, HELP and the other actions keep their precedence everywhere (actingKeyword).
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import { clearOptOut, isOptedOut, recordConsentEvent, setOptedOut } from '../../db/queries/compliance/consent.ts';
 import { effectiveKeywordRules, orgKeywordRules, type EffectiveKeywordRule, type KeywordAction } from './keyword-rules.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export function normalizeInboundText(text: string): string {
   return text
@@ -54,7 +55,7 @@ export type InboundKeyword = {
 export type KeywordOutcome = KeywordMatch & { consentEventId: string | null };
 
 /** Performs the effects of a matched keyword in one transaction. */
-export async function applyKeyword(db: Db, inbound: InboundKeyword, match: KeywordMatch): Promise<KeywordOutcome> {
+export async function applyKeyword(db: TenantDb, inbound: InboundKeyword, match: KeywordMatch): Promise<KeywordOutcome> {
   if (match.action !== 'OPT_OUT' && match.action !== 'OPT_IN') return { ...match, consentEventId: null };
   const { organizationId: orgId, contact } = inbound;
   return inTransaction(db, async (tx) => {
@@ -78,14 +79,14 @@ export async function applyKeyword(db: Db, inbound: InboundKeyword, match: Keywo
  * The keyword `text` is for this phone, or null: the organization's rules matched, except an opt-in keyword from a
  * phone that is not opted out (an ordinary reply then). Everything that reads an inbound text asks this one question.
  */
-export async function actingKeyword(db: Db, organizationId: string, phone: string, text: string): Promise<KeywordMatch | null> {
+export async function actingKeyword(db: TenantDb, organizationId: string, phone: string, text: string): Promise<KeywordMatch | null> {
   const match = matchKeyword(effectiveKeywordRules(await orgKeywordRules(db, organizationId)), text);
   if (match?.action === 'OPT_IN' && !(await isOptedOut(db, organizationId, phone))) return null;
   return match;
 }
 
 /** Loads the organization's rules, matches `text` and applies the effects; null when no keyword acts. */
-export async function handleInboundKeyword(db: Db, inbound: InboundKeyword & { text: string }): Promise<KeywordOutcome | null> {
+export async function handleInboundKeyword(db: TenantDb, inbound: InboundKeyword & { text: string }): Promise<KeywordOutcome | null> {
   const match = await actingKeyword(db, inbound.organizationId, inbound.contact.phone, inbound.text);
   return match ? applyKeyword(db, inbound, match) : null;
 }

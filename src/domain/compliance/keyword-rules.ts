@@ -6,11 +6,12 @@
 // The organization's rules: at most MAX_KEYWORD_RULES, one per keyword (stored upper case, 409 ALREADY_EXISTS
 // for a second), changed with the rule locked. Global rules cannot be changed or deleted (403
 // GLOBAL_RULE_IMMUTABLE): an organization rule with the same keyword overrides one.
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/compliance/keyword-rules.ts';
 import { ApiError, conflict, found, invalidField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 import { assertBelowLimit } from './limits.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type KeywordAction = 'OPT_OUT' | 'OPT_IN' | 'HELP' | 'AUTO_REPLY';
 
@@ -166,7 +167,7 @@ function toOrgKeywordRule(r: q.KeywordRuleRow): OrgKeywordRule {
 }
 
 /** The organization's own rules, by keyword (the keyword engine reads them with the system handle). */
-export async function orgKeywordRules(db: Db, organizationId: string): Promise<OrgKeywordRule[]> {
+export async function orgKeywordRules(db: TenantDb, organizationId: string): Promise<OrgKeywordRule[]> {
   return (await q.listKeywordRules(db, organizationId)).map(toOrgKeywordRule);
 }
 

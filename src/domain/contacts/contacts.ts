@@ -4,7 +4,7 @@
 // (per phone) and effective TCPA settings; a page of contacts costs two more queries (tags, opt-outs), never one
 // per contact.
 import type { components } from '../../../generated/api.d.ts';
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import type { Page, PageRequest } from '../../db/paging.ts';
 import { contactConsentHistory, optedOutAmong, recordConsentEvent, type ConsentEventRow } from '../../db/queries/compliance/consent.ts';
 import * as q from '../../db/queries/contacts/contacts.ts';
@@ -14,6 +14,7 @@ import { ApiError, found, invalidField } from '../errors.ts';
 import { parsePhone, type ParsedPhone } from '../phone.ts';
 import type { Tenant } from '../tenant.ts';
 import { requireTags } from './tags.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type ContactRow = q.ContactRow;
 export type ContactView = { row: ContactRow; tagIds: string[]; optedOut: boolean; tcpa: TcpaSettings };
@@ -26,7 +27,7 @@ type UpdateRequest = components['schemas']['ContactUpdateRequest'];
 type ListQuery = Partial<q.ContactListFilters>;
 
 /** The rows as the API shows them, in their order. */
-export async function contactViews(db: Db, orgId: string, rows: ContactRow[]): Promise<ContactView[]> {
+export async function contactViews(db: TenantDb, orgId: string, rows: ContactRow[]): Promise<ContactView[]> {
   const [tags, optedOut] = await Promise.all([
     q.tagIdsOf(
       db,
@@ -44,7 +45,7 @@ export async function contactViews(db: Db, orgId: string, rows: ContactRow[]): P
   );
 }
 
-async function contactView(db: Db, orgId: string, row: ContactRow): Promise<ContactView> {
+async function contactView(db: TenantDb, orgId: string, row: ContactRow): Promise<ContactView> {
   const [view] = await contactViews(db, orgId, [row]);
   return view!;
 }

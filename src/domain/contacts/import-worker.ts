@@ -9,7 +9,7 @@ import { parse, type CsvError, type Info } from 'csv-parse';
 import type { AppContext } from '../../app-context.ts';
 import { inCopyTransaction, type CopyIn } from '../../db/copy.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
-import { bindTenant, loadTenantTables } from '../../db/tenant.ts';
+import { bindTenant, loadTenantTables, type TenantDb } from '../../db/tenant.ts';
 import * as q from '../../db/queries/contacts/imports.ts';
 import { countTags, existingTagIds, insertTagsByName, lockTagCreation, tagsByLowerName } from '../../db/queries/contacts/tags.ts';
 import type { ImportColumn, ImportRowError } from '../../db/tables/contacts.ts';
@@ -72,7 +72,7 @@ export async function runImportJob(app: Pick<AppContext, 'db' | 'pool' | 'log' |
  */
 function finish(
   app: Pick<AppContext, 'queue'>,
-  db: Db,
+  db: TenantDb,
   orgId: string,
   jobId: string,
   end: { totalRows: number | null; error: string | null },
@@ -101,7 +101,7 @@ function finish(
 }
 
 /** A transaction whose statements and COPY streams share one connection. */
-type BatchTransaction = (work: (tx: Db, copy: CopyIn) => Promise<void>) => Promise<void>;
+type BatchTransaction = (work: (tx: TenantDb, copy: CopyIn) => Promise<void>) => Promise<void>;
 
 /** Parses and writes every row; returns the number of data rows in the file. */
 async function importRows(transaction: BatchTransaction, job: q.ImportJobRow, file: Buffer): Promise<number> {
@@ -338,7 +338,7 @@ function writeBatch(
  * still be kept.
  */
 async function writeRows(
-  tx: Db,
+  tx: TenantDb,
   copy: CopyIn,
   job: q.ImportJobRow,
   batch: Batch,
@@ -496,7 +496,7 @@ function storable(text: string): string {
  * Tag ids by lower-case name for every name the batch uses, creating the missing ones (one statement) within
  * the organization's 1,000-tag cap. Names left out of the map could not be created.
  */
-async function resolveTags(db: Db, orgId: string, rows: Row[]): Promise<Map<string, string>> {
+async function resolveTags(db: TenantDb, orgId: string, rows: Row[]): Promise<Map<string, string>> {
   const wanted = new Map<string, string>();
   for (const r of rows) for (const n of r.tagNames) if (!wanted.has(n.toLowerCase())) wanted.set(n.toLowerCase(), n);
   const ids = new Map<string, string>();

@@ -1,9 +1,10 @@
 // Tags: unique names per organization (case-insensitive, trimmed), at most MAX_TAGS_PER_ORGANIZATION per
 // organization; a contact carries at most MAX_TAGS_PER_CONTACT. Deleting a tag removes it from every contact.
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/contacts/tags.ts';
 import { ApiError, found, unknownReference, unprocessable } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type TagRow = q.TagRow;
 
@@ -21,7 +22,7 @@ const tagLimitReached = () => unprocessable('UNPROCESSABLE', `An organization ca
  * otherwise (`unknownReference`). The tags stay locked against deletion until the transaction ends.
  */
 export async function requireTags(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   ids: string[],
   field: string,

@@ -71,7 +71,7 @@ export function handoffConversation(
           senderIdId: c.sender_id,
           contactId: c.contact_id,
           contactPhone: c.contact_phone,
-          channel: (c.session_channel as components['schemas']['Channel'] | null) ?? 'SMS',
+          channel: c.session_channel ?? 'SMS',
           botId: c.bot_id,
           initiatedBy: 'API',
           reason: body.note ?? null,

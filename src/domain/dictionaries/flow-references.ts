@@ -5,14 +5,14 @@
 // condition `variable` and `{{name}}` placeholders — each rewritten flow as a new bot version with its revision.
 // Nothing else references tokens: analytics keep counting taps under the value as it was, and content outside bot
 // flows (templates, messages) is never rewritten, as the document says.
-import type { Db } from '../../db/database.ts';
 import { botReferenceSource, type BotUsage, type DictionaryKind, type FlowRewriteCount } from '../bots/references.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type { DictionaryKind, FlowRewriteCount } from '../bots/references.ts';
 
 export type Usage = { botCount: number; draftNodeCount: number; publishedNodeCount: number; bots: BotUsage[] };
 
-export async function usageOf(tx: Db, organizationId: string, kind: DictionaryKind, token: string): Promise<Usage> {
+export async function usageOf(tx: TenantDb, organizationId: string, kind: DictionaryKind, token: string): Promise<Usage> {
   const byBot = new Map<string, BotUsage>();
   {
     for (const b of await botReferenceSource.usage(tx, organizationId, kind, token)) {
@@ -41,7 +41,7 @@ export async function usageOf(tx: Db, organizationId: string, kind: DictionaryKi
 }
 
 export async function rewriteReferences(
-  tx: Db,
+  tx: TenantDb,
   organizationId: string,
   kind: DictionaryKind,
   from: string,

@@ -2,8 +2,8 @@
 // whatever starts it (an API send, an inbound message, a blast, a bot, an event or an acquisition enrollment) and
 // reused afterwards. The Conversations section (src/domain/conversations) reads and hands them over; it depends on
 // the pipeline, never the other way round.
-import type { Db } from '../../db/database.ts';
 import * as q from '../../db/queries/conversations/conversations.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 /** An inbound message opens (or extends) a session of this many hours. */
 export const SESSION_HOURS = 24;
@@ -23,7 +23,7 @@ export const handledByOf = (source: ConversationSource): 'bot' | 'human' => (sou
 
 /** The conversation of (contact, sender), created with `source` when there is none; locked for the caller's transaction. */
 export function openConversation(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   contactId: string,
   senderId: string,

@@ -227,9 +227,7 @@ async function failOutlived(
   settings: Map<string, SendSettings>,
 ): Promise<Claimed[]> {
   const now = new Date();
-  const outlived = claimed.filter(
-    (m) => m.planned_channel && expired(settings.get(m.sender_id)!, m.planned_channel as Channel, m.created_at, now),
-  );
+  const outlived = claimed.filter((m) => m.planned_channel && expired(settings.get(m.sender_id)!, m.planned_channel, m.created_at, now));
   if (outlived.length === 0) return claimed;
   for (const m of outlived) {
     const seconds = settings.get(m.sender_id)!.validitySeconds(m.planned_channel as Channel);

@@ -2,11 +2,11 @@
 // messages waited for their turn — held for quiet hours, or queued behind a sender's rate in a long blast. The gate
 // refused them at acceptance; dispatch does not look again, so they are failed here, in the transaction that
 // records the refusal, before any carrier takes them (a message already claimed by a dispatcher goes on).
-import type { Db } from '../../db/database.ts';
 import { failUnsentTo } from '../../db/queries/messages/messages.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { emitEvents } from '../webhooks/events.ts';
 import { messageEvent } from './message-events.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 const REFUSALS = {
   OPTED_OUT: { code: 'OPTED_OUT', message: 'The recipient opted out after this message was accepted; it was not sent.', overridable: true },
@@ -19,7 +19,7 @@ const REFUSALS = {
 
 /** Fails the unsent outbound messages to `phones` with the refusal's code; `message.failed` for each. Answers how many. */
 export async function failUnsentAfter(
-  db: Db,
+  db: TenantDb,
   queue: JobQueue,
   orgId: string,
   phones: readonly string[],

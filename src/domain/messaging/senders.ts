@@ -1,8 +1,8 @@
 // Which sender a message goes from: the one named (404 unknown, 409 not ACTIVE, 422 ACTIVE but not send-ready),
 // or the organization's default, its oldest ACTIVE send-ready sender (422 when it has none).
 import * as q from '../../db/queries/sender-ids/senders.ts';
-import type { Db } from '../../db/database.ts';
 import { ApiError, found, unknownReference, unprocessable } from '../errors.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type SenderRow = q.SenderRow;
 
@@ -11,7 +11,12 @@ export type SenderRow = q.SenderRow;
  * unknown id then answers 404 naming it (`unknownReference`); without it (an id taken from stored data, e.g. a
  * conversation's sender) a plain 404.
  */
-export async function resolveSender(db: Db, organizationId: string, senderId: string | undefined, field?: string): Promise<SenderRow> {
+export async function resolveSender(
+  db: TenantDb,
+  organizationId: string,
+  senderId: string | undefined,
+  field?: string,
+): Promise<SenderRow> {
   return chosenSender(
     senderId ? await q.getSender(db, organizationId, senderId) : await q.oldestActiveSender(db, organizationId),
     senderId,
@@ -55,7 +60,7 @@ export function assertSendable(sender: SenderRow, field?: string): void {
 }
 
 /** A sender ID of the organization in any status; 404 (naming `field` when given) otherwise. */
-export async function requireSender(db: Db, organizationId: string, senderId: string, field?: string): Promise<SenderRow> {
+export async function requireSender(db: TenantDb, organizationId: string, senderId: string, field?: string): Promise<SenderRow> {
   const sender = await q.getSender(db, organizationId, senderId);
   if (!sender && field) throw unknownReference(field, 'sender ID');
   return found(sender, 'Sender ID');

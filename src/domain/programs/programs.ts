@@ -5,7 +5,7 @@
 // the new registration; the brand's sender is attached as PRIMARY. There is no create call. Its status follows
 // its readiness both ways, DRAFT <-> ACTIVE (transitions.ts; re-decided after every write that can change it), and
 // archiveProgram retires it (ARCHIVED, final). Attachments are ended (DETACHED), never deleted.
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
 import * as q from '../../db/queries/programs/programs.ts';
 import * as protocolsQ from '../../db/queries/sender-ids/protocols.ts';
@@ -18,6 +18,7 @@ import type { Services, Tenant } from '../tenant.ts';
 import { evaluateProgram, type Evaluation } from './readiness.ts';
 import { decideProgram } from './transitions.ts';
 import type { Channel, ProgramSenderRole, ProgramStatus } from '../../db/tables/enums.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 /** Protocol statuses that count as enabled (DISABLED and FAILED do not). */
 const ENABLED = new Set(['ACTIVE', 'PENDING']);
@@ -37,7 +38,7 @@ export type LoadedProgram = {
   evaluation: Evaluation;
 };
 
-async function load(db: Db, organizationId: string, rows: q.ProgramRow[]): Promise<LoadedProgram[]> {
+async function load(db: TenantDb, organizationId: string, rows: q.ProgramRow[]): Promise<LoadedProgram[]> {
   const attachments = await q.attachmentsOf(
     db,
     organizationId,
@@ -106,7 +107,7 @@ export async function getProgram(tenant: Tenant, id: string): Promise<LoadedProg
 }
 
 /** Moves the program to the status its readiness calls for (the table in transitions.ts); ARCHIVED stays. */
-async function syncProgramStatus(db: Db, organizationId: string, programId: string): Promise<void> {
+async function syncProgramStatus(db: TenantDb, organizationId: string, programId: string): Promise<void> {
   const row = await q.getProgram(db, organizationId, programId, { forUpdate: true });
   if (!row) return;
   const [loaded] = await load(db, organizationId, [row]);
@@ -118,7 +119,7 @@ async function syncProgramStatus(db: Db, organizationId: string, programId: stri
  * A registration of the sender's program changed (brand or campaign registered, suspended, reinstated, expired,
  * vetted): its attached senders' throughput class and the program's status follow.
  */
-export async function programRegistrationChanged(db: Db, organizationId: string, senderId: string): Promise<void> {
+export async function programRegistrationChanged(db: TenantDb, organizationId: string, senderId: string): Promise<void> {
   const program = await q.programOfSender(db, organizationId, senderId);
   if (!program) return;
   const attached = (await q.attachmentsOf(db, organizationId, [program.id])).filter((a) => a.status === 'ACTIVE');
@@ -130,12 +131,12 @@ export async function programRegistrationChanged(db: Db, organizationId: string,
 }
 
 /** Each of these programs follows its readiness (after a change to a sender attached to them). */
-export async function syncProgramStatuses(db: Db, organizationId: string, programIds: readonly string[]): Promise<void> {
+export async function syncProgramStatuses(db: TenantDb, organizationId: string, programIds: readonly string[]): Promise<void> {
   for (const id of new Set(programIds)) await syncProgramStatus(db, organizationId, id);
 }
 
 /** The sender's status changed: each program it is attached to follows its readiness. */
-export async function syncProgramsOfSender(db: Db, organizationId: string, senderId: string): Promise<void> {
+export async function syncProgramsOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<void> {
   const attached = await q.activeAttachmentsOfSender(db, organizationId, senderId);
   await syncProgramStatuses(
     db,
@@ -149,7 +150,7 @@ export async function syncProgramsOfSender(db: Db, organizationId: string, sende
  * ACTIVE (registry transition `approved`). Called when the campaign is registered and when a sender is attached.
  */
 export async function activateAttachedSender(
-  db: Db,
+  db: TenantDb,
   services: Pick<Services, 'queue'>,
   organizationId: string,
   program: q.ProgramRow,
@@ -168,7 +169,7 @@ export async function activateAttachedSender(
 
 /** The sender's program, created by its first brand registration; a later registration repoints it. */
 export async function programForBrand(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   sender: sendersQ.SenderRow,
   brand: regQ.BrandRow,
@@ -189,12 +190,12 @@ export async function programForBrand(
   return program;
 }
 
-export async function setProgramCampaign(db: Db, organizationId: string, senderId: string, campaignId: string): Promise<void> {
+export async function setProgramCampaign(db: TenantDb, organizationId: string, senderId: string, campaignId: string): Promise<void> {
   const existing = await q.programOfSender(db, organizationId, senderId);
   if (existing) await q.updateProgram(db, organizationId, existing.id, { campaign_registration_id: campaignId });
 }
 
-export function programOfSender(db: Db, organizationId: string, senderId: string): Promise<q.ProgramRow | undefined> {
+export function programOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<q.ProgramRow | undefined> {
   return q.programOfSender(db, organizationId, senderId);
 }
 
@@ -206,7 +207,7 @@ export async function attachSender(
   now = new Date(),
 ): Promise<AttachmentView> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
     const sender = await sendersQ.getSender(db, organizationId, body.senderId);
@@ -248,7 +249,7 @@ export async function attachSender(
 
 export async function detachSender(tenant: Tenant, programId: string, senderId: string, now = new Date()): Promise<AttachmentView> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
     const row = found(await q.detachSender(db, organizationId, programId, senderId, now), 'Active attachment of the sender');
@@ -274,7 +275,7 @@ export async function detachSender(tenant: Tenant, programId: string, senderId: 
  */
 export async function archiveProgram(tenant: Tenant, programId: string, now = new Date()): Promise<LoadedProgram> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const program = found(await q.getProgram(db, organizationId, programId, { forUpdate: true }), 'Program');
     const to = decideProgram(program.status, 'archive');

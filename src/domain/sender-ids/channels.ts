@@ -6,7 +6,7 @@
 // Every answer of these operations, errors included, carries the deprecation headers (src/contract/deprecations.ts,
 // applied by the HTTP layer).
 import type { components } from '../../../generated/api.d.ts';
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/channels.ts';
 import { getRcsAgentProfile, getSender, listRcsAgentProfiles, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { ProviderError, type RcsTesterInvite } from '../../providers/provider.ts';
@@ -19,6 +19,7 @@ import { SUPPORTED_PROTOCOLS } from './protocols.ts';
 import { listSenderProtocols } from '../../db/queries/sender-ids/protocols.ts';
 import { channelsOf } from './sending-rule.ts';
 import { createSenderId, invalidState } from './senders.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 type ChannelType = components['schemas']['Channel'];
 
@@ -35,7 +36,7 @@ export async function getChannel(tenant: Tenant, id: string): Promise<q.ChannelR
 }
 
 /** The sender a channel of `type` may bind: of the organization (404 naming the field), not DEACTIVATED, carrying the protocol (422). */
-async function bindableSender(db: Db, organizationId: string, senderIdId: string, type: ChannelType): Promise<SenderRow> {
+async function bindableSender(db: TenantDb, organizationId: string, senderIdId: string, type: ChannelType): Promise<SenderRow> {
   const sender = await getSender(db, organizationId, senderIdId, { forUpdate: true });
   if (!sender) throw unknownReference('body.senderIdId', 'sender ID');
   if (sender.status === 'DEACTIVATED')
@@ -155,7 +156,7 @@ async function checkHealth(
 
 // ---- RCS senders and their test devices --------------------------------------------------------------------------
 
-async function rcsViews(db: Db, organizationId: string, bindings: q.RcsChannelSenderRow[]): Promise<RcsSenderView[]> {
+async function rcsViews(db: TenantDb, organizationId: string, bindings: q.RcsChannelSenderRow[]): Promise<RcsSenderView[]> {
   const senderIds = bindings.map((b) => b.sender_id);
   const [profiles, counts, senders] = await Promise.all([
     listRcsAgentProfiles(db, organizationId, senderIds),
@@ -171,7 +172,7 @@ async function rcsViews(db: Db, organizationId: string, bindings: q.RcsChannelSe
   });
 }
 
-async function rcsBinding(db: Db, organizationId: string, channelId: string, senderName: string): Promise<q.RcsChannelSenderRow> {
+async function rcsBinding(db: TenantDb, organizationId: string, channelId: string, senderName: string): Promise<q.RcsChannelSenderRow> {
   found(await q.getChannel(db, organizationId, channelId), 'Channel');
   return found(await q.getRcsChannelSender(db, organizationId, channelId, senderName), 'RCS sender');
 }
@@ -202,7 +203,7 @@ export async function createRcsSender(
   body: { senderName: string; displayName: string; description?: string; brandColor?: string; logoUrl?: string },
 ): Promise<RcsSenderView> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const channel = found(await q.getChannel(db, organizationId, channelId, { forUpdate: true }), 'Channel');
     if (channel.type !== 'RCS')

@@ -7,7 +7,7 @@
 // item 5).
 import { throughputOf } from './sending-rule.ts';
 import { randomUUID } from 'node:crypto';
-import { inTransaction, type Tx } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/numbers.ts';
 import { numberManagedAnywhere } from '../../db/queries/sender-ids/managed-numbers.ts';
 import { getSender, insertSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
@@ -28,6 +28,7 @@ import type { Services, Tenant } from '../tenant.ts';
 import { PENDING_REASON } from './number-mappers.ts';
 import { issueSelectionProof, verifySelectionProof } from './selection-proof.ts';
 import type { SenderIdType } from '../../db/tables/enums.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type { NumberRow } from '../../db/queries/sender-ids/numbers.ts';
 type NumberRow = q.NumberRow;
@@ -119,7 +120,7 @@ export async function searchNumbers(tenant: Tenant, services: Services, filter: 
 const SENDER_TYPE: Record<InventoryType, SenderIdType> = { Local: 'LONG_CODE', 'Toll-Free': 'TOLL_FREE' };
 
 /** The owning draft, locked: same organization (else 404), right type (400), DRAFT without a number (409). */
-async function lockDraft(tx: Tx, tenant: Tenant, draftId: string, inventoryType: InventoryType): Promise<SenderRow> {
+async function lockDraft(tx: TenantDb, tenant: Tenant, draftId: string, inventoryType: InventoryType): Promise<SenderRow> {
   const draft = await getSender(tx, tenant.organizationId, draftId, { forUpdate: true });
   if (!draft) throw unknownReference('body.draftSenderId', 'sender ID');
   if (draft.type !== SENDER_TYPE[inventoryType]) {
@@ -136,7 +137,7 @@ async function lockDraft(tx: Tx, tenant: Tenant, draftId: string, inventoryType:
 
 /** The draft takes the number, or (without a draft) a new sender is created with it; PENDING either way. */
 async function senderFor(
-  tx: Tx,
+  tx: TenantDb,
   tenant: Tenant,
   draft: SenderRow | undefined,
   lease: NumberRow,

@@ -9,11 +9,12 @@
 // What the rows mean for sending (which channels are open, what the settings do, where an RCS agent's fallback
 // goes) is the sending rule's alone: src/domain/sender-ids/sending-rule.ts.
 import type { components } from '../../../generated/api.d.ts';
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as q from '../../db/queries/sender-ids/protocols.ts';
 import { getSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { badRequest, bodyField, conflict, found, unknownReference, unprocessable } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type ProtocolType = components['schemas']['SenderProtocolType'];
 export type ProtocolConfig = components['schemas']['SenderProtocolConfig'];
@@ -129,7 +130,7 @@ export function disableProtocol(tenant: Tenant, senderId: string, type: Protocol
 }
 
 async function lockedSender(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   opts: { allowDeactivated?: boolean } = {},
@@ -152,7 +153,7 @@ function assertKeysApply(type: ProtocolType, config: ProtocolConfig): void {
 }
 
 /** `fallbackSenderIdId`: a same-organization number or short-code sender (404 naming it when unknown, else 422). */
-async function assertFallbackSender(db: Db, organizationId: string, sender: SenderRow, config: ProtocolConfig): Promise<void> {
+async function assertFallbackSender(db: TenantDb, organizationId: string, sender: SenderRow, config: ProtocolConfig): Promise<void> {
   const id = config.fallbackSenderIdId;
   if (id === undefined || id === null) return;
   const field = bodyField('config', 'fallbackSenderIdId');

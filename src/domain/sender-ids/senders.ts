@@ -3,7 +3,7 @@
 // timestamps and reasons each move sets. Another organization's id is 404 everywhere (getSender is tenant-scoped).
 import { throughputOf } from './sending-rule.ts';
 import * as programsQ from '../../db/queries/programs/programs.ts';
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import type { Page } from '../../db/paging.ts';
 import * as protocolsQ from '../../db/queries/sender-ids/protocols.ts';
 import * as q from '../../db/queries/sender-ids/senders.ts';
@@ -14,6 +14,7 @@ import { disableForwarding } from './voice-forwarding.ts';
 import { decide, EDITABLE, isSenderStatus, type SenderAction } from './transitions.ts';
 import { syncProgramStatuses } from '../programs/programs.ts';
 import type { SenderIdProvider } from '../../db/tables/enums.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type { SenderWithProtocols };
 
@@ -48,7 +49,7 @@ export function invalidState(status: string, message: string, field = 'path.id')
   });
 }
 
-async function withProtocols(db: Db, organizationId: string, rows: q.SenderRow[]): Promise<SenderWithProtocols[]> {
+async function withProtocols(db: TenantDb, organizationId: string, rows: q.SenderRow[]): Promise<SenderWithProtocols[]> {
   const protocols = await protocolsQ.listProtocolsOfSenders(
     db,
     organizationId,
@@ -67,7 +68,7 @@ async function withProtocols(db: Db, organizationId: string, rows: q.SenderRow[]
   }));
 }
 
-async function one(db: Db, organizationId: string, row: q.SenderRow): Promise<SenderWithProtocols> {
+async function one(db: TenantDb, organizationId: string, row: q.SenderRow): Promise<SenderWithProtocols> {
   return (await withProtocols(db, organizationId, [row]))[0]!;
 }
 
@@ -123,7 +124,7 @@ export async function createSenderId(
   checkAlphanumericCountry(body.type, body.countryCode ?? null);
   checkRcsAgentTaken(body.type, body.rcsAgent);
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const row = await q.insertSender(db, tenant.organizationId, {
       name: body.name,
       type: body.type,
@@ -159,7 +160,7 @@ export async function updateSenderId(
   body: { name?: string; rcsAgent?: RcsAgentPatch } & RegistrationFields,
 ): Promise<SenderWithProtocols> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const current = found(await q.getSender(db, tenant.organizationId, id, { forUpdate: true }), 'Sender ID');
     const editable = isSenderStatus(current.status) ? EDITABLE[current.status] : { name: false, registration: false };
     const type = current.type as SenderType;
@@ -235,7 +236,7 @@ export async function transitionSenderId(
   now = new Date(),
 ): Promise<SenderWithProtocols> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const current = found(await q.getSender(db, tenant.organizationId, id, { forUpdate: true }), 'Sender ID');
     const decision = decide({ status: current.status, sendReady: current.send_ready, suspendedBy: current.suspended_by }, action);
     if (!decision.ok) {

@@ -3,10 +3,10 @@
 // missing action), what its protocol settings do to a message (smart encoding, validity period), and at what rate
 // it sends (throughputOf). Pure but for refreshThroughput: callers read the facts with their other reads (the send
 // path in its one statement, the dispatcher with its batch of senders) and ask here; nothing else interprets them.
-import type { Db } from '../../db/database.ts';
 import { registrationFacts, setThroughput } from '../../db/queries/sender-ids/throughput.ts';
 import type { StoredProtocolConfig } from '../../db/tables/sender-ids.ts';
 import { evaluateProgram, type Action, type ProgramState } from '../programs/readiness.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 type Channel = 'SMS' | 'MMS' | 'RCS' | 'CHATAPP';
 
@@ -95,7 +95,7 @@ export function throughputOf(f: ThroughputFacts): number {
  * those change (a registry outcome applied to the sender, a program attachment or detachment).
  */
 export async function refreshThroughput(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   sender: { id: string; type: string; status: string; country_code: string | null; is_sandbox: boolean },
 ): Promise<number> {

@@ -4,7 +4,7 @@
 // 502 UPSTREAM_ERROR and the stored setting is the previous one. Concurrent changes of one sender are serialized
 // by that lock, so the provider's last setting is the stored one.
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import { liveNumberOfSender } from '../../db/queries/sender-ids/numbers.ts';
 import { getSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/sender-ids/voice-forwarding.ts';
@@ -12,6 +12,7 @@ import { ProviderError, ProviderRejection, type VoiceForwardingChange } from '..
 import { ApiError, bodyField, conflict, found, invalidField, unprocessable } from '../errors.ts';
 import { providerOperation } from '../providers.ts';
 import type { Services, Tenant } from '../tenant.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 export type VoiceForwardingRow = q.VoiceForwardingRow;
 
@@ -100,7 +101,7 @@ function validDestination(input: string, ownNumber: string | null): string {
   return parsed.number;
 }
 
-async function lockedSender(db: Db, organizationId: string, senderId: string): Promise<SenderRow> {
+async function lockedSender(db: TenantDb, organizationId: string, senderId: string): Promise<SenderRow> {
   return found(await getSender(db, organizationId, senderId, { forUpdate: true }), 'Sender ID');
 }
 

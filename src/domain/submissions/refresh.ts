@@ -1,5 +1,5 @@
 // Submissions: refresh-status, a poll of the registry for the sender's open registrations.
-import { inTransaction, type Db } from '../../db/database.ts';
+import { inTransaction } from '../../db/database.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/submissions/registrations.ts';
 import { ProviderError } from '../../providers/provider.ts';
@@ -7,8 +7,9 @@ import { ApiError, found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import type { ReviewJob } from './registrations.ts';
 import { advanceReview, standingStep } from './review.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
-async function lockedSender(db: Db, organizationId: string, id: string): Promise<sendersQ.SenderRow> {
+async function lockedSender(db: TenantDb, organizationId: string, id: string): Promise<sendersQ.SenderRow> {
   return found(await sendersQ.getSender(db, organizationId, id, { forUpdate: true }), 'Sender ID');
 }
 
@@ -31,9 +32,9 @@ export type RefreshResult = {
  * step the queued job would apply; the job then finds nothing to do). 502 when the registry cannot be reached.
  */
 export async function refreshSenderIdStatus(tenant: Tenant, services: Services, id: string, now = new Date()): Promise<RefreshResult> {
-  const advance = (job: ReviewJob, db: Db) => advanceReview(db, services, job, now);
+  const advance = (job: ReviewJob, db: TenantDb) => advanceReview(db, services, job, now);
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     // A provider without a registry has nothing under review to poll.

@@ -17,6 +17,7 @@ import { toSubmission } from './mappers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
 import type { BrandEntityType, BrandVertical, CampaignUseCase, SenderSubmissionKind } from '../../db/tables/enums.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 /** One review step: applies only while the registration is still `from` (a refresh may have applied it first). */
 export type ReviewJob = { organizationId: string; kind: 'BRAND' | 'CAMPAIGN' | 'SENDER'; id: string; from: string };
@@ -46,7 +47,7 @@ async function submitToRegistry(
 }
 
 /** The sender, locked; a DEACTIVATED one is final (409 INVALID_STATE). */
-async function lockedSender(db: Db, organizationId: string, id: string): Promise<sendersQ.SenderRow> {
+async function lockedSender(db: TenantDb, organizationId: string, id: string): Promise<sendersQ.SenderRow> {
   const sender = found(await sendersQ.getSender(db, organizationId, id, { forUpdate: true }), 'Sender ID');
   if (sender.status === 'DEACTIVATED')
     throw invalidState(sender.status, 'A DEACTIVATED sender ID cannot be launched, submitted or registered');
@@ -58,7 +59,7 @@ export type LaunchResult = { senderId: string; phase: string; previousPhase: str
 
 export async function launchSenderId(tenant: Tenant, services: Services, id: string, now = new Date()): Promise<LaunchResult> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     if (sender.type !== 'RCS_AGENT') {
@@ -126,7 +127,7 @@ export async function submitSenderId(
   now = new Date(),
 ): Promise<q.SubmissionRow> {
   const outcome = await inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     const kind = KIND_BY_TYPE[sender.type];
@@ -232,7 +233,7 @@ export async function registerBrand(
   now = new Date(),
 ): Promise<q.BrandRow> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     const latest = await q.latestBrand(db, organizationId, id, { forUpdate: true });
@@ -300,7 +301,7 @@ export type CampaignBody = {
  * opt-in, opt-out and help keyword must be handled by a rule of that action, and at least one sample message
  * must show how to opt out (contain one of the opt-out keywords). 400 naming each problem.
  */
-async function checkCampaignAgainstRules(db: Db, organizationId: string, body: CampaignBody): Promise<void> {
+async function checkCampaignAgainstRules(db: TenantDb, organizationId: string, body: CampaignBody): Promise<void> {
   const rules = effectiveKeywordRules(await orgKeywordRules(db, organizationId));
   const problems: FieldError[] = [];
   if (body.subUseCases?.length && body.useCase !== 'MIXED' && body.useCase !== 'LOW_VOLUME') {
@@ -348,7 +349,7 @@ export async function registerCampaign(
   now = new Date(),
 ): Promise<q.CampaignRow> {
   return inTransaction(tenant.db, async (tx) => {
-    const db: Db = tx;
+    const db: TenantDb = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
     await checkCampaignAgainstRules(db, organizationId, body);

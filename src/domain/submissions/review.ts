@@ -8,7 +8,6 @@
 // Every step is announced; a campaign REGISTERED starts billing of its sender's leases and activates the sender
 // when it is attached to its program; rejections and suspensions move the sender through the registry
 // transitions; the program's status and its senders' throughput follow every change.
-import type { Db } from '../../db/database.ts';
 import * as numbersQ from '../../db/queries/sender-ids/numbers.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
 import * as q from '../../db/queries/submissions/registrations.ts';
@@ -18,6 +17,7 @@ import { registryFor } from '../providers.ts';
 import type { Services } from '../tenant.ts';
 import { scheduleReview, type ReviewJob } from './registrations.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 /** Sandbox monthly campaign fee (passed through at cost). */
 const CAMPAIGN_MONTHLY_FEE = '10.00';
@@ -28,14 +28,14 @@ const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
 type ReviewServices = Pick<Services, 'queue' | 'providers'>;
 
 /** The registry of the sender's provider for `kind`; null when the sender is gone. */
-async function registryOf(db: Db, services: ReviewServices, organizationId: string, senderId: string, kind: RegistryKind) {
+async function registryOf(db: TenantDb, services: ReviewServices, organizationId: string, senderId: string, kind: RegistryKind) {
   const sender = await sendersQ.getSender(db, organizationId, senderId);
   return sender ? registryFor(services.providers.forSender(sender), kind) : null;
 }
 
 /** The registry of the sender's provider: what it decided on a registration, and its step. */
 async function askRegistry(
-  db: Db,
+  db: TenantDb,
   services: ReviewServices,
   organizationId: string,
   senderId: string,
@@ -47,7 +47,13 @@ async function askRegistry(
 }
 
 /** The registry's step for a sender (the first step's wait). */
-async function stepOf(db: Db, services: ReviewServices, organizationId: string, senderId: string, kind: RegistryKind): Promise<number> {
+async function stepOf(
+  db: TenantDb,
+  services: ReviewServices,
+  organizationId: string,
+  senderId: string,
+  kind: RegistryKind,
+): Promise<number> {
   return (await registryOf(db, services, organizationId, senderId, kind))?.stepMs ?? 0;
 }
 
@@ -57,7 +63,7 @@ async function stepOf(db: Db, services: ReviewServices, organizationId: string, 
  * lifted; an approved sender submission's sender is suspended by the carrier or reinstated. True when something
  * changed. Run one step after approval (the job) and at each refresh-status.
  */
-export async function standingStep(db: Db, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
+export async function standingStep(db: TenantDb, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
   const { organizationId } = job;
   if (job.kind === 'BRAND' || job.kind === 'CAMPAIGN') {
     const reg =
@@ -136,7 +142,7 @@ export async function standingStep(db: Db, services: ReviewServices, job: Review
  * Applies one step; false when the registration is gone, no longer in `job.from`, or still under review at the
  * registry (asked again one step later): nothing changed.
  */
-export async function advanceReview(db: Db, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
+export async function advanceReview(db: TenantDb, services: ReviewServices, job: ReviewJob, now = new Date()): Promise<boolean> {
   const { organizationId } = job;
   if (job.from === 'REGISTERED' || job.from === 'approved') return standingStep(db, services, job, now);
   if (job.kind === 'BRAND') {

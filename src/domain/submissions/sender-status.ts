@@ -7,10 +7,11 @@ import { refreshThroughput } from '../sender-ids/sending-rule.ts';
 import { decideRegistry, type RegistryEvent } from '../sender-ids/transitions.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import type { Services } from '../tenant.ts';
+import type { TenantDb } from '../../db/tenant.ts';
 
 /** Moves the sender when the table says so (row already locked by the caller or not: last write wins); returns the row. */
 export async function applyRegistryEvent(
-  db: Db,
+  db: TenantDb,
   services: Pick<Services, 'queue'>,
   organizationId: string,
   sender: SenderRow,

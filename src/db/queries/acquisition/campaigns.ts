@@ -2,7 +2,7 @@
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { AcquisitionCampaignsTable, AcquisitionEnrollmentsTable } from '../../tables/events.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { AcquisitionCampaignStatus, AcquisitionCampaignType } from '../../tables/enums.ts';
 
 export type CampaignRow = Selectable<AcquisitionCampaignsTable>;
@@ -12,7 +12,7 @@ export type CampaignStats = { enrolledCount: number; newContactCount: number; la
 export const KEYWORD_UNIQUE = 'acquisition_campaigns_keyword_key';
 
 export function listCampaigns(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   f: { status?: AcquisitionCampaignStatus; type?: AcquisitionCampaignType },
 ): Promise<CampaignRow[]> {
@@ -22,17 +22,17 @@ export function listCampaigns(
   return q.orderBy('created_at', 'desc').orderBy('id', 'desc').execute();
 }
 
-export function getCampaign(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<CampaignRow | undefined> {
+export function getCampaign(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<CampaignRow | undefined> {
   const q = tenant(db.selectFrom('acquisition_campaigns'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function insertCampaign(db: Db, row: Insertable<AcquisitionCampaignsTable>): Promise<CampaignRow> {
+export function insertCampaign(db: TenantDb, row: Insertable<AcquisitionCampaignsTable>): Promise<CampaignRow> {
   return db.insertInto('acquisition_campaigns').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
 export function updateCampaign(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   set: Updateable<AcquisitionCampaignsTable>,
@@ -44,12 +44,12 @@ export function updateCampaign(
     .executeTakeFirst();
 }
 
-export async function deleteCampaign(db: Db, orgId: string, id: string): Promise<boolean> {
+export async function deleteCampaign(db: TenantDb, orgId: string, id: string): Promise<boolean> {
   const row = await tenant(db.deleteFrom('acquisition_campaigns'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row !== undefined;
 }
 
-export async function campaignStats(db: Db, orgId: string, campaignId: string): Promise<CampaignStats> {
+export async function campaignStats(db: TenantDb, orgId: string, campaignId: string): Promise<CampaignStats> {
   const row = await tenant(db.selectFrom('acquisition_enrollments'), orgId)
     .where('campaign_id', '=', campaignId)
     .select((eb) => [
@@ -61,7 +61,7 @@ export async function campaignStats(db: Db, orgId: string, campaignId: string): 
   return { enrolledCount: Number(row.enrolled), newContactCount: Number(row.created), lastEnrolledAt: (row.last as Date | null) ?? null };
 }
 
-export function findEnrollment(db: Db, orgId: string, campaignId: string, phone: string): Promise<EnrollmentRow | undefined> {
+export function findEnrollment(db: TenantDb, orgId: string, campaignId: string, phone: string): Promise<EnrollmentRow | undefined> {
   return tenant(db.selectFrom('acquisition_enrollments'), orgId)
     .selectAll()
     .where('campaign_id', '=', campaignId)
@@ -70,7 +70,7 @@ export function findEnrollment(db: Db, orgId: string, campaignId: string, phone:
 }
 
 /** Inserts unless this phone is already enrolled in the campaign (then undefined). */
-export function insertEnrollment(db: Db, row: Insertable<AcquisitionEnrollmentsTable>): Promise<EnrollmentRow | undefined> {
+export function insertEnrollment(db: TenantDb, row: Insertable<AcquisitionEnrollmentsTable>): Promise<EnrollmentRow | undefined> {
   return db
     .insertInto('acquisition_enrollments')
     .values(row)
@@ -79,10 +79,11 @@ export function insertEnrollment(db: Db, row: Insertable<AcquisitionEnrollmentsT
     .executeTakeFirst();
 }
 
-export async function setWelcomeMessage(db: Db, orgId: string, id: string, messageId: string): Promise<void> {
+export async function setWelcomeMessage(db: TenantDb, orgId: string, id: string, messageId: string): Promise<void> {
   await tenant(db.updateTable('acquisition_enrollments'), orgId).set({ welcome_message_id: messageId }).where('id', '=', id).execute();
 }
 
+// System handle: an advisory lock: touches no tenant table.
 /** Serializes enrollments of one phone in one campaign (transaction-scoped advisory lock). */
 export async function lockEnrollment(db: Db, campaignId: string, phone: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`acq:${campaignId}:${phone}`}, 0))`.execute(db);
@@ -90,7 +91,7 @@ export async function lockEnrollment(db: Db, campaignId: string, phone: string):
 
 /** Contact columns an enrollment fills: the name when it has none, merged attributes, marketing consent. */
 export function updateEnrolledContact(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   contactId: string,
   c: { name: string | null; attributes: Record<string, unknown>; consentType: string },
@@ -107,7 +108,7 @@ export function updateEnrolledContact(
 }
 
 /** ACTIVE KEYWORD campaigns with this keyword on one of these addresses (the sender's number or short code). */
-export function keywordCampaigns(db: Db, orgId: string, keyword: string, addresses: string[]): Promise<CampaignRow[]> {
+export function keywordCampaigns(db: TenantDb, orgId: string, keyword: string, addresses: string[]): Promise<CampaignRow[]> {
   if (addresses.length === 0) return Promise.resolve([]);
   return tenant(db.selectFrom('acquisition_campaigns'), orgId)
     .selectAll()

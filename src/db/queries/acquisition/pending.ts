@@ -3,7 +3,7 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { AcquisitionPendingEnrollmentsTable } from '../../tables/events.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type PendingRow = Selectable<AcquisitionPendingEnrollmentsTable>;
 
@@ -11,7 +11,7 @@ export type PendingRow = Selectable<AcquisitionPendingEnrollmentsTable>;
  * Stores the sign-up unless one of this phone in this campaign still waits (then undefined: nothing is sent
  * again). An expired one is replaced.
  */
-export function insertPending(db: Db, row: Insertable<AcquisitionPendingEnrollmentsTable>): Promise<PendingRow | undefined> {
+export function insertPending(db: TenantDb, row: Insertable<AcquisitionPendingEnrollmentsTable>): Promise<PendingRow | undefined> {
   return db
     .insertInto('acquisition_pending_enrollments')
     .values(row)
@@ -39,7 +39,7 @@ export function insertPending(db: Db, row: Insertable<AcquisitionPendingEnrollme
     .executeTakeFirst();
 }
 
-export async function setConfirmationMessage(db: Db, orgId: string, id: string, messageId: string): Promise<void> {
+export async function setConfirmationMessage(db: TenantDb, orgId: string, id: string, messageId: string): Promise<void> {
   await tenant(db.updateTable('acquisition_pending_enrollments'), orgId)
     .set({ confirmation_message_id: messageId })
     .where('id', '=', id)
@@ -47,7 +47,7 @@ export async function setConfirmationMessage(db: Db, orgId: string, id: string, 
 }
 
 /** The live sign-ups of `phone` whose confirmation request went from `senderId`, oldest first, locked. */
-export function livePendingForReply(db: Db, orgId: string, phone: string, senderId: string, now: Date): Promise<PendingRow[]> {
+export function livePendingForReply(db: TenantDb, orgId: string, phone: string, senderId: string, now: Date): Promise<PendingRow[]> {
   return tenant(db.selectFrom('acquisition_pending_enrollments'), orgId)
     .selectAll()
     .where('phone', '=', phone)
@@ -58,13 +58,13 @@ export function livePendingForReply(db: Db, orgId: string, phone: string, sender
     .execute();
 }
 
-export async function deletePending(db: Db, orgId: string, ids: string[]): Promise<void> {
+export async function deletePending(db: TenantDb, orgId: string, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await tenant(db.deleteFrom('acquisition_pending_enrollments'), orgId).where('id', 'in', ids).execute();
 }
 
 /** Sign-ups of the campaign still waiting (not expired at `now`). */
-export async function countLivePending(db: Db, orgId: string, campaignId: string, now: Date): Promise<number> {
+export async function countLivePending(db: TenantDb, orgId: string, campaignId: string, now: Date): Promise<number> {
   const row = await tenant(db.selectFrom('acquisition_pending_enrollments'), orgId)
     .where('campaign_id', '=', campaignId)
     .where('expires_at', '>', now)
@@ -73,6 +73,7 @@ export async function countLivePending(db: Db, orgId: string, campaignId: string
   return Number(row.n);
 }
 
+// System handle: the purge job deletes the expired pending enrollments of every organization.
 /** Removes every organization's expired sign-ups (they are bounded by the campaigns' hourly limits); answers how many. */
 export async function purgeExpiredPending(db: Db): Promise<number> {
   const res = await db

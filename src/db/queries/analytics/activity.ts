@@ -1,13 +1,12 @@
 // Organization-wide activity counts that are not message figures: conversations created, sessions started (from the
 // rollup), contacts created, opt-outs recorded, in [from, to). Each other count is one indexed count on its table.
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { rollupSessions } from './rollups.ts';
 
 export type ActivityCounts = { conversations: number; sessions: number; newContacts: number; optOuts: number };
 
-export async function activityCounts(db: Db, orgId: string, from: Date, to: Date): Promise<ActivityCounts> {
+export async function activityCounts(db: TenantDb, orgId: string, from: Date, to: Date): Promise<ActivityCounts> {
   const count = sql<string>`count(*)::int8`;
   const [conversations, sessions, newContacts, optOuts] = await Promise.all([
     tenant(db.selectFrom('conversations'), orgId)
@@ -34,7 +33,7 @@ export async function activityCounts(db: Db, orgId: string, from: Date, to: Date
 
 /** Contacts existing at `to` (created before it), bots with a published flow at `to`, bot sessions in [from, to). */
 export async function overviewCounts(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   from: Date,
   to: Date,

@@ -5,13 +5,13 @@
 // that tapped or wrote back (an inbound message of the blast message's conversation) within 24 hours after it.
 // Every table reference names the organization.
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
 import { tapsOf } from './taps.ts';
+import type { TenantDb } from '../../tenant.ts';
 
 export type BlastLeader = { blastId: string; name: string; sent: number; delivered: number; read: number; responders: number };
 
 /** Blasts with messages created in [from, to), most sent first (ties by id), at most `limit`. */
-export async function topBlasts(db: Db, orgId: string, from: Date, to: Date, limit: number): Promise<BlastLeader[]> {
+export async function topBlasts(db: TenantDb, orgId: string, from: Date, to: Date, limit: number): Promise<BlastLeader[]> {
   const [blasts, recipients, messages] = [sql.table('blasts'), sql.table('blast_recipients'), sql.table('messages')];
   const result = await sql<{ id: string; name: string; sent: string; delivered: string; read: string; responders: string }>`
     with bm as (
@@ -45,7 +45,7 @@ export async function topBlasts(db: Db, orgId: string, from: Date, to: Date, lim
 export type BotLeader = { botId: string; name: string; sessions: number; completions: number };
 
 /** Bots by sessions started in [from, to) (ties by id), at most `limit`; completions = sessions ended on an End node. */
-export async function topBots(db: Db, orgId: string, from: Date, to: Date, limit: number): Promise<BotLeader[]> {
+export async function topBots(db: TenantDb, orgId: string, from: Date, to: Date, limit: number): Promise<BotLeader[]> {
   const [bots, sessions] = [sql.table('bots'), sql.table('bot_sessions')];
   const result = await sql<{ id: string; name: string; sessions: string; completions: string }>`
     select b.id, b.name, count(*)::int8 as sessions,
@@ -90,7 +90,7 @@ export type BlastChannelSums = {
   costUnits: number;
 };
 
-export async function blastRecipientCount(db: Db, orgId: string, blastId: string): Promise<number> {
+export async function blastRecipientCount(db: TenantDb, orgId: string, blastId: string): Promise<number> {
   const recipients = sql.table('blast_recipients');
   const r = await sql<{
     n: string;
@@ -101,7 +101,7 @@ export async function blastRecipientCount(db: Db, orgId: string, blastId: string
 }
 
 /** Figures of the blast's messages per carrying channel (`received` = responses to them). */
-export async function blastByChannel(db: Db, orgId: string, blastId: string): Promise<BlastChannelSums[]> {
+export async function blastByChannel(db: TenantDb, orgId: string, blastId: string): Promise<BlastChannelSums[]> {
   const result = await sql<Record<string, string | null>>`
     with bm as ${blastMessages(orgId, blastId)},
     resp as (select blast_message_id, count(distinct message_id) as n from ${blastResponses(orgId, blastId)} x group by blast_message_id)
@@ -129,7 +129,7 @@ export async function blastByChannel(db: Db, orgId: string, blastId: string): Pr
 export type BlastEngagement = { taps: number; replies: number; uniqueResponders: number; optOuts: number };
 
 /** Taps, text replies, responders and opt-outs within 24 hours of a blast message's delivery. */
-export async function blastEngagement(db: Db, orgId: string, blastId: string): Promise<BlastEngagement> {
+export async function blastEngagement(db: TenantDb, orgId: string, blastId: string): Promise<BlastEngagement> {
   const consent = sql.table('consent_events');
   const result = await sql<Record<string, string>>`
     with resp as (select distinct message_id, contact_id, is_tap from ${blastResponses(orgId, blastId)} x)
@@ -148,7 +148,7 @@ export async function blastEngagement(db: Db, orgId: string, blastId: string): P
 export type BlastBucket = { bucket: Date; sent: number; delivered: number; read: number; failed: number; taps: number; replies: number };
 
 /** Events of the blast per `minute` or `hour` bucket (UTC): sends, deliveries, reads, failures, taps, replies. */
-export async function blastTimeline(db: Db, orgId: string, blastId: string, unit: 'minute' | 'hour'): Promise<BlastBucket[]> {
+export async function blastTimeline(db: TenantDb, orgId: string, blastId: string, unit: 'minute' | 'hour'): Promise<BlastBucket[]> {
   const result = await sql<{ bucket: Date; sent: string; delivered: string; read: string; failed: string; taps: string; replies: string }>`
     with bm as ${blastMessages(orgId, blastId)},
     resp as (select distinct message_id, created_at, is_tap from ${blastResponses(orgId, blastId)} x),
@@ -175,7 +175,7 @@ export async function blastTimeline(db: Db, orgId: string, blastId: string, unit
   }));
 }
 
-export async function blastOf(db: Db, orgId: string, blastId: string): Promise<{ id: string; launched_at: Date | null } | undefined> {
+export async function blastOf(db: TenantDb, orgId: string, blastId: string): Promise<{ id: string; launched_at: Date | null } | undefined> {
   const blasts = sql.table('blasts');
   const r = await sql<{
     id: string;

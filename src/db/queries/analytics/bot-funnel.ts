@@ -4,8 +4,7 @@
 // of the bot's latest visits) and answers three kinds of rows: per node, per (node, next node), and the totals.
 // Distinct contacts are counted by grouping (hash aggregates), not count(distinct) sorts.
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type FunnelNodeRow = {
   nodeId: string;
@@ -25,7 +24,7 @@ export type FunnelTotals = { sessions: number; contacts: number; completions: nu
 export type FunnelFigures = { nodes: FunnelNodeRow[]; next: FunnelNextRow[]; totals: FunnelTotals };
 
 export async function funnelBot(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   botId: string,
 ): Promise<{ id: string; published_flow: unknown; published_version: number | null } | undefined> {
@@ -40,7 +39,7 @@ type Row = { kind: 'node' | 'next' | 'total'; node_id: string | null; next_node_
   string
 >;
 
-export async function funnelFigures(db: Db, orgId: string, botId: string, from: Date, to: Date): Promise<FunnelFigures> {
+export async function funnelFigures(db: TenantDb, orgId: string, botId: string, from: Date, to: Date): Promise<FunnelFigures> {
   const visits = sql.table('bot_node_visits');
   // Columns a … j: per node (entries, contacts, stopped contacts, then sessions per exit kind); per next node
   // (sessions); totals (sessions, contacts, completions, completed contacts, handoffs).

@@ -3,8 +3,7 @@
 // ones the bot sent, origin `bot` or `event`, handed to a carrier; inbound ones received), and the intent values tapped in them. Every step names
 // the organization.
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { tapCounts } from './taps.ts';
 
 export type BotLifetime = {
@@ -16,11 +15,11 @@ export type BotLifetime = {
   lastActivityAt: Date | null;
 };
 
-export async function botOf(db: Db, orgId: string, botId: string): Promise<{ id: string; name: string } | undefined> {
+export async function botOf(db: TenantDb, orgId: string, botId: string): Promise<{ id: string; name: string } | undefined> {
   return tenant(db.selectFrom('bots'), orgId).select(['id', 'name']).where('id', '=', botId).executeTakeFirst();
 }
 
-export async function botLifetime(db: Db, orgId: string, botId: string): Promise<BotLifetime> {
+export async function botLifetime(db: TenantDb, orgId: string, botId: string): Promise<BotLifetime> {
   const row = await tenant(db.selectFrom('bot_sessions as s'), orgId, 's.organization_id')
     .where('s.bot_id', '=', botId)
     .select([
@@ -46,7 +45,7 @@ export async function botLifetime(db: Db, orgId: string, botId: string): Promise
 }
 
 /** Messages of the bot's sessions: outbound sent by the bot, inbound received; each message counted once. */
-export async function botMessages(db: Db, orgId: string, botId: string): Promise<{ sent: number; received: number }> {
+export async function botMessages(db: TenantDb, orgId: string, botId: string): Promise<{ sent: number; received: number }> {
   const row = await tenant(db.selectFrom('messages as m'), orgId, 'm.organization_id')
     .where(({ exists, selectFrom }) =>
       exists(
@@ -71,7 +70,7 @@ export async function botMessages(db: Db, orgId: string, botId: string): Promise
 }
 
 /** The `limit` most tapped values (src/db/queries/analytics/taps.ts) during the bot's sessions, ties by value. */
-export async function botTopIntents(db: Db, orgId: string, botId: string, limit: number): Promise<{ value: string; taps: number }[]> {
+export async function botTopIntents(db: TenantDb, orgId: string, botId: string, limit: number): Promise<{ value: string; taps: number }[]> {
   const sessions = sql.table('bot_sessions');
   const inSession = sql`exists (select 1 from ${sessions} s where s.organization_id = ${orgId} and s.bot_id = ${botId}
     and s.conversation_id = m.conversation_id and m.created_at >= s.created_at and m.created_at <= s.updated_at)`;

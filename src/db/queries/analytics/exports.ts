@@ -1,13 +1,12 @@
 // SQL for asynchronous analytics exports (analytics_exports, migration 0024).
 import type { Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { AnalyticsExportsTable } from '../../tables/analytics.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type ExportRow = Selectable<AnalyticsExportsTable>;
 
 export function insertExport(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   e: { type: string; startDate: string; endDate: string; filters: Record<string, string>; createdAt: Date; expiresAt: Date },
 ): Promise<ExportRow> {
@@ -26,12 +25,12 @@ export function insertExport(
     .executeTakeFirstOrThrow();
 }
 
-export function findExport(db: Db, orgId: string, id: string): Promise<ExportRow | undefined> {
+export function findExport(db: TenantDb, orgId: string, id: string): Promise<ExportRow | undefined> {
   return tenant(db.selectFrom('analytics_exports'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** Ids among `ids` still pending. */
-export async function pendingExportIds(db: Db, orgId: string, ids: string[]): Promise<string[]> {
+export async function pendingExportIds(db: TenantDb, orgId: string, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = await tenant(db.selectFrom('analytics_exports'), orgId)
     .select('id')
@@ -42,7 +41,7 @@ export async function pendingExportIds(db: Db, orgId: string, ids: string[]): Pr
 }
 
 export async function finishExport(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: { status: 'complete'; storageKey: string } | { status: 'failed'; code: string; message: string },

@@ -1,8 +1,8 @@
 // SQL for the message report (GET /v1/reports/messages): one tenant-scoped query with every filter, the sort
 // and limit + 1 (the caller derives hasMore). Provider columns are never selected. Indexes: migration 0007.
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import type { Channel, MessageStatus } from '../../tables/enums.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 type ReportSort = 'createdAt' | 'receiptAt' | 'direction' | 'channel' | 'actualChannel' | 'fallbackReason';
 
@@ -12,15 +12,15 @@ export type MessageReportQuery = {
   /** true: created_at <= to (a date-time `end`); false: created_at < to (a date-only `end`, the next midnight). */
   toInclusive: boolean;
   direction?: 'inbound' | 'outbound';
-  status?: string;
+  status?: MessageStatus;
   senderId?: string;
   carrier?: string;
   brand?: string;
   campaign?: string;
   programId?: string;
   blastId?: string;
-  channel?: string;
-  actualChannel?: string;
+  channel?: Channel;
+  actualChannel?: Channel;
   fallback?: 'primary' | 'fallback';
   sort: ReportSort;
   dir: 'asc' | 'desc';
@@ -58,7 +58,7 @@ const SORT_KEYS: Record<ReportSort, { expr: Expression<unknown>; nullable: boole
   fallbackReason: { expr: sql`fallback_reason`, nullable: true },
 };
 
-export function messageReportRows(db: Db, orgId: string, f: MessageReportQuery) {
+export function messageReportRows(db: TenantDb, orgId: string, f: MessageReportQuery) {
   let q = tenant(db.selectFrom('messages'), orgId)
     .select([
       'id',

@@ -4,7 +4,7 @@
 // from the messages table. Counts are summed as int8 and returned as numbers (safe: far below 2^53).
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type RollupGranularity = 'hour' | 'day' | 'week' | 'month';
 
@@ -79,7 +79,7 @@ const levelFor = (f: Pick<RollupFilter, 'from' | 'to'>, granularity?: RollupGran
  * the trigger in the writers' transactions): together they equal the messages table at this statement's
  * snapshot. Every row reads as (bucket, sender_id, direction, channel — the carrying one —, status, is_fallback, sums).
  */
-function scoped(db: Db, orgId: string, f: RollupFilter, level: RollupLevel) {
+function scoped(db: TenantDb, orgId: string, f: RollupFilter, level: RollupLevel) {
   const filter = (bucket: 'bucket_hour' | 'bucket_day') =>
     sql<boolean>`${sql.ref(bucket)} >= ${f.from} and ${sql.ref(bucket)} < ${f.to}${
       f.senderId !== undefined ? sql` and sender_id = ${f.senderId}` : sql``
@@ -107,6 +107,7 @@ function scoped(db: Db, orgId: string, f: RollupFilter, level: RollupLevel) {
   return db.selectFrom(folded.unionAll(hourly('analytics_message_deltas')).as('r'));
 }
 
+// System handle: the compaction job rewrites the rollup rows of every organization.
 /** Folds every committed delta into the rollup (system handle; exact and idempotent: see migration 0022). */
 export async function compactRollup(db: Db): Promise<number> {
   const r = await sql<{ folded: string }>`select analytics_rollup_compact() as folded`.execute(db);
@@ -114,7 +115,7 @@ export async function compactRollup(db: Db): Promise<number> {
 }
 
 /** The totals of the range. */
-export async function rollupTotals(db: Db, orgId: string, f: RollupFilter): Promise<MetricSums> {
+export async function rollupTotals(db: TenantDb, orgId: string, f: RollupFilter): Promise<MetricSums> {
   const row = await scoped(db, orgId, f, levelFor(f))
     .select([...METRICS])
     .executeTakeFirstOrThrow();
@@ -122,7 +123,7 @@ export async function rollupTotals(db: Db, orgId: string, f: RollupFilter): Prom
 }
 
 /** Per carrying channel (the actual one; the requested one while not yet known). Channels without rows are absent. */
-export async function rollupByChannel(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { channel: string }>> {
+export async function rollupByChannel(db: TenantDb, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { channel: string }>> {
   const rows = await scoped(db, orgId, f, levelFor(f))
     .select(['channel', ...METRICS])
     .groupBy('channel')
@@ -131,7 +132,7 @@ export async function rollupByChannel(db: Db, orgId: string, f: RollupFilter): P
 }
 
 /** Per sender ID. */
-export async function rollupBySender(db: Db, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { senderId: string }>> {
+export async function rollupBySender(db: TenantDb, orgId: string, f: RollupFilter): Promise<Array<MetricSums & { senderId: string }>> {
   const rows = await scoped(db, orgId, f, levelFor(f))
     .select(['sender_id', ...METRICS])
     .groupBy('sender_id')
@@ -141,7 +142,7 @@ export async function rollupBySender(db: Db, orgId: string, f: RollupFilter): Pr
 
 /** Per UTC bucket (hour, day, ISO week from Monday, calendar month); buckets without rows are absent. */
 export async function rollupTimeline(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   f: RollupFilter,
   granularity: RollupGranularity,
@@ -160,7 +161,7 @@ export async function rollupTimeline(
  * Sessions opened in [from, to), organization-wide: the inbound messages marked as opening one (migration 0028),
  * counted by the rollup.
  */
-export async function rollupSessions(db: Db, orgId: string, from: Date, to: Date): Promise<number> {
+export async function rollupSessions(db: TenantDb, orgId: string, from: Date, to: Date): Promise<number> {
   const f = { from, to };
   const row = await scoped(db, orgId, f, levelFor(f))
     .select(sql<string>`coalesce(sum(sessions), 0)::int8`.as('n'))
@@ -169,7 +170,7 @@ export async function rollupSessions(db: Db, orgId: string, from: Date, to: Date
 }
 
 /** Name and type of the organization's sender IDs (all of them, or the given ones). */
-export function senderNames(db: Db, orgId: string, ids?: readonly string[]) {
+export function senderNames(db: TenantDb, orgId: string, ids?: readonly string[]) {
   let q = tenant(db.selectFrom('sender_ids'), orgId).select(['id', 'name', 'type']);
   if (ids) q = ids.length ? q.where('id', 'in', ids) : q.where(sql<boolean>`false`);
   return q.execute();
@@ -178,7 +179,7 @@ export function senderNames(db: Db, orgId: string, ids?: readonly string[]) {
 export type UsageSums = { bucket: Date; textSegments: number; richMessages: number; costUnits: number };
 
 /** Billable items per UTC day or month, over every message charged in the range (any direction and status). */
-export async function rollupUsage(db: Db, orgId: string, f: RollupFilter, granularity: 'day' | 'month'): Promise<UsageSums[]> {
+export async function rollupUsage(db: TenantDb, orgId: string, f: RollupFilter, granularity: 'day' | 'month'): Promise<UsageSums[]> {
   const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, bucket at time zone 'UTC') at time zone 'UTC')`;
   const rows = await scoped(db, orgId, f, levelFor(f, granularity))
     .select([
@@ -199,7 +200,7 @@ export async function rollupUsage(db: Db, orgId: string, f: RollupFilter, granul
 
 /** Fresh completed RCS capability lookups (contact_rcs_lookups) per UTC day or month: organization-wide. */
 export async function capabilityChecks(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   from: Date,
   to: Date,
@@ -221,7 +222,7 @@ export type CarriedSums = { bucket: Date; senderId: string; senderType: string; 
  * Outbound messages handed to a carrier on SMS or MMS per UTC day or month, by sender and channel, with the
  * sender's type: what the carriers' per-message pass-through fees are counted on.
  */
-export async function rollupCarried(db: Db, orgId: string, f: RollupFilter, granularity: 'day' | 'month'): Promise<CarriedSums[]> {
+export async function rollupCarried(db: TenantDb, orgId: string, f: RollupFilter, granularity: 'day' | 'month'): Promise<CarriedSums[]> {
   const bucket = sql<Date>`(date_trunc(${sql.lit(granularity)}, bucket at time zone 'UTC') at time zone 'UTC')`;
   const rows = await scoped(db, orgId, f, levelFor(f, granularity))
     .select([bucket.as('bucket'), 'sender_id', 'channel', sumWhere('messages', SENT).as('messages')])

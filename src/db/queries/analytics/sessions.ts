@@ -4,7 +4,7 @@
 // Sessions depend on message order within a conversation, so they are computed from the messages table (index
 // messages (organization_id, created_at …), migration 0007), not from the rollup; every step names the organization.
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
+import type { TenantDb } from '../../tenant.ts';
 
 export type SessionRow = {
   day: string;
@@ -20,7 +20,7 @@ export type SessionRow = {
 export type SessionKey = 'day' | 'source' | 'none';
 
 /** Sessions started in [from, to), grouped by start day, conversation source, or not at all. */
-export async function sessionFigures(db: Db, orgId: string, from: Date, to: Date, by: SessionKey): Promise<SessionRow[]> {
+export async function sessionFigures(db: TenantDb, orgId: string, from: Date, to: Date, by: SessionKey): Promise<SessionRow[]> {
   const messages = sql.table('messages');
   const conversations = sql.table('conversations');
   const key = by === 'day' ? sql`to_char(s.started_at at time zone 'UTC', 'YYYY-MM-DD')` : by === 'source' ? sql`c.source_type` : sql`''`;

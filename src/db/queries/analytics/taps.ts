@@ -6,7 +6,7 @@
 // dictionary's normalization). Computed from the messages table (index messages (organization_id, created_at …));
 // every table reference names the organization.
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../../database.ts';
+import type { TenantDb } from '../../tenant.ts';
 
 /**
  * A subquery of taps `(message_id, conversation_id, contact_id, created_at, value)` of inbound messages of [from, to)
@@ -47,7 +47,7 @@ export type TapCount = { value: string; intentId: string | null; label: string |
 
 /** Taps per value in [from, to), most tapped first (ties by value), with the dictionary intent of the value. */
 export async function tapCounts(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   range: { from?: Date; to?: Date },
   opts: { where?: RawBuilder<unknown>; limit?: number } = {},

@@ -2,11 +2,12 @@
 import { sql } from 'kysely';
 import { inTransaction, type Db } from '../../database.ts';
 import type { ApiKeyRow } from '../../schema.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { API_KEYS_CHANNEL } from '../../../auth/key-cache.ts';
 import { newestFirst, pageFromRows, pageQuery, type Page } from '../../paging.ts';
 import { compiledOnce } from '../../compiled-once.ts';
 
+// System handle: authentication looks the key up before its organization is known.
 export function findApiKeyByPrefix(db: Db, prefix: string): Promise<ApiKeyRow | undefined> {
   return db.selectFrom('api_keys').selectAll().where('prefix', '=', prefix).executeTakeFirst();
 }
@@ -22,7 +23,7 @@ const listStatement = compiledOnce('api-keys-list', (db, p: { organizationId: st
   ),
 );
 
-export async function listApiKeys(db: Db, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
+export async function listApiKeys(db: TenantDb, orgId: string, page: { limit: number; offset: number }): Promise<Page<ApiKeyRow>> {
   const rows = await listStatement.execute(db, { organizationId: orgId, limit: page.limit, offset: page.offset });
   return pageFromRows(rows, page, async () =>
     Number(
@@ -35,6 +36,7 @@ export async function listApiKeys(db: Db, orgId: string, page: { limit: number; 
   );
 }
 
+// System handle: the admin CLI (a platform admin, no organization key) creates an organization's first key; the row names its organization.
 /** Inserts a key; at commit every API process forgets that its prefix was unknown (see key-cache.ts). */
 export function insertApiKey(
   db: Db,
@@ -59,7 +61,7 @@ export function insertApiKey(
 }
 
 /** One key of the organization; `forUpdate` locks it until the surrounding transaction ends. */
-export function getApiKey(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ApiKeyRow | undefined> {
+export function getApiKey(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ApiKeyRow | undefined> {
   const q = tenant(db.selectFrom('api_keys'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
@@ -75,7 +77,7 @@ async function notifyPrefixAdded(db: Db, prefix: string): Promise<void> {
 }
 
 /** Revokes once; a second revoke leaves revoked_at unchanged. */
-export function revokeApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
+export function revokeApiKey(db: TenantDb, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
   return inTransaction(db, async (tx) => {
     const row = await tenant(tx.updateTable('api_keys'), orgId)
       .set((eb) => ({ revoked_at: eb.fn.coalesce('revoked_at', eb.fn<Date>('now')) }))
@@ -88,7 +90,12 @@ export function revokeApiKey(db: Db, orgId: string, id: string): Promise<ApiKeyR
 }
 
 /** Swaps prefix and hash in one statement, so the old secret stops matching at commit. */
-export function rotateApiKey(db: Db, orgId: string, id: string, next: { prefix: string; hash: Buffer }): Promise<ApiKeyRow | undefined> {
+export function rotateApiKey(
+  db: TenantDb,
+  orgId: string,
+  id: string,
+  next: { prefix: string; hash: Buffer },
+): Promise<ApiKeyRow | undefined> {
   return inTransaction(db, async (tx) => {
     const row = await tenant(tx.updateTable('api_keys'), orgId)
       .set({ prefix: next.prefix, secret_hash: next.hash })
@@ -105,6 +112,7 @@ export function rotateApiKey(db: Db, orgId: string, id: string, next: { prefix: 
   });
 }
 
+// System handle: authentication marks the key used, by its id, before a tenant handle exists.
 /** Records use at most once a minute per key, so authentication does not write on every request. */
 export async function touchApiKey(db: Db, id: string): Promise<void> {
   await db

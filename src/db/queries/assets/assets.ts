@@ -1,10 +1,9 @@
 // SQL for assets: metadata rows (the bytes are in the object store). Lists take the filters and the order of
 // the document (name, size_bytes or created_at, either direction; id breaks ties).
 import { sql, type Insertable, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
 import type { AssetKind, AssetsTable, AssetState, StoredVariant } from '../../tables/assets.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type AssetRow = Selectable<AssetsTable>;
 export type NewAsset = Omit<Insertable<AssetsTable>, 'organization_id'>;
@@ -18,7 +17,7 @@ export type AssetListFilter = {
   order: 'asc' | 'desc';
 };
 
-export function insertAsset(db: Db, orgId: string, asset: NewAsset): Promise<AssetRow> {
+export function insertAsset(db: TenantDb, orgId: string, asset: NewAsset): Promise<AssetRow> {
   return db
     .insertInto('assets')
     .values({ ...asset, organization_id: orgId, variants: JSON.stringify(asset.variants ?? []) })
@@ -26,12 +25,12 @@ export function insertAsset(db: Db, orgId: string, asset: NewAsset): Promise<Ass
     .executeTakeFirstOrThrow();
 }
 
-export function getAsset(db: Db, orgId: string, id: string): Promise<AssetRow | undefined> {
+export function getAsset(db: TenantDb, orgId: string, id: string): Promise<AssetRow | undefined> {
   return tenant(db.selectFrom('assets'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** The organization's assets among `ids` (another organization's ids are simply absent). */
-export function getAssetsByIds(db: Db, orgId: string, ids: readonly string[]): Promise<AssetRow[]> {
+export function getAssetsByIds(db: TenantDb, orgId: string, ids: readonly string[]): Promise<AssetRow[]> {
   if (ids.length === 0) return Promise.resolve([]);
   return tenant(db.selectFrom('assets'), orgId)
     .selectAll()
@@ -41,7 +40,12 @@ export function getAssetsByIds(db: Db, orgId: string, ids: readonly string[]): P
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-export function listAssets(db: Db, orgId: string, f: AssetListFilter, page: { limit: number; offset: number }): Promise<Page<AssetRow>> {
+export function listAssets(
+  db: TenantDb,
+  orgId: string,
+  f: AssetListFilter,
+  page: { limit: number; offset: number },
+): Promise<Page<AssetRow>> {
   let qb = tenant(db.selectFrom('assets'), orgId).selectAll();
   if (f.folder.kind === 'unfiled') qb = qb.where('folder_id', 'is', null);
   if (f.folder.kind === 'folder') qb = qb.where('folder_id', '=', f.folder.id);
@@ -55,7 +59,7 @@ export function listAssets(db: Db, orgId: string, f: AssetListFilter, page: { li
 }
 
 export function updateAsset(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   patch: { name?: string; folder_id?: string | null },
@@ -69,7 +73,7 @@ export function updateAsset(
 
 /** Records the outcome of processing; undefined when the asset was deleted meanwhile. */
 export function finishProcessing(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   outcome: { status: AssetState; error: string | null; variants: StoredVariant[] },
@@ -81,6 +85,6 @@ export function finishProcessing(
     .executeTakeFirst();
 }
 
-export function deleteAsset(db: Db, orgId: string, id: string): Promise<AssetRow | undefined> {
+export function deleteAsset(db: TenantDb, orgId: string, id: string): Promise<AssetRow | undefined> {
   return tenant(db.deleteFrom('assets'), orgId).where('id', '=', id).returningAll().executeTakeFirst();
 }

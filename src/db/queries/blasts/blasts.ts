@@ -4,14 +4,14 @@ import { sql, type Insertable, type RawBuilder, type Selectable, type SqlBool, t
 import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { BlastsTable } from '../../tables/blasts.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { MessageRow } from '../messages/messages.ts';
 import type { BlastStatus } from '../../tables/enums.ts';
 
 export type BlastRow = Selectable<BlastsTable>;
 export type NewBlast = Omit<Insertable<BlastsTable>, 'organization_id'>;
 
-export function insertBlast(db: Db, orgId: string, values: NewBlast): Promise<BlastRow> {
+export function insertBlast(db: TenantDb, orgId: string, values: NewBlast): Promise<BlastRow> {
   return db
     .insertInto('blasts')
     .values({ ...values, organization_id: orgId })
@@ -21,7 +21,7 @@ export function insertBlast(db: Db, orgId: string, values: NewBlast): Promise<Bl
 
 /** `forShare`: batches of one blast run side by side, while a cancel (forUpdate) waits for them and they for it. */
 export function getBlast(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   opts: { forUpdate?: boolean; forShare?: boolean; skipLocked?: boolean } = {},
@@ -32,7 +32,7 @@ export function getBlast(
 }
 
 export function listBlasts(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   status: BlastStatus | undefined,
   page: { limit: number; offset: number },
@@ -42,7 +42,7 @@ export function listBlasts(
   return listPage(newestFirst(q), page);
 }
 
-export function updateBlast(db: Db, orgId: string, id: string, patch: Updateable<BlastsTable>): Promise<BlastRow> {
+export function updateBlast(db: TenantDb, orgId: string, id: string, patch: Updateable<BlastsTable>): Promise<BlastRow> {
   return tenant(db.updateTable('blasts'), orgId)
     .set({ ...patch, updated_at: sql`now()` })
     .where('id', '=', id)
@@ -50,12 +50,12 @@ export function updateBlast(db: Db, orgId: string, id: string, patch: Updateable
     .executeTakeFirstOrThrow();
 }
 
-export async function deleteBlast(db: Db, orgId: string, id: string): Promise<void> {
+export async function deleteBlast(db: TenantDb, orgId: string, id: string): Promise<void> {
   await tenant(db.deleteFrom('blasts'), orgId).where('id', '=', id).execute();
 }
 
 /** Which of these contact ids exist in the organization. */
-export async function existingContactIds(db: Db, orgId: string, ids: readonly string[]): Promise<Set<string>> {
+export async function existingContactIds(db: TenantDb, orgId: string, ids: readonly string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await tenant(db.selectFrom('contacts'), orgId).select('id').where('id', 'in', ids).execute();
   return new Set(rows.map((r) => r.id));
@@ -93,7 +93,7 @@ export function audienceRecipients(
 
 /** Contacts both named explicitly and in the segment (counted once in the audience, reported as duplicates). */
 export async function audienceDuplicates(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   ids: readonly string[],
   segment: RawBuilder<SqlBool> | null,
@@ -122,7 +122,7 @@ export type EstimateGroup = {
  * documents, an unknown capability is placed on the fallback channel when fallback is allowed.
  */
 export async function estimateGroups(
-  db: Db,
+  db: TenantDb,
   gate: RawBuilder<unknown>,
   plan: { rcsUsable: boolean; fallbackAllowed: boolean; fallbackOk: ReadonlyArray<{ key: string; ok: boolean }> },
 ): Promise<EstimateGroup[]> {
@@ -139,7 +139,12 @@ export async function estimateGroups(
 }
 
 /** Count of the audience now, before exclusions (union, without duplicates). */
-export async function countAudience(db: Db, orgId: string, ids: readonly string[], segment: RawBuilder<SqlBool> | null): Promise<number> {
+export async function countAudience(
+  db: TenantDb,
+  orgId: string,
+  ids: readonly string[],
+  segment: RawBuilder<SqlBool> | null,
+): Promise<number> {
   const row = await tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id')
     .select(sql<string>`count(*)`.as('n'))
     .where(audienceCondition(ids, segment))
@@ -154,7 +159,7 @@ export async function countAudience(db: Db, orgId: string, ids: readonly string[
  * twice). Answers the number of recipients and of batches.
  */
 export async function materializeRecipients(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   blastId: string,
   ids: readonly string[],
@@ -174,6 +179,7 @@ export async function materializeRecipients(
   return { recipients, batches: Math.ceil(recipients / batchSize) };
 }
 
+// System handle: ANALYZE blast_recipients: statistics, no row read or written.
 /**
  * Fresh statistics for blast_recipients after a materialization: without them the planner takes a just-inserted
  * batch for one row and joins the send path's set statement by nested loops over thousands of rows.
@@ -191,7 +197,7 @@ export function pendingBatch(orgId: string, blastId: string, batch: number): Raw
 
 /** The pending recipients of one batch, all cancelled or skipped with one reason (a blast no longer sending, a sender not ready). */
 export async function settlePendingBatch(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   blastId: string,
   batch: number,
@@ -206,7 +212,7 @@ export async function settlePendingBatch(
 }
 
 /** Cancel: every pending recipient becomes cancelled. */
-export async function cancelPending(db: Db, orgId: string, blastId: string): Promise<number> {
+export async function cancelPending(db: TenantDb, orgId: string, blastId: string): Promise<number> {
   const res = await tenant(db.updateTable('blast_recipients'), orgId)
     .set({ status: 'cancelled', updated_at: sql`now()` })
     .where('blast_id', '=', blastId)
@@ -222,7 +228,7 @@ export async function cancelPending(db: Db, orgId: string, blastId: string): Pro
  * `withRows` (for their `message.revoked` events), else only how many.
  */
 export async function revokeUnsent(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   blastId: string,
   withRows: boolean,
@@ -253,7 +259,7 @@ export async function revokeUnsent(
  * index is read newest batch first: while the last batches wait the look ends at once, instead of reading every
  * recipient already accepted (the index holds every recipient, so that marking one changes no index: 0035).
  */
-export async function hasPendingRecipient(db: Db, orgId: string, blastId: string): Promise<boolean> {
+export async function hasPendingRecipient(db: TenantDb, orgId: string, blastId: string): Promise<boolean> {
   // A limited, ordered select (an EXISTS would drop the order).
   const row = await sql<{ one: number }>`select 1 as one from blast_recipients
     where organization_id = ${orgId}::uuid and blast_id = ${blastId}::uuid and status = 'pending'
@@ -266,7 +272,7 @@ export async function hasPendingRecipient(db: Db, orgId: string, blastId: string
  * order, so the newest batches are looked at first: while such a message exists the look ends early, instead of
  * reading every message of the blast each time the advance job asks.
  */
-export async function hasMessageIn(db: Db, orgId: string, blastId: string, statuses: string[]): Promise<boolean> {
+export async function hasMessageIn(db: TenantDb, orgId: string, blastId: string, statuses: string[]): Promise<boolean> {
   // A limited, ordered select (an EXISTS would drop the order): the batch index read backwards.
   const row = await sql<{ one: number }>`select 1 as one from blast_recipients r join messages m on m.id = r.message_id
     where r.organization_id = ${orgId}::uuid and r.blast_id = ${blastId}::uuid and r.message_id is not null
@@ -283,7 +289,7 @@ export type RecipientCounts = {
   skippedByReason: Record<string, number>;
 };
 
-export async function recipientCounts(db: Db, orgId: string, blastId: string): Promise<RecipientCounts> {
+export async function recipientCounts(db: TenantDb, orgId: string, blastId: string): Promise<RecipientCounts> {
   const rows = await tenant(db.selectFrom('blast_recipients'), orgId)
     .select(['status', 'skip_reason', sql<string>`count(*)`.as('n')])
     .where('blast_id', '=', blastId)
@@ -314,7 +320,7 @@ export type BlastMessageRow = {
 };
 
 /** The blast's (not cancelled) messages grouped by status, channel and variant, with the cost billed. */
-export async function messageGroups(db: Db, orgId: string, blastId: string): Promise<BlastMessageRow[]> {
+export async function messageGroups(db: TenantDb, orgId: string, blastId: string): Promise<BlastMessageRow[]> {
   const rows = await tenant(db.selectFrom('blast_recipients as r'), orgId, 'r.organization_id')
     .innerJoin('messages as m', (j) => j.onRef('m.id', '=', 'r.message_id').onRef('m.organization_id', '=', 'r.organization_id'))
     .select([
@@ -335,7 +341,7 @@ export async function messageGroups(db: Db, orgId: string, blastId: string): Pro
   return rows.map((r) => ({ ...r, cost_units: null, n: Number(r.n), cost: Number(r.cost) }));
 }
 
-export async function contactPhone(db: Db, orgId: string, id: string): Promise<string | undefined> {
+export async function contactPhone(db: TenantDb, orgId: string, id: string): Promise<string | undefined> {
   const row = await tenant(db.selectFrom('contacts'), orgId).select('phone').where('id', '=', id).executeTakeFirst();
   return row?.phone;
 }
@@ -345,7 +351,7 @@ export async function contactPhone(db: Db, orgId: string, id: string): Promise<s
  * `days` of their blast message.
  */
 export async function engagement(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   blastId: string,
   days: number,

@@ -4,7 +4,7 @@
 // handed it over (handled_by human, bot_id set: conversations are human's until handed back) gets the blast's
 // message like any blast recipient, but no session: its replies stay with the human.
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
+import type { TenantDb } from '../../tenant.ts';
 
 export type BlastSessionStart = {
   blastId: string;
@@ -34,7 +34,7 @@ const accepted = (orgId: string, s: BlastSessionStart) => sql`
  * attributes by lower-cased name, `name`, `first_name`, `phone`), and their visits: START advanced to the opening
  * node, which stays open while the session waits there (completed when the opening was the whole flow).
  */
-export async function startBlastSessions(db: Db, orgId: string, s: BlastSessionStart): Promise<number> {
+export async function startBlastSessions(db: TenantDb, orgId: string, s: BlastSessionStart): Promise<number> {
   await sql`
     with t as (${accepted(orgId, s)}),
     ended as (

@@ -1,9 +1,8 @@
 // SQL for bots, their revisions and testers (always tenant-scoped).
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
 import type { BotRevisionsTable, BotsTable, BotTestersTable } from '../../tables/bots.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { BotStatus, BotTesterInviteStatus, Channel } from '../../tables/enums.ts';
 
 /** The partial unique index of 0043: one default bot per sender. */
@@ -16,19 +15,19 @@ export type BotTesterRow = Selectable<BotTestersTable> & { name: string | null }
 const json = (v: unknown) => JSON.stringify(v);
 
 /** Most recently updated first; `search` is a case-insensitive substring of the name. */
-export function listBots(db: Db, orgId: string, page: { limit: number; offset: number }, search?: string): Promise<Page<BotRow>> {
+export function listBots(db: TenantDb, orgId: string, page: { limit: number; offset: number }, search?: string): Promise<Page<BotRow>> {
   let qb = tenant(db.selectFrom('bots'), orgId).selectAll();
   if (search) qb = qb.where(sql<boolean>`strpos(lower(name), lower(${search})) > 0`);
   return listPage(qb.orderBy('updated_at', 'desc').orderBy('id', 'desc'), page);
 }
 
-export function getBot(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<BotRow | undefined> {
+export function getBot(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<BotRow | undefined> {
   const q = tenant(db.selectFrom('bots'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 export function insertBot(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   b: {
     name: string;
@@ -59,7 +58,7 @@ export function insertBot(
 }
 
 export function updateBot(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: {
@@ -100,19 +99,19 @@ export function updateBot(
     .executeTakeFirst();
 }
 
-export async function deleteBot(db: Db, orgId: string, id: string): Promise<boolean> {
+export async function deleteBot(db: TenantDb, orgId: string, id: string): Promise<boolean> {
   const row = await tenant(db.deleteFrom('bots'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row !== undefined;
 }
 
-export async function insertRevision(db: Db, orgId: string, botId: string, version: number, flow: unknown): Promise<void> {
+export async function insertRevision(db: TenantDb, orgId: string, botId: string, version: number, flow: unknown): Promise<void> {
   await db
     .insertInto('bot_revisions')
     .values({ organization_id: orgId, bot_id: botId, version, flow: json(flow) })
     .execute();
 }
 
-export async function markRevisionPublished(db: Db, orgId: string, botId: string, version: number, at: Date): Promise<void> {
+export async function markRevisionPublished(db: TenantDb, orgId: string, botId: string, version: number, at: Date): Promise<void> {
   await tenant(db.updateTable('bot_revisions'), orgId)
     .set({ published_at: at })
     .where('bot_id', '=', botId)
@@ -121,7 +120,7 @@ export async function markRevisionPublished(db: Db, orgId: string, botId: string
 }
 
 export function listRevisions(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   botId: string,
   page: { limit: number; offset: number },
@@ -130,28 +129,28 @@ export function listRevisions(
 }
 
 /** Every bot of the organization (flow references, triggers). */
-export function allBots(db: Db, orgId: string, opts: { forUpdate?: boolean } = {}): Promise<BotRow[]> {
+export function allBots(db: TenantDb, orgId: string, opts: { forUpdate?: boolean } = {}): Promise<BotRow[]> {
   const q = tenant(db.selectFrom('bots'), orgId).selectAll().orderBy('id');
   return (opts.forUpdate ? q.forUpdate() : q).execute();
 }
 
-export async function activeIntentValues(db: Db, orgId: string): Promise<Set<string>> {
+export async function activeIntentValues(db: TenantDb, orgId: string): Promise<Set<string>> {
   const rows = await tenant(db.selectFrom('intents'), orgId).select('value').where('active', '=', true).execute();
   return new Set(rows.map((r) => r.value));
 }
 
 /** Every intent value of the organization, active or not. */
-export async function allIntentValues(db: Db, orgId: string): Promise<Set<string>> {
+export async function allIntentValues(db: TenantDb, orgId: string): Promise<Set<string>> {
   const rows = await tenant(db.selectFrom('intents'), orgId).select('value').execute();
   return new Set(rows.map((r) => r.value));
 }
 
-export async function variableNames(db: Db, orgId: string): Promise<Set<string>> {
+export async function variableNames(db: TenantDb, orgId: string): Promise<Set<string>> {
   const rows = await tenant(db.selectFrom('variable_definitions'), orgId).select('name').execute();
   return new Set(rows.map((r) => r.name));
 }
 
-export function testerRows(db: Db, orgId: string, botId: string): Promise<BotTesterRow[]> {
+export function testerRows(db: TenantDb, orgId: string, botId: string): Promise<BotTesterRow[]> {
   return tenant(db.selectFrom('bot_testers'), orgId)
     .selectAll()
     .select((eb) =>
@@ -169,7 +168,7 @@ export function testerRows(db: Db, orgId: string, botId: string): Promise<BotTes
 }
 
 export function findContact(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   by: { id?: string; phone?: string },
 ): Promise<{ id: string; phone: string } | undefined> {
@@ -181,7 +180,7 @@ export function findContact(
 
 /** The contact with this phone, created when missing (never duplicated: the unique phone decides). */
 export async function ensureContact(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   phone: string,
   country: string | null,
@@ -198,7 +197,7 @@ export async function ensureContact(
   return { ...existing, created: false };
 }
 
-export async function countTesters(db: Db, orgId: string, botId: string): Promise<number> {
+export async function countTesters(db: TenantDb, orgId: string, botId: string): Promise<number> {
   const r = await tenant(db.selectFrom('bot_testers'), orgId)
     .select(sql<string>`count(*)`.as('n'))
     .where('bot_id', '=', botId)
@@ -208,7 +207,7 @@ export async function countTesters(db: Db, orgId: string, botId: string): Promis
 
 /** undefined when the contact already is a tester of the bot. */
 export function insertTester(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   t: { botId: string; contactId: string; phone: string; status: BotTesterInviteStatus; sentAt: Date | null; error: string | null },
 ): Promise<{ id: string } | undefined> {
@@ -229,7 +228,7 @@ export function insertTester(
 }
 
 /** A SCHEDULED, SENDING or DISPATCHED blast whose content source is the bot (false while no blasts table exists). */
-export async function botIsBlastSource(db: Db, orgId: string, botId: string): Promise<boolean> {
+export async function botIsBlastSource(db: TenantDb, orgId: string, botId: string): Promise<boolean> {
   const exists = await sql<{ t: string | null }>`select to_regclass('blasts')::text as t`.execute(db);
   if (!exists.rows[0]?.t) return false;
   const r = await sql<{ n: number }>`
@@ -240,7 +239,7 @@ export async function botIsBlastSource(db: Db, orgId: string, botId: string): Pr
 }
 
 /** The organization's enabled blocking content rules (publish validation: CONTENT_BLOCKED). */
-export function blockingContentRules(db: Db, orgId: string) {
+export function blockingContentRules(db: TenantDb, orgId: string) {
   return tenant(db.selectFrom('content_rules'), orgId)
     .select(['id', 'name', 'pattern', 'pattern_type', 'action', 'case_sensitive'])
     .where('enabled', '=', true)

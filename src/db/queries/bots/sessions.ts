@@ -1,14 +1,13 @@
 // SQL for running bot flows: sessions per conversation, the conversation's handler, trigger cool-downs, and what
 // a flow reads (contact attributes, intents).
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { BotSessionsTable } from '../../tables/bots.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { abandonOpenVisits } from './visits.ts';
 
 export type BotSessionRow = Selectable<BotSessionsTable>;
 
-export function activeSession(db: Db, orgId: string, conversationId: string): Promise<BotSessionRow | undefined> {
+export function activeSession(db: TenantDb, orgId: string, conversationId: string): Promise<BotSessionRow | undefined> {
   return tenant(db.selectFrom('bot_sessions'), orgId)
     .selectAll()
     .where('conversation_id', '=', conversationId)
@@ -19,7 +18,7 @@ export function activeSession(db: Db, orgId: string, conversationId: string): Pr
 
 /** Ends any running session of the conversation (its open visit: `abandoned`), then starts one. */
 export async function startSession(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   s: {
     botId: string;
@@ -52,7 +51,7 @@ export async function startSession(
 }
 
 export async function saveSession(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: { nodeId: string | null; variables: Record<string, string>; status: string; lastInboundMessageId?: string; misses?: number },
@@ -71,7 +70,7 @@ export async function saveSession(
 }
 
 /** The conversation is the bot's (handoff to a bot) or a human's again (a HANDOFF node). */
-export async function setConversationHandler(db: Db, orgId: string, conversationId: string, botId: string | null): Promise<void> {
+export async function setConversationHandler(db: TenantDb, orgId: string, conversationId: string, botId: string | null): Promise<void> {
   await tenant(db.updateTable('conversations'), orgId)
     .set({ handled_by: botId ? 'bot' : 'human', bot_id: botId })
     .where('id', '=', conversationId)
@@ -79,14 +78,14 @@ export async function setConversationHandler(db: Db, orgId: string, conversation
 }
 
 /** A bot's HANDOFF: a human holds the conversation, `bot_id` kept as the last bot (Conversation.botId). */
-export async function handToHuman(db: Db, orgId: string, conversationId: string, botId: string): Promise<void> {
+export async function handToHuman(db: TenantDb, orgId: string, conversationId: string, botId: string): Promise<void> {
   await tenant(db.updateTable('conversations'), orgId)
     .set({ handled_by: 'human', bot_id: botId })
     .where('id', '=', conversationId)
     .execute();
 }
 
-export function contactAttributes(db: Db, orgId: string, contactId: string) {
+export function contactAttributes(db: TenantDb, orgId: string, contactId: string) {
   return tenant(db.selectFrom('contacts'), orgId)
     .select(['id', 'name', 'phone', 'attributes'])
     .where('id', '=', contactId)
@@ -94,16 +93,22 @@ export function contactAttributes(db: Db, orgId: string, contactId: string) {
 }
 
 /** The organization's variable definitions a capture checks its answer against (type, list items). */
-export async function variableTypes(db: Db, orgId: string): Promise<Map<string, { type: string; items: string[] | null }>> {
+export async function variableTypes(db: TenantDb, orgId: string): Promise<Map<string, { type: string; items: string[] | null }>> {
   const rows = await tenant(db.selectFrom('variable_definitions'), orgId).select(['name', 'type', 'items']).execute();
   return new Map(rows.map((r) => [r.name, { type: r.type, items: r.items }]));
 }
 
-export async function intentsByText(db: Db, orgId: string): Promise<Array<{ value: string; label: string }>> {
+export async function intentsByText(db: TenantDb, orgId: string): Promise<Array<{ value: string; label: string }>> {
   return tenant(db.selectFrom('intents'), orgId).select(['value', 'label']).where('active', '=', true).execute();
 }
 
-export async function lastFire(db: Db, orgId: string, botId: string, triggerId: string, contactId: string): Promise<Date | undefined> {
+export async function lastFire(
+  db: TenantDb,
+  orgId: string,
+  botId: string,
+  triggerId: string,
+  contactId: string,
+): Promise<Date | undefined> {
   const r = await tenant(db.selectFrom('bot_trigger_fires'), orgId)
     .select('fired_at')
     .where('bot_id', '=', botId)
@@ -114,7 +119,14 @@ export async function lastFire(db: Db, orgId: string, botId: string, triggerId: 
   return r?.fired_at;
 }
 
-export async function recordFire(db: Db, orgId: string, botId: string, triggerId: string, contactId: string, at: Date): Promise<void> {
+export async function recordFire(
+  db: TenantDb,
+  orgId: string,
+  botId: string,
+  triggerId: string,
+  contactId: string,
+  at: Date,
+): Promise<void> {
   await db
     .insertInto('bot_trigger_fires')
     .values({ organization_id: orgId, bot_id: botId, trigger_id: triggerId, contact_id: contactId, fired_at: at })
@@ -123,7 +135,7 @@ export async function recordFire(db: Db, orgId: string, botId: string, triggerId
 }
 
 /** Published bots of the organization that have at least one trigger. */
-export function triggeredBots(db: Db, orgId: string) {
+export function triggeredBots(db: TenantDb, orgId: string) {
   return tenant(db.selectFrom('bots'), orgId)
     .selectAll()
     .where('published_flow', 'is not', null)
@@ -133,7 +145,7 @@ export function triggeredBots(db: Db, orgId: string) {
 }
 
 /** Conversations the bot was handling go back to a human (the bot is being deleted; its sessions go with it). */
-export async function releaseConversations(db: Db, orgId: string, botId: string): Promise<void> {
+export async function releaseConversations(db: TenantDb, orgId: string, botId: string): Promise<void> {
   await tenant(db.updateTable('conversations'), orgId)
     .set({ handled_by: 'human', bot_id: null })
     .where('bot_id', '=', botId)
@@ -145,7 +157,7 @@ export async function releaseConversations(db: Db, orgId: string, botId: string)
  * Published bots that may answer an inbound message to `senderId`: those with inbound triggers on that sender (or on
  * no sender), and the sender's default bot; oldest first (the first created wins a tie).
  */
-export function inboundBots(db: Db, orgId: string, senderId: string) {
+export function inboundBots(db: TenantDb, orgId: string, senderId: string) {
   return tenant(db.selectFrom('bots'), orgId)
     .selectAll()
     .where('published_flow', 'is not', null)

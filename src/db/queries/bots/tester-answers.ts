@@ -1,11 +1,10 @@
 // SQL for a handset's answer to an RCS tester invite (a provider's `tester` callback): the agent's test device and
 // the testers of the bots on that agent move from waiting to the answer. Only waiting rows move: a repeated
 // callback changes nothing, and a later invite's own answer is not overwritten by an old one.
-import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export async function applyTesterAnswer(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   a: { senderId: string; phone: string; status: 'ACCEPTED' | 'DECLINED'; at: Date },
 ): Promise<void> {

@@ -3,8 +3,7 @@
 // the order; they share the transaction's time), the last one left open when the session waits there. Only a
 // session's latest visit of each node keeps `latest` (the funnel counts a session once per node).
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 /** How a session left a node; null while it waits there. */
 export type VisitExit = 'advanced' | 'completed' | 'handed_off' | 'errored' | 'abandoned';
@@ -22,7 +21,7 @@ export type VisitSession = {
 
 /** Closes the session's open visit (when `close` is given), then inserts the trail. */
 export async function recordVisits(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   session: VisitSession,
   step: { close?: { exit: VisitExit; nextNodeId: string | null }; trail: readonly VisitStep[] },
@@ -66,7 +65,7 @@ export async function recordVisits(
 }
 
 /** The open visits of the conversation's running sessions end `abandoned` (a new session replaces them). */
-export async function abandonOpenVisits(db: Db, orgId: string, conversationId: string): Promise<void> {
+export async function abandonOpenVisits(db: TenantDb, orgId: string, conversationId: string): Promise<void> {
   await tenant(db.updateTable('bot_node_visits'), orgId)
     .set({ exit: 'abandoned', left_at: sql`now()` })
     .where('exit', 'is', null)

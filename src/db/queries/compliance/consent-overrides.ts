@@ -1,14 +1,13 @@
 // SQL for 24-hour consent overrides. The service writes the override and its ConsentAuditLog entry
 // (consent.ts) in one transaction.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { ComplianceOverridesTable } from '../../tables/compliance.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type ComplianceOverrideRow = Selectable<ComplianceOverridesTable>;
 
 /** The contact an override is for, locked against deletion until the transaction ends. */
-export function getContactForOverride(db: Db, orgId: string, contactId: string): Promise<{ id: string; phone: string } | undefined> {
+export function getContactForOverride(db: TenantDb, orgId: string, contactId: string): Promise<{ id: string; phone: string } | undefined> {
   return tenant(db.selectFrom('contacts'), orgId).select(['id', 'phone']).where('id', '=', contactId).forShare().executeTakeFirst();
 }
 
@@ -17,7 +16,7 @@ export function getContactForOverride(db: Db, orgId: string, contactId: string):
  * process); the audit entry copies them.
  */
 export function insertOverride(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   o: { contactId: string; type: string; reason: string; actor: string; auditLogId: string; hours: number },
 ): Promise<ComplianceOverrideRow> {

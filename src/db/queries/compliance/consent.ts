@@ -1,14 +1,13 @@
 // Consent records shared by Contacts (history, opt-out flag), Compliance (overrides, reports, the gate) and
 // inbound keywords: the append-only ConsentAuditLog (consent_events) and the per-phone opt-out state.
 import type { Insertable, Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { ConsentEventsTable } from '../../tables/compliance.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type ConsentEventRow = Selectable<ConsentEventsTable>;
 
-export function recordConsentEvent(db: Db, event: Insertable<ConsentEventsTable>): Promise<ConsentEventRow> {
+export function recordConsentEvent(db: TenantDb, event: Insertable<ConsentEventsTable>): Promise<ConsentEventRow> {
   return db.insertInto('consent_events').values(event).returningAll().executeTakeFirstOrThrow();
 }
 
@@ -17,7 +16,7 @@ export function recordConsentEvent(db: Db, event: Insertable<ConsentEventsTable>
  * existed or without a contact (e.g. the opt-out of a deleted contact with the same number).
  */
 export function contactConsentHistory(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   contact: { id: string; phone: string; created_at: Date },
   page: { limit: number; offset: number },
@@ -31,20 +30,25 @@ export function contactConsentHistory(
   return listPage(newestFirst(q.selectAll()), page);
 }
 
-export async function isOptedOut(db: Db, orgId: string, phone: string): Promise<boolean> {
+export async function isOptedOut(db: TenantDb, orgId: string, phone: string): Promise<boolean> {
   const row = await tenant(db.selectFrom('opt_outs'), orgId).select('phone').where('phone', '=', phone).executeTakeFirst();
   return row !== undefined;
 }
 
 /** Phones among `phones` that are opted out (one query for a page of contacts). */
-export async function optedOutAmong(db: Db, orgId: string, phones: string[]): Promise<Set<string>> {
+export async function optedOutAmong(db: TenantDb, orgId: string, phones: string[]): Promise<Set<string>> {
   if (phones.length === 0) return new Set();
   const rows = await tenant(db.selectFrom('opt_outs'), orgId).select('phone').where('phone', 'in', phones).execute();
   return new Set(rows.map((r) => r.phone));
 }
 
 /** Marks the phone opted out; an earlier opt-out is kept as it is. */
-export async function setOptedOut(db: Db, orgId: string, phone: string, how: { source: string; keyword: string | null }): Promise<void> {
+export async function setOptedOut(
+  db: TenantDb,
+  orgId: string,
+  phone: string,
+  how: { source: string; keyword: string | null },
+): Promise<void> {
   await db
     .insertInto('opt_outs')
     .values({ organization_id: orgId, phone, source: how.source, keyword: how.keyword, opted_out_at: new Date() })
@@ -52,6 +56,6 @@ export async function setOptedOut(db: Db, orgId: string, phone: string, how: { s
     .execute();
 }
 
-export async function clearOptOut(db: Db, orgId: string, phone: string): Promise<void> {
+export async function clearOptOut(db: TenantDb, orgId: string, phone: string): Promise<void> {
   await tenant(db.deleteFrom('opt_outs'), orgId).where('phone', '=', phone).execute();
 }

@@ -1,9 +1,8 @@
 // SQL for content rules (CRUD and list filters). The compliance gate reads them through gate.ts.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { ContentRulesTable } from '../../tables/compliance.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { lockOrganizationScope } from './shared.ts';
 
 export type ContentRuleRow = Selectable<ContentRulesTable>;
@@ -17,7 +16,7 @@ const likeEscape = (s: string) => s.replace(/[\\%_]/g, '\\$&');
 
 /** Newest first; `search` is a case-insensitive substring of the name or the pattern (taken literally). */
 export function listContentRules(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   f: ContentRuleFilter,
   page: { limit: number; offset: number },
@@ -33,18 +32,18 @@ export function listContentRules(
 }
 
 /** Serializes the organization's rule inserts until the transaction ends (for the count-then-insert limit). */
-export function lockContentRules(tx: Db, orgId: string): Promise<void> {
+export function lockContentRules(tx: TenantDb, orgId: string): Promise<void> {
   return lockOrganizationScope(tx, 'content_rules', orgId);
 }
 
-export async function countContentRules(db: Db, orgId: string): Promise<number> {
+export async function countContentRules(db: TenantDb, orgId: string): Promise<number> {
   const { n } = await tenant(db.selectFrom('content_rules'), orgId)
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .executeTakeFirstOrThrow();
   return Number(n);
 }
 
-export function insertContentRule(db: Db, orgId: string, rule: ContentRuleFields): Promise<ContentRuleRow> {
+export function insertContentRule(db: TenantDb, orgId: string, rule: ContentRuleFields): Promise<ContentRuleRow> {
   return db
     .insertInto('content_rules')
     .values({ organization_id: orgId, ...rule })
@@ -53,13 +52,18 @@ export function insertContentRule(db: Db, orgId: string, rule: ContentRuleFields
 }
 
 /** One rule of the organization; `forUpdate` locks it until the surrounding transaction ends. */
-export function getContentRule(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ContentRuleRow | undefined> {
+export function getContentRule(
+  db: TenantDb,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<ContentRuleRow | undefined> {
   const q = tenant(db.selectFrom('content_rules'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 export function updateContentRule(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: Partial<ContentRuleFields>,
@@ -72,7 +76,7 @@ export function updateContentRule(
 }
 
 /** The id of the deleted rule; undefined when the organization has no such rule. */
-export async function deleteContentRule(db: Db, orgId: string, id: string): Promise<string | undefined> {
+export async function deleteContentRule(db: TenantDb, orgId: string, id: string): Promise<string | undefined> {
   const row = await tenant(db.deleteFrom('content_rules'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row?.id;
 }

@@ -1,15 +1,14 @@
 // SQL for the Do-Not-Contact list. One entry per (organization, phone): inserts never replace an entry.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { DncEntriesTable } from '../../tables/compliance.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type DncEntryRow = Selectable<DncEntriesTable>;
 
 /** Newest first; `search` is a substring of the E.164 phone (digits and an optional leading `+`). */
 export function listDncEntries(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   page: { limit: number; offset: number },
   search?: string,
@@ -20,13 +19,13 @@ export function listDncEntries(
   return listPage(newestFirst(q.selectAll()), page);
 }
 
-export function findDncEntryByPhone(db: Db, orgId: string, phone: string): Promise<DncEntryRow | undefined> {
+export function findDncEntryByPhone(db: TenantDb, orgId: string, phone: string): Promise<DncEntryRow | undefined> {
   return tenant(db.selectFrom('dnc_entries'), orgId).selectAll().where('phone', '=', phone).executeTakeFirst();
 }
 
 /** Inserts the entry; undefined when the phone is already listed (the entry is left as it is). */
 export function insertDncEntry(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   entry: { phone: string; reason: string | null; source: string; actor: string | null },
 ): Promise<DncEntryRow | undefined> {
@@ -40,7 +39,7 @@ export function insertDncEntry(
 
 /** Inserts many distinct phones in one statement (UNNEST); answers the entries it created (listed phones are skipped). */
 export async function insertDncEntries(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   phones: string[],
   how: { reason: string | null; source: string; actor: string | null },
@@ -55,7 +54,7 @@ export async function insertDncEntries(
 }
 
 /** Ids of the entries of `phones` that are listed. */
-export async function dncEntryIds(db: Db, orgId: string, phones: string[]): Promise<Array<{ id: string; phone: string }>> {
+export async function dncEntryIds(db: TenantDb, orgId: string, phones: string[]): Promise<Array<{ id: string; phone: string }>> {
   if (phones.length === 0) return [];
   return tenant(db.selectFrom('dnc_entries'), orgId)
     .select(['id', 'phone'])
@@ -64,7 +63,7 @@ export async function dncEntryIds(db: Db, orgId: string, phones: string[]): Prom
 }
 
 /** The id of the deleted entry; undefined when the organization has no such entry. */
-export async function deleteDncEntry(db: Db, orgId: string, id: string): Promise<string | undefined> {
+export async function deleteDncEntry(db: TenantDb, orgId: string, id: string): Promise<string | undefined> {
   const row = await tenant(db.deleteFrom('dnc_entries'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row?.id;
 }

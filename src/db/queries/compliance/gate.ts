@@ -4,7 +4,7 @@
 // (time zone, number prefix, quiet period). The decision itself — which refusal wins, whether to hold — is here.
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { rowsOf } from '../../rows.ts';
 
 export type GateContentRule = {
@@ -17,7 +17,7 @@ export type GateContentRule = {
 };
 
 /** The enabled content rules that apply to a message type, oldest first (a query: the send's one read embeds it). */
-export function contentRulesQuery(db: Db, orgId: string, messageType: string) {
+export function contentRulesQuery(db: TenantDb, orgId: string, messageType: string) {
   return tenant(db.selectFrom('content_rules'), orgId)
     .select(['id', 'name', 'pattern', 'pattern_type', 'action', 'case_sensitive'])
     .where('enabled', '=', true)
@@ -26,7 +26,7 @@ export function contentRulesQuery(db: Db, orgId: string, messageType: string) {
     .orderBy('id');
 }
 
-export function contentRulesFor(db: Db, orgId: string, messageType: string): Promise<GateContentRule[]> {
+export function contentRulesFor(db: TenantDb, orgId: string, messageType: string): Promise<GateContentRule[]> {
   return contentRulesQuery(db, orgId, messageType).execute();
 }
 
@@ -86,6 +86,7 @@ export function quietGroupsSql(orgId: string, recipients: Recipients, defaults: 
 /** A contact of an organization, for a worker that crosses organizations (the dispatcher's claimed messages). */
 export type OrgContact = { organizationId: string; contactId: string };
 
+// System handle: contacts of several organizations at once (each row names its own), for the dispatcher.
 /**
  * The quiet-hours group of each contact, of any organizations (defaults: the TCPA window); a contact that is not
  * (or no longer) its organization's has no row. The groups are the acceptance's (quietGroupsSql), per contact.
@@ -107,7 +108,7 @@ export async function quietGroupsOfContacts(
 
 /** The distinct quiet-hours groups of the recipients (defaults: the TCPA window). */
 export async function quietGroupsOf(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   recipients: Recipients,
   defaults: { start: string; end: string },
@@ -184,6 +185,6 @@ export type GateRow = {
 };
 
 /** The gate's row for one contact (undefined when the contact is not the organization's). */
-export async function gateRowOf(db: Db, orgId: string, contactId: string, key: string, g: GateInputs): Promise<GateRow | undefined> {
+export async function gateRowOf(db: TenantDb, orgId: string, contactId: string, key: string, g: GateInputs): Promise<GateRow | undefined> {
   return (await sql<GateRow>`${gateRows(orgId, recipientsOf([contactId], [key]), g)}`.execute(db)).rows[0];
 }

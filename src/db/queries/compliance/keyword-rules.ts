@@ -1,23 +1,22 @@
 // SQL for organization keyword rules (the global rules are in code: src/domain/compliance/keyword-rules.ts).
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { KeywordRulesTable } from '../../tables/compliance.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { lockOrganizationScope } from './shared.ts';
 
 export type KeywordRuleRow = Selectable<KeywordRulesTable>;
 
 /** The organization's rules, by keyword. */
-export function listKeywordRules(db: Db, orgId: string): Promise<KeywordRuleRow[]> {
+export function listKeywordRules(db: TenantDb, orgId: string): Promise<KeywordRuleRow[]> {
   return tenant(db.selectFrom('keyword_rules'), orgId).selectAll().orderBy('keyword').execute();
 }
 
 /** Serializes the organization's rule inserts until the transaction ends (for the count-then-insert limit). */
-export function lockKeywordRules(tx: Db, orgId: string): Promise<void> {
+export function lockKeywordRules(tx: TenantDb, orgId: string): Promise<void> {
   return lockOrganizationScope(tx, 'keyword_rules', orgId);
 }
 
-export async function countKeywordRules(db: Db, orgId: string): Promise<number> {
+export async function countKeywordRules(db: TenantDb, orgId: string): Promise<number> {
   const { n } = await tenant(db.selectFrom('keyword_rules'), orgId)
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .executeTakeFirstOrThrow();
@@ -26,7 +25,7 @@ export async function countKeywordRules(db: Db, orgId: string): Promise<number> 
 
 /** Inserts the rule; undefined when the organization already has a rule for the keyword. */
 export function insertKeywordRule(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   rule: { keyword: string; action: string; replyText: string },
 ): Promise<KeywordRuleRow | undefined> {
@@ -39,13 +38,18 @@ export function insertKeywordRule(
 }
 
 /** One rule of the organization; `forUpdate` locks it until the surrounding transaction ends. */
-export function getKeywordRule(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<KeywordRuleRow | undefined> {
+export function getKeywordRule(
+  db: TenantDb,
+  orgId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<KeywordRuleRow | undefined> {
   const q = tenant(db.selectFrom('keyword_rules'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 export function updateKeywordRule(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: { action: string; replyText: string },
@@ -58,7 +62,7 @@ export function updateKeywordRule(
 }
 
 /** The id of the deleted rule; undefined when the organization has no such rule. */
-export async function deleteKeywordRule(db: Db, orgId: string, id: string): Promise<string | undefined> {
+export async function deleteKeywordRule(db: TenantDb, orgId: string, id: string): Promise<string | undefined> {
   const row = await tenant(db.deleteFrom('keyword_rules'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row?.id;
 }

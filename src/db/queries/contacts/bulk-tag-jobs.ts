@@ -1,9 +1,8 @@
 // SQL for bulk tag jobs (POST /v1/contacts/bulk/tag above the synchronous maximum). Job records are kept 7 days
 // after they end; older ones are swept when the organization starts a new job.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { ContactBulkTagJobsTable } from '../../tables/contacts.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { BulkTagCounts } from './tags.ts';
 
 export type BulkTagJobRow = Selectable<ContactBulkTagJobsTable>;
@@ -12,7 +11,7 @@ export type BulkTagJobSummary = Omit<BulkTagJobRow, 'organization_id' | 'contact
 
 const RETENTION = sql<Date>`now() - interval '7 days'`;
 
-export async function insertBulkTagJob(db: Db, orgId: string, tagIds: string[], contactIds: string[]): Promise<BulkTagJobRow> {
+export async function insertBulkTagJob(db: TenantDb, orgId: string, tagIds: string[], contactIds: string[]): Promise<BulkTagJobRow> {
   await tenant(db.deleteFrom('contact_bulk_tag_jobs'), orgId).where('completed_at', '<', RETENTION).execute();
   return db
     .insertInto('contact_bulk_tag_jobs')
@@ -30,7 +29,7 @@ export async function insertBulkTagJob(db: Db, orgId: string, tagIds: string[], 
 }
 
 /** The job as shown to clients (without its id list). */
-export function getBulkTagJob(db: Db, orgId: string, id: string): Promise<BulkTagJobSummary | undefined> {
+export function getBulkTagJob(db: TenantDb, orgId: string, id: string): Promise<BulkTagJobSummary | undefined> {
   return tenant(db.selectFrom('contact_bulk_tag_jobs'), orgId)
     .select([
       'id',
@@ -51,7 +50,7 @@ export function getBulkTagJob(db: Db, orgId: string, id: string): Promise<BulkTa
 }
 
 /** Claims the job for a run: queued (or running, when a crashed run is re-delivered) → running. */
-export function startBulkTagJob(db: Db, orgId: string, id: string): Promise<BulkTagJobRow | undefined> {
+export function startBulkTagJob(db: TenantDb, orgId: string, id: string): Promise<BulkTagJobRow | undefined> {
   return tenant(db.updateTable('contact_bulk_tag_jobs'), orgId)
     .set({ status: 'running', started_at: sql`coalesce(started_at, now())` })
     .where('id', '=', id)
@@ -60,7 +59,7 @@ export function startBulkTagJob(db: Db, orgId: string, id: string): Promise<Bulk
     .executeTakeFirst();
 }
 
-export async function addBulkTagProgress(db: Db, orgId: string, id: string, c: BulkTagCounts): Promise<void> {
+export async function addBulkTagProgress(db: TenantDb, orgId: string, id: string, c: BulkTagCounts): Promise<void> {
   await tenant(db.updateTable('contact_bulk_tag_jobs'), orgId)
     .set((eb) => ({
       processed: eb('processed', '+', c.tagged + c.alreadyTagged + c.notFound + c.failed),
@@ -74,7 +73,7 @@ export async function addBulkTagProgress(db: Db, orgId: string, id: string, c: B
 }
 
 /** Ends the job. A failure counts the contacts not reached as failed, so the counts still add up to total. */
-export async function finishBulkTagJob(db: Db, orgId: string, id: string, error: string | null): Promise<void> {
+export async function finishBulkTagJob(db: TenantDb, orgId: string, id: string, error: string | null): Promise<void> {
   await tenant(db.updateTable('contact_bulk_tag_jobs'), orgId)
     .set((eb) => ({
       status: error ? 'failed' : 'completed',

@@ -1,10 +1,9 @@
 // SQL for contacts: CRUD, the indexed list, attribute keys, RCS lookups, and what a page of contacts needs
 // besides its rows (tags), in one query. Tenant-scoped through tenant().
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { Page } from '../../paging.ts';
 import type { ContactsTable } from '../../tables/contacts.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
 
@@ -26,7 +25,7 @@ export type ContactListFilters = {
   sortOrder: 'asc' | 'desc';
 };
 
-function filtered(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
+function filtered(db: TenantDb, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
   let q = tenant(db.selectFrom('contacts'), orgId);
   if (f.search !== undefined) q = q.where(SEARCH_TEXT, 'ilike', likeContaining(f.search));
   if (f.rcsCap !== undefined) q = q.where('rcs_capable', '=', f.rcsCap);
@@ -34,12 +33,12 @@ function filtered(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 
   return q;
 }
 
-function carriersOf(db: Db, orgId: string, tagId: string) {
+function carriersOf(db: TenantDb, orgId: string, tagId: string) {
   return tenant(db.selectFrom('contact_tags'), orgId).select('contact_id').where('tag_id', '=', tagId);
 }
 
 /** One page of contacts; every sort matches an index (see migrations 0002/0003), ties broken by id. */
-export function contactPageQuery(db: Db, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }) {
+export function contactPageQuery(db: TenantDb, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }) {
   let q = filtered(db, orgId, f).selectAll();
   const dir = f.sortOrder;
   if (f.sortBy === 'createdAt') q = q.orderBy('created_at', dir).orderBy('id', dir);
@@ -50,7 +49,7 @@ export function contactPageQuery(db: Db, orgId: string, f: ContactListFilters, p
   return q.limit(page.limit).offset(page.offset);
 }
 
-export function contactCountQuery(db: Db, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
+export function contactCountQuery(db: TenantDb, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {
   // With the tag as the only filter, the tag's links are the answer: an index-only count, no join.
   if (f.tag !== undefined && f.search === undefined && f.rcsCap === undefined) {
     return carriersOf(db, orgId, f.tag)
@@ -66,7 +65,7 @@ export function contactCountQuery(db: Db, orgId: string, f: Omit<ContactListFilt
  * count is index-only (bench/contacts-queries.ts, 1,000,000 contacts). Two queries, each on its index.
  */
 export async function listContacts(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   f: ContactListFilters,
   page: { limit: number; offset: number },
@@ -78,12 +77,12 @@ export async function listContacts(
   return { rows, total: Number(count.n) };
 }
 
-export function getContact(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ContactRow | undefined> {
+export function getContact(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<ContactRow | undefined> {
   const q = tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export async function findContactIdByPhone(db: Db, orgId: string, phone: string): Promise<string | undefined> {
+export async function findContactIdByPhone(db: TenantDb, orgId: string, phone: string): Promise<string | undefined> {
   const row = await tenant(db.selectFrom('contacts'), orgId).select('id').where('phone', '=', phone).executeTakeFirst();
   return row?.id;
 }
@@ -98,7 +97,7 @@ export type NewContact = {
 };
 
 /** Inserts unless the phone is taken (then undefined). */
-export function insertContact(db: Db, orgId: string, c: NewContact): Promise<ContactRow | undefined> {
+export function insertContact(db: TenantDb, orgId: string, c: NewContact): Promise<ContactRow | undefined> {
   return db
     .insertInto('contacts')
     .values({
@@ -117,7 +116,7 @@ export function insertContact(db: Db, orgId: string, c: NewContact): Promise<Con
 
 /** Writes the mutable fields; a changed phone also forgets the RCS capability. */
 export function updateContact(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   c: Omit<NewContact, 'consentType'> & { phoneChanged: boolean },
@@ -138,19 +137,19 @@ export function updateContact(
 }
 
 /** The deleted contact's id, or undefined when the organization has no such contact. */
-export function deleteContact(db: Db, orgId: string, id: string): Promise<{ id: string } | undefined> {
+export function deleteContact(db: TenantDb, orgId: string, id: string): Promise<{ id: string } | undefined> {
   return tenant(db.deleteFrom('contacts'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
 }
 
 /** Makes the contact carry exactly `tagIds` (set-based: one delete, one insert). */
-export async function replaceContactTags(db: Db, orgId: string, contactId: string, tagIds: string[]): Promise<void> {
+export async function replaceContactTags(db: TenantDb, orgId: string, contactId: string, tagIds: string[]): Promise<void> {
   let del = tenant(db.deleteFrom('contact_tags'), orgId).where('contact_id', '=', contactId);
   if (tagIds.length > 0) del = del.where('tag_id', 'not in', tagIds);
   await del.execute();
   await addContactTags(db, orgId, contactId, tagIds);
 }
 
-export async function addContactTags(db: Db, orgId: string, contactId: string, tagIds: string[]): Promise<void> {
+export async function addContactTags(db: TenantDb, orgId: string, contactId: string, tagIds: string[]): Promise<void> {
   if (tagIds.length === 0) return;
   await db
     .insertInto('contact_tags')
@@ -160,7 +159,7 @@ export async function addContactTags(db: Db, orgId: string, contactId: string, t
 }
 
 /** Tag ids of each contact of a page, in one query (in the order they were attached). */
-export async function tagIdsOf(db: Db, orgId: string, contactIds: string[]): Promise<Map<string, string[]>> {
+export async function tagIdsOf(db: TenantDb, orgId: string, contactIds: string[]): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   if (contactIds.length === 0) return out;
   const rows = await tenant(db.selectFrom('contact_tags'), orgId)
@@ -173,7 +172,7 @@ export async function tagIdsOf(db: Db, orgId: string, contactIds: string[]): Pro
 }
 
 /** Distinct attribute keys in code-point order, at most `cap` (+1 fetched to tell whether more exist). */
-export async function attributeKeys(db: Db, orgId: string, cap: number): Promise<{ keys: string[]; truncated: boolean }> {
+export async function attributeKeys(db: TenantDb, orgId: string, cap: number): Promise<{ keys: string[]; truncated: boolean }> {
   const { rows } = await sql<{ key: string }>`
     select distinct k.key collate "C" as key
     from contacts, jsonb_object_keys(attributes) as k(key)
@@ -183,7 +182,13 @@ export async function attributeKeys(db: Db, orgId: string, cap: number): Promise
   return { keys: rows.slice(0, cap).map((r) => r.key), truncated: rows.length > cap };
 }
 
-export function setRcsCapability(db: Db, orgId: string, id: string, capable: boolean, checkedAt: Date): Promise<ContactRow | undefined> {
+export function setRcsCapability(
+  db: TenantDb,
+  orgId: string,
+  id: string,
+  capable: boolean,
+  checkedAt: Date,
+): Promise<ContactRow | undefined> {
   return tenant(db.updateTable('contacts'), orgId)
     .set({ rcs_capable: capable, rcs_checked_at: checkedAt, updated_at: sql`now()` })
     .where('id', '=', id)
@@ -192,7 +197,7 @@ export function setRcsCapability(db: Db, orgId: string, id: string, capable: boo
 }
 
 export async function recordRcsLookup(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   lookup: {
     contactId: string;

@@ -6,7 +6,7 @@ import { sql, type Selectable } from 'kysely';
 import { copyField, copyRow, type CopyIn } from '../../copy.ts';
 import { inTransaction, type Db } from '../../database.ts';
 import type { AttributeValue, ContactImportJobsTable, ImportColumn, ImportRowError } from '../../tables/contacts.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { isUniqueViolation } from '../../errors.ts';
 import { CONTACT_PHONE_UNIQUE } from './contacts.ts';
 
@@ -17,7 +17,7 @@ const RETENTION = sql<Date>`now() - interval '7 days'`;
 // ---- the job ----
 
 export async function insertImportJob(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   job: {
     fileName: string | null;
@@ -52,12 +52,12 @@ export async function insertImportJob(
   return row;
 }
 
-export function getImportJob(db: Db, orgId: string, id: string): Promise<ImportJobRow | undefined> {
+export function getImportJob(db: TenantDb, orgId: string, id: string): Promise<ImportJobRow | undefined> {
   return tenant(db.selectFrom('contact_import_jobs'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** Claims the job for a run: queued (or processing, when a crashed run is re-delivered) → processing. */
-export function startImportJob(db: Db, orgId: string, id: string): Promise<ImportJobRow | undefined> {
+export function startImportJob(db: TenantDb, orgId: string, id: string): Promise<ImportJobRow | undefined> {
   return tenant(db.updateTable('contact_import_jobs'), orgId)
     .set({ status: 'processing', started_at: sql`coalesce(started_at, now())` })
     .where('id', '=', id)
@@ -66,7 +66,7 @@ export function startImportJob(db: Db, orgId: string, id: string): Promise<Impor
     .executeTakeFirst();
 }
 
-export async function importFileOf(db: Db, orgId: string, jobId: string): Promise<Buffer | undefined> {
+export async function importFileOf(db: TenantDb, orgId: string, jobId: string): Promise<Buffer | undefined> {
   const row = await tenant(db.selectFrom('contact_import_files'), orgId).select('data').where('job_id', '=', jobId).executeTakeFirst();
   return row?.data;
 }
@@ -82,7 +82,7 @@ export type ImportProgress = {
 };
 
 /** Adds one committed batch's outcome (same transaction as the batch, so a resumed run never counts twice). */
-export async function addImportProgress(db: Db, orgId: string, id: string, p: ImportProgress): Promise<void> {
+export async function addImportProgress(db: TenantDb, orgId: string, id: string, p: ImportProgress): Promise<void> {
   await tenant(db.updateTable('contact_import_jobs'), orgId)
     .set((eb) => ({
       imported_rows: eb('imported_rows', '+', p.imported),
@@ -99,7 +99,7 @@ export async function addImportProgress(db: Db, orgId: string, id: string, p: Im
 
 /** Ends the job and drops its stored upload, at once; answers the ended job (undefined if it is gone). */
 export function finishImportJob(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   end: { totalRows: number | null; error: string | null },
@@ -128,7 +128,7 @@ export type ExistingContact = {
 };
 
 /** The organization's contacts with these phones, with their tags, locked until the batch commits. */
-export async function lockContactsByPhone(db: Db, orgId: string, phones: string[]): Promise<ExistingContact[]> {
+export async function lockContactsByPhone(db: TenantDb, orgId: string, phones: string[]): Promise<ExistingContact[]> {
   if (phones.length === 0) return [];
   const { rows } = await sql<ExistingContact>`
     select c.id, c.phone, c.name, c.time_zone, c.consent_type, c.attributes,
@@ -151,6 +151,7 @@ export type UpsertRow = {
 /** A planned write: the merged values, the tags to link, and whether the consent type changes (an audit entry). */
 export type StagedRow = UpsertRow & { newTagIds: string[]; consentChanged: boolean };
 
+// System handle: COPY into the import's temporary staging table: touches no tenant table.
 /**
  * Fills the batch's staging table (temporary, dropped at commit; emptied when a retry round fills it again) with
  * one COPY. Must run on the connection of `copy`, in its transaction.
@@ -188,7 +189,13 @@ function contactFields(r: StagedRow): string[] {
  * savepoint: when someone else has inserted one of the phones since the lock (a unique violation), nothing of it
  * is kept and false is returned, so the caller merges these rows instead. Must run on the connection of `copy`.
  */
-export async function copyNewContacts(db: Db, copy: CopyIn, orgId: string, rows: StagedRow[], actor: string | null): Promise<boolean> {
+export async function copyNewContacts(
+  db: TenantDb,
+  copy: CopyIn,
+  orgId: string,
+  rows: StagedRow[],
+  actor: string | null,
+): Promise<boolean> {
   if (rows.length === 0) return true;
   // One text value rather than a row per id: 150,000 result rows cost Node ~55 ms to parse, one string ~7 ms.
   const { rows: drawn } = await sql<{
@@ -227,7 +234,7 @@ export type MergeOutcome = { inserted: number; updated: number; missing: string[
  * may be updated: a phone inserted by someone else since then is left alone and reported in `missing` (the
  * caller retries it as an existing contact).
  */
-export async function mergeStagedRows(db: Db, orgId: string, lockedIds: string[], actor: string | null): Promise<MergeOutcome> {
+export async function mergeStagedRows(db: TenantDb, orgId: string, lockedIds: string[], actor: string | null): Promise<MergeOutcome> {
   const { rows } = await sql<{ inserted: number; updated: number; missing: string[] }>`
     with written as (
       insert into contacts as c (organization_id, phone, phone_country, name, time_zone, consent_type, attributes)

@@ -7,7 +7,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import { likeContaining, type ContactRow } from './contacts.ts';
 
 type Scalar = string | number | boolean | null;
@@ -28,11 +28,11 @@ type Condition = SegmentQuery['conditions'][number];
 const TRUE = sql<SqlBool>`true`;
 
 /** The organization's contacts (as `c`) matching the predicate: the one query every segment operation builds on. */
-export function segmentContacts(db: Db, orgId: string, predicate: RawBuilder<SqlBool>) {
+export function segmentContacts(db: TenantDb, orgId: string, predicate: RawBuilder<SqlBool>) {
   return tenant(db.selectFrom('contacts as c'), orgId, 'c.organization_id').where(predicate);
 }
 
-export async function countSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>): Promise<number> {
+export async function countSegment(db: TenantDb, orgId: string, predicate: RawBuilder<SqlBool>): Promise<number> {
   const row = await segmentContacts(db, orgId, predicate)
     .select(sql<string>`count(*)`.as('n'))
     .executeTakeFirstOrThrow();
@@ -58,7 +58,7 @@ export const SAMPLE_WINDOW = 20_000;
  * tagged contacts (`tags all` is estimated at 0.5% of the carriers) re-read 6,000 contacts for each of 2,000: 1.3 s
  * where the probes take 20 ms.
  */
-export async function sampleSegment(db: Db, orgId: string, predicate: RawBuilder<SqlBool>, limit: number): Promise<ContactRow[]> {
+export async function sampleSegment(db: TenantDb, orgId: string, predicate: RawBuilder<SqlBool>, limit: number): Promise<ContactRow[]> {
   // The edge's time as text: a Date would drop its microseconds.
   const edge = await tenant(db.selectFrom('contacts'), orgId)
     .select([sql<string>`created_at::text`.as('at'), 'id'])
@@ -82,7 +82,7 @@ export async function sampleSegment(db: Db, orgId: string, predicate: RawBuilder
 
 /** A page of matching ids in creation order, then id (stable while contacts are not added or deleted), with the total. */
 export async function segmentIdPage(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   predicate: RawBuilder<SqlBool>,
   page: { limit: number; offset: number },
@@ -103,7 +103,7 @@ export type SavedSegmentRow = { id: string; query: SegmentQuery; lastUsedAt: Dat
  * resolves of the same query meet on the unique index and all get the same row.
  */
 export async function upsertSavedSegment(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   queryHash: string,
   query: SegmentQuery,
@@ -118,7 +118,7 @@ export async function upsertSavedSegment(
 }
 
 /** The organization's saved segment, marked used now; undefined when there is none (unknown, another organization's, or purged). */
-export async function useSavedSegment(db: Db, orgId: string, segmentId: string): Promise<SavedSegmentRow | undefined> {
+export async function useSavedSegment(db: TenantDb, orgId: string, segmentId: string): Promise<SavedSegmentRow | undefined> {
   const row = await tenant(db.updateTable('saved_segments'), orgId)
     .set({ last_used_at: sql`now()` })
     .where('id', '=', segmentId)
@@ -127,6 +127,7 @@ export async function useSavedSegment(db: Db, orgId: string, segmentId: string):
   return row && { id: row.id, query: row.query as SegmentQuery, lastUsedAt: row.last_used_at };
 }
 
+// System handle: retention: the unused segments of every organization.
 /** Every organization's segments unused for `days` days (the system handle: the purge crosses organizations). */
 export async function deleteSegmentsUnusedFor(db: Db, days: number): Promise<number> {
   const res = await db

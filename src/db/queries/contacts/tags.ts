@@ -2,18 +2,17 @@
 // (one bind parameter each, whatever their length). The limits are the domain's (src/domain/contacts/tags.ts)
 // and come in as arguments.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { TagsTable } from '../../tables/contacts.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type TagRow = Selectable<TagsTable>;
 
 /** Serializes tag creation within an organization for the rest of the transaction (the organization's tag cap). */
-export async function lockTagCreation(db: Db, orgId: string): Promise<void> {
+export async function lockTagCreation(db: TenantDb, orgId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`tags:${orgId}`}, 0))`.execute(db);
 }
 
-export async function countTags(db: Db, orgId: string): Promise<number> {
+export async function countTags(db: TenantDb, orgId: string): Promise<number> {
   const row = await tenant(db.selectFrom('tags'), orgId)
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .executeTakeFirstOrThrow();
@@ -21,7 +20,7 @@ export async function countTags(db: Db, orgId: string): Promise<number> {
 }
 
 /** Inserts unless the name is taken, compared case-insensitively (then undefined). */
-export function insertTag(db: Db, orgId: string, name: string): Promise<TagRow | undefined> {
+export function insertTag(db: TenantDb, orgId: string, name: string): Promise<TagRow | undefined> {
   return db
     .insertInto('tags')
     .values({ organization_id: orgId, name })
@@ -31,7 +30,7 @@ export function insertTag(db: Db, orgId: string, name: string): Promise<TagRow |
 }
 
 /** Every tag of the organization by name, case-insensitively. */
-export function listTags(db: Db, orgId: string): Promise<TagRow[]> {
+export function listTags(db: TenantDb, orgId: string): Promise<TagRow[]> {
   return tenant(db.selectFrom('tags'), orgId)
     .selectAll()
     .orderBy(sql`lower(name)`)
@@ -44,7 +43,7 @@ export function listTags(db: Db, orgId: string): Promise<TagRow[]> {
  * Of `ids`, those that are tags of the organization, locked against deletion until the transaction ends (so
  * links written in the same transaction cannot point at a tag deleted meanwhile).
  */
-export async function existingTagIds(db: Db, orgId: string, ids: string[]): Promise<Set<string>> {
+export async function existingTagIds(db: TenantDb, orgId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();
   const rows = await tenant(db.selectFrom('tags'), orgId)
     .select('id')
@@ -55,7 +54,7 @@ export async function existingTagIds(db: Db, orgId: string, ids: string[]): Prom
 }
 
 /** Tags of the organization by case-insensitive name, locked against deletion like existingTagIds. */
-export async function tagsByLowerName(db: Db, orgId: string, lowerNames: string[]): Promise<TagRow[]> {
+export async function tagsByLowerName(db: TenantDb, orgId: string, lowerNames: string[]): Promise<TagRow[]> {
   if (lowerNames.length === 0) return [];
   return tenant(db.selectFrom('tags'), orgId)
     .selectAll()
@@ -65,7 +64,7 @@ export async function tagsByLowerName(db: Db, orgId: string, lowerNames: string[
 }
 
 /** Creates the named tags that do not exist yet (set-based); returns the created ones. */
-export function insertTagsByName(db: Db, orgId: string, names: string[]): Promise<TagRow[]> {
+export function insertTagsByName(db: TenantDb, orgId: string, names: string[]): Promise<TagRow[]> {
   if (names.length === 0) return Promise.resolve([]);
   return sql<TagRow>`
     insert into tags (organization_id, name)
@@ -80,12 +79,12 @@ export function insertTagsByName(db: Db, orgId: string, names: string[]): Promis
  * Locks the tag until the transaction ends, so the count of its links cannot race with new ones (inserting a
  * link takes a key-share lock on the tag). undefined when the organization has no such tag.
  */
-export async function lockTag(db: Db, orgId: string, id: string): Promise<{ id: string } | undefined> {
+export async function lockTag(db: TenantDb, orgId: string, id: string): Promise<{ id: string } | undefined> {
   return tenant(db.selectFrom('tags'), orgId).select('id').where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 /** How many contacts carry the tag. */
-export async function countTagLinks(db: Db, orgId: string, id: string): Promise<number> {
+export async function countTagLinks(db: TenantDb, orgId: string, id: string): Promise<number> {
   const { n } = await tenant(db.selectFrom('contact_tags'), orgId)
     .select((eb) => eb.fn.countAll<string>().as('n'))
     .where('tag_id', '=', id)
@@ -94,7 +93,7 @@ export async function countTagLinks(db: Db, orgId: string, id: string): Promise<
 }
 
 /** Deletes the tag; ON DELETE CASCADE removes it from every contact. */
-export async function deleteTag(db: Db, orgId: string, id: string): Promise<void> {
+export async function deleteTag(db: TenantDb, orgId: string, id: string): Promise<void> {
   await tenant(db.deleteFrom('tags'), orgId).where('id', '=', id).execute();
 }
 
@@ -106,7 +105,7 @@ export type BulkTagCounts = { tagged: number; alreadyTagged: number; notFound: n
  * inserted with ON CONFLICT DO NOTHING, and the touched contacts' updated_at moves.
  */
 export async function tagContactsSet(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   contactIds: string[],
   tagIds: string[],
@@ -154,7 +153,7 @@ export async function tagContactsSet(
 }
 
 /** Removes the tags from the contacts in one statement; returns the number of distinct contacts that lost one. */
-export async function untagContactsSet(db: Db, orgId: string, contactIds: string[], tagIds: string[]): Promise<number> {
+export async function untagContactsSet(db: TenantDb, orgId: string, contactIds: string[], tagIds: string[]): Promise<number> {
   const { rows } = await sql<{ untagged: string }>`
     with del as (
       delete from contact_tags

@@ -3,17 +3,17 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { ContactsTable } from '../../tables/contacts.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
 
-export function getContact(db: Db, orgId: string, id: string): Promise<ContactRow | undefined> {
+export function getContact(db: TenantDb, orgId: string, id: string): Promise<ContactRow | undefined> {
   return tenant(db.selectFrom('contacts'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** The contact with this phone, created (no attributes, no consent) when there is none. */
 export async function ensureContactByPhone(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   phone: string,
   country: string | null,
@@ -29,6 +29,7 @@ export async function ensureContactByPhone(
   return { ...row, created: false };
 }
 
+// System handle: the dispatcher records the capabilities of contacts of many organizations.
 /** Remembers the provider's RCS answers on the contacts, in one statement. */
 export async function setRcsCapableMany(
   db: Db,

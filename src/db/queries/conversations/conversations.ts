@@ -3,16 +3,17 @@
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
+import type { Channel, ConversationHandledBy, ConversationSourceType, ConversationStatus } from '../../tables/enums.ts';
 import type { ConversationsTable } from '../../tables/messaging.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 /** A conversation as the API shows it: with the contact's phone and the unread count. */
 export type ConversationView = ConversationRow & { contact_phone: string; unread_count: string };
 
-export type ConversationFilter = { contactId?: string; senderId?: string; status?: string; handledBy?: string };
+export type ConversationFilter = { contactId?: string; senderId?: string; status?: ConversationStatus; handledBy?: ConversationHandledBy };
 
-function withContactAndUnread(db: Db, orgId: string) {
+function withContactAndUnread(db: TenantDb, orgId: string) {
   return tenant(db.selectFrom('conversations as c'), orgId, 'c.organization_id')
     .innerJoin('contacts as ct', 'ct.id', 'c.contact_id')
     .selectAll('c')
@@ -25,7 +26,7 @@ function withContactAndUnread(db: Db, orgId: string) {
 
 /** A page of the organization's conversations, most recent message first (the documented order), with the total. */
 export function listConversations(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   filter: ConversationFilter,
   page: { limit: number; offset: number },
@@ -38,18 +39,18 @@ export function listConversations(
   return listPage(q.orderBy(sql`c.last_message_at desc nulls last`).orderBy('c.id', 'desc'), page);
 }
 
-export function getConversation(db: Db, orgId: string, id: string): Promise<ConversationView | undefined> {
+export function getConversation(db: TenantDb, orgId: string, id: string): Promise<ConversationView | undefined> {
   return withContactAndUnread(db, orgId).where('c.id', '=', id).executeTakeFirst();
 }
 
 export type ConversationKey = {
   contactId: string;
   senderId: string;
-  sourceType: string;
+  sourceType: ConversationSourceType;
   sourceBlastId: string | null;
   sourceBotId: string | null;
   sourceCampaignId: string | null;
-  handledBy: string;
+  handledBy: ConversationHandledBy;
   botId: string | null;
 };
 
@@ -69,6 +70,7 @@ export function newConversationId(
 
 let derivedIds: Promise<boolean> | undefined;
 
+// System handle: reads the catalog (pg_constraint): touches no tenant table.
 /**
  * Whether every conversation's id is newConversationId of its key: migration 0035's check, validated when no
  * conversation from before the derivation exists. Asked once per process (the answer only changes by a migration).
@@ -88,7 +90,7 @@ export function conversationIdsDerived(db: Db): Promise<boolean> {
 }
 
 /** The conversation of (contact, sender), inserted when there is none; either way locked for the caller's transaction. */
-export function upsertConversation(db: Db, orgId: string, key: ConversationKey): Promise<ConversationRow> {
+export function upsertConversation(db: TenantDb, orgId: string, key: ConversationKey): Promise<ConversationRow> {
   return db
     .insertInto('conversations')
     .values({
@@ -110,10 +112,10 @@ export function upsertConversation(db: Db, orgId: string, key: ConversationKey):
 
 /** After an inbound message: open, its channel holds the session, a new 24-hour window starts when none is active. */
 export async function recordInbound(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
-  m: { messageId: string; at: Date; channel: string; preview: string; sessionHours: number },
+  m: { messageId: string; at: Date; channel: Channel; preview: string; sessionHours: number },
 ): Promise<void> {
   await tenant(db.updateTable('conversations'), orgId)
     .set({
@@ -131,7 +133,7 @@ export async function recordInbound(
 }
 
 /** Hands the conversation to a human; undefined when a human already handles it (nothing changed). */
-export function handOffToHuman(db: Db, orgId: string, id: string): Promise<ConversationRow | undefined> {
+export function handOffToHuman(db: TenantDb, orgId: string, id: string): Promise<ConversationRow | undefined> {
   return tenant(db.updateTable('conversations'), orgId)
     .set({ handled_by: 'human', updated_at: sql`now()` })
     .where('id', '=', id)

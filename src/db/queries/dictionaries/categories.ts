@@ -1,13 +1,12 @@
 // SQL for dictionary folders (dictionary_categories).
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { DictionaryCategoriesTable } from '../../tables/dictionaries.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type CategoryRow = Selectable<DictionaryCategoriesTable>;
 
 /** Every folder of the organization, by sort_order then name (the documented order). */
-export function listCategories(db: Db, orgId: string): Promise<CategoryRow[]> {
+export function listCategories(db: TenantDb, orgId: string): Promise<CategoryRow[]> {
   return tenant(db.selectFrom('dictionary_categories'), orgId).selectAll().orderBy('sort_order').orderBy('name').orderBy('id').execute();
 }
 
@@ -16,7 +15,7 @@ export function listCategories(db: Db, orgId: string): Promise<CategoryRow[]> {
  * `lock: 'keyShare'` only against its deletion (an entry being filed in it), as the foreign key check would.
  */
 export function getCategory(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   opts: { lock?: 'update' | 'keyShare' } = {},
@@ -26,7 +25,7 @@ export function getCategory(
 }
 
 /** The folder with this name (compared case-insensitively; `name` is trimmed), other than `exceptId`. */
-export function findCategoryByName(db: Db, orgId: string, name: string, exceptId?: string): Promise<{ id: string } | undefined> {
+export function findCategoryByName(db: TenantDb, orgId: string, name: string, exceptId?: string): Promise<{ id: string } | undefined> {
   let q = tenant(db.selectFrom('dictionary_categories'), orgId)
     .select('id')
     .where(sql<boolean>`lower(name) = lower(${name})`);
@@ -35,7 +34,7 @@ export function findCategoryByName(db: Db, orgId: string, name: string, exceptId
 }
 
 /** One more than the highest sort_order, 0 for the first folder. */
-export async function nextSortOrder(db: Db, orgId: string): Promise<number> {
+export async function nextSortOrder(db: TenantDb, orgId: string): Promise<number> {
   const row = await tenant(db.selectFrom('dictionary_categories'), orgId)
     .select(sql<string | null>`max(sort_order)::bigint + 1`.as('next'))
     .executeTakeFirst();
@@ -43,7 +42,7 @@ export async function nextSortOrder(db: Db, orgId: string): Promise<number> {
 }
 
 /** Inserts the folder; undefined when the organization already has one with this name. */
-export function insertCategory(db: Db, orgId: string, c: { name: string; sortOrder: number }): Promise<CategoryRow | undefined> {
+export function insertCategory(db: TenantDb, orgId: string, c: { name: string; sortOrder: number }): Promise<CategoryRow | undefined> {
   return db
     .insertInto('dictionary_categories')
     .values({ organization_id: orgId, name: c.name, sort_order: c.sortOrder })
@@ -53,7 +52,7 @@ export function insertCategory(db: Db, orgId: string, c: { name: string; sortOrd
 }
 
 export function updateCategory(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: { name?: string; sortOrder?: number },
@@ -70,13 +69,13 @@ export function updateCategory(
 }
 
 /** The id of the deleted folder; undefined when the organization has no such folder. Unfile its entries first. */
-export async function deleteCategory(db: Db, orgId: string, id: string): Promise<string | undefined> {
+export async function deleteCategory(db: TenantDb, orgId: string, id: string): Promise<string | undefined> {
   const row = await tenant(db.deleteFrom('dictionary_categories'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row?.id;
 }
 
 /** Sets every intent and variable definition filed in the folder to unfiled. */
-export async function unfileCategory(db: Db, orgId: string, id: string): Promise<void> {
+export async function unfileCategory(db: TenantDb, orgId: string, id: string): Promise<void> {
   await tenant(db.updateTable('intents'), orgId)
     .set({ category_id: null, updated_at: sql`now()` })
     .where('category_id', '=', id)
@@ -88,7 +87,7 @@ export async function unfileCategory(db: Db, orgId: string, id: string): Promise
 }
 
 /** Each listed folder of the organization gets sort_order = its index in `ids`; others (and unknown ids) are untouched. */
-export async function reorderCategories(db: Db, orgId: string, ids: readonly string[]): Promise<void> {
+export async function reorderCategories(db: TenantDb, orgId: string, ids: readonly string[]): Promise<void> {
   await sql`
     update dictionary_categories c
     set sort_order = v.ord - 1, updated_at = now()

@@ -1,28 +1,27 @@
 // SQL for intents (postback tokens).
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { IntentsTable } from '../../tables/dictionaries.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type IntentRow = Selectable<IntentsTable>;
 
 /** Every intent of the organization, by value (the documented order; values are unique). */
-export function listIntents(db: Db, orgId: string): Promise<IntentRow[]> {
+export function listIntents(db: TenantDb, orgId: string): Promise<IntentRow[]> {
   return tenant(db.selectFrom('intents'), orgId).selectAll().orderBy('value').execute();
 }
 
-export function getIntent(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<IntentRow | undefined> {
+export function getIntent(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<IntentRow | undefined> {
   const q = tenant(db.selectFrom('intents'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function findIntentByValue(db: Db, orgId: string, value: string): Promise<{ id: string } | undefined> {
+export function findIntentByValue(db: TenantDb, orgId: string, value: string): Promise<{ id: string } | undefined> {
   return tenant(db.selectFrom('intents'), orgId).select('id').where('value', '=', value).executeTakeFirst();
 }
 
 /** Inserts the intent; undefined when the organization already has one with this value. */
 export function insertIntent(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   i: { value: string; label: string; description: string | null; categoryId: string | null; active: boolean },
 ): Promise<IntentRow | undefined> {
@@ -42,7 +41,7 @@ export function insertIntent(
 }
 
 export function updateIntent(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: { value?: string; label?: string; description?: string | null; categoryId?: string | null; active?: boolean },
@@ -61,7 +60,7 @@ export function updateIntent(
     .executeTakeFirst();
 }
 
-export async function deleteIntent(db: Db, orgId: string, id: string): Promise<string | undefined> {
+export async function deleteIntent(db: TenantDb, orgId: string, id: string): Promise<string | undefined> {
   const row = await tenant(db.deleteFrom('intents'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row?.id;
 }

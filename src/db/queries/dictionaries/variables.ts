@@ -1,22 +1,21 @@
 // SQL for variable definitions (capture tokens).
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { VariableDefinitionsTable, VariableType } from '../../tables/dictionaries.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type VariableRow = Selectable<VariableDefinitionsTable>;
 
 /** Every variable definition of the organization, by name (the documented order; names are unique). */
-export function listVariables(db: Db, orgId: string): Promise<VariableRow[]> {
+export function listVariables(db: TenantDb, orgId: string): Promise<VariableRow[]> {
   return tenant(db.selectFrom('variable_definitions'), orgId).selectAll().orderBy('name').execute();
 }
 
-export function getVariable(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<VariableRow | undefined> {
+export function getVariable(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<VariableRow | undefined> {
   const q = tenant(db.selectFrom('variable_definitions'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function findVariableByName(db: Db, orgId: string, name: string): Promise<{ id: string } | undefined> {
+export function findVariableByName(db: TenantDb, orgId: string, name: string): Promise<{ id: string } | undefined> {
   return tenant(db.selectFrom('variable_definitions'), orgId).select('id').where('name', '=', name).executeTakeFirst();
 }
 
@@ -24,7 +23,7 @@ const itemsJson = (items: readonly string[] | null) => (items === null ? null : 
 
 /** Inserts the definition; undefined when the organization already has one with this name. */
 export function insertVariable(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   v: { name: string; type: VariableType; items: readonly string[] | null; categoryId: string | null },
 ): Promise<VariableRow | undefined> {
@@ -37,7 +36,7 @@ export function insertVariable(
 }
 
 export function updateVariable(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
   change: { name?: string; type?: VariableType; items?: readonly string[] | null; categoryId?: string | null },
@@ -55,7 +54,7 @@ export function updateVariable(
     .executeTakeFirst();
 }
 
-export async function deleteVariable(db: Db, orgId: string, id: string): Promise<string | undefined> {
+export async function deleteVariable(db: TenantDb, orgId: string, id: string): Promise<string | undefined> {
   const row = await tenant(db.deleteFrom('variable_definitions'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row?.id;
 }

@@ -2,12 +2,12 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { EventsTable } from '../../tables/events.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type EventRow = Selectable<EventsTable>;
 
 export function insertEvent(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   e: {
     name: string;
@@ -33,7 +33,7 @@ export function insertEvent(
     .executeTakeFirstOrThrow();
 }
 
-export async function setEventOutcomes(db: Db, orgId: string, id: string, outcomes: unknown[]): Promise<void> {
+export async function setEventOutcomes(db: TenantDb, orgId: string, id: string, outcomes: unknown[]): Promise<void> {
   await tenant(db.updateTable('events'), orgId)
     .set({ outcomes: JSON.stringify(outcomes) })
     .where('id', '=', id)
@@ -41,13 +41,16 @@ export async function setEventOutcomes(db: Db, orgId: string, id: string, outcom
 }
 
 /** Status of each message (queued or held at acceptance), by id. */
-export async function messageStatuses(db: Db, orgId: string, ids: string[]): Promise<Map<string, string>> {
+export async function messageStatuses(db: TenantDb, orgId: string, ids: string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
   const rows = await tenant(db.selectFrom('messages'), orgId).select(['id', 'status']).where('id', 'in', ids).execute();
   return new Map(rows.map((r) => [r.id, r.status]));
 }
 
+// System handle: a savepoint: touches no tenant table.
 /** One batch item's savepoint inside the batch's transaction: a failed item leaves nothing behind. */
 export const savepoint = (db: Db, name: string) => sql`savepoint ${sql.id(name)}`.execute(db);
+// System handle: a savepoint: touches no tenant table.
 export const rollbackToSavepoint = (db: Db, name: string) => sql`rollback to savepoint ${sql.id(name)}`.execute(db);
+// System handle: a savepoint: touches no tenant table.
 export const releaseSavepoint = (db: Db, name: string) => sql`release savepoint ${sql.id(name)}`.execute(db);

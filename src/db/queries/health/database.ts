@@ -3,6 +3,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database.ts';
 
+// System handle: select 1: touches no tenant table.
 export async function pingDatabase(db: Db): Promise<void> {
   await sql`select 1`.execute(db);
 }

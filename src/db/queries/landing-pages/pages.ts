@@ -2,10 +2,9 @@
 // (src/domain/landing-pages/); here: rows, through tenant(). The public route finds a page by organization and
 // slug through the same tenant-bound queries (it acts for the page's organization).
 import { sql, type Insertable, type Selectable, type Updateable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { LandingPageState, LandingPageSubmissionsTable, LandingPagesTable } from '../../tables/landing-pages.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type LandingPageRow = Selectable<LandingPagesTable>;
 export type LandingPageWithCount = LandingPageRow & { submission_count: number };
@@ -15,12 +14,12 @@ export type LandingPagePatch = Omit<Updateable<LandingPagesTable>, 'id' | 'organ
 
 const countOf = sql<number>`(select count(*)::int from landing_page_submissions s where s.landing_page_id = landing_pages.id and s.organization_id = landing_pages.organization_id)`;
 
-export function getPage(db: Db, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<LandingPageRow | undefined> {
+export function getPage(db: TenantDb, orgId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<LandingPageRow | undefined> {
   const qb = tenant(db.selectFrom('landing_pages'), orgId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? qb.forUpdate() : qb).executeTakeFirst();
 }
 
-export async function submissionCount(db: Db, orgId: string, pageId: string): Promise<number> {
+export async function submissionCount(db: TenantDb, orgId: string, pageId: string): Promise<number> {
   const row = await tenant(db.selectFrom('landing_page_submissions'), orgId)
     .select(sql<number>`count(*)::int`.as('n'))
     .where('landing_page_id', '=', pageId)
@@ -29,7 +28,7 @@ export async function submissionCount(db: Db, orgId: string, pageId: string): Pr
 }
 
 export function listPages(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   status: LandingPageState | undefined,
   page: { limit: number; offset: number },
@@ -40,12 +39,12 @@ export function listPages(
 }
 
 /** A page of the organization by slug, any state (the public route checks the state). */
-export function pageBySlug(db: Db, orgId: string, slug: string): Promise<LandingPageRow | undefined> {
+export function pageBySlug(db: TenantDb, orgId: string, slug: string): Promise<LandingPageRow | undefined> {
   return tenant(db.selectFrom('landing_pages'), orgId).selectAll().where('slug', '=', slug).executeTakeFirst();
 }
 
 /** Slugs of the organization equal to `base` or `base-<n>` (for picking a free one). */
-export async function slugsLike(db: Db, orgId: string, base: string): Promise<Set<string>> {
+export async function slugsLike(db: TenantDb, orgId: string, base: string): Promise<Set<string>> {
   const rows = await tenant(db.selectFrom('landing_pages'), orgId)
     .select('slug')
     .where((eb) => eb.or([eb('slug', '=', base), eb('slug', 'like', `${base.replaceAll('_', '\\_')}-%`)]))
@@ -54,11 +53,11 @@ export async function slugsLike(db: Db, orgId: string, base: string): Promise<Se
 }
 
 /** Serializes slug choices of one organization for the rest of the transaction. */
-export async function lockSlugs(db: Db, orgId: string): Promise<void> {
+export async function lockSlugs(db: TenantDb, orgId: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`landing_pages:${orgId}`}, 0))`.execute(db);
 }
 
-export function insertPage(db: Db, orgId: string, page: NewLandingPage): Promise<LandingPageRow> {
+export function insertPage(db: TenantDb, orgId: string, page: NewLandingPage): Promise<LandingPageRow> {
   return db
     .insertInto('landing_pages')
     .values({ ...page, organization_id: orgId })
@@ -66,7 +65,7 @@ export function insertPage(db: Db, orgId: string, page: NewLandingPage): Promise
     .executeTakeFirstOrThrow();
 }
 
-export function updatePage(db: Db, orgId: string, id: string, patch: LandingPagePatch): Promise<LandingPageRow | undefined> {
+export function updatePage(db: TenantDb, orgId: string, id: string, patch: LandingPagePatch): Promise<LandingPageRow | undefined> {
   return tenant(db.updateTable('landing_pages'), orgId)
     .set({ ...patch, updated_at: sql<Date>`now()` })
     .where('id', '=', id)
@@ -75,14 +74,14 @@ export function updatePage(db: Db, orgId: string, id: string, patch: LandingPage
 }
 
 /** Deletes the page (its submissions go with it, by the foreign key). */
-export async function deletePage(db: Db, orgId: string, id: string): Promise<boolean> {
+export async function deletePage(db: TenantDb, orgId: string, id: string): Promise<boolean> {
   await tenant(db.deleteFrom('landing_page_submissions'), orgId).where('landing_page_id', '=', id).execute();
   const row = await tenant(db.deleteFrom('landing_pages'), orgId).where('id', '=', id).returning('id').executeTakeFirst();
   return row !== undefined;
 }
 
 export function insertSubmission(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   row: Omit<Insertable<LandingPageSubmissionsTable>, 'organization_id'>,
 ): Promise<LandingPageSubmissionRow> {
@@ -94,7 +93,7 @@ export function insertSubmission(
 }
 
 export function listSubmissions(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   pageId: string,
   page: { limit: number; offset: number },

@@ -1,14 +1,13 @@
 // SQL for the MCP server configuration (one row per organization). Tenant-scoped: every query names
 // organization_id. `credentials` is always the sealed form; this module never sees plain credentials.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { McpConfigsTable, McpCredentialsKind, StoredChannelHealth } from '../../tables/mcp.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type McpConfigRow = Selectable<McpConfigsTable>;
 export type { StoredChannelHealth };
 
-export function getMcpConfig(db: Db, orgId: string, opts: { forUpdate?: boolean } = {}): Promise<McpConfigRow | undefined> {
+export function getMcpConfig(db: TenantDb, orgId: string, opts: { forUpdate?: boolean } = {}): Promise<McpConfigRow | undefined> {
   const q = tenant(db.selectFrom('mcp_configs'), orgId).selectAll();
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
@@ -22,7 +21,7 @@ export type McpConfigValues = {
 };
 
 /** Creates or replaces the organization's configuration. */
-export function upsertMcpConfig(db: Db, orgId: string, v: McpConfigValues): Promise<McpConfigRow> {
+export function upsertMcpConfig(db: TenantDb, orgId: string, v: McpConfigValues): Promise<McpConfigRow> {
   const values = {
     base_url: v.baseUrl,
     credentials_type: v.credentialsType,
@@ -43,7 +42,7 @@ export function upsertMcpConfig(db: Db, orgId: string, v: McpConfigValues): Prom
  * credentials): then the results describe a configuration that no longer exists and are dropped (undefined).
  */
 export function setMcpHealth(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   expected: { baseUrl: string; sealedCredentials: string },
   health: StoredChannelHealth[],

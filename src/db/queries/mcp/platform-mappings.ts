@@ -3,14 +3,15 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { PlatformMappingsTable } from '../../tables/mcp.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type PlatformMappingRow = Selectable<PlatformMappingsTable>;
 
-export function getPlatformMapping(db: Db, orgId: string): Promise<PlatformMappingRow | undefined> {
+export function getPlatformMapping(db: TenantDb, orgId: string): Promise<PlatformMappingRow | undefined> {
   return tenant(db.selectFrom('platform_mappings'), orgId).selectAll().executeTakeFirst();
 }
 
+// System handle: the admin CLI (a platform admin, no organization key).
 /** Creates or replaces the organization's mapping. */
 export function upsertPlatformMapping(db: Db, orgId: string, platformAccountId: string): Promise<PlatformMappingRow> {
   return db
@@ -21,6 +22,7 @@ export function upsertPlatformMapping(db: Db, orgId: string, platformAccountId: 
     .executeTakeFirstOrThrow();
 }
 
+// System handle: the admin CLI (a platform admin, no organization key).
 export async function organizationExists(db: Db, orgId: string): Promise<boolean> {
   const row = await db.selectFrom('organizations').select('id').where('id', '=', orgId).executeTakeFirst();
   return Boolean(row);

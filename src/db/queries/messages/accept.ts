@@ -4,7 +4,6 @@
 // send is the set of one. Content-dependent values (renderings, prices, previews) come in per content key,
 // computed once per distinct content by the caller.
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../../database.ts';
 import { rowsOf } from '../../rows.ts';
 import type { JobInsert } from '../../../jobs/queue.ts';
 import {
@@ -21,6 +20,7 @@ import type { BlastBatchScope } from './dispatch.ts';
 import type { MessageRow } from './messages.ts';
 import { senderChoice, type SenderRow } from '../sender-ids/senders.ts';
 import type { StoredProtocolConfig } from '../../tables/sender-ids.ts';
+import type { TenantDb } from '../../tenant.ts';
 
 /** What one rendering of a content costs and shows. */
 export type Billing = { segments: number; encoding: string | null; costUnits: number; preview: string };
@@ -114,7 +114,7 @@ function routeSql(
 
 /** The plan a send to one contact would make now (routeSql), for a preview: undefined when the contact is not found. */
 export async function plannedRoute(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   q: RouteInputs & { contactId: string; senderId: string | null; fallbackOk: boolean },
 ): Promise<{ route: 'primary' | 'fallback' | null } | undefined> {
@@ -253,14 +253,14 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
 export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & (({ id: string } & MessageRow) | { id: null });
 
 /** Accepts the set and answers each recipient's outcome: its message, or its skip reason. */
-export async function acceptEach(db: Db, orgId: string, a: AcceptSet, wake: Wake): Promise<Outcome[]> {
+export async function acceptEach(db: TenantDb, orgId: string, a: AcceptSet, wake: Wake): Promise<Outcome[]> {
   const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id where ${wokenRead(wake)}`;
   return (await sql<Outcome>`${acceptStatement(orgId, a, await conversationIdsDerived(db), tail, wake)}`.execute(db)).rows;
 }
 
 /** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */
 export async function acceptAll(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   a: AcceptSet,
   withMessages: boolean,
@@ -348,7 +348,7 @@ export type SendFactsQuery = {
   eventTypes: string[];
 };
 
-export async function loadSendFacts(db: Db, orgId: string, f: SendFactsQuery): Promise<SendFacts> {
+export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQuery): Promise<SendFacts> {
   const rules = f.rules
     ? sql`(select coalesce(json_agg(r), '[]'::json) from (${contentRulesQuery(db, orgId, f.messageType)}) r)`
     : sql`'[]'::json`;

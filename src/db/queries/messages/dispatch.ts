@@ -21,6 +21,7 @@ function scopeOf(scope: DispatchScope) {
     where r.organization_id = ${scope.organizationId}::uuid and r.blast_id = ${scope.blastId}::uuid and r.batch = ${scope.batch} and r.message_id is not null)`;
 }
 
+// System handle: the outbox dispatcher works on the messages of every organization.
 /**
  * Claims up to `limit` due messages of the scope (queued/held/sending whose `dispatch_at` has come: a `sending`
  * one is due again when its claim's lease ran out, i.e. its worker died) → sending, one more attempt, leased for
@@ -42,6 +43,7 @@ export async function claimDue(db: Db, scope: DispatchScope, limit: number, leas
   ).rows;
 }
 
+// System handle: the outbox dispatcher works on the messages of every organization.
 /** When the scope's next message falls due (held, backing off, rate-limited, or leased to a worker); null when none. */
 export async function nextDue(db: Db, scope: DispatchScope): Promise<Date | null> {
   const row = (
@@ -62,6 +64,7 @@ export type AcceptedByProvider = {
   costUnits: number;
 };
 
+// System handle: the outbox dispatcher works on the messages of every organization.
 /**
  * Records a batch of provider acceptances in one statement. A message no longer `sending` was moved on by a receipt
  * that came before this record (the carrier answers fast): it keeps its status, and a fallback that receipt queued
@@ -98,6 +101,7 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
   ).rows;
 }
 
+// System handle: the outbox dispatcher works on the messages of every organization.
 /** Puts claimed messages back to `queued`, due again in `afterSeconds`; an attempt that never reached the provider is given back. */
 export async function requeueMessages(
   db: Db,
@@ -119,6 +123,7 @@ export async function requeueMessages(
 /** A claimed message to hold until `until` (the end of its recipient's quiet hours). */
 export type QuietHold = { organizationId: string; id: string; until: Date };
 
+// System handle: the outbox dispatcher works on the messages of every organization.
 /**
  * Puts claimed messages back to `held` until their recipient's quiet hours end, in one statement: due again then
  * (`dispatch_at`), with the claim's attempt given back (it never reached the provider). A message no longer
@@ -139,6 +144,7 @@ export async function holdMessages(db: Db, holds: readonly QuietHold[]): Promise
   ).rows;
 }
 
+// System handle: the outbox dispatcher works on the messages of every organization.
 /** Fails a message not yet final; undefined when it already was. `dropFallback` clears the planned fallback. */
 export function failMessage(
   db: Db,
@@ -164,6 +170,7 @@ export function failMessage(
     .executeTakeFirst();
 }
 
+// System handle: the outbox dispatcher works on the messages of every organization.
 /** The message goes by its SMS/MMS fallback instead of RCS, for `reason`. */
 /** Plans the fallback channel of messages found without RCS at dispatch, in one statement. */
 export async function planFallbacks(

@@ -1,17 +1,16 @@
 // SQL for messages (both directions) as the API reads and writes them. Tenant-scoped through tenant(); inserts
 // carry organization_id. The workers' queries across organizations are in dispatch.ts and receipts.ts.
 import { sql, type Insertable, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { MessagesTable } from '../../tables/messaging.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type MessageRow = Selectable<MessagesTable>;
 export type NewMessage = Omit<Insertable<MessagesTable>, 'organization_id'>;
 
 /** Stores an inbound message once per (provider, provider message id): undefined when it is already stored. */
 export function insertInboundMessage(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   message: NewMessage & { provider: string; provider_message_id: string },
 ): Promise<MessageRow | undefined> {
@@ -23,13 +22,13 @@ export function insertInboundMessage(
     .executeTakeFirst();
 }
 
-export function getMessage(db: Db, orgId: string, id: string): Promise<MessageRow | undefined> {
+export function getMessage(db: TenantDb, orgId: string, id: string): Promise<MessageRow | undefined> {
   return tenant(db.selectFrom('messages'), orgId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 /** A page of a conversation's messages (both directions), newest first, with the total. */
 export function listConversationMessages(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   conversationId: string,
   page: { limit: number; offset: number },
@@ -42,10 +41,10 @@ export function listConversationMessages(
  * billed. `dropFallback` clears the planned fallback.
  */
 export function revokeMessage(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   id: string,
-  fromStatus: string,
+  fromStatus: MessagesTable['status'],
   opts: { dropFallback: boolean },
 ): Promise<MessageRow | undefined> {
   return tenant(db.updateTable('messages'), orgId)
@@ -70,7 +69,7 @@ export function revokeMessage(
  * under an active compliance override (the gate lets an override lift an opt-out, not a DNC entry).
  */
 export async function failUnsentTo(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   phones: readonly string[],
   refusal: { code: string; message: string; overridable: boolean },

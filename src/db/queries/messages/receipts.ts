@@ -6,6 +6,7 @@ import type { MessageRow } from './messages.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+// System handle: delivery receipts arrive for the messages of every organization.
 /** Locks the messages for the caller's transaction, in id order (concurrent batches cannot deadlock). */
 export async function lockMessages(db: Db, ids: readonly string[]): Promise<MessageRow[]> {
   const valid = [...new Set(ids.filter((id) => UUID.test(id)))]; // a malformed reference matches no message
@@ -34,6 +35,7 @@ export type ReceiptState = Pick<
   | 'fallback_reason'
 > & { requeue: boolean };
 
+// System handle: delivery receipts arrive for the messages of every organization.
 /** Writes the receipts' states, one statement for the whole batch. */
 export async function writeReceiptStates(db: Db, states: readonly ReceiptState[]): Promise<void> {
   if (!states.length) return;

@@ -1,16 +1,15 @@
 // SQL for the Programs section: programs and their sender attachments. Tenant-scoped through tenant().
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { ProgramSendersTable, ProgramsTable } from '../../tables/submissions.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { ProgramSenderRole, ProgramStatus } from '../../tables/enums.ts';
 
 export type ProgramRow = Selectable<ProgramsTable>;
 export type AttachmentRow = Selectable<ProgramSendersTable>;
 
 export function getProgram(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   opts: { forUpdate?: boolean } = {},
@@ -20,7 +19,7 @@ export function getProgram(
 }
 
 /** The program the sender's brand registration created; an ARCHIVED one no longer counts (it released the sender). */
-export function programOfSender(db: Db, organizationId: string, senderId: string): Promise<ProgramRow | undefined> {
+export function programOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<ProgramRow | undefined> {
   return tenant(db.selectFrom('programs'), organizationId)
     .selectAll()
     .where('sender_id', '=', senderId)
@@ -29,7 +28,7 @@ export function programOfSender(db: Db, organizationId: string, senderId: string
 }
 
 export function listPrograms(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   filter: { status?: ProgramStatus | undefined },
   page: { limit: number; offset: number },
@@ -40,7 +39,7 @@ export function listPrograms(
 }
 
 export function insertProgram(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: Omit<Insertable<ProgramsTable>, 'organization_id'>,
 ): Promise<ProgramRow> {
@@ -51,7 +50,7 @@ export function insertProgram(
     .executeTakeFirstOrThrow();
 }
 
-export function updateProgram(db: Db, organizationId: string, id: string, patch: Updateable<ProgramsTable>): Promise<ProgramRow> {
+export function updateProgram(db: TenantDb, organizationId: string, id: string, patch: Updateable<ProgramsTable>): Promise<ProgramRow> {
   return tenant(db.updateTable('programs'), organizationId)
     .set({ ...patch, updated_at: new Date() })
     .where('id', '=', id)
@@ -60,7 +59,7 @@ export function updateProgram(db: Db, organizationId: string, id: string, patch:
 }
 
 /** Attachments of some programs, newest first (active and detached: the audit trail). */
-export function attachmentsOf(db: Db, organizationId: string, programIds: string[]): Promise<AttachmentRow[]> {
+export function attachmentsOf(db: TenantDb, organizationId: string, programIds: string[]): Promise<AttachmentRow[]> {
   if (programIds.length === 0) return Promise.resolve([]);
   return tenant(db.selectFrom('program_senders'), organizationId)
     .selectAll()
@@ -72,7 +71,7 @@ export function attachmentsOf(db: Db, organizationId: string, programIds: string
 
 /** Inserts an active attachment; undefined when the sender already has one to the program (the partial unique index). */
 export function insertAttachment(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: { programId: string; senderId: string; role: ProgramSenderRole; at: Date },
 ): Promise<AttachmentRow | undefined> {
@@ -93,7 +92,7 @@ export function insertAttachment(
 
 /** Ends the active attachment of a sender to a program (kept as DETACHED); undefined when there is none. */
 export function detachSender(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   programId: string,
   senderId: string,
@@ -109,7 +108,7 @@ export function detachSender(
 }
 
 /** Active attachments of one sender (any program). */
-export function activeAttachmentsOfSender(db: Db, organizationId: string, senderId: string): Promise<AttachmentRow[]> {
+export function activeAttachmentsOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<AttachmentRow[]> {
   return tenant(db.selectFrom('program_senders'), organizationId)
     .selectAll()
     .where('sender_id', '=', senderId)
@@ -118,7 +117,7 @@ export function activeAttachmentsOfSender(db: Db, organizationId: string, sender
 }
 
 /** Ends every active attachment of a program (its archiving): the rows stay, as the audit trail. */
-export function detachAllOfProgram(db: Db, organizationId: string, programId: string, at: Date): Promise<AttachmentRow[]> {
+export function detachAllOfProgram(db: TenantDb, organizationId: string, programId: string, at: Date): Promise<AttachmentRow[]> {
   return tenant(db.updateTable('program_senders'), organizationId)
     .set({ status: 'DETACHED', detached_at: at })
     .where('program_id', '=', programId)
@@ -128,7 +127,7 @@ export function detachAllOfProgram(db: Db, organizationId: string, programId: st
 }
 
 /** Ends every active attachment of a sender (its deletion): the rows stay, as the audit trail. */
-export async function detachSenderFromAllPrograms(db: Db, organizationId: string, senderId: string, at: Date): Promise<number> {
+export async function detachSenderFromAllPrograms(db: TenantDb, organizationId: string, senderId: string, at: Date): Promise<number> {
   const rows = await tenant(db.updateTable('program_senders'), organizationId)
     .set({ status: 'DETACHED', detached_at: at })
     .where('sender_id', '=', senderId)

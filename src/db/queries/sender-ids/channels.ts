@@ -1,9 +1,8 @@
 // SQL for the deprecated channels view (sender_channels, rcs_channel_senders, rcs_test_devices; migration 0016).
 // Tenant-scoped through tenant(). Sender data is never stored here: a channel row binds a sender ID.
 import { sql, type Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { RcsChannelSendersTable, RcsTestDevicesTable, SenderChannelsTable } from '../../tables/channels.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { Channel, RcsTestDeviceStatus } from '../../tables/enums.ts';
 
 export type ChannelRow = Selectable<SenderChannelsTable>;
@@ -11,12 +10,12 @@ export type RcsChannelSenderRow = Selectable<RcsChannelSendersTable>;
 export type RcsTestDeviceRow = Selectable<RcsTestDevicesTable>;
 
 /** Every channel of the organization, oldest first (legacy: not paginated). */
-export function listChannels(db: Db, organizationId: string): Promise<ChannelRow[]> {
+export function listChannels(db: TenantDb, organizationId: string): Promise<ChannelRow[]> {
   return tenant(db.selectFrom('sender_channels'), organizationId).selectAll().orderBy('created_at', 'asc').orderBy('id', 'asc').execute();
 }
 
 export function getChannel(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   opts: { forUpdate?: boolean } = {},
@@ -26,7 +25,7 @@ export function getChannel(
 }
 
 export function insertChannel(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   channel: { sender_id: string; type: Channel; name: string },
 ): Promise<ChannelRow> {
@@ -38,7 +37,7 @@ export function insertChannel(
 }
 
 export function updateChannel(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   patch: { sender_id: string; name: string },
@@ -51,13 +50,13 @@ export function updateChannel(
 }
 
 /** Deletes the channel; its RCS sender bindings go with it (on delete cascade). False when there was none. */
-export async function deleteChannel(db: Db, organizationId: string, id: string): Promise<boolean> {
+export async function deleteChannel(db: TenantDb, organizationId: string, id: string): Promise<boolean> {
   const res = await tenant(db.deleteFrom('sender_channels'), organizationId).where('id', '=', id).executeTakeFirst();
   return Number(res.numDeletedRows) > 0;
 }
 
 /** The RCS senders of one channel, oldest first. */
-export function listRcsChannelSenders(db: Db, organizationId: string, channelId: string): Promise<RcsChannelSenderRow[]> {
+export function listRcsChannelSenders(db: TenantDb, organizationId: string, channelId: string): Promise<RcsChannelSenderRow[]> {
   return tenant(db.selectFrom('rcs_channel_senders'), organizationId)
     .selectAll()
     .where('channel_id', '=', channelId)
@@ -67,7 +66,7 @@ export function listRcsChannelSenders(db: Db, organizationId: string, channelId:
 }
 
 export function getRcsChannelSender(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   channelId: string,
   senderName: string,
@@ -81,7 +80,7 @@ export function getRcsChannelSender(
 
 /** Undefined when the name is already taken in the channel. */
 export function insertRcsChannelSender(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: { channel_id: string; sender_id: string; sender_name: string },
 ): Promise<RcsChannelSenderRow | undefined> {
@@ -94,7 +93,7 @@ export function insertRcsChannelSender(
 }
 
 /** Test devices of one agent (sender ID), newest first. */
-export function listRcsTestDevices(db: Db, organizationId: string, senderId: string): Promise<RcsTestDeviceRow[]> {
+export function listRcsTestDevices(db: TenantDb, organizationId: string, senderId: string): Promise<RcsTestDeviceRow[]> {
   return tenant(db.selectFrom('rcs_test_devices'), organizationId)
     .selectAll()
     .where('sender_id', '=', senderId)
@@ -104,7 +103,11 @@ export function listRcsTestDevices(db: Db, organizationId: string, senderId: str
 }
 
 /** Number of test devices per agent. */
-export async function countRcsTestDevices(db: Db, organizationId: string, senderIds: readonly string[]): Promise<Map<string, number>> {
+export async function countRcsTestDevices(
+  db: TenantDb,
+  organizationId: string,
+  senderIds: readonly string[],
+): Promise<Map<string, number>> {
   if (senderIds.length === 0) return new Map();
   const rows = await tenant(db.selectFrom('rcs_test_devices'), organizationId)
     .select(['sender_id', sql<string>`count(*)`.as('n')])
@@ -116,7 +119,7 @@ export async function countRcsTestDevices(db: Db, organizationId: string, sender
 
 /** Undefined when the phone is already registered on the agent. */
 export function insertRcsTestDevice(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: { sender_id: string; phone: string; status: RcsTestDeviceStatus; invited_at: Date; accepted_at: Date | null },
 ): Promise<RcsTestDeviceRow | undefined> {

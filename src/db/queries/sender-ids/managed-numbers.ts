@@ -5,9 +5,10 @@
 // Deliberately unscoped, so it runs on the unguarded handle (src/db/tenant.ts: the system handle is for work that
 // legitimately crosses organizations; the tenant guard would rightly refuse this on a TenantDb). It answers a
 // boolean only: no row, id or organization of another tenant leaves this module.
-import type { Db, TenantDb } from '../../database.ts';
+import type { Db } from '../../database.ts';
 
-export async function numberManagedAnywhere(db: Db | TenantDb, number: string): Promise<boolean> {
+// System handle: a number is unique across organizations; the caller's tenant handle is stripped of its guard here.
+export async function numberManagedAnywhere(db: Db, number: string): Promise<boolean> {
   const system: Db = db.withoutPlugins();
   const row = await system
     .selectFrom('sender_numbers')

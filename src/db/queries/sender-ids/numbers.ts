@@ -1,10 +1,9 @@
 // SQL for sender numbers (the Sender IDs section, numbers): the leases in sender_numbers, and the sender
 // updates a purchase, import or release makes. Tenant-scoped through tenant().
 import type { Insertable, Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { SenderNumbersTable } from '../../tables/sender-numbers.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { SenderRow } from './senders.ts';
 import type { SenderIdProvider } from '../../tables/enums.ts';
 
@@ -15,7 +14,7 @@ export type NewNumber = Omit<Insertable<SenderNumbersTable>, 'organization_id'>;
  * Records a lease unless the number is already held (not RELEASED) by any organization: undefined then. The
  * partial unique index on live numbers is the conflict target, so racing requests cannot both hold it.
  */
-export function insertNumber(db: Db, organizationId: string, row: NewNumber): Promise<NumberRow | undefined> {
+export function insertNumber(db: TenantDb, organizationId: string, row: NewNumber): Promise<NumberRow | undefined> {
   return db
     .insertInto('sender_numbers')
     .values({ ...row, organization_id: organizationId })
@@ -24,13 +23,18 @@ export function insertNumber(db: Db, organizationId: string, row: NewNumber): Pr
     .executeTakeFirst();
 }
 
-export function getNumber(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<NumberRow | undefined> {
+export function getNumber(
+  db: TenantDb,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<NumberRow | undefined> {
   const q = tenant(db.selectFrom('sender_numbers'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 /** The live (not RELEASED) lease backing a sender, if any. */
-export function liveNumberOfSender(db: Db, organizationId: string, senderId: string): Promise<NumberRow | undefined> {
+export function liveNumberOfSender(db: TenantDb, organizationId: string, senderId: string): Promise<NumberRow | undefined> {
   return tenant(db.selectFrom('sender_numbers'), organizationId)
     .selectAll()
     .where('sender_id', '=', senderId)
@@ -38,7 +42,7 @@ export function liveNumberOfSender(db: Db, organizationId: string, senderId: str
     .executeTakeFirst();
 }
 
-export function setNumberSender(db: Db, organizationId: string, id: string, senderId: string): Promise<NumberRow> {
+export function setNumberSender(db: TenantDb, organizationId: string, id: string, senderId: string): Promise<NumberRow> {
   return tenant(db.updateTable('sender_numbers'), organizationId)
     .set({ sender_id: senderId })
     .where('id', '=', id)
@@ -46,7 +50,7 @@ export function setNumberSender(db: Db, organizationId: string, id: string, send
     .executeTakeFirstOrThrow();
 }
 
-export function releaseNumber(db: Db, organizationId: string, id: string, at: Date): Promise<NumberRow> {
+export function releaseNumber(db: TenantDb, organizationId: string, id: string, at: Date): Promise<NumberRow> {
   return tenant(db.updateTable('sender_numbers'), organizationId)
     .set({ status: 'RELEASED', released_at: at })
     .where('id', '=', id)
@@ -55,7 +59,7 @@ export function releaseNumber(db: Db, organizationId: string, id: string, at: Da
 }
 
 export function listNumbers(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   filter: { provider?: SenderIdProvider | undefined },
   page: { limit: number; offset: number },
@@ -70,7 +74,7 @@ export function listNumbers(
  * country and lease (the columns of migration 0011 the sender's own answers read).
  */
 export function attachNumberToSender(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   change: { phoneNumber: string; provider: SenderIdProvider; countryCode: string; numberId: string; statusReason: string },
@@ -98,7 +102,7 @@ export function attachNumberToSender(
  * reaches this organization and the number can be held again later.
  */
 export function deactivateSenderOfNumber(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   number: string,
@@ -126,7 +130,7 @@ export function deactivateSenderOfNumber(
  * A campaign reached REGISTERED: the live PENDING leases of its sender start billing (status ACTIVE,
  * `billing_started_at`). Leases already billing, released or needing reconciliation are left alone.
  */
-export function startBillingOfSenderNumbers(db: Db, organizationId: string, senderId: string, at: Date): Promise<NumberRow[]> {
+export function startBillingOfSenderNumbers(db: TenantDb, organizationId: string, senderId: string, at: Date): Promise<NumberRow[]> {
   return tenant(db.updateTable('sender_numbers'), organizationId)
     .set({ status: 'ACTIVE', billing_started_at: at })
     .where('sender_id', '=', senderId)

@@ -2,14 +2,14 @@
 import { sql, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { SenderProtocolsTable, StoredProtocolConfig } from '../../tables/sender-ids.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { SenderProtocolStatus, SenderProtocolType } from '../../tables/enums.ts';
 
 export type SenderProtocolRow = Selectable<SenderProtocolsTable>;
 export type { StoredProtocolConfig };
 
 /** Every protocol row of one sender (DISABLED included), in the document's order SMS, MMS, RCS, CHATAPP. */
-export function listSenderProtocols(db: Db, organizationId: string, senderId: string): Promise<SenderProtocolRow[]> {
+export function listSenderProtocols(db: TenantDb, organizationId: string, senderId: string): Promise<SenderProtocolRow[]> {
   return tenant(db.selectFrom('sender_protocols'), organizationId)
     .selectAll()
     .where('sender_id', '=', senderId)
@@ -18,7 +18,7 @@ export function listSenderProtocols(db: Db, organizationId: string, senderId: st
 }
 
 /** The protocol rows of several senders (for sender answers that embed `protocols`). */
-export function listProtocolsOfSenders(db: Db, organizationId: string, senderIds: string[]): Promise<SenderProtocolRow[]> {
+export function listProtocolsOfSenders(db: TenantDb, organizationId: string, senderIds: string[]): Promise<SenderProtocolRow[]> {
   if (senderIds.length === 0) return Promise.resolve([]);
   return tenant(db.selectFrom('sender_protocols'), organizationId)
     .selectAll()
@@ -28,7 +28,7 @@ export function listProtocolsOfSenders(db: Db, organizationId: string, senderIds
 }
 
 export function getSenderProtocol(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   type: SenderProtocolType,
@@ -43,7 +43,7 @@ export function getSenderProtocol(
 
 /** Inserts the protocol, or turns a DISABLED row of the same type on again with the new config. */
 export function upsertSenderProtocol(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: {
     senderId: string;
@@ -78,7 +78,7 @@ export function upsertSenderProtocol(
 }
 
 export function updateSenderProtocol(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   type: SenderProtocolType,
@@ -98,7 +98,12 @@ export function updateSenderProtocol(
 }
 
 /** The sender is not send-ready once none of its protocols is ACTIVE (`SenderId.sendReady`). */
-export async function clearSendReadyWithoutActiveProtocol(db: Db, organizationId: string, senderId: string, now: Date): Promise<void> {
+export async function clearSendReadyWithoutActiveProtocol(
+  db: TenantDb,
+  organizationId: string,
+  senderId: string,
+  now: Date,
+): Promise<void> {
   await tenant(db.updateTable('sender_ids'), organizationId)
     .set({ send_ready: false, updated_at: now })
     .where('id', '=', senderId)

@@ -7,13 +7,13 @@ import type { Db } from '../../database.ts';
 import type { SenderIdsTable } from '../../tables/core.ts';
 import type { RcsAgentProfilesTable } from '../../tables/channels.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 import type { SenderIdProvider, SenderIdStatus, SenderIdType } from '../../tables/enums.ts';
 
 export type SenderRow = Selectable<SenderIdsTable>;
 export type NewSender = Omit<Insertable<SenderIdsTable>, 'organization_id'>;
 
-export function insertSender(db: Db, organizationId: string, sender: NewSender): Promise<SenderRow> {
+export function insertSender(db: TenantDb, organizationId: string, sender: NewSender): Promise<SenderRow> {
   return db
     .insertInto('sender_ids')
     .values({ ...sender, organization_id: organizationId })
@@ -21,7 +21,12 @@ export function insertSender(db: Db, organizationId: string, sender: NewSender):
     .executeTakeFirstOrThrow();
 }
 
-export function getSender(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<SenderRow | undefined> {
+export function getSender(
+  db: TenantDb,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<SenderRow | undefined> {
   const q = tenant(db.selectFrom('sender_ids'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
@@ -31,14 +36,14 @@ export function getSender(db: Db, organizationId: string, id: string, opts: { fo
  * organization's default, its oldest ACTIVE, send-ready sender. A query, so the send's one read embeds it
  * (loadSendFacts) and every other choice of a default runs the same one.
  */
-export function senderChoice(db: Db, organizationId: string, senderId: string | undefined) {
+export function senderChoice(db: TenantDb, organizationId: string, senderId: string | undefined) {
   const q = tenant(db.selectFrom('sender_ids'), organizationId).selectAll();
   if (senderId) return q.where('id', '=', senderId);
   return q.where('status', '=', 'ACTIVE').where('send_ready', '=', true).orderBy('created_at').orderBy('id').limit(1);
 }
 
 /** The organization's oldest ACTIVE, send-ready sender (its default). */
-export function oldestActiveSender(db: Db, organizationId: string): Promise<SenderRow | undefined> {
+export function oldestActiveSender(db: TenantDb, organizationId: string): Promise<SenderRow | undefined> {
   return senderChoice(db, organizationId, undefined).executeTakeFirst();
 }
 
@@ -67,7 +72,7 @@ export type SenderFilters = { type?: SenderIdType; status?: SenderIdStatus; prov
 
 /** A page of the organization's senders, newest first, every filter optional (AND). */
 export function listSenders(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   filters: SenderFilters,
   page: { limit: number; offset: number },
@@ -82,7 +87,7 @@ export function listSenders(
 export type SenderPatch = Omit<Updateable<SenderIdsTable>, 'id' | 'organization_id' | 'created_at'>;
 
 /** Writes `patch` (and `updated_at`) to one sender of the organization; undefined when there is none. */
-export function updateSender(db: Db, organizationId: string, id: string, patch: SenderPatch): Promise<SenderRow | undefined> {
+export function updateSender(db: TenantDb, organizationId: string, id: string, patch: SenderPatch): Promise<SenderRow | undefined> {
   return tenant(db.updateTable('sender_ids'), organizationId)
     .set({ ...patch, updated_at: new Date() })
     .where('id', '=', id)
@@ -100,11 +105,11 @@ export type RcsAgentProfileFields = {
   logo_url: string | null;
 };
 
-export function getRcsAgentProfile(db: Db, organizationId: string, senderId: string): Promise<RcsAgentProfileRow | undefined> {
+export function getRcsAgentProfile(db: TenantDb, organizationId: string, senderId: string): Promise<RcsAgentProfileRow | undefined> {
   return tenant(db.selectFrom('rcs_agent_profiles'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
 }
 
-export function listRcsAgentProfiles(db: Db, organizationId: string, senderIds: readonly string[]): Promise<RcsAgentProfileRow[]> {
+export function listRcsAgentProfiles(db: TenantDb, organizationId: string, senderIds: readonly string[]): Promise<RcsAgentProfileRow[]> {
   if (senderIds.length === 0) return Promise.resolve([]);
   return tenant(db.selectFrom('rcs_agent_profiles'), organizationId)
     .selectAll()
@@ -114,7 +119,7 @@ export function listRcsAgentProfiles(db: Db, organizationId: string, senderIds: 
 
 /** Inserts or replaces the agent details of one sender. */
 export function upsertRcsAgentProfile(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   fields: RcsAgentProfileFields,

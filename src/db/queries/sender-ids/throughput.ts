@@ -2,10 +2,10 @@
 // whether the campaign of a program it is attached to (the campaign it sends under; detached, it has none) is
 // REGISTERED, and the best vetting score of a REGISTERED brand of such a program. Tenant-scoped by organization_id throughout.
 import { sql } from 'kysely';
-import type { Db } from '../../database.ts';
+import type { TenantDb } from '../../tenant.ts';
 
 export async function registrationFacts(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
 ): Promise<{ campaignRegistered: boolean; vettingScore: number | null }> {
@@ -28,7 +28,7 @@ export async function registrationFacts(
 }
 
 /** Stores the sender's throughput (dispatch's limiter reads the column). */
-export async function setThroughput(db: Db, organizationId: string, senderId: string, perSecond: number): Promise<void> {
+export async function setThroughput(db: TenantDb, organizationId: string, senderId: string, perSecond: number): Promise<void> {
   await db
     .updateTable('sender_ids')
     .set({ throughput_per_second: perSecond })

@@ -1,13 +1,12 @@
 // SQL for a sender's inbound-call forwarding (sender_voice_forwardings, migration 0012). Tenant-scoped through tenant().
 import type { Selectable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type { SenderVoiceForwardingsTable } from '../../tables/sender-ids.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type VoiceForwardingRow = Selectable<SenderVoiceForwardingsTable>;
 
 export function getVoiceForwarding(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   opts: { forUpdate?: boolean } = {},
@@ -18,7 +17,7 @@ export function getVoiceForwarding(
 
 /** Enables forwarding to `destination` (first time or again), confirmed by the provider at `syncedAt`. */
 export function enableVoiceForwarding(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   destination: string,
@@ -34,7 +33,7 @@ export function enableVoiceForwarding(
 
 /** Turns forwarding off, keeping the destination. */
 export function disableVoiceForwarding(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   syncedAt: Date,

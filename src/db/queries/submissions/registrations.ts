@@ -2,26 +2,25 @@
 // Tenant-scoped through tenant(); workers pass a tenant handle (tenantFor) too.
 import { newestFirst } from '../../paging.ts';
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Db } from '../../database.ts';
 import type {
   BrandRegistrationsTable,
   CampaignRegistrationsTable,
   RcsAgentLaunchesTable,
   SenderSubmissionsTable,
 } from '../../tables/submissions.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type LaunchRow = Selectable<RcsAgentLaunchesTable>;
 export type SubmissionRow = Selectable<SenderSubmissionsTable>;
 export type BrandRow = Selectable<BrandRegistrationsTable>;
 export type CampaignRow = Selectable<CampaignRegistrationsTable>;
 
-function getLaunch(db: Db, organizationId: string, senderId: string): Promise<LaunchRow | undefined> {
+function getLaunch(db: TenantDb, organizationId: string, senderId: string): Promise<LaunchRow | undefined> {
   return tenant(db.selectFrom('rcs_agent_launches'), organizationId).selectAll().where('sender_id', '=', senderId).executeTakeFirst();
 }
 
 /** Records the first launch request of a sender; a repeated one keeps the first time. */
-export async function recordLaunch(db: Db, organizationId: string, senderId: string, at: Date): Promise<LaunchRow> {
+export async function recordLaunch(db: TenantDb, organizationId: string, senderId: string, at: Date): Promise<LaunchRow> {
   await db
     .insertInto('rcs_agent_launches')
     .values({ sender_id: senderId, organization_id: organizationId, requested_at: at })
@@ -30,14 +29,14 @@ export async function recordLaunch(db: Db, organizationId: string, senderId: str
   return (await getLaunch(db, organizationId, senderId))!;
 }
 
-export function latestSubmission(db: Db, organizationId: string, senderId: string): Promise<SubmissionRow | undefined> {
+export function latestSubmission(db: TenantDb, organizationId: string, senderId: string): Promise<SubmissionRow | undefined> {
   return newestFirst(tenant(db.selectFrom('sender_submissions'), organizationId).selectAll().where('sender_id', '=', senderId))
     .limit(1)
     .executeTakeFirst();
 }
 
 export function insertSubmission(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: Omit<Insertable<SenderSubmissionsTable>, 'organization_id'>,
 ): Promise<SubmissionRow> {
@@ -49,7 +48,7 @@ export function insertSubmission(
 }
 
 export function latestBrand(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   senderId: string,
   opts: { forUpdate?: boolean } = {},
@@ -61,7 +60,7 @@ export function latestBrand(
 }
 
 export function insertBrand(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: Omit<Insertable<BrandRegistrationsTable>, 'organization_id'>,
 ): Promise<BrandRow> {
@@ -72,14 +71,14 @@ export function insertBrand(
     .executeTakeFirstOrThrow();
 }
 
-export function latestCampaign(db: Db, organizationId: string, senderId: string): Promise<CampaignRow | undefined> {
+export function latestCampaign(db: TenantDb, organizationId: string, senderId: string): Promise<CampaignRow | undefined> {
   return newestFirst(tenant(db.selectFrom('campaign_registrations'), organizationId).selectAll().where('sender_id', '=', senderId))
     .limit(1)
     .executeTakeFirst();
 }
 
 export function insertCampaign(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   row: Omit<Insertable<CampaignRegistrationsTable>, 'organization_id'>,
 ): Promise<CampaignRow> {
@@ -90,13 +89,18 @@ export function insertCampaign(
     .executeTakeFirstOrThrow();
 }
 
-export function getBrand(db: Db, organizationId: string, id: string, opts: { forUpdate?: boolean } = {}): Promise<BrandRow | undefined> {
+export function getBrand(
+  db: TenantDb,
+  organizationId: string,
+  id: string,
+  opts: { forUpdate?: boolean } = {},
+): Promise<BrandRow | undefined> {
   const q = tenant(db.selectFrom('brand_registrations'), organizationId).selectAll().where('id', '=', id);
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
 export function getCampaign(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   opts: { forUpdate?: boolean } = {},
@@ -106,7 +110,7 @@ export function getCampaign(
 }
 
 export function getSubmission(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   opts: { forUpdate?: boolean } = {},
@@ -115,7 +119,12 @@ export function getSubmission(
   return (opts.forUpdate ? q.forUpdate() : q).executeTakeFirst();
 }
 
-export function updateBrand(db: Db, organizationId: string, id: string, patch: Updateable<BrandRegistrationsTable>): Promise<BrandRow> {
+export function updateBrand(
+  db: TenantDb,
+  organizationId: string,
+  id: string,
+  patch: Updateable<BrandRegistrationsTable>,
+): Promise<BrandRow> {
   return tenant(db.updateTable('brand_registrations'), organizationId)
     .set({ ...patch, updated_at: new Date() })
     .where('id', '=', id)
@@ -124,7 +133,7 @@ export function updateBrand(db: Db, organizationId: string, id: string, patch: U
 }
 
 export function updateCampaign(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   patch: Updateable<CampaignRegistrationsTable>,
@@ -137,7 +146,7 @@ export function updateCampaign(
 }
 
 export function updateSubmission(
-  db: Db,
+  db: TenantDb,
   organizationId: string,
   id: string,
   patch: Updateable<SenderSubmissionsTable>,

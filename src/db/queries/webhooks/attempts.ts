@@ -4,13 +4,13 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../../database.ts';
 import { listPage, type Page } from '../../paging.ts';
 import type { WebhookDeliveryAttemptsTable, WebhookDeliveryStatus } from '../../tables/webhooks.ts';
-import { tenant } from '../../tenant.ts';
+import { tenant, type TenantDb } from '../../tenant.ts';
 
 export type WebhookAttemptRow = Selectable<WebhookDeliveryAttemptsTable>;
 export type NewAttempt = Omit<Insertable<WebhookDeliveryAttemptsTable>, 'id' | 'organization_id'>;
 
 /** Inserts attempt rows in one set-based statement; returns the inserted rows. */
-export async function insertAttempts(db: Db, orgId: string, rows: NewAttempt[]): Promise<WebhookAttemptRow[]> {
+export async function insertAttempts(db: TenantDb, orgId: string, rows: NewAttempt[]): Promise<WebhookAttemptRow[]> {
   if (!rows.length) return [];
   const col = <K extends keyof NewAttempt>(k: K) => rows.map((r) => r[k] ?? null);
   const result = await sql<WebhookAttemptRow>`/* prepared:webhook-attempts-insert-returning */
@@ -39,6 +39,7 @@ export type BatchAttempt = NewAttempt & {
 
 export type LockedEndpoint = { id: string; is_active: boolean; consecutive_failures: number };
 
+// System handle: a webhook delivery batch (one pg-boss batch) holds the deliveries of many organizations.
 /**
  * Records a batch of one organization's attempts in one statement, in the lock order of the delivery worker
  * (src/domain/webhooks/attempts.ts): locks `endpointIds` (id order) before touching any delivery, cancels
@@ -111,7 +112,7 @@ export async function recordBatch(
 
 /** A page of one endpoint's attempts, newest attempt first (then id), with the total. */
 export function listAttempts(
-  db: Db,
+  db: TenantDb,
   orgId: string,
   endpointId: string,
   page: { limit: number; offset: number },

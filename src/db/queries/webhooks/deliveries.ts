@@ -8,6 +8,7 @@ import type { JobInsert } from '../../../jobs/queue.ts';
 
 export type NewEventRow = { id: string; type: string; test: boolean; body: string; createdAt: Date };
 
+// System handle: the dispatcher and receipts emit events for the messages of many organizations at once.
 /**
  * Inserts events and their deliveries (one per event and endpoint) and, unless `jobs` is null, queues the
  * deliveries' first-attempt jobs (`{organizationId, deliveryIds, attempt: 1}`, `jobs.perJob` deliveries to a job)
@@ -72,6 +73,7 @@ export type DeliveryForAttempt = {
   is_active: boolean;
 };
 
+// System handle: a webhook delivery batch (one pg-boss batch) holds the deliveries of many organizations.
 /** Everything the attempts need: each delivery's state, its event's body, its endpoint's url and secret. */
 export function deliveriesForAttempts(db: Db, orgId: string, ids: string[]): Promise<DeliveryForAttempt[]> {
   return tenant(db.selectFrom('webhook_deliveries as d'), orgId, 'd.organization_id')
@@ -96,6 +98,7 @@ export function deliveriesForAttempts(db: Db, orgId: string, ids: string[]): Pro
     .execute();
 }
 
+// System handle: a webhook delivery batch (one pg-boss batch) holds the deliveries of many organizations.
 /** A disabled endpoint gets no further tries: its pending deliveries are cancelled and their retries unscheduled. */
 export async function cancelPendingDeliveries(db: Db, orgId: string, endpointId: string): Promise<void> {
   const cancelled = await tenant(db.updateTable('webhook_deliveries'), orgId)

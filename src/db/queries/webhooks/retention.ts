@@ -7,6 +7,7 @@ import type { Db } from '../../database.ts';
 /** Rows per delete statement: bounds each statement's locks and its cascade's work. */
 const CHUNK = 5_000;
 
+// System handle: the retention job walks every organization.
 /** Every organization's id: each one's history is purged on its own (an organization without any costs two probes). */
 export async function organizationIds(db: Db): Promise<string[]> {
   return (await db.selectFrom('organizations').select('id').orderBy('id').execute()).map((r) => r.id);
@@ -23,6 +24,7 @@ async function deleteInChunks(db: Db, table: string, doomed: RawBuilder<unknown>
   }
 }
 
+// System handle: the retention job walks every organization.
 /**
  * Deletes the organization's events raised more than `days` ago; their deliveries and those deliveries' attempts go
  * with them (ON DELETE CASCADE). Returns how many events were deleted.
@@ -36,6 +38,7 @@ export function deleteEventsOlderThan(db: Db, orgId: string, days: number): Prom
   );
 }
 
+// System handle: the retention job walks every organization.
 /** Deletes the organization's test attempts (no delivery behind them) made more than `days` ago; returns how many. */
 export function deleteTestAttemptsOlderThan(db: Db, orgId: string, days: number): Promise<number> {
   return deleteInChunks(

@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../database.ts';
 
+// System handle: start-up maintenance of every organization’s endpoint secrets (see the head of this file).
 /** Up to `limit` endpoints after id `after` (in id order) whose secret is still plain (written before migration 0008). */
 export function plainSecrets(db: Db, after: string | null, limit: number): Promise<Array<{ id: string; secret: string }>> {
   let query = db.selectFrom('webhook_endpoints').select(['id', 'secret']).where('secret', 'not like', 'v1:%');
@@ -11,6 +12,7 @@ export function plainSecrets(db: Db, after: string | null, limit: number): Promi
   return query.orderBy('id').limit(limit).execute();
 }
 
+// System handle: start-up maintenance of every organization’s endpoint secrets (see the head of this file).
 /** Replaces plain secrets by their sealed form, only where the row still holds that plain value; returns how many. */
 export async function replacePlainSecrets(db: Db, rows: Array<{ id: string; plain: string; sealed: string }>): Promise<number> {
   if (!rows.length) return 0;
@@ -21,6 +23,7 @@ export async function replacePlainSecrets(db: Db, rows: Array<{ id: string; plai
   return Number(result.numAffectedRows ?? 0);
 }
 
+// System handle: start-up maintenance of every organization’s endpoint secrets (see the head of this file).
 /** The sealed secret of the newest endpoint, to check at start that this process holds the key that sealed it. */
 export async function newestSealedSecret(db: Db): Promise<string | undefined> {
   const row = await db
@@ -33,6 +36,7 @@ export async function newestSealedSecret(db: Db): Promise<string | undefined> {
   return row?.secret;
 }
 
+// System handle: start-up maintenance of every organization’s endpoint secrets (see the head of this file).
 /** Once no plain secret is left: VALIDATE the NOT VALID constraint of migration 0008 (a no-op when done). */
 export async function validateSealedSecretsConstraint(db: Db): Promise<void> {
   const { rows } = await sql<{ convalidated: boolean }>`
