@@ -116,10 +116,25 @@ interface SimulatorMessagesTable {
   accepted_at: CreatedAt;
 }
 
+/** Tracked links (migration 0046): a code of a message's rewritten URL, its original URL and its clicks. */
+interface MessageLinksTable {
+  code: string;
+  organization_id: string;
+  message_id: string;
+  contact_id: string;
+  blast_id: string | null;
+  url: string;
+  clicks: Generated<number>;
+  first_clicked_at: Date | null;
+  last_clicked_at: Date | null;
+  created_at: CreatedAt;
+}
+
 export interface MessagingTables {
   conversations: ConversationsTable;
   messages: MessagesTable;
   idempotency_keys: IdempotencyKeysTable;
   service_settings: ServiceSettingsTable;
   simulator_messages: SimulatorMessagesTable;
+  message_links: MessageLinksTable;
 }

@@ -147,6 +147,7 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
       senderId: blast.sender_id,
       messageType: blast.message_type as MessageType,
       fallbackToSms: blast.fallback_to_sms,
+      trackLinks: blast.track_links,
       contents,
       origin: 'blast',
       conversationSource: { type: 'blast', blastId: blast.id },

@@ -43,6 +43,7 @@ import { chosenSender, type SenderRow } from './senders.ts';
 import { decideSending, TYPE_CHANNELS, type NotReady, type SenderProgram } from '../sender-ids/sending-rule.ts';
 import { resolveContentAssets } from '../assets/media.ts';
 import { clampText } from '../../lib/characters.ts';
+import { trackedContent } from '../links/rewrite.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
@@ -64,6 +65,8 @@ type OrderBase = {
   origin: 'api' | 'conversation' | 'keyword_reply' | 'blast' | 'bot' | 'event';
   /** What a conversation the send opens records as its source; `{ type: 'api' }` when absent. */
   conversationSource?: ConversationSource;
+  /** Whether the URLs of the contents become tracked links (src/domain/links/rewrite.ts); false when absent. */
+  trackLinks?: boolean;
   /** Keyword replies (STOP/HELP confirmations) must reach even an opted-out number: they skip the gate. */
   skipComplianceGate?: boolean;
   now?: Date;
@@ -229,7 +232,10 @@ async function prepare(
       handledBy: handledByOf(source),
     },
     sessionHours: SESSION_HOURS,
-    contents: [...contents].map(([key, content]): accept.AcceptContent => {
+    contents: [...contents].map(([key, asked]): accept.AcceptContent => {
+      // The gate judged the content as asked; what is sent, priced and stored carries the tracked links.
+      const tracked = order.trackLinks ? trackedContent(asked, services.config.assetBaseUrl) : null;
+      const content = tracked?.content ?? asked;
       const fallbackChannel = fallbackChannelFor(content);
       return {
         key,
@@ -239,6 +245,7 @@ async function prepare(
         fallbackOk: fallbackAllowed && usable(fallbackChannel),
         primary: billingOf(requested, content, settings),
         fallback: billingOf(fallbackChannel, content, settings),
+        links: tracked && { placeholder: tracked.placeholder, urls: tracked.urls },
       };
     }),
     gate,
