@@ -14859,7 +14859,13 @@ export interface components {
             brand: string | null;
             /** @description The campaign registration identifier (`Program.campaign.registrationId`) of that program when the message was stored. */
             campaign: string | null;
-            /** @description The contact's mobile network (e.g. "T-Mobile USA"), when the provider reports it; null otherwise. */
+            /**
+             * @description The mobile network the contact's number was originally allocated to (e.g. "Vodafone"), recorded when an
+             *     outbound message is accepted, from Google libphonenumber's number-range → carrier mapping. It is the
+             *     range's original carrier, not a lookup of ported numbers: a number moved to another network still names
+             *     the first. Null for inbound messages and where the mapping names none (most North American numbers, whose
+             *     ranges are not allocated per carrier).
+             */
             carrier: string | null;
             /** @description Requested channel (null for inbound). */
             channel: components["schemas"]["Channel"] | null;

@@ -48,6 +48,7 @@ import * as m0043 from './0043_bot_inbound_triggers.ts';
 import * as m0044 from './0044_message_attribution.ts';
 import * as m0045 from './0045_registry_references.ts';
 import * as m0046 from './0046_tracked_links.ts';
+import * as m0047 from './0047_message_carrier.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -93,4 +94,5 @@ export const migrations: Record<string, Migration> = {
   '0044_message_attribution': m0044,
   '0045_registry_references': m0045,
   '0046_tracked_links': m0046,
+  '0047_message_carrier': m0047,
 };

@@ -72,6 +72,8 @@ export interface MessagesTable {
   program_id: Generated<string | null>;
   brand_registration_id: Generated<string | null>;
   campaign_registration_id: Generated<string | null>;
+  /** The network the recipient's number was originally allocated to, set at acceptance (migration 0047). */
+  carrier: Generated<string | null>;
   attempts: Generated<number>;
   /** Dispatch outbox: when a dispatch worker may claim the message next; null once settled (migration 0025). */
   dispatch_at: Date | null;

@@ -152,6 +152,14 @@ const linkTokenSql = sql`case when v.link_placeholder is not null then
 const linked = (text: RawBuilder<unknown>) =>
   sql`case when d.link_token is null then ${text} else replace(${text}, d.link_placeholder, d.link_token) end`;
 
+/**
+ * The network the recipient's number was originally allocated to (migration 0047): the longest prefix of its E.164
+ * digits in phone_number_carriers, one probe of the primary key for all of them; null when none matches.
+ */
+const ORIGINAL_CARRIER = sql`(select pc.carrier from phone_number_carriers pc
+          where pc.prefix = any(array(select left(ltrim(s.phone, '+'), n) from generate_series(2, 15) n))
+          order by length(pc.prefix) desc limit 1)`;
+
 function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail: RawBuilder<unknown>, wake: Wake): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
@@ -218,11 +226,11 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ins as (
       insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
         planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
-        estimated_cost_units, held_until, origin, dispatch_at, blast_id)
+        estimated_cost_units, held_until, origin, dispatch_at, blast_id, carrier)
       select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${a.senderId}::uuid, 'outbound', ${a.requested},
         s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, s.fb_ok, ${a.messageType},
         case when s.held_until is null then 'queued' else 'held' end, s.sent_content, s.segments, s.encoding,
-        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid
+        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid, ${ORIGINAL_CARRIER}
       from s where s.skip_reason is null
       returning *
     ),
