@@ -14895,6 +14895,26 @@ export interface components {
              * @description The blast the message was sent for (a blast test send has none); null otherwise.
              */
             blastId: string | null;
+            /**
+             * Format: uuid
+             * @description The bot whose flow sent the message (a bot turn, whatever started it: an event, an inbound message, a
+             *     reply); null otherwise and for inbound messages. Recorded with the message; null on messages stored before
+             *     this column existed.
+             */
+            botId: string | null;
+            /**
+             * @description The id of the bot's event trigger (`triggers[].id`) whose event started the flow, on the messages of the
+             *     turn the event started (`POST /v1/events`); null otherwise (a later turn of that conversation is the bot's,
+             *     `botId`, not the event's).
+             */
+            eventTriggerId: string | null;
+            /**
+             * Format: uuid
+             * @description The acquisition campaign whose sign-up confirmation request or welcome message this is; null otherwise.
+             *     With `blastId`, `botId` and `eventTriggerId` it tells a message's origin: all null for a direct API send,
+             *     a conversation reply or a keyword reply.
+             */
+            acquisitionCampaignId: string | null;
             /** Format: uuid */
             conversationId: string | null;
         };
@@ -14913,7 +14933,7 @@ export interface components {
          *           "programId": "PRG-10042",
          *           "brand": "BRX7Q2M",
          *           "campaign": "CMP4KD9",
-         *           "carrier": "T-Mobile USA",
+         *           "carrier": null,
          *           "channel": "RCS",
          *           "actualChannel": "SMS",
          *           "fallback": "fallback",
@@ -14927,7 +14947,10 @@ export interface components {
          *             "currency": "USD"
          *           },
          *           "blastId": null,
-         *           "conversationId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+         *           "conversationId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *           "botId": null,
+         *           "eventTriggerId": null,
+         *           "acquisitionCampaignId": null
          *         }
          *       ],
          *       "hasMore": false
@@ -23997,8 +24020,8 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AnalyticsExportResponse"];
                     /**
-                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId
-                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,T-Mobile USA,RCS,RCS,primary,,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a
+                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId,botId,eventTriggerId,acquisitionCampaignId
+                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,,RCS,RCS,primary,,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a,,,
                      */
                     "text/csv": string;
                 };
@@ -24310,8 +24333,8 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["MessageReportResponse"];
                     /**
-                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId
-                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,T-Mobile USA,RCS,SMS,fallback,RCS_NOT_SUPPORTED,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a
+                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId,botId,eventTriggerId,acquisitionCampaignId
+                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,,RCS,SMS,fallback,RCS_NOT_SUPPORTED,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a,,,
                      */
                     "text/csv": string;
                 };

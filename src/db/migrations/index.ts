@@ -49,6 +49,7 @@ import * as m0044 from './0044_message_attribution.ts';
 import * as m0045 from './0045_registry_references.ts';
 import * as m0046 from './0046_tracked_links.ts';
 import * as m0047 from './0047_message_carrier.ts';
+import * as m0048 from './0048_message_origin_ids.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -95,4 +96,5 @@ export const migrations: Record<string, Migration> = {
   '0045_registry_references': m0045,
   '0046_tracked_links': m0046,
   '0047_message_carrier': m0047,
+  '0048_message_origin_ids': m0048,
 };

@@ -74,6 +74,10 @@ export interface MessagesTable {
   campaign_registration_id: Generated<string | null>;
   /** The network the recipient's number was originally allocated to, set at acceptance (migration 0047). */
   carrier: Generated<string | null>;
+  /** Origin ids besides the blast (migration 0048): the bot that sent it, the event trigger that started that bot, the acquisition campaign. */
+  bot_id: Generated<string | null>;
+  event_trigger_id: Generated<string | null>;
+  acquisition_campaign_id: Generated<string | null>;
   attempts: Generated<number>;
   /** Dispatch outbox: when a dispatch worker may claim the message next; null once settled (migration 0025). */
   dispatch_at: Date | null;

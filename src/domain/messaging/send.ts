@@ -63,6 +63,8 @@ type OrderBase = {
   fallbackToSms?: boolean;
   /** Stored as the message's `origin`. */
   origin: 'api' | 'conversation' | 'keyword_reply' | 'blast' | 'bot' | 'event';
+  /** The bot trigger (its id) whose event started the flow that sends this message: stored with the message. */
+  eventTriggerId?: string;
   /** What a conversation the send opens records as its source; `{ type: 'api' }` when absent. */
   conversationSource?: ConversationSource;
   /** Whether the URLs of the contents become tracked links (src/domain/links/rewrite.ts); false when absent. */
@@ -230,6 +232,12 @@ async function prepare(
       botId: source.botId ?? null,
       campaignId: source.campaignId ?? null,
       handledBy: handledByOf(source),
+    },
+    // The origin ids the message records: the bot and acquisition campaign named by the source the send opens with.
+    origins: {
+      botId: source.type === 'bot' ? (source.botId ?? null) : null,
+      eventTriggerId: order.eventTriggerId ?? null,
+      acquisitionCampaignId: source.type === 'acquisition' ? (source.campaignId ?? null) : null,
     },
     sessionHours: SESSION_HOURS,
     contents: [...contents].map(([key, asked]): accept.AcceptContent => {

@@ -83,6 +83,9 @@ export function messageReportRows(db: Db, orgId: string, f: MessageReportQuery) 
       'cost_units',
       'conversation_id',
       'blast_id',
+      'bot_id',
+      'event_trigger_id',
+      'acquisition_campaign_id',
       sql<string>`to_json(created_at) #>> '{}'`.as('cursor_at'),
     ])
     .where('created_at', '>=', f.from)

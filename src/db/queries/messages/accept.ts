@@ -48,6 +48,8 @@ export type AcceptSet = {
   messageType: string;
   origin: string;
   source: { type: string; blastId: string | null; botId: string | null; campaignId: string | null; handledBy: string };
+  /** The message's origin ids besides the blast (migration 0048): the bot that sent it, the event trigger that started that bot, the acquisition campaign. */
+  origins: { botId: string | null; eventTriggerId: string | null; acquisitionCampaignId: string | null };
   sessionHours: number;
   contents: readonly AcceptContent[];
   gate: GateInputs;
@@ -226,11 +228,12 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ins as (
       insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
         planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
-        estimated_cost_units, held_until, origin, dispatch_at, blast_id, carrier)
+        estimated_cost_units, held_until, origin, dispatch_at, blast_id, carrier, bot_id, event_trigger_id, acquisition_campaign_id)
       select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${a.senderId}::uuid, 'outbound', ${a.requested},
         s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, s.fb_ok, ${a.messageType},
         case when s.held_until is null then 'queued' else 'held' end, s.sent_content, s.segments, s.encoding,
-        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid, ${ORIGINAL_CARRIER}
+        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid, ${ORIGINAL_CARRIER},
+        ${a.origins.botId}::uuid, ${a.origins.eventTriggerId}::text, ${a.origins.acquisitionCampaignId}::uuid
       from s where s.skip_reason is null
       returning *
     ),
