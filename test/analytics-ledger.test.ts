@@ -64,7 +64,13 @@ describe('the ledger', () => {
     const [b1, b2, b3] = [await contact('+14155550031'), await contact('+14155550036'), await contact('+14155550046')];
     await srv.context.db
       .insertInto('opt_outs')
-      .values({ organization_id: org.organizationId, phone: '+14155550046', source: 'KEYWORD', keyword: 'STOP' })
+      .values({
+        organization_id: org.organizationId,
+        phone: '+14155550046',
+        source: 'KEYWORD',
+        keyword: 'STOP',
+        opted_out_at: new Date(Date.now() - 86_400_000),
+      })
       .execute();
 
     const direct = [await send(rcs), await send(sms), await send(refused), await send(lost)];
