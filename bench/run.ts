@@ -10,7 +10,8 @@
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
 //  (s) the largest segment the document allows on 1,000,000 contacts, through the API's statement limits (bench/segments-worst.ts)
 //  (m) sends per second through POST /v1/messages/send, and dispatch throughput to the simulator (bench/messaging.ts)
-//  (l) a 1,000,000-recipient blast: launch until every message is queued vs. a plain INSERT … SELECT (bench/blasts.ts)
+//  (l) a 1,000,000-recipient blast: launch (< 300 ms), first hand-over (< 2 s), every message queued vs. a plain INSERT …
+//      SELECT, hand-over rate (≥ 5,000/s, exactly once), the attribution trigger on blast batches on/off (bench/blasts.ts)
 //  (r) analytics over 10,000,000 messages: rollup answers vs. the raw table; a 1,000,000-row export (bench/analytics.ts)
 //  (x) mixed load: sends, a blast draining, an import, webhook deliveries and analytics reads at once, each rate next
 //      to its figure alone; /health p99 meanwhile (bench/mixed.ts; `--seconds N` for the mixed phase, default 60)

@@ -5748,6 +5748,27 @@ export interface components {
          */
         SendMessageContent: components["schemas"]["SendMessageTextContent"] | components["schemas"]["SendMessageCardContent"] | components["schemas"]["SendMessageCarouselContent"] | components["schemas"]["SendMessageMediaContent"];
         /**
+         * @description Tracked links. With `true`, every http(s) URL of the content — in `text`, each card's `text`, a media caption,
+         *     and each `openUrl` action's `url` (on RCS the "open URL" suggestion opens the tracked link) — is replaced by a
+         *     short link on the service's public address (`ASSET_BASE_URL`): `{base}/l/{code}`, where `code` is 12
+         *     characters: 11 drawn at random for the message (64 bits) and one naming the URL within it. The same URL twice
+         *     in a content is one link; at most 36 distinct URLs per content are tracked, further ones are left as they
+         *     are. The recipient receives the short links, so the stored `content`, the segments and the cost are those of
+         *     the rewritten text. The URL is recognised up to whitespace, `<`, `>` or a quote; `.`, `,`, `;`, `:`, `!`, `?`
+         *     and closing brackets at its end are left outside the link. Content rules and the compliance gate judge the
+         *     content as given (with its original URLs). Media URLs are never rewritten.
+         *
+         *     **The redirect.** `GET {base}/l/{code}` is public (no API key, outside this document's operations, like
+         *     landing pages) and answers `302 Found` with `Location` set to the original URL, `Cache-Control: no-store`;
+         *     each `GET` counts one click of that message's link (for its message, contact and blast: `BlastStats.clicks`).
+         *     `HEAD` answers the same without counting. A code that no message has — unknown, altered, or of a deleted
+         *     message — answers `404` (plain text) and counts nothing: a code leads only to the URL its message carried,
+         *     so the redirect cannot be pointed anywhere else. Default `false`: the content is sent as given.
+         * @default false
+         * @example true
+         */
+        TrackLinks: boolean;
+        /**
          * @description A message to one contact, named by exactly one of `contactId` (an existing contact of the organization) or
          *     `to` (an E.164 phone: the organization's contact with that number, created when there is none, as
          *     `POST /v1/events` does with `phone`). The sender is `senderId` or, when omitted, the organization's default
@@ -5802,6 +5823,7 @@ export interface components {
              */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
+            trackLinks?: components["schemas"]["TrackLinks"];
         } & (unknown | unknown);
         /**
          * @description Stable machine-readable error code. Clients branch on `code`, never on `message`.
@@ -9368,6 +9390,7 @@ export interface components {
          *       "messageType": "MARKETING",
          *       "senderId": "9b2d4f6a-1c3e-4a5b-8d7f-0e1a2b3c4d5e",
          *       "fallbackToSms": true,
+         *       "trackLinks": false,
          *       "contentSource": "content",
          *       "botId": null,
          *       "contentJson": {
@@ -9405,6 +9428,11 @@ export interface components {
             senderId: components["schemas"]["Id"];
             /** @description Send by SMS/MMS to recipients that cannot receive RCS. */
             fallbackToSms: boolean;
+            /**
+             * @description Whether the blast's messages carry tracked links (see `TrackLinks` on `SendMessageRequest`): each recipient's
+             *     message gets its own codes, and their clicks are the blast's `clicks` (`GET /v1/blasts/{id}/stats`).
+             */
+            trackLinks: boolean;
             contentSource: components["schemas"]["BlastContentSource"];
             /**
              * Format: uuid
@@ -9459,6 +9487,7 @@ export interface components {
          *           "messageType": "MARKETING",
          *           "senderId": "9b2d4f6a-1c3e-4a5b-8d7f-0e1a2b3c4d5e",
          *           "fallbackToSms": true,
+         *           "trackLinks": false,
          *           "contentSource": "variants",
          *           "botId": null,
          *           "contentJson": null,
@@ -9550,6 +9579,7 @@ export interface components {
             messageType?: components["schemas"]["MessageType"];
             /** @default true */
             fallbackToSms?: boolean;
+            trackLinks?: components["schemas"]["TrackLinks"];
             /**
              * Format: date-time
              * @description Planned start. Only stored here; the blast is scheduled by `launch` (if still in the future then) or `schedule`.
@@ -9632,6 +9662,7 @@ export interface components {
          *       "messageType": "MARKETING",
          *       "senderId": "9b2d4f6a-1c3e-4a5b-8d7f-0e1a2b3c4d5e",
          *       "fallbackToSms": true,
+         *       "trackLinks": false,
          *       "contentSource": "content",
          *       "botId": null,
          *       "contentJson": {
@@ -9711,6 +9742,8 @@ export interface components {
             senderId?: components["schemas"]["Id"];
             messageType?: components["schemas"]["MessageType"];
             fallbackToSms?: boolean;
+            /** @description Tracked links on or off (see `TrackLinks`); applies to the batches sent after the change. */
+            trackLinks?: boolean;
             /**
              * Format: date-time
              * @description New planned start. On a `SCHEDULED` blast it must be in the future (it reschedules the blast) and cannot
@@ -10114,7 +10147,11 @@ export interface components {
         BlastScheduleResponse: {
             data: components["schemas"]["BlastScheduleResult"];
         };
-        /** @description Ratios between 0 and 1 (0 when the denominator is 0). delivery = delivered/sent, read = read/delivered, click = clicks/delivered, reply = replies/delivered, optOut = optOuts/delivered. */
+        /**
+         * @description Ratios between 0 and 1 (0 when the denominator is 0). delivery = delivered/sent, read = read/delivered, click =
+         *     clicks/delivered (at most 1: a click may come before its delivery receipt), reply = replies/delivered, optOut =
+         *     optOuts/delivered.
+         */
         BlastRates: {
             delivery: number;
             read: number;
@@ -10146,7 +10183,11 @@ export interface components {
          * @description Outcome counters of a blast (test sends excluded), with the terms of `AnalyticsMessageMetrics` (the same as
          *     `GET /v1/analytics/blasts/{id}` and the overview): `sent` counts messages handed to a carrier (a message held
          *     for quiet hours or refused before any carrier took it is not sent; one a carrier took and later failed is),
-         *     `delivered` includes `read`; `read` is RCS only; `failed` includes `undeliverable`. `clicks` are taps on `openUrl` actions and tracked-link clicks; `replies` are inbound
+         *     `delivered` includes `read`; `read` is RCS only; `failed` includes `undeliverable`. `clicks` counts the blast's messages whose tracked links were visited
+         *     (`GET {base}/l/{code}`, see `TrackLinks`), each message once however often and on however many of its links
+         *     its recipient clicked; a blast sent without `trackLinks` counts none. An `openUrl` action of such a message is
+         *     one of its tracked links, so a tap on it counts there (carriers report no tap on an "open URL" suggestion of
+         *     their own); `replies` are inbound
          *     messages and reply taps from recipients, and `optOuts` opt-outs, within 7 days of the message. `fallbacks`
          *     counts messages carried by SMS/MMS instead of RCS (by delivery receipt). `cost` is what was billed so far.
          *     `byVariant` is null unless the blast uses A/B variants.
@@ -14999,7 +15040,13 @@ export interface components {
             brand: string | null;
             /** @description The campaign registration identifier (`Program.campaign.registrationId`) of that program when the message was stored. */
             campaign: string | null;
-            /** @description The contact's mobile network (e.g. "T-Mobile USA"), when the provider reports it; null otherwise. */
+            /**
+             * @description The mobile network the contact's number was originally allocated to (e.g. "Vodafone"), recorded when an
+             *     outbound message is accepted, from Google libphonenumber's number-range → carrier mapping. It is the
+             *     range's original carrier, not a lookup of ported numbers: a number moved to another network still names
+             *     the first. Null for inbound messages and where the mapping names none (most North American numbers, whose
+             *     ranges are not allocated per carrier).
+             */
             carrier: string | null;
             /** @description Requested channel (null for inbound). */
             channel: components["schemas"]["Channel"] | null;
@@ -15029,6 +15076,26 @@ export interface components {
              * @description The blast the message was sent for (a blast test send has none); null otherwise.
              */
             blastId: string | null;
+            /**
+             * Format: uuid
+             * @description The bot whose flow sent the message (a bot turn, whatever started it: an event, an inbound message, a
+             *     reply); null otherwise and for inbound messages. Recorded with the message; null on messages stored before
+             *     this column existed.
+             */
+            botId: string | null;
+            /**
+             * @description The id of the bot's event trigger (`triggers[].id`) whose event started the flow, on the messages of the
+             *     turn the event started (`POST /v1/events`); null otherwise (a later turn of that conversation is the bot's,
+             *     `botId`, not the event's).
+             */
+            eventTriggerId: string | null;
+            /**
+             * Format: uuid
+             * @description The acquisition campaign whose sign-up confirmation request or welcome message this is; null otherwise.
+             *     With `blastId`, `botId` and `eventTriggerId` it tells a message's origin: all null for a direct API send,
+             *     a conversation reply or a keyword reply.
+             */
+            acquisitionCampaignId: string | null;
             /** Format: uuid */
             conversationId: string | null;
         };
@@ -15047,7 +15114,7 @@ export interface components {
          *           "programId": "PRG-10042",
          *           "brand": "BRX7Q2M",
          *           "campaign": "CMP4KD9",
-         *           "carrier": "T-Mobile USA",
+         *           "carrier": null,
          *           "channel": "RCS",
          *           "actualChannel": "SMS",
          *           "fallback": "fallback",
@@ -15061,7 +15128,10 @@ export interface components {
          *             "currency": "USD"
          *           },
          *           "blastId": null,
-         *           "conversationId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a"
+         *           "conversationId": "5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a",
+         *           "botId": null,
+         *           "eventTriggerId": null,
+         *           "acquisitionCampaignId": null
          *         }
          *       ],
          *       "hasMore": false
@@ -24161,8 +24231,8 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["AnalyticsExportResponse"];
                     /**
-                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId
-                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,T-Mobile USA,RCS,RCS,primary,,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a
+                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId,botId,eventTriggerId,acquisitionCampaignId
+                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,,RCS,RCS,primary,,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a,,,
                      */
                     "text/csv": string;
                 };
@@ -24474,8 +24544,8 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["MessageReportResponse"];
                     /**
-                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId
-                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,T-Mobile USA,RCS,SMS,fallback,RCS_NOT_SUPPORTED,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a
+                     * @example messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId,botId,eventTriggerId,acquisitionCampaignId
+                     *     0b6f2c1d-3e4a-4b5c-8d6e-7f8091a2b3c4,mdr,outbound,2026-11-21T09:30:00Z,2026-11-21T09:30:04Z,6a1d4e2f-8b3c-4d5e-9f60-7a8b9c0d1e2f,+14155550123,9c8b7a6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d,PRG-10042,BRX7Q2M,CMP4KD9,,RCS,SMS,fallback,RCS_NOT_SUPPORTED,TRANSACTIONAL,delivered,,1,0.0039,USD,,5d4c3b2a-1f0e-4d9c-8b7a-6f5e4d3c2b1a,,,
                      */
                     "text/csv": string;
                 };

@@ -18,6 +18,7 @@ import { isDatabaseUnavailable } from './startup-errors.ts';
 import { deprecationHeadersFor } from './contract/deprecations.ts';
 import { mountDocs } from './http/docs.ts';
 import { mountLandingPages } from './http/landing-pages.ts';
+import { mountTrackedLinks } from './http/links.ts';
 import { mountProviderCallbacks } from './http/provider-callbacks.ts';
 import { mountMcpServer } from './mcp-server/mount.ts';
 import { KeyRateLimiter } from './http/rate-limit.ts';
@@ -136,6 +137,7 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
 
   mountDocs(server, app);
   mountLandingPages(server, app);
+  mountTrackedLinks(server, app);
   mountProviderCallbacks(server, app);
   mountMcpServer(server, app, api, rateLimit); // the API as MCP tools (src/mcp-server/), same keys, limit and pipeline
 

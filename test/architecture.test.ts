@@ -243,6 +243,8 @@ const CROSS_ORGANIZATION = [
   'messages/dispatch.ts planFallbacks',
   'messages/dispatch.ts recordAccepted',
   'messages/dispatch.ts requeueMessages',
+  'messages/links.ts clickLink',
+  'messages/links.ts linkTarget',
   'messages/receipts.ts lockMessages',
   'messages/receipts.ts writeReceiptStates',
   'sender-ids/managed-numbers.ts numberManagedAnywhere',

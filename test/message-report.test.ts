@@ -226,6 +226,9 @@ describe('getMessageReport', () => {
       cost: { amount: '0.0078', currency: 'USD' },
       blastId: null,
       conversationId: conversationA,
+      botId: null,
+      eventTriggerId: null,
+      acquisitionCampaignId: null,
     });
     const inbound = res.body.data.find((r: { messageId: string }) => r.messageId === rows.inbound!.id);
     expect(inbound).toMatchObject({
@@ -327,7 +330,7 @@ describe('getMessageReport', () => {
     expect(res.text).not.toContain('pmid-secret');
     const lines = res.text.split('\r\n');
     expect(lines[0]).toBe(
-      'messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId',
+      'messageId,kind,direction,createdAt,receiptAt,contactId,contactPhone,senderId,programId,brand,campaign,carrier,channel,actualChannel,fallback,fallbackReason,messageType,status,errorCode,segments,cost,currency,blastId,conversationId,botId,eventTriggerId,acquisitionCampaignId',
     );
     expect(lines[2]).toBe(
       [
@@ -355,10 +358,13 @@ describe('getMessageReport', () => {
         'USD',
         '',
         conversationA,
+        '',
+        '',
+        '',
       ].join(','),
     );
     // The error code holds a comma, quotes and a newline: one quoted field, quotes doubled.
-    expect(res.text).toContain(`,failed,"CARRIER_REJECTED, ""bad""\nline 2",1,,,,${conversationA}\r\n`);
+    expect(res.text).toContain(`,failed,"CARRIER_REJECTED, ""bad""\nline 2",1,,,,${conversationA},,,\r\n`);
     expect(res.text.endsWith('\r\n')).toBe(true);
     expect(res.text.split('\r\n').filter(Boolean)).toHaveLength(1 + RECENT.length);
 

@@ -49,6 +49,9 @@ import * as m0044 from './0044_message_attribution.ts';
 import * as m0045 from './0045_registry_references.ts';
 import * as m0046 from './0046_archived_programs_release_their_sender.ts';
 import * as m0047 from './0047_rcs_agent_address_unique.ts';
+import * as m0048 from './0048_tracked_links.ts';
+import * as m0049 from './0049_message_carrier.ts';
+import * as m0050 from './0050_message_origin_ids.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -95,4 +98,7 @@ export const migrations: Record<string, Migration> = {
   '0045_registry_references': m0045,
   '0046_archived_programs_release_their_sender': m0046,
   '0047_rcs_agent_address_unique': m0047,
+  '0048_tracked_links': m0048,
+  '0049_message_carrier': m0049,
+  '0050_message_origin_ids': m0050,
 };

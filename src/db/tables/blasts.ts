@@ -13,6 +13,8 @@ export interface BlastsTable {
   message_type: MessageType;
   sender_id: string;
   fallback_to_sms: boolean;
+  /** Whether the blast's messages are sent with tracked links (migration 0048). */
+  track_links: Generated<boolean>;
   content_source: BlastContentSource;
   bot_id: string | null;
   content_json: ColumnType<unknown, string | null, string | null>;

@@ -83,6 +83,12 @@ export interface MessagesTable {
   program_id: Generated<string | null>;
   brand_registration_id: Generated<string | null>;
   campaign_registration_id: Generated<string | null>;
+  /** The network the recipient's number was originally allocated to, set at acceptance (migration 0049). */
+  carrier: Generated<string | null>;
+  /** Origin ids besides the blast (migration 0050): the bot that sent it, the event trigger that started that bot, the acquisition campaign. */
+  bot_id: Generated<string | null>;
+  event_trigger_id: Generated<string | null>;
+  acquisition_campaign_id: Generated<string | null>;
   attempts: Generated<number>;
   /** Dispatch outbox: when a dispatch worker may claim the message next; null once settled (migration 0025). */
   dispatch_at: Date | null;
@@ -127,10 +133,25 @@ interface SimulatorMessagesTable {
   accepted_at: CreatedAt;
 }
 
+/** Tracked links (migration 0048): a code of a message's rewritten URL, its original URL and its clicks. */
+interface MessageLinksTable {
+  code: string;
+  organization_id: string;
+  message_id: string;
+  contact_id: string;
+  blast_id: string | null;
+  url: string;
+  clicks: Generated<number>;
+  first_clicked_at: Date | null;
+  last_clicked_at: Date | null;
+  created_at: CreatedAt;
+}
+
 export interface MessagingTables {
   conversations: ConversationsTable;
   messages: MessagesTable;
   idempotency_keys: IdempotencyKeysTable;
   service_settings: ServiceSettingsTable;
   simulator_messages: SimulatorMessagesTable;
+  message_links: MessageLinksTable;
 }

@@ -36,6 +36,9 @@ export function toReportRow(r: MessageReportDbRow): MessageReportRow {
     cost: r.cost_units === null ? null : toMoney(r.cost_units),
     blastId: r.blast_id,
     conversationId: r.conversation_id,
+    botId: r.bot_id,
+    eventTriggerId: r.event_trigger_id,
+    acquisitionCampaignId: r.acquisition_campaign_id,
   };
 }
 
@@ -69,6 +72,9 @@ const MESSAGE_REPORT_COLUMNS = [
   'currency',
   'blastId',
   'conversationId',
+  'botId',
+  'eventTriggerId',
+  'acquisitionCampaignId',
 ] as const;
 
 export function messageReportCsv(rows: readonly MessageReportRow[]): string {

@@ -38,6 +38,7 @@ export type CreateBody = ContentFields & {
   senderId: string;
   messageType?: MessageType;
   fallbackToSms?: boolean;
+  trackLinks?: boolean;
   scheduledAt?: string;
   segmentId?: string;
   contactIds?: string[];
@@ -121,6 +122,7 @@ export async function createBlast(tenant: Tenant, services: Services, body: Crea
       message_type: body.messageType ?? 'MARKETING',
       sender_id: body.senderId,
       fallback_to_sms: body.fallbackToSms ?? true,
+      track_links: body.trackLinks ?? false,
       ...content,
       segment_id: body.segmentId ?? null,
       contact_ids: JSON.stringify(body.contactIds ?? []),
@@ -162,7 +164,9 @@ export async function getBlastDetail(tenant: Tenant, id: string): Promise<{ blas
 }
 
 export function updateBlast(tenant: Tenant, services: Services, id: string, body: S['BlastUpdateRequest']): Promise<BlastRow> {
-  const extra = Object.keys(body).filter((k) => !['name', 'senderId', 'messageType', 'fallbackToSms', 'scheduledAt'].includes(k));
+  const extra = Object.keys(body).filter(
+    (k) => !['name', 'senderId', 'messageType', 'fallbackToSms', 'trackLinks', 'scheduledAt'].includes(k),
+  );
   if (extra.length)
     throw badRequest(
       'Content and audience have their own operations.',
@@ -182,6 +186,7 @@ export function updateBlast(tenant: Tenant, services: Services, id: string, body
       ...(body.senderId !== undefined ? { sender_id: body.senderId } : {}),
       ...(body.messageType !== undefined ? { message_type: body.messageType } : {}),
       ...(body.fallbackToSms !== undefined ? { fallback_to_sms: body.fallbackToSms } : {}),
+      ...(body.trackLinks !== undefined ? { track_links: body.trackLinks } : {}),
       ...(scheduledAt !== undefined ? { scheduled_at: scheduledAt } : {}),
     });
     if (blast.status === 'SCHEDULED' && scheduledAt) await queueScheduledStart(t, services, id, scheduledAt);
@@ -387,6 +392,7 @@ export async function testBlast(tenant: Tenant, services: Services, id: string, 
           senderId: blast.sender_id,
           messageType: blast.message_type as MessageType,
           fallbackToSms: blast.fallback_to_sms,
+          trackLinks: blast.track_links,
           content,
           origin: 'blast', // quiet hours hold a MARKETING test as they hold the blast (testBlast)
         });

@@ -15,6 +15,7 @@ export function toBlast(b: BlastRow): S['Blast'] {
     messageType: b.message_type,
     senderId: b.sender_id,
     fallbackToSms: b.fallback_to_sms,
+    trackLinks: b.track_links,
     contentSource: b.content_source,
     botId: b.bot_id,
     contentJson: (b.content_json ?? null) as S['Blast']['contentJson'],
@@ -79,11 +80,12 @@ const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 1000
 export function toStats(
   b: BlastRow,
   groups: BlastMessageRow[],
-  engagement: Array<{ variant_key: string | null; replies: number; opt_outs: number }> = [],
+  engagement: Array<{ variant_key: string | null; replies: number; opt_outs: number; clicks: number }> = [],
 ): S['BlastStats'] {
   const replies = (key?: string) => engagement.filter((e) => key === undefined || e.variant_key === key).reduce((s, e) => s + e.replies, 0);
   const optOuts = (key?: string) =>
     engagement.filter((e) => key === undefined || e.variant_key === key).reduce((s, e) => s + e.opt_outs, 0);
+  const clicks = (key?: string) => engagement.filter((e) => key === undefined || e.variant_key === key).reduce((s, e) => s + e.clicks, 0);
   const sum = (pred: (g: BlastMessageRow) => boolean, of: (g: BlastMessageRow) => number = (g) => g.n) =>
     groups.filter(pred).reduce((s, g) => s + of(g), 0);
   const stat = (rows: (g: BlastMessageRow) => boolean) => ({
@@ -102,16 +104,16 @@ export function toStats(
     status: b.status,
     recipients: sum(() => true),
     ...all,
-    // Always 0: no click is counted (links are not tracked, openUrl taps are not attributed to a blast); tracked
-    // links are issue 34 item 4. Likewise `rates.click` and each variant's `clicks`.
-    clicks: 0,
+    // Messages whose tracked links were visited (an openUrl action of such a message is one of them: BlastStats).
+    clicks: clicks(),
     replies: replies(),
     optOuts: optOuts(),
     fallbacks: sum((g) => g.channel === 'SMS' || g.channel === 'MMS'),
     rates: {
       delivery: ratio(all.delivered, all.sent),
       read: ratio(all.read, all.delivered),
-      click: 0,
+      // A click may arrive before its delivery receipt: the ratio stays within the document's 0–1.
+      click: Math.min(1, ratio(clicks(), all.delivered)),
       reply: ratio(replies(), all.delivered),
       optOut: ratio(optOuts(), all.delivered),
     },
@@ -122,7 +124,7 @@ export function toStats(
             key,
             recipients: sum((g) => g.variant_key === key),
             ...stat((g) => g.variant_key === key),
-            clicks: 0,
+            clicks: clicks(key),
             replies: replies(key),
             optOuts: optOuts(key),
           }))

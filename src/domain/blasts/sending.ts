@@ -154,6 +154,7 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
       senderId: blast.sender_id,
       messageType: blast.message_type as MessageType,
       fallbackToSms: blast.fallback_to_sms,
+      trackLinks: blast.track_links,
       contents,
       origin: 'blast',
       // A bot blast's conversations record the blast and the bot (the bot holds them: handledByOf).

@@ -138,6 +138,8 @@ type Ctx = {
   senderId: string | null;
   messageType: MessageType;
   origin: 'bot' | 'event';
+  /** The event trigger that started the flow (recorded on its messages). */
+  eventTriggerId?: string;
   /** Messages this turn sent so far (MAX_MESSAGES_PER_TURN). */
   sent: number;
   /** The last node this turn completed (its message, if any, accepted): where a refusal later in the turn leaves the session. */
@@ -162,6 +164,7 @@ async function sendNode(ctx: Ctx, node: BotNode, vars: Record<string, string>): 
     messageType: ctx.messageType,
     content,
     origin: ctx.origin,
+    ...(ctx.eventTriggerId ? { eventTriggerId: ctx.eventTriggerId } : {}),
     conversationSource: { type: 'bot', botId: ctx.bot.id },
   });
   return row.id;
@@ -276,6 +279,8 @@ export async function startFlow(
   opts: {
     messageType?: MessageType;
     origin?: 'bot' | 'event';
+    /** The event trigger starting the flow (its messages record it). */
+    eventTriggerId?: string;
     properties?: Record<string, unknown>;
     /** The inbound message that started it (an inbound trigger): it never advances the session it started. */
     inboundMessageId?: string;
@@ -308,6 +313,7 @@ export async function startFlow(
     senderId: target.senderId,
     messageType: opts.messageType ?? 'SERVICE',
     origin: opts.origin ?? 'bot',
+    ...(opts.eventTriggerId ? { eventTriggerId: opts.eventTriggerId } : {}),
     sent: 0,
   };
   const start = flow.nodes.find((n) => n.type === 'START');

@@ -135,6 +135,7 @@ export async function runBotTriggers(tenant: Tenant, services: Services, event: 
           {
             messageType: stricterClass(event.messageType, trigger.messageType ?? 'MARKETING'),
             origin: 'event',
+            eventTriggerId: triggerId,
             properties: event.properties,
           },
         );

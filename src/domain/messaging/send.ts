@@ -53,6 +53,7 @@ import {
 import type { SenderOfProvider } from '../../providers/provider.ts';
 import { resolveContentAssets } from '../assets/media.ts';
 import { clampText } from '../../lib/characters.ts';
+import { trackedContent } from '../links/rewrite.ts';
 
 export type MessageType = components['schemas']['MessageType'];
 export type MessageRow = messages.MessageRow;
@@ -72,8 +73,12 @@ type OrderBase = {
   fallbackToSms?: boolean;
   /** Stored as the message's `origin`. */
   origin: 'api' | 'conversation' | 'keyword_reply' | 'blast' | 'bot' | 'event';
+  /** The bot trigger (its id) whose event started the flow that sends this message: stored with the message. */
+  eventTriggerId?: string;
   /** What a conversation the send opens records as its source; `{ type: 'api' }` when absent. */
   conversationSource?: ConversationSource;
+  /** Whether the URLs of the contents become tracked links (src/domain/links/rewrite.ts); false when absent. */
+  trackLinks?: boolean;
   /** Keyword replies (STOP/HELP confirmations) must reach even an opted-out number: they skip the gate. */
   skipComplianceGate?: boolean;
   now?: Date;
@@ -242,8 +247,17 @@ async function prepare(
       campaignId: source.campaignId ?? null,
       handledBy: handledByOf(source),
     },
+    // The origin ids the message records: the bot and acquisition campaign named by the source the send opens with.
+    origins: {
+      botId: source.type === 'bot' ? (source.botId ?? null) : null,
+      eventTriggerId: order.eventTriggerId ?? null,
+      acquisitionCampaignId: source.type === 'acquisition' ? (source.campaignId ?? null) : null,
+    },
     sessionHours: SESSION_HOURS,
-    contents: [...contents].map(([key, content]): accept.AcceptContent => {
+    contents: [...contents].map(([key, asked]): accept.AcceptContent => {
+      // The gate judged the content as asked; what is sent, priced and stored carries the tracked links.
+      const tracked = order.trackLinks ? trackedContent(asked, services.config.assetBaseUrl) : null;
+      const content = tracked?.content ?? asked;
       const fallbackChannel = fallbackChannelFor(content);
       const carrier = carrierOf(fallbackChannel);
       return {
@@ -256,6 +270,7 @@ async function prepare(
         // Rendered with the settings of the sender that carries it (its SMS protocol's smartEncoding).
         fallback: billingOf(fallbackChannel, content, carrier.senderId !== null ? carrier.settings : settings),
         fallbackSenderId: carrier.senderId !== null && carrier.senderId !== sender.id ? carrier.senderId : null,
+        links: tracked && { placeholder: tracked.placeholder, urls: tracked.urls },
       };
     }),
     gate,

@@ -38,9 +38,9 @@ export type MessageReportQuery = {
 const PROGRAM_ID = sql<string | null>`program_id::text`;
 const BRAND = sql<string | null>`brand_registration_id::text`;
 const CAMPAIGN = sql<string | null>`campaign_registration_id::text`;
-// The contact's mobile network: no provider reports it yet (issue 35 owns the provider interface), so it is null on
-// every row and a `carrier` filter matches no row (PostgreSQL folds `null = $1` to false) rather than being ignored.
-const CARRIER = sql<string | null>`null::text`;
+// The network the contact's number was originally allocated to, recorded at acceptance (migration 0049); null on
+// inbound and older messages and where the mapping knows none, which a `carrier` filter then does not match.
+const CARRIER = sql<string | null>`carrier`;
 
 // Literal SQL (no bind parameters) so PostgreSQL matches these to the expression indexes of migration 0007.
 /** Inbound messages have no receipt: their receive time stands in. */
@@ -83,6 +83,9 @@ export function messageReportRows(db: TenantDb, orgId: string, f: MessageReportQ
       'cost_units',
       'conversation_id',
       'blast_id',
+      'bot_id',
+      'event_trigger_id',
+      'acquisition_campaign_id',
       sql<string>`to_json(created_at) #>> '{}'`.as('cursor_at'),
     ])
     .where('created_at', '>=', f.from)

@@ -348,15 +348,15 @@ export async function contactPhone(db: TenantDb, orgId: string, id: string): Pro
 
 /**
  * Per variant (null without variants): recipients who replied (an inbound message) and who opted out within
- * `days` of their blast message.
+ * `days` of their blast message, and whose message's tracked links were visited (at any time, however often).
  */
 export async function engagement(
   db: TenantDb,
   orgId: string,
   blastId: string,
   days: number,
-): Promise<Array<{ variant_key: string | null; replies: number; opt_outs: number }>> {
-  const result = await sql<{ variant_key: string | null; replies: string; opt_outs: string }>`
+): Promise<Array<{ variant_key: string | null; replies: number; opt_outs: number; clicks: number }>> {
+  const result = await sql<{ variant_key: string | null; replies: string; opt_outs: string; clicks: string }>`
     select r.variant_key,
       count(*) filter (where exists (
         select 1 from messages i
@@ -367,10 +367,18 @@ export async function engagement(
         select 1 from opt_outs o
         where o.organization_id = m.organization_id and o.phone = m.contact_phone
           and o.opted_out_at >= m.created_at and o.opted_out_at < m.created_at + make_interval(days => ${days})
-      )) as opt_outs
+      )) as opt_outs,
+      count(*) filter (where exists (
+        select 1 from message_links l where l.organization_id = m.organization_id and l.message_id = m.id and l.clicks > 0
+      )) as clicks
     from blast_recipients r
     join messages m on m.id = r.message_id and m.organization_id = r.organization_id
     where r.organization_id = ${orgId}::uuid and r.blast_id = ${blastId}::uuid and r.status = 'accepted'
     group by r.variant_key`.execute(db);
-  return result.rows.map((r) => ({ variant_key: r.variant_key, replies: Number(r.replies), opt_outs: Number(r.opt_outs) }));
+  return result.rows.map((r) => ({
+    variant_key: r.variant_key,
+    replies: Number(r.replies),
+    opt_outs: Number(r.opt_outs),
+    clicks: Number(r.clicks),
+  }));
 }

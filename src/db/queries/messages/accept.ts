@@ -21,6 +21,7 @@ import type { MessageRow } from './messages.ts';
 import { senderChoice, type SenderRow } from '../sender-ids/senders.ts';
 import type { StoredProtocolConfig } from '../../tables/sender-ids.ts';
 import type { TenantDb } from '../../tenant.ts';
+import { LINK_INDEX_CHARACTERS } from './links.ts';
 
 /** What one rendering of a content costs and shows. */
 export type Billing = { segments: number; encoding: string | null; costUnits: number; preview: string };
@@ -37,6 +38,8 @@ export type AcceptContent = {
   fallback: Billing;
   /** The sender that carries the fallback when it is not the set's sender (an RCS agent's number); null: the sender itself. */
   fallbackSenderId: string | null;
+  /** Tracked links (src/domain/links/rewrite.ts): the placeholder of each message's token in `content`, and the original URLs by index; null when none. */
+  links: { placeholder: string; urls: string[] } | null;
 };
 
 export type AcceptSet = {
@@ -47,6 +50,8 @@ export type AcceptSet = {
   messageType: string;
   origin: string;
   source: { type: string; blastId: string | null; botId: string | null; campaignId: string | null; handledBy: string };
+  /** The message's origin ids besides the blast (migration 0050): the bot that sent it, the event trigger that started that bot, the acquisition campaign. */
+  origins: { botId: string | null; eventTriggerId: string | null; acquisitionCampaignId: string | null };
   sessionHours: number;
   contents: readonly AcceptContent[];
   gate: GateInputs;
@@ -154,6 +159,27 @@ function conversationProbe(
           limit 1) cv on true`;
 }
 
+/**
+ * Each message's tracked-link token, when its content has links: 8 random bytes of two v4 UUIDs (their bytes
+ * 1–6 and 11–12 carry no version or variant bits) in base64url, 11 characters like the placeholder
+ * (11, as the redirect expects: LINK_CODE), so the text keeps its length, segments and price.
+ */
+const linkTokenSql = sql`case when v.link_placeholder is not null then
+          rtrim(translate(encode(substring(uuid_send(gen_random_uuid()) from 1 for 6) || substring(uuid_send(gen_random_uuid()) from 11 for 2), 'base64'), '+/', '-_'), '=')
+        end`;
+
+/** A text of the content with the message's token in place of the placeholder (unchanged without tracked links). */
+const linked = (text: RawBuilder<unknown>) =>
+  sql`case when d.link_token is null then ${text} else replace(${text}, d.link_placeholder, d.link_token) end`;
+
+/**
+ * The network the recipient's number was originally allocated to (migration 0049): the longest prefix of its E.164
+ * digits in phone_number_carriers, one probe of the primary key for all of them; null when none matches.
+ */
+const ORIGINAL_CARRIER = sql`(select pc.carrier from phone_number_carriers pc
+          where pc.prefix = any(array(select left(ltrim(s.phone, '+'), n) from generate_series(2, 15) n))
+          order by length(pc.prefix) desc limit 1)`;
+
 function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail: RawBuilder<unknown>, wake: Wake): RawBuilder<unknown> {
   const col = <T>(f: (c: AcceptContent) => T) => a.contents.map(f);
   const marked = a.blastId
@@ -181,7 +207,8 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     plan = sql`d as materialized (
       select r.*, coalesce(cv.id, ${newId}) as conversation_id
       from (select r0.*, case when r0.route = 'fallback' then coalesce(r0.fb_sender, ${a.senderId}::uuid) else ${a.senderId}::uuid end as send_sender
-        from (select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id, ${route(false)} as route
+        from (select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id, ${linkTokenSql} as link_token,
+            ${route(false)} as route
           from g join v on v.key = g.key) r0) r
       ${conversationProbe(orgId, sql`r.contact_id`, sql`r.send_sender`, newId, derivedIds)}
     ),`;
@@ -189,7 +216,7 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     const newId = newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`);
     plan = sql`d as materialized (
       select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id,
-        coalesce(cv.id, ${newId}) as conversation_id,
+        coalesce(cv.id, ${newId}) as conversation_id, ${linkTokenSql} as link_token,
         ${route(true)} as route
       from g join v on v.key = g.key
       ${conversationProbe(orgId, sql`g.id`, sql`${a.senderId}::uuid`, newId, derivedIds)}
@@ -211,6 +238,8 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
         { name: 'f_encoding', type: 'text', values: col((c) => c.fallback.encoding) },
         { name: 'f_cost', type: 'int', values: col((c) => c.fallback.costUnits) },
         { name: 'f_preview', type: 'text', values: col((c) => c.fallback.preview) },
+        { name: 'link_placeholder', type: 'text', values: col((c) => c.links?.placeholder ?? null) },
+        { name: 'link_urls', type: 'jsonb', values: col((c) => (c.links ? JSON.stringify(c.links.urls) : null)) },
         ...fbSenderColumn,
       ])}
     ),
@@ -222,7 +251,8 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
         case when d.route = 'fallback' then d.f_segments else d.p_segments end as segments,
         case when d.route = 'fallback' then d.f_encoding else d.p_encoding end as encoding,
         case when d.route = 'fallback' then d.f_cost else d.p_cost end as cost_units,
-        case when d.route = 'fallback' then d.f_preview else d.p_preview end as preview
+        ${linked(sql`case when d.route = 'fallback' then d.f_preview else d.p_preview end`)} as preview,
+        ${linked(sql`d.content::text`)}::jsonb as sent_content
       from d
     ),
     conv as (
@@ -239,13 +269,20 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ins as (
       insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
         planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
-        estimated_cost_units, held_until, origin, dispatch_at, blast_id)
+        estimated_cost_units, held_until, origin, dispatch_at, blast_id, carrier, bot_id, event_trigger_id, acquisition_campaign_id)
       select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${senderCol}, 'outbound', ${a.requested},
         s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, ${fallbackAllowedCol}, ${a.messageType},
-        case when s.held_until is null then 'queued' else 'held' end, s.content, s.segments, s.encoding,
-        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid
+        case when s.held_until is null then 'queued' else 'held' end, s.sent_content, s.segments, s.encoding,
+        s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid, ${ORIGINAL_CARRIER},
+        ${a.origins.botId}::uuid, ${a.origins.eventTriggerId}::text, ${a.origins.acquisitionCampaignId}::uuid
       from s where s.skip_reason is null
       returning *
+    ),
+    links as (
+      insert into message_links (code, organization_id, message_id, contact_id, blast_id, url)
+      select s.link_token || substr(${LINK_INDEX_CHARACTERS}, u.n::int, 1), ${orgId}::uuid, s.message_id, s.contact_id, ${a.blastId ?? null}::uuid, u.url
+      from s cross join lateral jsonb_array_elements_text(s.link_urls) with ordinality u(url, n)
+      where s.skip_reason is null and s.link_token is not null
     )${marked}${wakeCtes(wake)}
     ${tail}`;
 }

@@ -49,7 +49,7 @@ export function oldestActiveSender(db: TenantDb, organizationId: string): Promis
 
 /** System handle: the sender that owns a phone number, whatever its organization (inbound routing). A sender
  * with a number always has its provider (a number purchase or import sets it). Numbers and RCS agent ids are each
- * unique across organizations (sender_ids_phone_key, sender_ids_rcs_agent_key: migration 0046). */
+ * unique across organizations (sender_ids_phone_key, sender_ids_rcs_agent_key: migration 0047). */
 export async function senderByPhoneNumber(db: Db, phoneNumber: string): Promise<(SenderRow & { provider: string }) | undefined> {
   const row = await db
     .selectFrom('sender_ids')
