@@ -102,12 +102,9 @@ describe('a message records its program, brand and campaign', () => {
     expect(campaign.status, campaign.text).toBe(200);
     const enabled = await call(srv, 'POST', `/v1/sender-ids/${org.senderId}/protocols`, { key, body: { type: 'SMS' } });
     expect(enabled.status, enabled.text).toBeLessThan(300);
-    const attached = await call(srv, 'POST', `/v1/programs/${programId}/senders`, {
-      key,
-      body: { senderId: org.senderId, role: 'PRIMARY' },
-    });
-    expect(attached.status, attached.text).toBe(201);
+    // Brand registration attached its own sender to the program it created, as PRIMARY.
     const program = (await call(srv, 'GET', `/v1/programs/${programId}`, { key })).body.data;
+    expect(program.senders, JSON.stringify(program)).toEqual([expect.objectContaining({ senderId: org.senderId, role: 'PRIMARY' })]);
     brandId = program.brand.registrationId;
     campaignId = program.campaign.registrationId;
     expect(brandId).toEqual(expect.any(String));

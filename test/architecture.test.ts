@@ -296,7 +296,7 @@ describe('tenant typing of queries', () => {
 
   it('finds an exported query on the system Db, and its System handle comment', () => {
     const source = [
-      "import type { Db, TenantDb, Tx } from '../../database.ts';",
+      "import type { Db, TenantDb, Tx } from '../src/db/database.ts';",
       'export async function forgot(db: Db, orgId: string) { return [db, orgId]; }',
       '// System handle: every organization’s rows (a fixture).',
       'export const sweep = async (db: Tx) => db;',
