@@ -192,6 +192,27 @@ describe('Google RBM', () => {
     expect(creates).toHaveLength(2);
   });
 
+  it('a media link that does not answer fails its own message (retryable), not the rest of the batch', async () => {
+    const a = await agent();
+    const base = {
+      organizationId: org.organizationId,
+      sender: { id: a.id, type: 'RCS_AGENT', name: 'Acme agent', phoneNumber: null, address: a.agentId },
+      from: 'Acme agent',
+      channel: 'RCS' as const,
+      title: null,
+      attempt: 1,
+      acceptedAt: new Date(),
+      fallbackAllowed: false,
+    };
+    const [broken, fine] = await rbm.sendBatch([
+      // Port 1 on loopback: nothing listens, the download gets no answer.
+      { ...base, dedupeKey: randomUUID(), to: (await contact()).phone, body: null, mediaUrl: 'http://127.0.0.1:1/image.png' },
+      { ...base, dedupeKey: randomUUID(), to: (await contact()).phone, body: 'Still sent', mediaUrl: null },
+    ]);
+    expect(broken).toMatchObject({ ok: false, error: { retryable: true, outage: false } });
+    expect(fine).toMatchObject({ ok: true });
+  });
+
   it('takes a reply and a STOP written to the agent through the shared inbound path', async () => {
     const a = await agent();
     const c = await contact();
