@@ -1,10 +1,15 @@
 // The Google RBM adapter end to end (service-account auth through google-auth-library) against a fake of the RBM
 // API and Google's token endpoint written from Google's public reference (test/support/rbm-fake.ts): an RCS send
 // through the API whose capability RBM looked up, DELIVERED and READ events, an inbound reply and a STOP written to
-// the agent, Google's webhook verification answered, forged events refused; a repeated send is not sent twice.
+// the agent, Google's webhook verification answered, forged events refused; a repeated send is not sent twice; an
+// image asset uploaded through files.create once and sent as uploadedRbmFile.
 import { randomInt, randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import sharp from 'sharp';
 import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import { assembleProviders } from '../src/providers/assemble.ts';
 import { RbmProvider } from '../src/providers/rbm/adapter.ts';
@@ -17,8 +22,10 @@ let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
 let key: string;
 let rbm: RbmProvider;
+let dir: string;
 
 beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'provider-rbm-'));
   fake = await startRbmFake();
   rbm = new RbmProvider({
     name: 'PROVIDER_A',
@@ -33,14 +40,18 @@ beforeAll(async () => {
   });
   srv = await startTestServer({
     workers: true,
+    config: { storage: { kind: 'fs', dir } },
     providers: ({ db, queue }) => assembleProviders({ db, queue, endpoint: { baseUrl: undefined }, real: { PROVIDER_A: rbm } }),
   });
+  // Media links point at this API on a loopback address, which Google could not fetch: the adapter uploads.
+  srv.context.config.assetBaseUrl = srv.baseUrl;
   org = await srv.newOrg('RBM org');
   key = org.apiKey.secret;
 });
 afterAll(async () => {
   await srv?.close();
   await fake?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 async function agent(): Promise<{ id: string; agentId: string }> {
@@ -179,6 +190,27 @@ describe('Google RBM', () => {
     expect(await rbm.send({ ...message, attempt: 2 })).toEqual({ providerMessageId: message.dedupeKey });
     const creates = fake.requests.filter((r) => r.method === 'POST' && r.path.includes(`messageId=${message.dedupeKey}`));
     expect(creates).toHaveLength(2);
+  });
+
+  it('a media link that does not answer fails its own message (retryable), not the rest of the batch', async () => {
+    const a = await agent();
+    const base = {
+      organizationId: org.organizationId,
+      sender: { id: a.id, type: 'RCS_AGENT', name: 'Acme agent', phoneNumber: null, address: a.agentId },
+      from: 'Acme agent',
+      channel: 'RCS' as const,
+      title: null,
+      attempt: 1,
+      acceptedAt: new Date(),
+      fallbackAllowed: false,
+    };
+    const [broken, fine] = await rbm.sendBatch([
+      // Port 1 on loopback: nothing listens, the download gets no answer.
+      { ...base, dedupeKey: randomUUID(), to: (await contact()).phone, body: null, mediaUrl: 'http://127.0.0.1:1/image.png' },
+      { ...base, dedupeKey: randomUUID(), to: (await contact()).phone, body: 'Still sent', mediaUrl: null },
+    ]);
+    expect(broken).toMatchObject({ ok: false, error: { retryable: true, outage: false } });
+    expect(fine).toMatchObject({ ok: true });
   });
 
   it('takes a reply and a STOP written to the agent through the shared inbound path', async () => {
@@ -342,5 +374,58 @@ describe('Google RBM', () => {
       .where('messages.direction', '=', 'inbound')
       .execute();
     expect(inbound).toEqual([{ organization_id: org.organizationId, sender_id: a.id }]);
+  });
+
+  it('uploads an image asset through files.create once and sends it as uploadedRbmFile, twice', async () => {
+    const a = await agent();
+    const form = new FormData();
+    form.append(
+      'file',
+      new Blob([
+        await sharp({ create: { width: 64, height: 48, channels: 3, background: '#2266aa' } })
+          .png()
+          .toBuffer(),
+      ]),
+      'logo.png',
+    );
+    const uploaded = await call(srv, 'POST', '/v1/assets/upload', { key, rawBody: form });
+    expect(uploaded.status, uploaded.text).toBe(201);
+    const asset = await until(
+      async () => (await call(srv, 'GET', `/v1/assets/${uploaded.body.data.id}`, { key })).body.data,
+      (x) => x.status !== 'processing',
+      'asset processing',
+    );
+    expect(asset.status).toBe('ready');
+    const creates = [];
+    for (const c of [await contact(), await contact()]) {
+      fake.capable.add(c.phone);
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: {
+          contactId: c.id,
+          senderId: a.id,
+          channelType: 'RCS',
+          messageType: 'TRANSACTIONAL',
+          fallbackToSms: false,
+          content: { type: 'media', assetId: asset.id },
+        },
+      });
+      expect(res.status, res.text).toBe(200);
+      const id = res.body.data.messageId as string;
+      const sent = await until(
+        () => messageRow(id),
+        (m) => m.status !== 'queued' && m.status !== 'sending',
+        'the RBM media send',
+      );
+      expect(sent, fake.violations.join('\n')).toMatchObject({ status: 'sent', provider: 'PROVIDER_A' });
+      creates.push(fake.requests.find((r) => r.method === 'POST' && r.path.includes(`messageId=${id}`))!);
+    }
+    // One upload for the two sends: the agent's file, the asset's bytes as its link serves them.
+    const files = fake.files.filter((f) => f.agentId === a.agentId);
+    expect(files).toHaveLength(1);
+    expect(files[0]!.contentType).toMatch(/^image\/(png|jpeg)$/);
+    expect((await sharp(files[0]!.bytes).metadata()).width).toBe(64);
+    for (const create of creates) expect(create.body).toEqual({ contentMessage: { uploadedRbmFile: { fileName: files[0]!.name } } });
+    expect(fake.violations).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 // A small fake of Google's RCS Business Messaging API v1 and its OAuth token endpoint, written from Google's public
 // reference (developers.google.com/business-communications/rcs-business-messaging/reference/rest: phones.agentMessages
-// create/delete, phones.capabilities, users.batchGet, phones.testers; "Verify incoming messages"). It checks each
+// create/delete, phones.capabilities, users.batchGet, phones.testers, files.create as a multipart media upload;
+// "Verify incoming messages"). It checks each
 // request as Prism would check it against the reference — method, path, required query parameters and body,
 // the bearer token it issued — and the token request itself (a JWT assertion signed RS256 by the service account's
 // key, for the rcsbusinessmessaging scope), recording every refusal (`violations`). Events are sent as the agent
@@ -20,6 +21,8 @@ export type RbmFake = {
   /** Message ids the handset has received (revoke is too late for them). */
   delivered: Set<string>;
   requests: Array<{ method: string; path: string; body: any }>;
+  /** Files uploaded through files.create: their name, agent, content type and bytes. */
+  files: Array<{ name: string; agentId: string; contentType: string; bytes: Buffer }>;
   violations: string[];
   failNext: (status: number, count?: number, headers?: Record<string, string>) => void;
   /** The body and headers of an agent webhook post carrying `event`. */
@@ -28,6 +31,56 @@ export type RbmFake = {
 };
 
 const E164 = /^\+[1-9]\d{6,14}$/;
+/** The content types files.create takes (Google's reference): images, audio, video and PDF. */
+const FILE_TYPES = new Set([
+  'image/jpeg',
+  'image/jpg',
+  'image/gif',
+  'image/png',
+  'audio/aac',
+  'audio/mp3',
+  'audio/mpeg',
+  'audio/mpg',
+  'audio/mp4',
+  'audio/mp4-latm',
+  'audio/3gpp',
+  'application/ogg',
+  'audio/ogg',
+  'video/h263',
+  'video/m4v',
+  'video/mp4',
+  'video/mpeg',
+  'video/mpeg4',
+  'video/webm',
+  'application/pdf',
+]);
+
+/** The parts of a multipart/related body: each part's headers (lower-cased names) and bytes; null when malformed. */
+function relatedParts(raw: Buffer, boundary: string): Array<{ headers: Record<string, string>; bytes: Buffer }> | null {
+  const delimiter = Buffer.from(`--${boundary}`);
+  const parts: Array<{ headers: Record<string, string>; bytes: Buffer }> = [];
+  let at = raw.indexOf(delimiter);
+  if (at !== 0) return null;
+  for (;;) {
+    const start = at + delimiter.length;
+    if (raw.subarray(start, start + 2).toString() === '--') return parts;
+    if (raw.subarray(start, start + 2).toString() !== '\r\n') return null;
+    const next = raw.indexOf(Buffer.concat([Buffer.from('\r\n'), delimiter]), start);
+    if (next < 0) return null;
+    const part = raw.subarray(start + 2, next);
+    const split = part.indexOf('\r\n\r\n');
+    if (split < 0) return null;
+    const headers = Object.fromEntries(
+      part
+        .subarray(0, split)
+        .toString()
+        .split('\r\n')
+        .map((line) => [line.slice(0, line.indexOf(':')).trim().toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+    );
+    parts.push({ headers, bytes: part.subarray(split + 4) });
+    at = next + 2;
+  }
+}
 
 export async function startRbmFake(): Promise<RbmFake> {
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -38,6 +91,7 @@ export async function startRbmFake(): Promise<RbmFake> {
   const delivered = new Set<string>();
   const sent = new Set<string>();
   const requests: RbmFake['requests'] = [];
+  const files: RbmFake['files'] = [];
   const violations: string[] = [];
   let failures: { status: number; count: number; headers: Record<string, string> } | undefined;
   let tokenUrl = '';
@@ -63,9 +117,38 @@ export async function startRbmFake(): Promise<RbmFake> {
     return null;
   };
 
-  const handle = (req: IncomingMessage, res: ServerResponse, text: string) => {
+  /** files.create on the upload URI, multipart: the JSON metadata ({agentId}, no fileUrl), then the file. */
+  const upload = (req: IncomingMessage, res: ServerResponse, url: URL, raw: Buffer) => {
+    requests.push({ method: 'POST', path: url.pathname + url.search, body: { bytes: raw.length } });
+    if (req.headers.authorization !== `Bearer ${accessToken}`) return refuse(res, 401, 'files.create: no bearer token');
+    if (url.searchParams.get('uploadType') !== 'multipart') return refuse(res, 400, 'files.create: uploadType=multipart');
+    const type = /^multipart\/related;\s*boundary=("?)([^";]+)\1$/i.exec(req.headers['content-type'] ?? '');
+    if (!type) return refuse(res, 400, 'files.create: content-type multipart/related with a boundary');
+    const parts = relatedParts(raw, type[2]!);
+    if (!parts || parts.length !== 2) return refuse(res, 400, 'files.create: two parts (metadata, then the file)');
+    const [meta, file] = parts as [(typeof parts)[0], (typeof parts)[0]];
+    if (!/^application\/json\b/.test(meta.headers['content-type'] ?? '')) return refuse(res, 400, 'files.create: JSON metadata');
+    let metadata: any;
+    try {
+      metadata = JSON.parse(meta.bytes.toString('utf8'));
+    } catch {
+      return refuse(res, 400, 'files.create: metadata is not JSON');
+    }
+    if (typeof metadata?.agentId !== 'string' || !metadata.agentId) return refuse(res, 400, 'files.create: agentId');
+    if (metadata.fileUrl !== undefined) return refuse(res, 400, 'files.create: fileUrl with a binary upload');
+    const contentType = file.headers['content-type'] ?? '';
+    if (!FILE_TYPES.has(contentType)) return refuse(res, 400, `files.create: content type ${contentType}`);
+    if (file.bytes.length === 0) return refuse(res, 400, 'files.create: empty file');
+    const name = `files/${randomUUID().replaceAll('-', '')}`;
+    files.push({ name, agentId: metadata.agentId, contentType, bytes: Buffer.from(file.bytes) });
+    return answer(res, 200, { name });
+  };
+
+  const handle = (req: IncomingMessage, res: ServerResponse, raw: Buffer) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const path = url.pathname;
+    if (req.method === 'POST' && path === '/upload/v1/files') return upload(req, res, url, raw);
+    const text = raw.toString('utf8');
     let body: any;
     if (req.method === 'POST' && path === '/token') {
       const form = new URLSearchParams(text);
@@ -95,6 +178,8 @@ export async function startRbmFake(): Promise<RbmFake> {
       const c = body?.contentMessage;
       if (!c || (c.text === undefined && !c.contentInfo?.fileUrl && !c.richCard && !c.uploadedRbmFile))
         return refuse(res, 400, 'agentMessages.create: contentMessage');
+      if (c.uploadedRbmFile && !files.some((f) => f.name === c.uploadedRbmFile.fileName))
+        return refuse(res, 400, 'agentMessages.create: uploadedRbmFile.fileName names no uploaded file');
       if (c.text !== undefined && (typeof c.text !== 'string' || c.text.length > 3072))
         return refuse(res, 400, 'agentMessages.create: text');
       if (sent.has(messageId)) return googleError(res, 409, 'ALREADY_EXISTS', 'messageId already used');
@@ -128,10 +213,9 @@ export async function startRbmFake(): Promise<RbmFake> {
   };
 
   const server = createServer((req, res) => {
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (text += c));
-    req.on('end', () => handle(req, res, text));
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req, res, Buffer.concat(chunks)));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -145,6 +229,7 @@ export async function startRbmFake(): Promise<RbmFake> {
     capable,
     delivered,
     requests,
+    files,
     violations,
     failNext: (status, count = 1, headers = {}) => void (failures = { status, count, headers }),
     signedEvent: (event, token = clientToken) => {

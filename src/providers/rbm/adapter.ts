@@ -5,12 +5,18 @@
 //   - revoke: DELETE phones/{E.164}/agentMessages/{message id} (404: already delivered, too late);
 //   - capability: GET phones/{E.164}/capabilities (404: not RCS capable), and users:batchGet for many;
 //   - testers: POST phones/{E.164}/testers;
+//   - media: the adapter downloads the message's media link and uploads its bytes with files.create (POST
+//     upload/v1/files?uploadType=multipart, multipart/related: the JSON metadata {agentId}, then the file), then
+//     sends contentMessage.uploadedRbmFile.fileName, never contentInfo.fileUrl. Why: our media links are signed and
+//     differ per message (Google asks for one URL per file and fetches every new one), and ASSET_BASE_URL may be a
+//     private address Google cannot reach. Google keeps an upload for 60 days; the file name is kept here for 30
+//     (per agent and sha256 of the bytes, in memory), so a file sent again is not uploaded again;
 //   - the agent webhook: Google's verification post ({clientToken, secret}: answered with {secret} when the client
 //     token is ours) and Pub/Sub-style events whose X-Goog-Signature is the base64 HMAC-SHA512 of message.data
 //     (decoded) keyed with the webhook client token; refused with 403 otherwise. DELIVERED / READ events become
 //     receipts of our message id; user messages (text, suggestion responses, files) inbound messages.
 // RCS only: no SMS/MMS (the domain does not hand RBM a fallback), no numbers, registry, voice or templates (422).
-import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { JWT } from 'google-auth-library';
 import { checkCallbacks } from '../callback-shape.ts';
 import {
@@ -47,6 +53,15 @@ const TOKEN = 'https://oauth2.googleapis.com/token';
 const SCOPE = 'https://www.googleapis.com/auth/rcsbusinessmessaging';
 
 type Answer = { status: number; body: any };
+/** A raw request body (the files upload): sent as given, with its content type. */
+type RawBody = { contentType: string; bytes: Buffer };
+
+/** Google keeps an uploaded file 60 days; its name is reused for half that, so it never names an expired file. */
+const FILE_NAME_TTL_MS = 30 * 24 * 3600 * 1000;
+/** Uploaded file names kept (oldest forgotten first): a bound on memory, not on correctness. */
+const FILE_NAME_CACHE_SIZE = 10_000;
+/** RBM's limit for a media file (100 MB): a larger download is refused before it is held in memory. */
+const MAX_MEDIA_BYTES = 100 * 1024 * 1024;
 
 export class RbmProvider implements MessagingProvider {
   readonly name: ProviderName;
@@ -55,6 +70,8 @@ export class RbmProvider implements MessagingProvider {
   private readonly settings: RbmSettings;
   private readonly auth: JWT;
   private readonly base: string;
+  /** `${agentId} ${sha256}` → { files/… name, when it was uploaded }. */
+  private readonly uploaded = new Map<string, { name: string; at: number }>();
 
   constructor(opts: { name: ProviderName; settings: RbmSettings }) {
     this.name = opts.name;
@@ -74,7 +91,7 @@ export class RbmProvider implements MessagingProvider {
   }
 
   /** One authenticated RBM call: 429 → rate limited, 5xx / no answer → outage, 401/403 → outage (our credentials). */
-  private async call(method: string, path: string, body?: unknown): Promise<Answer> {
+  private async call(method: string, path: string, body?: unknown, raw?: RawBody): Promise<Answer> {
     let headers: Record<string, string>;
     try {
       const auth = await this.auth.getRequestHeaders();
@@ -86,8 +103,11 @@ export class RbmProvider implements MessagingProvider {
     try {
       res = await fetch(`${this.base}${path}`, {
         method,
-        headers: { ...headers, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        headers: {
+          ...headers,
+          ...(raw ? { 'content-type': raw.contentType } : body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(raw ? { body: new Uint8Array(raw.bytes) } : body !== undefined ? { body: JSON.stringify(body) } : {}),
         signal: AbortSignal.timeout(this.settings.timeoutMs ?? 15_000),
       });
     } catch (error) {
@@ -117,13 +137,40 @@ export class RbmProvider implements MessagingProvider {
     const agentId = m.sender.address;
     if (!agentId) throw new ProviderRejection('SENDER_NOT_CONFIGURED', 'The RCS sender has no agent id.');
     const contentMessage = m.mediaUrl
-      ? { contentInfo: { fileUrl: m.mediaUrl, forceRefresh: false } }
+      ? { uploadedRbmFile: { fileName: await this.uploadedFile(agentId, m.mediaUrl) } }
       : { text: [m.title, m.body].filter((x) => x !== null && x !== '').join('\n') };
     const query = new URLSearchParams({ messageId: m.dedupeKey, agentId });
     const answer = await this.call('POST', `/v1/phones/${encodeURIComponent(m.to)}/agentMessages?${query}`, { contentMessage });
     // 409 ALREADY_EXISTS: an earlier attempt with this message id was accepted; the handset gets it once.
     if (answer.status === 200 || answer.status === 409) return { providerMessageId: m.dedupeKey };
     throw RbmProvider.refusal(answer);
+  }
+
+  /** The files/… name of the media at `url` for `agentId`: uploaded once per agent and content (see the header). */
+  private async uploadedFile(agentId: string, url: string): Promise<string> {
+    const media = await download(url);
+    const key = `${agentId} ${createHash('sha256').update(media.bytes).digest('hex')}`;
+    const known = this.uploaded.get(key);
+    if (known && Date.now() - known.at < FILE_NAME_TTL_MS) return known.name;
+    const boundary = `rbm-${randomUUID()}`;
+    const bytes = Buffer.concat([
+      Buffer.from(
+        `--${boundary}\r\ncontent-type: application/json; charset=UTF-8\r\n\r\n${JSON.stringify({ agentId })}\r\n` +
+          `--${boundary}\r\ncontent-type: ${media.contentType}\r\n\r\n`,
+      ),
+      media.bytes,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const answer = await this.call('POST', '/upload/v1/files?uploadType=multipart', undefined, {
+      contentType: `multipart/related; boundary=${boundary}`,
+      bytes,
+    });
+    const name = answer.body?.name;
+    if (answer.status !== 200 || typeof name !== 'string') throw RbmProvider.refusal(answer);
+    this.uploaded.delete(key);
+    this.uploaded.set(key, { name, at: Date.now() });
+    if (this.uploaded.size > FILE_NAME_CACHE_SIZE) this.uploaded.delete(this.uploaded.keys().next().value!);
+    return name;
   }
 
   async sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
@@ -137,7 +184,8 @@ export class RbmProvider implements MessagingProvider {
       try {
         outcomes.push({ ok: true, providerMessageId: (await this.send(m)).providerMessageId });
       } catch (error) {
-        if (error instanceof ProviderError) halted = error;
+        // RBM down or rate limiting: the rest of the batch waits too; one message's unreachable media link does not.
+        if (error instanceof ProviderError && error.outage) halted = error;
         if (error instanceof ProviderError || error instanceof ProviderRejection) outcomes.push({ ok: false, error });
         else throw error;
       }
@@ -215,6 +263,23 @@ export class RbmProvider implements MessagingProvider {
     const checked = checkCallbacks(callbacks);
     return checked.ok ? { ok: true, callbacks: checked.callbacks } : { ok: false, status: 400, reason: checked.reason };
   }
+}
+
+/** The media's bytes and content type: a refused link is the message's fault (rejection), no answer a retry. */
+async function download(url: string): Promise<{ contentType: string; bytes: Buffer }> {
+  let res: Response;
+  try {
+    res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+  } catch (error) {
+    throw new ProviderError(`the media link did not answer (${(error as Error).message})`, { outage: false });
+  }
+  if (res.status >= 500) throw new ProviderError(`the media link answered ${res.status}`, { outage: false });
+  if (!res.ok) throw new ProviderRejection('MEDIA_UNAVAILABLE', `The media link answered ${res.status}.`);
+  if (Number(res.headers.get('content-length') ?? 0) > MAX_MEDIA_BYTES)
+    throw new ProviderRejection('MEDIA_UNAVAILABLE', 'RBM takes media files up to 100 MB.');
+  const bytes = Buffer.from(await res.arrayBuffer());
+  if (bytes.length > MAX_MEDIA_BYTES) throw new ProviderRejection('MEDIA_UNAVAILABLE', 'RBM takes media files up to 100 MB.');
+  return { contentType: (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim(), bytes };
 }
 
 function callbacksOf(e: any): unknown[] | { problem: string } {
