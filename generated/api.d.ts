@@ -4730,8 +4730,10 @@ export interface paths {
                 /** @description Resource id. */
                 id: components["parameters"]["IdPath"];
                 /**
-                 * @description Name of a processed variant as listed in the asset's `variants` (`thumbnail`, `poster`, `mms` …), or
-                 *     `original` for the uploaded file.
+                 * @description Name of a processed variant as listed in the asset's `variants` (`thumbnail`, `poster`, `mms` …),
+                 *     `original` for the uploaded file, or `mms_carrier` for an image or GIF: the file an MMS carries (its `mms`
+                 *     variant, or the original of a small GIF) re-encoded as a JPEG of at most 600 KB when it is larger (as it is otherwise), made
+                 *     on request and not stored (what a sender with `mmsTranscoding` hands the carrier); 404 for other types.
                  */
                 variant: string;
             };
@@ -5721,9 +5723,17 @@ export interface components {
          *
          *     | asset | variant sent (RCS and MMS alike) |
          *     |---|---|
-         *     | `image` (JPEG, PNG, WebP) | `mms`: a JPEG of at most 1280 px on the longest side and at most 1 MB, the size every MMS carrier accepts and ample for an RCS card |
+         *     | `image` (JPEG, PNG, WebP) | `mms`: a JPEG of at most 1280 px on the longest side and at most 1 MB, ample for an RCS card |
          *     | `gif` | the original when it is at most 1 MB (it stays animated); otherwise `mms`, a still JPEG of its first frame |
          *     | `video` (MP4 only) | the original (up to 25 MB): RCS carries it; an MMS fallback carries it only where the carrier accepts its size |
+         *
+         *     **The carrier's MMS limit: 600 KB** for an image (the common US carrier and Twilio guidance). When a message
+         *     goes as MMS (planned, or the fallback of RCS) and the image or GIF file above is larger, the sender's MMS
+         *     protocol decides at dispatch: with `mmsTranscoding` on, the carrier gets the link of the `mms_carrier` variant
+         *     instead, a JPEG re-encoded to at most 600 KB (quality stepped down from 82 to 40, then the size by 0.7 until
+         *     it fits); the asset and its stored variants are unchanged. With it off (or no MMS protocol on the sender) the
+         *     message fails with error code `MEDIA_TOO_LARGE`, not sent and not charged. A `mediaUrl` you give and a video
+         *     are sent as given: their size is yours to keep within the carrier's.
          *
          *     Refused: an asset that is not the organization's (404 `NOT_FOUND` naming the field, e.g.
          *     `body.content.cards.1.assetId`); audio, PDF, vCard, other files and non-MP4 video (400 `VALIDATION_ERROR`
@@ -6189,6 +6199,8 @@ export interface components {
              *     `CARRIER_FILTERED`, `RCS_EXPIRED`, `MEDIA_UNAVAILABLE`, `SENDER_NOT_READY`, `INTERNAL_ERROR`. New codes may be added.
              *     `EXPIRED`: no carrier took the message within its sender's `validityPeriodSeconds` (the protocol of its
              *     planned channel); it is not sent and not charged.
+             *     `MEDIA_TOO_LARGE`: the image an MMS carries (by `assetId`) is over the carrier's 600 KB and the sender's MMS
+             *     protocol has `mmsTranscoding` off (or the sender has no MMS protocol); it is not sent and not charged.
              *     `PROVIDER_UNAVAILABLE`: the provider was down (5xx, timeouts, no answer) or rate limited the service until
              *     the message's validity period ended (4 hours when its sender sets none); the wait used up no retries. The
              *     message says the provider's last answer; it is not sent and not charged.
@@ -6806,7 +6818,13 @@ export interface components {
              *     mapped text, and the mapped text is what the handset receives.
              */
             smartEncoding?: boolean;
-            /** @description MMS. Resize or re-encode media that exceeds the carrier's size limit instead of failing the message. */
+            /**
+             * @description MMS. Re-encode an image that exceeds the carrier's MMS limit of 600 KB instead of failing the message.
+             *     Applies to an image or GIF sent by `assetId` on the MMS channel (planned, or the fallback of RCS): at
+             *     dispatch the carrier gets the asset's `mms_carrier` variant, a JPEG of at most 600 KB (quality stepped
+             *     down, then dimensions), while the asset is unchanged. Off, such a message fails with error code
+             *     `MEDIA_TOO_LARGE`. A `mediaUrl` given by the client and a video are sent as given.
+             */
             mmsTranscoding?: boolean;
             /**
              * @description SMS, MMS, RCS. How long a message may wait (held for quiet hours, behind the sender's throughput,
@@ -25995,8 +26013,10 @@ export interface operations {
                 /** @description Resource id. */
                 id: components["parameters"]["IdPath"];
                 /**
-                 * @description Name of a processed variant as listed in the asset's `variants` (`thumbnail`, `poster`, `mms` …), or
-                 *     `original` for the uploaded file.
+                 * @description Name of a processed variant as listed in the asset's `variants` (`thumbnail`, `poster`, `mms` …),
+                 *     `original` for the uploaded file, or `mms_carrier` for an image or GIF: the file an MMS carries (its `mms`
+                 *     variant, or the original of a small GIF) re-encoded as a JPEG of at most 600 KB when it is larger (as it is otherwise), made
+                 *     on request and not stored (what a sender with `mmsTranscoding` hands the carrier); 404 for other types.
                  */
                 variant: string;
             };

@@ -210,6 +210,64 @@ describe('sending an asset by id', () => {
   });
 });
 
+describe('the carrier MMS limit (600 KB) and mmsTranscoding', () => {
+  /** Noise does not compress: its `mms` variant (at most 1 MB) stays over the carrier's 600 KB. */
+  const noise = (side: number) =>
+    sharp(Buffer.from(Array.from({ length: side * side * 3 }, () => Math.floor(Math.random() * 256))), {
+      raw: { width: side, height: side, channels: 3 },
+    })
+      .png()
+      .toBuffer();
+  const LIMIT = 600 * 1024;
+  let asset: { id: string };
+  let mmsBytes: Buffer;
+
+  beforeAll(async () => {
+    asset = await uploadReady(await noise(1280), 'noise.png');
+    mmsBytes = await withKey(asset.id, 'mms');
+    expect(mmsBytes.length).toBeGreaterThan(LIMIT);
+  });
+
+  it('fails an MMS whose image is over the limit with MEDIA_TOO_LARGE when the sender does not transcode', async () => {
+    const c = await contact('7', false);
+    const res = await send({ contactId: c.id, content: { type: 'media', assetId: asset.id, text: 'Too big' } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ plannedChannel: 'MMS' });
+    const failed = await until(
+      async () => (await call(srv, 'GET', `/v1/messages/${res.body.data.messageId}`, { key })).body.data,
+      (m) => m.status === 'failed',
+      'the oversize MMS to fail',
+    );
+    expect(failed.error).toMatchObject({ code: 'MEDIA_TOO_LARGE' });
+    expect(failed.error.message).toContain('600 KB');
+    expect(handed.some((m) => m.to === c.phone)).toBe(false);
+  });
+
+  it('hands the carrier a JPEG transcoded under the limit when mmsTranscoding is on; the asset is unchanged', async () => {
+    const enabled = await call(srv, 'POST', `/v1/sender-ids/${org.senderId}/protocols`, {
+      key,
+      body: { type: 'MMS', config: { mmsTranscoding: true } },
+    });
+    expect(enabled.status, enabled.text).toBe(200);
+    const c = await contact('8', false);
+    const res = await send({ contactId: c.id, content: { type: 'media', assetId: asset.id, text: 'Fits now' } });
+    expect(res.status, res.text).toBe(200);
+
+    const got = await carrierGot(c.phone);
+    expect(got.channel).toBe('MMS');
+    expect(new URL(got.mediaUrl!).pathname).toBe(`/v1/assets/${asset.id}/variant/mms_carrier`);
+    const fetched = await fetchBytes(local(got.mediaUrl!)); // as the carrier fetches it: no key
+    expect(fetched.status).toBe(200);
+    expect(fetched.headers.get('content-type')).toBe('image/jpeg');
+    expect(fetched.bytes.length).toBeLessThanOrEqual(LIMIT);
+    expect((await sharp(fetched.bytes).metadata()).format).toBe('jpeg');
+    // Stored variants are untouched: the mms variant still has its bytes, and no variant was added.
+    expect((await withKey(asset.id, 'mms')).equals(mmsBytes)).toBe(true);
+    const after = await call(srv, 'GET', `/v1/assets/${asset.id}`, { key });
+    expect(after.body.data.variants.map((v: { name: string }) => v.name)).not.toContain('mms_carrier');
+  });
+});
+
 describe('previewMessage', () => {
   it('previews an asset as the send would: the signed link on RCS and on the MMS fallback; 404 for an unknown one', async () => {
     const asset = await uploadReady(await png(400, 300), 'preview.png');

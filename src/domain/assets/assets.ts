@@ -3,6 +3,7 @@
 // original goes to the object store and the row plus its processing job are written in one transaction (the
 // object is removed again if that fails). Variants are made by the job (processing.ts).
 import { createHash, randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
 import { fromKysely } from 'pg-boss';
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction } from '../../db/database.ts';
@@ -17,6 +18,8 @@ import type { UploadedFile } from '../files.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { detectType, safeName, splitExt } from './detect.ts';
 import * as images from './images.ts';
+import { CARRIER_VARIANT } from './links.ts';
+import { mmsSource } from './media.ts';
 
 export type AssetRow = q.AssetRow;
 export const PROCESS_QUEUE = QUEUES.assetProcess;
@@ -317,6 +320,28 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
 }
 
 /**
+ * The `mms_carrier` variant (links.ts CARRIER_VARIANT): the image as an MMS carries it (media.ts mmsSource), made
+ * at most MMS_CARRIER_MAX_BYTES when it is larger. Not stored: the asset keeps its variants; it is made on each
+ * read that misses a cache (the carrier's link is one URL per hour, so an MMSC or CDN fetches it once). Its ETag
+ * is derived from the source's, which fixes the bytes (the same sharp on the same input).
+ */
+async function carrierDownload(services: Services, row: q.AssetRow, base: string, ifNoneMatch?: string): Promise<VariantDownload> {
+  const source = mmsSource(row);
+  if (!source) throw notFound(`Variant ${CARRIER_VARIANT} of this asset`);
+  // Within the limit the source goes as it is (a small GIF stays a GIF); over it, as a JPEG made to fit.
+  const fits = source.sizeBytes <= images.MMS_CARRIER_MAX_BYTES;
+  const etag = `${source.etag}c`;
+  const mimeType = fits ? source.mimeType : 'image/jpeg';
+  const meta = { mimeType, etag, fileName: `${base}-${CARRIER_VARIANT}${mimeType === 'image/gif' ? '.gif' : '.jpg'}` };
+  if (matchesEtag(ifNoneMatch, etag)) return { ...meta, content: null };
+  const stored = await store(services).open(source.key);
+  if (!stored) throw notFound(`Variant ${CARRIER_VARIANT} of this asset`);
+  const data = await readAll(stored.body);
+  const out = fits ? data : (await images.carrierVariant(data)).data;
+  return { ...meta, content: { body: Readable.from([out]), size: out.length } };
+}
+
+/**
  * `original` or a generated variant, streamed from the store (never read whole: flat memory whatever the size);
  * 404 for an unknown name or one not generated yet. When `ifNoneMatch` names the variant's ETag the store is not
  * touched (content null: 304).
@@ -333,6 +358,8 @@ export async function openVariant(
   let target: { key: string; mimeType: string; etag: string; fileName: string };
   if (variant === 'original') {
     target = { key: row.storage_key, mimeType: row.mime_type, etag: row.etag, fileName: row.name };
+  } else if (variant === CARRIER_VARIANT) {
+    return carrierDownload(services, row, base, ifNoneMatch);
   } else {
     const v = row.variants.find((x) => x.name === variant);
     if (!v) throw notFound(`Variant ${variant} of this asset`);

@@ -74,15 +74,31 @@ export function thumbnail(data: Buffer): Promise<Rendition> {
 }
 
 /** A still JPEG of at most MMS_MAX_BYTES: longest side MMS_MAX_SIDE, lower quality and size until it fits. */
-export async function mmsVariant(data: Buffer): Promise<Rendition> {
-  let side = MMS_MAX_SIDE;
+export function mmsVariant(data: Buffer): Promise<Rendition> {
+  return jpegWithin(data, MMS_MAX_BYTES, MMS_MAX_SIDE);
+}
+
+/**
+ * The carrier's limit for one MMS image: 600 KB, the common US carrier (and Twilio) guidance. The `mms` variant
+ * (1 MB) fits most handsets but not every carrier, so a larger image is transcoded at dispatch when the sender's
+ * MMS protocol sets `mmsTranscoding`, and otherwise fails the message (dispatch.ts fitMmsMedia).
+ */
+export const MMS_CARRIER_MAX_BYTES = 600 * 1024;
+
+/** A still JPEG of at most MMS_CARRIER_MAX_BYTES, from the image as it is sent (never enlarged). */
+export function carrierVariant(data: Buffer): Promise<Rendition> {
+  return jpegWithin(data, MMS_CARRIER_MAX_BYTES, MMS_MAX_SIDE);
+}
+
+/** A JPEG of at most `maxBytes`: quality 82 down to 40 at longest side `side`, then 0.7 of the side, and again. */
+async function jpegWithin(data: Buffer, maxBytes: number, side: number): Promise<Rendition> {
   for (;;) {
     for (const quality of [82, 70, 55, 40]) {
       const out = await rendition(
         open(data).flatten({ background: '#ffffff' }).resize(side, side, { fit: 'inside', withoutEnlargement: true }).jpeg({ quality }),
         'image/jpeg',
       );
-      if (out.data.length <= MMS_MAX_BYTES || side <= 160) return out;
+      if (out.data.length <= maxBytes || side <= 160) return out;
     }
     side = Math.round(side * 0.7);
   }

@@ -22,3 +22,6 @@ const variantPath = (assetId: string, variant: string): string => `/v1/assets/${
 export function variantLink(baseUrl: string, organizationId: string, assetId: string, variant: string, expiresAt: Date): string {
   return signUrl(baseUrl, variantPath(assetId, variant), organizationId, expiresAt);
 }
+
+/** The variant an MMS carries when its image passes the carrier's limit (assets.ts carrierDownload; dispatch). */
+export const CARRIER_VARIANT = 'mms_carrier';

@@ -55,6 +55,19 @@ function messageVariant(row: AssetRow): { variant: string } | { refusal: string 
 }
 
 /**
+ * The stored file an MMS carries for an image or GIF asset (its message variant), or null for any other asset:
+ * what the `mms_carrier` variant transcodes and what dispatch weighs against MMS_CARRIER_MAX_BYTES.
+ */
+export function mmsSource(row: AssetRow): { key: string; etag: string; sizeBytes: number; mimeType: string } | null {
+  if (row.type !== 'image' && row.type !== 'gif') return null;
+  const choice = messageVariant(row);
+  if (!('variant' in choice)) return null;
+  if (choice.variant === 'original') return { key: row.storage_key, etag: row.etag, sizeBytes: row.size_bytes, mimeType: row.mime_type };
+  const v = row.variants.find((x) => x.name === choice.variant)!;
+  return { key: v.key, etag: v.etag, sizeBytes: v.sizeBytes, mimeType: v.mimeType };
+}
+
+/**
  * The assets named by `refs`, checked as message media: 404 NOT_FOUND naming every unknown field (another
  * organization's assets included), then 400 VALIDATION_ERROR naming every asset of a type that cannot be sent.
  * Readiness is not checked: a draft may name an asset still processing.

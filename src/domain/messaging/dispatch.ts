@@ -44,7 +44,10 @@ import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
 import { dropsFallbackOnEnd } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
-import { fallbackChannelFor, render, type Channel, type SendContent } from './render.ts';
+import { fallbackChannelFor, render, type Channel, type Rendering, type SendContent } from './render.ts';
+import { MMS_CARRIER_MAX_BYTES } from '../assets/images.ts';
+import { CARRIER_VARIANT, linkExpiry, MESSAGE_LINK_TTL_MS, variantLink } from '../assets/links.ts';
+import { mmsSource } from '../assets/media.ts';
 
 export const DISPATCH_QUEUE = QUEUES.messageDispatch;
 const MAX_ATTEMPTS = 6;
@@ -281,6 +284,45 @@ async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Ma
   return claimed.filter((m) => !heldIds.has(m.id));
 }
 
+type Ready = { message: Claimed; channel: Channel; rendering: Rendering };
+
+/** The asset an MMS's content carries (a media content's or a card's), when it names one. */
+const assetIdOf = (content: unknown): string | undefined => {
+  const c = content as { type?: string; assetId?: unknown };
+  return (c.type === 'media' || c.type === 'card') && typeof c.assetId === 'string' ? c.assetId : undefined;
+};
+
+/**
+ * MMS media within the carrier's limit (images.ts MMS_CARRIER_MAX_BYTES, 600 KB): an image or GIF asset whose sent
+ * file is larger goes as its `mms_carrier` variant (transcoded to fit; the asset is unchanged) when the sender's
+ * MMS protocol sets `mmsTranscoding`, and otherwise the message fails with MEDIA_TOO_LARGE, not sent, not charged.
+ * A `mediaUrl` the client gave, and a video, are sent as given: their size is the client's to keep.
+ */
+async function fitMmsMedia(app: AppContext, ready: Ready[], sender: SenderRow, settings: SendSettings): Promise<Ready[]> {
+  const refs = ready.flatMap((r) => {
+    const assetId = r.channel === 'MMS' ? assetIdOf(r.message.content) : undefined;
+    return assetId ? [{ organizationId: r.message.organization_id, assetId }] : [];
+  });
+  if (refs.length === 0) return ready;
+  const rows = new Map((await q.mediaAssetsOfBatch(app.db, refs)).map((row) => [row.id, row]));
+  const kept: Ready[] = [];
+  for (const r of ready) {
+    const row = r.channel === 'MMS' ? rows.get(assetIdOf(r.message.content) ?? '') : undefined;
+    const source = row ? mmsSource(row) : null;
+    if (!row || !source || source.sizeBytes <= MMS_CARRIER_MAX_BYTES) {
+      kept.push(r);
+    } else if (settings.mmsTranscoding) {
+      const expiresAt = linkExpiry(r.message.created_at, MESSAGE_LINK_TTL_MS);
+      const mediaUrl = variantLink(app.config.assetBaseUrl, row.organization_id, row.id, CARRIER_VARIANT, expiresAt);
+      kept.push({ ...r, rendering: { ...r.rendering, mediaUrl } });
+    } else {
+      const text = `The image is ${Math.ceil(source.sizeBytes / 1024)} KB, over the carrier's MMS limit of ${MMS_CARRIER_MAX_BYTES / 1024} KB, and the sender's MMS protocol has mmsTranscoding off.`;
+      await fail(app, r.message, sender, 'MEDIA_TOO_LARGE', text);
+    }
+  }
+  return kept;
+}
+
 /** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
 async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow, settings: SendSettings): Promise<Accepted[]> {
   const provider = app.providers.forSender(sender);
@@ -294,10 +336,11 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
     return [];
   }
   const channels = await resolveChannels(app, provider, messages, sender);
-  const ready = messages.flatMap((message, i) => {
+  const rendered = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent, settings) }] : [];
   });
+  const ready = await fitMmsMedia(app, rendered, sender, settings);
   if (ready.length === 0) return [];
   const from = { id: sender.id, type: sender.type, name: sender.name, phoneNumber: sender.phone_number, address: sender.address };
   const outcomes = await provider.sendBatch(

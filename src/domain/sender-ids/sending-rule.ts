@@ -17,7 +17,7 @@ export type ProtocolFact = { type: string; status: string; config?: StoredProtoc
 export type SendSettings = {
   /** The SMS protocol's smartEncoding (typographic look-alikes → GSM-7 before segmenting). */
   smartEncoding: boolean;
-  /** MMS: media over the carrier's size limit is resized instead of failing the message. */
+  /** MMS: an asset image over the carrier limit (600 KB) goes transcoded instead of failing (dispatch.ts fitMmsMedia). */
   mmsTranscoding: boolean;
   /** How long a message on this channel may wait undelivered before it fails `EXPIRED`; null: no limit. */
   validitySeconds: (channel: Channel) => number | null;

@@ -5,6 +5,7 @@ import type { Db } from '../../database.ts';
 import { rowsOf } from '../../rows.ts';
 import { tenant } from '../../tenant.ts';
 import type { MessageRow } from './messages.ts';
+import type { AssetRow } from '../assets/assets.ts';
 
 /** A claimed message, with the recipient's known RCS capability (null: unknown). */
 export type ClaimedMessage = MessageRow & { contact_rcs_capable: boolean | null };
@@ -182,4 +183,15 @@ export async function planFallbacks(
     from unnest(${rows.map((r) => r.organizationId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.channel)}::text[], ${rows.map((r) => r.reason)}::text[])
       as v(organization_id, id, channel, reason)
     where m.organization_id = v.organization_id and m.id = v.id`.execute(db);
+}
+
+// System handle: a dispatch batch holds messages of any organization; each asset is matched with its message's.
+/** The assets MMS messages of a batch carry, by `(organizationId, assetId)` pairs: dispatch weighs their media. */
+export function mediaAssetsOfBatch(db: Db, refs: ReadonlyArray<{ organizationId: string; assetId: string }>): Promise<AssetRow[]> {
+  if (refs.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('assets')
+    .selectAll()
+    .where((eb) => eb.or(refs.map((r) => eb.and([eb('organization_id', '=', r.organizationId), eb('id', '=', r.assetId)]))))
+    .execute();
 }
