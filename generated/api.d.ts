@@ -5731,8 +5731,8 @@ export interface components {
          *     goes as MMS (planned, or the fallback of RCS) and the image or GIF file above is larger, the sender's MMS
          *     protocol decides at dispatch: with `mmsTranscoding` on, the carrier gets the link of the `mms_carrier` variant
          *     instead, a JPEG re-encoded to at most 600 KB (quality stepped down from 82 to 40, then the size by 0.7 until
-         *     it fits); the asset and its stored variants are unchanged. With it off (or no MMS protocol on the sender) the
-         *     message fails with error code `MEDIA_TOO_LARGE`, not sent and not charged. A `mediaUrl` you give and a video
+         *     it fits); the asset and its stored variants are unchanged (a sender without an MMS protocol transcodes, the
+         *     setting's default). With it off the message fails with error code `MEDIA_TOO_LARGE`, not sent and not charged. A `mediaUrl` you give and a video
          *     are sent as given: their size is yours to keep within the carrier's.
          *
          *     Refused: an asset that is not the organization's (404 `NOT_FOUND` naming the field, e.g.
@@ -6200,7 +6200,7 @@ export interface components {
              *     `EXPIRED`: no carrier took the message within its sender's `validityPeriodSeconds` (the protocol of its
              *     planned channel); it is not sent and not charged.
              *     `MEDIA_TOO_LARGE`: the image an MMS carries (by `assetId`) is over the carrier's 600 KB and the sender's MMS
-             *     protocol has `mmsTranscoding` off (or the sender has no MMS protocol); it is not sent and not charged.
+             *     protocol has `mmsTranscoding` off; it is not sent and not charged.
              *     `PROVIDER_UNAVAILABLE`: the provider was down (5xx, timeouts, no answer) or rate limited the service until
              *     the message's validity period ended (4 hours when its sender sets none); the wait used up no retries. The
              *     message says the provider's last answer; it is not sent and not charged.

@@ -229,6 +229,11 @@ describe('the carrier MMS limit (600 KB) and mmsTranscoding', () => {
   });
 
   it('fails an MMS whose image is over the limit with MEDIA_TOO_LARGE when the sender does not transcode', async () => {
+    const disabled = await call(srv, 'POST', `/v1/sender-ids/${org.senderId}/protocols`, {
+      key,
+      body: { type: 'MMS', config: { mmsTranscoding: false } },
+    });
+    expect(disabled.status, disabled.text).toBe(200);
     const c = await contact('7', false);
     const res = await send({ contactId: c.id, content: { type: 'media', assetId: asset.id, text: 'Too big' } });
     expect(res.status, res.text).toBe(200);
@@ -244,9 +249,9 @@ describe('the carrier MMS limit (600 KB) and mmsTranscoding', () => {
   });
 
   it('hands the carrier a JPEG transcoded under the limit when mmsTranscoding is on; the asset is unchanged', async () => {
-    const enabled = await call(srv, 'POST', `/v1/sender-ids/${org.senderId}/protocols`, {
+    const enabled = await call(srv, 'PATCH', `/v1/sender-ids/${org.senderId}/protocols/MMS`, {
       key,
-      body: { type: 'MMS', config: { mmsTranscoding: true } },
+      body: { config: { mmsTranscoding: true } },
     });
     expect(enabled.status, enabled.text).toBe(200);
     const c = await contact('8', false);

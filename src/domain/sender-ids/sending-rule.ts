@@ -27,13 +27,16 @@ export type SendSettings = {
 
 /**
  * A sender's settings from its ACTIVE protocol rows. A sender without protocol rows (the sandbox sender, senders
- * from before protocols) has none of them: its messages go as written and wait as long as dispatch needs.
+ * from before protocols) has none of them: its messages go as written and wait as long as dispatch needs, except
+ * that an oversize MMS image is transcoded (mmsTranscoding's default) rather than failed.
  */
 export function sendSettingsOf(rows: readonly ProtocolFact[]): SendSettings {
   const active = new Map(rows.filter((r) => r.status === 'ACTIVE').map((r) => [r.type, r.config ?? {}]));
   return {
     smartEncoding: active.get('SMS')?.smartEncoding === true,
-    mmsTranscoding: active.get('MMS')?.mmsTranscoding === true,
+    // Without an MMS protocol the setting's default (on, as enabling the protocol sets it): an oversize image is
+    // transcoded rather than failed on a sender that never configured MMS (the sandbox sender).
+    mmsTranscoding: active.get('MMS')?.mmsTranscoding !== false,
     validitySeconds: (channel) => active.get(channel)?.validityPeriodSeconds ?? null,
     fallbackToSms: active.get('RCS')?.fallbackToSms !== false,
   };
