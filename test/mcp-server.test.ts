@@ -224,8 +224,9 @@ describe('compact, self-contained schemas', () => {
     // The catalogue was 1.39 MB (sendMessage alone 25 KB) with every schema copied whole into every tool.
     const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
     expect(bytes([...tools.values()].map((t) => t.definition))).toBeLessThan(1_000_000);
-    // 20 KB until `to` (issue 37) documented the send by phone beside contactId: 21 KB.
-    expect(bytes(send)).toBeLessThan(24_000);
+    // 20 KB until `to` (issue 37) documented the send by phone beside contactId: 21 KB; `trackLinks` (issue 34)
+    // and the carrier's MMS limit (issue 32) documented on the send: 24.3 KB.
+    expect(bytes(send)).toBeLessThan(26_000);
   });
 });
 
