@@ -115,15 +115,7 @@ export async function standingStep(db: TenantDb, services: ReviewServices, job: 
   if (!event) return false;
   const reasons = s.standing === 'suspended' ? s.reasons : [];
   if (sender.type === 'RCS_AGENT') {
-    const phase = event === 'suspended' ? 'SUSPENDED' : 'LAUNCHED';
-    await sendersQ.updateSender(db, organizationId, sender.id, { rcs_agent_phase: phase });
-    await emitSubmissionChanged(
-      db,
-      services,
-      organizationId,
-      { senderId: sender.id, type: 'RCS_AGENT', submissionId: sender.id, previousStatus: sender.rcs_agent_phase, status: phase, reasons },
-      now,
-    );
+    await moveAgentPhase(db, services, organizationId, sender, event === 'suspended' ? 'SUSPENDED' : 'LAUNCHED', reasons, now);
   }
   await applyRegistryEvent(
     db,
@@ -363,15 +355,7 @@ export async function advanceReview(db: TenantDb, services: ReviewServices, job:
     now,
   );
   if (sender.type === 'RCS_AGENT') {
-    const phase = status === 'approved' ? 'LAUNCHED' : 'REJECTED';
-    await sendersQ.updateSender(db, organizationId, sender.id, { rcs_agent_phase: phase });
-    await emitSubmissionChanged(
-      db,
-      services,
-      organizationId,
-      { senderId: sender.id, type: 'RCS_AGENT', submissionId: sender.id, previousStatus: sender.rcs_agent_phase, status: phase, reasons },
-      now,
-    );
+    await moveAgentPhase(db, services, organizationId, sender, status === 'approved' ? 'LAUNCHED' : 'REJECTED', reasons, now);
   }
   await applyRegistryEvent(
     db,
@@ -385,4 +369,24 @@ export async function advanceReview(db: TenantDb, services: ReviewServices, job:
   await syncProgramsOfSender(db, organizationId, sender.id);
   if (status === 'approved') await scheduleReview(db, services, { ...job, from: 'approved' }, registry.stepMs);
   return true;
+}
+
+/** Moves an RCS agent's launch phase with its registry outcome, and tells the integrator (submission.changed). */
+async function moveAgentPhase(
+  db: TenantDb,
+  services: ReviewServices,
+  organizationId: string,
+  sender: sendersQ.SenderRow,
+  phase: 'LAUNCHED' | 'SUSPENDED' | 'REJECTED',
+  reasons: string[],
+  now: Date,
+): Promise<void> {
+  await sendersQ.updateSender(db, organizationId, sender.id, { rcs_agent_phase: phase });
+  await emitSubmissionChanged(
+    db,
+    services,
+    organizationId,
+    { senderId: sender.id, type: 'RCS_AGENT', submissionId: sender.id, previousStatus: sender.rcs_agent_phase, status: phase, reasons },
+    now,
+  );
 }

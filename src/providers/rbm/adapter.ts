@@ -34,6 +34,7 @@ import {
   type SentMessageRef,
 } from '../provider.ts';
 import { retryAfterSeconds } from '../retry-after.ts';
+import { sendEach } from '../send-each.ts';
 
 export type RbmSettings = {
   /** The service account's client_email and private_key (its JSON key file). */
@@ -173,24 +174,17 @@ export class RbmProvider implements MessagingProvider {
     return name;
   }
 
-  async sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
-    const outcomes: SendOutcome[] = [];
-    let halted: ProviderError | undefined;
-    for (const m of messages) {
-      if (halted) {
-        outcomes.push({ ok: false, error: halted });
-        continue;
-      }
-      try {
-        outcomes.push({ ok: true, providerMessageId: (await this.send(m)).providerMessageId });
-      } catch (error) {
-        // RBM down or rate limiting: the rest of the batch waits too; one message's unreachable media link does not.
-        if (error instanceof ProviderError && error.outage) halted = error;
-        if (error instanceof ProviderError || error instanceof ProviderRejection) outcomes.push({ ok: false, error });
-        else throw error;
-      }
-    }
-    return outcomes;
+  sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
+    return sendEach(messages, {
+      concurrency: 1,
+      send: (m) => this.send(m),
+      failure: (error) => {
+        if (error instanceof ProviderError || error instanceof ProviderRejection) return error;
+        throw error;
+      },
+      // RBM down or rate limiting: the rest of the batch waits too; one message's unreachable media link does not.
+      halts: (e) => e.outage,
+    });
   }
 
   async checkRcsCapability(phone: string): Promise<{ rcsCapable: boolean }> {

@@ -31,6 +31,7 @@ import {
   type SendOutcome,
 } from '../provider.ts';
 import { retryAfterSeconds } from '../retry-after.ts';
+import { sendEach } from '../send-each.ts';
 
 export type TelnyxSettings = {
   apiKey: string;
@@ -98,28 +99,13 @@ export class TelnyxProvider implements MessagingProvider {
     }
   }
 
-  async sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
-    const outcomes: SendOutcome[] = new Array(messages.length);
-    let next = 0;
-    let halted: ProviderError | undefined;
-    const worker = async () => {
-      while (next < messages.length) {
-        const i = next++;
-        if (halted) {
-          outcomes[i] = { ok: false, error: halted };
-          continue;
-        }
-        try {
-          outcomes[i] = { ok: true, providerMessageId: (await this.send(messages[i]!)).providerMessageId };
-        } catch (error) {
-          const e = classify(error);
-          if (e instanceof ProviderError) halted ??= e;
-          outcomes[i] = { ok: false, error: e };
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, messages.length) }, worker));
-    return outcomes;
+  sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
+    return sendEach(messages, {
+      concurrency: CONCURRENCY,
+      send: (m) => this.send(m),
+      failure: classify,
+      halts: () => true,
+    });
   }
 
   async searchNumbers(query: NumberSearchQuery): Promise<InventoryNumber[]> {

@@ -37,6 +37,7 @@ import {
   type SentMessageRef,
 } from '../provider.ts';
 import { TwilioHttpClient } from './http.ts';
+import { sendEach } from '../send-each.ts';
 
 export type TwilioSettings = {
   accountSid: string;
@@ -144,31 +145,14 @@ export class TwilioProvider implements MessagingProvider {
     }
   }
 
-  async sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
-    const outcomes: SendOutcome[] = new Array(messages.length);
-    let next = 0;
-    let halted: ProviderError | undefined;
-    const worker = async () => {
-      while (next < messages.length) {
-        const i = next++;
-        // After a rate limit or an outage, the rest of the batch is not tried: it waits with the provider.
-        if (halted) {
-          outcomes[i] = { ok: false, error: halted };
-          continue;
-        }
-        try {
-          outcomes[i] = { ok: true, providerMessageId: (await this.send(messages[i]!)).providerMessageId };
-        } catch (error) {
-          if (error instanceof ProviderError && (error.outage || !error.retryable || 'retryAfterSeconds' in error)) halted ??= error;
-          outcomes[i] = {
-            ok: false,
-            error: error instanceof ProviderError || error instanceof ProviderRejection ? error : classify(error),
-          };
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, messages.length) }, worker));
-    return outcomes;
+  sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
+    return sendEach(messages, {
+      concurrency: CONCURRENCY,
+      send: (m) => this.send(m),
+      failure: (error) => (error instanceof ProviderError || error instanceof ProviderRejection ? error : classify(error)),
+      // After a rate limit or an outage, the rest of the batch is not tried: it waits with the provider.
+      halts: (e) => e.outage || !e.retryable || 'retryAfterSeconds' in e,
+    });
   }
 
   async searchNumbers(query: NumberSearchQuery): Promise<InventoryNumber[]> {
