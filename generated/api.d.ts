@@ -16570,7 +16570,9 @@ export interface components {
         /** @description State of the database as seen by this API instance at `time`. */
         HealthDatabase: {
             /**
-             * @description `up` when a trivial query answered within 2 seconds, `down` otherwise.
+             * @description `up` when a trivial query answered within 2 seconds, `down` otherwise. The probe runs on the instance's own
+             *     health connection, not queued behind requests holding the connection pool, so a busy instance whose database
+             *     answers stays `up`.
              * @enum {string}
              */
             status: "up" | "down";

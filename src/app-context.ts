@@ -4,6 +4,7 @@ import type pg from 'pg';
 import type { ApiKeyCache } from './auth/key-cache.ts';
 import type { Config } from './config.ts';
 import type { Db } from './db/database.ts';
+import type { DatabaseProbe } from './db/probe.ts';
 import type { OpenApiDocument } from './contract/document.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { ProviderDirectory } from './providers/provider.ts';
@@ -14,6 +15,8 @@ export type AppContext = {
   /** The pool under `db`, for libraries that take a pg client (rate limiter). */
   pool: pg.Pool;
   log: Logger;
+  /** The health check's own connection (src/db/probe.ts). */
+  databaseProbe: DatabaseProbe;
   document: OpenApiDocument;
   startedAt: Date;
   /** Authenticated keys, invalidated through LISTEN/NOTIFY; absent in one-shot tools (CLI). */

@@ -14,6 +14,7 @@ import { installSecretsKey, loadOrCreateKeyFile } from './lib/secrets.ts';
 import { sealStoredWebhookSecrets } from './domain/webhooks/signing.ts';
 import { assembleProviders, configuredProviders, type Providers } from './providers/assemble.ts';
 import { PROVIDER_SECRET_KEYS } from './providers/config.ts';
+import { DatabaseProbe } from './db/probe.ts';
 
 export type Runtime = {
   context: AppContext;
@@ -49,11 +50,13 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     if (queue) await createQueues(queue);
     const endpoint = { baseUrl: config.callbackBaseUrl };
     const providers = assembleProviders({ db, queue, endpoint, real: await configuredProviders(config.providers, endpoint), log });
+    const databaseProbe = new DatabaseProbe(pgHandle.url);
     const context: AppContext = {
       config,
       db,
       pool,
       log,
+      databaseProbe,
       document: loadDocument(),
       startedAt: new Date(),
       apiKeyCache,
@@ -69,6 +72,7 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
       close: async () => {
         if (queue) await stopQueue(queue);
         await apiKeyCache?.close();
+        await databaseProbe.close();
         await db.destroy();
         await pgHandle.stop();
       },

@@ -233,7 +233,6 @@ const CROSS_ORGANIZATION = [
   'events/events.ts releaseSavepoint',
   'events/events.ts rollbackToSavepoint',
   'events/events.ts savepoint',
-  'health/database.ts pingDatabase',
   'mcp/platform-mappings.ts organizationExists',
   'mcp/platform-mappings.ts upsertPlatformMapping',
   'messages/dispatch.ts claimDue',

@@ -1,10 +1,10 @@
 // The Common section's health check (getHealth): the process is up; the database is `up` while it answers a
-// trivial query within PROBE_TIMEOUT_MS, `down` otherwise (the handler then answers 503 with the same body).
+// trivial query within PROBE_TIMEOUT_MS on the probe's own connection (src/db/probe.ts: not queued behind the
+// requests holding the pool), `down` otherwise (the handler then answers 503 with the same body).
 // `providers` is this process's dispatch state of each slot (src/providers/guard.ts): an open circuit or a
 // provider's rate limit delays messages without failing them, so it is reported, not made a 503 (every instance
 // would leave the load balancer at once).
 import type { AppContext } from '../app-context.ts';
-import { pingDatabase } from '../db/queries/health/database.ts';
 
 /** Longer than a healthy round trip under load, short enough for a load balancer's check to time out on us first. */
 const PROBE_TIMEOUT_MS = 2000;
@@ -23,25 +23,17 @@ export type Health = {
 };
 
 /** The database's round trip in whole milliseconds, or null when it failed or took longer than PROBE_TIMEOUT_MS. */
-async function probe(app: Pick<AppContext, 'db'>): Promise<number | null> {
+async function probe(app: Pick<AppContext, 'databaseProbe'>): Promise<number | null> {
   const started = performance.now();
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      pingDatabase(app.db),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), PROBE_TIMEOUT_MS);
-      }),
-    ]);
+    await app.databaseProbe.ping(PROBE_TIMEOUT_MS);
     return Math.round(performance.now() - started);
   } catch {
     return null;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
-export async function checkHealth(app: Pick<AppContext, 'db' | 'startedAt' | 'providers'>, version: string): Promise<Health> {
+export async function checkHealth(app: Pick<AppContext, 'databaseProbe' | 'startedAt' | 'providers'>, version: string): Promise<Health> {
   const latencyMs = await probe(app);
   const up = latencyMs !== null;
   return {

@@ -1,4 +1,5 @@
 // A real server for one test file: the app over HTTP on a free port, against the run's database.
+import { DatabaseProbe } from '../../src/db/probe.ts';
 import type { Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
@@ -53,10 +54,12 @@ export async function startTestServer(
   });
   await createQueues(queue);
   const providers = opts.providers ? opts.providers({ db, queue }) : simulatorProviders({ db, queue, endpoint: { baseUrl: undefined } });
+  const databaseProbe = new DatabaseProbe(url);
   const context: AppContext = {
     config,
     db,
     pool,
+    databaseProbe,
     log: pino({ level: 'silent' }),
     document: loadDocument(),
     startedAt: new Date(),
@@ -82,6 +85,7 @@ export async function startTestServer(
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await stopQueue(queue);
       await apiKeyCache.close();
+      await databaseProbe.close();
       await db.destroy();
     },
   };
