@@ -48,10 +48,11 @@ const percentile = (xs: number[], p: number) => {
 /**
  * CPU time (jiffies, user + system) used so far by the service: the API and worker processes, this bench process
  * (its load generators) and every process of the PostgreSQL server (the postmaster and its children), read from
- * /proc (Linux). Counting these processes, not the machine, keeps other work on a shared machine out of the figure.
- * Null where /proc is not there.
+ * /proc (Linux). Counting these processes, not the machine, keeps other work on a shared machine out of the figure
+ * (though on a busy machine they get less of it). `seen` keeps each process's last reading. Null where /proc is not
+ * there.
  */
-function serviceCpu(pids: number[], postmaster: number | null): number | null {
+function serviceCpu(pids: number[], postmaster: number | null, seen: Map<number, number>): number | null {
   const read = (pid: number) => {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -62,16 +63,21 @@ function serviceCpu(pids: number[], postmaster: number | null): number | null {
     }
   };
   try {
-    let total = 0;
-    for (const pid of pids) total += read(pid)?.cpu ?? 0;
+    const note = (pid: number, cpu: number | undefined) => {
+      if (cpu !== undefined) seen.set(pid, cpu);
+    };
+    for (const pid of pids) note(pid, read(pid)?.cpu);
     if (postmaster !== null) {
-      total += read(postmaster)?.cpu ?? 0;
+      note(postmaster, read(postmaster)?.cpu);
       for (const name of readdirSync('/proc')) {
         if (!/^\d+$/.test(name)) continue;
         const p = read(Number(name));
-        if (p && p.ppid === postmaster) total += p.cpu;
+        if (p && p.ppid === postmaster) note(Number(name), p.cpu);
       }
     }
+    // A backend that has exited keeps the time it was last seen with, so the total never goes back.
+    let total = 0;
+    for (const cpu of seen.values()) total += cpu;
     return total;
   } catch {
     return null;
@@ -360,7 +366,8 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     } catch {
       postmaster = null; // not Linux, or the server runs elsewhere: only our own processes are counted
     }
-    const measureCpu = () => serviceCpu([apiProcess.pid!, worker.pid!, process.pid], postmaster);
+    const cpuSeen = new Map<number, number>();
+    const measureCpu = () => serviceCpu([apiProcess.pid!, worker.pid!, process.pid], postmaster, cpuSeen);
     const cpuAlone: Partial<Record<keyof Rates, number | null>> = {};
     const measured = async (k: keyof Rates, work: () => Promise<number>) => {
       const { value, share } = await withCpuShare(measureCpu, work);
