@@ -46,8 +46,7 @@ const USAGE = `npm run bench [-- --only <parts>]
 
 Every figure next to its baseline, in one run, with the ratios. Parts (default: all):
   a  start-up to the first /health 200          b  authenticated GET vs. bare node:http + pg
-  c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, huge arrays)
-  c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, /mcp batches)
+  c  router matching cost                       h  hostile clients (stalled uploads, polynomial regex, huge arrays, /mcp batches)
   w  webhook deliveries vs. bare signed POSTs   d  contact CSV import vs. a plain load
   e  queries at 1,000,000 contacts              s  the largest segment allowed, 1,000,000 contacts
   m  sends per second and dispatch throughput   l  a 1,000,000-recipient blast
