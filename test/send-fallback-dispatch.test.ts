@@ -8,6 +8,7 @@
 // receipts to the service through its signed callback route.
 import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBatch } from '../src/domain/blasts/sending.ts';
 import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import type { SenderIdStatus, SenderIdType } from '../src/db/tables/enums.ts';
 import { QUEUES } from '../src/jobs/queue-names.ts';
@@ -188,6 +189,48 @@ describe('fallback found at dispatch', () => {
     });
     expect(message.error.message).toContain('SUSPENDED');
     expect(await handset(to.phone)).toEqual([]);
+  });
+});
+
+describe('fallback found at dispatch, in a blast', () => {
+  it("the batch's recipients without RCS get their SMS from the number, the others the agent's RCS", async () => {
+    const org = await srv.newOrg('Blast fallback at dispatch');
+    const number = await sender(org, 'SHORT_CODE', [{ type: 'SMS' }]);
+    const agent = await sender(org, 'RCS_AGENT', [{ type: 'RCS', config: { fallbackSenderIdId: number.id } }]);
+    const [withRcs, withoutRcs] = [await contact(org, '2'), await contact(org, '9')];
+    const created = await call(srv, 'POST', '/v1/blasts', {
+      key: org.apiKey.secret,
+      body: {
+        name: 'Agent blast',
+        senderId: agent.id,
+        messageType: 'TRANSACTIONAL',
+        contentJson: { type: 'text', text: 'Doors open at 9' },
+        contactIds: [withRcs.id, withoutRcs.id],
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const started = await call(srv, 'POST', `/v1/blasts/${created.body.id}/send`, { key: org.apiKey.secret });
+    expect(started.status, started.text).toBe(200);
+    // The batch and its dispatch, as the workers would run them.
+    const batch = { organizationId: org.organizationId, blastId: created.body.id, batch: 0 };
+    await runBatch(srv.context, batch);
+    const scope = { blast: { ...batch, senderId: agent.id } };
+    await dispatchBatch(srv.context, [{ data: scope }]);
+    // The moved message is due at once in the batch's scope, whose drain stopped at the end of the agent's window:
+    // the batch's next wake sends it, at the number's rate.
+    await dispatchBatch(srv.context, [{ data: scope }]);
+
+    expect(await handset(withRcs.phone)).toEqual([{ from_address: agent.phone, channel: 'RCS' }]);
+    expect(await handset(withoutRcs.phone)).toEqual([{ from_address: number.phone, channel: 'SMS' }]);
+    const messages = await srv.context.db
+      .selectFrom('messages')
+      .select(['id', 'contact_id'])
+      .where('organization_id', '=', org.organizationId)
+      .where('blast_id', '=', created.body.id)
+      .execute();
+    const of = (contactId: string) => messages.find((m) => m.contact_id === contactId)!.id;
+    expect(await getMessage(org, of(withRcs.id))).toMatchObject({ senderId: agent.id, fallbackUsed: false, status: 'sent' });
+    await expectFromNumber(org, of(withoutRcs.id), number, 'RCS_NOT_SUPPORTED');
   });
 });
 
