@@ -48,6 +48,9 @@ export interface paths {
          *     `RCS_DELIVERY_FAILED`, `RCS_EXPIRED`). `fallbackUsed` in this response is the plan at send time; the delivery
          *     receipt (`message.delivered` event, `channel` of the Message) says which channel carried the message. With
          *     `fallbackToSms: false` a contact known not to be RCS-capable is refused with 422 `NO_CHANNEL_AVAILABLE`.
+         *     An RCS agent's fallback goes from its fallback sender, whenever it is found (at acceptance, at dispatch, or
+         *     after a failed RCS delivery): the message's `senderId` and conversation become that sender's
+         *     (`Message.senderId`).
          *     `SMS` and `MMS` use only that channel. The SMS/MMS rendering of rich content is described on
          *     `SendMessageContent` and can be checked with `POST /v1/messages/preview`.
          *
@@ -5829,7 +5832,9 @@ export interface components {
              *     delivered ends `failed`/`undeliverable`. An RCS agent carries no SMS/MMS itself: its fallback goes from its
              *     fallback sender (`fallbackSenderIdId` on its RCS protocol, else its program's `FALLBACK` sender), which must
              *     itself be able to send (else 422 `SENDER_NOT_READY` naming it); the message's `senderId` and conversation
-             *     are then that sender's (see `SendMessageResponse.senderId`).
+             *     are then that sender's (see `SendMessageResponse.senderId`). When the contact's capability is unknown, the
+             *     agent's RCS is tried first and a fallback found later moves the message to that sender then
+             *     (`Message.senderId`).
              */
             fallbackToSms?: boolean;
             content: components["schemas"]["SendMessageContent"];
@@ -5939,7 +5944,8 @@ export interface components {
             /**
              * @description The sender the message goes from: the one asked for, or, when an RCS agent's fallback carries it
              *     (`fallbackUsed`), its fallback sender (a number); `conversationId` is then the contact's conversation with
-             *     that sender, where the replies to it arrive.
+             *     that sender, where the replies to it arrive. A fallback found after this answer (at dispatch, or from a
+             *     failed RCS delivery) moves the message to that sender then (`Message.senderId`).
              */
             senderId: components["schemas"]["Id"];
             status: components["schemas"]["MessageStatus"];
@@ -6197,6 +6203,10 @@ export interface components {
             /**
              * @description Stable failure code, e.g. `DESTINATION_UNREACHABLE`, `DESTINATION_INVALID`, `CARRIER_REJECTED`,
              *     `CARRIER_FILTERED`, `RCS_EXPIRED`, `MEDIA_UNAVAILABLE`, `SENDER_NOT_READY`, `INTERNAL_ERROR`. New codes may be added.
+             *     `SENDER_NOT_READY`: the message's SMS/MMS fallback was found after it was accepted, and the fallback sender
+             *     that carries it (an RCS agent's) may not send at that moment; the message says which sender and the missing
+             *     action. It is not sent and not charged. `NO_CHANNEL_AVAILABLE` likewise when that sender cannot carry the
+             *     fallback channel then.
              *     `EXPIRED`: no carrier took the message within its sender's `validityPeriodSeconds` (the protocol of its
              *     planned channel); it is not sent and not charged.
              *     `MEDIA_TOO_LARGE`: the image an MMS carries (by `assetId`) is over the carrier's 600 KB and the sender's MMS
@@ -6254,6 +6264,19 @@ export interface components {
             conversationId: components["schemas"]["Id"];
             contactId: components["schemas"]["Id"];
             contactPhone: components["schemas"]["PhoneE164"];
+            /**
+             * @description The sender the message goes (or went) from, and the conversation's. An RCS agent carries no SMS/MMS: its
+             *     message's fallback goes from its fallback sender (`fallbackSenderIdId` on its RCS protocol, else its
+             *     program's `FALLBACK` sender), chosen when the message is accepted. A fallback known then goes from it at
+             *     once. One found later — the handset's capability looked up at dispatch (`RCS_NOT_SUPPORTED`,
+             *     `RCS_CAPABILITY_UNKNOWN`), or an RCS delivery that failed (`RCS_DELIVERY_FAILED`) — moves the message to it
+             *     then: `senderId` becomes that sender, `conversationId` the contact's conversation with it (opened when
+             *     there is none; the replies to the SMS arrive there), and that sender's throughput, validity period, quiet
+             *     hours and readiness apply from then on; its SMS/MMS is billed as SMS/MMS, with that sender's pass-through
+             *     fee class. The `message.*` events after the move carry that sender as `senderIdId`. When the fallback
+             *     sender may no longer send at that moment, the message fails with error code `SENDER_NOT_READY` naming it
+             *     and the missing action (its `senderId` stays the agent's).
+             */
             senderId: components["schemas"]["Id"];
             direction: components["schemas"]["Direction"];
             requestedChannel: components["schemas"]["Channel"] | null;
@@ -6838,7 +6861,8 @@ export interface components {
             /**
              * Format: uuid
              * @description RCS. Id of the same-organization `LONG_CODE`, `TOLL_FREE` or `SHORT_CODE` sender used for fallback
-             *     messages; null lets the program's FALLBACK sender decide.
+             *     messages; null lets the program's FALLBACK sender decide. The fallback goes from it whether it is known when
+             *     the message is accepted or found later (at dispatch, after a failed RCS delivery): `Message.senderId`.
              */
             fallbackSenderIdId?: string | null;
         };
@@ -18081,7 +18105,10 @@ export interface components {
          */
         MessageStatusWebhookData: {
             messageId: components["schemas"]["Id"];
-            /** @description The sender ID the message was sent from (routing field). */
+            /**
+             * @description The sender ID the message was sent from (routing field): an RCS agent's fallback sender once the message
+             *     moved to it for its SMS/MMS fallback (`Message.senderId`).
+             */
             senderIdId: components["schemas"]["Id"];
             /**
              * Format: uuid

@@ -239,6 +239,7 @@ const CROSS_ORGANIZATION = [
   'messages/dispatch.ts failMessage',
   'messages/dispatch.ts holdMessages',
   'messages/dispatch.ts mediaAssetsOfBatch',
+  'messages/dispatch.ts moveToFallbackSender',
   'messages/dispatch.ts nextDue',
   'messages/dispatch.ts planFallbacks',
   'messages/dispatch.ts recordAccepted',

@@ -59,6 +59,11 @@ export interface MessagesTable {
   fallback_used: Generated<boolean>;
   fallback_reason: FallbackReason;
   fallback_allowed: Generated<boolean>;
+  /**
+   * The sender that carries the SMS/MMS fallback when not this message's own (an RCS agent's fallback sender, chosen
+   * at acceptance); null when it falls back on its own sender, has no fallback, or has moved (migration 0051).
+   */
+  fallback_sender_id: Generated<string | null>;
   message_type: MessageType | null;
   status: MessageStatus;
   content: Json<Record<string, unknown>>;

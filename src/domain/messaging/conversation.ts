@@ -2,8 +2,21 @@
 // whatever starts it (an API send, an inbound message, a blast, a bot, an event or an acquisition enrollment) and
 // reused afterwards. The Conversations section (src/domain/conversations) reads and hands them over; it depends on
 // the pipeline, never the other way round.
+import { schemaBound } from '../../contract/schema-bounds.ts';
 import * as q from '../../db/queries/conversations/conversations.ts';
 import type { TenantDb } from '../../db/tenant.ts';
+import { clampText } from '../../lib/characters.ts';
+import type { Rendering } from './render.ts';
+
+/** Conversation.lastMessagePreview maxLength (100): a longer stored preview would fail every read of the conversation. */
+const MAX_PREVIEW_CHARACTERS = schemaBound('Conversation', ['lastMessagePreview'], 'maxLength');
+/** The preview of media without a caption (Conversation.lastMessagePreview). */
+export const MEDIA_PREVIEW = '[media]';
+/** A conversation's `lastMessagePreview` of a message's text: its first characters, as many as the document allows. */
+export const previewOf = (text: string): string => clampText(text, MAX_PREVIEW_CHARACTERS);
+/** The preview of an outbound message as rendered on the channel that carries it (the send's, and a fallback's at dispatch). */
+export const previewOfRendering = (r: Pick<Rendering, 'body' | 'title'>, content: { type: string }): string =>
+  previewOf(r.body ?? r.title ?? (content.type === 'media' ? MEDIA_PREVIEW : content.type));
 
 /** An inbound message opens (or extends) a session of this many hours. */
 export const SESSION_HOURS = 24;

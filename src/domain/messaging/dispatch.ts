@@ -24,11 +24,20 @@ import { sharedLimiter } from '../rate-limits.ts';
 import type { AppContext } from '../../app-context.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
+import { fallbackSenderFacts } from '../../db/queries/messages/accept.ts';
 import * as q from '../../db/queries/messages/dispatch.ts';
 import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import { sendersByIds, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { protocolsOfSendersAnyOrganization } from '../../db/queries/sender-ids/protocols.ts';
-import { expired, sendSettingsOf, type SendSettings } from '../sender-ids/sending-rule.ts';
+import {
+  channelsOf,
+  expired,
+  fallbackCarrier,
+  sendSettingsOf,
+  type FallbackSenderFacts,
+  type SendingDecision,
+  type SendSettings,
+} from '../sender-ids/sending-rule.ts';
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
 import {
@@ -41,8 +50,10 @@ import {
 } from '../../providers/provider.ts';
 import { quietHoldsOfContacts, quietHoursApply } from '../compliance/gate.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
+import { tenantFor } from '../tenant.ts';
 import { queueOf } from './context.ts';
-import { dropsFallbackOnEnd } from './fallback.ts';
+import { previewOfRendering } from './conversation.ts';
+import { dropsFallbackOnEnd, fallbackCause, notReadyText } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type SendContent } from './render.ts';
 import { MMS_CARRIER_MAX_BYTES } from '../assets/images.ts';
@@ -171,9 +182,10 @@ async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
     }
     const claimed = await q.claimDue(app.db, scope, limit, dispatchTuning.leaseSeconds);
     if (sender && claimed.length < limit) await limiterFor(app, sender.throughput_per_second).reward(sender.id, limit - claimed.length);
-    const limited = claimed.length ? await sendClaimed(app, claimed, sender) : false;
-    // Over a sender's rate, the rest waits for its window (the wake below) instead of being claimed in vain.
-    if (claimed.length < limit || limited || windowOpens) break;
+    const { limited, moved } = claimed.length ? await sendClaimed(app, claimed, sender) : { limited: false, moved: 0 };
+    // Over a sender's rate, the rest waits for its window (the wake below) instead of being claimed in vain. Messages
+    // moved to their fallback sender are due again at once: claimed again now, with that sender.
+    if (limited || windowOpens || (claimed.length < limit && moved === 0)) break;
   }
   const next = await q.nextDue(app.db, scope);
   if (next) {
@@ -184,25 +196,32 @@ async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
 
 /**
  * Sends claimed messages, each sender within its rate (`admitted`: a sender whose messages were admitted before
- * they were claimed); answers whether a sender's rate held some back.
+ * they were claimed); answers whether a sender's rate held some back, and how many moved to their fallback sender.
  */
-async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: SenderRow): Promise<boolean> {
+async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: SenderRow): Promise<{ limited: boolean; moved: number }> {
   const ids = [...new Set(claimed.map((m) => m.sender_id))];
   const [rows, protocols] = await Promise.all([sendersByIds(app.db, ids), protocolsOfSendersAnyOrganization(app.db, ids)]);
   const senders = new Map(rows.map((s) => [s.id, s]));
   const settings = new Map(ids.map((id) => [id, sendSettingsOf(protocols.filter((p) => p.sender_id === id))]));
   const live = await failOutlived(app, claimed, senders, settings);
   const due = await holdInQuietHours(app, live, senders);
-  // A held or expired message takes none of its sender's throughput: what drain admitted for it is given back.
-  if (admitted && due.length < claimed.length)
-    await limiterFor(app, admitted.throughput_per_second).reward(admitted.id, claimed.length - due.length);
+  // A held or expired message takes none of its sender's throughput, nor one of another sender (moved to its
+  // fallback sender earlier, admitted at that sender's rate below): what drain admitted for it is given back.
+  const ownDue = admitted ? due.filter((m) => m.sender_id === admitted.id).length : 0;
+  if (admitted && ownDue < claimed.length)
+    await limiterFor(app, admitted.throughput_per_second).reward(admitted.id, claimed.length - ownDue);
 
   const senderIds = [...new Set(due.map((m) => m.sender_id))];
   const accepted: Accepted[] = [];
   let limited = false;
+  let moved = 0;
   await Promise.all(
     senderIds.map(async (senderId) => {
       const sender = senders.get(senderId)!;
+      const usable = channelsOf(
+        sender,
+        protocols.filter((p) => p.sender_id === senderId),
+      );
       const mine = due.filter((m) => m.sender_id === senderId);
       const { allowed, retryAfterSeconds } =
         senderId === admitted?.id ? { allowed: mine.length, retryAfterSeconds: 0 } : await admit(app, sender, mine.length);
@@ -211,11 +230,15 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
         limited = true;
         await requeue(app, later, retryAfterSeconds, false);
       }
-      accepted.push(...(await sendBatch(app, mine.slice(0, allowed), sender, settings.get(senderId)!)));
+      const sent = await sendBatch(app, mine.slice(0, allowed), sender, { settings: settings.get(senderId)!, usable });
+      accepted.push(...sent.accepted);
+      // A message moved to its fallback sender did not go from this one: its throughput is given back.
+      if (sent.moved) await limiterFor(app, sender.throughput_per_second).reward(sender.id, sent.moved);
+      moved += sent.moved;
     }),
   );
   await recordAccepted(app, accepted, senders);
-  return limited;
+  return { limited, moved };
 }
 
 /**
@@ -323,8 +346,20 @@ async function fitMmsMedia(app: AppContext, ready: Ready[], sender: SenderRow, s
   return kept;
 }
 
-/** Hands a sender's admitted messages to the provider in one batch call; answers what to record. */
-async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow, settings: SendSettings): Promise<Accepted[]> {
+/** What dispatch knows of a sender's rule (sending-rule.ts): its protocol settings and the channels it may carry. */
+type SenderRule = { settings: SendSettings; usable: (channel: Channel) => boolean };
+
+/**
+ * Hands a sender's admitted messages to the provider in one batch call; answers what to record, and how many
+ * messages moved to their fallback sender instead (resolveChannels).
+ */
+async function sendBatch(
+  app: AppContext,
+  messages: Claimed[],
+  sender: SenderRow,
+  rule: SenderRule,
+): Promise<{ accepted: Accepted[]; moved: number }> {
+  const { settings } = rule;
   const provider = app.providers.forSender(sender);
   // The provider is rate limited (a 429's Retry-After) or its circuit is open (an outage): the messages wait,
   // without counting an attempt, instead of being handed over (src/providers/guard.ts).
@@ -333,15 +368,15 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
     const afterSeconds = Math.max(1, Math.ceil((blockedUntil.getTime() - Date.now()) / 1000));
     const reason = `its circuit is open until ${blockedUntil.toISOString()} after repeated outages`;
     await waitOutOutage(app, messages, sender, settings, afterSeconds, reason);
-    return [];
+    return { accepted: [], moved: 0 };
   }
-  const channels = await resolveChannels(app, provider, messages, sender);
+  const { channels, moved } = await resolveChannels(app, provider, messages, sender, rule);
   const rendered = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent, settings) }] : [];
   });
   const ready = await fitMmsMedia(app, rendered, sender, settings);
-  if (ready.length === 0) return [];
+  if (ready.length === 0) return { accepted: [], moved };
   const from = { id: sender.id, type: sender.type, name: sender.name, phoneNumber: sender.phone_number, address: sender.address };
   const outcomes = await provider.sendBatch(
     ready.map(({ message, channel, rendering }) => ({
@@ -356,7 +391,9 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
       mediaUrl: rendering.mediaUrl,
       attempt: message.attempts,
       acceptedAt: message.created_at,
-      fallbackAllowed: message.fallback_allowed,
+      // A provider may fall back itself (a Twilio Messaging Service) only on this sender: a fallback another sender
+      // carries (an RCS agent's number) comes back as a failed RCS receipt and moves to that sender (resolveChannels).
+      fallbackAllowed: message.fallback_allowed && message.fallback_sender_id === null,
     })),
   );
   // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
@@ -381,7 +418,7 @@ async function sendBatch(app: AppContext, messages: Claimed[], sender: SenderRow
       }
     }),
   );
-  return accepted;
+  return { accepted, moved };
 }
 
 /** What a batch's outcomes say about the provider: a success, a rate limit, an outage (once per batch each). */
@@ -494,14 +531,17 @@ async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Ma
  * on the contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails. A
  * provider that carries RCS without a capability lookup (a Twilio Messaging Service) is handed the RCS message and
  * falls back itself; one that carries no RCS sends the fallback. The answers and the fallbacks of a batch are
- * written in one statement each (a blast batch holds thousands).
+ * written in one statement each (a blast batch holds thousands). A fallback that another sender carries (an RCS
+ * agent's, recorded at acceptance: `fallback_sender_id`) is not sent here: the message moves to that sender
+ * (moveToFallbackSenders) — found now, or planned by a receipt whose RCS delivery failed.
  */
 async function resolveChannels(
   app: AppContext,
   provider: MessagingProvider,
   messages: Claimed[],
   sender: SenderRow,
-): Promise<Array<Channel | undefined>> {
+  rule: SenderRule,
+): Promise<{ channels: Array<Channel | undefined>; moved: number }> {
   const checkedAt = new Date();
   const lookup = provider.checkRcsCapability?.bind(provider);
   const batched = await batchCapabilities(provider, messages);
@@ -539,9 +579,15 @@ async function resolveChannels(
     checkedAt,
   );
   const fallbacks: Array<{ organizationId: string; id: string; channel: Channel; reason: string }> = [];
+  const moving: FallbackToMove[] = [];
   const channels = await Promise.all(
     messages.map(async (message, i): Promise<Channel | undefined> => {
       const planned = message.planned_channel as Channel;
+      // Its fallback planned since it was sent on RCS (a failed RCS delivery's receipt), carried by another sender.
+      if (planned !== 'RCS' && message.fallback_sender_id !== null) {
+        moving.push({ message, channel: planned, reason: message.fallback_reason ?? 'RCS_DELIVERY_FAILED' });
+        return undefined;
+      }
       const { capable, reason } = answers[i]!;
       if (planned !== 'RCS' || capable) return planned;
       if (!message.fallback_allowed) {
@@ -549,13 +595,63 @@ async function resolveChannels(
         return undefined;
       }
       const fallback = fallbackChannelFor(message.content as unknown as SendContent);
+      if (message.fallback_sender_id !== null) {
+        moving.push({ message, channel: fallback, reason });
+        return undefined;
+      }
       fallbacks.push({ organizationId: message.organization_id, id: message.id, channel: fallback, reason });
       message.fallback_reason = reason;
       return fallback;
     }),
   );
   await q.planFallbacks(app.db, fallbacks);
-  return channels;
+  const moved = await moveToFallbackSenders(app, moving, sender, rule);
+  return { channels, moved };
+}
+
+/** A claimed message whose fallback its recorded fallback sender carries: the channel and the reason. */
+type FallbackToMove = { message: Claimed; channel: Channel; reason: string };
+
+const NO_REVIEWS: ReadonlySet<string> = new Set();
+
+/**
+ * Moves messages to the fallback sender recorded at acceptance (messages.fallback_sender_id), once their fallback is
+ * known. That sender is asked the same rule as at acceptance (sending-rule.ts fallbackCarrier, with its facts read as
+ * loadSendFacts reads them, once per fallback sender of the batch): one that may send now gets the message — its
+ * sender, its conversation with the contact, its fallback channel and reason — queued again to go through that
+ * sender's rate, validity and quiet hours (q.moveToFallbackSender); one that may not fails it with
+ * SENDER_NOT_READY and the missing action, as acceptance refuses; one that cannot carry the channel (or is gone)
+ * with NO_CHANNEL_AVAILABLE. Answers how many moved.
+ */
+async function moveToFallbackSenders(app: AppContext, moving: FallbackToMove[], sender: SenderRow, rule: SenderRule): Promise<number> {
+  if (moving.length === 0) return 0;
+  // The message's own sender as fallbackCarrier weighs it: it carries the fallback itself if it may use the channel.
+  // Its readiness is not asked again (it was, at acceptance).
+  const own = { senderId: sender.id, decision: { ...rule, notReady: null } satisfies SendingDecision };
+  const reviewedHere = (s: FallbackSenderFacts['sender']) => app.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
+  const moves: q.FallbackMove[] = [];
+  for (const group of Map.groupBy(moving, (m) => `${m.message.organization_id}:${m.message.fallback_sender_id}`).values()) {
+    const { organization_id: orgId, fallback_sender_id: fallbackId } = group[0]!.message;
+    const contactIds = [...new Set(group.map((m) => m.message.contact_id))];
+    const { db } = await tenantFor(app, orgId);
+    const { facts, testDevices } = await fallbackSenderFacts(db, orgId, fallbackId!, contactIds);
+    for (const { message, channel, reason } of group) {
+      // The loader's JSON is the rule's facts, as at acceptance (send.ts channelPlanOf).
+      const fallback = facts && ({ ...facts, recipientIsTestDevice: testDevices.has(message.contact_id) } as FallbackSenderFacts);
+      const carrier = fallbackCarrier(own, fallback, reviewedHere, channel);
+      const content = message.content as unknown as SendContent;
+      if (carrier.senderId !== null) {
+        const preview = previewOfRendering(render(channel, content, carrier.settings), content);
+        moves.push({ organizationId: orgId, id: message.id, senderId: carrier.senderId, channel, reason, preview });
+      } else if (carrier.refusal) {
+        await fail(app, message, sender, 'SENDER_NOT_READY', notReadyText(carrier.refusal));
+      } else {
+        const why = carrier.unusable ?? `its fallback sender ${fallbackId} no longer exists`;
+        await fail(app, message, sender, 'NO_CHANNEL_AVAILABLE', `${fallbackCause(reason)}, and ${why}.`);
+      }
+    }
+  }
+  return (await q.moveToFallbackSender(app.db, moves)).length;
 }
 
 /**

@@ -5,8 +5,24 @@
 // (`CARRIER_REJECTED`), failed for want of a channel or of a working provider, revoked before sending — drops
 // the plan: `fallbackUsed: false`, `fallbackReason: null`, no `channel`; its reason is in `error`. The stored
 // row, the message events, the conversation's messages and the message report then all say the same.
+//
+// Who carries the fallback: the message's own sender when it carries SMS/MMS, else the fallback sender chosen at
+// acceptance (an RCS agent's: sending-rule.ts fallbackCarrier). A fallback known at acceptance goes from it at
+// once (accept.ts); one found later — the capability lookup at dispatch, a failed RCS delivery — moves the message
+// to it at dispatch (dispatch.ts moveToFallbackSenders), which checks then that it may still send, with the same
+// refusal as acceptance's (notReadyText).
+import type { NotReady } from '../sender-ids/sending-rule.ts';
 
 /** Whether a message ending now, before any further channel carries it, drops its planned fallback. */
 export function dropsFallbackOnEnd(message: { sent_at: Date | null }): boolean {
   return message.sent_at === null; // no carrier ever accepted it
 }
+
+/** A SENDER_NOT_READY refusal's text, at acceptance (the 422) and at a later move to the fallback sender (the message's error). */
+export const notReadyText = (n: NotReady): string => `${n.message} Next: ${n.action.message}`;
+
+/** Why the fallback is needed, for a message's error when nobody may carry it. */
+export const fallbackCause = (reason: string | null): string =>
+  reason === 'RCS_DELIVERY_FAILED' || reason === 'RCS_EXPIRED'
+    ? 'The RCS message was not delivered'
+    : "The contact's handset cannot receive RCS";

@@ -1,7 +1,9 @@
 // Delivery and read receipts from the provider. Statuses only move forward (sent → delivered → read);
 // failed, undeliverable and revoked are final. A failed RCS delivery with fallback allowed is sent again as
 // SMS/MMS (fallback reason RCS_DELIVERY_FAILED): the receipt, not the send response, says which channel
-// carried the message. Each change becomes a webhook event.
+// carried the message. When another sender carries the fallback (an RCS agent's fallback sender, recorded at
+// acceptance), the queued fallback moves to that sender as dispatch claims it (dispatch.ts resolveChannels), so the
+// retry leaves from its number and the message's `senderId` says so. Each change becomes a webhook event.
 //
 // A carrier's batch may hold messages of several organizations: it is applied with the system handle.
 import { fromKysely } from 'pg-boss';

@@ -16,7 +16,6 @@
 // throws for one contact, as the request's 4xx; for a blast batch it is recorded on each recipient's row (skipped,
 // with the code as its reason), whether it concerns one recipient or all of them.
 import type { components } from '../../../generated/api.d.ts';
-import { schemaBound } from '../../contract/schema-bounds.ts';
 import { pendingBatch, settlePendingBatch } from '../../db/queries/blasts/blasts.ts';
 import * as accept from '../../db/queries/messages/accept.ts';
 import type * as messages from '../../db/queries/messages/messages.ts';
@@ -35,9 +34,10 @@ import { ApiError, badRequest, bodyField, notFound, unknownReference, unprocessa
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvents } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { handledByOf, SESSION_HOURS, type ConversationSource } from './conversation.ts';
+import { handledByOf, previewOfRendering, SESSION_HOURS, type ConversationSource } from './conversation.ts';
 import { nudgeDispatchWorkers, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
+import { notReadyText } from './fallback.ts';
 import { channelAccepts, fallbackChannelFor, render, type Channel, type RenderSettings, type SendContent } from './render.ts';
 import { chosenSender, type SenderRow } from './senders.ts';
 import {
@@ -52,7 +52,6 @@ import {
 } from '../sender-ids/sending-rule.ts';
 import type { SenderOfProvider } from '../../providers/provider.ts';
 import { resolveContentAssets } from '../assets/media.ts';
-import { clampText } from '../../lib/characters.ts';
 import { trackedContent } from '../links/rewrite.ts';
 
 export type MessageType = components['schemas']['MessageType'];
@@ -100,13 +99,6 @@ export type BatchOrder = OrderBase & {
   blastBatch: { blastId: string; batch: number };
   contents: KeyedContents;
 };
-
-/** Conversation.lastMessagePreview maxLength (100): a longer stored preview would fail every read of the conversation. */
-const MAX_PREVIEW_CHARACTERS = schemaBound('Conversation', ['lastMessagePreview'], 'maxLength');
-/** The preview of media without a caption (Conversation.lastMessagePreview). */
-export const MEDIA_PREVIEW = '[media]';
-/** A conversation's `lastMessagePreview` of a message's text: its first characters, as many as the document allows. */
-export const previewOf = (text: string): string => clampText(text, MAX_PREVIEW_CHARACTERS);
 
 /** Plain text of the content, for content rules. */
 export function textOf(content: SendContent): string {
@@ -162,7 +154,7 @@ const billingOf = (channel: Channel, content: SendContent, settings: RenderSetti
     segments: r.segments,
     encoding: r.encoding,
     costUnits: r.costUnits,
-    preview: previewOf(r.body ?? r.title ?? (content.type === 'media' ? MEDIA_PREVIEW : content.type)),
+    preview: previewOfRendering(r, content),
   };
 };
 
@@ -229,7 +221,8 @@ async function prepare(
   const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
   if (one) assertChannelAccepts(requested, one.content);
   const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
-  const { decision, fallbackAllowed, carrierOf, carriers } = channelPlanOf(facts, sender, requested, order.fallbackToSms, reviewedHere);
+  const plan = channelPlanOf(facts, sender, requested, order.fallbackToSms, reviewedHere);
+  const { decision, fallbackAllowed, carrierOf, carriers } = plan;
   const { usable, settings, notReady } = decision;
   if (notReady) throw senderNotReady(notReady, one?.fields?.senderId);
   const gate = await gateOf(question, facts.rules, facts.quietGroups);
@@ -269,7 +262,7 @@ async function prepare(
         primary: billingOf(requested, content, settings),
         // Rendered with the settings of the sender that carries it (its SMS protocol's smartEncoding).
         fallback: billingOf(fallbackChannel, content, carrier.senderId !== null ? carrier.settings : settings),
-        fallbackSenderId: carrier.senderId !== null && carrier.senderId !== sender.id ? carrier.senderId : null,
+        fallbackSenderId: fallbackAllowed && carrier.senderId !== sender.id ? plan.fallbackSenderId : null,
         links: tracked && { placeholder: tracked.placeholder, urls: tracked.urls },
       };
     }),
@@ -294,6 +287,8 @@ export type ChannelPlan = {
   /** Who carries each fallback channel (fallbackCarrier), memoised in `carriers`. */
   carrierOf: (channel: Channel) => FallbackCarrier;
   carriers: ReadonlyMap<Channel, FallbackCarrier>;
+  /** The other sender named to carry the fallback (fallbackCarrier's candidate), whether or not it may send now. */
+  fallbackSenderId: string | null;
 };
 
 /**
@@ -322,7 +317,13 @@ export function channelPlanOf(
     if (!c) carriers.set(channel, (c = fallbackCarrier({ senderId: sender.id, decision }, fallbackFacts, reviewedHere, channel)));
     return c;
   };
-  return { decision, fallbackAllowed: fallbackToSms ?? decision.settings.fallbackToSms, carrierOf, carriers };
+  return {
+    decision,
+    fallbackAllowed: fallbackToSms ?? decision.settings.fallbackToSms,
+    carrierOf,
+    carriers,
+    fallbackSenderId: fallbackFacts?.sender.id ?? null,
+  };
 }
 
 /**
@@ -330,7 +331,7 @@ export function channelPlanOf(
  * missing action (its `code` is the program's `nextAction.code`, or the sender's own action).
  */
 const senderNotReady = (n: NotReady, field?: string) =>
-  new ApiError(422, 'SENDER_NOT_READY', `${n.message} Next: ${n.action.message}`, {
+  new ApiError(422, 'SENDER_NOT_READY', notReadyText(n), {
     details: [{ field: field ?? 'body.senderId', message: n.action.message, code: n.action.code }],
   });
 

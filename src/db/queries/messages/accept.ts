@@ -36,7 +36,12 @@ export type AcceptContent = {
   /** Billing on the requested channel, and on the fallback channel. */
   primary: Billing;
   fallback: Billing;
-  /** The sender that carries the fallback when it is not the set's sender (an RCS agent's number); null: the sender itself. */
+  /**
+   * The sender named to carry the fallback when it is not the set's sender (an RCS agent's number), whether or not
+   * it may send now; null: the sender itself, or no fallback. A message planned on the fallback at acceptance goes
+   * from it (when `fallbackOk`); one planned on RCS records it (messages.fallback_sender_id) and moves to it when
+   * it falls back later (dispatch.ts), which checks then that it may send.
+   */
   fallbackSenderId: string | null;
   /** Tracked links (src/domain/links/rewrite.ts): the placeholder of each message's token in `content`, and the original URLs by index; null when none. */
   links: { placeholder: string; urls: string[] } | null;
@@ -197,8 +202,12 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
   // conversation of the sender that carries it; only an RCS request plans so (routeSql reads no conversation).
   const carried = a.contents.some((c) => c.fallbackSenderId !== null);
   const senderCol = carried ? sql`s.send_sender` : sql`${a.senderId}::uuid`;
-  // Dispatch and receipts fall back on the message's own sender only: not an RCS agent whose fallback another carries.
-  const fallbackAllowedCol = carried ? sql`s.fb_ok and s.fb_sender is null` : sql`s.fb_ok`;
+  // A message that tries RCS first records the sender its fallback goes from (`fallback_sender_id`): dispatch moves it
+  // there when the fallback is found later (the handset has no RCS, the RCS delivery fails), checking then that it may
+  // send. It may fall back when a carrier of the fallback was found now or one is named (a named one refusing now
+  // may be ready by then; if not, the message fails SENDER_NOT_READY at the move).
+  const fallbackAllowedCol = carried ? sql`s.fb_ok or s.fb_sender is not null` : sql`s.fb_ok`;
+  const fallbackSenderCol = carried ? sql`case when s.route = 'fallback' then null else s.fb_sender end` : sql`null::uuid`;
   const fbSenderColumn = carried ? [{ name: 'fb_sender', type: 'uuid', values: col((c) => c.fallbackSenderId) }] : [];
   const route = (withConversation: boolean) => routeSql({ ...a, now: a.gate.now }, sql`v.fb_ok`, sql`g.rcs_capable`, withConversation);
   let plan: RawBuilder<unknown>;
@@ -269,12 +278,14 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ins as (
       insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
         planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
-        estimated_cost_units, held_until, origin, dispatch_at, blast_id, carrier, bot_id, event_trigger_id, acquisition_campaign_id)
+        estimated_cost_units, held_until, origin, dispatch_at, blast_id, carrier, bot_id, event_trigger_id, acquisition_campaign_id,
+        fallback_sender_id)
       select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${senderCol}, 'outbound', ${a.requested},
         s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, ${fallbackAllowedCol}, ${a.messageType},
         case when s.held_until is null then 'queued' else 'held' end, s.sent_content, s.segments, s.encoding,
         s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid, ${ORIGINAL_CARRIER},
-        ${a.origins.botId}::uuid, ${a.origins.eventTriggerId}::text, ${a.origins.acquisitionCampaignId}::uuid
+        ${a.origins.botId}::uuid, ${a.origins.eventTriggerId}::text, ${a.origins.acquisitionCampaignId}::uuid,
+        ${fallbackSenderCol}
       from s where s.skip_reason is null
       returning *
     ),
@@ -397,10 +408,7 @@ export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQue
     ? sql`exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid)`
     : sql`true`;
   const testDevice = (alias: string) =>
-    f.contactId
-      ? sql`exists (select 1 from rcs_test_devices d join contacts c on c.organization_id = d.organization_id and c.phone = d.phone
-        where d.organization_id = ${orgId}::uuid and d.sender_id = ${sql.ref(`${alias}.id`)} and d.status = 'ACCEPTED' and c.id = ${f.contactId}::uuid)`
-      : sql`null::boolean`;
+    f.contactId ? sql`exists (${acceptedTestDevices(orgId, sql.ref(`${alias}.id`))} and c.id = ${f.contactId}::uuid)` : sql`null::boolean`;
   const row = (
     await sql<
       SenderRow & {
@@ -419,11 +427,7 @@ export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQue
         ${protocolsSql(orgId, 's')} as facts_protocols,
         ${senderProgramSql(orgId, 's')} as facts_program,
         ${testDevice('s')} as facts_test_device,
-        (select json_build_object('sender', json_build_object('id', fb.id, 'type', fb.type, 'is_sandbox', fb.is_sandbox,
-            'rcs_agent_phase', fb.rcs_agent_phase, 'status', fb.status, 'send_ready', fb.send_ready, 'status_reason', fb.status_reason,
-            'provider', fb.provider),
-          'protocols', ${protocolsSql(orgId, 'fb')}, 'program', ${senderProgramSql(orgId, 'fb')}, 'recipientIsTestDevice', ${testDevice('fb')})
-          from (${fallbackSenderSql(orgId)}) fb) as facts_fallback,
+        (select ${senderFactsJson(orgId, 'fb', testDevice('fb'))} from (${fallbackSenderSql(orgId)}) fb) as facts_fallback,
         ${rules} as facts_rules,
         ${quiet} as facts_quiet,
         exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed,
@@ -452,6 +456,42 @@ export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQue
     subscribed: facts_subscribed,
     contactFound: facts_contact,
   };
+}
+
+/** The contacts (`c`) that are ACCEPTED test devices of a sender: a select the caller narrows (`and c.id …`). */
+const acceptedTestDevices = (orgId: string, senderId: RawBuilder<unknown>) =>
+  sql`select c.id from rcs_test_devices d join contacts c on c.organization_id = d.organization_id and c.phone = d.phone
+        where d.organization_id = ${orgId}::uuid and d.sender_id = ${senderId} and d.status = 'ACCEPTED'`;
+
+/** A sender (`alias`) with the facts the sending rule asks of it (FallbackSenderRow), as JSON. */
+function senderFactsJson(orgId: string, alias: string, testDevice: RawBuilder<unknown>): RawBuilder<unknown> {
+  const c = (column: string) => sql.ref(`${alias}.${column}`);
+  return sql`json_build_object('sender', json_build_object('id', ${c('id')}, 'type', ${c('type')}, 'is_sandbox', ${c('is_sandbox')},
+            'rcs_agent_phase', ${c('rcs_agent_phase')}, 'status', ${c('status')}, 'send_ready', ${c('send_ready')},
+            'status_reason', ${c('status_reason')}, 'provider', ${c('provider')}),
+          'protocols', ${protocolsSql(orgId, alias)}, 'program', ${senderProgramSql(orgId, alias)}, 'recipientIsTestDevice', ${testDevice})`;
+}
+
+/**
+ * A message's recorded fallback sender (messages.fallback_sender_id) as the sending rule asks of it when the
+ * message moves there (dispatch.ts), read as loadSendFacts reads it (`recipientIsTestDevice` left null), and which
+ * of `contactIds` are its ACCEPTED test devices. `facts` null when the sender is gone.
+ */
+export async function fallbackSenderFacts(
+  db: TenantDb,
+  orgId: string,
+  senderId: string,
+  contactIds: readonly string[],
+): Promise<{ facts: FallbackSenderRow | null; testDevices: ReadonlySet<string> }> {
+  const row = (
+    await sql<{ facts: FallbackSenderRow | null; test_devices: string[] }>`
+      select (select ${senderFactsJson(orgId, 'fb', sql`null::boolean`)} from sender_ids fb
+          where fb.organization_id = ${orgId}::uuid and fb.id = ${senderId}::uuid) as facts,
+        array(select x.id::text from (${acceptedTestDevices(orgId, sql`${senderId}::uuid`)} and c.id = any(${contactIds}::uuid[])) x) as test_devices`.execute(
+      db,
+    )
+  ).rows[0]!;
+  return { facts: row.facts, testDevices: new Set(row.test_devices) };
 }
 
 /**

@@ -6,6 +6,7 @@ import { rowsOf } from '../../rows.ts';
 import { tenant } from '../../tenant.ts';
 import type { MessageRow } from './messages.ts';
 import type { AssetRow } from '../assets/assets.ts';
+import { newConversationId } from '../conversations/conversations.ts';
 
 /** A claimed message, with the recipient's known RCS capability (null: unknown). */
 export type ClaimedMessage = MessageRow & { contact_rcs_capable: boolean | null };
@@ -183,6 +184,58 @@ export async function planFallbacks(
     from unnest(${rows.map((r) => r.organizationId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.channel)}::text[], ${rows.map((r) => r.reason)}::text[])
       as v(organization_id, id, channel, reason)
     where m.organization_id = v.organization_id and m.id = v.id`.execute(db);
+}
+
+/** A claimed message moving to the sender that carries its fallback (messages.fallback_sender_id). */
+export type FallbackMove = { organizationId: string; id: string; senderId: string; channel: string; reason: string; preview: string };
+
+// System handle: the outbox dispatcher works on the messages of every organization; each row names its own.
+/**
+ * Moves claimed messages to the sender that carries their SMS/MMS fallback, in one statement, as acceptance plans a
+ * fallback known then: the message's sender becomes that sender, its conversation the contact's conversation with
+ * it (opened with the source of the one it leaves when there is none, as acceptance opens it, and showing the
+ * message as its latest), its planned channel the fallback with its reason; it is queued again, due now, its claim's
+ * attempt given back (it reached no provider), to go through that sender's rate, validity and quiet hours. A
+ * message no longer `sending` (failed or revoked meanwhile) stays as it is. Answers the moved rows.
+ */
+export async function moveToFallbackSender(db: Db, moves: readonly FallbackMove[]): Promise<MessageRow[]> {
+  if (moves.length === 0) return [];
+  const col = <T>(f: (m: FallbackMove) => T) => moves.map(f);
+  const newId = newConversationId(sql`m.organization_id`, sql`m.contact_id`, sql`m.sender_id`);
+  return (
+    await sql<MessageRow>`
+    with m as materialized (
+      select x.id, x.organization_id, x.contact_id, x.conversation_id, v.sender_id, v.channel, v.reason, v.preview
+      from ${rowsOf('v', [
+        { name: 'organization_id', type: 'uuid', values: col((m) => m.organizationId) },
+        { name: 'id', type: 'uuid', values: col((m) => m.id) },
+        { name: 'sender_id', type: 'uuid', values: col((m) => m.senderId) },
+        { name: 'channel', type: 'text', values: col((m) => m.channel) },
+        { name: 'reason', type: 'text', values: col((m) => m.reason) },
+        { name: 'preview', type: 'text', values: col((m) => m.preview) },
+      ])}
+      join messages x on x.organization_id = v.organization_id and x.id = v.id
+      where x.status = 'sending'
+    ),
+    conv as (
+      insert into conversations as cv (id, organization_id, contact_id, sender_id, source_type, source_blast_id, source_bot_id, source_campaign_id,
+        handled_by, bot_id, first_message_id, last_message_at, last_outbound_at, last_message_preview, status)
+      select distinct on (m.organization_id, m.contact_id, m.sender_id) ${newId}, m.organization_id, m.contact_id, m.sender_id,
+        o.source_type, o.source_blast_id, o.source_bot_id, o.source_campaign_id, o.handled_by, o.bot_id, m.id, now(), now(), m.preview, 'open'
+      from m join conversations o on o.organization_id = m.organization_id and o.id = m.conversation_id
+      order by m.organization_id, m.contact_id, m.sender_id, m.id desc
+      on conflict (organization_id, contact_id, sender_id) do update set
+        last_message_at = excluded.last_message_at, last_outbound_at = excluded.last_outbound_at,
+        last_message_preview = excluded.last_message_preview, first_message_id = coalesce(cv.first_message_id, excluded.first_message_id),
+        status = 'open', updated_at = now()
+      returning cv.id, cv.organization_id, cv.contact_id, cv.sender_id
+    )
+    update messages x set sender_id = m.sender_id, conversation_id = conv.id, planned_channel = m.channel, fallback_used = true,
+      fallback_reason = m.reason, fallback_sender_id = null, status = 'queued', attempts = x.attempts - 1, dispatch_at = now(), updated_at = now()
+    from m join conv on conv.organization_id = m.organization_id and conv.contact_id = m.contact_id and conv.sender_id = m.sender_id
+    where x.organization_id = m.organization_id and x.id = m.id
+    returning x.*`.execute(db)
+  ).rows;
 }
 
 // System handle: a dispatch batch holds messages of any organization; each asset is matched with its message's.
