@@ -13,6 +13,7 @@ import { ApiError, badRequest, conflict, found, type FieldError } from '../error
 import { invalidState } from '../sender-ids/senders.ts';
 import { programForBrand, setProgramCampaign } from '../programs/programs.ts';
 import { registryFor } from '../providers.ts';
+import { chargeVettingFee } from './fees.ts';
 import { toSubmission } from './mappers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
@@ -261,6 +262,8 @@ export async function registerBrand(
       updated_at: now,
     });
     await programForBrand(db, organizationId, sender, brand);
+    // Vetting is ordered with the registration: its fee is due now, whatever the vetting's outcome.
+    if (body.requestVetting === true) await chargeVettingFee(db, organizationId, brand.id, now);
     await emitSubmissionChanged(
       db,
       services,
