@@ -1182,6 +1182,9 @@ export interface paths {
          *       moves a `PENDING` sender to `REJECTED`.
          *     - The program is created with this sender attached as `PRIMARY` (its protocol compatibility is a readiness
          *       check, not a refusal).
+         *     - The sandbox sender is a shared test identity that sends through the carrier sandbox and cannot be attached
+         *       to a program: registering a brand for it answers 422 `UNPROCESSABLE` (detail code `sandbox_sender` on
+         *       `path.id`), as `POST /v1/programs/{id}/senders` does; nothing is stored.
          *     - `requestVetting: true` orders external vetting: the score (`vettingScore`, `identityStatus:
          *       VETTED_VERIFIED`) is set when the brand is `REGISTERED` and raises the 10DLC throughput class of the
          *       program's senders (`SenderId.throughputPerSecond`: 75 from a score of 75, 40 from 50, else 4). Its fee,
@@ -1264,6 +1267,8 @@ export interface paths {
          *     - Fees (usage lines `campaign_fee`, `number_fee`; README, "Prices"): the campaign's `monthlyFee` and the
          *       `monthlyCost` of the sender's purchased numbers are charged the day it is `REGISTERED`, then on each
          *       monthly anniversary while it stays `REGISTERED` (numbers: until released).
+         *     - The sandbox sender cannot be registered (it has no brand): 422 `UNPROCESSABLE`, detail code
+         *       `sandbox_sender` on `path.id`.
          *     - `SUSPENDED` (by the registry or a carrier, reasons in `rejectionReasons`) stops the program's 10DLC senders:
          *       their sends answer 422 `SENDER_NOT_READY` (`RESOLVE_SUSPENSION`) and the program goes back to `DRAFT` until
          *       the suspension is lifted (seen by the review or `refresh-status`; `REGISTERED` again). `EXPIRED` stops them

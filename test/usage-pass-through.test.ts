@@ -3,7 +3,7 @@
 // (chargeMonthlyFees, what billing.monthly-fees runs, with its clock injected) charges the next month on the
 // anniversary, once however often it runs, and not for a released number (nor its deactivated sender's campaign);
 // a vetting request charges its fee; brand/campaign filters keep each fee where it belongs; another organization
-// sees none of it.
+// sees none of it. Also: the sandbox sender cannot be registered, as it cannot be attached.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargeMonthlyFees } from '../src/domain/submissions/fees.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
@@ -219,5 +219,34 @@ describe('vetting fee', () => {
     expect(await chargeMonthlyFees(srv.context.db, nextAnniversary(new Date()))).toBe(0);
     expect((await usage(`startDate=${day}&endDate=${iso(nextAnniversary(new Date()))}`)).fee('vetting_fee')).toEqual([1, '40.0000']);
     expect((await usage(`startDate=${day}&endDate=${day}`, other.apiKey.secret)).fee('vetting_fee')).toEqual([0, '0.0000']);
+  });
+});
+
+describe('the sandbox sender and brand registration agree', () => {
+  it('registering a brand or campaign for the sandbox sender is refused as attaching it is: 422 sandbox_sender, nothing stored', async () => {
+    const me = await srv.newOrg('Sandbox registration org');
+    const k = me.apiKey.secret;
+    for (const kind of ['brand', 'campaign'] as const) {
+      const res = await call(srv, 'POST', `/v1/sender-ids/${me.senderId}/${kind}/register`, {
+        key: k,
+        body: kind === 'brand' ? BRAND : CAMPAIGN,
+      });
+      expect(res.status, res.text).toBe(422);
+      expect(res.body).toMatchObject({ code: 'UNPROCESSABLE' });
+      expect(res.body.details).toEqual([expect.objectContaining({ field: 'path.id', code: 'sandbox_sender' })]);
+    }
+    expect((await call(srv, 'GET', `/v1/sender-ids/${me.senderId}/brand/status`, { key: k })).body).toEqual({ data: null });
+    expect((await call(srv, 'GET', '/v1/programs', { key: k })).body.data).toEqual([]);
+    // The manual attach answers the same code and reason.
+    const sender = await call(srv, 'POST', '/v1/sender-ids', { key: k, body: { type: 'LONG_CODE', name: 'Own number' } });
+    await call(srv, 'POST', `/v1/sender-ids/${sender.body.data.id}/brand/register`, { key: k, body: BRAND });
+    const programId = (await call(srv, 'GET', '/v1/programs', { key: k })).body.data[0].id;
+    const attach = await call(srv, 'POST', `/v1/programs/${programId}/senders`, {
+      key: k,
+      body: { senderId: me.senderId, role: 'FALLBACK' },
+    });
+    expect(attach.status).toBe(422);
+    const brand = await call(srv, 'POST', `/v1/sender-ids/${me.senderId}/brand/register`, { key: k, body: BRAND });
+    expect({ code: brand.body.code, message: brand.body.message }).toEqual({ code: attach.body.code, message: attach.body.message });
   });
 });
