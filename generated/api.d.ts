@@ -7375,8 +7375,9 @@ export interface components {
         /**
          * @description Lease state of a number held by the organization.
          *     - `PENDING`: bought or imported, not billed. The sender it backs is `PENDING` and not send-ready.
-         *     - `ACTIVE`: the exact upstream campaign the number is registered to reached `REGISTERED`; customer setup is
-         *       complete and monthly billing started (`billingStartedAt`).
+         *     - `ACTIVE`: the exact upstream campaign the number is registered to reached `REGISTERED` (a Toll-Free number:
+         *       its sender's toll-free verification was approved); customer setup is complete and monthly billing started
+         *       (`billingStartedAt`).
          *     - `NEEDS_RECONCILIATION`: the purchase could not be finalized with certainty; do not buy again, reconcile
          *       read-only (see `SenderIdPurchaseNumberConflict`). Cannot be released until resolved.
          *     - `RELEASED`: returned to the provider (purchased) or removed from the account (imported); billing stopped.
@@ -14476,9 +14477,9 @@ export interface components {
          *       (a `SUSPENDED`, `EXPIRED` or `REJECTED` campaign, or one whose sender ID is `DEACTIVATED`, is not charged; a
          *       lifted suspension is charged its current month). `quantity` counts campaign-months.
          *     - `number_fee`: a purchased number's monthly fee (its `monthlyCost`: 1.15 USD Local, 2.00 USD Toll-Free in the
-         *       sandbox), charged the day its lease becomes `ACTIVE` (its campaign `REGISTERED`) and on each monthly
-         *       anniversary until it is `RELEASED`. Imported numbers bear none (their provider account bills them).
-         *       `quantity` counts number-months.
+         *       sandbox), charged the day its lease becomes `ACTIVE` (its campaign `REGISTERED`; a Toll-Free number: its
+         *       toll-free verification approved) and on each monthly anniversary until it is `RELEASED`. Imported numbers bear
+         *       none (their provider account bills them). `quantity` counts number-months.
          *     - `vetting_fee`: external brand vetting, 40.00 USD once per brand registration sent with `requestVetting: true`
          *       (The Campaign Registry's standard vetting fee), charged the day it is requested whatever the outcome.
          *       `quantity` counts vettings.

@@ -222,6 +222,43 @@ describe('vetting fee', () => {
   });
 });
 
+describe('toll-free number fee', () => {
+  it('a purchased Toll-Free number is billed from the day its verification is approved (no campaign registers it)', async () => {
+    const me = await srv.newOrg('Toll-free fees org');
+    const k = me.apiKey.secret;
+    const draft = await call(srv, 'POST', '/v1/sender-ids', { key: k, body: { type: 'TOLL_FREE', name: 'Support line' } });
+    expect(draft.status, draft.text).toBe(201);
+    const senderId = draft.body.data.id as string;
+    const found = await call(srv, 'POST', '/v1/sender-ids/numbers/search', {
+      key: k,
+      body: { inventoryType: 'Toll-Free', leadingNumber: '844', provider: draft.body.data.provider ?? 'PROVIDER_A', limit: 5 },
+    });
+    const row = found.body.data.find((r: { number: string }) => r.number.endsWith('0100'));
+    const bought = await call(srv, 'POST', '/v1/sender-ids/numbers/purchase', {
+      key: k,
+      headers: { 'Idempotency-Key': 'toll-free-fee' },
+      body: { numberKey: row.numberKey, number: row.number, selectionProof: row.selectionProof, draftSenderId: senderId },
+    });
+    expect(bought.status, bought.text).toBe(201);
+    const monthly = bought.body.data.number.monthlyCost.amount as string;
+    const day = iso(new Date());
+    expect((await usage(`startDate=${day}&endDate=${day}`, k)).fee('number_fee')).toEqual([0, '0.0000']);
+    const submitted = await call(srv, 'POST', `/v1/sender-ids/${senderId}/submit`, {
+      key: k,
+      body: { useCaseDescription: 'Order updates for customers.', sampleMessages: ['Your order shipped. STOP to opt out.'] },
+    });
+    expect(submitted.status, submitted.text).toBe(200);
+    await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${senderId}`, { key: k }),
+      (r) => r.body.data.status === 'ACTIVE',
+      'the toll-free sender ACTIVE',
+    );
+    const lease = (await call(srv, 'GET', '/v1/sender-ids/numbers', { key: k })).body.data[0];
+    expect(lease).toMatchObject({ status: 'ACTIVE', billingStartedAt: expect.any(String) });
+    expect((await usage(`startDate=${day}&endDate=${day}`, k)).fee('number_fee')).toEqual([1, `${monthly}00`]);
+  });
+});
+
 describe('the sandbox sender and brand registration agree', () => {
   it('registering a brand or campaign for the sandbox sender is refused as attaching it is: 422 sandbox_sender, nothing stored', async () => {
     const me = await srv.newOrg('Sandbox registration org');

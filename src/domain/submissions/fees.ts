@@ -1,8 +1,8 @@
 // Pass-through fees (issue 32): the registry's and carriers' fees, charged at cost into the ledger that usage reads
 // (src/db/queries/billing/charges.ts; GET /v1/analytics/usage lines campaign_fee, number_fee, vetting_fee).
 // - A campaign's monthly fee from the day it is REGISTERED, and a purchased number's monthly cost from the day its
-//   lease goes ACTIVE (the same transition: src/domain/submissions/review.ts): the first month is charged in that
-//   transaction, each later one on its monthly anniversary by the billing.monthly-fees job (src/jobs/billing.ts)
+//   lease goes ACTIVE (that transition, or a toll-free number's verification approved: src/domain/submissions/
+//   review.ts): the first month is charged in that transaction, each later one on its monthly anniversary by the billing.monthly-fees job (src/jobs/billing.ts)
 //   while the campaign stays REGISTERED / the number is not RELEASED.
 // - The one-time vetting fee when a brand registration asks for vetting (`requestVetting`), in that request's
 //   transaction (due whatever the vetting's outcome, as the registry bills it).
@@ -22,6 +22,11 @@ const VETTING_FEE_UNITS = 400_000;
 /** A campaign became billable (REGISTERED, its sender's purchased numbers ACTIVE): the month starting today. */
 export function chargeCampaignMonth(db: TenantDb, organizationId: string, campaign: { id: string; senderId: string }, now: Date) {
   return charges.chargeCampaignMonths(db, organizationId, campaign, now);
+}
+
+/** A sender's purchased numbers became billable without a campaign (a toll-free verification approved). */
+export function chargeNumberMonth(db: TenantDb, organizationId: string, senderId: string, now: Date) {
+  return charges.chargeNumberMonths(db, organizationId, senderId, now);
 }
 
 /** Vetting was requested for this brand registration. */

@@ -17,7 +17,7 @@ import { registryFor } from '../providers.ts';
 import type { Services } from '../tenant.ts';
 import { scheduleReview, type ReviewJob } from './registrations.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
-import { CAMPAIGN_MONTHLY_FEE, chargeCampaignMonth } from './fees.ts';
+import { CAMPAIGN_MONTHLY_FEE, chargeCampaignMonth, chargeNumberMonth } from './fees.ts';
 import type { TenantDb } from '../../db/tenant.ts';
 
 /** The US carriers a 10DLC campaign is reviewed by. */
@@ -368,6 +368,11 @@ export async function advanceReview(db: TenantDb, services: ReviewServices, job:
     status === 'approved' ? null : `The submission was rejected: ${reasons.join(' ')}`,
     now,
   );
+  // A toll-free number has no campaign: its verification approved is what makes its lease billable.
+  if (status === 'approved' && sub.kind === 'TOLL_FREE_VERIFICATION') {
+    await numbersQ.startBillingOfSenderNumbers(db, organizationId, sender.id, now);
+    await chargeNumberMonth(db, organizationId, sender.id, now);
+  }
   await syncProgramsOfSender(db, organizationId, sender.id);
   if (status === 'approved') await scheduleReview(db, services, { ...job, from: 'approved' }, registry.stepMs);
   return true;

@@ -79,6 +79,16 @@ export function chargeCampaignMonths(db: TenantDb, organizationId: string, campa
   );
 }
 
+/** Charges the current month of a sender's ACTIVE numbers (a toll-free number's verification approved). */
+export function chargeNumberMonths(db: TenantDb, organizationId: string, senderId: string, now: Date) {
+  return chargeCurrentMonthsWhere(
+    db,
+    sql<boolean>`false`,
+    sql<boolean>`n.organization_id = ${organizationId} and n.sender_id = ${senderId}`,
+    now,
+  );
+}
+
 /** A brand's one-time vetting fee, charged on `now`'s UTC day (once per brand registration). */
 export async function chargeVetting(db: TenantDb, organizationId: string, brandId: string, amountUnits: number, now: Date): Promise<void> {
   await sql`
