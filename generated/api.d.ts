@@ -7278,7 +7278,10 @@ export interface components {
              */
             locality: string | null;
             capabilities: components["schemas"]["SenderIdNumberCapability"][];
-            /** @description Monthly number fee passed through at cost once billing starts; null when the provider did not quote one. */
+            /**
+             * @description Monthly number fee passed through at cost once billing starts (`GET /v1/analytics/usage` line `number_fee`);
+             *     null when the provider did not quote one.
+             */
             monthlyCost: components["schemas"]["Money"] | null;
             /**
              * @description False when this organization cannot buy the row (for example the provider needs a regulatory document
@@ -8506,7 +8509,8 @@ export interface components {
             /** @description Exchange code, e.g. `NASDAQ`, `NYSE`. */
             stockExchange?: string;
             /**
-             * @description Also order external vetting (higher throughput); the vetting fee is passed through at cost.
+             * @description Also order external vetting (higher throughput); the vetting fee (40.00 USD, once) is passed through at cost,
+             *     charged the day of the request (`GET /v1/analytics/usage` line `vetting_fee`).
              * @default false
              */
             requestVetting?: boolean;
@@ -8690,7 +8694,10 @@ export interface components {
             carrierStatuses: components["schemas"]["SenderCampaignCarrierStatus"][];
             /** @description Why the registry rejected the campaign (`REJECTED`) or suspended it (`SUSPENDED`); empty otherwise. */
             rejectionReasons: string[];
-            /** @description Recurring registry fee, passed through at cost; null until known. */
+            /**
+             * @description Recurring registry fee, passed through at cost: charged the day the campaign is `REGISTERED` and on each
+             *     monthly anniversary while it stays so (`GET /v1/analytics/usage` line `campaign_fee`); null until known.
+             */
             monthlyFee: components["schemas"]["Money"] | null;
             submittedAt: components["schemas"]["Timestamp"];
             /** Format: date-time */
