@@ -1185,9 +1185,13 @@ export interface paths {
          *       moves a `PENDING` sender to `REJECTED`.
          *     - The program is created with this sender attached as `PRIMARY` (its protocol compatibility is a readiness
          *       check, not a refusal).
+         *     - The sandbox sender is a shared test identity that sends through the carrier sandbox and cannot be attached
+         *       to a program: registering a brand for it answers 422 `UNPROCESSABLE` (detail code `sandbox_sender` on
+         *       `path.id`), as `POST /v1/programs/{id}/senders` does; nothing is stored.
          *     - `requestVetting: true` orders external vetting: the score (`vettingScore`, `identityStatus:
          *       VETTED_VERIFIED`) is set when the brand is `REGISTERED` and raises the 10DLC throughput class of the
-         *       program's senders (`SenderId.throughputPerSecond`: 75 from a score of 75, 40 from 50, else 4).
+         *       program's senders (`SenderId.throughputPerSecond`: 75 from a score of 75, 40 from 50, else 4). Its fee,
+         *       40.00 USD at cost, is charged the day of the request whatever the outcome (usage line `vetting_fee`).
          *     - A `REGISTERED` brand may later be `SUSPENDED` (reasons in `rejectionReasons`), which stops its program's
          *       10DLC senders (422 `SENDER_NOT_READY`) until it is lifted.
          *     - Sandbox (README, "Carrier sandbox"): a `displayName` containing `REJECT` is rejected with reasons,
@@ -1263,6 +1267,11 @@ export interface paths {
          *     - Sets the campaign of the sender's program. When it is `REGISTERED`, the sender's number leases start
          *       billing, and a `PENDING` sender attached to the program becomes `ACTIVE` and send-ready; a rejection moves
          *       a `PENDING` sender to `REJECTED`.
+         *     - Fees (usage lines `campaign_fee`, `number_fee`; README, "Prices"): the campaign's `monthlyFee` and the
+         *       `monthlyCost` of the sender's purchased numbers are charged the day it is `REGISTERED`, then on each
+         *       monthly anniversary while it stays `REGISTERED` (numbers: until released).
+         *     - The sandbox sender cannot be registered (it has no brand): 422 `UNPROCESSABLE`, detail code
+         *       `sandbox_sender` on `path.id`.
          *     - `SUSPENDED` (by the registry or a carrier, reasons in `rejectionReasons`) stops the program's 10DLC senders:
          *       their sends answer 422 `SENDER_NOT_READY` (`RESOLVE_SUSPENSION`) and the program goes back to `DRAFT` until
          *       the suspension is lifted (seen by the review or `refresh-status`; `REGISTERED` again). `EXPIRED` stops them
@@ -7293,7 +7302,10 @@ export interface components {
              */
             locality: string | null;
             capabilities: components["schemas"]["SenderIdNumberCapability"][];
-            /** @description Monthly number fee passed through at cost once billing starts; null when the provider did not quote one. */
+            /**
+             * @description Monthly number fee passed through at cost once billing starts (`GET /v1/analytics/usage` line `number_fee`);
+             *     null when the provider did not quote one.
+             */
             monthlyCost: components["schemas"]["Money"] | null;
             /**
              * @description False when this organization cannot buy the row (for example the provider needs a regulatory document
@@ -7390,8 +7402,9 @@ export interface components {
         /**
          * @description Lease state of a number held by the organization.
          *     - `PENDING`: bought or imported, not billed. The sender it backs is `PENDING` and not send-ready.
-         *     - `ACTIVE`: the exact upstream campaign the number is registered to reached `REGISTERED`; customer setup is
-         *       complete and monthly billing started (`billingStartedAt`).
+         *     - `ACTIVE`: the exact upstream campaign the number is registered to reached `REGISTERED` (a Toll-Free number:
+         *       its sender's toll-free verification was approved); customer setup is complete and monthly billing started
+         *       (`billingStartedAt`).
          *     - `NEEDS_RECONCILIATION`: the purchase could not be finalized with certainty; do not buy again, reconcile
          *       read-only (see `SenderIdPurchaseNumberConflict`). Cannot be released until resolved.
          *     - `RELEASED`: returned to the provider (purchased) or removed from the account (imported); billing stopped.
@@ -8520,7 +8533,8 @@ export interface components {
             /** @description Exchange code, e.g. `NASDAQ`, `NYSE`. */
             stockExchange?: string;
             /**
-             * @description Also order external vetting (higher throughput); the vetting fee is passed through at cost.
+             * @description Also order external vetting (higher throughput); the vetting fee (40.00 USD, once) is passed through at cost,
+             *     charged the day of the request (`GET /v1/analytics/usage` line `vetting_fee`).
              * @default false
              */
             requestVetting?: boolean;
@@ -8704,7 +8718,10 @@ export interface components {
             carrierStatuses: components["schemas"]["SenderCampaignCarrierStatus"][];
             /** @description Why the registry rejected the campaign (`REJECTED`) or suspended it (`SUSPENDED`); empty otherwise. */
             rejectionReasons: string[];
-            /** @description Recurring registry fee, passed through at cost; null until known. */
+            /**
+             * @description Recurring registry fee, passed through at cost: charged the day the campaign is `REGISTERED` and on each
+             *     monthly anniversary while it stays so (`GET /v1/analytics/usage` line `campaign_fee`); null until known.
+             */
             monthlyFee: components["schemas"]["Money"] | null;
             submittedAt: components["schemas"]["Timestamp"];
             /** Format: date-time */
@@ -14480,16 +14497,30 @@ export interface components {
         /**
          * @description One billable item. `text_segment`: 0.0039 USD per SMS segment and per RCS/CHATAPP text segment.
          *     `rich_message`: 0.0150 USD per card, carousel, media or MMS message. `capability_check`: fresh completed RCS
-         *     device checks (`GET /v1/contacts/{id}/rcs-check`), counted at no charge (unit price 0.0000 USD: no per-call fee). `pass_through_fee`: carrier,
-         *     registry and vetting fees at cost (`unitPrice` null). Per message, on each SMS/MMS message a carrier took
-         *     (`quantity` counts those that bear a fee), by the class of the sender it went from: a 10DLC number
-         *     (`LONG_CODE`) 0.0030 USD per SMS and 0.0050 USD per MMS, a `TOLL_FREE` number 0.0025 USD per SMS and 0.0050 USD
-         *     per MMS; short codes, alphanumeric senders, RCS, chat-app and the sandbox sender bear none. The timeline's
-         *     `cost` includes them.
+         *     device checks (`GET /v1/contacts/{id}/rcs-check`), counted at no charge (unit price 0.0000 USD: no per-call fee).
+         *     The remaining items are carrier, registry and vetting fees passed through at cost (`unitPrice` null):
+         *     - `pass_through_fee`: the carriers' per-message fees, on each SMS/MMS message a carrier took (`quantity` counts
+         *       those that bear a fee), by the class of the sender it went from: a 10DLC number (`LONG_CODE`) 0.0030 USD per
+         *       SMS and 0.0050 USD per MMS, a `TOLL_FREE` number 0.0025 USD per SMS and 0.0050 USD per MMS; short codes,
+         *       alphanumeric senders, RCS, chat-app and the sandbox sender bear none.
+         *     - `campaign_fee`: a campaign's monthly registry fee (its `monthlyFee`, 10.00 USD in the sandbox), charged the
+         *       day the campaign becomes `REGISTERED` and on each monthly anniversary of that day while it stays `REGISTERED`
+         *       (a `SUSPENDED`, `EXPIRED` or `REJECTED` campaign, or one whose sender ID is `DEACTIVATED`, is not charged; a
+         *       lifted suspension is charged its current month). `quantity` counts campaign-months.
+         *     - `number_fee`: a purchased number's monthly fee (its `monthlyCost`: 1.15 USD Local, 2.00 USD Toll-Free in the
+         *       sandbox), charged the day its lease becomes `ACTIVE` (its campaign `REGISTERED`; a Toll-Free number: its
+         *       toll-free verification approved) and on each monthly anniversary until it is `RELEASED`. Imported numbers bear
+         *       none (their provider account bills them). `quantity` counts number-months.
+         *     - `vetting_fee`: external brand vetting, 40.00 USD once per brand registration sent with `requestVetting: true`
+         *       (The Campaign Registry's standard vetting fee), charged the day it is requested whatever the outcome.
+         *       `quantity` counts vettings.
+         *
+         *     A monthly fee is counted on the day its month starts (an anniversary on the 31st falls on the last day of
+         *     shorter months); the timeline's `cost` includes every fee.
          */
         AnalyticsUsageLine: {
             /** @enum {string} */
-            item: "text_segment" | "rich_message" | "capability_check" | "pass_through_fee";
+            item: "text_segment" | "rich_message" | "capability_check" | "pass_through_fee" | "campaign_fee" | "number_fee" | "vetting_fee";
             quantity: number;
             unitPrice: components["schemas"]["Money"] | null;
             cost: components["schemas"]["Money"];
@@ -14505,7 +14536,9 @@ export interface components {
         };
         /**
          * @description Billable usage. `brandId`/`campaignId` restrict text segments, rich messages and carrier fees to messages sent
-         *     under that brand or campaign; capability checks are always organization-wide. `total` is the sum of the lines.
+         *     under that brand or campaign, and the registry and number fees to those belonging to it (a campaign's fee to its
+         *     campaign and brand, a number's fee to its sender's latest campaign and that campaign's brand, a vetting fee to
+         *     its brand only); capability checks are always organization-wide. `total` is the sum of the lines.
          */
         AnalyticsUsage: {
             period: components["schemas"]["AnalyticsPeriod"];
@@ -14513,7 +14546,10 @@ export interface components {
             granularity: "day" | "month";
             brandId: string | null;
             campaignId: string | null;
-            /** @description One line per item, in the order text_segment, rich_message, capability_check, pass_through_fee. */
+            /**
+             * @description One line per item, in the order text_segment, rich_message, capability_check, pass_through_fee, campaign_fee,
+             *     number_fee, vetting_fee (a line with nothing to bill has quantity 0).
+             */
             lines: components["schemas"]["AnalyticsUsageLine"][];
             total: components["schemas"]["Money"];
             timeline: components["schemas"]["AnalyticsUsagePoint"][];
@@ -14573,10 +14609,37 @@ export interface components {
          *               "amount": "9.0000",
          *               "currency": "USD"
          *             }
+         *           },
+         *           {
+         *             "item": "campaign_fee",
+         *             "quantity": 1,
+         *             "unitPrice": null,
+         *             "cost": {
+         *               "amount": "10.0000",
+         *               "currency": "USD"
+         *             }
+         *           },
+         *           {
+         *             "item": "number_fee",
+         *             "quantity": 1,
+         *             "unitPrice": null,
+         *             "cost": {
+         *               "amount": "1.1500",
+         *               "currency": "USD"
+         *             }
+         *           },
+         *           {
+         *             "item": "vetting_fee",
+         *             "quantity": 0,
+         *             "unitPrice": null,
+         *             "cost": {
+         *               "amount": "0.0000",
+         *               "currency": "USD"
+         *             }
          *           }
          *         ],
          *         "total": {
-         *           "amount": "35.7000",
+         *           "amount": "46.8500",
          *           "currency": "USD"
          *         },
          *         "timeline": [
@@ -14586,7 +14649,7 @@ export interface components {
          *             "richMessages": 600,
          *             "capabilityChecks": 120,
          *             "cost": {
-         *               "amount": "18.3400",
+         *               "amount": "29.4900",
          *               "currency": "USD"
          *             }
          *           },

@@ -58,10 +58,10 @@ async function contact(): Promise<string> {
   return row.id;
 }
 
-async function sendAndWait(contactId: string): Promise<string> {
+async function sendAndWait(contactId: string, senderId: string): Promise<string> {
   const res = await call(srv, 'POST', '/v1/messages/send', {
     key,
-    body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your appointment is tomorrow.' } },
+    body: { contactId, senderId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your appointment is tomorrow.' } },
   });
   expect(res.status, res.text).toBe(200);
   const id: string = res.body.data.messageId;
@@ -88,9 +88,24 @@ describe('a message records its program, brand and campaign', () => {
   let brandId: string;
   let campaignId: string;
   let first: string;
+  /** A 10DLC sender with a purchased number (the sandbox sender cannot be registered). */
+  let tenDlc: string;
 
   beforeAll(async () => {
-    const brand = await call(srv, 'POST', `/v1/sender-ids/${org.senderId}/brand/register`, { key, body: BRAND });
+    const found = await call(srv, 'POST', '/v1/sender-ids/numbers/search', {
+      key,
+      body: { inventoryType: 'Local', leadingNumber: '206', provider: 'PROVIDER_A', limit: 1 },
+    });
+    const row = found.body.data[0];
+    const bought = await call(srv, 'POST', '/v1/sender-ids/numbers/purchase', {
+      key,
+      body: { numberKey: row.numberKey, number: row.number, selectionProof: row.selectionProof, inventoryType: 'Local' },
+    });
+    expect(bought.status, bought.text).toBe(201);
+    tenDlc = bought.body.data.sender.id;
+    const enabled = await call(srv, 'POST', `/v1/sender-ids/${tenDlc}/protocols`, { key, body: { type: 'SMS' } });
+    expect(enabled.status, enabled.text).toBeLessThan(300);
+    const brand = await call(srv, 'POST', `/v1/sender-ids/${tenDlc}/brand/register`, { key, body: BRAND });
     expect(brand.status, brand.text).toBe(200);
     const programs = await call(srv, 'GET', '/v1/programs', { key });
     programId = programs.body.data[0].id;
@@ -98,18 +113,20 @@ describe('a message records its program, brand and campaign', () => {
       () => call(srv, 'GET', `/v1/programs/${programId}/status`, { key }),
       (r) => r.body.data.brandStatus === 'REGISTERED',
     );
-    const campaign = await call(srv, 'POST', `/v1/sender-ids/${org.senderId}/campaign/register`, { key, body: CAMPAIGN });
+    const campaign = await call(srv, 'POST', `/v1/sender-ids/${tenDlc}/campaign/register`, { key, body: CAMPAIGN });
     expect(campaign.status, campaign.text).toBe(200);
-    const enabled = await call(srv, 'POST', `/v1/sender-ids/${org.senderId}/protocols`, { key, body: { type: 'SMS' } });
-    expect(enabled.status, enabled.text).toBeLessThan(300);
+    await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${tenDlc}`, { key }),
+      (r) => r.body.data.status === 'ACTIVE',
+    );
     // Brand registration attached its own sender to the program it created, as PRIMARY.
     const program = (await call(srv, 'GET', `/v1/programs/${programId}`, { key })).body.data;
-    expect(program.senders, JSON.stringify(program)).toEqual([expect.objectContaining({ senderId: org.senderId, role: 'PRIMARY' })]);
+    expect(program.senders, JSON.stringify(program)).toEqual([expect.objectContaining({ senderId: tenDlc, role: 'PRIMARY' })]);
     brandId = program.brand.registrationId;
     campaignId = program.campaign.registrationId;
     expect(brandId).toEqual(expect.any(String));
     expect(campaignId).toEqual(expect.any(String));
-    first = await sendAndWait(await contact());
+    first = await sendAndWait(await contact(), tenDlc);
   });
 
   it('the report shows them and filters by each', async () => {
@@ -125,7 +142,7 @@ describe('a message records its program, brand and campaign', () => {
     for (const q of [`brandId=${brandId}`, `campaignId=${campaignId}`, `brandId=${brandId}&campaignId=${campaignId}`]) {
       expect((await sentIn('overview', q)).messages).toMatchObject({ sent: 1, delivered: 1 });
       const protocols = (await sentIn('protocols', q)).protocols;
-      // Every channel is listed (zero-filled); the one message fell back to SMS.
+      // Every channel is listed (zero-filled); the one message went by SMS (a 10DLC number).
       expect(protocols.map((p: { channel: string; metrics: { sent: number } }) => [p.channel, p.metrics.sent])).toEqual([
         ['RCS', 0],
         ['SMS', 1],
@@ -133,9 +150,7 @@ describe('a message records its program, brand and campaign', () => {
         ['CHATAPP', 0],
       ]);
       const senders = await sentIn('sender-ids', q);
-      expect(senders.map((s: { senderId: string; metrics: { sent: number } }) => [s.senderId, s.metrics.sent])).toEqual([
-        [org.senderId, 1],
-      ]);
+      expect(senders.map((s: { senderId: string; metrics: { sent: number } }) => [s.senderId, s.metrics.sent])).toEqual([[tenDlc, 1]]);
       const usage = await sentIn('usage', q);
       expect(usage.lines.find((l: { item: string }) => l.item === 'text_segment')?.quantity ?? 0).toBe(1);
     }
@@ -144,9 +159,10 @@ describe('a message records its program, brand and campaign', () => {
     }
   });
 
-  it('a later detach does not rewrite history: the next message has no program, the first keeps its own', async () => {
-    expect((await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${org.senderId}`, { key })).status).toBe(200);
-    const second = await sendAndWait(await contact());
+  it('a later detach does not rewrite history: the first message keeps its program; one from outside any program has none', async () => {
+    expect((await call(srv, 'DELETE', `/v1/programs/${programId}/senders/${tenDlc}`, { key })).status).toBe(200);
+    // A detached PRIMARY stops its 10DLC sender (SENDER_NOT_READY); the sandbox sender belongs to no program.
+    const second = await sendAndWait(await contact(), org.senderId);
     expect((await report(`programId=${programId}`)).map((r) => r.messageId)).toEqual([first]);
     const row = (await report('')).find((r) => r.messageId === second);
     expect(row).toMatchObject({ programId: null, brand: null, campaign: null });

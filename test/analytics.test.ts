@@ -434,6 +434,9 @@ describe('getAnalyticsUsage', () => {
       ['rich_message', Number(ref.rich)],
       ['capability_check', 2],
       ['pass_through_fee', 0],
+      ['campaign_fee', 0],
+      ['number_fee', 0],
+      ['vetting_fee', 0],
     ]);
     expect(d.lines[2]).toMatchObject({ unitPrice: { amount: '0.0000' }, cost: { amount: '0.0000' } });
     expect(d.total.amount).toBe(toMoney(Number(ref.cost)).amount);

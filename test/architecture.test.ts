@@ -224,6 +224,7 @@ const CROSS_ORGANIZATION = [
   'api-keys/api-keys.ts findApiKeyByPrefix',
   'api-keys/api-keys.ts insertApiKey',
   'api-keys/api-keys.ts touchApiKey',
+  'billing/charges.ts chargeCurrentMonths',
   'blasts/blasts.ts analyzeRecipients',
   'compliance/gate.ts quietGroupsOfContacts',
   'contacts/imports.ts stageRows',

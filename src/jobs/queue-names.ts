@@ -18,6 +18,7 @@ export const QUEUES = {
   analyticsRollupCompact: 'analytics.rollup-compact',
   analyticsExport: 'analytics.export',
   acquisitionPendingPurge: 'acquisition.pending-purge',
+  billingMonthlyFees: 'billing.monthly-fees',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];

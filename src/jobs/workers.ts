@@ -12,6 +12,7 @@ import { assetJobs } from './assets.ts';
 import { blastJobs } from './blasts.ts';
 import { analyticsJobs } from './analytics.ts';
 import { acquisitionJobs } from './acquisition.ts';
+import { billingJobs } from './billing.ts';
 
 export const jobDefinitions: JobDefinition[] = [
   ...contactJobs,
@@ -23,6 +24,7 @@ export const jobDefinitions: JobDefinition[] = [
   ...blastJobs,
   ...analyticsJobs,
   ...acquisitionJobs,
+  ...billingJobs,
 ] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {

@@ -53,6 +53,7 @@ import * as m0048 from './0048_tracked_links.ts';
 import * as m0049 from './0049_message_carrier.ts';
 import * as m0050 from './0050_message_origin_ids.ts';
 import * as m0051 from './0051_message_fallback_sender.ts';
+import * as m0052 from './0052_pass_through_charges.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -103,4 +104,5 @@ export const migrations: Record<string, Migration> = {
   '0049_message_carrier': m0049,
   '0050_message_origin_ids': m0050,
   '0051_message_fallback_sender': m0051,
+  '0052_pass_through_charges': m0052,
 };

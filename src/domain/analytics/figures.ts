@@ -17,6 +17,8 @@ import {
 } from '../../db/queries/analytics/rollups.ts';
 import { activityCounts, overviewCounts } from '../../db/queries/analytics/activity.ts';
 import { sessionFigures, type SessionRow } from '../../db/queries/analytics/sessions.ts';
+import { chargesByBucket } from '../../db/queries/billing/charges.ts';
+import type { ChargeKind } from '../../db/tables/billing.ts';
 import { CARD_OR_MEDIA_PRICE, passThroughFee, TEXT_SEGMENT_PRICE } from '../messaging/pricing.ts';
 import { found, invalidField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
@@ -168,19 +170,35 @@ export async function getSenderFigures(tenant: Tenant, senderId: string, query: 
  * Billable usage: 0.0039 USD per text segment, 0.0150 USD per card or media message, no per-call fee — so
  * capability checks are counted at a unit price of 0 — and the carriers' per-message pass-through fees by sender
  * class (passThroughFee) on the SMS/MMS messages a carrier took: the pass-through line counts those messages, at
- * cost. The total is the sum of the lines.
+ * cost. The registry's and number fees come from the charges ledger (src/domain/submissions/fees.ts), one line per
+ * kind counting charges (campaign-months, number-months, vettings), each in the bucket of the day its period
+ * starts. The total is the sum of the lines.
  */
 const CAPABILITY_CHECK_PRICE = 0;
+/** The usage line of each kind of ledger charge, in the order the lines are listed. */
+const CHARGE_LINES = [
+  ['campaign_fee', 'campaign_monthly'],
+  ['number_fee', 'number_monthly'],
+  ['vetting_fee', 'vetting'],
+] as const satisfies ReadonlyArray<readonly [string, ChargeKind]>;
 
 export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { granularity?: 'day' | 'month' }) {
   const granularity = query.granularity ?? 'day';
   const period = periodOf(query);
   const filter: RollupFilter = { from: period.from, to: period.to, brandId: query.brandId, campaignId: query.campaignId };
-  const [usage, checks, carried] = await Promise.all([
+  const [usage, checks, carried, charged] = await Promise.all([
     rollupUsage(tenant.db, tenant.organizationId, filter, granularity),
     capabilityChecks(tenant.db, tenant.organizationId, period.from, period.to, granularity),
     rollupCarried(tenant.db, tenant.organizationId, filter, granularity),
+    chargesByBucket(tenant.db, tenant.organizationId, filter, granularity),
   ]);
+  const chargedAt = new Map<number, number>();
+  const byKind = new Map<ChargeKind, { charges: number; units: number }>();
+  for (const c of charged) {
+    chargedAt.set(c.bucket.getTime(), (chargedAt.get(c.bucket.getTime()) ?? 0) + c.units);
+    const k = byKind.get(c.kind) ?? { charges: 0, units: 0 };
+    byKind.set(c.kind, { charges: k.charges + c.charges, units: k.units + c.units });
+  }
   const feesAt = new Map<number, { messages: number; units: number }>();
   for (const c of carried) {
     const fee = passThroughFee({ type: c.senderType, isSandbox: c.isSandbox }, c.channel);
@@ -196,6 +214,7 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
     const textSegments = u?.textSegments ?? 0;
     const richMessages = u?.richMessages ?? 0;
     const fees = feesAt.get(bucket.getTime()) ?? { messages: 0, units: 0 };
+    const charges = chargedAt.get(bucket.getTime()) ?? 0;
     return {
       date: isoDay(bucket),
       textSegments,
@@ -204,7 +223,11 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
       feeMessages: fees.messages,
       feeUnits: fees.units,
       costUnits:
-        textSegments * TEXT_SEGMENT_PRICE + richMessages * CARD_OR_MEDIA_PRICE + capabilityChecks * CAPABILITY_CHECK_PRICE + fees.units,
+        textSegments * TEXT_SEGMENT_PRICE +
+        richMessages * CARD_OR_MEDIA_PRICE +
+        capabilityChecks * CAPABILITY_CHECK_PRICE +
+        fees.units +
+        charges,
     };
   });
   const sum = (k: 'textSegments' | 'richMessages' | 'capabilityChecks' | 'feeMessages' | 'feeUnits') =>
@@ -214,6 +237,12 @@ export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { g
     { item: 'rich_message' as const, quantity: sum('richMessages'), unitPrice: CARD_OR_MEDIA_PRICE },
     { item: 'capability_check' as const, quantity: sum('capabilityChecks'), unitPrice: CAPABILITY_CHECK_PRICE },
     { item: 'pass_through_fee' as const, quantity: sum('feeMessages'), unitPrice: null, atCost: sum('feeUnits') },
+    ...CHARGE_LINES.map(([item, kind]) => ({
+      item,
+      quantity: byKind.get(kind)?.charges ?? 0,
+      unitPrice: null,
+      atCost: byKind.get(kind)?.units ?? 0,
+    })),
   ].map(({ atCost, ...l }) => ({ ...l, costUnits: atCost ?? (l.unitPrice === null ? 0 : l.quantity * l.unitPrice) }));
   return {
     period,

@@ -168,6 +168,20 @@ export async function activateAttachedSender(
 }
 
 /** The sender's program, created by its first brand registration; a later registration repoints it. */
+/**
+ * The sandbox sender sends through the carrier sandbox, not under a registered brand and campaign, and has no
+ * protocol rows (PROTOCOLS_COMPATIBLE could never pass): attaching it in any role, and registering a brand or
+ * campaign for it (which would attach it), are refused alike, saying why. `field` names the sender in the request.
+ */
+export function sandboxSenderRefused(field: string): ApiError {
+  return new ApiError(
+    422,
+    'UNPROCESSABLE',
+    'The sandbox sender sends through the carrier sandbox, not under a program’s brand and campaign; it cannot be attached. Attach a sender with its own number or agent.',
+    { details: [{ field, message: 'the sandbox sender cannot be attached to a program', code: 'sandbox_sender' }] },
+  );
+}
+
 export async function programForBrand(
   db: TenantDb,
   organizationId: string,
@@ -217,16 +231,7 @@ export async function attachSender(
       });
     }
     if (program.status === 'ARCHIVED') throw conflict('INVALID_STATE', 'An ARCHIVED program is read-only; senders cannot be attached.');
-    // The sandbox sender sends through the carrier sandbox, not under a registered brand and campaign, and has no
-    // protocol rows (PROTOCOLS_COMPATIBLE could never pass): it is refused in every role, saying why.
-    if (sender.is_sandbox) {
-      throw new ApiError(
-        422,
-        'UNPROCESSABLE',
-        'The sandbox sender sends through the carrier sandbox, not under a program’s brand and campaign; it cannot be attached. Attach a sender with its own number or agent.',
-        { details: [{ field: 'body.senderId', message: 'the sandbox sender cannot be attached to a program', code: 'sandbox_sender' }] },
-      );
-    }
+    if (sender.is_sandbox) throw sandboxSenderRefused('body.senderId');
     const enabled = (await protocolsQ.listSenderProtocols(db, organizationId, sender.id))
       .filter((p) => ENABLED.has(p.status))
       .map((p) => p.type);

@@ -3,8 +3,8 @@
 //
 // Lease states: a purchase or import records a PENDING, non-billed lease and makes its sender PENDING (not
 // send-ready). Billing starts when the sender's campaign reaches REGISTERED (src/domain/submissions/review.ts:
-// lease ACTIVE, billing_started_at). The number's monthly pass-through fee is not counted in usage (issue 32
-// item 5).
+// lease ACTIVE, billing_started_at); its monthly fee is charged into usage from that day until it is released
+// (src/domain/submissions/fees.ts).
 import { throughputOf } from './sending-rule.ts';
 import { randomUUID } from 'node:crypto';
 import { inTransaction } from '../../db/database.ts';

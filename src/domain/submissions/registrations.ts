@@ -11,8 +11,9 @@ import { ProviderError, type RegistrySubmission } from '../../providers/provider
 import { effectiveKeywordRules, orgKeywordRules, type KeywordAction } from '../compliance/keyword-rules.ts';
 import { ApiError, badRequest, conflict, found, type FieldError } from '../errors.ts';
 import { invalidState } from '../sender-ids/senders.ts';
-import { programForBrand, setProgramCampaign } from '../programs/programs.ts';
+import { programForBrand, sandboxSenderRefused, setProgramCampaign } from '../programs/programs.ts';
 import { registryFor } from '../providers.ts';
+import { chargeVettingFee } from './fees.ts';
 import { toSubmission } from './mappers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
@@ -236,6 +237,8 @@ export async function registerBrand(
     const db: TenantDb = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
+    // A brand registration attaches its sender to the program it creates: the sandbox sender cannot be.
+    if (sender.is_sandbox) throw sandboxSenderRefused('path.id');
     const latest = await q.latestBrand(db, organizationId, id, { forUpdate: true });
     if (latest && BRAND_BLOCKING.has(latest.status))
       throw conflict('INVALID_STATE', `The sender already has a brand registration that is ${latest.status}.`);
@@ -261,6 +264,8 @@ export async function registerBrand(
       updated_at: now,
     });
     await programForBrand(db, organizationId, sender, brand);
+    // Vetting is ordered with the registration: its fee is due now, whatever the vetting's outcome.
+    if (body.requestVetting === true) await chargeVettingFee(db, organizationId, brand.id, now);
     await emitSubmissionChanged(
       db,
       services,
@@ -352,6 +357,7 @@ export async function registerCampaign(
     const db: TenantDb = tx;
     const { organizationId } = tenant;
     const sender = await lockedSender(db, organizationId, id);
+    if (sender.is_sandbox) throw sandboxSenderRefused('path.id');
     await checkCampaignAgainstRules(db, organizationId, body);
     const brand = await q.latestBrand(db, organizationId, id);
     if (brand?.status !== 'REGISTERED')

@@ -5,8 +5,8 @@
 // registry step later. One step after approval the registry is asked for the registration's standing
 // (ProviderRegistry.standing): a brand or campaign may be SUSPENDED or (a campaign) EXPIRED, an approved sender
 // suspended by the carrier; refresh-status asks again (standingStep), which is how a lifted suspension comes back.
-// Every step is announced; a campaign REGISTERED starts billing of its sender's leases and activates the sender
-// when it is attached to its program; rejections and suspensions move the sender through the registry
+// Every step is announced; a campaign REGISTERED starts billing of its sender's leases, charges the first month of
+// its fee and of its sender's purchased numbers (fees.ts), and activates the sender when it is attached to its program; rejections and suspensions move the sender through the registry
 // transitions; the program's status and its senders' throughput follow every change.
 import * as numbersQ from '../../db/queries/sender-ids/numbers.ts';
 import * as sendersQ from '../../db/queries/sender-ids/senders.ts';
@@ -17,10 +17,8 @@ import { registryFor } from '../providers.ts';
 import type { Services } from '../tenant.ts';
 import { scheduleReview, type ReviewJob } from './registrations.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
+import { CAMPAIGN_MONTHLY_FEE, chargeCampaignMonth, chargeNumberMonth } from './fees.ts';
 import type { TenantDb } from '../../db/tenant.ts';
-
-/** Sandbox monthly campaign fee (passed through at cost). */
-const CAMPAIGN_MONTHLY_FEE = '10.00';
 
 /** The US carriers a 10DLC campaign is reviewed by. */
 const REGISTRY_CARRIERS = ['AT&T', 'T-Mobile', 'Verizon'] as const;
@@ -85,8 +83,11 @@ export async function standingStep(db: TenantDb, services: ReviewServices, job: 
     if (to === reg.status) return false;
     const reasons = s.standing === 'suspended' ? s.reasons : [];
     const rejection_reasons = JSON.stringify(reasons);
-    if (job.kind === 'CAMPAIGN') await q.updateCampaign(db, organizationId, reg.id, { status: to, rejection_reasons });
-    else if (to !== 'EXPIRED') await q.updateBrand(db, organizationId, reg.id, { status: to, rejection_reasons });
+    if (job.kind === 'CAMPAIGN') {
+      await q.updateCampaign(db, organizationId, reg.id, { status: to, rejection_reasons });
+      // A lifted suspension makes the campaign billable again: its current month, unless already charged.
+      if (to === 'REGISTERED') await chargeCampaignMonth(db, organizationId, { id: reg.id, senderId: reg.sender_id }, now);
+    } else if (to !== 'EXPIRED') await q.updateBrand(db, organizationId, reg.id, { status: to, rejection_reasons });
     await emitSubmissionChanged(
       db,
       services,
@@ -278,6 +279,7 @@ export async function advanceReview(db: TenantDb, services: ReviewServices, job:
       );
       // Billing of the sender's purchased numbers begins only now (this exact campaign REGISTERED).
       await numbersQ.startBillingOfSenderNumbers(db, organizationId, senderId, now);
+      await chargeCampaignMonth(db, organizationId, { id: campaign.id, senderId }, now);
       const program = await programOfSender(db, organizationId, senderId);
       if (program?.campaign_registration_id === campaign.id) await activateAttachedSender(db, services, organizationId, program, senderId);
       await programRegistrationChanged(db, organizationId, senderId);
@@ -366,6 +368,11 @@ export async function advanceReview(db: TenantDb, services: ReviewServices, job:
     status === 'approved' ? null : `The submission was rejected: ${reasons.join(' ')}`,
     now,
   );
+  // A toll-free number has no campaign: its verification approved is what makes its lease billable.
+  if (status === 'approved' && sub.kind === 'TOLL_FREE_VERIFICATION') {
+    await numbersQ.startBillingOfSenderNumbers(db, organizationId, sender.id, now);
+    await chargeNumberMonth(db, organizationId, sender.id, now);
+  }
   await syncProgramsOfSender(db, organizationId, sender.id);
   if (status === 'approved') await scheduleReview(db, services, { ...job, from: 'approved' }, registry.stepMs);
   return true;
