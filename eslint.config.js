@@ -46,4 +46,22 @@ export default tseslint.config(
     },
   },
   ...layers,
+  {
+    // An ES import of node:http as a value reads its lazy WebSocket getters and loads Node's bundled undici at every
+    // start (issue 38): the server takes it from src/lib/node-http.ts. Type-only imports are erased and allowed.
+    files: ['src/**/*.ts'],
+    ignores: ['src/lib/node-http.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: ['node:http', 'http'].map((name) => ({
+            name,
+            allowTypeImports: true,
+            message: 'Use `http` from src/lib/node-http.ts (an ES import of node:http loads undici at start).',
+          })),
+        },
+      ],
+    },
+  },
 );

@@ -8,6 +8,7 @@ import type { Config } from './config.ts';
 import { createDb, migrateToLatest } from './db/database.ts';
 import { resolvePostgres } from './db/postgres-server.ts';
 import { loadDocument } from './contract/document.ts';
+import { loadTenantTables } from './db/tenant.ts';
 import { startQueue, stopQueue, type JobQueue } from './jobs/queue.ts';
 import { createQueues, startWorkers } from './jobs/workers.ts';
 import { installSecretsKey, loadOrCreateKeyFile } from './lib/secrets.ts';
@@ -32,24 +33,37 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
   installSecretsKey(secretsKey);
   const pgHandle = await resolvePostgres(config);
   const { db, pool } = createDb(pgHandle.url);
-  try {
-    await migrateToLatest(db as never);
+  // The start-up's database work is round trips more than CPU: the steps that do not depend on each other run at
+  // once (issue 38, bench part a: start-up to the first /health). pg-boss keeps its own schema, which no migration
+  // touches, so the queue starts while the migrations run; everything that reads our tables waits for them.
+  const queueStart =
+    opts.queue === false
+      ? Promise.resolve(undefined)
+      : startQueue(pgHandle.url, {
+          workers: config.runWorkers,
+          superviseSeconds: config.queueSuperviseSeconds,
+          schema: config.queueSchema,
+          log,
+        });
+  const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
+  const listening = apiKeyCache?.start();
+  const migrated = migrateToLatest(db as never);
+  const afterMigrations = migrated.then(async () => {
+    void loadTenantTables(db).catch(() => {}); // read once per process (src/db/tenant.ts): ready when the app asks
     const { sealed } = await sealStoredWebhookSecrets(db, secretsKey);
     if (sealed) log.info({ sealed }, 'sealed webhook signing secrets stored in plain text');
-    const queue =
-      opts.queue === false
-        ? undefined
-        : await startQueue(pgHandle.url, {
-            workers: config.runWorkers,
-            superviseSeconds: config.queueSuperviseSeconds,
-            schema: config.queueSchema,
-            log,
-          });
-    const apiKeyCache = opts.keyCache === false ? undefined : new ApiKeyCache(pgHandle.url);
-    await apiKeyCache?.start();
+  });
+  const queueReady = queueStart.then(async (queue) => {
     if (queue) await createQueues(queue);
-    const endpoint = { baseUrl: config.callbackBaseUrl };
-    const providers = assembleProviders({ db, queue, endpoint, real: await configuredProviders(config.providers, endpoint), log });
+    return queue;
+  });
+  const endpoint = { baseUrl: config.callbackBaseUrl };
+  const real = configuredProviders(config.providers, endpoint);
+  // One Promise.all over every step, so each failure has a handler; the first one is the start-up's error.
+  const started = Promise.all([queueReady, afterMigrations, listening, real]);
+  try {
+    const [queue, , , realProviders] = await started;
+    const providers = assembleProviders({ db, queue, endpoint, real: realProviders, log });
     const databaseProbe = new DatabaseProbe(pgHandle.url);
     const context: AppContext = {
       config,
@@ -78,6 +92,11 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
       },
     };
   } catch (error) {
+    // Every step started has ended (settled) before what it uses is closed.
+    await Promise.allSettled([queueReady, afterMigrations, listening, real]);
+    const queue = await queueStart.catch(() => undefined);
+    if (queue) await stopQueue(queue).catch(() => {});
+    await apiKeyCache?.close().catch(() => {});
     await db.destroy();
     await pgHandle.stop();
     throw error;

@@ -2,7 +2,7 @@
 // before it has loaded the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of
 // unconfigured providers, or the libraries of assets, mail, QR codes and content-rule regexes; and the first
 // requests that need them still get full answers (validation of an operation compiled on its first request, the
-// MCP tool list).
+// oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -65,6 +65,17 @@ describe('start-up', () => {
     const body = (await res.json()) as { code: string; details: Array<{ field: string }> };
     expect(body.code).toBe('VALIDATION_ERROR');
     expect(body.details.map((d) => d.field)).toContain('body.phone');
+  });
+
+  it("narrows a oneOf mistake to the branch its type names on the process's first refused body (that Ajv is built then)", async () => {
+    const res = await fetch(`${base}/v1/messages/preview`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ content: { type: 'card', text: 5 } }),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { details: Array<{ field: string; code: string }> };
+    expect(body.details.map((d) => `${d.field}:${d.code}`).sort()).toEqual(['body.content.text:type', 'body.content.title:required']);
   });
 
   it('builds the MCP server on its first message', async () => {

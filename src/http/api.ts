@@ -1,6 +1,7 @@
 // openapi-backend wired to our conventions: one handler per operationId (strict), the compiled router,
 // bearer API keys with per-operation scopes, ErrorResponse for every failure, response validation in dev/test.
-// Written against openapi-backend 5.21.2, whose internals it leans on: it replaces `router.getOperations` and
+// Written against openapi-backend 5.21.2, whose internals it leans on: it overrides `loadDocument` (quick init's
+// unused parse), replaces `router.getOperations` and
 // `router.getOperation` on the instance (cached), wraps `validator.getRequestValidatorsForOperation` (bounded
 // errors), builds a second `OpenAPIValidator` on the same router, and calls `router.parseRequest` and the request
 // validators directly (validated()). test/library-internals.test.ts names each assumption and fails on an upgrade
@@ -31,7 +32,11 @@ import { MAX_REPORTED_ERRORS } from './request-guards.ts';
 import { createOneOfNarrower } from './one-of-errors.ts';
 import { describeFailure, useLinearUniqueItems, type Narrow, type Validate } from './bounded-validation.ts';
 
-const AJV_OPTIONS: AjvOptions = { strict: false, useDefaults: true };
+// validateSchema off: openapi-backend makes an Ajv instance per operation (at its first request), and each one
+// compiled the draft-07 meta-schema to check the operation's schemas before compiling them — most of that first
+// request's time (/health's included: issue 38, bench part a). The document's schemas are checked once, by
+// `npm run spec:lint`, not at run time.
+const AJV_OPTIONS: AjvOptions = { strict: false, useDefaults: true, validateSchema: false };
 
 function customizeAjv(ajv: Ajv): Ajv {
   addFormats.default(ajv);
@@ -45,8 +50,10 @@ function customizeAjv(ajv: Ajv): Ajv {
  * comparisons (test/http-validation.test.ts).
  */
 export function openApiBackendFor(document: unknown, { allErrors = false } = {}): OpenAPIBackend {
-  return new OpenAPIBackend({
-    definition: structuredClone(document) as Document,
+  return new QuickOpenApiBackend({
+    // A new top-level object, so each backend gets its own copy: quick init's dereferenceSync clones its input
+    // deeply and caches by the input's identity (a structuredClone here was a second full copy, ~20 ms at start).
+    definition: { ...(document as Document) },
     strict: true,
     quick: true, // openapi-backend's full init rejects valid 3.1; `npm run spec:lint` validates the document
     validate: true,
@@ -54,6 +61,18 @@ export function openApiBackendFor(document: unknown, { allErrors = false } = {})
     ajvOpts: { ...AJV_OPTIONS, allErrors },
     customizeAjv,
   });
+}
+
+/**
+ * init() in quick mode still parses the document with json-schema-ref-parser (loadDocument) and never reads the
+ * result: it is only validated when not quick, and the definition is dereferenced from the input. That parse was
+ * ~30 ms of CPU before the first /health (issue 38, bench part a); here the input stands for it.
+ */
+class QuickOpenApiBackend extends OpenAPIBackend {
+  override async loadDocument(): Promise<Document> {
+    this.document = this.inputDocument as Document;
+    return this.document;
+  }
 }
 
 /** What the HTTP adapter hands to the API for one request. */

@@ -2,7 +2,8 @@
 // from holding it: header size and timeouts, and an ErrorResponse (not Node's empty body) for the requests
 // Node itself refuses before they reach the app (malformed HTTP, oversized headers, timeouts, `Expect`).
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import { http } from '../lib/node-http.ts';
 import type { Socket } from 'node:net';
 import type { ErrorCode } from '../domain/errors.ts';
 
@@ -44,7 +45,7 @@ export function sendContinue(req: IncomingMessage, res: ServerResponse): void {
 export const waitsForContinue = (req: IncomingMessage): boolean => (req as ExpectingRequest)[EXPECTS_CONTINUE] === true;
 
 export function createHttpServer(app: RequestListener): Server {
-  const server = createServer(
+  const server = http.createServer(
     {
       maxHeaderSize: HTTP_LIMITS.maxHeaderBytes,
       headersTimeout: HTTP_LIMITS.headersTimeoutMs,

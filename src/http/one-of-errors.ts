@@ -10,11 +10,19 @@ import { useLinearUniqueItems } from './bounded-validation.ts';
 type Json = Record<string, any>;
 
 export function createOneOfNarrower(doc: Json) {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats.default(ajv);
-  ajv.addFormat('binary', true);
-  useLinearUniqueItems(ajv);
-  ajv.addSchema(doc, 'doc');
+  // Made on the first refused request that needs a branch compiled, not at start: adding the whole document to an
+  // Ajv instance was ~80 ms of CPU before the first /health (issue 38, bench part a).
+  let ajv: Ajv | undefined;
+  const docAjv = (): Ajv => {
+    if (!ajv) {
+      ajv = new Ajv({ strict: false, allErrors: true });
+      addFormats.default(ajv);
+      ajv.addFormat('binary', true);
+      useLinearUniqueItems(ajv);
+      ajv.addSchema(doc, 'doc');
+    }
+    return ajv;
+  };
   const compiled = new Map<string, ValidateFunction>();
 
   const deref = (node: Json | undefined): Json | undefined => {
@@ -72,7 +80,7 @@ export function createOneOfNarrower(doc: Json) {
       } else {
         const key = branch.$ref ?? JSON.stringify(branch);
         let validate = compiled.get(key);
-        if (!validate) compiled.set(key, (validate = ajv.compile(branch.$ref ? { $ref: `doc${branch.$ref}` } : branch)));
+        if (!validate) compiled.set(key, (validate = docAjv().compile(branch.$ref ? { $ref: `doc${branch.$ref}` } : branch)));
         if (validate(value)) continue;
         replacement = (validate.errors ?? []).map((x) => ({ ...x, instancePath: `${e.instancePath}${x.instancePath}` }));
       }

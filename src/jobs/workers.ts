@@ -28,11 +28,17 @@ export const jobDefinitions: JobDefinition[] = [
 ] as JobDefinition[];
 
 export async function createQueues(boss: JobQueue): Promise<void> {
-  for (const def of jobDefinitions) {
+  const create = async (def: JobDefinition) => {
     await boss.createQueue(def.queue, { notify: true, ...def.queueOptions });
     // Idempotent (an upsert by queue name); pg-boss queues the job on each tick in the processes that run workers.
     if (def.schedule) await boss.schedule(def.queue, def.schedule.cron, def.schedule.data ?? {}, { tz: 'UTC' });
-  }
+  };
+  // Queues are created at once on pg-boss's connections, not one round trip after another at every start (issue
+  // 38, bench part a); pg-boss serialises its own DDL with an advisory lock. A queue that names a dead-letter queue
+  // needs that one to exist first, so those come after the others, in order.
+  const later = (def: JobDefinition) => Boolean((def.queueOptions as { deadLetter?: string } | undefined)?.deadLetter);
+  await Promise.all(jobDefinitions.filter((def) => !later(def)).map(create));
+  for (const def of jobDefinitions.filter(later)) await create(def);
 }
 
 export async function startWorkers(boss: JobQueue, app: AppContext): Promise<void> {

@@ -2,7 +2,7 @@
 // stores or reads back is of the type and size it needs, so a malformed callback is refused (400, which the provider
 // does not retry for ever) instead of throwing a 500 (retried for ever) or storing a value that breaks every later
 // read of the conversation (an inbound `mediaUrl` that is not a URI: Message.content.mediaUrl is `format: uri`).
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { ProviderCallback } from './provider.ts';
 
@@ -56,15 +56,23 @@ const tester = {
   },
 };
 
-const ajv = new Ajv({ strict: false, allErrors: false });
-addFormats.default(ajv);
-const validators = { receipt: ajv.compile(receipt), inbound: ajv.compile(inbound), tester: ajv.compile(tester) };
+// Compiled on the first callback, not when the module loads: the server imports this module at start, and the
+// compilation (an Ajv instance with its formats) was ~85 ms of CPU before the first /health (issue 38, bench part a).
+let compiled: Record<'receipt' | 'inbound' | 'tester', ValidateFunction> | undefined;
+function validators(): NonNullable<typeof compiled> {
+  if (!compiled) {
+    const ajv = new Ajv({ strict: false, allErrors: false });
+    addFormats.default(ajv);
+    compiled = { receipt: ajv.compile(receipt), inbound: ajv.compile(inbound), tester: ajv.compile(tester) };
+  }
+  return compiled;
+}
 
 /** The first problem of a callback, in a line for the log and the 400 answer; null when it is well formed. */
 function callbackProblem(callback: unknown): string | null {
   const type = (callback as { type?: unknown } | null)?.type;
   if (type !== 'receipt' && type !== 'inbound' && type !== 'tester') return 'not a callback: expected type receipt, inbound or tester';
-  const validate = validators[type];
+  const validate = validators()[type];
   if (validate(callback)) return null;
   const e = validate.errors?.find((x) => x.keyword !== 'anyOf') ?? validate.errors?.[0];
   return `${type} ${e?.instancePath || ''} ${e?.message ?? 'is invalid'}`.replace(/\s+/g, ' ');

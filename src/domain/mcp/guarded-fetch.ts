@@ -3,7 +3,7 @@
 // checked at connect time (guardedLookup), so DNS rebinding fails. Redirects are never followed here (the 3xx is
 // returned as is; the SDK follows same-origin ones, through this fetch again). Each test builds its own agents
 // and destroys them when done, so no connection outlives the test.
-import http from 'node:http';
+import { http } from '../../lib/node-http.ts';
 import https from 'node:https';
 import { Readable } from 'node:stream';
 import { checkUrlShape, guardedLookup } from '../webhooks/destination-guard.ts';

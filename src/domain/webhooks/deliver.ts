@@ -1,7 +1,8 @@
 // One signed HTTP attempt: POST the envelope, follow same-origin redirects (re-checked at each hop), give up at
 // the deadline, and describe what happened. Connections go through keep-alive agents whose `lookup` refuses
 // any non-public address (destination-guard.ts), so the check holds for every resolution, redirects included.
-import http from 'node:http';
+import type { Agent } from 'node:http';
+import { http } from '../../lib/node-http.ts';
 import https from 'node:https';
 import { DestinationRefusedError, checkUrlShape, guardedLookup } from './destination-guard.ts';
 import { openSecret } from '../../lib/secrets.ts';
@@ -25,14 +26,14 @@ const USER_AGENT = 'messaging-service-webhooks/1.0';
 
 class DeadlineError extends Error {}
 
-const agents = new Map<string, http.Agent>();
+const agents = new Map<string, Agent>();
 
 /**
  * One keep-alive agent per scheme and SSRF mode: a socket opened under one mode is never reused under the other.
  * Up to 64 connections per origin, and as many kept open between batches (fewer would be closed after each batch and
  * opened again by the next one); the receiver's keep-alive timeout closes idle ones.
  */
-function agentFor(protocol: string, allowPrivate: boolean): http.Agent {
+function agentFor(protocol: string, allowPrivate: boolean): Agent {
   const key = `${protocol}|${allowPrivate}`;
   let agent = agents.get(key);
   if (!agent) {
