@@ -18,6 +18,7 @@ import type { EventsTables } from './tables/events.ts';
 import type { AnalyticsTables } from './tables/analytics.ts';
 import type { BotsTables } from './tables/bots.ts';
 import type { LandingPagesTables } from './tables/landing-pages.ts';
+import type { TemplatesTables } from './tables/templates.ts';
 
 export interface Database
   extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
@@ -41,5 +42,7 @@ export interface Database extends AnalyticsTables {}
 export interface Database extends BotsTables {}
 
 export interface Database extends LandingPagesTables {}
+
+export interface Database extends TemplatesTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;
