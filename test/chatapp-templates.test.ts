@@ -229,6 +229,13 @@ describe('the session window and template sends', () => {
       'the template handed to the carrier',
     );
     expect(sent).toEqual({ body: 'Hi Ana, your appointment is on Monday at 9:30.\nReply STOP to opt out', channel: 'CHATAPP' });
+    // In the conversation the template opened (no inbound message, so no session): a template goes by chat-app too.
+    const again = await call(srv, 'POST', `/v1/conversations/${res.body.data.conversationId}/messages`, {
+      key,
+      body: { messageType: 'TRANSACTIONAL', content: { type: 'template', templateId: approvedId, parameters: PARAMETERS } },
+    });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.data).toMatchObject({ requestedChannel: 'CHATAPP', plannedChannel: 'CHATAPP' });
   });
 
   it('a missing parameter answers 422 TEMPLATE_PARAMETERS_INVALID naming it; another channel 400', async () => {
