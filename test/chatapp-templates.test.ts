@@ -122,6 +122,21 @@ describe('registration and review', () => {
     const again = await register('appointment_reminder');
     expect(again.status).toBe(409);
     expect(again.body.code).toBe('ALREADY_EXISTS');
+    // The same name in another language is another template; the list is by name, then language.
+    const es = await call(srv, 'POST', '/v1/chatapp-templates', {
+      key,
+      body: { ...REMINDER, senderId: chat, name: 'appointment_reminder', language: 'es' },
+    });
+    const early = await register('aa_first');
+    expect([es.status, early.status]).toEqual([201, 201]);
+    await settled(es.body.id);
+    await settled(early.body.id);
+    const all = await call(srv, 'GET', `/v1/chatapp-templates?senderId=${chat}`, { key });
+    expect(all.body.data.map((t: { name: string; language: string }) => `${t.name}/${t.language}`)).toEqual([
+      'aa_first/en_US',
+      'appointment_reminder/en_US',
+      'appointment_reminder/es',
+    ]);
   });
 
   it('a rejected template is not listed, and its reason is readable', async () => {
@@ -131,7 +146,7 @@ describe('registration and review', () => {
     expect(done.body.status).toBe('REJECTED');
     expect(done.body.rejectionReason).toContain('rejected');
     const list = await call(srv, 'GET', `/v1/chatapp-templates?senderId=${chat}`, { key });
-    expect(list.body.data.map((t: { name: string }) => t.name)).toEqual(['appointment_reminder']);
+    expect(list.body.data.map((t: { name: string }) => t.name)).not.toContain('promo_reject_me');
   });
 
   it('a template the platform pauses after approval leaves the list and is not sent', async () => {
@@ -236,6 +251,33 @@ describe('the session window and template sends', () => {
     });
     expect(again.status, JSON.stringify(again.body)).toBe(200);
     expect(again.body.data).toMatchObject({ requestedChannel: 'CHATAPP', plannedChannel: 'CHATAPP' });
+  });
+
+  it('a preview renders the template as the send would, with the plan outside the session', async () => {
+    const c = await contact('+14155550176');
+    const res = await call(srv, 'POST', '/v1/messages/preview', {
+      key,
+      body: {
+        contactId: c,
+        senderId: chat,
+        channelType: 'CHATAPP',
+        messageType: 'TRANSACTIONAL',
+        content: { type: 'template', templateId: approvedId, parameters: PARAMETERS },
+      },
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    expect(res.body.data.plannedChannel).toBe('CHATAPP');
+    expect(res.body.data.renderings[0]).toMatchObject({
+      channel: 'CHATAPP',
+      role: 'primary',
+      title: 'Reminder for Ana',
+      body: 'Hi Ana, your appointment is on Monday at 9:30.\nReply STOP to opt out',
+    });
+    const text = await call(srv, 'POST', '/v1/messages/preview', {
+      key,
+      body: { contactId: c, senderId: chat, channelType: 'CHATAPP', messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hi' } },
+    });
+    expect(text.body.data.plannedChannel).toBeNull();
   });
 
   it('a missing parameter answers 422 TEMPLATE_PARAMETERS_INVALID naming it; another channel 400', async () => {
