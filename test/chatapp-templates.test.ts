@@ -321,6 +321,35 @@ describe('the session window and template sends', () => {
   });
 });
 
+describe('the session window elsewhere: per recipient', () => {
+  it("an event trigger's chat-app bot skips a contact outside the session with CHATAPP_SESSION_CLOSED", async () => {
+    const bot = await call(srv, 'POST', '/v1/bots', {
+      key,
+      body: {
+        name: 'Chat notices',
+        channel: 'CHATAPP',
+        senderId: chat,
+        draftFlow: {
+          nodes: [
+            { id: 'start', type: 'START' },
+            { id: 'due', type: 'END', content: { type: 'text', text: 'Your appointment is due.' } },
+          ],
+          edges: [{ id: 'e1', source: 'start', target: 'due' }],
+        },
+        triggers: [{ eventName: 'appointment.due', messageType: 'TRANSACTIONAL' }],
+      },
+    });
+    expect(bot.status, JSON.stringify(bot.body)).toBe(201);
+    expect((await call(srv, 'POST', `/v1/bots/${bot.body.id}/publish`, { key })).status).toBe(200);
+    const c = await contact('+14155550177');
+    const res = await call(srv, 'POST', '/v1/events', { key, body: { event: 'appointment.due', contactId: c } });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+    const result = res.body.data ?? res.body;
+    expect(result.messages).toEqual([]);
+    expect(result.skipped.map((x: { reason: string }) => x.reason)).toEqual(['CHATAPP_SESSION_CLOSED']);
+  });
+});
+
 describe('a provider without chat-app templates', () => {
   /** Sends nothing and implements none of the optional operations (a carrier without a chat-app platform). */
   const sendOnly: MessagingProvider = {
