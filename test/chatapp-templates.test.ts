@@ -318,6 +318,11 @@ describe('the session window and template sends', () => {
     const unknown = await sendChat(c, { type: 'template', templateId: '3e5a7c9b-2d4f-4a6c-8e0b-1f3a5c7e9d2b', parameters: PARAMETERS });
     expect(unknown.status).toBe(404);
     expect(unknown.body.details[0].field).toBe('body.content.templateId');
+    // A deleted template is gone: read, listed or sent.
+    expect((await call(srv, 'DELETE', `/v1/chatapp-templates/${pending.body.id}`, { key })).status).toBe(204);
+    expect((await call(srv, 'GET', `/v1/chatapp-templates/${pending.body.id}`, { key })).status).toBe(404);
+    const gone = await sendChat(c, { type: 'template', templateId: pending.body.id, parameters: PARAMETERS });
+    expect(gone.status).toBe(404);
   });
 });
 
