@@ -254,9 +254,10 @@ export interface paths {
          * @description Sends a message to the conversation's contact from the conversation's sender ID, through the same pipeline,
          *     compliance gate, pricing and answers as `POST /v1/messages/send` (422 `DNC_LISTED`, `OPTED_OUT`,
          *     `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`; 429 `RATE_LIMITED`; `held` in quiet hours for
-         *     `MARKETING`). The channel follows the conversation: when its session (`GET …/session`) is active on
-         *     `CHATAPP` the message goes by CHATAPP, otherwise RCS with per-recipient fallback to SMS/MMS when `fallbackToSms`
-         *     is true. A closed conversation is reopened. Sending does not change `handledBy`: while a bot handles the
+         *     `MARKETING`). The channel follows the conversation: when its session (`GET …/session`) is on `CHATAPP` (the
+         *     contact last wrote by chat-app), or the content is a `template`, the message goes by CHATAPP (outside the 24-hour
+         *     window only a `template`: 422 `CHATAPP_SESSION_CLOSED` otherwise), otherwise RCS with per-recipient fallback to
+         *     SMS/MMS when `fallbackToSms` is true. A closed conversation is reopened. Sending does not change `handledBy`: while a bot handles the
          *     conversation it keeps answering inbound messages; hand the conversation to a human first
          *     (`POST …/handoff`). 409 `INVALID_STATE` when the conversation's sender is no longer active. The body names
          *     no id: an unknown conversation (another organization's included) is a plain 404 `NOT_FOUND`.
