@@ -289,6 +289,32 @@ describe('the session window and template sends', () => {
       expect.objectContaining({ field: 'body.content.parameters', code: 'missing:BODY.2', message: expect.stringContaining('BODY {{2}}') }),
       expect.objectContaining({ field: 'body.content.parameters', code: 'missing:BUTTONS.2' }),
     ]);
+    // A value the platform refuses in a body, a placeholder the template lacks, a body filled past 1024 characters.
+    const odd = await sendChat(c, {
+      type: 'template',
+      templateId: approvedId,
+      parameters: [
+        ...PARAMETERS.slice(0, 2),
+        { component: 'BODY', index: 2, value: 'Monday\nat 9:30' },
+        PARAMETERS[3],
+        { component: 'BODY', index: 3, value: 'x' },
+      ],
+    });
+    expect(odd.status).toBe(422);
+    expect(odd.body.details.map((d: { field: string }) => d.field)).toEqual([
+      'body.content.parameters.2.value',
+      'body.content.parameters.4',
+    ]);
+    const long = await sendChat(c, {
+      type: 'template',
+      templateId: approvedId,
+      parameters: [...PARAMETERS.slice(0, 2), { component: 'BODY', index: 2, value: 'y'.repeat(1000) }, PARAMETERS[3]],
+    });
+    expect(long.status).toBe(422);
+    expect(long.body).toMatchObject({
+      code: 'TEMPLATE_PARAMETERS_INVALID',
+      details: [{ field: 'body.content.parameters', code: 'too_long' }],
+    });
     const rcs = await call(srv, 'POST', '/v1/messages/send', {
       key,
       body: {
