@@ -26,7 +26,8 @@ export interface paths {
          *     chat-app (the sandbox sender adds the sandbox's RCS). A sender with protocols carries a channel only while its
          *     protocol is `ACTIVE`. So a number asked for RCS plans SMS/MMS at once, and an RCS agent or chat-app sender
          *     never sends an SMS itself: when its channel cannot reach the contact the answer is 422 `NO_CHANNEL_AVAILABLE`
-         *     saying which channel the sender cannot carry. A sender must also meet the readiness its type requires, or the
+         *     saying which channel the sender cannot carry — for a chat-app sender outside the contact's 24-hour session,
+         *     422 `CHATAPP_SESSION_CLOSED` (the session window: `SendMessageChannelType`; an approved `template` is sent). A sender must also meet the readiness its type requires, or the
          *     answer is 422 `SENDER_NOT_READY` with the missing action in `details[0].code` (the program's
          *     `nextAction.code`, e.g. `REGISTER_BRAND`, `ATTACH_PRIMARY_SENDER`, `LAUNCH_RCS_AGENT`): a 10DLC `LONG_CODE`
          *     (not the sandbox sender) sends only while attached to a program whose brand and campaign are `REGISTERED`
@@ -256,9 +257,10 @@ export interface paths {
          * @description Sends a message to the conversation's contact from the conversation's sender ID, through the same pipeline,
          *     compliance gate, pricing and answers as `POST /v1/messages/send` (422 `DNC_LISTED`, `OPTED_OUT`,
          *     `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`; 429 `RATE_LIMITED`; `held` in quiet hours for
-         *     `MARKETING`). The channel follows the conversation: when its session (`GET …/session`) is active on
-         *     `CHATAPP` the message goes by CHATAPP, otherwise RCS with per-recipient fallback to SMS/MMS when `fallbackToSms`
-         *     is true. A closed conversation is reopened. Sending does not change `handledBy`: while a bot handles the
+         *     `MARKETING`). The channel follows the conversation: when its session (`GET …/session`) is on `CHATAPP` (the
+         *     contact last wrote by chat-app), or the content is a `template`, the message goes by CHATAPP (outside the 24-hour
+         *     window only a `template`: 422 `CHATAPP_SESSION_CLOSED` otherwise), otherwise RCS with per-recipient fallback to
+         *     SMS/MMS when `fallbackToSms` is true. A closed conversation is reopened. Sending does not change `handledBy`: while a bot handles the
          *     conversation it keeps answering inbound messages; hand the conversation to a human first
          *     (`POST …/handoff`). 409 `INVALID_STATE` when the conversation's sender is no longer active. The body names
          *     no id: an unknown conversation (another organization's included) is a plain 404 `NOT_FOUND`.
@@ -4852,17 +4854,72 @@ export interface paths {
          * @description Lists the message templates registered for a chat-app business sender and approved by the chat-app platform
          *     (the word `chatapp` stands in for the product name in this path). Only approved templates are returned, with
          *     their components and the placeholders to fill when sending. A whole list unless `page` or `limit` is given (see Pagination).
+         *     Templates are registered with `POST /v1/chatapp-templates` (below); one pending, rejected or paused is read with
+         *     `GET /v1/chatapp-templates/{id}`.
          *
          *     - `senderId` is required (400 `VALIDATION_ERROR` on `query.senderId` when missing or not a UUID, or when the
          *       sender is not a chat-app business sender, i.e. its type is not `CHATAPP_BUSINESS`).
          *     - 404 `NOT_FOUND` when the sender does not exist in the caller's organization.
          *     - 409 `INVALID_STATE` when the sender is not `ACTIVE`.
-         *     - 422 `PROVIDER_UNSUPPORTED` (naming `query.senderId`) when the sender's provider has no chat-app template catalogue.
+         *     - 422 `PROVIDER_UNSUPPORTED` (naming `query.senderId`) when the sender's provider registers no chat-app templates.
          */
         get: operations["listChatAppTemplates"];
         put?: never;
-        post?: never;
+        /**
+         * Register a chat-app template
+         * @description An addition of this server to the specification. Registers a message template for an `ACTIVE` chat-app business
+         *     sender and submits it to the sender's provider for the chat-app platform's review. Answers 201 with the
+         *     template `PENDING`; the platform's answer comes back from the provider: `APPROVED` (then listed by
+         *     `GET /v1/chatapp-templates` and sendable as a `template` content, see `SendMessageContent`) or `REJECTED` with
+         *     `rejectionReason`; an approved template may later be `PAUSED`. Read it with `GET /v1/chatapp-templates/{id}`.
+         *
+         *     - 400 `VALIDATION_ERROR` naming each field the platforms would refuse (see `ChatAppTemplateComponentInput`):
+         *       no `BODY`, a component twice, placeholders with gaps, a header or footer too long, a button without its
+         *       `url` or `phoneNumber`, a placeholder without its example in `variables` (naming `body.variables`) or an
+         *       example of no placeholder (naming `body.variables.<i>`); also on `body.senderId` for a sender that is not
+         *       `CHATAPP_BUSINESS`.
+         *     - 404 `NOT_FOUND` naming `body.senderId` for a sender not of the caller's organization; 409 `INVALID_STATE`
+         *       when it is not `ACTIVE`; 409 `ALREADY_EXISTS` naming `body.name` when the sender has a template of that
+         *       name and language.
+         *     - 422 `PROVIDER_UNSUPPORTED` naming `body.senderId` when the sender's provider registers no chat-app
+         *       templates; 502 `UPSTREAM_ERROR` when the platform cannot be reached. Nothing is stored in either case.
+         *     - Sandbox (README, "Carrier sandbox"): the review answers one `SANDBOX_REGISTRY_STEP_MS` step later
+         *       (default 2 s); a `name` containing `reject` is `REJECTED` with a reason, `pause` is `APPROVED` then `PAUSED`
+         *       one more step later, `upstream` answers 502; any other is `APPROVED`.
+         */
+        post: operations["registerChatAppTemplate"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/chatapp-templates/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a registered chat-app template
+         * @description An addition of this server to the specification. A template registered with `POST /v1/chatapp-templates`, in
+         *     any status (`PENDING`, `APPROVED`, `REJECTED` or `PAUSED`, with `rejectionReason`). 404 `NOT_FOUND` when it is
+         *     not a template of the caller's organization.
+         */
+        get: operations["getChatAppTemplate"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a registered chat-app template
+         * @description An addition of this server to the specification. Removes the template from this server: it is no longer
+         *     listed or sendable (a `template` content naming it answers 404); messages already sent keep the content they
+         *     were sent with. 404 `NOT_FOUND` when it is not a template of the caller's organization.
+         */
+        delete: operations["deleteChatAppTemplate"];
         options?: never;
         head?: never;
         patch?: never;
@@ -5456,9 +5513,12 @@ export interface components {
          * @description Preferred channel. `RCS` (default) tries RCS first and falls back per recipient: when the contact's handset
          *     is known not to support RCS, or RCS is not delivered, the same message goes as SMS (or MMS for media) if
          *     `fallbackToSms` is true. `SMS` and `MMS` send only that channel (no RCS attempt). `CHATAPP` sends through the
-         *     chat-app channel; free-form chat-app messages are allowed only inside the 24-hour session window (see
-         *     `GET /v1/conversations/{id}/session`), outside it the message falls back to SMS/MMS when `fallbackToSms` is
-         *     true, otherwise 422 `NO_CHANNEL_AVAILABLE`.
+         *     chat-app channel of a chat-app business sender (`CHATAPP_BUSINESS`), which carries no SMS. **The session
+         *     window:** a free-form chat-app message (`text`, `card`, `carousel`, `media`) is sent only inside the contact's
+         *     24-hour customer-service session — the contact wrote to this sender in the last 24 hours (see
+         *     `GET /v1/conversations/{id}/session`); outside it the answer is 422 `CHATAPP_SESSION_CLOSED` (a blast records
+         *     that code on the recipient, skipped), and the chat-app platforms take only an approved template: content type
+         *     `template`, which is sent whatever the session.
          * @default RCS
          * @example RCS
          * @enum {string}
@@ -5706,6 +5766,46 @@ export interface components {
             type: "media";
         });
         /**
+         * @description The value of one placeholder of the template, addressed as in `ChatAppTemplate.variables`: `HEADER` or `BODY`
+         *     and the placeholder's number, or `BUTTONS` and the position of the URL button whose suffix it is.
+         */
+        ChatAppTemplateParameter: {
+            /** @enum {string} */
+            component: "HEADER" | "BODY" | "BUTTONS";
+            index: number;
+            value: string;
+        };
+        /**
+         * @description An approved chat-app template (see "Templates" in `SendMessageContent`), by id, with one value per
+         *     placeholder. `channelType: CHATAPP` only.
+         * @example {
+         *       "type": "template",
+         *       "templateId": "d2f6a8c0-1b3e-4d5f-9a7b-2c4e6f8a0b1d",
+         *       "parameters": [
+         *         {
+         *           "component": "BODY",
+         *           "index": 1,
+         *           "value": "Maria"
+         *         },
+         *         {
+         *           "component": "BODY",
+         *           "index": 2,
+         *           "value": "Friday, 28 November at 10:00"
+         *         }
+         *       ]
+         *     }
+         */
+        SendMessageTemplateContent: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "template";
+            /** @description An `APPROVED` template of the sender (`GET /v1/chatapp-templates`). */
+            templateId: components["schemas"]["Id"];
+            parameters?: components["schemas"]["ChatAppTemplateParameter"][];
+        };
+        /**
          * @description What to send. Fields by `type`:
          *
          *     | type | required | allowed | RCS | SMS/MMS rendering (fallback or `channelType` SMS/MMS) |
@@ -5714,6 +5814,17 @@ export interface components {
          *     | `card` | `title` | `text`, `mediaUrl` or `assetId`, `actions`, `replies` | standalone rich card | `title`, newline, `text`, action and reply lines; MMS with the image when it has media, otherwise SMS |
          *     | `carousel` | `cards` (2–10) | — | carousel of rich cards | SMS with each card rendered as above, separated by a blank line; media dropped (warning `MEDIA_DROPPED`) |
          *     | `media` | `mediaUrl` or `assetId` | `text` (caption), `actions`, `replies` | file message, caption and chips | MMS with the media and the caption as body |
+         *     | `template` | `templateId` | `parameters` | — (`channelType: CHATAPP` only) | — |
+         *
+         *     **Templates.** `template` sends an approved chat-app template (`POST /v1/chatapp-templates`, an addition of
+         *     this server) from the sender it was approved for, inside or outside the session window (`SendMessageChannelType`).
+         *     Sent, stored (`title` its header, `text` its body and footer, `actions` its URL buttons, `replies` its quick
+         *     replies) and priced (text segments) is the template with its `parameters` applied. 404 `NOT_FOUND` naming
+         *     `body.content.templateId` for a template not of the organization; 422 `TEMPLATE_NOT_APPROVED` when it is not
+         *     `APPROVED` or is another sender's; 422 `TEMPLATE_PARAMETERS_INVALID` naming each placeholder without a value
+         *     (`details[].field` `body.content.parameters`, `code` e.g. `missing:BODY.2`) and each parameter that names no
+         *     placeholder, repeats one, puts a new line, tab or five spaces into a header or body, or makes the header over
+         *     60 or the body over 1024 characters. Tracked links (`trackLinks`) leave a template as approved.
          *
          *     Limits: `text` at most 1600 characters (the usual SMS concatenation limit, 11 GSM-7 segments; the same limit
          *     on every channel so a fallback never has to cut the text itself); `title` at most 200; `actions` at most 4;
@@ -5768,7 +5879,7 @@ export interface components {
          *       ]
          *     }
          */
-        SendMessageContent: components["schemas"]["SendMessageTextContent"] | components["schemas"]["SendMessageCardContent"] | components["schemas"]["SendMessageCarouselContent"] | components["schemas"]["SendMessageMediaContent"];
+        SendMessageContent: components["schemas"]["SendMessageTextContent"] | components["schemas"]["SendMessageCardContent"] | components["schemas"]["SendMessageCarouselContent"] | components["schemas"]["SendMessageMediaContent"] | components["schemas"]["SendMessageTemplateContent"];
         /**
          * @description Tracked links. With `true`, every http(s) URL of the content — in `text`, each card's `text`, a media caption,
          *     and each `openUrl` action's `url` (on RCS the "open URL" suggestion opens the tracked link) — is replaced by a
@@ -5854,7 +5965,7 @@ export interface components {
          *     New codes may be added in a minor version; clients must treat unknown codes like the HTTP status's generic meaning.
          * @enum {string}
          */
-        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "PROVIDER_UNSUPPORTED" | "BOT_NOT_PUBLISHED" | "BOT_NOT_BLASTABLE" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
+        ErrorCode: "VALIDATION_ERROR" | "UNAUTHENTICATED" | "FORBIDDEN" | "GLOBAL_RULE_IMMUTABLE" | "INVALID_SIGNATURE" | "NOT_FOUND" | "ROUTE_NOT_FOUND" | "EXPORT_EXPIRED" | "LINK_EXPIRED" | "METHOD_NOT_ALLOWED" | "NOT_ACCEPTABLE" | "REQUEST_TIMEOUT" | "CONFLICT" | "ALREADY_EXISTS" | "IDEMPOTENCY_KEY_REUSED" | "IDEMPOTENCY_IN_PROGRESS" | "EXPORT_PENDING" | "INVALID_STATE" | "AGENT_NOT_IN_TESTING" | "PURCHASE_NEEDS_RECONCILIATION" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "EXPECTATION_FAILED" | "HEADERS_TOO_LARGE" | "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "SENDER_NOT_READY" | "NO_PLATFORM_MAPPING" | "UNPROCESSABLE" | "PROVIDER_UNSUPPORTED" | "BOT_NOT_PUBLISHED" | "BOT_NOT_BLASTABLE" | "CHATAPP_SESSION_CLOSED" | "TEMPLATE_NOT_APPROVED" | "TEMPLATE_PARAMETERS_INVALID" | "RATE_LIMITED" | "TOO_MANY_EXPORTS" | "TOKEN_IMMUTABLE" | "NOT_CONFIGURED" | "NOT_RCS_SENDER" | "INVALID_PHONE" | "UNSAFE_REGEX" | "SELECTION_PROOF_INVALID" | "BOT_VALIDATION_FAILED" | "INTERNAL_ERROR" | "EXPORT_FAILED" | "NOT_IMPLEMENTED" | "UPSTREAM_ERROR" | "SERVICE_UNAVAILABLE" | "QUERY_TIMEOUT";
         FieldError: {
             /**
              * @description Where the problem is, as `<location>.<path>`, e.g. `body.content.text`, `query.limit`, `path.id`, `header.idempotency-key`.
@@ -6185,13 +6296,22 @@ export interface components {
             replies?: components["schemas"]["MessageContentReply"][];
         };
         /**
-         * @description Content of a stored message. Outbound messages echo the `SendMessageContent` that was sent. Inbound messages
+         * @description Content of a stored message. Outbound messages echo the `SendMessageContent` that was sent; a `template` keeps
+         *     its `templateId` and `parameters` and carries the approved template as sent: `title` (its header), `text` (its
+         *     body, then its footer), `actions` (its URL buttons) and `replies` (its quick replies). Inbound messages
          *     are `text`, `media` (a file the contact sent; `mediaUrl` is a service-hosted copy) or `reply` (a tap on a
          *     suggested reply: `text` is the chip label and `postback` its data).
          */
         MessageContent: {
             /** @enum {string} */
-            type: "text" | "card" | "carousel" | "media" | "reply";
+            type: "text" | "card" | "carousel" | "media" | "reply" | "template";
+            /**
+             * Format: uuid
+             * @description `template` only: the template sent.
+             */
+            templateId?: string;
+            /** @description `template` only: the values its placeholders were filled with. */
+            parameters?: components["schemas"]["ChatAppTemplateParameter"][];
             text?: string | null;
             title?: string | null;
             /** Format: uri */
@@ -15792,10 +15912,12 @@ export interface components {
          * @description Why a matched trigger sent nothing: `DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT` (MARKETING without marketing
          *     consent), `CONTENT_BLOCKED` (a blocking content rule matched the rendered message), `NO_CHANNEL_AVAILABLE`
          *     (handset not RCS-capable and fallback disabled), `MISSING_PROPERTY` (the template needs a property the event
-         *     did not carry), `FREQUENCY_CAPPED` (the trigger already messaged this contact within its cool-down).
+         *     did not carry), `FREQUENCY_CAPPED` (the trigger already messaged this contact within its cool-down),
+         *     `CHATAPP_SESSION_CLOSED` (a chat-app bot's contact has not written in the last 24 hours: see the session window
+         *     in `SendMessageChannelType`).
          * @enum {string}
          */
-        EventSkipReason: "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "MISSING_PROPERTY" | "FREQUENCY_CAPPED";
+        EventSkipReason: "DNC_LISTED" | "OPTED_OUT" | "NO_CONSENT" | "CONTENT_BLOCKED" | "NO_CHANNEL_AVAILABLE" | "MISSING_PROPERTY" | "FREQUENCY_CAPPED" | "CHATAPP_SESSION_CLOSED";
         EventSkippedTrigger: {
             triggerId: components["schemas"]["Id"];
             reason: components["schemas"]["EventSkipReason"];
@@ -18023,8 +18145,8 @@ export interface components {
             /** @description Button label. */
             text: string;
             /**
-             * Format: uri
-             * @description `URL` buttons only; may end in a `{{1}}` placeholder completed at send time.
+             * @description `URL` buttons only; may end in a `{{1}}` placeholder completed at send time (so it is no `format: uri`: the
+             *     braces are not URI characters).
              */
             url?: string;
             phoneNumber?: components["schemas"]["PhoneE164"];
@@ -18052,8 +18174,9 @@ export interface components {
             example: string;
         };
         /**
-         * @description A message template registered for a chat-app business sender and approved by the platform. Only approved
-         *     templates are listed, so `status` is always `APPROVED`. Provider names and internal ids are never included.
+         * @description A message template registered for a chat-app business sender (`POST /v1/chatapp-templates`) and approved by the
+         *     platform. Only approved templates are listed, so `status` is always `APPROVED`. Provider names and internal ids
+         *     are never included.
          */
         ChatAppTemplate: {
             id: components["schemas"]["Id"];
@@ -18144,6 +18267,175 @@ export interface components {
         ChatAppTemplateList: {
             data: components["schemas"]["ChatAppTemplate"][];
             pagination: components["schemas"]["Pagination"];
+        };
+        ChatAppTemplateButtonInput: {
+            /**
+             * @description `COPY_CODE` buttons are not registered by this server.
+             * @enum {string}
+             */
+            type: "QUICK_REPLY" | "URL" | "PHONE_NUMBER";
+            /** @description Button label. */
+            text: string;
+            /** @description `URL` buttons only (required there). May end in `{{1}}`: the suffix given at send time, percent-encoded. */
+            url?: string;
+            phoneNumber?: components["schemas"]["PhoneE164"];
+        };
+        /**
+         * @description One part of a template to register. Exactly one `BODY` (text at most 1024 characters, placeholders `{{1}}`,
+         *     `{{2}}` … numbered without gaps); at most one `HEADER` (`TEXT` only, at most 60 characters, at most the one
+         *     placeholder `{{1}}`), `FOOTER` (at most 60 characters, no placeholders) and `BUTTONS` (1–10 buttons).
+         */
+        ChatAppTemplateComponentInput: {
+            /** @enum {string} */
+            type: "HEADER" | "BODY" | "FOOTER" | "BUTTONS";
+            /**
+             * @description `HEADER` only; media headers are not registered by this server.
+             * @enum {string}
+             */
+            format?: "TEXT";
+            text?: string;
+            buttons?: components["schemas"]["ChatAppTemplateButtonInput"][];
+        };
+        /**
+         * @description The example value of one placeholder, submitted for review. `HEADER` and `BODY`: `index` is the placeholder's
+         *     number (`{{index}}`); `BUTTONS`: `index` is the position (from 1) of the URL button whose `url` ends in `{{1}}`.
+         */
+        ChatAppTemplateVariableInput: {
+            /** @enum {string} */
+            component: "HEADER" | "BODY" | "BUTTONS";
+            index: number;
+            example: string;
+        };
+        /**
+         * @example {
+         *       "senderId": "3e5a7c9b-2d4f-4a6c-8e0b-1f3a5c7e9d2b",
+         *       "name": "appointment_reminder",
+         *       "language": "en_US",
+         *       "category": "UTILITY",
+         *       "components": [
+         *         {
+         *           "type": "HEADER",
+         *           "format": "TEXT",
+         *           "text": "Appointment reminder"
+         *         },
+         *         {
+         *           "type": "BODY",
+         *           "text": "Hi {{1}}, your appointment at Acme Dental is on {{2}}."
+         *         },
+         *         {
+         *           "type": "FOOTER",
+         *           "text": "Reply STOP to opt out"
+         *         },
+         *         {
+         *           "type": "BUTTONS",
+         *           "buttons": [
+         *             {
+         *               "type": "QUICK_REPLY",
+         *               "text": "Confirm"
+         *             },
+         *             {
+         *               "type": "URL",
+         *               "text": "Reschedule",
+         *               "url": "https://acme.example/appointments/{{1}}"
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "variables": [
+         *         {
+         *           "component": "BODY",
+         *           "index": 1,
+         *           "example": "Maria"
+         *         },
+         *         {
+         *           "component": "BODY",
+         *           "index": 2,
+         *           "example": "Friday, 28 November at 10:00"
+         *         },
+         *         {
+         *           "component": "BUTTONS",
+         *           "index": 2,
+         *           "example": "A-1042"
+         *         }
+         *       ]
+         *     }
+         */
+        RegisterChatAppTemplateRequest: {
+            /** @description An `ACTIVE` chat-app business sender (`CHATAPP_BUSINESS`) of the caller's organization. */
+            senderId: components["schemas"]["Id"];
+            /**
+             * @description Lowercase letters, digits and underscores; unique per sender and language (409 `ALREADY_EXISTS`).
+             * @example appointment_reminder
+             */
+            name: string;
+            /** @example en_US */
+            language: string;
+            category: components["schemas"]["ChatAppTemplateCategory"];
+            components: components["schemas"]["ChatAppTemplateComponentInput"][];
+            /** @description One example per placeholder (400 naming `body.variables` when one is missing). */
+            variables?: components["schemas"]["ChatAppTemplateVariableInput"][];
+        };
+        /**
+         * @description The platform's review of a registered template: `PENDING` while it is reviewed, then `APPROVED` (sendable) or
+         *     `REJECTED` (see `rejectionReason`); an approved template may later be `PAUSED` by the platform (not sendable;
+         *     the reason in `rejectionReason`) and approved again.
+         * @enum {string}
+         */
+        ChatAppTemplateStatus: "PENDING" | "APPROVED" | "REJECTED" | "PAUSED";
+        /**
+         * @description A chat-app template registered with `POST /v1/chatapp-templates` (an addition of this server to the
+         *     specification), in any status. Provider names and ids are never included.
+         * @example {
+         *       "id": "d2f6a8c0-1b3e-4d5f-9a7b-2c4e6f8a0b1d",
+         *       "senderId": "3e5a7c9b-2d4f-4a6c-8e0b-1f3a5c7e9d2b",
+         *       "name": "appointment_reminder",
+         *       "language": "en_US",
+         *       "category": "UTILITY",
+         *       "status": "PENDING",
+         *       "components": [
+         *         {
+         *           "type": "BODY",
+         *           "text": "Hi {{1}}, your appointment at Acme Dental is on {{2}}."
+         *         }
+         *       ],
+         *       "variables": [
+         *         {
+         *           "component": "BODY",
+         *           "index": 1,
+         *           "example": "Maria"
+         *         },
+         *         {
+         *           "component": "BODY",
+         *           "index": 2,
+         *           "example": "Friday, 28 November at 10:00"
+         *         }
+         *       ],
+         *       "rejectionReason": null,
+         *       "approvedAt": null,
+         *       "createdAt": "2026-11-10T12:00:00Z",
+         *       "updatedAt": "2026-11-10T12:00:00Z"
+         *     }
+         */
+        ChatAppTemplateRegistration: {
+            id: components["schemas"]["Id"];
+            senderId: components["schemas"]["Id"];
+            /** @example appointment_reminder */
+            name: string;
+            /** @example en_US */
+            language: string;
+            category: components["schemas"]["ChatAppTemplateCategory"];
+            status: components["schemas"]["ChatAppTemplateStatus"];
+            components: components["schemas"]["ChatAppTemplateComponent"][];
+            variables: components["schemas"]["ChatAppTemplateVariable"][];
+            /** @description Why the platform rejected or paused the template; null otherwise. */
+            rejectionReason: string | null;
+            /**
+             * Format: date-time
+             * @description When it was first approved.
+             */
+            approvedAt: string | null;
+            createdAt: components["schemas"]["Timestamp"];
+            updatedAt: components["schemas"]["Timestamp"];
         };
         /** @description Why a message failed. `code` is stable and machine-readable; `description` is for humans. */
         WebhookMessageError: {
@@ -26347,6 +26639,94 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    registerChatAppTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RegisterChatAppTemplateRequest"];
+            };
+        };
+        responses: {
+            /** @description The template, `PENDING` the platform's review. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatAppTemplateRegistration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    getChatAppTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The template. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChatAppTemplateRegistration"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            default: components["responses"]["Error"];
+        };
+    };
+    deleteChatAppTemplate: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Resource id. */
+                id: components["parameters"]["IdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };

@@ -253,6 +253,7 @@ const CROSS_ORGANIZATION = [
   'sender-ids/protocols.ts protocolsOfSendersAnyOrganization',
   'sender-ids/senders.ts senderByPhoneNumber',
   'sender-ids/senders.ts sendersByIds',
+  'templates/templates.ts templatesByIds',
   'webhooks/attempts.ts recordBatch',
   'webhooks/deliveries.ts cancelPendingDeliveries',
   'webhooks/deliveries.ts deliveriesForAttempts',

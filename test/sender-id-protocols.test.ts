@@ -260,11 +260,11 @@ describe('the send path honours protocols', () => {
     expect(agentFallback.status, agentFallback.text).toBe(422);
     expect(agentFallback.body.code).toBe('NO_CHANNEL_AVAILABLE');
 
-    // A chat-app business sender is chat-app only: no session, no SMS instead.
+    // A chat-app business sender is chat-app only: no session, no SMS instead (the session window, issue 33 item 10).
     const chat = await withProtocols('CHATAPP_BUSINESS', ['CHATAPP']);
     const chatSend = await send({ contactId: c, senderId: chat, channelType: 'CHATAPP' });
     expect(chatSend.status, chatSend.text).toBe(422);
-    expect(chatSend.body.code).toBe('NO_CHANNEL_AVAILABLE');
+    expect(chatSend.body.code).toBe('CHATAPP_SESSION_CLOSED');
 
     // A number with only SMS enabled never delivers by RCS: the plan is SMS at once, MMS is closed.
     const shortCode = await withProtocols('SHORT_CODE', ['SMS']);

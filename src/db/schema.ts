@@ -19,6 +19,7 @@ import type { AnalyticsTables } from './tables/analytics.ts';
 import type { BotsTables } from './tables/bots.ts';
 import type { LandingPagesTables } from './tables/landing-pages.ts';
 import type { BillingTables } from './tables/billing.ts';
+import type { TemplatesTables } from './tables/templates.ts';
 
 export interface Database
   extends CoreTables, ContactsTables, ComplianceTables, WebhooksTables, MessagingTables, SenderIdsTables, SenderNumbersTables {}
@@ -44,5 +45,6 @@ export interface Database extends BotsTables {}
 export interface Database extends LandingPagesTables {}
 
 export interface Database extends BillingTables {}
+export interface Database extends TemplatesTables {}
 
 export type ApiKeyRow = Selectable<ApiKeysTable>;

@@ -1,8 +1,8 @@
 // Carrier-facing callback route: POST /provider-callbacks/{PROVIDER_A|PROVIDER_B}. The provider playing that slot
 // verifies and parses its own callbacks (Twilio's X-Twilio-Signature, Telnyx's Ed25519 signature, RBM's
 // X-Goog-Signature, the sandbox simulator's HMAC in X-Provider-Signature) into receipts, inbound messages and RCS
-// tester answers, which then take the one path every provider shares (src/domain/messaging/receipts.ts, inbound.ts,
-// src/domain/bots/testers.ts). The slot's sandbox
+// tester answers and chat-app template reviews, which then take the one path every provider shares
+// (src/domain/messaging/receipts.ts, inbound.ts, src/domain/bots/testers.ts, src/domain/templates/templates.ts). The slot's sandbox
 // simulator is asked too when the slot's provider does not recognise the request: it carries the sandbox senders
 // whatever plays the slot. Not part of the public API document: integrators never call it, carriers do, so it
 // answers with carrier semantics, never an API ErrorResponse:
@@ -17,6 +17,7 @@ import type { AppContext } from '../app-context.ts';
 import { applyTesterAnswers, type TesterAnswer } from '../domain/bots/testers.ts';
 import { ingestInbound } from '../domain/messaging/inbound.ts';
 import { applyReceipts, type Receipt } from '../domain/messaging/receipts.ts';
+import { applyTemplateReviews, type TemplateReview } from '../domain/templates/templates.ts';
 import { PROVIDER_NAMES, type CallbackParse, type CallbackRequest, type ProviderName } from '../providers/provider.ts';
 import { discardUnreadBody } from './body.ts';
 
@@ -65,6 +66,10 @@ export function mountProviderCallbacks(server: express.Express, app: AppContext)
         await applyTesterAnswers(
           app,
           verdict.callbacks.filter((p): p is TesterAnswer => p.type === 'tester'),
+        );
+        await applyTemplateReviews(
+          app,
+          verdict.callbacks.filter((p): p is TemplateReview => p.type === 'template'),
         );
         if (verdict.reply) return void res.status(verdict.reply.status).json(verdict.reply.body);
         answer(res, 204);

@@ -56,14 +56,31 @@ const tester = {
   },
 };
 
+const template = {
+  type: 'object',
+  required: ['type', 'reference', 'status', 'reason', 'at'],
+  properties: {
+    type: { const: 'template' },
+    reference: { type: 'string', format: 'uuid' },
+    status: { enum: ['APPROVED', 'REJECTED', 'PAUSED'] },
+    reason: nullableText(1000),
+    at,
+  },
+};
+
 // Compiled on the first callback, not when the module loads: the server imports this module at start, and the
 // compilation (an Ajv instance with its formats) was ~85 ms of CPU before the first /health (issue 38, bench part a).
-let compiled: Record<'receipt' | 'inbound' | 'tester', ValidateFunction> | undefined;
+let compiled: Record<'receipt' | 'inbound' | 'tester' | 'template', ValidateFunction> | undefined;
 function validators(): NonNullable<typeof compiled> {
   if (!compiled) {
     const ajv = new Ajv({ strict: false, allErrors: false });
     addFormats.default(ajv);
-    compiled = { receipt: ajv.compile(receipt), inbound: ajv.compile(inbound), tester: ajv.compile(tester) };
+    compiled = {
+      receipt: ajv.compile(receipt),
+      inbound: ajv.compile(inbound),
+      tester: ajv.compile(tester),
+      template: ajv.compile(template),
+    };
   }
   return compiled;
 }
@@ -71,7 +88,8 @@ function validators(): NonNullable<typeof compiled> {
 /** The first problem of a callback, in a line for the log and the 400 answer; null when it is well formed. */
 function callbackProblem(callback: unknown): string | null {
   const type = (callback as { type?: unknown } | null)?.type;
-  if (type !== 'receipt' && type !== 'inbound' && type !== 'tester') return 'not a callback: expected type receipt, inbound or tester';
+  if (type !== 'receipt' && type !== 'inbound' && type !== 'tester' && type !== 'template')
+    return 'not a callback: expected type receipt, inbound, tester or template';
   const validate = validators()[type];
   if (validate(callback)) return null;
   const e = validate.errors?.find((x) => x.keyword !== 'anyOf') ?? validate.errors?.[0];

@@ -233,14 +233,19 @@ export type SenderHealthReport = {
 
 export type RcsTesterInvite = { status: 'INVITED' | 'ACCEPTED' | 'FAILED'; acceptedAt: Date | null };
 
-/** A chat-app template as the provider reports it (the platform's review status included). */
-export type ProviderChatAppTemplate = {
-  /** The provider's own id; never shown to API clients. */
-  providerTemplateId: string;
+/**
+ * A chat-app template submitted for the platform's review (the document's RegisterChatAppTemplateRequest). The
+ * review's answer comes back later through the callback route as a `template` callback naming `reference`.
+ */
+export type ChatAppTemplateSubmission = {
+  organizationId: string;
+  senderId: string;
+  senderName: string;
+  /** Our template id: the provider echoes it in its review callback. */
+  reference: string;
   name: string;
   language: string;
   category: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
-  status: 'APPROVED' | 'PENDING' | 'REJECTED' | 'PAUSED';
   components: Array<{
     type: 'HEADER' | 'BODY' | 'FOOTER' | 'BUTTONS';
     format?: 'TEXT' | 'IMAGE' | 'VIDEO' | 'DOCUMENT' | 'LOCATION';
@@ -249,8 +254,6 @@ export type ProviderChatAppTemplate = {
   }>;
   /** Example values per placeholder, `{component, index, example}`. */
   examples: Array<{ component: 'HEADER' | 'BODY' | 'BUTTONS'; index: number; example: string }>;
-  approvedAt: Date | null;
-  updatedAt: Date;
 };
 
 // --- Callbacks -------------------------------------------------------------------------------------------------
@@ -296,6 +299,17 @@ export type ProviderCallback =
       senderId: string;
       phone: string;
       status: 'ACCEPTED' | 'DECLINED';
+      at: string;
+    }
+  | {
+      /**
+       * The chat-app platform reviewed a submitted template (submitChatAppTemplate): approved, rejected with a reason,
+       * or (an approved one) paused. `reference` is our template id, echoed.
+       */
+      type: 'template';
+      reference: string;
+      status: 'APPROVED' | 'REJECTED' | 'PAUSED';
+      reason: string | null;
       at: string;
     };
 
@@ -370,8 +384,11 @@ export interface MessagingProvider {
   checkSenderHealth?(request: SenderHealthRequest): Promise<SenderHealthReport>;
   /** Sends an RCS tester invite from an agent to a handset; FAILED when it cannot be invited. Throws ProviderError when unreachable. */
   inviteRcsTester?(request: { organizationId: string; senderId: string; agentId: string | null; phone: string }): Promise<RcsTesterInvite>;
-  /** Every template registered for a chat-app business sender. Throws ProviderError when unreachable. */
-  listChatAppTemplates?(request: { organizationId: string; senderId: string; senderName: string }): Promise<ProviderChatAppTemplate[]>;
+  /**
+   * Submits a chat-app template for the platform's review: the provider's id of it. The answer comes back as a
+   * `template` callback. Throws ProviderError when unreachable, ProviderRejection when refused outright.
+   */
+  submitChatAppTemplate?(submission: ChatAppTemplateSubmission): Promise<{ providerTemplateId: string }>;
 
   /** Verifies and parses a callback posted to this provider's route. */
   parseCallback(request: CallbackRequest): Promise<CallbackParse>;
@@ -388,7 +405,7 @@ export type OptionalOperation =
   | 'syncVoiceForwarding'
   | 'checkSenderHealth'
   | 'inviteRcsTester'
-  | 'listChatAppTemplates';
+  | 'submitChatAppTemplate';
 
 /** A sender as the directory needs it to find its provider. */
 export type SenderOfProvider = { provider: string | null; is_sandbox: boolean };

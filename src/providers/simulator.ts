@@ -37,7 +37,7 @@ import {
   type VoiceForwardingChange,
   type SenderHealthReport,
   type SenderHealthRequest,
-  type ProviderChatAppTemplate, // Templates section
+  type ChatAppTemplateSubmission, // Templates section
 } from './provider.ts';
 import { checkCallbacks } from './callback-shape.ts';
 import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf } from './simulator-inventory.ts';
@@ -46,6 +46,10 @@ import { transientFaultRate } from './simulator-faults.ts';
 import type { CallbackEndpoint } from './endpoint.ts';
 
 export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
+/** The sandbox platform's review answers (submitChatAppTemplate). */
+const TEMPLATE_REJECTION =
+  'The template was rejected by the platform review: its content does not meet the messaging policy (sandbox: the name contains "reject").';
+const TEMPLATE_PAUSE = 'The template was paused by the platform after recipients reported it (sandbox: the name contains "pause").';
 const SECRET_SETTING = 'simulator_callback_secret';
 
 function simulatedRcsCapable(phone: string): boolean {
@@ -335,94 +339,31 @@ export class CarrierSimulator implements MessagingProvider {
 
   // --- BEGIN Templates section ---
   /**
-   * The sandbox's chat-app template catalogue, the same for every chat-app sender: three approved templates, one
-   * pending and one rejected (not listed by the API). A sender whose name contains `UPSTREAM` cannot be reached.
+   * Chat-app template review (README "Carrier sandbox"), by the template's name: one containing `upstream` cannot be
+   * submitted (the platform is unreachable); otherwise it is accepted PENDING and answered one registry step later
+   * through the callback route: `reject` → REJECTED with a reason; `pause` → APPROVED, then PAUSED one more step
+   * later; anything else APPROVED. The sandbox keeps nothing: the answer is decided here and queued.
    */
-  async listChatAppTemplates(request: {
-    organizationId: string;
-    senderId: string;
-    senderName: string;
-  }): Promise<ProviderChatAppTemplate[]> {
-    if (request.senderName.includes('UPSTREAM')) throw new ProviderError('The chat-app platform cannot be reached (sandbox).');
-    const at = new Date('2026-11-10T12:00:00Z');
-    const id = (name: string, language: string) => `SIMTPL_${request.senderId.slice(0, 8)}_${name}_${language}`;
-    return [
-      {
-        providerTemplateId: id('appointment_reminder', 'en_US'),
-        name: 'appointment_reminder',
-        language: 'en_US',
-        category: 'UTILITY',
-        status: 'APPROVED',
-        components: [
-          { type: 'HEADER', format: 'TEXT', text: 'Appointment reminder' },
-          { type: 'BODY', text: 'Hi {{1}}, your appointment is on {{2}}. Reply to confirm or reschedule.' },
-          { type: 'FOOTER', text: 'Reply STOP to opt out' },
-          {
-            type: 'BUTTONS',
-            buttons: [
-              { type: 'QUICK_REPLY', text: 'Confirm' },
-              { type: 'QUICK_REPLY', text: 'Reschedule' },
-            ],
-          },
-        ],
-        examples: [
-          { component: 'BODY', index: 1, example: 'Maria' },
-          { component: 'BODY', index: 2, example: 'Friday, 28 November at 10:00' },
-        ],
-        approvedAt: at,
-        updatedAt: at,
+  async submitChatAppTemplate(submission: ChatAppTemplateSubmission): Promise<{ providerTemplateId: string }> {
+    if (submission.name.includes('upstream')) throw new ProviderError('The chat-app platform cannot be reached (sandbox).');
+    const step = this.registry.stepMs / 1000;
+    const answer = (status: 'APPROVED' | 'REJECTED' | 'PAUSED', reason: string | null, steps: number): ReceiptItem => ({
+      delivery: {
+        type: 'template',
+        reference: submission.reference,
+        status,
+        reason,
+        at: new Date(Date.now() + steps * step * 1000).toISOString(),
       },
-      {
-        providerTemplateId: id('appointment_reminder', 'es'),
-        name: 'appointment_reminder',
-        language: 'es',
-        category: 'UTILITY',
-        status: 'APPROVED',
-        components: [{ type: 'BODY', text: 'Hola {{1}}, su cita es el {{2}}.' }],
-        examples: [
-          { component: 'BODY', index: 1, example: 'María' },
-          { component: 'BODY', index: 2, example: 'viernes 28 de noviembre a las 10:00' },
-        ],
-        approvedAt: at,
-        updatedAt: at,
-      },
-      {
-        providerTemplateId: id('order_shipped', 'en_US'),
-        name: 'order_shipped',
-        language: 'en_US',
-        category: 'UTILITY',
-        status: 'APPROVED',
-        components: [
-          { type: 'BODY', text: 'Your order {{1}} has shipped.' },
-          { type: 'BUTTONS', buttons: [{ type: 'URL', text: 'Track order', url: 'https://example.com/track' }] },
-        ],
-        examples: [{ component: 'BODY', index: 1, example: 'A-1042' }],
-        approvedAt: at,
-        updatedAt: at,
-      },
-      {
-        providerTemplateId: id('spring_sale', 'en_US'),
-        name: 'spring_sale',
-        language: 'en_US',
-        category: 'MARKETING',
-        status: 'PENDING',
-        components: [{ type: 'BODY', text: 'Spring sale: 20% off.' }],
-        examples: [],
-        approvedAt: null,
-        updatedAt: at,
-      },
-      {
-        providerTemplateId: id('login_code', 'en_US'),
-        name: 'login_code',
-        language: 'en_US',
-        category: 'AUTHENTICATION',
-        status: 'REJECTED',
-        components: [{ type: 'BODY', text: 'Your code is {{1}}.' }],
-        examples: [{ component: 'BODY', index: 1, example: '123456' }],
-        approvedAt: null,
-        updatedAt: at,
-      },
-    ];
+      delaySeconds: steps * step,
+    });
+    const answers = submission.name.includes('reject')
+      ? [answer('REJECTED', TEMPLATE_REJECTION, 1)]
+      : submission.name.includes('pause')
+        ? [answer('APPROVED', null, 1), answer('PAUSED', TEMPLATE_PAUSE, 2)]
+        : [answer('APPROVED', null, 1)];
+    await this.enqueue(answers);
+    return { providerTemplateId: `SIMTPL${randomUUID().replaceAll('-', '')}` };
   }
   // --- END Templates section ---
 
@@ -447,7 +388,7 @@ export class CarrierSimulator implements MessagingProvider {
     from: string;
     to: string;
     text: string | null;
-    channel?: 'RCS' | 'SMS';
+    channel?: 'RCS' | 'SMS' | 'CHATAPP';
     postback?: string | null;
   }): Promise<string> {
     const providerMessageId = `SIMIN${randomUUID().replaceAll('-', '')}`;

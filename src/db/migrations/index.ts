@@ -54,6 +54,7 @@ import * as m0049 from './0049_message_carrier.ts';
 import * as m0050 from './0050_message_origin_ids.ts';
 import * as m0051 from './0051_message_fallback_sender.ts';
 import * as m0052 from './0052_pass_through_charges.ts';
+import * as m0053 from './0053_chatapp_templates.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -105,4 +106,5 @@ export const migrations: Record<string, Migration> = {
   '0050_message_origin_ids': m0050,
   '0051_message_fallback_sender': m0051,
   '0052_pass_through_charges': m0052,
+  '0053_chatapp_templates': m0053,
 };

@@ -85,7 +85,8 @@ function triggerMatches(t: BotTrigger, event: Pick<TriggeredEvent, 'name' | 'pro
   return (t.active ?? true) && t.eventName === event.name && (t.conditions ?? []).every((c) => conditionHolds(c, event.properties));
 }
 
-const GATE = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'CONTENT_BLOCKED', 'NO_CHANNEL_AVAILABLE']);
+// A chat-app bot's closed session is the recipient's refusal too (the send's session window).
+const GATE = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'CONTENT_BLOCKED', 'NO_CHANNEL_AVAILABLE', 'CHATAPP_SESSION_CLOSED']);
 
 type MessageType = NonNullable<BotTrigger['messageType']>;
 /** Consent each class needs, strictest last: MARKETING needs marketing consent and quiet hours. */

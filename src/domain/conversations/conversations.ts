@@ -101,8 +101,9 @@ export async function sendConversationMessage(
     ...body,
     contactId: conversation.contact_id,
     senderId: conversation.sender_id,
-    // Inside an active chat-app session the reply goes by chat-app; otherwise RCS with fallback.
-    channelType: conversation.session_channel === 'CHATAPP' ? 'CHATAPP' : 'RCS',
+    // A conversation whose contact wrote by chat-app (its session, open or closed) and an approved template go by
+    // chat-app (the send refuses a closed session's free-form message: CHATAPP_SESSION_CLOSED); otherwise RCS with fallback.
+    channelType: conversation.session_channel === 'CHATAPP' || body.content.type === 'template' ? 'CHATAPP' : 'RCS',
     origin: 'conversation',
   });
 }

@@ -33,6 +33,8 @@ const linkUrl = (baseUrl: string, code: string): string => `${baseUrl.replace(/\
  * link; URLs beyond the 36th distinct one are left as they are.
  */
 export function trackedContent(content: SendContent, baseUrl: string): TrackedContent | null {
+  // A chat-app template is sent as the platform approved it: its text and links are not rewritten.
+  if (content.type === 'template') return null;
   const stored = JSON.stringify(content);
   let placeholder = randomBytes(8).toString('base64url');
   // The placeholder must not occur in the content itself (it would be replaced too): draw again.

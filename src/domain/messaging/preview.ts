@@ -6,6 +6,7 @@ import { evaluateCompliance } from '../compliance/gate.ts';
 import { bodyField, unknownReference } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { resolveContentAssets } from '../assets/media.ts';
+import { assertTemplateSender, resolveTemplateContent } from '../templates/content.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
 import { assertChannelAccepts, channelPlanOf, textOf } from './send.ts';
 import { loadSendFacts, plannedRoute } from '../../db/queries/messages/accept.ts';
@@ -31,7 +32,9 @@ export async function previewMessage(
   body: PreviewRequest,
   now = new Date(),
 ): Promise<Preview> {
-  body = { ...body, content: await resolveContentAssets(tenant, services, body.content) }; // as the send would: assetId → signed media link
+  // As the send would: assetId → signed media link, a template filled with its parameters.
+  const resolved = await resolveTemplateContent(tenant, await resolveContentAssets(tenant, services, body.content));
+  body = { ...body, content: resolved.content };
   const requested = body.channelType ?? 'RCS';
   // The ids first, in the order the send checks them.
   const contact = body.contactId ? await contacts.getContact(tenant.db, tenant.organizationId, body.contactId) : undefined;
@@ -49,6 +52,7 @@ export async function previewMessage(
   if (body.senderId && !facts.sender) throw unknownReference(bodyField('senderId'), 'sender ID');
   const sender = facts.sender;
   assertChannelAccepts(requested, body.content);
+  if (sender) assertTemplateSender(resolved.templateSenderId, sender.id);
   const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
   const channelPlan = sender ? channelPlanOf(facts, sender, requested, body.fallbackToSms, reviewedHere) : null;
   const settings = channelPlan?.decision.settings ?? sendSettingsOf([]);
@@ -72,6 +76,7 @@ export async function previewMessage(
       requested,
       requestedUsable: usable(requested),
       fallbackOk: fallbackAllowed && (carrier === undefined || carrier.senderId !== null),
+      sessionFree: body.content.type === 'template',
       sessionHours: SESSION_HOURS,
       now,
     });

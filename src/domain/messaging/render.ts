@@ -2,6 +2,9 @@
 // send (estimate and the dispatched body), preview (both renderings) and the dispatcher (the fallback body).
 // The rules are the contract's (SendMessageContent, MessagePreviewWarning): RCS keeps cards, buttons and
 // chips; SMS/MMS carry `title`, `text`, one `<action text>: <url>` line per action and a numbered `Reply 1 for …, 2 for …` line.
+// A `template` content is rendered once it is resolved (src/domain/templates/content.ts): the approved template
+// with its parameters applied, its header as the title, its body and footer as the text, its buttons as actions and
+// replies; it is billed as text (segments), like the text it is.
 import type { components } from '../../../generated/api.d.ts';
 import { countSegments, smartEncode, type Encoding } from './sms-segments.ts';
 import { CARD_OR_MEDIA_PRICE, textPrice } from './pricing.ts';
@@ -28,6 +31,23 @@ export type Rendering = {
   warnings: Warning[];
 };
 
+type TemplateContent = Extract<SendContent, { type: 'template' }>;
+/** A `template` content once resolved: the approved template with its parameters applied (templates/content.ts). */
+export type RenderedTemplate = TemplateContent & { title?: string; text: string; actions?: Action[]; replies?: Reply[] };
+
+/** The resolved form of a template content; a template reaches rendering only resolved (send and preview resolve it first). */
+function renderedTemplate(content: TemplateContent): RenderedTemplate {
+  const r = content as Partial<RenderedTemplate>;
+  if (typeof r.text !== 'string') throw new Error('a template content is rendered only once resolved (resolveTemplateContent)');
+  return content as RenderedTemplate;
+}
+
+/** The plain text a template content shows: its header and its body (with the footer). */
+export const templateText = (content: TemplateContent): string => {
+  const r = renderedTemplate(content);
+  return [r.title, r.text].filter(Boolean).join('\n');
+};
+
 /** What a sender's protocol settings change in a rendering (sending-rule.ts `SendSettings`); none: as stored. */
 export type RenderSettings = { smartEncoding?: boolean };
 
@@ -49,6 +69,8 @@ export function fallbackChannelFor(content: SendContent): 'SMS' | 'MMS' {
 
 /** Whether `channelType: SMS|MMS` can carry this content type (the contract's table); RCS/CHATAPP carry all. */
 export function channelAccepts(channel: Channel, content: SendContent): boolean {
+  // A template is a chat-app platform's: it is sent on CHATAPP only.
+  if (content.type === 'template') return channel === 'CHATAPP';
   if (channel === 'SMS')
     return content.type === 'text' || content.type === 'carousel' || (content.type === 'card' && !content.mediaUrl && !content.assetId);
   if (channel === 'MMS') return content.type === 'media' || (content.type === 'card' && Boolean(content.mediaUrl || content.assetId));
@@ -97,6 +119,8 @@ function renderSmsOrMms(channel: 'SMS' | 'MMS', content: SendContent, settings: 
   } else if (content.type === 'card') {
     lines = cardLines(content);
     mediaUrl = content.mediaUrl ?? null;
+  } else if (content.type === 'template') {
+    lines = cardLines(renderedTemplate(content));
   } else {
     lines = cardLines({ text: content.text, actions: content.actions, replies: content.replies });
   }
@@ -178,6 +202,19 @@ function renderRich(channel: 'RCS' | 'CHATAPP', content: SendContent): Rendering
       };
     case 'carousel':
       return { channel, body: null, title: null, mediaUrl: null, actions: [], replies: [], ...perMessage(null), warnings };
+    case 'template': {
+      const r = renderedTemplate(content);
+      return {
+        channel,
+        body: r.text,
+        title: r.title ?? null,
+        mediaUrl: null,
+        actions,
+        replies,
+        ...textBilled(templateText(content), warnings),
+        warnings,
+      };
+    }
   }
 }
 

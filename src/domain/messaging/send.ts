@@ -38,7 +38,8 @@ import { handledByOf, previewOfRendering, SESSION_HOURS, type ConversationSource
 import { nudgeDispatchWorkers, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { notReadyText } from './fallback.ts';
-import { channelAccepts, fallbackChannelFor, render, type Channel, type RenderSettings, type SendContent } from './render.ts';
+import { channelAccepts, fallbackChannelFor, render, templateText, type Channel, type RenderSettings, type SendContent } from './render.ts';
+import { assertTemplateSender, resolveTemplateContent } from '../templates/content.ts';
 import { chosenSender, type SenderRow } from './senders.ts';
 import {
   decideSending,
@@ -59,6 +60,9 @@ export type MessageRow = messages.MessageRow;
 
 /** The contents of a send by key (a blast variant's key; '' for a single content). */
 type KeyedContents = ReadonlyMap<string, SendContent>;
+
+/** Contents resolved (assets, templates), with the sender each `template` content was approved for, by key. */
+type Resolved = { contents: KeyedContents; templateSenders: ReadonlyMap<string, string> };
 
 /** What every order names, whoever its recipients. */
 type OrderBase = {
@@ -104,6 +108,7 @@ export type BatchOrder = OrderBase & {
 export function textOf(content: SendContent): string {
   if (content.type === 'carousel') return content.cards.map((c) => [c.title, c.text].filter(Boolean).join('\n')).join('\n');
   if (content.type === 'card') return [content.title, content.text].filter(Boolean).join('\n');
+  if (content.type === 'template') return templateText(content);
   return content.text ?? '';
 }
 
@@ -132,15 +137,14 @@ function noChannelMessage(
     return carries.includes(requested) ? `The sender's ${requested} protocol is not active.` : `${cannot(requested)}.`;
   const fallbackChannel = fallbackChannelFor(content);
   if (fallbackAllowed && !carries.includes(fallbackChannel) && usable(requested))
-    return `${requested === 'CHATAPP' ? 'No chat-app session is open with this contact' : "The contact's handset cannot receive RCS"}, and ${
+    return `The contact's handset cannot receive RCS, and ${
       unusable ??
       `${cannot(fallbackChannel)}; name a fallbackSenderIdId on its RCS protocol, attach a FALLBACK sender to its program, or send from a number`
     }.`;
+  // A chat-app sender whose channel is usable but whose session is closed answers CHATAPP_SESSION_CLOSED instead (noRouteOf).
   const first =
     requested === 'CHATAPP'
-      ? usable('CHATAPP')
-        ? 'No chat-app session is open with this contact'
-        : "The sender's CHATAPP protocol is not active"
+      ? "The sender's CHATAPP protocol is not active"
       : usable('RCS')
         ? "The contact's handset cannot receive RCS"
         : "The sender's RCS protocol is not active";
@@ -197,7 +201,7 @@ async function prepare(
   tenant: Tenant,
   services: Services,
   order: OneOrder | BatchOrder,
-  contents: KeyedContents,
+  { contents, templateSenders }: Resolved,
   recipients: Recipients,
 ): Promise<Prepared> {
   const requested = order.channelType ?? 'RCS';
@@ -220,6 +224,7 @@ async function prepare(
   if (!facts.contactFound) throw contactNotFound(one!);
   const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
   if (one) assertChannelAccepts(requested, one.content);
+  for (const templateSender of templateSenders.values()) assertTemplateSender(templateSender, sender.id);
   const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
   const plan = channelPlanOf(facts, sender, requested, order.fallbackToSms, reviewedHere);
   const { decision, fallbackAllowed, carrierOf, carriers } = plan;
@@ -259,6 +264,8 @@ async function prepare(
         fallbackChannel,
         // No carrier for the fallback channel means no fallback.
         fallbackOk: fallbackAllowed && carrier.senderId !== null,
+        // An approved template is what a chat-app platform takes outside the customer's session.
+        sessionFree: content.type === 'template',
         primary: billingOf(requested, content, settings),
         // Rendered with the settings of the sender that carries it (its SMS protocol's smartEncoding).
         fallback: billingOf(fallbackChannel, content, carrier.senderId !== null ? carrier.settings : settings),
@@ -268,11 +275,29 @@ async function prepare(
     }),
     gate,
     recipients,
-    noRoute: fallbackAllowed && fallbackRefusal(carriers) ? 'SENDER_NOT_READY' : 'NO_CHANNEL_AVAILABLE',
+    noRoute: noRouteOf(requested, usable, fallbackAllowed, carriers),
     ...('blastBatch' in order ? { blastId: order.blastBatch.blastId } : {}),
   };
   return { sender, usable, gate, set, subscribed: facts.subscribed, fallbackAllowed, carriers };
 }
+
+/**
+ * A recipient's refusal when the plan finds no channel: a chat-app sender's closed session (CHATAPP_SESSION_CLOSED:
+ * free-form chat-app messages need the contact to have written in the last SESSION_HOURS; a `template` needs not),
+ * the fallback sender's refusal, else NO_CHANNEL_AVAILABLE.
+ */
+function noRouteOf(
+  requested: Channel,
+  usable: (channel: Channel) => boolean,
+  fallbackAllowed: boolean,
+  carriers: ReadonlyMap<Channel, FallbackCarrier>,
+): accept.AcceptSet['noRoute'] {
+  if (requested === 'CHATAPP' && usable('CHATAPP')) return 'CHATAPP_SESSION_CLOSED';
+  return fallbackAllowed && fallbackRefusal(carriers) ? 'SENDER_NOT_READY' : 'NO_CHANNEL_AVAILABLE';
+}
+
+/** 422 CHATAPP_SESSION_CLOSED's message (the send's; a blast records the code on the recipient). */
+const SESSION_CLOSED = `No chat-app session is open with this contact: the contact has not written to this sender in the last ${SESSION_HOURS} hours. Outside the session the chat-app platforms take only an approved template (content type \`template\`).`;
 
 /** The fallback sender's refusal, when one was named and may not send. */
 const fallbackRefusal = (carriers: ReadonlyMap<Channel, FallbackCarrier>): NotReady | null =>
@@ -338,9 +363,21 @@ const senderNotReady = (n: NotReady, field?: string) =>
 const contactNotFound = (order: OneOrder) =>
   order.fields?.contactId ? unknownReference(order.fields.contactId, 'contact') : notFound('Contact');
 
-/** Each content with its assets resolved (assetId → signed media link), before it is rendered and priced. */
-async function resolveContents(tenant: Tenant, services: Services, contents: KeyedContents): Promise<KeyedContents> {
-  return new Map(await Promise.all([...contents].map(async ([key, c]) => [key, await resolveContentAssets(tenant, services, c)] as const)));
+/**
+ * Each content with its assets resolved (assetId → signed media link) and a `template` filled with its parameters
+ * (templates/content.ts), before it is rendered and priced.
+ */
+async function resolveContents(tenant: Tenant, services: Services, contents: KeyedContents): Promise<Resolved> {
+  const resolved = await Promise.all(
+    [...contents].map(async ([key, c]) => {
+      const r = await resolveTemplateContent(tenant, await resolveContentAssets(tenant, services, c));
+      return { key, ...r };
+    }),
+  );
+  return {
+    contents: new Map(resolved.map((r) => [r.key, r.content])),
+    templateSenders: new Map(resolved.flatMap((r) => (r.templateSenderId === null ? [] : [[r.key, r.templateSenderId] as const]))),
+  };
 }
 
 /**
@@ -356,10 +393,10 @@ export function send(tenant: Tenant, services: Services, order: OneOrder): Promi
 export function send(tenant: Tenant, services: Services, order: BatchOrder): Promise<void>;
 export async function send(tenant: Tenant, services: Services, order: OneOrder | BatchOrder): Promise<MessageRow | void> {
   if ('blastBatch' in order) return inTenantTransaction(tenant, (t) => sendBatch(t, services, order));
-  const contents = await resolveContents(tenant, services, new Map([['', order.content]]));
-  const content = contents.get('')!;
+  const resolved = await resolveContents(tenant, services, new Map([['', order.content]]));
+  const content = resolved.contents.get('')!;
   const [p, insert] = await Promise.all([
-    prepare(tenant, services, { ...order, content }, contents, recipientsOf([order.contactId], [''])),
+    prepare(tenant, services, { ...order, content }, resolved, recipientsOf([order.contactId], [''])),
     wakeInsertOf(queueOf(services)),
   ]);
   const write = async (t: Tenant): Promise<MessageRow> => {
@@ -376,6 +413,7 @@ export async function send(tenant: Tenant, services: Services, order: OneOrder |
     const refusal = outcome.recipient_skip_reason;
     const fallbackNotReady = fallbackRefusal(p.carriers);
     if (refusal === 'SENDER_NOT_READY' && fallbackNotReady) throw senderNotReady(fallbackNotReady, order.fields?.senderId);
+    if (refusal === 'CHATAPP_SESSION_CLOSED') throw unprocessable('CHATAPP_SESSION_CLOSED', SESSION_CLOSED);
     if (refusal === 'NO_CHANNEL_AVAILABLE')
       throw unprocessable(
         'NO_CHANNEL_AVAILABLE',

@@ -33,6 +33,8 @@ export type AcceptContent = {
   /** The SMS/MMS channel this content falls back to, and whether it may (allowed by the request and usable by the sender). */
   fallbackChannel: string;
   fallbackOk: boolean;
+  /** A chat-app message that needs no open session (an approved template): CHATAPP plans it whatever the session. */
+  sessionFree: boolean;
   /** Billing on the requested channel, and on the fallback channel. */
   primary: Billing;
   fallback: Billing;
@@ -61,8 +63,11 @@ export type AcceptSet = {
   contents: readonly AcceptContent[];
   gate: GateInputs;
   recipients: Recipients;
-  /** A recipient's refusal when no channel is planned: NO_CHANNEL_AVAILABLE, or SENDER_NOT_READY when the fallback sender may not send. */
-  noRoute: 'NO_CHANNEL_AVAILABLE' | 'SENDER_NOT_READY';
+  /**
+   * A recipient's refusal when no channel is planned: NO_CHANNEL_AVAILABLE, SENDER_NOT_READY when the fallback sender
+   * may not send, CHATAPP_SESSION_CLOSED when a chat-app sender's session with the contact is closed.
+   */
+  noRoute: 'NO_CHANNEL_AVAILABLE' | 'SENDER_NOT_READY' | 'CHATAPP_SESSION_CLOSED';
   /** A blast's batch: its recipient rows are marked accepted (with the message) or skipped (with the reason). */
   blastId?: string;
 };
@@ -99,7 +104,8 @@ export type RouteInputs = { requested: string; requestedUsable: boolean; session
 /**
  * The channel plan, per recipient: 'primary' (the requested channel), 'fallback' (its SMS/MMS fallback, allowed by
  * the request and usable by the sender: `fallbackOk`) or null (none). SMS/MMS go as requested when the sender may
- * use them; CHATAPP needs an open chat-app session of the conversation (`cv`); RCS is tried unless the handset is
+ * use them; CHATAPP needs an open chat-app session of the conversation (`cv`) unless the content needs none
+ * (`sessionFree`: an approved template); RCS is tried unless the handset is
  * known not to have it. The one plan of every send and preview (a blast's estimate prices an unknown capability on
  * the fallback instead, as BlastEstimate documents: estimateGroups).
  */
@@ -107,12 +113,14 @@ function routeSql(
   a: RouteInputs,
   fallbackOk: RawBuilder<unknown>,
   rcsCapable: RawBuilder<unknown>,
+  sessionFree: RawBuilder<unknown>,
   withConversation = true,
 ): RawBuilder<string | null> {
   // Without the conversation (`cv`) at hand, no chat-app session is open (a plan made before the conversation is known).
-  const session = withConversation
+  const open = withConversation
     ? sql`cv.session_channel = 'CHATAPP' and cv.last_inbound_at > ${a.now}::timestamptz - make_interval(hours => ${a.sessionHours})`
     : sql`false`;
+  const session = sql`(${sessionFree} or ${open})`;
   return sql<string | null>`case
           when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
           when ${a.requested} = 'CHATAPP' then
@@ -126,10 +134,10 @@ function routeSql(
 export async function plannedRoute(
   db: TenantDb,
   orgId: string,
-  q: RouteInputs & { contactId: string; senderId: string | null; fallbackOk: boolean },
+  q: RouteInputs & { contactId: string; senderId: string | null; fallbackOk: boolean; sessionFree: boolean },
 ): Promise<{ route: 'primary' | 'fallback' | null } | undefined> {
   const res = await sql<{ route: 'primary' | 'fallback' | null }>`
-    select ${routeSql(q, sql`${q.fallbackOk}`, sql`g.rcs_capable`)} as route
+    select ${routeSql(q, sql`${q.fallbackOk}`, sql`g.rcs_capable`, sql`${q.sessionFree}`)} as route
     from contacts g
     left join lateral (select cv.session_channel, cv.last_inbound_at from conversations cv
       where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id and cv.sender_id = ${q.senderId}::uuid limit 1) cv on true
@@ -209,7 +217,8 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
   const fallbackAllowedCol = carried ? sql`s.fb_ok or s.fb_sender is not null` : sql`s.fb_ok`;
   const fallbackSenderCol = carried ? sql`case when s.route = 'fallback' then null else s.fb_sender end` : sql`null::uuid`;
   const fbSenderColumn = carried ? [{ name: 'fb_sender', type: 'uuid', values: col((c) => c.fallbackSenderId) }] : [];
-  const route = (withConversation: boolean) => routeSql({ ...a, now: a.gate.now }, sql`v.fb_ok`, sql`g.rcs_capable`, withConversation);
+  const route = (withConversation: boolean) =>
+    routeSql({ ...a, now: a.gate.now }, sql`v.fb_ok`, sql`g.rcs_capable`, sql`v.session_free`, withConversation);
   let plan: RawBuilder<unknown>;
   if (carried) {
     const newId = newConversationId(sql`${orgId}::uuid`, sql`r.contact_id`, sql`r.send_sender`);
@@ -239,6 +248,7 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
         { name: 'content', type: 'jsonb', values: col((c) => c.content) },
         { name: 'fb_channel', type: 'text', values: col((c) => c.fallbackChannel) },
         { name: 'fb_ok', type: 'bool', values: col((c) => c.fallbackOk) },
+        { name: 'session_free', type: 'bool', values: col((c) => c.sessionFree) },
         { name: 'p_segments', type: 'int', values: col((c) => c.primary.segments) },
         { name: 'p_encoding', type: 'text', values: col((c) => c.primary.encoding) },
         { name: 'p_cost', type: 'int', values: col((c) => c.primary.costUnits) },

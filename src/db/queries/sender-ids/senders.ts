@@ -54,8 +54,14 @@ export async function senderByPhoneNumber(db: Db, phoneNumber: string): Promise<
   const row = await db
     .selectFrom('sender_ids')
     .selectAll()
-    // An RCS agent is written to at its agent id (RBM's agentId), which is its address.
-    .where((eb) => eb.or([eb('phone_number', '=', phoneNumber), eb.and([eb('type', '=', 'RCS_AGENT'), eb('address', '=', phoneNumber)])]))
+    // An RCS agent is written to at its agent id (RBM's agentId), a chat-app business sender at its business number:
+    // each at its address.
+    .where((eb) =>
+      eb.or([
+        eb('phone_number', '=', phoneNumber),
+        eb.and([eb('type', 'in', ['RCS_AGENT', 'CHATAPP_BUSINESS']), eb('address', '=', phoneNumber)]),
+      ]),
+    )
     .where('provider', 'is not', null)
     .orderBy('phone_number')
     .executeTakeFirst();
