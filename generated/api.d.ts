@@ -5510,7 +5510,9 @@ export interface components {
          */
         PhoneE164: string;
         /**
-         * @description Preferred channel. `RCS` (default) tries RCS first and falls back per recipient: when the contact's handset
+         * @description Preferred channel. Absent, the sender's own: `CHATAPP` for a chat-app business sender (`CHATAPP_BUSINESS`),
+         *     which carries nothing else, and `RCS` for every other sender (a blast, which names no channel, takes the same
+         *     rule). `RCS` tries RCS first and falls back per recipient: when the contact's handset
          *     is known not to support RCS, or RCS is not delivered, the same message goes as SMS (or MMS for media) if
          *     `fallbackToSms` is true. `SMS` and `MMS` send only that channel (no RCS attempt). `CHATAPP` sends through the
          *     chat-app channel of a chat-app business sender (`CHATAPP_BUSINESS`), which carries no SMS. **The session
@@ -5519,7 +5521,6 @@ export interface components {
          *     `GET /v1/conversations/{id}/session`); outside it the answer is 422 `CHATAPP_SESSION_CLOSED` (a blast records
          *     that code on the recipient, skipped), and the chat-app platforms take only an approved template: content type
          *     `template`, which is sent whatever the session.
-         * @default RCS
          * @example RCS
          * @enum {string}
          */

@@ -221,6 +221,23 @@ describe('the session window and template sends', () => {
     expect(open.body.data).toMatchObject({ plannedChannel: 'CHATAPP', status: 'queued' });
   });
 
+  it("without channelType a chat-app sender's own channel is asked: a direct send goes by chat-app", async () => {
+    const phone = '+14155550186';
+    const c = await contact(phone);
+    await srv.providers.simulator.injectInbound({ from: phone, to: CHAT_ADDRESS, text: 'Hi', channel: 'CHATAPP' });
+    await until(
+      () => srv.context.db.selectFrom('conversations').select('last_inbound_at').where('contact_id', '=', c).executeTakeFirst(),
+      (cv) => cv?.last_inbound_at != null,
+      'the inbound chat-app message stored',
+    );
+    const direct = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: c, senderId: chat, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Thanks for writing' } },
+    });
+    expect(direct.status, JSON.stringify(direct.body)).toBe(200);
+    expect(direct.body.data).toMatchObject({ requestedChannel: 'CHATAPP', plannedChannel: 'CHATAPP' });
+  });
+
   it('a template sent outside the session: accepted, rendered with its parameters, priced as its text', async () => {
     const c = await contact('+14155550172');
     const res = await sendChat(c, { type: 'template', templateId: approvedId, parameters: PARAMETERS });
@@ -320,6 +337,7 @@ describe('the session window and template sends', () => {
       body: {
         contactId: c,
         senderId: chat,
+        channelType: 'RCS',
         messageType: 'TRANSACTIONAL',
         content: { type: 'template', templateId: approvedId, parameters: PARAMETERS },
       },

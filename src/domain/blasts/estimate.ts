@@ -15,6 +15,7 @@ import { assertSendable, requireSender } from '../messaging/senders.ts';
 import { getBot } from '../../db/queries/bots/bots.ts';
 import { blastOpening, type BlastOpening } from '../bots/blast-opening.ts';
 import { channelPlanOf } from '../messaging/send.ts';
+import { defaultChannelOf } from '../messaging/senders.ts';
 import { loadSendFacts } from '../../db/queries/messages/accept.ts';
 import { ApiError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
@@ -99,7 +100,9 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
     quiet: null,
     eventTypes: [],
   });
-  const plan = facts.sender ? channelPlanOf(facts, facts.sender, 'RCS', blast.fallback_to_sms, () => NO_REVIEWS) : null;
+  const plan = facts.sender
+    ? channelPlanOf(facts, facts.sender, defaultChannelOf(facts.sender), blast.fallback_to_sms, () => NO_REVIEWS)
+    : null;
   const usable = (channel: Channel) => plan?.decision.usable(channel) ?? false;
   const carrier = (content: SendContent) => plan?.carrierOf(fallbackChannelFor(content));
   const settingsFor = (channel: Channel, content: SendContent) => {

@@ -9,6 +9,7 @@ import { resolveContentAssets } from '../assets/media.ts';
 import { assertTemplateSender, resolveTemplateContent } from '../templates/content.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type Warning } from './render.ts';
 import { assertChannelAccepts, channelPlanOf, textOf } from './send.ts';
+import { defaultChannelOf } from './senders.ts';
 import { loadSendFacts, plannedRoute } from '../../db/queries/messages/accept.ts';
 
 const NO_REVIEWS: ReadonlySet<string> = new Set();
@@ -35,7 +36,6 @@ export async function previewMessage(
   // As the send would: assetId → signed media link, a template filled with its parameters.
   const resolved = await resolveTemplateContent(tenant, await resolveContentAssets(tenant, services, body.content));
   body = { ...body, content: resolved.content };
-  const requested = body.channelType ?? 'RCS';
   // The ids first, in the order the send checks them.
   const contact = body.contactId ? await contacts.getContact(tenant.db, tenant.organizationId, body.contactId) : undefined;
   if (body.contactId && !contact) throw unknownReference(bodyField('contactId'), 'contact');
@@ -51,6 +51,7 @@ export async function previewMessage(
   });
   if (body.senderId && !facts.sender) throw unknownReference(bodyField('senderId'), 'sender ID');
   const sender = facts.sender;
+  const requested = body.channelType ?? defaultChannelOf(sender);
   assertChannelAccepts(requested, body.content);
   if (sender) assertTemplateSender(resolved.templateSenderId, sender.id);
   const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;

@@ -40,7 +40,7 @@ import { messageEvent } from './message-events.ts';
 import { notReadyText } from './fallback.ts';
 import { channelAccepts, fallbackChannelFor, render, templateText, type Channel, type RenderSettings, type SendContent } from './render.ts';
 import { assertTemplateSender, resolveTemplateContent } from '../templates/content.ts';
-import { chosenSender, type SenderRow } from './senders.ts';
+import { chosenSender, defaultChannelOf, type SenderRow } from './senders.ts';
 import {
   decideSending,
   fallbackCarrier,
@@ -68,7 +68,7 @@ type Resolved = { contents: KeyedContents; templateSenders: ReadonlyMap<string, 
 type OrderBase = {
   /** The sender; absent, the organization's default: its oldest ACTIVE, send-ready sender. */
   senderId?: string | undefined;
-  /** The requested channel; RCS when absent. */
+  /** The requested channel; absent, the sender's own (defaultChannelOf: CHATAPP for a chat-app sender, else RCS). */
   channelType?: Channel;
   /** MARKETING when absent. */
   messageType?: MessageType;
@@ -178,6 +178,8 @@ const MESSAGE_EVENTS = ['message.queued', 'message.held'];
 /** What a send is made of once read: its sender, and the set statement's inputs. */
 type Prepared = {
   sender: SenderRow;
+  /** The channel asked for: the order's `channelType`, else the sender's own (defaultChannelOf). */
+  requested: Channel;
   usable: (channel: Channel) => boolean;
   /** Whether this send falls back to SMS/MMS (the request's, else the RCS protocol's fallbackToSms). */
   fallbackAllowed: boolean;
@@ -204,7 +206,6 @@ async function prepare(
   { contents, templateSenders }: Resolved,
   recipients: Recipients,
 ): Promise<Prepared> {
-  const requested = order.channelType ?? 'RCS';
   const one = 'contactId' in order ? order : undefined;
   const question: GateQuestion = {
     messageType: order.messageType ?? 'MARKETING',
@@ -223,6 +224,7 @@ async function prepare(
   });
   if (!facts.contactFound) throw contactNotFound(one!);
   const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
+  const requested = order.channelType ?? defaultChannelOf(sender);
   if (one) assertChannelAccepts(requested, one.content);
   for (const templateSender of templateSenders.values()) assertTemplateSender(templateSender, sender.id);
   const reviewedHere = (s: SenderOfProvider) => services.providers.forSender(s).registry?.kinds ?? NO_REVIEWS;
@@ -278,7 +280,7 @@ async function prepare(
     noRoute: noRouteOf(requested, usable, fallbackAllowed, carriers),
     ...('blastBatch' in order ? { blastId: order.blastBatch.blastId } : {}),
   };
-  return { sender, usable, gate, set, subscribed: facts.subscribed, fallbackAllowed, carriers };
+  return { sender, requested, usable, gate, set, subscribed: facts.subscribed, fallbackAllowed, carriers };
 }
 
 /**
@@ -417,14 +419,7 @@ export async function send(tenant: Tenant, services: Services, order: OneOrder |
     if (refusal === 'NO_CHANNEL_AVAILABLE')
       throw unprocessable(
         'NO_CHANNEL_AVAILABLE',
-        noChannelMessage(
-          order.channelType ?? 'RCS',
-          content,
-          p.fallbackAllowed,
-          p.usable,
-          p.sender.type,
-          p.carriers.get(fallbackChannelFor(content)),
-        ),
+        noChannelMessage(p.requested, content, p.fallbackAllowed, p.usable, p.sender.type, p.carriers.get(fallbackChannelFor(content))),
       );
     if (refusal) throw unprocessable(refusal as ErrorCode, refusalMessage(p.gate, '', refusal));
     const message = outcome as MessageRow;

@@ -24,6 +24,15 @@ export async function resolveSender(
   );
 }
 
+/**
+ * The channel a send asks for when it names none (`channelType` absent): the sender's own — `CHATAPP` for a chat-app
+ * business sender, which carries nothing else; `RCS` (with its SMS/MMS fallback) for every other sender. Direct
+ * sends, previews, blasts and their estimates all take it, so a chat-app sender's blast goes by chat-app.
+ */
+export function defaultChannelOf(sender: Pick<SenderRow, 'type'> | null | undefined): 'RCS' | 'CHATAPP' {
+  return sender?.type === 'CHATAPP_BUSINESS' ? 'CHATAPP' : 'RCS';
+}
+
 /** resolveSender's checks on a row read elsewhere: the named sender's (`senderId`) or the default one's (`row`). */
 export function chosenSender(row: SenderRow | undefined, senderId: string | undefined, field?: string): SenderRow {
   if (senderId) {
