@@ -1746,7 +1746,7 @@ export interface paths {
          *       `BOT_NOT_PUBLISHED`) that opens with one message (422 `BOT_NOT_BLASTABLE`; see createBlast); the content
          *       passes the content rules (422 `CONTENT_BLOCKED`).
          *     - Sending resolves the audience batch by batch (designed, issue 33): each batch takes the next up to 5,000
-         *       contacts of the audience (the explicit ids and the segment's contacts as they are at that moment, in
+         *       contacts of the audience (the first batch up to 500, so that the first messages go out at once) (the explicit ids and the segment's contacts as they are at that moment, in
          *       contact-id order) and sends them at once through the compliance gate of that moment. So a contact who opts
          *       out, joins the DNC list or loses consent before its batch is skipped with that reason; a contact added to
          *       the organization (or newly matching the segment) during the send is a recipient if its id sorts after the

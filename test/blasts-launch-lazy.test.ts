@@ -5,7 +5,7 @@
 //  - a contact who opts out after the launch but before its batch is skipped OPTED_OUT (the gate of that moment);
 //  - a batch job run twice (at once, and again) takes its slice once and queues the next batch once;
 //  - a cancel between two batches stops the slices still to come.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blastTuning, runBatch } from '../src/domain/blasts/sending.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
@@ -13,19 +13,16 @@ let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
 let key: string;
 let seq = 0;
-const defaultBatchSize = blastTuning.batchSize;
+const defaults = { ...blastTuning };
 
 beforeAll(async () => {
-  blastTuning.batchSize = 2;
+  Object.assign(blastTuning, { batchSize: 2, firstBatchSize: 2 });
   srv = await startTestServer();
   org = await srv.newOrg('Lazy blasts org');
   key = org.apiKey.secret;
 });
-afterEach(() => {
-  blastTuning.batchSize = 2;
-});
 afterAll(async () => {
-  blastTuning.batchSize = defaultBatchSize;
+  Object.assign(blastTuning, defaults);
   await srv.close();
 });
 

@@ -29,8 +29,12 @@ import { startBlastSessions } from '../../db/queries/bots/blast-sessions.ts';
 import { assertStartable, contentsOf, NotReady, segmentOf, type BlastContents } from './estimate.ts';
 import { assertTransition, type BlastStatus } from './transitions.ts';
 
-/** Recipients per send-batch job (one slice of the audience; one statement accepts them all). Tests make it small. */
-export const blastTuning = { batchSize: 5000 };
+/**
+ * Recipients per send-batch job (one slice of the audience; one statement accepts them all). The first batch is
+ * smaller so that the first messages reach the carrier soon after the launch (a slice of 5,000 is about a second
+ * of accepting before any of them can be dispatched); the batches after it are full. Tests make them small.
+ */
+export const blastTuning = { batchSize: 5000, firstBatchSize: 500 };
 /** How often the advance job looks again while a blast sends; once DISPATCHED it looks less often as time passes. */
 const ADVANCE_EVERY_SECONDS = 1;
 const ADVANCE_MAX_SECONDS = 60;
@@ -188,7 +192,7 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
 }
 
 /**
- * Batch `job.batch`'s slice of the audience: the next batchSize contacts after the blast's cursor, inserted as
+ * Batch `job.batch`'s slice of the audience: the next batchSize contacts (firstBatchSize for the first) after the blast's cursor, inserted as
  * its pending recipients, and the next batch queued when the slice was full — in the caller's transaction, which
  * holds the blast's row so that slices are taken one at a time. Nothing when the blast no longer sends, when this
  * slice was taken already (a retry or a duplicate job) or when the audience is resolved.
@@ -201,12 +205,13 @@ async function takeSlice(t: Tenant, services: Pick<Services, 'queue'>, job: Batc
     segment: await segmentOf(t, blast),
     variants: variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null),
   };
+  const size = job.batch === 0 ? blastTuning.firstBatchSize : blastTuning.batchSize;
   const { taken, last } = await q.resolveSlice(t.db, t.organizationId, blast.id, audience, {
     batch: job.batch,
     after: blast.audience_cursor,
-    size: blastTuning.batchSize,
+    size,
   });
-  const done = taken < blastTuning.batchSize;
+  const done = taken < size;
   await q.recordSlice(t.db, t.organizationId, blast.id, last ?? blast.audience_cursor, job.batch + 1, done);
   if (!done) await queueBatch(t, services, blast.id, job.batch + 1);
   // The first slice of a blast is new to the statistics: without them the planner takes it for one row and joins
