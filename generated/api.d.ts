@@ -18934,6 +18934,7 @@ export interface components {
             previousStatus: "DRAFT" | "SCHEDULED" | "SENDING" | "DISPATCHED" | "SENT" | "FAILED" | "CANCELLED" | null;
             /** @enum {string} */
             status: "DRAFT" | "SCHEDULED" | "SENDING" | "DISPATCHED" | "SENT" | "FAILED" | "CANCELLED";
+            /** @description The blast's `recipientCount`, null until it reaches `DISPATCHED` (its audience is resolved batch by batch while `SENDING`). */
             recipientCount: number | null;
             occurredAt: components["schemas"]["Timestamp"];
         };
