@@ -1746,11 +1746,13 @@ export interface paths {
          *       `BOT_NOT_PUBLISHED`) that opens with one message (422 `BOT_NOT_BLASTABLE`; see createBlast); the content
          *       passes the content rules (422 `CONTENT_BLOCKED`).
          *     - Sending resolves the audience batch by batch (designed, issue 33): each batch takes the next up to 5,000
-         *       contacts of the audience (the first batch up to 500, so that the first messages go out at once) (the explicit ids and the segment's contacts as they are at that moment, in
-         *       contact-id order) and sends them at once through the compliance gate of that moment. So a contact who opts
-         *       out, joins the DNC list or loses consent before its batch is skipped with that reason; a contact added to
-         *       the organization (or newly matching the segment) during the send is a recipient if its id sorts after the
-         *       batches already resolved, and not otherwise; a contact deleted before its batch is not a recipient. A
+         *       contacts of the audience (the first batch up to 500, so that the first messages go out at once): the
+         *       explicit ids and the segment's contacts as they are at that moment, in contact-id order, sent at once
+         *       through the compliance gate of that moment. So a contact who opts out, joins the DNC list or loses consent
+         *       before its batch is skipped with that reason, and a contact deleted before its batch is not a recipient.
+         *       A contact is a recipient when it belongs to the audience as its turn comes: contact ids are time-ordered,
+         *       so a contact created during the send (and matching the segment) is reached if it is created before the
+         *       last batch is taken; an older contact that comes to match the segment after its turn has passed is not. A
          *       cancel stops the batches still to come. Sending skips excluded contacts,
          *       holds MARKETING messages for recipients in their quiet hours (checked when each message is accepted and
          *       again when it is handed to the carrier: a long blast that reaches a recipient after their quiet hours began

@@ -3,6 +3,7 @@
 // the worker would) to see the blast between two batches. Batches of 2 recipients (blastTuning).
 //  - the launch answers before any recipient exists, and progress says the audience is not resolved yet;
 //  - a contact who opts out after the launch but before its batch is skipped OPTED_OUT (the gate of that moment);
+//  - a contact added during the send is a recipient when its id sorts after the batches already taken;
 //  - a batch job run twice (at once, and again) takes its slice once and queues the next batch once;
 //  - a cancel between two batches stops the slices still to come.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -27,13 +28,14 @@ afterAll(async () => {
 });
 
 /** `n` RCS contacts of a cohort, with marketing consent and quiet hours that never apply; in contact-id order. */
-async function contacts(n: number, cohort: string) {
+async function contacts(n: number, cohort: string, id?: string) {
   const rows = [];
   for (let i = 0; i < n; i++)
     rows.push(
       await srv.context.db
         .insertInto('contacts')
         .values({
+          ...(id ? { id } : {}),
           organization_id: org.organizationId,
           phone: `+1415${String(++seq).padStart(6, '0')}7`,
           attributes: JSON.stringify({ cohort }),
@@ -150,6 +152,21 @@ describe('the audience resolved batch by batch', () => {
     });
     expect(rows.filter((r) => r.status === 'accepted')).toHaveLength(3);
     expect(await progress(id)).toMatchObject({ totalRecipients: 3, skipped: 1 });
+  });
+
+  it('a contact added during the send is reached when its id sorts after the batches already taken (a new id does), not otherwise', async () => {
+    const cs = await contacts(3, 'lazy-added');
+    const id = await launched('lazy-added');
+    await batch(id, 0);
+    // Contact ids are time-ordered (a new one sorts last); explicit ids show the rule: the order against the batches taken.
+    const [before] = await contacts(1, 'lazy-added', '00000000-0000-4000-8000-000000000001');
+    const [after] = await contacts(1, 'lazy-added', 'ffffffff-ffff-4fff-bfff-ffffffffffff');
+    await batch(id, 1);
+    await batch(id, 2);
+    const rows = await recipients(id);
+    expect(rows.map((r) => r.contact_id)).toEqual([...cs.map((c) => c.id), after!.id]);
+    expect(rows.map((r) => r.contact_id)).not.toContain(before!.id);
+    expect(await progress(id)).toMatchObject({ totalRecipients: 4, audienceResolved: true });
   });
 
   it('a batch job run twice at once, and again, takes its slice once and sends nobody twice', async () => {

@@ -52,7 +52,7 @@ import * as m0047 from './0047_rcs_agent_address_unique.ts';
 import * as m0048 from './0048_tracked_links.ts';
 import * as m0049 from './0049_message_carrier.ts';
 import * as m0050 from './0050_message_origin_ids.ts';
-import * as m0051 from './0051_blast_audience_by_slice.ts';
+import * as m0053 from './0053_blast_audience_by_slice.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -102,5 +102,5 @@ export const migrations: Record<string, Migration> = {
   '0048_tracked_links': m0048,
   '0049_message_carrier': m0049,
   '0050_message_origin_ids': m0050,
-  '0051_blast_audience_by_slice': m0051,
+  '0053_blast_audience_by_slice': m0053,
 };

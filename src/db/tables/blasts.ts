@@ -22,7 +22,7 @@ export interface BlastsTable {
   segment_id: string | null;
   contact_ids: JsonColumn<string[]>;
   recipient_count: number | null;
-  /** The audience resolved slice by slice (migration 0051): the last contact id resolved, the slices so far, when the last one was. */
+  /** The audience resolved slice by slice (migration 0053): the last contact id resolved, the slices so far, when the last one was. */
   audience_cursor: string | null;
   audience_batches: Generated<number>;
   audience_done_at: Date | null;
