@@ -1,6 +1,7 @@
 // Part (l) of `npm run bench` (bench/run.ts): a 1,000,000-recipient blast through the HTTP API of a spawned API
 // process and a spawned worker process.
-//  - launch → every recipient accepted (its message queued or held, or the recipient skipped with its reason),
+//  - launch → every recipient accepted (its message queued or held, or the recipient skipped with its reason; the
+//    audience is resolved batch by batch as the blast sends, src/domain/blasts/sending.ts),
 //    next to a plain INSERT … SELECT of the same 1,000,000 message rows into a scratch copy of the messages table
 //    (same columns, indexes and defaults) measured in the same run;
 //  - issue 33's goals: the launch request answers in < 300 ms, the first message reaches the carrier < 2 s after
@@ -224,14 +225,16 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     const launched = await api<{ data: unknown }>(base, key, 'POST', `/v1/blasts/${blastId}/launch`, {});
     const launchSeconds = (performance.now() - t0) / 1000;
     if (launched.status !== 200) throw new Error(`launch: ${launched.status} ${JSON.stringify(launched.body)}`);
-    // Polled as the advance job asks (hasPendingRecipient: newest batches first), not by counting: a count of the
-    // pending recipients every 100 ms cost the database a fifth as much CPU as the blast's own work.
+    // Polled as the advance job asks (the audience resolved, then hasPendingRecipient: newest batches first), not
+    // by counting: a count of the pending recipients every 100 ms cost the database a fifth as much CPU as the
+    // blast's own work.
     const pending = async () =>
       (
-        await sql`select 1 from blast_recipients where blast_id = ${blastId}::uuid and status = 'pending' order by batch desc limit 1`.execute(
+        await sql<{ left: boolean }>`select (select audience_done_at is null from blasts where id = ${blastId}::uuid)
+            or (select 1 from blast_recipients where blast_id = ${blastId}::uuid and status = 'pending' order by batch desc limit 1) is not null as left`.execute(
           db,
         )
-      ).rows.length > 0;
+      ).rows[0]!.left;
     const deadline = Date.now() + 600_000;
     while ((await pending()) && Date.now() < deadline) await sleep(100);
     const acceptSeconds = (performance.now() - t0) / 1000;
@@ -302,7 +305,7 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
       `(l) a ${fmt(RECIPIENTS)}-recipient blast through the HTTP API (one API process, one worker process); contacts seeded in ${fmt(seedSeconds, 1)} s`,
     );
     lines.push(
-      `      launch request answered in ${fmt(launchSeconds * 1000)} ms (${goal(launchSeconds < 0.3, '< 300 ms')}; launch checks: the estimate over the whole audience, set-based; the audience materialized)`,
+      `      launch request answered in ${fmt(launchSeconds * 1000)} ms (${goal(launchSeconds < 0.3, '< 300 ms')}; launch checks: sender, content rules, the first eligible recipient; the audience resolved batch by batch as it sends)`,
     );
     lines.push(
       `      first message handed to the carrier ${first === null ? 'never (within the run)' : `${fmt(first, 2)} s after launch`} (${goal(first !== null && first < 2, '< 2 s')})`,

@@ -1755,10 +1755,19 @@ export interface paths {
          *     - Only `DRAFT` can be launched; any other state answers 409 `INVALID_STATE`. A retried launch therefore
          *       never sends twice: on 409, read the blast to see its state.
          *     - Checked before the move (nothing changes on failure): the sender is send-ready and the audience has at
-         *       least one eligible recipient (422 `UNPROCESSABLE`); a bot content source has a published flow (422
+         *       least one eligible recipient (422 `UNPROCESSABLE`; a launch that starts now stops looking at the first
+         *       one, so it answers at once whatever the audience's size); a bot content source has a published flow (422
          *       `BOT_NOT_PUBLISHED`) that opens with one message (422 `BOT_NOT_BLASTABLE`; see createBlast); the content
          *       passes the content rules (422 `CONTENT_BLOCKED`).
-         *     - Sending resolves the audience (a segment is evaluated when sending starts), skips excluded contacts,
+         *     - Sending resolves the audience batch by batch (designed, issue 33): each batch takes the next up to 5,000
+         *       contacts of the audience (the first batch up to 500, so that the first messages go out at once): the
+         *       explicit ids and the segment's contacts as they are at that moment, in contact-id order, sent at once
+         *       through the compliance gate of that moment. So a contact who opts out, joins the DNC list or loses consent
+         *       before its batch is skipped with that reason, and a contact deleted before its batch is not a recipient.
+         *       A contact is a recipient when it belongs to the audience as its turn comes: contact ids are time-ordered,
+         *       so a contact created during the send (and matching the segment) is reached if it is created before the
+         *       last batch is taken; an older contact that comes to match the segment after its turn has passed is not. A
+         *       cancel stops the batches still to come. Sending skips excluded contacts,
          *       holds MARKETING messages for recipients in their quiet hours (checked when each message is accepted and
          *       again when it is handed to the carrier: a long blast that reaches a recipient after their quiet hours began
          *       holds that message until they end), and moves on to `DISPATCHED` and `SENT` (or `FAILED` when the start
@@ -1770,10 +1779,11 @@ export interface paths {
          *       `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`). Each recipient reaches the handset at most once,
          *       also when a worker dies mid-blast or several run (the provider call carries the message id as its dedupe
          *       key), and dispatch honours the sender's throughput limit.
-         *     - The answer (designed; the specification says only "object") is the transition plus the eligible
-         *       recipient count and the cost estimate at launch time.
+         *     - The answer (designed; the specification says only "object") is the transition plus, for a scheduled
+         *       blast, the eligible recipient count and the cost estimate now. A blast that starts sending now answers them
+         *       null: its audience is not counted at launch (see `BlastLaunchResult`).
          *
-         *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
+         *     A scheduled launch's estimate over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
          *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
          */
         post: operations["launchBlast"];
@@ -1827,10 +1837,11 @@ export interface paths {
          *     (`scheduledAt` is set to null). Any other state answers 409 `INVALID_STATE` (so a retry never sends twice).
          *     The same checks as `launch` apply first (422 `UNPROCESSABLE`, `BOT_NOT_PUBLISHED`, `BOT_NOT_BLASTABLE`,
          *     `CONTENT_BLOCKED`); sending then
-         *     proceeds as described in `BlastStatus`.
+         *     proceeds as described in `BlastStatus`, the audience resolved batch by batch as `launch` describes (the
+         *     request does not count it, and answers at once whatever its size).
          *
-         *     Its database work over the whole audience may take up to 300 s per statement (`x-statement-timeout-seconds`;
-         *     other operations 30 s by default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
+         *     Its database work may take up to 300 s per statement (`x-statement-timeout-seconds`; other operations 30 s by
+         *     default): past it, 504 `QUERY_TIMEOUT` and nothing changes.
          */
         post: operations["sendBlast"];
         delete?: never;
@@ -9562,7 +9573,8 @@ export interface components {
         /**
          * @description A one-to-many send. Exactly one content source is set (`botId`, `contentJson` or `variants`; the other two
          *     are null) and the audience is `segmentId` and/or explicit contact ids (only their count is shown here; the
-         *     ids are in `BlastDetail`). The audience is resolved when sending starts (`recipientCount` is null before).
+         *     ids are in `BlastDetail`). The audience is resolved batch by batch while the blast sends (see `BlastProgress`):
+         *     `recipientCount` is null until it is all resolved and accepted.
          * @example {
          *       "id": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
          *       "name": "Winter sale",
@@ -9629,7 +9641,7 @@ export interface components {
             segmentId: string | null;
             /** @description Number of explicit contact ids in the audience. */
             contactIdCount: number;
-            /** @description Recipients after resolution and exclusions; null until sending starts. */
+            /** @description Recipients after resolution and exclusions (messages accepted); null until the blast reaches `DISPATCHED` (or `FAILED`, `CANCELLED` before that). */
             recipientCount: number | null;
             /**
              * Format: date-time
@@ -9804,8 +9816,14 @@ export interface components {
         /**
          * @description Live progress of a blast. `totalRecipients` = messages created (0 before sending starts); `skipped` counts
          *     audience members excluded before sending (opted out, DNC, no MARKETING consent, invalid phone, duplicate);
-         *     `cancelled` counts messages withdrawn by a cancel before they reached a carrier. `percentDispatched` is the
-         *     share of messages no longer `queued` or `held`; `percentComplete` the share with a final status (`delivered`, `read`, `failed`, `undeliverable`, `revoked`).
+         *     `cancelled` counts recipients withdrawn by a cancel before they reached a carrier.
+         *     The audience is resolved batch by batch as the blast sends (designed, issue 33: each recipient meets the
+         *     compliance gate when its batch is sent, not at launch): `audienceResolved` is false while batches of the
+         *     audience are still to be resolved, and `pendingRecipients` counts the recipients resolved and waiting for their
+         *     batch. While `audienceResolved` is false the recipients still to come are not counted anywhere: the counts and
+         *     percentages are of the recipients resolved so far. `percentDispatched` is the share of those (messages and
+         *     pending recipients) no longer `queued`, `held` or pending; `percentComplete` the share with a final status
+         *     (`delivered`, `read`, `failed`, `undeliverable`, `revoked`).
          *     A MARKETING message whose recipient is inside their quiet hours is `held` (not dispatched) until the quiet
          *     period ends; `heldUntil` is when the last held message is due (null when none is held), so a blast waiting
          *     for quiet hours to end says so instead of reading 100% dispatched.
@@ -9816,6 +9834,10 @@ export interface components {
             totalRecipients: number;
             skipped: number;
             cancelled: number;
+            /** @description Recipients resolved whose batch has not been sent yet (no message yet). */
+            pendingRecipients: number;
+            /** @description Whether the whole audience has been resolved into recipients; false while the blast sends further batches of it (and for a blast cancelled before). */
+            audienceResolved: boolean;
             counts: components["schemas"]["BlastMessageStatusCounts"];
             percentDispatched: number;
             percentComplete: number;
@@ -9878,6 +9900,8 @@ export interface components {
          *         "totalRecipients": 1250,
          *         "skipped": 42,
          *         "cancelled": 0,
+         *         "pendingRecipients": 0,
+         *         "audienceResolved": true,
          *         "counts": {
          *           "queued": 0,
          *           "held": 30,
@@ -10230,9 +10254,15 @@ export interface components {
              * @description Set when the blast was scheduled; null when sending started now.
              */
             scheduledAt: string | null;
-            /** @description Eligible recipients right now (resolved again at a scheduled start). */
-            recipientCount: number;
-            estimatedCost: components["schemas"]["Money"];
+            /**
+             * @description Scheduled: the eligible recipients right now (resolved again batch by batch once it starts). Null when
+             *     sending started now: the audience is not counted at launch but resolved batch by batch as it sends
+             *     (`GET /v1/blasts/{id}/progress` counts it as it goes; `POST /v1/blasts/{id}/estimate` gives the
+             *     figures beforehand).
+             */
+            recipientCount: number | null;
+            /** @description The cost estimate of the eligible recipients when scheduled; null when sending started now (as `recipientCount`). */
+            estimatedCost: components["schemas"]["Money"] | null;
         };
         /**
          * @example {
@@ -10261,6 +10291,8 @@ export interface components {
          *         "totalRecipients": 1250,
          *         "skipped": 42,
          *         "cancelled": 0,
+         *         "pendingRecipients": 0,
+         *         "audienceResolved": true,
          *         "counts": {
          *           "queued": 400,
          *           "held": 30,
@@ -10370,7 +10402,9 @@ export interface components {
          *     their own); `replies` are inbound
          *     messages and reply taps from recipients, and `optOuts` opt-outs, within 7 days of the message. `fallbacks`
          *     counts messages carried by SMS/MMS instead of RCS (by delivery receipt). `cost` is what was billed so far.
-         *     `byVariant` is null unless the blast uses A/B variants.
+         *     `byVariant` is null unless the blast uses A/B variants. `recipients` counts the messages created so far: while
+         *     the blast sends, its audience is resolved batch by batch, and the recipients not reached yet are in
+         *     `GET /v1/blasts/{id}/progress` (`pendingRecipients`, `audienceResolved`).
          * @example {
          *       "blastId": "7c9e6679-7425-40de-944b-e07fc1f90ae7",
          *       "status": "SENT",
@@ -19287,6 +19321,7 @@ export interface components {
             previousStatus: "DRAFT" | "SCHEDULED" | "SENDING" | "DISPATCHED" | "SENT" | "FAILED" | "CANCELLED" | null;
             /** @enum {string} */
             status: "DRAFT" | "SCHEDULED" | "SENDING" | "DISPATCHED" | "SENT" | "FAILED" | "CANCELLED";
+            /** @description The blast's `recipientCount`, null until it reaches `DISPATCHED` (its audience is resolved batch by batch while `SENDING`). */
             recipientCount: number | null;
             occurredAt: components["schemas"]["Timestamp"];
         };

@@ -55,6 +55,7 @@ import * as m0050 from './0050_message_origin_ids.ts';
 import * as m0051 from './0051_message_fallback_sender.ts';
 import * as m0052 from './0052_pass_through_charges.ts';
 import * as m0053 from './0053_chatapp_templates.ts';
+import * as m0054 from './0054_blast_audience_by_slice.ts';
 
 export const migrations: Record<string, Migration> = {
   '0001_organizations_and_api_keys': m0001,
@@ -107,4 +108,5 @@ export const migrations: Record<string, Migration> = {
   '0051_message_fallback_sender': m0051,
   '0052_pass_through_charges': m0052,
   '0053_chatapp_templates': m0053,
+  '0054_blast_audience_by_slice': m0054,
 };

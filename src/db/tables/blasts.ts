@@ -22,6 +22,10 @@ export interface BlastsTable {
   segment_id: string | null;
   contact_ids: JsonColumn<string[]>;
   recipient_count: number | null;
+  /** The audience resolved slice by slice (migration 0054): the last contact id resolved, the slices so far, when the last one was. */
+  audience_cursor: string | null;
+  audience_batches: Generated<number>;
+  audience_done_at: Date | null;
   scheduled_at: Date | null;
   launched_at: Date | null;
   dispatched_at: Date | null;

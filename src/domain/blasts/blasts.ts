@@ -15,7 +15,7 @@ import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { assertVariants, checkContentAssets, toSendContent, type BlastMessageContent, type BlastVariant } from './content.ts';
-import { assertReady, computeEstimate, contentsOf, type BlastEstimate } from './estimate.ts';
+import { assertReady, assertStartable, computeEstimate, contentsOf, type BlastEstimate } from './estimate.ts';
 import type { SendContent } from '../messaging/render.ts';
 import { toProgress } from './mappers.ts';
 import { moveTo, queueScheduledStart, startSending, withdrawUnsent } from './sending.ts';
@@ -240,25 +240,35 @@ export async function estimateBlast(tenant: Tenant, id: string): Promise<BlastEs
 
 export type LaunchResult = S['BlastLaunchResult'];
 
+/**
+ * Launch: a blast scheduled for later is checked with its estimate (the figures answered); one starting now is
+ * checked without counting its audience (assertStartable), which is resolved batch by batch as it sends: the
+ * figures are null then, and progress counts the recipients as they are resolved.
+ */
 export function launchBlast(tenant: Tenant, services: Services, id: string): Promise<LaunchResult> {
   return inTenantTransaction(tenant, async (t) => {
     const blast = await lockBlast(t, id);
     const now = new Date();
     const scheduled = blast.scheduled_at !== null && blast.scheduled_at.getTime() > now.getTime();
     assertTransition(scheduled ? 'launchScheduled' : 'launchNow', blast.status);
-    const { estimate } = await assertReady(t, blast, now);
-    const row = scheduled
-      ? await moveTo(t, services, blast, 'SCHEDULED', { recipient_count: null })
-      : await startSending(t, services, blast, estimate.audience.eligible);
-    if (scheduled) await queueScheduledStart(t, services, id, blast.scheduled_at!);
+    let estimate: BlastEstimate | null = null;
+    let row: BlastRow;
+    if (scheduled) {
+      estimate = (await assertReady(t, blast, now)).estimate;
+      row = await moveTo(t, services, blast, 'SCHEDULED', { recipient_count: null });
+      await queueScheduledStart(t, services, id, blast.scheduled_at!);
+    } else {
+      await assertStartable(t, blast, now);
+      row = await startSending(t, services, blast);
+    }
     return {
       blastId: id,
       previousStatus: blast.status as BlastStatus,
       status: row.status as BlastStatus,
       changedAt: row.updated_at.toISOString(),
       scheduledAt: scheduled ? blast.scheduled_at!.toISOString() : null,
-      recipientCount: estimate.audience.eligible,
-      estimatedCost: estimate.totalCost,
+      recipientCount: estimate?.audience.eligible ?? null,
+      estimatedCost: estimate?.totalCost ?? null,
     };
   });
 }
@@ -267,9 +277,9 @@ export function sendBlast(tenant: Tenant, services: Services, id: string): Promi
   return inTenantTransaction(tenant, async (t) => {
     const blast = await lockBlast(t, id);
     assertTransition('send', blast.status);
-    const { estimate } = await assertReady(t, blast);
+    await assertStartable(t, blast);
     const cleared = await q.updateBlast(t.db, t.organizationId, id, { scheduled_at: null });
-    const row = await startSending(t, services, { ...cleared, status: blast.status }, estimate.audience.eligible);
+    const row = await startSending(t, services, { ...cleared, status: blast.status });
     return {
       blastId: id,
       previousStatus: blast.status as BlastStatus,

@@ -84,7 +84,7 @@ export function assertVariants(variants: BlastVariant[] | undefined): void {
     ]);
 }
 
-/** Variants as cumulative buckets of 0–99: the same assignment in SQL (materialization) and in the estimate. */
+/** Variants as cumulative buckets of 0–99: the same assignment in SQL (each slice of the audience) and in the estimate. */
 export function variantBuckets(variants: BlastVariant[] | null): Array<{ key: string; upTo: number }> | null {
   if (!variants?.length) return null;
   let upTo = 0;

@@ -5,7 +5,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import * as q from '../../db/queries/blasts/blasts.ts';
 import { segmentPredicate, type SegmentQuery } from '../../db/queries/contacts/segments.ts';
-import { gateRows } from '../../db/queries/compliance/gate.ts';
+import { gateRows, type ContactLookup } from '../../db/queries/compliance/gate.ts';
 import { prepareGate, refusalMessage, type MessageType } from '../compliance/gate.ts';
 import { useSavedSegment } from '../contacts/segments.ts';
 import { CARD_OR_MEDIA_PRICE, TEXT_SEGMENT_PRICE, toMoney } from '../messaging/pricing.ts';
@@ -78,11 +78,11 @@ const NO_REVIEWS: ReadonlySet<string> = new Set();
 const EXCLUDED_BY: Record<string, 'dnc' | 'optedOut' | 'noConsent'> = { DNC_LISTED: 'dnc', OPTED_OUT: 'optedOut', NO_CONSENT: 'noConsent' };
 
 /**
- * The estimate, set-based: the audience through the send path's own gate (the same SQL) and channel plan, counted
- * in one aggregate; each content rendered once per channel. Quiet hours exclude nobody (a held message is still
- * sent): the eligible recipients inside theirs now are counted apart, with the time the last of them is due.
+ * The audience through the send path's own gate (the same SQL) and channel plan: the gate's rows (SQL), the route
+ * plan, and how each content renders per channel. `ignoreQuietHours`: quiet hours are not looked at (they exclude
+ * nobody), which spares reading every recipient's quiet group.
  */
-export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
+async function audienceGate(tenant: Tenant, blast: q.BlastRow, now: Date, ignoreQuietHours: boolean) {
   const { db, organizationId } = tenant;
   const predicate = await segmentOf(tenant, blast);
   const { contents } = await contentsOf(tenant, blast);
@@ -112,14 +112,30 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   const gate = await prepareGate(db, organizationId, {
     messageType,
     now,
+    ignoreQuietHours,
     texts: new Map([...contents].map(([key, content]) => [key, textOf(content)])),
     recipients,
   });
-  const groups = await q.estimateGroups(db, gateRows(organizationId, recipients, gate, 'join'), {
+  const routes: q.RoutePlan = {
     rcsUsable: usable('RCS'),
     fallbackAllowed: blast.fallback_to_sms,
     fallbackOk: [...contents].map(([key, content]) => ({ key, ok: blast.fallback_to_sms && carrier(content)?.senderId != null })),
-  });
+  };
+  // The rows as the estimate reads them all ('join': the planner's scan), or as the launch's look stops at the first
+  // eligible one ('probe': each recipient's contact by primary key, streamed in the audience's order).
+  const rows = (lookup: ContactLookup) => gateRows(organizationId, recipients, gate, lookup);
+  return { predicate, contents, gate, rows, routes, settingsFor };
+}
+
+/**
+ * The estimate, set-based: the audience through the send path's own gate (the same SQL) and channel plan, counted
+ * in one aggregate; each content rendered once per channel. Quiet hours exclude nobody (a held message is still
+ * sent): the eligible recipients inside theirs now are counted apart, with the time the last of them is due.
+ */
+export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
+  const { db, organizationId } = tenant;
+  const { predicate, contents, gate, rows, routes, settingsFor } = await audienceGate(tenant, blast, now, false);
+  const groups = await q.estimateGroups(db, rows('join'), routes);
   const duplicates = await q.audienceDuplicates(db, organizationId, blast.contact_ids, predicate);
 
   const excluded = { total: 0, optedOut: 0, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, duplicate: duplicates };
@@ -191,22 +207,42 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
   };
 }
 
-/** The checks before launch/send/schedule and at a scheduled start: throws NotReady (422) on failure. */
-export async function assertReady(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
+/** The sender must be able to send now: NotReady SENDER_NOT_READY otherwise. */
+async function assertSenderReady(tenant: Tenant, blast: q.BlastRow): Promise<void> {
   const sender = await requireSender(tenant.db, tenant.organizationId, blast.sender_id);
   try {
     assertSendable(sender);
   } catch (e) {
     throw new NotReady('SENDER_NOT_READY', 'UNPROCESSABLE', e instanceof Error ? e.message : 'The sender is not send-ready.');
   }
+}
+
+const noEligibleRecipients = () =>
+  new NotReady(
+    'NO_ELIGIBLE_RECIPIENTS',
+    'UNPROCESSABLE',
+    'The audience has no eligible recipient (every contact is excluded: opted out, DNC, no consent or no channel).',
+  );
+
+/** The checks before a scheduled launch or a schedule, with the estimate they answer: throws NotReady (422) on failure. */
+export async function assertReady(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
+  await assertSenderReady(tenant, blast);
   const result = await computeEstimate(tenant, blast, now);
   if (result.contentBlocked) throw new NotReady('CONTENT_BLOCKED', 'CONTENT_BLOCKED', result.contentBlocked);
-  if (result.estimate.audience.eligible === 0) {
-    throw new NotReady(
-      'NO_ELIGIBLE_RECIPIENTS',
-      'UNPROCESSABLE',
-      'The audience has no eligible recipient (every contact is excluded: opted out, DNC, no consent or no channel).',
-    );
-  }
+  if (result.estimate.audience.eligible === 0) throw noEligibleRecipients();
   return result;
+}
+
+/**
+ * The checks of a start (launch or send now, the scheduled start), without counting the audience: the sender is
+ * ready, the bot has an opening, no content is blocked, and one recipient at least passes the gate with a channel
+ * (the look stops at the first). The audience itself is resolved slice by slice as the blast sends (sending.ts).
+ * Throws NotReady (422) as assertReady does.
+ */
+export async function assertStartable(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<void> {
+  await assertSenderReady(tenant, blast);
+  const { gate, rows, routes } = await audienceGate(tenant, blast, now, true);
+  const blocked = gate.blockedKeys[0];
+  if (blocked !== undefined) throw new NotReady('CONTENT_BLOCKED', 'CONTENT_BLOCKED', refusalMessage(gate, blocked, 'CONTENT_BLOCKED'));
+  if (!(await q.anyEligible(tenant.db, rows('probe'), routes))) throw noEligibleRecipients();
 }

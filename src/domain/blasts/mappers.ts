@@ -42,13 +42,19 @@ export function toProgress(b: BlastRow, recipients: RecipientCounts, groups: Bla
   for (const g of groups) if (g.status in counts) counts[g.status as keyof Counts] += g.n;
   const total = Object.values(counts).reduce((s, n) => s + n, 0);
   const final = groups.filter((g) => FINAL_MESSAGE.has(g.status)).reduce((s, g) => s + g.n, 0);
-  const pct = (n: number) => (total === 0 ? 0 : Math.round((n / total) * 10000) / 100);
+  // The recipients resolved and waiting for their batch have no message yet: they are not dispatched either.
+  const resolved = total + recipients.pending;
+  const pct = (n: number) => (resolved === 0 ? 0 : Math.round((n / resolved) * 10000) / 100);
   return {
     blastId: b.id,
     status: b.status,
     totalRecipients: total,
     skipped: recipients.skipped,
     cancelled: recipients.cancelled,
+    pendingRecipients: recipients.pending,
+    // Batches of the audience are resolved as the blast sends (sending.ts); a blast stopped before the last one
+    // was resolved never resolves the rest.
+    audienceResolved: b.audience_done_at !== null,
     counts,
     // A message held for its recipient's quiet hours has not been dispatched: it waits, and says until when.
     percentDispatched: pct(total - counts.queued - counts.held),

@@ -1,13 +1,19 @@
-// Sending a blast. At the start (launch/send now, or the scheduled start job) the audience is materialized in one
-// INSERT … SELECT into blast_recipients (one row per contact: the idempotency unit) and one pg-boss job per batch
-// is queued in the same transaction. A batch job locks its pending rows (FOR UPDATE SKIP LOCKED) and hands them,
-// as one set, to the send entry every message takes (messaging/send.ts, as a blast batch order): each recipient
-// gets the gate, channel plan and price a direct send would, its message, and its row marked accepted with the
-// message id or skipped with the refusal as its reason (opted out, DNC, no consent, no channel …) — in one
-// statement, with no round trip per recipient. A retried, duplicated or concurrent batch never sends a recipient
-// twice, and a crash before commit leaves the rows pending for the retry. The accepted messages are dispatched
-// from the outbox by one wake job per batch, inserted by the accepting statement. An advance job follows the blast to DISPATCHED and SENT (or FAILED
-// when every recipient was refused).
+// Sending a blast. The start (launch/send now, or the scheduled start job) checks the blast (assertStartable: it
+// does not count the audience), moves it to SENDING and queues its first batch job: it touches no recipient, so it
+// answers at once whatever the audience's size. The audience is resolved slice by slice as the blast sends: batch
+// job k takes the next batchSize contacts of the audience by keyset over contact id (explicit ids ∪ segment, as
+// they are at that moment), inserts their blast_recipients rows (one per contact: the idempotency unit) and queues
+// batch k+1, in one short transaction that holds the blast's row (slices are taken one at a time, in order); then,
+// in a second transaction, it locks its pending rows (FOR UPDATE SKIP LOCKED) and hands them, as one set, to the
+// send entry every message takes (messaging/send.ts, as a blast batch order): each recipient gets the gate (so
+// consent, opt-outs and DNC are those of that moment), channel plan and price a direct send would, its message,
+// and its row marked accepted with the message id or skipped with the refusal as its reason — in one statement.
+// While batch k is accepted, batch k+1 already takes its slice. A retried, duplicated or concurrent batch job
+// never resolves a slice twice (the blast records how many slices it has) nor sends a recipient twice (the rows
+// are the unit, locked and marked), and a crash between the two transactions leaves the slice's rows pending
+// for the retry. A cancel stops the slices still to come. The accepted messages are dispatched from the outbox by
+// one wake job per batch, inserted by the accepting statement. An advance job follows the blast to DISPATCHED and
+// SENT (or FAILED when every recipient was refused) once the last slice is resolved and accepted.
 import { fromKysely } from 'pg-boss';
 import type { AppContext } from '../../app-context.ts';
 import * as q from '../../db/queries/blasts/blasts.ts';
@@ -20,11 +26,15 @@ import { emitEvent, emitEvents, subscribesToAny } from '../webhooks/events.ts';
 import { messageEvent } from '../messaging/message-events.ts';
 import { variantBuckets, type BlastVariant } from './content.ts';
 import { startBlastSessions } from '../../db/queries/bots/blast-sessions.ts';
-import { assertReady, contentsOf, NotReady, segmentOf, type BlastContents } from './estimate.ts';
+import { assertStartable, contentsOf, NotReady, segmentOf, type BlastContents } from './estimate.ts';
 import { assertTransition, type BlastStatus } from './transitions.ts';
 
-/** Recipients per send-batch job: one statement accepts them all. */
-const BATCH_SIZE = 5000;
+/**
+ * Recipients per send-batch job (one slice of the audience; one statement accepts them all). The first batch is
+ * smaller so that the first messages reach the carrier soon after the launch (a slice of 5,000 is about a second
+ * of accepting before any of them can be dispatched); the batches after it are full. Tests make them small.
+ */
+export const blastTuning = { batchSize: 5000, firstBatchSize: 500 };
 /** How often the advance job looks again while a blast sends; once DISPATCHED it looks less often as time passes. */
 const ADVANCE_EVERY_SECONDS = 1;
 const ADVANCE_MAX_SECONDS = 60;
@@ -62,25 +72,27 @@ export async function moveTo(
   return row;
 }
 
-/** Moves a checked blast to SENDING now: materializes the recipients and queues the batches (caller's transaction). */
-export async function startSending(
-  tenant: Tenant,
-  services: Pick<Services, 'queue'>,
-  blast: q.BlastRow,
-  eligible: number,
-): Promise<q.BlastRow> {
-  const { db, organizationId } = tenant;
-  const predicate = await segmentOf(tenant, blast);
-  const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
-  const { batches } = await q.materializeRecipients(db, organizationId, blast.id, blast.contact_ids, predicate, buckets, BATCH_SIZE);
-  await q.analyzeRecipients(db);
-  const now = new Date();
-  const row = await moveTo(tenant, services, blast, 'SENDING', { launched_at: now, recipient_count: eligible });
-  // Every batch's job in one statement (one round trip per batch before: 200 for a million recipients).
-  const jobs = Array.from({ length: batches }, (_, batch) => ({ data: { organizationId, blastId: blast.id, batch } satisfies BatchJob }));
-  if (jobs.length) await queueOf(services).insert(QUEUES.blastSendBatch, jobs, { db: fromKysely(db) });
+/**
+ * Moves a checked blast to SENDING now and queues its first batch, which resolves the first slice of the audience
+ * (caller's transaction). Nothing here reads the audience.
+ */
+export async function startSending(tenant: Tenant, services: Pick<Services, 'queue'>, blast: q.BlastRow): Promise<q.BlastRow> {
+  const row = await moveTo(tenant, services, blast, 'SENDING', {
+    launched_at: new Date(),
+    recipient_count: null,
+    audience_cursor: null,
+    audience_batches: 0,
+    audience_done_at: null,
+  });
+  await queueBatch(tenant, services, blast.id, 0);
   await queueAdvance(tenant, services, blast.id);
   return row;
+}
+
+async function queueBatch(tenant: Tenant, services: Pick<Services, 'queue'>, blastId: string, batch: number): Promise<void> {
+  await queueOf(services).send(QUEUES.blastSendBatch, { organizationId: tenant.organizationId, blastId, batch } satisfies BatchJob, {
+    db: fromKysely(tenant.db),
+  });
 }
 
 async function queueAdvance(
@@ -112,9 +124,9 @@ export async function runScheduledStart(app: AppContext, job: StartJob): Promise
     const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forUpdate: true });
     if (!blast || blast.status !== 'SCHEDULED' || !blast.scheduled_at || blast.scheduled_at.getTime() > Date.now() + 1000) return;
     try {
-      const { estimate } = await assertReady(t, blast);
+      await assertStartable(t, blast);
       assertTransition('start', blast.status);
-      await startSending(t, app, blast, estimate.audience.eligible);
+      await startSending(t, app, blast);
     } catch (e) {
       if (!(e instanceof NotReady)) throw e;
       assertTransition('fail', blast.status);
@@ -127,16 +139,18 @@ export async function runScheduledStart(app: AppContext, job: StartJob): Promise
 }
 
 /**
- * One batch: its pending recipients, locked (SKIP LOCKED), go through the one send path as a set — gate, plan,
- * price, conversation, message and the recipient rows marked accepted or skipped with the reason, in one
- * statement and one transaction. A retried or concurrent batch finds nothing pending and does nothing.
+ * One batch: the next slice of the audience resolved (takeSlice), then its pending recipients, locked (SKIP
+ * LOCKED), go through the one send path as a set — gate, plan, price, conversation, message and the recipient rows
+ * marked accepted or skipped with the reason, in one statement and one transaction. A retried or concurrent batch
+ * finds its slice taken and nothing pending, and does nothing.
  */
 export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
   const tenant = await tenantFor(app, job.organizationId);
+  await inTenantTransaction(tenant, (t) => takeSlice(t, app, job));
   await inTenantTransaction(tenant, async (t) => {
-    // Shared: the blast's batches run side by side; a cancel (FOR UPDATE) waits for this one, and then withdraws
-    // what it accepted.
-    const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forShare: true });
+    // Key-shared: the blast's batches run side by side, and the next slice is taken beside them; a cancel (FOR
+    // UPDATE) waits for this one, and then withdraws what it accepted.
+    const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forKeyShare: true });
     if (!blast) return;
     if (blast.status !== 'SENDING') return q.settlePendingBatch(t.db, t.organizationId, blast.id, job.batch, { status: 'cancelled' });
     // A bot blast whose bot no longer opens with a message (unpublished, deleted, republished without one) skips
@@ -177,6 +191,34 @@ export async function runBatch(app: AppContext, job: BatchJob): Promise<void> {
   });
 }
 
+/**
+ * Batch `job.batch`'s slice of the audience: the next batchSize contacts (firstBatchSize for the first) after the blast's cursor, inserted as
+ * its pending recipients, and the next batch queued when the slice was full — in the caller's transaction, which
+ * holds the blast's row so that slices are taken one at a time. Nothing when the blast no longer sends, when this
+ * slice was taken already (a retry or a duplicate job) or when the audience is resolved.
+ */
+async function takeSlice(t: Tenant, services: Pick<Services, 'queue'>, job: BatchJob): Promise<void> {
+  const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forNoKeyUpdate: true });
+  if (!blast || blast.status !== 'SENDING' || blast.audience_done_at || blast.audience_batches !== job.batch) return;
+  const audience = {
+    ids: blast.contact_ids,
+    segment: await segmentOf(t, blast),
+    variants: variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null),
+  };
+  const size = job.batch === 0 ? blastTuning.firstBatchSize : blastTuning.batchSize;
+  const { taken, last } = await q.resolveSlice(t.db, t.organizationId, blast.id, audience, {
+    batch: job.batch,
+    after: blast.audience_cursor,
+    size,
+  });
+  const done = taken < size;
+  await q.recordSlice(t.db, t.organizationId, blast.id, last ?? blast.audience_cursor, job.batch + 1, done);
+  if (!done) await queueBatch(t, services, blast.id, job.batch + 1);
+  // The first slice of a blast is new to the statistics: without them the planner takes it for one row and joins
+  // the send path's set statement by nested loops over thousands of rows. Its own rows count (ANALYZE sees them).
+  if (job.batch === 0) await q.analyzeRecipients(t.db);
+}
+
 /** SENDING → DISPATCHED → SENT (or FAILED when every recipient was refused); looks again until final. */
 export async function runAdvance(app: AppContext, job: StartJob): Promise<void> {
   const tenant = await tenantFor(app, job.organizationId);
@@ -194,6 +236,7 @@ export async function runAdvance(app: AppContext, job: StartJob): Promise<void> 
     const now = new Date();
     if (blast.status === 'SENDING') {
       const left =
+        blast.audience_done_at === null ||
         (await q.hasPendingRecipient(t.db, t.organizationId, blast.id)) ||
         (await q.hasMessageIn(t.db, t.organizationId, blast.id, ['queued']));
       if (!left) {

@@ -19,15 +19,18 @@ export function insertBlast(db: TenantDb, orgId: string, values: NewBlast): Prom
     .executeTakeFirstOrThrow();
 }
 
-/** `forShare`: batches of one blast run side by side, while a cancel (forUpdate) waits for them and they for it. */
+/**
+ * Row locks: `forKeyShare` — the acceptance of a batch (batches run side by side, and the taking of the next slice,
+ * `forNoKeyUpdate`, goes on beside them); `forUpdate` — a cancel or a move of state, which waits for both.
+ */
 export function getBlast(
   db: TenantDb,
   orgId: string,
   id: string,
-  opts: { forUpdate?: boolean; forShare?: boolean; skipLocked?: boolean } = {},
+  opts: { forUpdate?: boolean; forNoKeyUpdate?: boolean; forKeyShare?: boolean; skipLocked?: boolean } = {},
 ): Promise<BlastRow | undefined> {
   const q = tenant(db.selectFrom('blasts'), orgId).selectAll().where('id', '=', id);
-  const locked = opts.forUpdate ? q.forUpdate() : opts.forShare ? q.forShare() : q;
+  const locked = opts.forUpdate ? q.forUpdate() : opts.forNoKeyUpdate ? q.forNoKeyUpdate() : opts.forKeyShare ? q.forKeyShare() : q;
   return (opts.skipLocked ? locked.skipLocked() : locked).executeTakeFirst();
 }
 
@@ -116,26 +119,47 @@ export type EstimateGroup = {
   n: number;
 };
 
+export type RoutePlan = { rcsUsable: boolean; fallbackAllowed: boolean; fallbackOk: ReadonlyArray<{ key: string; ok: boolean }> };
+
+/**
+ * A gate row's route: 'primary' (RCS), 'fallback' (SMS/MMS) or null (no channel). As BlastEstimate documents, an
+ * unknown capability is placed on the fallback channel when fallback is allowed. `f` is fallbackOf's join.
+ */
+function routeOf(plan: RoutePlan): RawBuilder<string | null> {
+  return sql`case when ${plan.rcsUsable} and (g.rcs_capable or (g.rcs_capable is null and not ${plan.fallbackAllowed})) then 'primary'
+           when f.ok then 'fallback' end`;
+}
+
+/** Whether each content key has a fallback carrier, joined as `f` on the gate row's key. */
+function fallbackOf(plan: RoutePlan): RawBuilder<unknown> {
+  return sql`left join unnest(${plan.fallbackOk.map((f) => f.key)}::text[], ${plan.fallbackOk.map((f) => f.ok)}::bool[]) as f(key, ok) on f.key = g.key`;
+}
+
 /**
  * The estimate's figures in one aggregate over the gate's rows (src/db/queries/compliance/gate.ts): recipients by
- * content key, refusal, route (RCS, its SMS/MMS fallback, or none), unknown RCS capability and quiet hours now. As BlastEstimate
- * documents, an unknown capability is placed on the fallback channel when fallback is allowed.
+ * content key, refusal, route (RCS, its SMS/MMS fallback, or none), unknown RCS capability and quiet hours now.
  */
-export async function estimateGroups(
-  db: TenantDb,
-  gate: RawBuilder<unknown>,
-  plan: { rcsUsable: boolean; fallbackAllowed: boolean; fallbackOk: ReadonlyArray<{ key: string; ok: boolean }> },
-): Promise<EstimateGroup[]> {
+export async function estimateGroups(db: TenantDb, gate: RawBuilder<unknown>, plan: RoutePlan): Promise<EstimateGroup[]> {
   const rows = await sql<EstimateGroup & { n: string }>`
-    select g.key, g.block_code, g.rcs_capable is null as capability_unknown,
-      case when ${plan.rcsUsable} and (g.rcs_capable or (g.rcs_capable is null and not ${plan.fallbackAllowed})) then 'primary'
-           when f.ok then 'fallback' end as route,
+    select g.key, g.block_code, g.rcs_capable is null as capability_unknown, ${routeOf(plan)} as route,
       g.held_until is not null as held, max(g.held_until) as held_until,
       count(*) as n
-    from (${gate}) g
-    left join unnest(${plan.fallbackOk.map((f) => f.key)}::text[], ${plan.fallbackOk.map((f) => f.ok)}::bool[]) as f(key, ok) on f.key = g.key
+    from (${gate}) g ${fallbackOf(plan)}
     group by 1, 2, 3, 4, 5`.execute(db);
   return rows.rows.map((r) => ({ ...r, n: Number(r.n) }));
+}
+
+/**
+ * Whether at least one recipient of the gate's rows passes it and has a channel: the launch's check, which stops
+ * at the first such recipient (the rows stream in contact order; only an audience excluded almost entirely is
+ * read through).
+ */
+export async function anyEligible(db: TenantDb, gate: RawBuilder<unknown>, plan: RoutePlan): Promise<boolean> {
+  const rows = await sql<{ one: number }>`
+    select 1 as one from (${gate}) g ${fallbackOf(plan)}
+    where g.block_code is null and ${routeOf(plan)} is not null
+    limit 1`.execute(db);
+  return rows.rows.length > 0;
 }
 
 /** Count of the audience now, before exclusions (union, without duplicates). */
@@ -153,35 +177,48 @@ export async function countAudience(
 }
 
 /**
- * Materializes the recipients in one set-based INSERT … SELECT: the audience (explicit ids ∪ segment), each contact
- * once, with its batch number and its A/B variant chosen deterministically from a hash of (blast, contact) against
- * the cumulative weights. Runs once per blast, in the transaction that moves it to SENDING (a blast never starts
- * twice). Answers the number of recipients and of batches.
+ * Resolves the next slice of the audience (explicit ids ∪ segment) into recipients of batch `batch`: the next
+ * `size` contacts by contact id after `after` (the keyset; null for the first), each with its A/B variant chosen
+ * deterministically from a hash of (blast, contact) against the cumulative weights. The caller holds the blast's
+ * row (slices are taken one at a time); a recipient already there is left as it is (the primary key (blast,
+ * contact) is the idempotency unit). Answers how many contacts the slice took and the last one (the next cursor).
  */
-export async function materializeRecipients(
+export async function resolveSlice(
   db: TenantDb,
   orgId: string,
   blastId: string,
-  ids: readonly string[],
-  segment: RawBuilder<SqlBool> | null,
-  variants: ReadonlyArray<{ key: string; upTo: number }> | null,
-  batchSize: number,
-): Promise<{ recipients: number; batches: number }> {
-  const key = variantKey(blastId, variants);
-  // No RETURNING: batches are numbered 0, 1, … by row number, so the count alone gives how many there are (the
-  // returned rows of a million-recipient insert spilled to disk only to be counted).
-  const result = await sql`
-    insert into blast_recipients (organization_id, blast_id, contact_id, batch, variant_key, status)
-    select c.organization_id, ${blastId}::uuid, c.id, ((row_number() over (order by c.id)) - 1) / ${batchSize}, nullif(${key}, ''), 'pending'
-    from contacts c
-    where c.organization_id = ${orgId}::uuid and ${audienceCondition(ids, segment)}`.execute(db);
-  const recipients = Number(result.numAffectedRows ?? 0n);
-  return { recipients, batches: Math.ceil(recipients / batchSize) };
+  audience: { ids: readonly string[]; segment: RawBuilder<SqlBool> | null; variants: ReadonlyArray<{ key: string; upTo: number }> | null },
+  slice: { batch: number; after: string | null; size: number },
+): Promise<{ taken: number; last: string | null }> {
+  const key = variantKey(blastId, audience.variants);
+  const after = slice.after ? sql`and c.id > ${slice.after}::uuid` : sql``;
+  const row = (
+    await sql<{ taken: number; last: string | null }>`
+      with s as (
+        select c.organization_id, c.id, ${key} as key from contacts c
+        where c.organization_id = ${orgId}::uuid and ${audienceCondition(audience.ids, audience.segment)} ${after}
+        order by c.id limit ${slice.size}
+      ), ins as (
+        insert into blast_recipients (organization_id, blast_id, contact_id, batch, variant_key, status)
+        select s.organization_id, ${blastId}::uuid, s.id, ${slice.batch}, nullif(s.key, ''), 'pending' from s
+        on conflict (blast_id, contact_id) do nothing
+      )
+      select (select count(*)::int from s) as taken, (select s.id from s order by s.id desc limit 1) as last`.execute(db)
+  ).rows[0]!;
+  return { taken: row.taken, last: row.last };
+}
+
+/** Records a resolved slice on the blast: the cursor, the slices so far, and when the last one was (`done`). */
+export async function recordSlice(db: TenantDb, orgId: string, blastId: string, cursor: string | null, batches: number, done: boolean) {
+  await tenant(db.updateTable('blasts'), orgId)
+    .set({ audience_cursor: cursor, audience_batches: batches, ...(done ? { audience_done_at: sql<Date>`now()` } : {}) })
+    .where('id', '=', blastId)
+    .execute();
 }
 
 // System handle: ANALYZE blast_recipients: statistics, no row read or written.
 /**
- * Fresh statistics for blast_recipients after a materialization: without them the planner takes a just-inserted
+ * Fresh statistics for blast_recipients after a blast's first slice is resolved: without them the planner takes a just-inserted
  * batch for one row and joins the send path's set statement by nested loops over thousands of rows.
  */
 export async function analyzeRecipients(db: Db): Promise<void> {
