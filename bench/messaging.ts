@@ -8,6 +8,7 @@ import { sql } from 'kysely';
 import { createDb } from '../src/db/database.ts';
 import { DISPATCH_QUEUE, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
 import { startQueue } from '../src/jobs/queue.ts';
+import { topStatements } from './dispatch-import.ts';
 
 const DISPATCH_BACKLOG = Number(process.env.BENCH_DISPATCH_BACKLOG ?? 5000);
 
@@ -138,6 +139,8 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     });
     ctx.children.push(receiver);
     await ctx.waitFor(`http://127.0.0.1:${receiverPort}/health`);
+    const statements = process.env.BENCH_STATEMENTS === '1';
+    if (statements) await sql`select pg_stat_statements_reset()`.execute(db);
     const worker: ChildProcess = spawn(process.execPath, ['src/worker.ts'], {
       env: { ...ctx.env, CALLBACK_BASE_URL: `http://127.0.0.1:${receiverPort}` },
       stdio: 'ignore',
@@ -176,6 +179,7 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     lines.push(
       `      by the messages' own sent_at: ${fmt(Number(span.n))} sent within ${fmt(Number(span.s), 2)} s = ${fmt(Number(span.n) / Number(span.s))} messages/s`,
     );
+    if (statements) lines.push(...(await topStatements(db)));
     return lines;
   } finally {
     await db.destroy();

@@ -10,6 +10,7 @@
 //  (e) contact list/search and segment queries on 1,000,000 contacts of one organization (bench/contacts-queries.ts)
 //  (s) the largest segment the document allows on 1,000,000 contacts, through the API's statement limits (bench/segments-worst.ts)
 //  (m) sends per second through POST /v1/messages/send, and dispatch throughput to the simulator (bench/messaging.ts)
+//  (i) dispatch throughput before and after part d's bulk import, in one run (bench/dispatch-import.ts)
 //  (l) a 1,000,000-recipient blast: launch (< 300 ms), first hand-over (< 2 s), every message queued vs. a plain INSERT …
 //      SELECT, hand-over rate (≥ 5,000/s, exactly once), the attribution trigger on blast batches on/off (bench/blasts.ts)
 //  (r) analytics over 10,000,000 messages: rollup answers vs. the raw table; a 1,000,000-row export (bench/analytics.ts)
@@ -36,11 +37,12 @@ import { benchContactImport } from './contacts-import.ts';
 import { benchContactQueries } from './contacts-queries.ts';
 import { benchWorstSegment } from './segments-worst.ts';
 import { runMessagingBench } from './messaging.ts';
+import { benchDispatchAfterImport } from './dispatch-import.ts';
 import { benchBlasts } from './blasts.ts';
 import { benchAnalytics } from './analytics.ts';
 import { benchMixed } from './mixed.ts';
 
-const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 's', 'm', 'l', 'r', 'x'] as const;
+const PARTS = ['a', 'b', 'c', 'h', 'w', 'd', 'e', 's', 'm', 'i', 'l', 'r', 'x'] as const;
 type Part = (typeof PARTS)[number];
 const USAGE = `npm run bench [-- --only <parts>]
 
@@ -51,8 +53,10 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   e  queries at 1,000,000 contacts              s  the largest segment allowed, 1,000,000 contacts
   m  sends per second and dispatch throughput   l  a 1,000,000-recipient blast
   r  analytics over 10,000,000 messages        x  mixed load, each rate next to its figure alone
+  i  dispatch before and after a bulk import
 Options: --seconds N (part x's mixed phase, default 60).
-Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE.
+Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE,
+  BENCH_STATEMENTS=1 (load pg_stat_statements; part i prints the statements that took the database's time).
 A figure that misses its goal is marked ✗ MISSED.`;
 
 function selectedParts(argv: string[]): Set<Part> {
@@ -125,7 +129,13 @@ const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDig
 
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'msa-bench-'));
-  const pgServer = await startEmbeddedPostgres({ dataDir: dir, port: await freePort() });
+  const pgServer = await startEmbeddedPostgres({
+    dataDir: dir,
+    port: await freePort(),
+    ...(process.env.BENCH_STATEMENTS === '1'
+      ? { settings: { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track_planning': 'on' } }
+      : {}),
+  });
   const children: Array<{ kill: () => void }> = [];
   // Interrupted (Ctrl-C, SIGTERM): stop the children and the database, remove the temporary cluster.
   let cleaning = false;
@@ -145,6 +155,7 @@ async function main(): Promise<void> {
   try {
     const { db } = createDb(pgServer.url, 2);
     await migrateToLatest(db as never);
+    if (process.env.BENCH_STATEMENTS === '1') await sql`create extension if not exists pg_stat_statements`.execute(db);
     const org = await createOrganization(db, loadDocument(), 'Bench org');
     for (let i = 0; i < 9; i++) await createOrganization(db, loadDocument(), `Noise org ${i}`);
     await db.destroy();
@@ -417,6 +428,7 @@ async function main(): Promise<void> {
       for (const line of await benchBlasts(own)) console.log(line);
       await settle();
     }
+    if (parts.has('i')) for (const line of await benchDispatchAfterImport(own, settle)) console.log(line);
     if (parts.has('r')) for (const line of await benchAnalytics(own)) console.log(line);
     if (parts.has('x')) {
       const i = process.argv.indexOf('--seconds');

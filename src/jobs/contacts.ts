@@ -13,7 +13,10 @@ import { QUEUES } from './queue-names.ts';
 const importJob: JobDefinition<ImportJobData> = {
   queue: IMPORT_QUEUE,
   run: (data, app) => runImportJob(app, data),
-  queueOptions: { retryLimit: 2, retryDelay: 5, expireInSeconds: 15 * 60 },
+  // A killed worker's import is run again (resuming where it stood) once its heartbeat is 30 s stale, not after the
+  // 15-minute expiry. 30 s, not dispatch's 10: a live import refreshes it between its COPY batches, which hold the
+  // event loop for a moment each, and a live import must never be handed to a second worker.
+  queueOptions: { retryLimit: 2, retryDelay: 5, expireInSeconds: 15 * 60, heartbeatSeconds: 30 },
 };
 
 const bulkTagJob: JobDefinition<BulkTagJobData> = {

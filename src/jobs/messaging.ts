@@ -20,7 +20,8 @@ const dispatch: JobDefinition<DispatchJob> = {
 const simulatorCallbacks: JobDefinition<CallbackJob> = {
   queue: SIMULATOR_CALLBACK_QUEUE,
   batchSize: 50,
-  queueOptions: { retryLimit: 10, retryDelay: 1, retryBackoff: true },
+  // As dispatch: a killed worker's callbacks are retried after the heartbeat, not after pg-boss's 15-minute expiry.
+  queueOptions: { retryLimit: 10, retryDelay: 1, retryBackoff: true, heartbeatSeconds: 10 },
   runBatch: async (jobs, app) => {
     const simulator = app.providers.sandbox('PROVIDER_A');
     if (!(simulator instanceof CarrierSimulator)) throw new Error('the sandbox is no carrier simulator');

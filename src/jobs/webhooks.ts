@@ -19,7 +19,10 @@ const delivery: JobDefinition<DeliveryJobData> = {
   // Two batches in flight per process: one makes its requests while the other records its attempts (the record
   // transactions lock endpoints in one order, so they only queue behind each other, never deadlock).
   concurrency: 2,
-  queueOptions: { retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 300 },
+  // A worker killed mid-batch stops heart-beating: its jobs fail after heartbeatSeconds and are retried (attempts
+  // already recorded are not made again), instead of waiting out expireInSeconds. A live worker refreshes the
+  // heartbeat while its requests run, so a batch of slow receivers still has the whole expiry.
+  queueOptions: { retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 300, heartbeatSeconds: 10 },
   runBatch: (jobs, app) => runDeliveryBatch(app, attemptsOf(jobs.map((j) => j.data))),
 };
 

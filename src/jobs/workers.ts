@@ -27,9 +27,19 @@ export const jobDefinitions: JobDefinition[] = [
   ...billingJobs,
 ] as JobDefinition[];
 
+/**
+ * Creates the queues, and brings an existing queue's options to what its definition says now: pg-boss's createQueue
+ * leaves a queue that exists untouched (ON CONFLICT DO NOTHING), so an option added later (a heartbeat) never reached
+ * a database whose queue was created before it. One read of every queue; a statement only for a queue missing or
+ * differing.
+ */
 export async function createQueues(boss: JobQueue): Promise<void> {
+  const existing = new Map((await boss.getQueues()).map((q) => [q.name, q as unknown as Record<string, unknown>]));
   const create = async (def: JobDefinition) => {
-    await boss.createQueue(def.queue, { notify: true, ...def.queueOptions });
+    const options = { notify: true, ...def.queueOptions };
+    const queue = existing.get(def.queue);
+    if (!queue) await boss.createQueue(def.queue, options);
+    else if (Object.entries(options).some(([key, value]) => queue[key] !== value)) await boss.updateQueue(def.queue, options);
     // Idempotent (an upsert by queue name); pg-boss queues the job on each tick in the processes that run workers.
     if (def.schedule) await boss.schedule(def.queue, def.schedule.cron, def.schedule.data ?? {}, { tz: 'UTC' });
   };
