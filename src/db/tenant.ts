@@ -105,14 +105,23 @@ type Node = { kind?: string; [key: string]: unknown };
 /** A table named after from/join/update/into in raw SQL: `contacts`, `"contacts"`, `public.contacts`, `only x`. */
 const RAW_TABLE = /\b(?:from|join|update|into)\s+(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?/gi;
 
-/** Tenant tables named in the fragments of a raw `sql` node (heuristic: see the head of this file). */
-function rawTables(fragments: readonly string[], tables: ReadonlySet<string>, touched: Set<string>): void {
-  for (const fragment of fragments) {
-    for (const m of fragment.matchAll(RAW_TABLE)) {
-      const name = m[1]!.toLowerCase();
-      if (tables.has(name)) touched.add(name);
-    }
+/**
+ * What a raw `sql` node's fragments say, read once per fragment list: every table name after from/join/update/into
+ * (lowercased), and whether `organization_id` is written. A `sql` template's strings are one frozen array per call
+ * site, so the send path's long statements are scanned once per process, not at every execution (the scan was ~4 %
+ * of the API process's CPU per send: bench m, issue 38).
+ */
+const rawFacts = new WeakMap<readonly string[], { names: readonly string[]; column: boolean }>();
+
+function rawFactsOf(fragments: readonly string[]): { names: readonly string[]; column: boolean } {
+  let facts = rawFacts.get(fragments);
+  if (!facts) {
+    const names: string[] = [];
+    for (const fragment of fragments) for (const m of fragment.matchAll(RAW_TABLE)) names.push(m[1]!.toLowerCase());
+    facts = { names, column: fragments.some((f) => f.includes('organization_id')) };
+    rawFacts.set(fragments, facts);
   }
+  return facts;
 }
 
 export function assertScoped(root: RootOperationNode, organizationId: string, tables: ReadonlySet<string>): void {
@@ -144,9 +153,9 @@ export function assertScoped(root: RootOperationNode, organizationId: string, ta
         if ((node.values as unknown[]).includes(organizationId)) value = true;
         break;
       case 'RawNode': {
-        const fragments = node.sqlFragments as string[];
-        if (fragments.some((f) => f.includes('organization_id'))) column = true;
-        rawTables(fragments, tables, touched);
+        const facts = rawFactsOf(node.sqlFragments as readonly string[]);
+        if (facts.column) column = true;
+        for (const name of facts.names) if (tables.has(name)) touched.add(name);
         break;
       }
     }
