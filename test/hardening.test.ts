@@ -243,7 +243,7 @@ describe('client mistakes are 4xx, never 500', () => {
     const unknown = await call(srv, 'POST', '/v1/messages/preview', { key, body: { content: { type: 'hologram' } } });
     expect(unknown.status).toBe(400);
     expect(unknown.body.details).toEqual([
-      { field: 'body.content.type', message: 'must be one of: text, card, carousel, media', code: 'enum' },
+      { field: 'body.content.type', message: 'must be one of: text, card, carousel, media, template', code: 'enum' },
     ]);
   });
 

@@ -161,16 +161,13 @@ describe('per-recipient lookups by primary key', () => {
     const [statement] = await captured(/update blast_recipients br/, async () => {
       expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/launch`, { key: org.apiKey.secret })).status).toBe(200);
       const deadline = Date.now() + 20_000;
-      const pending = async () =>
-        (
-          await srv.context.db
-            .selectFrom('blast_recipients')
-            .select('contact_id')
-            .where('blast_id', '=', blast.body.id)
-            .where('status', '=', 'pending')
-            .execute()
-        ).length;
-      while ((await pending()) > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      // The audience is taken slice by slice after the launch (issue 33): wait until all 30 are recipients and
+      // none is pending any more.
+      const unsettled = async () => {
+        const rows = await srv.context.db.selectFrom('blast_recipients').select('status').where('blast_id', '=', blast.body.id).execute();
+        return rows.length < 30 || rows.some((r) => r.status === 'pending');
+      };
+      while ((await unsettled()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     });
     expect(statement).toBeDefined();
     expect(new Set(await scansOf(statement!, 'contacts'))).toEqual(new Set(['contacts_pkey']));
