@@ -48,7 +48,16 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     await apiKeyCache?.start();
     if (queue) await createQueues(queue);
     const endpoint = { baseUrl: config.callbackBaseUrl };
-    const providers = assembleProviders({ db, queue, endpoint, real: await configuredProviders(config.providers, endpoint), log });
+    const providers = assembleProviders({
+      db,
+      queue,
+      endpoint,
+      real: await configuredProviders(config.providers, endpoint, {
+        ownBaseUrl: config.assetBaseUrl,
+        allowPrivate: config.webhookAllowPrivate,
+      }),
+      log,
+    });
     const context: AppContext = {
       config,
       db,
