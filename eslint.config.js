@@ -1,7 +1,8 @@
 // ESLint (typescript-eslint, type-aware): promises that are never awaited or handed where a callback's result
 // is ignored, type-only imports written as such, and the layer boundaries of the architecture (README, "Adding
 // an operation"): handlers → domain → db/queries; src/db never imports src/domain or src/http; the domain reaches
-// providers only through their interface (src/providers/provider.ts), never a concrete provider.
+// providers only through their interface (src/providers/provider.ts), never a concrete provider; providers and
+// src/net never import the domain.
 import tseslint from 'typescript-eslint';
 
 /** One layer: `files` may import nothing matching any rule's patterns (each rule says why). */
@@ -26,6 +27,13 @@ export const layers = [
     [
       ['**/providers/*', '**/providers/**', '!**/providers/provider.ts'],
       'The domain reaches providers through src/providers/provider.ts (AppContext.providers) only; src/runtime.ts picks the concrete ones.',
+    ],
+  ),
+  layer(
+    ['src/providers/**/*.ts', 'src/net/**/*.ts'],
+    [
+      ['**/domain/*', '**/domain/**', '**/http/*', '**/http/**', '**/handlers/*', '**/handlers/**'],
+      'Providers and src/net serve the domain and never depend on it: what both need (the SSRF guard …) lives in src/net or src/lib.',
     ],
   ),
 ];

@@ -34,8 +34,9 @@ export interface paths {
          *     (a detached PRIMARY stops); an `RCS_AGENT` only `LAUNCHED`, or in `TESTING` towards its `ACCEPTED` test
          *     devices; a sender attached with role `TEST` only towards its test devices. Blast batches record the same
          *     code on each skipped recipient (a TEST sender carries no blast). The 10DLC and RCS-launch conditions apply
-         *     where this service reviews those registrations (the carrier sandbox); a sender of a connected carrier that
-         *     registers senders in its own console (Twilio and Telnyx 10DLC campaigns, Google's RBM agent launch) is held
+         *     where this service reviews those registrations (the carrier sandbox, and Telnyx's 10DLC registry for a sender
+         *     on Telnyx); a sender of a connected carrier that registers senders in its own console (Twilio 10DLC
+         *     campaigns, Google's RBM agent launch) is held
          *     to them by that carrier, which refuses an unregistered sender's message: it then fails with the carrier's
          *     reason (e.g. `TWILIO_30034`).
          *
@@ -1181,7 +1182,8 @@ export interface paths {
          *       `firstName`, `lastName` and `mobilePhone`; `PUBLIC_PROFIT` needs `stockSymbol` and `stockExchange` (400).
          *     - 409 `INVALID_STATE` when the sender already has a brand registration that is `PENDING`, `IN_REVIEW`,
          *       `REGISTERED` or `SUSPENDED`. After `REJECTED`, registering again replaces the rejected registration.
-         *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached; nothing is recorded.
+         *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached, or refuses the registration outright (the message
+         *       gives the registry's reason, e.g. a field Telnyx's 10DLC registry does not accept); nothing is recorded.
          *     - The first brand registration of a sender creates its program (see `GET /v1/programs`), named after
          *       `displayName`; a `DRAFT` or `REJECTED` sender becomes `PENDING` (`sender_id.status_changed`). A rejection
          *       moves a `PENDING` sender to `REJECTED`.
@@ -1194,6 +1196,8 @@ export interface paths {
          *       VETTED_VERIFIED`) is set when the brand is `REGISTERED` and raises the 10DLC throughput class of the
          *       program's senders (`SenderId.throughputPerSecond`: 75 from a score of 75, 40 from 50, else 4). Its fee,
          *       40.00 USD at cost, is charged the day of the request whatever the outcome (usage line `vetting_fee`).
+         *       A sender on a slot played by Telnyx registers with Telnyx's 10DLC registry, where vetting is ordered in
+         *       Telnyx's portal: `requestVetting` is not sent there and no score is reported.
          *     - A `REGISTERED` brand may later be `SUSPENDED` (reasons in `rejectionReasons`), which stops its program's
          *       10DLC senders (422 `SENDER_NOT_READY`) until it is lifted.
          *     - Sandbox (README, "Carrier sandbox"): a `displayName` containing `REJECT` is rejected with reasons,
@@ -1282,7 +1286,8 @@ export interface paths {
          *       `CHANGES` is rejected asking for `privacyPolicyUrl` (registered again with it, it is approved), `SUSPEND` is
          *       suspended one step after approval (the next `refresh-status` lifts it), `EXPIRE` expires one step after
          *       approval, and `UPSTREAM` answers 502.
-         *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached; nothing is recorded.
+         *     - 502 `UPSTREAM_ERROR` when the registry cannot be reached, or refuses the registration outright (the message
+         *       gives the registry's reason, e.g. a field Telnyx's 10DLC registry does not accept); nothing is recorded.
          *     - 422 `PROVIDER_UNSUPPORTED` when the sender's provider registers no 10DLC campaigns; nothing is stored.
          */
         post: operations["registerSenderCampaign"];
@@ -4359,6 +4364,8 @@ export interface paths {
          *     - `msa_provider_circuit_state{provider,state}` (gauge): 1 for the circuit breaker's current state (`closed`,
          *       `open`, `half_open`, as in `GET /health`), 0 for the others;
          *     - `msa_provider_consecutive_failures` (gauge): outages (5xx, timeouts, no answer) in a row;
+         *     - `msa_provider_credentials_refused` (gauge): 1 while the provider's last answer to a send refused the
+         *       service's credentials (401/403), as `credentialsRefused` in `GET /health`;
          *     - `msa_provider_wait_seconds` (gauge): how long dispatch to the provider still waits (an open circuit's next
          *       trial, or a 429's `Retry-After`), 0 when it does not;
          *     - `msa_provider_circuit_openings_total` (counter): times the circuit opened;
@@ -6355,6 +6362,13 @@ export interface components {
              *     `PROVIDER_UNAVAILABLE`: the provider was down (5xx, timeouts, no answer) or rate limited the service until
              *     the message's validity period ended (4 hours when its sender sets none); the wait used up no retries. The
              *     message says the provider's last answer; it is not sent and not charged.
+             *     `MEDIA_UNAVAILABLE`: the media could not be fetched for the carrier: its link answered 4xx, the file is over
+             *     the carrier's limit, or (where the service downloads media itself, for RCS through Google RBM) the link's
+             *     host resolves to a private, loopback or link-local address, which is never fetched.
+             *     `PROVIDER_AUTH_FAILED`: the connected carrier refused the service's own credentials (HTTP 401/403, or no
+             *     token for an RBM service account): a configuration error of the operator, not of the message, so it fails
+             *     at once without waiting or retrying; it is not sent and not charged. The message gives the carrier's
+             *     answer (e.g. `TWILIO_20003`) and the settings to check; `GET /health` shows the slot's `credentialsRefused`.
              *     `OPTED_OUT` and `DNC_LISTED`: the phone opted out (STOP) or was put on the Do-Not-Contact list after the
              *     message was accepted and before any carrier took it (held for quiet hours, or queued behind the sender's
              *     rate in a long blast); it is not sent and not charged. Keyword replies (a STOP confirmation) are exempt.
@@ -16832,7 +16846,11 @@ export interface components {
          *     (5xx, timeouts, no answer) open its circuit breaker: dispatch waits (5 s, doubling on each failed trial up to
          *     120 s), then one batch is sent as a trial (`half_open`), whose success closes the circuit. Meanwhile messages
          *     stay queued (not failed) until their validity period ends (the sender protocol's `validityPeriodSeconds`, 4
-         *     hours by default). The sandbox senders' simulator never waits. Counters start at zero when the instance starts.
+         *     hours by default). A batch in which the provider accepted any message is no outage, even if another of its
+         *     calls timed out. A provider refusing the service's credentials (401/403, or no token for RBM's service account)
+         *     is no outage either: `credentialsRefused` turns true and its messages fail at once with `PROVIDER_AUTH_FAILED`
+         *     until the operator fixes the credentials. The sandbox senders' simulator never waits. Counters start at zero
+         *     when the instance starts.
          */
         HealthProvider: {
             name: components["schemas"]["SenderIdProvider"];
@@ -16852,6 +16870,13 @@ export interface components {
             rateLimited: number;
             /** @description Times the circuit opened since the instance started. */
             circuitOpenings: number;
+            /**
+             * @description True while the provider's last answer to a send refused the service's credentials (401/403; for RBM also
+             *     a service-account token Google would not issue): a configuration error an operator must fix (the log says
+             *     so once, naming the settings to check). False again once a send succeeds. It does not make the instance
+             *     `degraded`.
+             */
+            credentialsRefused: boolean;
         };
         /**
          * @description Liveness and readiness of one API instance. Deliberately a flat object (not a `{data}` envelope) so load
@@ -16873,7 +16898,8 @@ export interface components {
          *           "consecutiveFailures": 0,
          *           "waitUntil": null,
          *           "rateLimited": 0,
-         *           "circuitOpenings": 0
+         *           "circuitOpenings": 0,
+         *           "credentialsRefused": false
          *         },
          *         {
          *           "name": "PROVIDER_B",
@@ -16881,7 +16907,8 @@ export interface components {
          *           "consecutiveFailures": 5,
          *           "waitUntil": "2026-11-21T09:30:05Z",
          *           "rateLimited": 2,
-         *           "circuitOpenings": 1
+         *           "circuitOpenings": 1,
+         *           "credentialsRefused": false
          *         }
          *       ],
          *       "time": "2026-11-21T09:30:00Z"
@@ -25783,7 +25810,8 @@ export interface operations {
                      *           "consecutiveFailures": 0,
                      *           "waitUntil": null,
                      *           "rateLimited": 0,
-                     *           "circuitOpenings": 0
+                     *           "circuitOpenings": 0,
+                     *           "credentialsRefused": false
                      *         },
                      *         {
                      *           "name": "PROVIDER_B",
@@ -25791,7 +25819,8 @@ export interface operations {
                      *           "consecutiveFailures": 0,
                      *           "waitUntil": null,
                      *           "rateLimited": 0,
-                     *           "circuitOpenings": 0
+                     *           "circuitOpenings": 0,
+                     *           "credentialsRefused": false
                      *         }
                      *       ],
                      *       "time": "2026-11-21T09:30:00Z"

@@ -58,7 +58,10 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
     return queue;
   });
   const endpoint = { baseUrl: config.callbackBaseUrl };
-  const real = configuredProviders(config.providers, endpoint);
+  const real = configuredProviders(config.providers, endpoint, {
+    ownBaseUrl: config.assetBaseUrl,
+    allowPrivate: config.webhookAllowPrivate,
+  });
   // One Promise.all over every step, so each failure has a handler; the first one is the start-up's error.
   const started = Promise.all([queueReady, afterMigrations, listening, real]);
   try {

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { z } from 'zod';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { freePort } from './support/processes.ts';
-import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
+import { setResolverForTests } from '../src/net/destination-guard.ts';
 
 const run = promisify(execFile);
 const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_ENV: 'test', RUN_WORKERS: '0' });

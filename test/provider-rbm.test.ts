@@ -3,7 +3,7 @@
 // through the API whose capability RBM looked up, DELIVERED and READ events, an inbound reply and a STOP written to
 // the agent, Google's webhook verification answered, forged events refused; a repeated send is not sent twice; an
 // image asset uploaded through files.create once and sent as uploadedRbmFile.
-import { randomInt, randomUUID } from 'node:crypto';
+import { generateKeyPairSync, randomInt, randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +12,8 @@ import { sql } from 'kysely';
 import sharp from 'sharp';
 import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import { assembleProviders } from '../src/providers/assemble.ts';
-import { RbmProvider } from '../src/providers/rbm/adapter.ts';
+import { RbmProvider, type RbmSettings } from '../src/providers/rbm/adapter.ts';
+import { setResolverForTests } from '../src/net/destination-guard.ts';
 import { startRbmFake, type RbmFake } from './support/rbm-fake.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { until } from './support/wait.ts';
@@ -22,16 +23,30 @@ let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
 let key: string;
 let rbm: RbmProvider;
+let settings: RbmSettings & { media: { ownBaseUrl: string; allowPrivate: boolean } };
+let revoked: RbmProvider;
 let dir: string;
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'provider-rbm-'));
   fake = await startRbmFake();
-  rbm = new RbmProvider({
-    name: 'PROVIDER_A',
+  settings = {
+    clientEmail: fake.clientEmail,
+    privateKey: fake.privateKey,
+    webhookClientToken: fake.clientToken,
+    apiBaseUrl: fake.baseUrl,
+    tokenUrl: fake.tokenUrl,
+    timeoutMs: 5000,
+    // The server's own address is known once it listens (below).
+    media: { ownBaseUrl: 'http://127.0.0.1:1', allowPrivate: false },
+  };
+  rbm = new RbmProvider({ name: 'PROVIDER_A', settings });
+  // PROVIDER_B: the same service account with a key Google no longer accepts (revoked and replaced).
+  revoked = new RbmProvider({
+    name: 'PROVIDER_B',
     settings: {
       clientEmail: fake.clientEmail,
-      privateKey: fake.privateKey,
+      privateKey: generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ format: 'pem', type: 'pkcs8' }).toString(),
       webhookClientToken: fake.clientToken,
       apiBaseUrl: fake.baseUrl,
       tokenUrl: fake.tokenUrl,
@@ -41,10 +56,12 @@ beforeAll(async () => {
   srv = await startTestServer({
     workers: true,
     config: { storage: { kind: 'fs', dir } },
-    providers: ({ db, queue }) => assembleProviders({ db, queue, endpoint: { baseUrl: undefined }, real: { PROVIDER_A: rbm } }),
+    providers: ({ db, queue }) =>
+      assembleProviders({ db, queue, endpoint: { baseUrl: undefined }, real: { PROVIDER_A: rbm, PROVIDER_B: revoked } }),
   });
   // Media links point at this API on a loopback address, which Google could not fetch: the adapter uploads.
   srv.context.config.assetBaseUrl = srv.baseUrl;
+  settings.media.ownBaseUrl = srv.baseUrl;
   org = await srv.newOrg('RBM org');
   key = org.apiKey.secret;
 });
@@ -54,7 +71,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-async function agent(): Promise<{ id: string; agentId: string }> {
+async function agent(provider: 'PROVIDER_A' | 'PROVIDER_B' = 'PROVIDER_A'): Promise<{ id: string; agentId: string }> {
   const agentId = `acme_${randomUUID().slice(0, 8)}_agent@rbm.goog`;
   const row = await srv.context.db
     .insertInto('sender_ids')
@@ -63,7 +80,7 @@ async function agent(): Promise<{ id: string; agentId: string }> {
       name: 'Acme agent',
       type: 'RCS_AGENT',
       status: 'ACTIVE',
-      provider: 'PROVIDER_A',
+      provider,
       phone_number: null,
       address: agentId,
       is_sandbox: false,
@@ -204,13 +221,61 @@ describe('Google RBM', () => {
       acceptedAt: new Date(),
       fallbackAllowed: false,
     };
-    const [broken, fine] = await rbm.sendBatch([
+    // Loopback links allowed here (WEBHOOK_ALLOW_PRIVATE=1, development only), so the link is tried and gets no answer.
+    const lenient = new RbmProvider({
+      name: 'PROVIDER_A',
+      settings: { ...settings, media: { ownBaseUrl: srv.baseUrl, allowPrivate: true } },
+    });
+    const [broken, fine] = await lenient.sendBatch([
       // Port 1 on loopback: nothing listens, the download gets no answer.
       { ...base, dedupeKey: randomUUID(), to: (await contact()).phone, body: null, mediaUrl: 'http://127.0.0.1:1/image.png' },
       { ...base, dedupeKey: randomUUID(), to: (await contact()).phone, body: 'Still sent', mediaUrl: null },
     ]);
     expect(broken).toMatchObject({ ok: false, error: { retryable: true, outage: false } });
     expect(fine).toMatchObject({ ok: true });
+  });
+
+  it('a client’s media link resolving to a private address is never fetched: only its message fails MEDIA_UNAVAILABLE', async () => {
+    const a = await agent();
+    const c = await contact();
+    fake.capable.add(c.phone);
+    // The name resolves to loopback (an internal service, or DNS rebinding): the SSRF guard refuses the connection.
+    setResolverForTests(async (host) =>
+      host === 'media.rebind.test' ? [{ address: '127.0.0.1', family: 4 }] : [{ address: '93.184.215.14', family: 4 }],
+    );
+    try {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: {
+          contactId: c.id,
+          senderId: a.id,
+          channelType: 'RCS',
+          messageType: 'TRANSACTIONAL',
+          fallbackToSms: false,
+          content: { type: 'media', mediaUrl: 'https://media.rebind.test/cat.png' },
+        },
+      });
+      expect(res.status, res.text).toBe(200);
+      const id = res.body.data.messageId as string;
+      const done = await until(
+        () =>
+          srv.context.db
+            .selectFrom('messages')
+            .select(['status', 'error_code', 'error_message'])
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow(),
+        (m) => m.status === 'failed' || m.status === 'sent',
+        'the refused media link',
+      );
+      expect(done).toEqual({
+        status: 'failed',
+        error_code: 'MEDIA_UNAVAILABLE',
+        error_message: 'The media link was refused: destination resolves to a non-public address.',
+      });
+      expect(fake.requests.some((r) => r.path.includes(`messageId=${id}`))).toBe(false);
+    } finally {
+      setResolverForTests(null);
+    }
   });
 
   it('takes a reply and a STOP written to the agent through the shared inbound path', async () => {
@@ -426,6 +491,55 @@ describe('Google RBM', () => {
     expect(files[0]!.contentType).toMatch(/^image\/(png|jpeg)$/);
     expect((await sharp(files[0]!.bytes).metadata()).width).toBe(64);
     for (const create of creates) expect(create.body).toEqual({ contentMessage: { uploadedRbmFile: { fileName: files[0]!.name } } });
+    expect(fake.violations).toEqual([]);
+  });
+});
+
+describe('Google RBM credentials', () => {
+  it('a service-account key Google refuses (invalid_grant) fails the message PROVIDER_AUTH_FAILED at once; /health shows it', async () => {
+    const a = await agent('PROVIDER_B');
+    const c = await contact();
+    // Known RCS capable: the send itself meets the refused key (the capability lookup would too).
+    await srv.context.db.updateTable('contacts').set({ rcs_capable: true }).where('id', '=', c.id).execute();
+    const tokenRequests = fake.requests.filter((r) => r.path === '/token').length;
+    const res = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: {
+        contactId: c.id,
+        senderId: a.id,
+        channelType: 'RCS',
+        messageType: 'TRANSACTIONAL',
+        fallbackToSms: false,
+        content: { type: 'text', text: 'Doors open at 8' },
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    const id = res.body.data.messageId as string;
+    const row = await until(
+      () =>
+        srv.context.db
+          .selectFrom('messages')
+          .select(['status', 'error_code', 'error_message', 'cost_units'])
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow(),
+      (m) => m.status === 'failed' || m.status === 'sent',
+      'the refused send',
+    );
+    expect(row).toEqual({
+      status: 'failed',
+      error_code: 'PROVIDER_AUTH_FAILED',
+      error_message:
+        "RBM refused this service's credentials (Google's token endpoint answered 400 invalid_grant); check RBM_SERVICE_ACCOUNT_KEY_FILE.",
+      cost_units: null,
+    });
+    expect(fake.requests.filter((r) => r.path === '/token').length).toBeGreaterThan(tokenRequests);
+    expect(fake.requests.some((r) => r.path.startsWith(`/v1/phones/${encodeURIComponent(c.phone)}/agentMessages`))).toBe(false);
+    const health = (await call(srv, 'GET', '/health')).body.providers as Array<Record<string, any>>;
+    expect(health.find((p) => p.name === 'PROVIDER_B')).toMatchObject({
+      credentialsRefused: true,
+      circuit: 'closed',
+      consecutiveFailures: 0,
+    });
     expect(fake.violations).toEqual([]);
   });
 });

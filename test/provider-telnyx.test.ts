@@ -5,7 +5,7 @@
 import { generateKeyPairSync, randomInt, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { dispatchTuning } from '../src/domain/messaging/dispatch.ts';
+import { dispatchBatch, dispatchTuning } from '../src/domain/messaging/dispatch.ts';
 import { assembleProviders } from '../src/providers/assemble.ts';
 import { guardTuning } from '../src/providers/guard.ts';
 import { TelnyxProvider } from '../src/providers/telnyx/adapter.ts';
@@ -27,9 +27,15 @@ beforeAll(async () => {
       const telnyx = new TelnyxProvider({
         name: 'PROVIDER_B',
         endpoint,
-        settings: { apiKey: fake.apiKey, publicKey: fake.publicKey, apiBaseUrl: fake.baseUrl, timeoutMs: 5000 },
+        settings: { apiKey: fake.apiKey, publicKey: fake.publicKey, apiBaseUrl: fake.baseUrl, timeoutMs: 5000, registryStepMs: 100 },
       });
-      return assembleProviders({ db, queue, endpoint, real: { PROVIDER_B: telnyx } });
+      // PROVIDER_A: the same account with a revoked API key (Telnyx answers 401).
+      const revoked = new TelnyxProvider({
+        name: 'PROVIDER_A',
+        endpoint,
+        settings: { apiKey: `KEY${randomUUID().replace(/-/g, '')}`, publicKey: fake.publicKey, apiBaseUrl: fake.baseUrl, timeoutMs: 5000 },
+      });
+      return assembleProviders({ db, queue, endpoint, real: { PROVIDER_A: revoked, PROVIDER_B: telnyx } });
     },
   });
   org = await srv.newOrg('Telnyx org');
@@ -40,16 +46,23 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function sender(): Promise<{ id: string; phone: string }> {
-  const phone = `+1510${randomInt(2_000_000, 9_999_999)}`;
+/**
+ * A sender on Telnyx's slot: toll-free by default (Telnyx reviews 10DLC here, so a LONG_CODE sends only under a
+ * registered campaign; toll-free verification is Telnyx's own), or a 10DLC LONG_CODE for the registry tests.
+ */
+async function sender(
+  provider: 'PROVIDER_A' | 'PROVIDER_B' = 'PROVIDER_B',
+  type: 'TOLL_FREE' | 'LONG_CODE' = 'TOLL_FREE',
+): Promise<{ id: string; phone: string }> {
+  const phone = `${type === 'TOLL_FREE' ? '+1833' : '+1510'}${randomInt(2_000_000, 9_999_999)}`;
   const row = await srv.context.db
     .insertInto('sender_ids')
     .values({
       organization_id: org.organizationId,
-      name: 'Telnyx long code',
-      type: 'LONG_CODE',
+      name: `Telnyx ${type}`,
+      type,
       status: 'ACTIVE',
-      provider: 'PROVIDER_B',
+      provider,
       phone_number: phone,
       is_sandbox: false,
       updated_at: new Date(),
@@ -69,7 +82,7 @@ async function contact(): Promise<{ id: string; phone: string }> {
 const messageRow = (id: string) =>
   srv.context.db
     .selectFrom('messages')
-    .select(['status', 'channel', 'provider', 'provider_message_id', 'error_code', 'error_message', 'attempts'])
+    .select(['status', 'channel', 'provider', 'provider_message_id', 'error_code', 'error_message', 'attempts', 'cost_units'])
     .where('id', '=', id)
     .executeTakeFirstOrThrow();
 
@@ -386,5 +399,196 @@ describe('Telnyx failures', () => {
       expect(done.error_message).toBe('The provider could not take the message within its validity period (60 s): Telnyx answered 503.');
       expect(done.attempts).toBeLessThanOrEqual(1);
     });
+  });
+  it('refused credentials (401) are no outage: the message fails PROVIDER_AUTH_FAILED at once, /health and /metrics say so', async () => {
+    const s = await sender('PROVIDER_A');
+    const c = await contact();
+    const before = { requests: fake.requests.length };
+    const id = await sendOne(s, c, 'With a revoked key');
+    const done = await until(
+      () => messageRow(id),
+      (m) => m.status === 'failed' || m.status === 'sent',
+      'the refused send',
+    );
+    expect(done).toMatchObject({ status: 'failed', error_code: 'PROVIDER_AUTH_FAILED', cost_units: null, attempts: 1 });
+    expect(done.error_message).toBe(
+      "Telnyx refused this service's credentials (HTTP 401, TELNYX_10009: Authentication failed); check TELNYX_API_KEY.",
+    );
+    // One call, not retried; the key itself is nowhere in the reason.
+    expect(fake.requests.slice(before.requests).filter((r) => r.path === '/v2/messages')).toHaveLength(1);
+    const a = ((await call(srv, 'GET', '/health')).body.providers as Array<Record<string, any>>).find((p) => p.name === 'PROVIDER_A')!;
+    expect(a).toMatchObject({ credentialsRefused: true, circuit: 'closed', consecutiveFailures: 0, circuitOpenings: 0 });
+    const metrics = await (await fetch(`${srv.baseUrl}/metrics`)).text();
+    expect(metrics).toContain('msa_provider_credentials_refused{provider="PROVIDER_A"} 1');
+    expect(metrics).toContain('msa_provider_credentials_refused{provider="PROVIDER_B"} 0');
+    expect(fake.violations).toEqual([]);
+  });
+
+  /**
+   * Five messages of one sender accepted while PROVIDER_B holds its dispatch (a 429's wait), then claimed together
+   * by one dispatch, as a blast batch is: one provider batch of five calls at once.
+   */
+  const oneBatch = async (s: { id: string }, text: string): Promise<string[]> => {
+    const telnyx = srv.context.providers.slot('PROVIDER_B');
+    srv.context.providers.guard.record(telnyx, { retryAfterSeconds: 3 });
+    const blockedUntil = Date.now() + 3000;
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push(await sendOne(s, await contact(), `${text} ${i}`));
+    const rows = () =>
+      srv.context.db.selectFrom('messages').select(['status', 'attempts', 'created_at', 'dispatch_at']).where('id', 'in', ids).execute();
+    // Each was claimed and put back to wait out the Retry-After (no attempt counted).
+    await until(
+      rows,
+      (r) => r.every((m) => m.status === 'queued' && m.attempts === 0 && m.dispatch_at!.getTime() - m.created_at.getTime() > 1500),
+      'the five waiting for Telnyx',
+    );
+    await sql`update messages set dispatch_at = now() + interval '1 hour' where id = any(${ids}::uuid[])`.execute(srv.context.db);
+    await new Promise((r) => setTimeout(r, Math.max(0, blockedUntil - Date.now()) + 500));
+    await sql`update messages set dispatch_at = now() where id = any(${ids}::uuid[])`.execute(srv.context.db);
+    await dispatchBatch(srv.context, [{ data: { messageIds: ids } }]);
+    return ids;
+  };
+  const statuses = async (ids: string[]) =>
+    (await srv.context.db.selectFrom('messages').select('status').where('id', 'in', ids).execute()).map((m) => m.status).sort();
+
+  it('a batch where one call fails 503 and the rest are accepted is no outage: the circuit stays closed', async () => {
+    const saved = { ...guardTuning };
+    Object.assign(guardTuning, { failureThreshold: 1, openSeconds: 1 });
+    try {
+      const s = await sender();
+      const before = await health();
+      fake.failNext(503, 1);
+      const ids = await oneBatch(s, 'Mostly fine');
+      expect(await statuses(ids)).toEqual(['queued', 'sent', 'sent', 'sent', 'sent']);
+      expect(await health()).toMatchObject({ circuit: 'closed', consecutiveFailures: 0, circuitOpenings: before.circuitOpenings });
+      // The one that timed out waits alone, then goes.
+      await until(
+        () => statuses(ids),
+        (st) => st.every((x) => x === 'sent'),
+        'the fifth send',
+        20_000,
+      );
+    } finally {
+      Object.assign(guardTuning, saved);
+    }
+  });
+
+  it('a batch whose every call fails 503 is an outage: the circuit opens', async () => {
+    const saved = { ...guardTuning };
+    Object.assign(guardTuning, { failureThreshold: 1, openSeconds: 1 });
+    try {
+      const s = await sender();
+      const before = await health();
+      fake.failNext(503, 5);
+      const ids = await oneBatch(s, 'All down');
+      expect(await statuses(ids)).toEqual(['queued', 'queued', 'queued', 'queued', 'queued']);
+      expect((await health()).circuitOpenings).toBe(before.circuitOpenings + 1);
+      await until(
+        () => statuses(ids),
+        (st) => st.every((x) => x === 'sent'),
+        'the sends after the outage',
+        20_000,
+      );
+    } finally {
+      fake.failNext(503, 0);
+      Object.assign(guardTuning, saved);
+    }
+  });
+});
+
+describe('Telnyx 10DLC registry', () => {
+  const BRAND = {
+    entityType: 'PRIVATE_PROFIT',
+    displayName: 'Acme Dental',
+    companyName: 'Acme Dental Group LLC',
+    taxId: '12-3456789',
+    email: 'compliance@acmedental.example',
+    phone: '+14155550100',
+    street: '500 Market Street',
+    city: 'San Francisco',
+    state: 'CA',
+    postalCode: '94105',
+    country: 'US',
+    vertical: 'HEALTHCARE',
+    website: 'https://www.acmedental.example',
+  };
+  const CAMPAIGN = {
+    useCase: 'ACCOUNT_NOTIFICATION',
+    description: 'Appointment reminders, confirmations and rescheduling notices for patients of Acme Dental clinics.',
+    messageFlow: 'Patients opt in by ticking the SMS consent box on the online booking form at acmedental.example/book.',
+    sampleMessages: ['Acme Dental: your appointment is tomorrow at 10:00. Reply C to confirm. STOP to opt out.'],
+    helpMessage: 'Acme Dental: for help call +1 415 555 0100. Msg & data rates may apply. STOP to opt out.',
+    embeddedPhone: true,
+  };
+  const brandOf = (id: string) => call(srv, 'GET', `/v1/sender-ids/${id}/brand/status`, { key });
+  const campaignOf = (id: string) => call(srv, 'GET', `/v1/sender-ids/${id}/campaign/status`, { key });
+  const decided = (r: { body: any }) => ['REGISTERED', 'REJECTED'].includes(r.body.data?.status);
+  const registerBrand = async (id: string, body: Record<string, unknown>) => {
+    const res = await call(srv, 'POST', `/v1/sender-ids/${id}/brand/register`, { key, body });
+    expect(res.status, res.text).toBe(200);
+    return (await until(() => brandOf(id), decided, 'the brand decided at Telnyx')).body.data;
+  };
+  const registerCampaign = async (id: string, body: Record<string, unknown>) => {
+    const res = await call(srv, 'POST', `/v1/sender-ids/${id}/campaign/register`, { key, body });
+    expect(res.status, res.text).toBe(200);
+    return (await until(() => campaignOf(id), decided, 'the campaign decided at Telnyx')).body.data;
+  };
+  const stored = (table: 'brand_registrations' | 'campaign_registrations', senderId: string) =>
+    srv.context.db.selectFrom(table).select(['status', 'registry_reference']).where('sender_id', '=', senderId).execute();
+
+  it('registers a brand and a campaign with Telnyx: both REGISTERED, Telnyx’s ids kept, the sender’s number attached', async () => {
+    const s = await sender('PROVIDER_B', 'LONG_CODE');
+    const brand = await registerBrand(s.id, BRAND);
+    expect(brand).toMatchObject({ status: 'REGISTERED', identityStatus: 'VERIFIED', rejectionReasons: [] });
+    const created = fake.requests.find((r) => r.method === 'POST' && r.path === '/v2/10dlc/brand' && r.body.displayName === 'Acme Dental')!;
+    expect(created.body).toMatchObject({ entityType: 'PRIVATE_PROFIT', ein: '12-3456789', email: BRAND.email, vertical: 'HEALTHCARE' });
+    const [brandRow] = await stored('brand_registrations', s.id);
+    // The reference is Telnyx's brandId (what the campaign names); the registry id shown is TCR's.
+    expect(fake.requests.some((r) => r.method === 'GET' && r.path === `/v2/10dlc/brand/${brandRow!.registry_reference}`)).toBe(true);
+    expect(brand.registryBrandId).toMatch(/^B[0-9A-F]{6}$/);
+
+    const campaign = await registerCampaign(s.id, CAMPAIGN);
+    expect(campaign).toMatchObject({ status: 'REGISTERED', rejectionReasons: [] });
+    const submitted = fake.requests.find(
+      (r) => r.method === 'POST' && r.path === '/v2/10dlc/campaignBuilder' && r.body.brandId === brandRow!.registry_reference,
+    )!;
+    expect(submitted.body).toMatchObject({
+      usecase: 'ACCOUNT_NOTIFICATION',
+      description: CAMPAIGN.description,
+      messageFlow: CAMPAIGN.messageFlow,
+      sample1: CAMPAIGN.sampleMessages[0],
+      helpMessage: CAMPAIGN.helpMessage,
+      embeddedPhone: true,
+    });
+    const [campaignRow] = await stored('campaign_registrations', s.id);
+    expect(fake.assignments).toContainEqual(expect.objectContaining({ phoneNumber: s.phone, campaignId: campaignRow!.registry_reference }));
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('a brand Telnyx fails, and a campaign the carriers reject, end REJECTED with Telnyx’s reasons', async () => {
+    const refused = await registerBrand((await sender('PROVIDER_B', 'LONG_CODE')).id, { ...BRAND, displayName: 'REJECT Dental' });
+    expect(refused).toMatchObject({ status: 'REJECTED', rejectionReasons: ['The EIN and company name do not match the IRS records.'] });
+
+    const s = await sender('PROVIDER_B', 'LONG_CODE');
+    expect((await registerBrand(s.id, BRAND)).status).toBe('REGISTERED');
+    const campaign = await registerCampaign(s.id, {
+      ...CAMPAIGN,
+      description: 'REJECT: appointment reminders and confirmations for patients of Acme Dental clinics.',
+    });
+    expect(campaign).toMatchObject({ status: 'REJECTED', rejectionReasons: ['T-Mobile: the sample messages do not match the use case.'] });
+    expect(fake.violations).toEqual([]);
+  });
+
+  it('a registration Telnyx’s reference refuses (a stock exchange it does not list) answers 502 with Telnyx’s reason, nothing stored', async () => {
+    const s = await sender('PROVIDER_B', 'LONG_CODE');
+    const res = await call(srv, 'POST', `/v1/sender-ids/${s.id}/brand/register`, {
+      key,
+      body: { ...BRAND, entityType: 'PUBLIC_PROFIT', stockSymbol: 'ACME', stockExchange: 'LSE' },
+    });
+    expect(res.status, res.text).toBe(502);
+    expect(res.body.code).toBe('UPSTREAM_ERROR');
+    expect(res.body.message).toContain('Telnyx refused the brand: POST /v2/10dlc/brand: stockExchange must be one of');
+    expect(await stored('brand_registrations', s.id)).toEqual([]);
+    expect(fake.violations.splice(0)).toEqual([expect.stringContaining('stockExchange must be one of')]);
   });
 });

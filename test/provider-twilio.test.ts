@@ -26,7 +26,7 @@ let key: string;
 beforeAll(async () => {
   prism = await startPrism(fileURLToPath(new URL('./fixtures/providers/twilio_api_v2010.messaging.json', import.meta.url)));
   // Between the adapter and Prism: picks the document's example Prism answers where a test needs one (revoke).
-  proxy = await startPreferProxy(prism.baseUrl);
+  proxy = await startPreferProxy(prism.baseUrl, { basicAuth: `${ACCOUNT_SID}:${AUTH_TOKEN}` });
   srv = await startTestServer({
     workers: true,
     providers: ({ db, queue }) => {
@@ -42,7 +42,13 @@ beforeAll(async () => {
           timeoutMs: 5000,
         },
       });
-      return assembleProviders({ db, queue, endpoint, real: { PROVIDER_A: twilioA } });
+      // PROVIDER_B: the same account with a wrong auth token (Twilio answers 401, error 20003).
+      const twilioB = new TwilioProvider({
+        name: 'PROVIDER_B',
+        endpoint,
+        settings: { accountSid: ACCOUNT_SID, authToken: randomBytes(16).toString('hex'), apiBaseUrl: proxy.baseUrl, timeoutMs: 5000 },
+      });
+      return assembleProviders({ db, queue, endpoint, real: { PROVIDER_A: twilioA, PROVIDER_B: twilioB } });
     },
   });
   org = await srv.newOrg('Twilio org');
@@ -54,7 +60,10 @@ afterAll(async () => {
   prism?.stop();
 });
 
-async function sender(type: 'LONG_CODE' | 'RCS_AGENT' = 'LONG_CODE'): Promise<{ id: string; phone: string }> {
+async function sender(
+  type: 'LONG_CODE' | 'RCS_AGENT' = 'LONG_CODE',
+  provider: 'PROVIDER_A' | 'PROVIDER_B' = 'PROVIDER_A',
+): Promise<{ id: string; phone: string }> {
   const phone = `+1415${randomInt(2_000_000, 9_999_999)}`;
   const row = await srv.context.db
     .insertInto('sender_ids')
@@ -63,7 +72,7 @@ async function sender(type: 'LONG_CODE' | 'RCS_AGENT' = 'LONG_CODE'): Promise<{ 
       name: `Twilio ${type}`,
       type,
       status: 'ACTIVE',
-      provider: 'PROVIDER_A',
+      provider,
       phone_number: phone,
       is_sandbox: false,
       updated_at: new Date(),
@@ -365,5 +374,46 @@ describe('Twilio RCS through the Messaging Service', () => {
       proxy.prefer(undefined);
     }
     expect(prism.violations().join('\n')).toBe('');
+  });
+});
+
+describe('Twilio credentials', () => {
+  it('a 401 (wrong auth token) fails the message PROVIDER_AUTH_FAILED at once with Twilio’s code, and /health shows it', async () => {
+    const s = await sender('LONG_CODE', 'PROVIDER_B');
+    const c = await contact();
+    const res = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: { contactId: c.id, senderId: s.id, channelType: 'SMS', messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Hi' } },
+    });
+    expect(res.status, res.text).toBe(200);
+    const id = res.body.data.messageId as string;
+    const row = await until(
+      () =>
+        srv.context.db
+          .selectFrom('messages')
+          .select(['status', 'error_code', 'error_message', 'cost_units'])
+          .where('id', '=', id)
+          .executeTakeFirstOrThrow(),
+      (m) => m.status === 'failed' || m.status === 'sent',
+      'the refused send',
+    );
+    expect(row).toEqual({
+      status: 'failed',
+      error_code: 'PROVIDER_AUTH_FAILED',
+      error_message:
+        "Twilio refused this service's credentials (HTTP 401, TWILIO_20003: Authenticate); check TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN.",
+      cost_units: null,
+    });
+    const sends = proxy.requests.filter(
+      (r) => r.method === 'POST' && r.path.endsWith('/Messages.json') && new URLSearchParams(r.body).get('To') === c.phone,
+    );
+    expect(sends).toHaveLength(1);
+    const health = (await call(srv, 'GET', '/health')).body.providers as Array<Record<string, any>>;
+    expect(health.find((p) => p.name === 'PROVIDER_B')).toMatchObject({
+      credentialsRefused: true,
+      circuit: 'closed',
+      consecutiveFailures: 0,
+    });
+    expect(health.find((p) => p.name === 'PROVIDER_A')).toMatchObject({ credentialsRefused: false });
   });
 });

@@ -3,7 +3,7 @@
 // VALIDATION_ERROR naming body.url; the endpoint is left unchanged.
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
+import { setResolverForTests } from '../src/net/destination-guard.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;

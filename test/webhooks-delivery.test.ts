@@ -18,7 +18,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { inTransaction } from '../src/db/database.ts';
 import { runDeliveryBatch, runDeliveryJob } from '../src/domain/webhooks/attempts.ts';
 import { closeDeliveryAgents } from '../src/domain/webhooks/deliver.ts';
-import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
+import { setResolverForTests } from '../src/net/destination-guard.ts';
 import { emitEvent, emitEvents, type NewEvent } from '../src/domain/webhooks/events.ts';
 import { tuneWebhooksForTests } from '../src/domain/webhooks/tuning.ts';
 import { sealSecret } from '../src/lib/secrets.ts';

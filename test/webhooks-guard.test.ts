@@ -2,7 +2,7 @@
 // retry schedule, and signing (checked against the standardwebhooks library's own signer).
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { classifyAddress, hasUserinfo, isAllowedAddress } from '../src/domain/webhooks/destination-guard.ts';
+import { classifyAddress, hasUserinfo, isAllowedAddress } from '../src/net/destination-guard.ts';
 import { retryDelayMs } from '../src/domain/webhooks/retry-schedule.ts';
 import { generateWebhookSecret, signedHeaders } from '../src/domain/webhooks/signing.ts';
 import { DOCUMENTED_TUNING } from '../src/domain/webhooks/tuning.ts';

@@ -4,7 +4,7 @@
 // the machine. Deliveries through the job queue are in webhooks-delivery.test.ts.
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setResolverForTests } from '../src/domain/webhooks/destination-guard.ts';
+import { setResolverForTests } from '../src/net/destination-guard.ts';
 import { openSecret } from '../src/lib/secrets.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 

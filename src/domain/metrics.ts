@@ -32,6 +32,12 @@ export function renderMetrics(app: Pick<AppContext, 'providers'>, now = new Date
       samples: report.map((p) => ({ labels: { provider: p.name }, value: p.consecutiveFailures })),
     },
     {
+      name: 'msa_provider_credentials_refused',
+      type: 'gauge',
+      help: "1 while the provider's last answer to a send refused this service's credentials (401/403), else 0.",
+      samples: report.map((p) => ({ labels: { provider: p.name }, value: p.credentialsRefused ? 1 : 0 })),
+    },
+    {
       name: 'msa_provider_wait_seconds',
       type: 'gauge',
       help: "Seconds dispatch to the provider still waits (an open circuit's next trial, or a 429's Retry-After); 0 when it does not.",

@@ -84,13 +84,14 @@ export function assembleProviders(opts: {
 export async function configuredProviders(
   config: ProvidersConfig,
   endpoint: CallbackEndpoint,
+  media: { ownBaseUrl: string; allowPrivate: boolean },
 ): Promise<Partial<Record<ProviderName, MessagingProvider>>> {
   const real: Partial<Record<ProviderName, MessagingProvider>> = {};
   for (const name of PROVIDER_NAMES) {
     const slot = config[name];
     if (slot.kind === 'twilio') real[name] = new (await import('./twilio/adapter.ts')).TwilioProvider({ name, endpoint, settings: slot });
     if (slot.kind === 'telnyx') real[name] = new (await import('./telnyx/adapter.ts')).TelnyxProvider({ name, endpoint, settings: slot });
-    if (slot.kind === 'rbm') real[name] = new (await import('./rbm/adapter.ts')).RbmProvider({ name, settings: slot });
+    if (slot.kind === 'rbm') real[name] = new (await import('./rbm/adapter.ts')).RbmProvider({ name, settings: { ...slot, media } });
   }
   return real;
 }

@@ -5,6 +5,13 @@
 //     the circuit opens and dispatch waits `openSeconds` (doubling on each failed trial, up to `maxOpenSeconds`);
 //     then it is half open: the next batch is the trial, and its success closes the circuit.
 // While a provider waits, its messages stay queued until their validity period ends (src/domain/messaging/dispatch.ts).
+// What counts is a batch's outcome (dispatch records one per batch): a batch is an outage only when none of its calls
+// succeeded. A provider that accepted a message in this very batch is up; one call of a hundred timing out is that
+// message's trouble (it waits and is retried without using an attempt), not the provider being down, and must not
+// add to a count that opens the circuit for every sender of the slot. A batch with any success resets the count.
+// Refused credentials (401/403) are no outage: they leave the circuit alone, set `credentialsRefused` (on /health and
+// /metrics) until a send succeeds, and are logged once, at error level, when they start (the messages fail
+// PROVIDER_AUTH_FAILED at once: waiting cannot fix a wrong key).
 // /health and /metrics report each slot's state (src/domain/health.ts, src/domain/metrics.ts); the log says when a
 // circuit opens and closes.
 import type { Logger } from 'pino';
@@ -27,6 +34,8 @@ type State = {
   trialCounted: boolean;
   /** The last outage's or rate limit's answer, until a call succeeds. */
   lastFailure: string | null;
+  /** The last send was refused for our credentials (until one succeeds). */
+  credentialsRefused: boolean;
 };
 
 export class DispatchGuard implements ProviderGuard {
@@ -50,6 +59,7 @@ export class DispatchGuard implements ProviderGuard {
         circuitHalfOpens: 0,
         trialCounted: false,
         lastFailure: null,
+        credentialsRefused: false,
       };
       this.states.set(name, s);
     }
@@ -70,12 +80,31 @@ export class DispatchGuard implements ProviderGuard {
     return until > t ? new Date(until) : null;
   }
 
-  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now = new Date(), reason?: string): void {
+  record(
+    provider: MessagingProvider,
+    outcome: 'ok' | 'outage' | 'auth_failed' | { retryAfterSeconds: number },
+    now = new Date(),
+    reason?: string,
+  ): void {
     if (provider.kind === 'simulator') return;
     const s = this.state(provider.name);
     const t = now.getTime();
+    if (outcome === 'auth_failed') {
+      // Once per episode, loudly: every message of the slot fails until an operator fixes the credentials. The
+      // reason is the provider's answer and the names of the settings, never their values.
+      if (!s.credentialsRefused) {
+        this.log?.error(
+          { provider: provider.name, kind: provider.kind, reason },
+          'provider refused our credentials: its messages fail PROVIDER_AUTH_FAILED until they are fixed',
+        );
+      }
+      s.credentialsRefused = true;
+      return;
+    }
     s.lastFailure = outcome === 'ok' ? null : (reason ?? s.lastFailure ?? 'the provider failed');
     if (outcome === 'ok') {
+      if (s.credentialsRefused) this.log?.info({ provider: provider.name }, 'provider accepted our credentials again');
+      s.credentialsRefused = false;
       if (s.openUntil !== null) this.log?.info({ provider: provider.name }, 'provider circuit closed: the trial call succeeded');
       s.consecutiveFailures = 0;
       s.openUntil = null;
@@ -122,6 +151,7 @@ export class DispatchGuard implements ProviderGuard {
         rateLimited: s.rateLimited,
         circuitOpenings: s.circuitOpenings,
         circuitHalfOpens: s.circuitHalfOpens,
+        credentialsRefused: s.credentialsRefused,
       };
     });
   }

@@ -34,6 +34,19 @@ export class ProviderError extends Error {
   }
 }
 
+/**
+ * The provider refused this service's credentials (401/403, or Google issued no token for the service account): a
+ * configuration error, not an outage. Nothing was sent; retrying cannot help until an operator fixes the credentials,
+ * so a message fails at once with `code` (its text keeps the provider's reason) and the slot is reported on /health
+ * (`credentialsRefused`) instead of opening the circuit (src/providers/provider-answer.ts decides, for every adapter).
+ */
+export class ProviderAuthFailed extends ProviderError {
+  readonly code = 'PROVIDER_AUTH_FAILED';
+  constructor(message: string) {
+    super(message, { retryable: false, outage: false });
+  }
+}
+
 /** The provider answered 429: nothing was sent; the provider's dispatch waits `retryAfterSeconds`. */
 export class ProviderRateLimited extends ProviderError {
   readonly retryAfterSeconds: number;
@@ -154,6 +167,8 @@ export type RegistrySubmission = {
   subject: string;
   /** A campaign's brand as the registry knows it (its reference from the brand submission). */
   brandReference?: string | null;
+  /** The sender's own number (E.164), which a registry attaches to the campaign (Telnyx); null without one. */
+  senderNumber?: string | null;
 };
 
 /** The reviewer's decision; `pending` while the review goes on. */
@@ -431,8 +446,16 @@ export interface ProviderDirectory {
 export interface ProviderGuard {
   /** When `provider` may be called again (a rate limit or an open circuit), or null when it may be now. */
   blockedUntil(provider: MessagingProvider, now?: Date): Date | null;
-  /** Records a call's outcome: success, an outage, or a rate limit (`reason`: the provider's answer, kept for unavailable()). */
-  record(provider: MessagingProvider, outcome: 'ok' | 'outage' | { retryAfterSeconds: number }, now?: Date, reason?: string): void;
+  /**
+   * Records a batch's outcome: success, an outage, refused credentials, or a rate limit (`reason`: the provider's
+   * answer, kept for unavailable() and logged once when credentials are refused).
+   */
+  record(
+    provider: MessagingProvider,
+    outcome: 'ok' | 'outage' | 'auth_failed' | { retryAfterSeconds: number },
+    now?: Date,
+    reason?: string,
+  ): void;
   /**
    * Why `provider` cannot take messages, while it cannot (outages in a row, an open circuit, a 429's wait): its
    * last answer; null when its last call succeeded.
@@ -456,4 +479,6 @@ export type ProviderHealth = {
   circuitOpenings: number;
   /** Times an opening's wait ended and a trial call was let through (half open) since the process started. */
   circuitHalfOpens: number;
+  /** The provider's last answer to a send refused this service's credentials (401/403); false once a send succeeds. */
+  credentialsRefused: boolean;
 };

@@ -1,7 +1,8 @@
 // A batch sent one message per request, as the carriers' APIs take them (Twilio, Telnyx, RBM): `concurrency`
 // requests in flight, an outcome per message in its order. Once an error halts the batch (which ones do is each
-// provider's call), the messages not yet tried are not tried: they answer that error and wait with the provider.
-import { ProviderError, type OutboundMessage, type ProviderRejection, type SendOutcome } from './provider.ts';
+// provider's call; refused credentials always do: every later call would be refused too), the messages not yet tried
+// are not tried: they answer that error (wait with the provider, or fail with it).
+import { ProviderAuthFailed, ProviderError, type OutboundMessage, type ProviderRejection, type SendOutcome } from './provider.ts';
 
 type SendEach = {
   concurrency: number;
@@ -27,7 +28,7 @@ export async function sendEach(messages: OutboundMessage[], { concurrency, send,
         outcomes[i] = { ok: true, providerMessageId: (await send(messages[i]!)).providerMessageId };
       } catch (error) {
         const e = failure(error);
-        if (e instanceof ProviderError && halts(e)) halted ??= e;
+        if (e instanceof ProviderError && (e instanceof ProviderAuthFailed || halts(e))) halted ??= e;
         outcomes[i] = { ok: false, error: e };
       }
     }

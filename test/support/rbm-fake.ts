@@ -155,6 +155,9 @@ export async function startRbmFake(): Promise<RbmFake> {
       requests.push({ method: 'POST', path, body: Object.fromEntries(form) });
       if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return refuse(res, 400, 'token: grant_type');
       const problem = checkAssertion(form.get('assertion') ?? '');
+      // Signed by another key (the account's key revoked or replaced): Google's own answer, not a malformed request.
+      if (problem === 'assertion signature')
+        return answer(res, 400, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
       if (problem) return refuse(res, 400, `token: ${problem}`);
       return answer(res, 200, { access_token: accessToken, expires_in: 3600, token_type: 'Bearer' });
     }

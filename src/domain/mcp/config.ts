@@ -9,7 +9,7 @@
 // destination rules of baseUrl and tokenUrl, the first-time credentials. The destination rules are the webhook
 // ones, with one difference: a host name that does not resolve now (no such name yet, a DNS outage, a timeout)
 // does not refuse the save. A save does not contact the server, every test applies the rules again to every
-// address at connect time (guarded-fetch.ts), and a configuration must not become unsaveable because a resolver
+// address at connect time (src/net/guarded-fetch.ts), and a configuration must not become unsaveable because a resolver
 // failed for a moment; a name that resolves now to a non-public address is refused at once.
 import type { components } from '../../../generated/api.d.ts';
 import { inTransaction, type Db } from '../../db/database.ts';
@@ -19,7 +19,7 @@ import type { McpChannel, StoredChannelHealth } from '../../db/tables/mcp.ts';
 import { openSecret, sealSecret } from '../../lib/secrets.ts';
 import { ApiError, invalidField, unprocessable } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { DestinationRefusedError, UnresolvedHostError, checkDestination } from '../webhooks/destination-guard.ts';
+import { DestinationRefusedError, UnresolvedHostError, checkDestination } from '../../net/destination-guard.ts';
 import { checkChannels, type McpCredentials } from './health-check.ts';
 
 type SaveBody = components['schemas']['McpConfigSaveRequest'];

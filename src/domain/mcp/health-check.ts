@@ -13,8 +13,8 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type * as HttpSdk from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { McpChannel, StoredChannelHealth } from '../../db/tables/mcp.ts';
-import { DestinationRefusedError } from '../webhooks/destination-guard.ts';
-import { guardedFetch, type GuardedFetch } from './guarded-fetch.ts';
+import { DestinationRefusedError } from '../../net/destination-guard.ts';
+import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.ts';
 
 const CHECK_TOOL = 'check_channel';
 const HEALTHY_WITHIN_MS = 2_000;
@@ -22,7 +22,7 @@ const CALL_TIMEOUT_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 10_000;
 const MAX_ERROR_CHARS = 500;
 const MAX_TOKEN_RESPONSE_BYTES = 64 * 1024;
-/** tools/list pages read looking for check_channel (each response is bounded by guarded-fetch.ts). */
+/** tools/list pages read looking for check_channel (each response is bounded by src/net/guarded-fetch.ts). */
 const MAX_TOOL_PAGES = 20;
 
 export type McpCredentials =

@@ -41,6 +41,7 @@ import {
 import { QUEUES } from '../../jobs/queue-names.ts';
 import { jobInsertOf, type JobInsert, type JobQueue } from '../../jobs/queue.ts';
 import {
+  ProviderAuthFailed,
   ProviderError,
   ProviderRateLimited,
   ProviderRejection,
@@ -421,20 +422,26 @@ async function sendBatch(
   return { accepted, moved };
 }
 
-/** What a batch's outcomes say about the provider: a success, a rate limit, an outage (once per batch each). */
+/**
+ * What a batch's outcomes say about the provider (once per batch each): a rate limit; refused credentials; then a
+ * success when any call succeeded, else an outage when one failed so. A batch with a success is never an outage
+ * (the rule, and why, in src/providers/guard.ts).
+ */
 function recordProviderOutcomes(app: AppContext, provider: MessagingProvider, outcomes: SendOutcome[]): void {
   const errors = outcomes.flatMap((o) => (o.ok ? [] : [o.error]));
   const limited = errors.find((e): e is ProviderRateLimited => e instanceof ProviderRateLimited);
   if (limited) app.providers.guard.record(provider, { retryAfterSeconds: limited.retryAfterSeconds }, undefined, limited.message);
+  const refused = errors.find((e) => e instanceof ProviderAuthFailed);
+  if (refused) app.providers.guard.record(provider, 'auth_failed', undefined, refused.message);
   const outage = errors.find((e) => e instanceof ProviderError && e.outage);
-  if (outage) app.providers.guard.record(provider, 'outage', undefined, outage.message);
-  else if (outcomes.some((o) => o.ok)) app.providers.guard.record(provider, 'ok');
+  if (outcomes.some((o) => o.ok)) app.providers.guard.record(provider, 'ok');
+  else if (outage) app.providers.guard.record(provider, 'outage', undefined, outage.message);
 }
 
 /**
  * A provider error: a rate limit waits its Retry-After and an outage waits with backoff, neither counting an attempt
  * (outageWaitEnds bounds the wait); another transient error is retried with backoff while attempts remain; a
- * refusal, or the last attempt, fails the message.
+ * refusal, refused credentials (PROVIDER_AUTH_FAILED) or the last attempt fails the message.
  */
 async function settleFailure(
   app: AppContext,
@@ -447,6 +454,9 @@ async function settleFailure(
     await waitOutOutage(app, [message], sender, settings, error.retryAfterSeconds, error.message);
   } else if (error instanceof ProviderError && error.outage) {
     await waitOutOutage(app, [message], sender, settings, backoffSeconds(message.attempts), error.message);
+  } else if (error instanceof ProviderAuthFailed) {
+    // Our credentials, not the message: waiting or retrying cannot help, so it fails at once with the reason.
+    await fail(app, message, sender, error.code, error.message);
   } else if (error instanceof ProviderError && error.retryable && message.attempts < MAX_ATTEMPTS) {
     await requeue(app, [message], backoffSeconds(message.attempts), true);
   } else if (error instanceof ProviderRejection) {

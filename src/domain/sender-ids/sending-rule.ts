@@ -139,7 +139,7 @@ export type SendingFacts = {
   recipientIsTestDevice: boolean | null;
   /**
    * The registrations the sender's provider reviews through this service (its registry's kinds). Where the provider
-   * has no registry of a kind (Twilio and Telnyx take 10DLC campaigns in their own consoles, Google launches RBM
+   * has no registry of a kind (Twilio takes 10DLC campaigns in its own console, Google launches RBM
    * agents in its own), that readiness is the provider's to enforce: the carrier refuses an unregistered sender's
    * message (Twilio 30034) and the message fails with its reason, so the rule does not refuse it first.
    */

@@ -43,7 +43,7 @@ async function submitToRegistry(
   submission: Omit<RegistrySubmission, 'senderId'>,
 ): Promise<{ reference: string | null; stepMs: number }> {
   const registry = registryFor(services.providers.forSender(sender), submission.kind);
-  const { reference } = await registry.submit({ ...submission, senderId: sender.id });
+  const { reference } = await registry.submit({ ...submission, senderId: sender.id, senderNumber: sender.phone_number });
   return { reference, stepMs: registry.stepMs };
 }
 

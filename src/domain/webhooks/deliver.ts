@@ -1,10 +1,10 @@
 // One signed HTTP attempt: POST the envelope, follow same-origin redirects (re-checked at each hop), give up at
 // the deadline, and describe what happened. Connections go through keep-alive agents whose `lookup` refuses
-// any non-public address (destination-guard.ts), so the check holds for every resolution, redirects included.
+// any non-public address (src/net/destination-guard.ts), so the check holds for every resolution, redirects included.
 import type { Agent } from 'node:http';
 import { http } from '../../lib/node-http.ts';
 import https from 'node:https';
-import { DestinationRefusedError, checkUrlShape, guardedLookup } from './destination-guard.ts';
+import { DestinationRefusedError, checkUrlShape, guardedLookup } from '../../net/destination-guard.ts';
 import { openSecret } from '../../lib/secrets.ts';
 import { signerFor, type Signer } from './signing.ts';
 

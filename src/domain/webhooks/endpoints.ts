@@ -7,7 +7,7 @@ import { cancelPendingDeliveries } from '../../db/queries/webhooks/deliveries.ts
 import { sealSecret } from '../../lib/secrets.ts';
 import { found, invalidField } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
-import { DestinationRefusedError, checkDestination } from './destination-guard.ts';
+import { DestinationRefusedError, checkDestination } from '../../net/destination-guard.ts';
 import { generateWebhookSecret } from './signing.ts';
 
 type CreateBody = components['schemas']['CreateWebhookEndpointBody'];

@@ -10,7 +10,10 @@
 //     sends contentMessage.uploadedRbmFile.fileName, never contentInfo.fileUrl. Why: our media links are signed and
 //     differ per message (Google asks for one URL per file and fetches every new one), and ASSET_BASE_URL may be a
 //     private address Google cannot reach. Google keeps an upload for 60 days; the file name is kept here for 30
-//     (per agent and sha256 of the bytes, in memory), so a file sent again is not uploaded again;
+//     (per agent and sha256 of the bytes, in memory), so a file sent again is not uploaded again. A link under the
+//     service's own ASSET_BASE_URL (signed by it) is fetched as it is; any other link is the API client's, fetched
+//     through the SSRF guard (src/net/guarded-fetch.ts): one resolving to a private, loopback or link-local address
+//     fails that message alone (MEDIA_UNAVAILABLE) and is never fetched;
 //   - the agent webhook: Google's verification post ({clientToken, secret}: answered with {secret} when the client
 //     token is ours) and Pub/Sub-style events whose X-Goog-Signature is the base64 HMAC-SHA512 of message.data
 //     (decoded) keyed with the webhook client token; refused with 403 otherwise. DELIVERED / READ events become
@@ -21,7 +24,6 @@ import { JWT } from 'google-auth-library';
 import { checkCallbacks } from '../callback-shape.ts';
 import {
   ProviderError,
-  ProviderRateLimited,
   ProviderRejection,
   type CallbackParse,
   type CallbackRequest,
@@ -33,7 +35,9 @@ import {
   type SendOutcome,
   type SentMessageRef,
 } from '../provider.ts';
-import { retryAfterSeconds } from '../retry-after.ts';
+import { authFailed, statusFailure, unanswered } from '../provider-answer.ts';
+import { DestinationRefusedError, UnresolvedHostError } from '../../net/destination-guard.ts';
+import { guardedFetch, type GuardedFetch } from '../../net/guarded-fetch.ts';
 import { sendEach } from '../send-each.ts';
 
 export type RbmSettings = {
@@ -47,6 +51,11 @@ export type RbmSettings = {
   /** Replaces https://oauth2.googleapis.com/token (the same). */
   tokenUrl?: string | undefined;
   timeoutMs?: number | undefined;
+  /**
+   * Where media links may point (see the header): the service's own ASSET_BASE_URL, fetched as it is (it may be a
+   * private address), and whether other links may reach private addresses (WEBHOOK_ALLOW_PRIVATE: development only).
+   */
+  media?: { ownBaseUrl: string; allowPrivate: boolean } | undefined;
 };
 
 const API = 'https://rcsbusinessmessaging.googleapis.com';
@@ -73,12 +82,15 @@ export class RbmProvider implements MessagingProvider {
   private readonly base: string;
   /** `${agentId} ${sha256}` → { files/… name, when it was uploaded }. */
   private readonly uploaded = new Map<string, { name: string; at: number }>();
+  /** Fetches the API clients' media links (not our own) where the SSRF rules allow. */
+  private readonly clientMedia: GuardedFetch;
 
   constructor(opts: { name: ProviderName; settings: RbmSettings }) {
     this.name = opts.name;
     this.settings = opts.settings;
     this.base = (opts.settings.apiBaseUrl ?? API).replace(/\/+$/, '');
     this.auth = new JWT({ email: opts.settings.clientEmail, key: opts.settings.privateKey, scopes: [SCOPE] });
+    this.clientMedia = guardedFetch(opts.settings.media?.allowPrivate ?? false, { maxResponseBytes: MAX_MEDIA_BYTES });
     const tokenUrl = opts.settings.tokenUrl;
     if (tokenUrl) {
       // google-auth-library posts the service account's signed assertion to Google's fixed token URL.
@@ -91,14 +103,18 @@ export class RbmProvider implements MessagingProvider {
     }
   }
 
-  /** One authenticated RBM call: 429 → rate limited, 5xx / no answer → outage, 401/403 → outage (our credentials). */
+  /**
+   * One authenticated RBM call: 429, 5xx and 401/403 as every adapter reads them (../provider-answer.ts), no answer
+   * an outage; a token Google refuses to issue (the service account's key revoked or wrong: 400 invalid_grant, 401
+   * invalid_client) is refused credentials too, while a token endpoint that does not answer is an outage.
+   */
   private async call(method: string, path: string, body?: unknown, raw?: RawBody): Promise<Answer> {
     let headers: Record<string, string>;
     try {
       const auth = await this.auth.getRequestHeaders();
       headers = { authorization: auth.get('authorization') ?? '' };
     } catch (error) {
-      throw new ProviderError(`Google did not issue a token (${(error as Error).message})`, { outage: true });
+      throw tokenFailure(error);
     }
     let res: Response;
     try {
@@ -112,7 +128,7 @@ export class RbmProvider implements MessagingProvider {
         signal: AbortSignal.timeout(this.settings.timeoutMs ?? 15_000),
       });
     } catch (error) {
-      throw new ProviderError(`RBM did not answer (${(error as Error).message})`, { outage: true });
+      throw unanswered(RBM, error);
     }
     const text = await res.text();
     let parsed: any = null;
@@ -121,10 +137,12 @@ export class RbmProvider implements MessagingProvider {
     } catch {
       parsed = null;
     }
-    if (res.status === 429)
-      throw new ProviderRateLimited('RBM answered 429', retryAfterSeconds(res.headers.get('retry-after') ?? undefined));
-    if (res.status >= 500) throw new ProviderError(`RBM answered ${res.status}`, { outage: true });
-    if (res.status === 401 || res.status === 403) throw new ProviderError(`RBM refused our credentials (${res.status})`, { outage: true });
+    const status = parsed?.error?.status;
+    const failure = statusFailure(res.status, RBM, {
+      retryAfter: res.headers.get('retry-after') ?? undefined,
+      reason: typeof status === 'string' ? `RBM_${status}` : null,
+    });
+    if (failure) throw failure;
     return { status: res.status, body: parsed };
   }
 
@@ -149,7 +167,7 @@ export class RbmProvider implements MessagingProvider {
 
   /** The files/… name of the media at `url` for `agentId`: uploaded once per agent and content (see the header). */
   private async uploadedFile(agentId: string, url: string): Promise<string> {
-    const media = await download(url);
+    const media = await download(url, this.isOwn(url) ? fetch : this.clientMedia);
     const key = `${agentId} ${createHash('sha256').update(media.bytes).digest('hex')}`;
     const known = this.uploaded.get(key);
     if (known && Date.now() - known.at < FILE_NAME_TTL_MS) return known.name;
@@ -172,6 +190,20 @@ export class RbmProvider implements MessagingProvider {
     this.uploaded.set(key, { name, at: Date.now() });
     if (this.uploaded.size > FILE_NAME_CACHE_SIZE) this.uploaded.delete(this.uploaded.keys().next().value!);
     return name;
+  }
+
+  /** Whether `url` is one of the service's own links (under its ASSET_BASE_URL), not an API client's. */
+  private isOwn(url: string): boolean {
+    const own = this.settings.media?.ownBaseUrl;
+    if (!own) return false;
+    const base = new URL(own);
+    let link: URL;
+    try {
+      link = new URL(url);
+    } catch {
+      return false;
+    }
+    return link.origin === base.origin && link.pathname.startsWith(base.pathname.replace(/\/*$/, '/'));
   }
 
   sendBatch(messages: OutboundMessage[]): Promise<SendOutcome[]> {
@@ -259,19 +291,51 @@ export class RbmProvider implements MessagingProvider {
   }
 }
 
-/** The media's bytes and content type: a refused link is the message's fault (rejection), no answer a retry. */
-async function download(url: string): Promise<{ contentType: string; bytes: Buffer }> {
+const RBM = { provider: 'RBM', credentials: 'RBM_SERVICE_ACCOUNT_KEY_FILE' };
+
+/**
+ * Why Google issued no token: its token endpoint answered 4xx (the key is revoked, deleted or not the account's:
+ * invalid_grant, invalid_client), which is refused credentials; no answer or a 5xx is an outage.
+ */
+function tokenFailure(error: unknown): ProviderError {
+  const e = error as { status?: number; response?: { status?: number; data?: { error?: unknown } } };
+  const status = e.response?.status ?? e.status;
+  if (typeof status === 'number' && status >= 400 && status < 500 && status !== 429) {
+    const code = e.response?.data?.error;
+    return authFailed(RBM, `Google's token endpoint answered ${status}${typeof code === 'string' ? ` ${code}` : ''}`);
+  }
+  return new ProviderError(`Google did not issue a token (${(error as Error)?.message ?? 'no answer'})`, { outage: true });
+}
+
+/**
+ * The media's bytes and content type: a link the SSRF guard refuses, or one answering 4xx, is the message's fault
+ * (rejection); no answer a retry.
+ */
+async function download(
+  url: string,
+  get: (url: string, init: RequestInit) => Promise<Response>,
+): Promise<{ contentType: string; bytes: Buffer }> {
   let res: Response;
   try {
-    res = await fetch(url, { signal: AbortSignal.timeout(30_000) });
+    res = await get(url, { signal: AbortSignal.timeout(30_000) });
   } catch (error) {
+    if (error instanceof DestinationRefusedError && !(error instanceof UnresolvedHostError))
+      throw new ProviderRejection('MEDIA_UNAVAILABLE', `The media link was refused: ${error.message}.`);
     throw new ProviderError(`the media link did not answer (${(error as Error).message})`, { outage: false });
   }
   if (res.status >= 500) throw new ProviderError(`the media link answered ${res.status}`, { outage: false });
   if (!res.ok) throw new ProviderRejection('MEDIA_UNAVAILABLE', `The media link answered ${res.status}.`);
   if (Number(res.headers.get('content-length') ?? 0) > MAX_MEDIA_BYTES)
     throw new ProviderRejection('MEDIA_UNAVAILABLE', 'RBM takes media files up to 100 MB.');
-  const bytes = Buffer.from(await res.arrayBuffer());
+  let bytes: Buffer;
+  try {
+    bytes = Buffer.from(await res.arrayBuffer());
+  } catch (error) {
+    // The guarded fetch cuts a body past the limit that announced no length.
+    if (/larger than/.test((error as Error).message))
+      throw new ProviderRejection('MEDIA_UNAVAILABLE', 'RBM takes media files up to 100 MB.');
+    throw new ProviderError(`the media link broke off (${(error as Error).message})`, { outage: false });
+  }
   if (bytes.length > MAX_MEDIA_BYTES) throw new ProviderRejection('MEDIA_UNAVAILABLE', 'RBM takes media files up to 100 MB.');
   return { contentType: (res.headers.get('content-type') ?? 'application/octet-stream').split(';')[0]!.trim(), bytes };
 }

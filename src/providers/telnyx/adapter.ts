@@ -4,18 +4,19 @@
 //     find the message;
 //   - number search (GET /v2/available_phone_numbers) and orders (POST /v2/number_orders, customer_reference = our
 //     order key, so a repeated order is recognisable in Telnyx's portal);
+//   - the 10DLC registry: brands, campaigns and the sender's number attached to its campaign (./registry.ts);
 //   - webhooks (delivery reports and message.received) verified with Telnyx's Ed25519 signature over
 //     "<telnyx-timestamp>|<raw body>" with the account's public key, the timestamp within 5 minutes (the SDK's
 //     webhooks.unwrap), refused with 403 otherwise.
-// Not here (the domain answers 422 PROVIDER_UNSUPPORTED): RCS, the 10DLC registry, number ownership/release,
+// Not here (the domain answers 422 PROVIDER_UNSUPPORTED): RCS, toll-free verification, number ownership/release,
 // revoke, voice forwarding, templates.
 import Telnyx from 'telnyx';
 import { checkCallbacks } from '../callback-shape.ts';
 import { callbackUrl, type CallbackEndpoint } from '../endpoint.ts';
 import {
   NumberOrderUncertain,
+  ProviderAuthFailed,
   ProviderError,
-  ProviderRateLimited,
   ProviderRejection,
   type CallbackParse,
   type CallbackRequest,
@@ -28,9 +29,11 @@ import {
   type OutboundMessage,
   type ProviderCallback,
   type ProviderName,
+  type ProviderRegistry,
   type SendOutcome,
 } from '../provider.ts';
-import { retryAfterSeconds } from '../retry-after.ts';
+import { TelnyxRegistry } from './registry.ts';
+import { statusFailure, unanswered } from '../provider-answer.ts';
 import { sendEach } from '../send-each.ts';
 
 export type TelnyxSettings = {
@@ -42,6 +45,8 @@ export type TelnyxSettings = {
   /** Replaces https://api.telnyx.com/v2 (a proxy; a contract fake in the tests). */
   apiBaseUrl?: string | undefined;
   timeoutMs?: number | undefined;
+  /** Milliseconds between two reads of a 10DLC review at Telnyx (./registry.ts; 60 s when not given). */
+  registryStepMs?: number | undefined;
 };
 
 const CONCURRENCY = 8;
@@ -61,6 +66,8 @@ export class TelnyxProvider implements MessagingProvider {
   private readonly client: Telnyx;
   private readonly settings: TelnyxSettings;
   private readonly endpoint: CallbackEndpoint;
+  /** 10DLC brands and campaigns (./registry.ts). */
+  readonly registry: ProviderRegistry;
 
   constructor(opts: { name: ProviderName; settings: TelnyxSettings; endpoint: CallbackEndpoint }) {
     this.name = opts.name;
@@ -74,6 +81,7 @@ export class TelnyxProvider implements MessagingProvider {
       // A retried send is the dispatcher's decision (it waits out a 429's Retry-After, counts outages).
       maxRetries: 0,
     });
+    this.registry = new TelnyxRegistry({ client: this.client, classify, stepMs: opts.settings.registryStepMs });
   }
 
   async send(m: OutboundMessage): Promise<{ providerMessageId: string }> {
@@ -164,6 +172,8 @@ export class TelnyxProvider implements MessagingProvider {
     } catch (error) {
       const e = classify(error);
       if (e instanceof ProviderRejection) throw new ProviderRejection('NUMBER_UNAVAILABLE', e.message);
+      // Refused credentials ordered nothing: no reconciliation to do.
+      if (e instanceof ProviderAuthFailed) throw e;
       throw new NumberOrderUncertain(e.message);
     }
   }
@@ -241,21 +251,27 @@ function callbacksOf(raw: unknown, ref: string | null): unknown[] | { problem: s
   ];
 }
 
-/** 429 → rate limited (Retry-After), 5xx / timeout / no answer → outage, 401/403 → outage (our credentials), other 4xx → refusal. */
+const TELNYX = { provider: 'Telnyx', credentials: 'TELNYX_API_KEY' };
+
+/**
+ * A failed Telnyx call: 429, 5xx and 401/403 as every adapter reads them (../provider-answer.ts), no answer an
+ * outage, any other 4xx a refusal with Telnyx's error code (TELNYX_40300 …).
+ */
 function classify(error: unknown): ProviderError | ProviderRejection {
   if (error instanceof ProviderError || error instanceof ProviderRejection) return error;
   if (error instanceof Telnyx.APIError) {
     const status = error.status;
-    if (status === undefined) return new ProviderError(`Telnyx did not answer (${error.message})`, { outage: true });
-    if (status === 429)
-      return new ProviderRateLimited('Telnyx answered 429', retryAfterSeconds(error.headers?.get('retry-after') ?? undefined));
-    if (status >= 500) return new ProviderError(`Telnyx answered ${status}`, { outage: true });
-    if (status === 401 || status === 403) return new ProviderError(`Telnyx refused our credentials (${status})`, { outage: true });
+    if (status === undefined) return unanswered(TELNYX, error);
     const first = (error.error as { errors?: Array<{ code?: string; detail?: string; title?: string }> } | undefined)?.errors?.[0];
+    const failure = statusFailure(status, TELNYX, {
+      retryAfter: error.headers?.get('retry-after') ?? undefined,
+      reason: first?.code ? `TELNYX_${first.code}${first.title ? `: ${first.title}` : ''}` : null,
+    });
+    if (failure) return failure;
     return new ProviderRejection(
       first?.code ? `TELNYX_${first.code}` : `TELNYX_HTTP_${status}`,
       first?.detail ?? first?.title ?? error.message,
     );
   }
-  return new ProviderError((error as Error)?.message ?? 'Telnyx call failed', { outage: true });
+  return unanswered(TELNYX, error);
 }

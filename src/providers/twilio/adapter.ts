@@ -19,6 +19,7 @@ import { checkCallbacks } from '../callback-shape.ts';
 import { callbackUrl, type CallbackEndpoint } from '../endpoint.ts';
 import {
   NumberOrderUncertain,
+  ProviderAuthFailed,
   ProviderError,
   ProviderRejection,
   type CallbackParse,
@@ -202,6 +203,8 @@ export class TwilioProvider implements MessagingProvider {
     } catch (error) {
       const classified = classify(error);
       if (classified instanceof ProviderRejection) throw new ProviderRejection('NUMBER_UNAVAILABLE', classified.message);
+      // Refused credentials ordered nothing: no reconciliation to do.
+      if (classified instanceof ProviderAuthFailed) throw classified;
       throw new NumberOrderUncertain(classified.message);
     }
   }
@@ -318,14 +321,12 @@ function capabilitiesOf(
 }
 
 /**
- * A failed Twilio call as the dispatcher needs it: what the HTTP client already classified (429, 5xx, no answer)
- * as is; Twilio's 401/403 (our credentials) as an outage, the message waits; any other 4xx refuses the message for
- * good with Twilio's error code (TWILIO_21211 …).
+ * A failed Twilio call as the dispatcher needs it: what the HTTP client already classified (429, 5xx, 401/403, no
+ * answer: ./http.ts) as is; any other 4xx refuses the message for good with Twilio's error code (TWILIO_21211 …).
  */
 function classify(error: unknown): ProviderError | ProviderRejection {
   if (error instanceof ProviderError || error instanceof ProviderRejection) return error;
   const e = error as { status?: number; code?: number; message?: string };
-  if (e.status === 401 || e.status === 403) return new ProviderError(`Twilio refused our credentials (${e.status})`, { outage: true });
   if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return new ProviderRejection(e.code ? `TWILIO_${e.code}` : `TWILIO_HTTP_${e.status}`, e.message ?? `Twilio answered ${e.status}`);
   }

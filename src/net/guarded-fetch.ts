@@ -1,21 +1,23 @@
-// A fetch for the MCP client that connects only where the webhook SSRF rules allow: the URL's scheme, userinfo
-// and literal IP are checked before each request (checkUrlShape), and every address a host name resolves to is
-// checked at connect time (guardedLookup), so DNS rebinding fails. Redirects are never followed here (the 3xx is
-// returned as is; the SDK follows same-origin ones, through this fetch again). Each test builds its own agents
-// and destroys them when done, so no connection outlives the test.
-import { http } from '../../lib/node-http.ts';
+// A fetch that connects only where the SSRF rules allow (./destination-guard.ts), for the MCP client and for media
+// a provider adapter downloads (RBM): the URL's scheme, userinfo and literal IP are checked before each request
+// (checkUrlShape), and every address a host name resolves to is checked at connect time (guardedLookup), so DNS
+// rebinding fails. Redirects are never followed here (the 3xx is returned as is; the MCP SDK follows same-origin
+// ones, through this fetch again). Each MCP health check builds its own agents and destroys them when done, so no
+// connection outlives it.
+import { http } from '../lib/node-http.ts';
 import https from 'node:https';
 import { Readable } from 'node:stream';
-import { checkUrlShape, guardedLookup } from '../webhooks/destination-guard.ts';
+import { checkUrlShape, guardedLookup } from './destination-guard.ts';
 
 export type GuardedFetch = ((url: string | URL, init?: RequestInit) => Promise<Response>) & { close: () => void };
 
 /** Largest request body this fetch sends (MCP requests are small JSON-RPC messages). */
 const MAX_BODY_BYTES = 1024 * 1024;
-/** Most bytes one response may carry (health checks read a few small messages); past it the response fails. */
+/** Most bytes one response may carry by default (MCP health checks read a few small messages); past it the response fails. */
 const MAX_RESPONSE_BYTES = 4 * 1024 * 1024;
 
-export function guardedFetch(allowPrivate: boolean): GuardedFetch {
+export function guardedFetch(allowPrivate: boolean, opts: { maxResponseBytes?: number } = {}): GuardedFetch {
+  const maxResponseBytes = opts.maxResponseBytes ?? MAX_RESPONSE_BYTES;
   const options = { keepAlive: false, lookup: guardedLookup(allowPrivate) };
   const agents = { 'http:': new http.Agent(options), 'https:': new https.Agent(options) };
 
@@ -49,7 +51,7 @@ export function guardedFetch(allowPrivate: boolean): GuardedFetch {
         let seen = 0;
         res.on('data', (chunk: Buffer) => {
           seen += chunk.length;
-          if (seen > MAX_RESPONSE_BYTES) res.destroy(new Error(`response larger than ${MAX_RESPONSE_BYTES} bytes`));
+          if (seen > maxResponseBytes) res.destroy(new Error(`response larger than ${maxResponseBytes} bytes`));
         });
         const responseHeaders = new Headers();
         for (const [name, value] of Object.entries(res.headers)) {

@@ -1,7 +1,9 @@
-// SSRF guard for webhook destinations. A URL is checked when an endpoint is created or changed, and every
-// address is checked again at connect time (the `lookup` of the delivery agents), so a host that re-resolves
-// to an internal address (DNS rebinding) is refused at delivery. Literal IPs never reach `lookup`, so the
-// delivery code checks them itself with checkLiteralHost().
+// SSRF guard for every address this service connects to on someone else's word: webhook endpoints, the MCP
+// server's URL, and media links a provider adapter downloads itself (RBM's files.create upload). It sits outside
+// src/domain so that the providers, which never import the domain, use the same rules. A URL is checked when it is
+// given (an endpoint created or changed), and every address is checked again at connect time (the `lookup` of the
+// agents), so a host that re-resolves to an internal address (DNS rebinding) is refused then. Literal IPs never
+// reach `lookup`, so the callers check them with checkUrlShape().
 //
 // Address ranges come from the IANA special-purpose registries, matched with Node's net.BlockList (ipaddr.js is
 // only a transitive dependency here, so it is not relied on). IPv6 is allow-listed: only global unicast
