@@ -1197,7 +1197,7 @@ export interface paths {
          *       program's senders (`SenderId.throughputPerSecond`: 75 from a score of 75, 40 from 50, else 4). Its fee,
          *       40.00 USD at cost, is charged the day of the request whatever the outcome (usage line `vetting_fee`).
          *       A sender on a slot played by Telnyx registers with Telnyx's 10DLC registry, where vetting is ordered in
-         *       Telnyx's portal: `requestVetting` is not sent there and no score is reported.
+         *       Telnyx's portal: `requestVetting` is not sent there, no score is reported and no vetting fee is charged here.
          *     - A `REGISTERED` brand may later be `SUSPENDED` (reasons in `rejectionReasons`), which stops its program's
          *       10DLC senders (422 `SENDER_NOT_READY`) until it is lifted.
          *     - Sandbox (README, "Carrier sandbox"): a `displayName` containing `REJECT` is rejected with reasons,

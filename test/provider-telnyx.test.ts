@@ -565,6 +565,21 @@ describe('Telnyx 10DLC registry', () => {
     expect(fake.violations).toEqual([]);
   });
 
+  it('requestVetting on Telnyx’s slot is not sent to Telnyx and charges no vetting fee (vetting is bought in its portal)', async () => {
+    const s = await sender('PROVIDER_B', 'LONG_CODE');
+    const brand = await registerBrand(s.id, { ...BRAND, displayName: 'Acme Vetted', requestVetting: true });
+    expect(brand).toMatchObject({ status: 'REGISTERED', vettingScore: null });
+    const created = fake.requests.find((r) => r.method === 'POST' && r.path === '/v2/10dlc/brand' && r.body.displayName === 'Acme Vetted')!;
+    expect(created.body).not.toHaveProperty('requestVetting');
+    const charges = await srv.context.db
+      .selectFrom('pass_through_charges')
+      .select('kind')
+      .where('organization_id', '=', org.organizationId)
+      .where('kind', '=', 'vetting')
+      .execute();
+    expect(charges).toEqual([]);
+  });
+
   it('a brand Telnyx fails, and a campaign the carriers reject, end REJECTED with Telnyx’s reasons', async () => {
     const refused = await registerBrand((await sender('PROVIDER_B', 'LONG_CODE')).id, { ...BRAND, displayName: 'REJECT Dental' });
     expect(refused).toMatchObject({ status: 'REJECTED', rejectionReasons: ['The EIN and company name do not match the IRS records.'] });

@@ -205,6 +205,11 @@ export type RegistryStanding = { standing: 'active' } | { standing: 'suspended';
 export interface ProviderRegistry {
   /** The kinds this provider's registry reviews. */
   readonly kinds: ReadonlySet<RegistryKind>;
+  /**
+   * Whether a brand registration's `requestVetting` orders vetting from this registry (its fee is then charged at
+   * cost); false where vetting is ordered elsewhere (Telnyx's portal), so nothing is charged here for it.
+   */
+  readonly vetsBrands: boolean;
   /** Milliseconds between two looks at a review in progress (the review jobs, src/jobs/submissions.ts). */
   readonly stepMs: number;
   /** Hands a registration to the registry: its reference there (null when it keeps none). Throws ProviderError when unreachable. */

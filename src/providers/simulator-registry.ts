@@ -69,6 +69,7 @@ function id(prefix: string): string {
 }
 
 export class SimulatorRegistry implements ProviderRegistry {
+  readonly vetsBrands = true;
   readonly kinds: ReadonlySet<RegistryKind> = new Set<RegistryKind>([
     'BRAND',
     'CAMPAIGN',

@@ -41,10 +41,10 @@ async function submitToRegistry(
   services: Pick<Services, 'providers'>,
   sender: sendersQ.SenderRow,
   submission: Omit<RegistrySubmission, 'senderId'>,
-): Promise<{ reference: string | null; stepMs: number }> {
+): Promise<{ reference: string | null; stepMs: number; vetsBrands: boolean }> {
   const registry = registryFor(services.providers.forSender(sender), submission.kind);
   const { reference } = await registry.submit({ ...submission, senderId: sender.id, senderNumber: sender.phone_number });
-  return { reference, stepMs: registry.stepMs };
+  return { reference, stepMs: registry.stepMs, vetsBrands: registry.vetsBrands };
 }
 
 /** The sender, locked; a DEACTIVATED one is final (409 INVALID_STATE). */
@@ -242,7 +242,7 @@ export async function registerBrand(
     const latest = await q.latestBrand(db, organizationId, id, { forUpdate: true });
     if (latest && BRAND_BLOCKING.has(latest.status))
       throw conflict('INVALID_STATE', `The sender already has a brand registration that is ${latest.status}.`);
-    let submitted: { reference: string | null; stepMs: number };
+    let submitted: { reference: string | null; stepMs: number; vetsBrands: boolean };
     try {
       submitted = await submitToRegistry(services, sender, { kind: 'BRAND', organizationId, details: body, subject: body.displayName });
     } catch (e) {
@@ -264,8 +264,9 @@ export async function registerBrand(
       updated_at: now,
     });
     await programForBrand(db, organizationId, sender, brand);
-    // Vetting is ordered with the registration: its fee is due now, whatever the vetting's outcome.
-    if (body.requestVetting === true) await chargeVettingFee(db, organizationId, brand.id, now);
+    // Vetting is ordered with the registration: its fee is due now, whatever the vetting's outcome. A registry that
+    // does not take the order (Telnyx: vetting is bought in its portal) charges nothing here.
+    if (body.requestVetting === true && submitted.vetsBrands) await chargeVettingFee(db, organizationId, brand.id, now);
     await emitSubmissionChanged(
       db,
       services,

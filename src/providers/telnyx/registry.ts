@@ -42,6 +42,8 @@ const CAMPAIGN_REFUSED = new Set([
 type Classify = (error: unknown) => ProviderError | ProviderRejection;
 
 export class TelnyxRegistry implements ProviderRegistry {
+  /** Vetting is ordered in the Telnyx portal, not through this registry. */
+  readonly vetsBrands = false;
   readonly kinds: ReadonlySet<RegistryKind> = new Set<RegistryKind>(['BRAND', 'CAMPAIGN']);
   readonly stepMs: number;
   private readonly client: Telnyx;
