@@ -14,6 +14,7 @@ import type { SenderIdStatus, SenderIdType } from '../src/db/tables/enums.ts';
 import { QUEUES } from '../src/jobs/queue-names.ts';
 import { deliverSimulatorCallbacks, type CallbackJob } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { sandboxNumberSender } from './support/senders.ts';
 
 type Org = Awaited<ReturnType<TestServer['newOrg']>>;
 let srv: TestServer;
@@ -23,30 +24,8 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-/** A sender stored directly on a carrier-sandbox number, with these protocols enabled (ACTIVE at once). */
-async function sender(org: Org, type: SenderIdType, protocols: Array<{ type: string; config?: Record<string, unknown> }>) {
-  const phone = `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`;
-  const row = await srv.context.db
-    .insertInto('sender_ids')
-    .values({
-      organization_id: org.organizationId,
-      name: `${type} sender`,
-      type,
-      status: 'ACTIVE',
-      provider: 'PROVIDER_A',
-      phone_number: phone,
-      is_sandbox: false,
-      rcs_agent_phase: type === 'RCS_AGENT' ? 'LAUNCHED' : null,
-      updated_at: new Date(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  for (const p of protocols) {
-    const res = await call(srv, 'POST', `/v1/sender-ids/${row.id}/protocols`, { key: org.apiKey.secret, body: p });
-    expect(res.status, res.text).toBe(200);
-  }
-  return { id: row.id, phone };
-}
+const sender = (org: Org, type: SenderIdType, protocols: Array<{ type: string; config?: Record<string, unknown> }>) =>
+  sandboxNumberSender(srv, org, type, protocols);
 
 /** A contact of unknown RCS capability whose number ends in `suffix` (the carrier sandbox decides by it). */
 async function contact(org: Org, suffix: string): Promise<{ id: string; phone: string }> {

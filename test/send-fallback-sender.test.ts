@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import type { SenderIdStatus, SenderIdType } from '../src/db/tables/enums.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { sandboxNumberSender } from './support/senders.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -19,34 +20,8 @@ beforeAll(async () => {
 });
 afterAll(() => srv.close());
 
-/** A sender stored directly on a carrier-sandbox number, with these protocols enabled (ACTIVE at once). */
-async function sender(
-  type: SenderIdType,
-  protocols: Array<{ type: string; config?: Record<string, unknown> }>,
-  o = org,
-): Promise<{ id: string; phone: string }> {
-  const phone = `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`;
-  const row = await srv.context.db
-    .insertInto('sender_ids')
-    .values({
-      organization_id: o.organizationId,
-      name: `${type} sender`,
-      type,
-      status: 'ACTIVE',
-      provider: 'PROVIDER_A',
-      phone_number: phone,
-      is_sandbox: false,
-      rcs_agent_phase: type === 'RCS_AGENT' ? 'LAUNCHED' : null,
-      updated_at: new Date(),
-    })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  for (const p of protocols) {
-    const res = await call(srv, 'POST', `/v1/sender-ids/${row.id}/protocols`, { key: o.apiKey.secret, body: p });
-    expect(res.status, res.text).toBe(200);
-  }
-  return { id: row.id, phone };
-}
+const sender = (type: SenderIdType, protocols: Array<{ type: string; config?: Record<string, unknown> }>, o = org) =>
+  sandboxNumberSender(srv, o, type, protocols);
 
 /** A contact whose handset is known to have RCS or not. */
 async function contact(rcsCapable: boolean): Promise<string> {

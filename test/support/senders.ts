@@ -1,0 +1,39 @@
+// Senders for tests that need a sender type the Sender IDs section would take several steps to make ready: stored
+// directly on a carrier-sandbox number (+1500…), ACTIVE at once (an RCS agent LAUNCHED), then given its protocols
+// through the API, so the protocols are validated and stored exactly as a client's would be.
+import { randomInt } from 'node:crypto';
+import { expect } from 'vitest';
+import type { SenderIdType } from '../../src/db/tables/enums.ts';
+import { call, type TestServer } from './server.ts';
+
+type Org = Awaited<ReturnType<TestServer['newOrg']>>;
+
+/** A sender stored directly on a carrier-sandbox number, with these protocols enabled (ACTIVE at once). */
+export async function sandboxNumberSender(
+  srv: TestServer,
+  org: Org,
+  type: SenderIdType,
+  protocols: Array<{ type: string; config?: Record<string, unknown> }>,
+): Promise<{ id: string; phone: string }> {
+  const phone = `+1500${randomInt(0, 10_000_000).toString().padStart(7, '0')}`;
+  const row = await srv.context.db
+    .insertInto('sender_ids')
+    .values({
+      organization_id: org.organizationId,
+      name: `${type} sender`,
+      type,
+      status: 'ACTIVE',
+      provider: 'PROVIDER_A',
+      phone_number: phone,
+      is_sandbox: false,
+      rcs_agent_phase: type === 'RCS_AGENT' ? 'LAUNCHED' : null,
+      updated_at: new Date(),
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  for (const p of protocols) {
+    const res = await call(srv, 'POST', `/v1/sender-ids/${row.id}/protocols`, { key: org.apiKey.secret, body: p });
+    expect(res.status, res.text).toBe(200);
+  }
+  return { id: row.id, phone };
+}
