@@ -57,10 +57,13 @@ function nextAnniversary(d: Date): Date {
 async function buyNumber(areaCode: string): Promise<{ senderId: string; numberId: string }> {
   const found = await call(srv, 'POST', '/v1/sender-ids/numbers/search', {
     key,
-    body: { inventoryType: 'Local', leadingNumber: areaCode, provider: 'PROVIDER_A', limit: 5 },
+    body: { inventoryType: 'Local', leadingNumber: areaCode, provider: 'PROVIDER_A', limit: 20 },
   });
   expect(found.status, found.text).toBe(200);
-  const row = found.body.data.find((r: { number: string }) => r.number.endsWith('0100'));
+  // Any ordinary purchasable number: other files of a full run buy from the same area codes (the inventory is one
+  // per provider), so the first line may be gone; tails 13, 17 and 18 are the simulator's magic numbers.
+  const row = found.body.data.find((r: { number: string; purchasable: boolean }) => r.purchasable && !/1[378]$/.test(r.number));
+  expect(row, 'an ordinary number for sale').toBeDefined();
   const bought = await call(srv, 'POST', '/v1/sender-ids/numbers/purchase', {
     key,
     body: { numberKey: row.numberKey, number: row.number, selectionProof: row.selectionProof, inventoryType: 'Local' },
@@ -249,7 +252,10 @@ describe('toll-free number fee', () => {
       key: k,
       body: { inventoryType: 'Toll-Free', leadingNumber: '844', provider: draft.body.data.provider ?? 'PROVIDER_A', limit: 5 },
     });
-    const row = found.body.data.find((r: { number: string }) => r.number.endsWith('0100'));
+    // Any ordinary purchasable number: other files of a full run buy from the same area codes (the inventory is one
+  // per provider), so the first line may be gone; tails 13, 17 and 18 are the simulator's magic numbers.
+  const row = found.body.data.find((r: { number: string; purchasable: boolean }) => r.purchasable && !/1[378]$/.test(r.number));
+  expect(row, 'an ordinary number for sale').toBeDefined();
     const bought = await call(srv, 'POST', '/v1/sender-ids/numbers/purchase', {
       key: k,
       headers: { 'Idempotency-Key': 'toll-free-fee' },

@@ -58,11 +58,24 @@ async function everyMigrationRecorded(db: Kysely<unknown>): Promise<boolean> {
  * The one way to run a multi-step write: all of it commits, or none of it does. Called inside a
  * transaction, it joins that transaction, so domain functions compose without knowing their caller.
  */
-export function inTransaction<T>(db: TenantDb, work: (tx: TenantTx) => Promise<T>): Promise<T>;
-export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>): Promise<T>;
-export function inTransaction<T>(db: Db, work: ((tx: Tx) => Promise<T>) | ((tx: TenantTx) => Promise<T>)): Promise<T> {
+export function inTransaction<T>(db: TenantDb, work: (tx: TenantTx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+export function inTransaction<T>(db: Db, work: (tx: Tx) => Promise<T>, options?: TransactionOptions): Promise<T>;
+export function inTransaction<T>(
+  db: Db,
+  work: ((tx: Tx) => Promise<T>) | ((tx: TenantTx) => Promise<T>),
+  options: TransactionOptions = {},
+): Promise<T> {
   const run = work as (tx: Tx) => Promise<T>;
   if (db.isTransaction) return run(db as Tx);
   // A transaction opened on a TenantDb carries its TenantGuard (Kysely keeps the plugins), hence the overload.
-  return db.transaction().execute(run);
+  const begin = db.transaction();
+  return (options.snapshot ? begin.setIsolationLevel('repeatable read').setAccessMode('read only') : begin).execute(run);
 }
+
+export type TransactionOptions = {
+  /**
+   * Read-only, every statement on one snapshot (REPEATABLE READ): for a figure made of several reads that writers
+   * change together, e.g. a blast's recipients and their messages, which one commit moves from one to the other.
+   */
+  snapshot?: boolean;
+};

@@ -326,11 +326,17 @@ export function cancelBlast(tenant: Tenant, services: Services, id: string): Pro
 }
 
 async function progressOf(tenant: Tenant, blast: BlastRow): Promise<S['BlastProgress']> {
-  const [recipients, groups] = await Promise.all([
-    q.recipientCounts(tenant.db, tenant.organizationId, blast.id),
-    q.messageGroups(tenant.db, tenant.organizationId, blast.id),
-  ]);
-  return toProgress(blast, recipients, groups);
+  // One snapshot: a batch's commit turns its recipients from pending to accepted and creates their messages, so two
+  // reads on different connections could count the same recipients twice (pending and a message: 25 % for 50 %).
+  return inTenantTransaction(
+    tenant,
+    async (t) => {
+      const recipients = await q.recipientCounts(t.db, t.organizationId, blast.id);
+      const groups = await q.messageGroups(t.db, t.organizationId, blast.id);
+      return toProgress(blast, recipients, groups);
+    },
+    { snapshot: true },
+  );
 }
 
 export async function getBlastProgress(tenant: Tenant, id: string): Promise<S['BlastProgress']> {
