@@ -253,9 +253,9 @@ describe('toll-free number fee', () => {
       body: { inventoryType: 'Toll-Free', leadingNumber: '844', provider: draft.body.data.provider ?? 'PROVIDER_A', limit: 5 },
     });
     // Any ordinary purchasable number: other files of a full run buy from the same area codes (the inventory is one
-  // per provider), so the first line may be gone; tails 13, 17 and 18 are the simulator's magic numbers.
-  const row = found.body.data.find((r: { number: string; purchasable: boolean }) => r.purchasable && !/1[378]$/.test(r.number));
-  expect(row, 'an ordinary number for sale').toBeDefined();
+    // per provider), so the first line may be gone; tails 13, 17 and 18 are the simulator's magic numbers.
+    const row = found.body.data.find((r: { number: string; purchasable: boolean }) => r.purchasable && !/1[378]$/.test(r.number));
+    expect(row, 'an ordinary number for sale').toBeDefined();
     const bought = await call(srv, 'POST', '/v1/sender-ids/numbers/purchase', {
       key: k,
       headers: { 'Idempotency-Key': 'toll-free-fee' },
