@@ -5916,7 +5916,10 @@ export interface components {
          *     each `GET` counts one click of that message's link (for its message, contact and blast: `BlastStats.clicks`).
          *     `HEAD` answers the same without counting. A code that no message has — unknown, altered, or of a deleted
          *     message — answers `404` (plain text) and counts nothing: a code leads only to the URL its message carried,
-         *     so the redirect cannot be pointed anywhere else. Default `false`: the content is sent as given.
+         *     so the redirect cannot be pointed anywhere else. Requests (`GET` and `HEAD`, any code) are limited to 60 a
+         *     minute per client address (an IPv6 address by its /64; the address as `TRUST_PROXY` says, as for the public
+         *     forms): past it the redirect answers `429` `RATE_LIMITED` (an `ErrorResponse`) with `Retry-After`, and the
+         *     click is not counted. Default `false`: the content is sent as given.
          * @default false
          * @example true
          */
