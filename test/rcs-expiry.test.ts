@@ -6,11 +6,17 @@
 // (as the workers would at the job's time), and hands the simulator's receipts to the service through its signed
 // callback route.
 import { randomInt } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import { expireRcsMessages, RCS_EXPIRY_QUEUE, type RcsExpiryJob } from '../src/domain/messaging/rcs-expiry.ts';
 import { QUEUES } from '../src/jobs/queue-names.ts';
-import { deliverSimulatorCallbacks, signCallback, simulatorSecret, type CallbackJob } from '../src/providers/simulator.ts';
+import {
+  CarrierSimulator,
+  deliverSimulatorCallbacks,
+  signCallback,
+  simulatorSecret,
+  type CallbackJob,
+} from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { sandboxNumberSender } from './support/senders.ts';
 
@@ -173,6 +179,23 @@ describe('RCS delivery deadline (RCS_EXPIRED)', () => {
     await deliverReceipts();
     expect(await getMessage(id)).toMatchObject({ status: 'delivered', channel: 'SMS', fallbackReason: 'RCS_EXPIRED' });
     expect((await handset(to.phone)).map((m) => m.channel)).toEqual(['RCS', 'SMS']);
+  });
+
+  it('a revoke the carrier refuses (it delivered meanwhile): no fallback, the message waits for its receipt', async () => {
+    const rcs = await agent();
+    const to = await contact('0444');
+    const id = await sendRcs(rcs.id, to.id);
+    await dispatchBatch(srv.context, [{ data: { messageIds: [id] } }]);
+    const refuse = vi.spyOn(CarrierSimulator.prototype, 'revoke').mockResolvedValue(false);
+    try {
+      await runDeadline(id);
+      expect(refuse).toHaveBeenCalledTimes(1);
+    } finally {
+      refuse.mockRestore();
+    }
+    await dispatchBatch(srv.context, [{ data: { messageIds: [id] } }]);
+    expect(await getMessage(id)).toMatchObject({ status: 'sent', fallbackUsed: false, fallbackReason: null });
+    expect(await handset(to.phone)).toEqual([{ from_address: rcs.phone, channel: 'RCS', revoked: false }]);
   });
 
   it('without fallback there is no deadline: the message stays as the carrier left it, not revoked', async () => {
