@@ -21,7 +21,8 @@ const dispatch: JobDefinition<DispatchJob> = {
 // An RCS message's delivery deadline (src/domain/messaging/rcs-expiry.ts): one job per hand-over batch, due then.
 const rcsExpiry: JobDefinition<RcsExpiryJob> = {
   queue: RCS_EXPIRY_QUEUE,
-  batchSize: 20,
+  // One hand-over batch (at most a claim's 500 messages) at a time: its revokes go to the carrier together.
+  batchSize: 1,
   // A revoke the provider could not answer is asked again (what was settled is skipped on the retry).
   queueOptions: { retryLimit: 10, retryDelay: 5, retryBackoff: true, heartbeatSeconds: 30 },
   runBatch: (jobs, app) => expireRcsMessages(app, jobs),
