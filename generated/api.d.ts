@@ -47,11 +47,12 @@ export interface paths {
          *     contact's handset is known not to support RCS, the message is planned as SMS (MMS for media and cards with an
          *     image) at once (`fallbackUsed: true`, `fallbackReason: RCS_NOT_SUPPORTED`). When the capability is unknown,
          *     RCS is attempted and the SMS/MMS is sent only if RCS is not delivered (`RCS_CAPABILITY_UNKNOWN`,
-         *     `RCS_DELIVERY_FAILED`, `RCS_EXPIRED`). `fallbackUsed` in this response is the plan at send time; the delivery
+         *     `RCS_DELIVERY_FAILED`, or `RCS_EXPIRED`: not delivered by the RCS protocol's `validityPeriodSeconds` after
+         *     acceptance, the RCS message is revoked first). `fallbackUsed` in this response is the plan at send time; the delivery
          *     receipt (`message.delivered` event, `channel` of the Message) says which channel carried the message. With
          *     `fallbackToSms: false` a contact known not to be RCS-capable is refused with 422 `NO_CHANNEL_AVAILABLE`.
          *     An RCS agent's fallback goes from its fallback sender, whenever it is found (at acceptance, at dispatch, or
-         *     after a failed RCS delivery): the message's `senderId` and conversation become that sender's
+         *     after a failed or expired RCS delivery): the message's `senderId` and conversation become that sender's
          *     (`Message.senderId`).
          *     `SMS` and `MMS` use only that channel. The SMS/MMS rendering of rich content is described on
          *     `SendMessageContent` and can be checked with `POST /v1/messages/preview`.
@@ -5915,7 +5916,10 @@ export interface components {
          *     each `GET` counts one click of that message's link (for its message, contact and blast: `BlastStats.clicks`).
          *     `HEAD` answers the same without counting. A code that no message has — unknown, altered, or of a deleted
          *     message — answers `404` (plain text) and counts nothing: a code leads only to the URL its message carried,
-         *     so the redirect cannot be pointed anywhere else. Default `false`: the content is sent as given.
+         *     so the redirect cannot be pointed anywhere else. Requests (`GET` and `HEAD`, any code) are limited to 60 a
+         *     minute per client address (an IPv6 address by its /64; the address as `TRUST_PROXY` says, as for the public
+         *     forms): past it the redirect answers `429` `RATE_LIMITED` (an `ErrorResponse`) with `Retry-After`, and the
+         *     click is not counted. Default `false`: the content is sent as given.
          * @default false
          * @example true
          */
@@ -6036,7 +6040,7 @@ export interface components {
          */
         Channel: "RCS" | "SMS" | "MMS" | "CHATAPP";
         /**
-         * @description Why a message went by SMS/MMS instead of RCS. Set only when a fallback channel carried the message, or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`); null when no fallback happened, including for a message refused before any channel carried it (its reason is in `error`).
+         * @description Why a message went by SMS/MMS instead of RCS. Set only when a fallback channel carried the message, or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`, `RCS_EXPIRED`); null when no fallback happened, including for a message refused before any channel carried it (its reason is in `error`). `RCS_NOT_SUPPORTED`, the handset has no RCS; `RCS_CAPABILITY_UNKNOWN`, its capability lookup failed; `RCS_DELIVERY_FAILED`, the carrier reported the RCS delivery failed; `RCS_EXPIRED`, the RCS message was not delivered by its deadline (the sender's RCS `validityPeriodSeconds` after acceptance) and was revoked.
          * @enum {string|null}
          */
         FallbackReason: "RCS_NOT_SUPPORTED" | "RCS_CAPABILITY_UNKNOWN" | "RCS_DELIVERY_FAILED" | "RCS_EXPIRED" | null;
@@ -6424,7 +6428,8 @@ export interface components {
              *     message's fallback goes from its fallback sender (`fallbackSenderIdId` on its RCS protocol, else its
              *     program's `FALLBACK` sender), chosen when the message is accepted. A fallback known then goes from it at
              *     once. One found later — the handset's capability looked up at dispatch (`RCS_NOT_SUPPORTED`,
-             *     `RCS_CAPABILITY_UNKNOWN`), or an RCS delivery that failed (`RCS_DELIVERY_FAILED`) — moves the message to it
+             *     `RCS_CAPABILITY_UNKNOWN`), or an RCS delivery that failed (`RCS_DELIVERY_FAILED`) or did not come by its
+             *     deadline (`RCS_EXPIRED`) — moves the message to it
              *     then: `senderId` becomes that sender, `conversationId` the contact's conversation with it (opened when
              *     there is none; the replies to the SMS arrive there), and that sender's throughput, validity period, quiet
              *     hours and readiness apply from then on; its SMS/MMS is billed as SMS/MMS, with that sender's pass-through
@@ -6443,7 +6448,8 @@ export interface components {
             fallbackUsed: boolean;
             /**
              * @description Why SMS/MMS was used instead of RCS: the plan while the message is on its way; once it has ended, set only
-             *     when a fallback channel carried it or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`).
+             *     when a fallback channel carried it or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`,
+             *     `RCS_EXPIRED`).
              *     A message refused before any channel carried it (e.g. refused by the carrier at send) has
              *     `fallbackUsed: false`, `fallbackReason: null`, `channel: null` and its reason in `error`.
              */
@@ -7008,7 +7014,14 @@ export interface components {
              * @description SMS, MMS, RCS. How long a message may wait (held for quiet hours, behind the sender's throughput,
              *     retrying) before a carrier takes it, counted from its acceptance, on the protocol of its planned
              *     channel. Past it the message fails with error code `EXPIRED` and a `message.failed` event; it is not
-             *     sent and not charged.
+             *     sent and not charged. On RCS it is also the delivery deadline (as RBM's `expireTime`): an RCS message the
+             *     carrier took whose fallback is allowed (`fallbackToSms`, or the send's own) and that is not delivered,
+             *     read or failed by the end of this period after its acceptance (4 hours on a sender without an RCS
+             *     protocol) is revoked at the carrier and sent again by SMS/MMS, `fallbackReason: RCS_EXPIRED`, exactly as
+             *     after a failed RCS delivery (from the agent's fallback sender for an RCS agent). A carrier that refuses the
+             *     revoke has delivered it: no fallback. A message without fallback is left as the carrier has it (`sent`).
+             *     The check runs within seconds after the deadline; a delivery receipt that races it wins or loses whole,
+             *     never both channels.
              */
             validityPeriodSeconds?: number;
             /** @description RCS. Default per-recipient fallback to SMS/MMS when the handset cannot receive RCS (a send request can still override it). */
@@ -15333,7 +15346,8 @@ export interface components {
             fallback: "primary" | "fallback";
             /**
              * @description Why SMS/MMS was used instead of RCS. Set only when a fallback channel carried the message, is carrying it
-             *     (a queued or sending message: the plan) or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`).
+             *     (a queued or sending message: the plan) or was attempted after RCS had been accepted (`RCS_DELIVERY_FAILED`,
+             *     `RCS_EXPIRED`).
              *     Null otherwise, and in particular for a message refused before any channel carried it (for example
              *     refused by the carrier at send: `status: failed`, `actualChannel: null`, `fallback: primary`,
              *     `errorCode: CARRIER_REJECTED`).
@@ -18558,7 +18572,7 @@ export interface components {
              * @description Why SMS/MMS was used instead of RCS. On `message.queued`/`message.held` it is the plan; on `message.sent`,
              *     `message.delivered` and `message.read` the reason the fallback channel carried it; on `message.failed` it
              *     is set only when a fallback channel carried the message or was attempted after RCS had been accepted
-             *     (`RCS_DELIVERY_FAILED`). A message refused before any channel carried it (e.g. refused by the carrier at
+             *     (`RCS_DELIVERY_FAILED`, `RCS_EXPIRED`). A message refused before any channel carried it (e.g. refused by the carrier at
              *     send, `error.code: CARRIER_REJECTED`) has `fallbackUsed: false`, `fallbackReason: null` and `channel: null`.
              */
             fallbackReason: components["schemas"]["FallbackReason"];

@@ -66,6 +66,26 @@ describe('layer boundaries', () => {
     ).toEqual([]);
   });
 
+  it('refuses a provider or src/net importing the domain, the HTTP layer or a handler', async () => {
+    const imports = {
+      domain: `import { found } from '${up2('domain/errors.ts')}';\nexport const x = found;\n`,
+      http: `import { pageOf } from '${up2('http/pagination.ts')}';\nexport const x = pageOf;\n`,
+      handler: `import { x } from '${up2('handlers/contacts.ts')}';\nexport const y = x;\n`,
+    };
+    for (const file of ['src/providers/twilio/fixture.ts', 'src/providers/rbm/fixture.ts']) {
+      for (const code of Object.values(imports)) {
+        expect(await violations(code, file)).toEqual([expect.stringContaining('Providers and src/net serve the domain')]);
+      }
+    }
+    expect(await violations("import { found } from '../domain/errors.ts';\nexport const x = found;\n", 'src/net/fixture.ts')).toEqual([
+      expect.stringContaining('Providers and src/net serve the domain'),
+    ]);
+    // What they may use: src/lib, and each other.
+    expect(
+      await violations(`import { x } from '${up2('net/guarded-fetch.ts')}';\nexport const y = x;\n`, 'src/providers/rbm/fixture.ts'),
+    ).toEqual([]);
+  });
+
   it('lets handlers call the domain and the domain reach queries', async () => {
     expect(
       await violations("import { listKeys } from '../domain/api-keys/keys.ts';\nexport const x = listKeys;\n", 'src/handlers/fixture.ts'),
@@ -200,6 +220,23 @@ describe('import graph', () => {
       ]),
     );
     expect(importCircles(graph)).toHaveLength(2);
+  });
+
+  it('the provider boundary holds in src/ as written: the domain imports no concrete provider, providers and src/net no domain', () => {
+    // The same boundary as the ESLint layers above, read from the files themselves (type imports included), so
+    // that a file the lint does not see (an ignore, a disabled line) cannot cross it either.
+    const graph = importGraph(SRC);
+    const under = (dir: string) => (file: string) => file.startsWith(join(SRC, dir) + '/');
+    const crossings = [...graph].flatMap(([file, targets]) =>
+      targets
+        .filter((target) =>
+          under('domain')(file)
+            ? under('providers')(target) && target !== join(SRC, 'providers/provider.ts')
+            : (under('providers')(file) || under('net')(file)) && under('domain')(target),
+        )
+        .map((target) => `${relative(SRC, file)} → ${relative(SRC, target)}`),
+    );
+    expect(crossings).toEqual([]);
   });
 
   it('src/ has no import circles, type imports included', () => {

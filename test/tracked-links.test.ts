@@ -1,8 +1,11 @@
 // Tracked links (issue 34 item 4), through HTTP, the dispatch worker and the carrier simulator: with `trackLinks`
 // the handset receives short links on the service's public address, each a 302 to its message's original URL that
 // counts a click for the message's blast; a forged or altered code answers 404; without `trackLinks` the text goes
-// as written.
+// as written. The redirect is limited per client address: past it 429 with Retry-After, and no click counted.
+import { randomInt } from 'node:crypto';
+import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LINK_REDIRECT_LIMIT } from '../src/domain/links/redirect.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { until } from './support/wait.ts';
 
@@ -175,4 +178,57 @@ describe('tracked links', () => {
     // Three visits by two recipients: two messages clicked, each once however often.
     expect(stats.body).toMatchObject({ clicks: 2, delivered: 2, rates: { click: 1 } });
   });
+
+  it('the redirect is limited per client address: past 60 a minute, 429 RATE_LIMITED with Retry-After, and no click counted', async () => {
+    const res = await call(srv, 'POST', '/v1/messages/send', {
+      key,
+      body: {
+        contactId: await contact(),
+        messageType: 'TRANSACTIONAL',
+        trackLinks: true,
+        content: { type: 'text', text: 'Rate: https://shop.example.com/r' },
+      },
+    });
+    expect(res.status, res.text).toBe(200);
+    const link = (await received(res.body.data.messageId)).match(LINK)![0];
+    const code = new URL(link).pathname.slice(3);
+    const clicks = async () =>
+      (await srv.context.db.selectFrom('message_links').select('clicks').where('code', '=', code).executeTakeFirstOrThrow()).clicks;
+    // Two clients, each the connection's own loopback address (no TRUST_PROXY here): one hammers, one visits once.
+    const address = () => `127.${randomInt(1, 255)}.${randomInt(0, 256)}.${randomInt(1, 255)}`;
+    const [hammer, other] = [address(), address()];
+    expect(LINK_REDIRECT_LIMIT).toEqual({ points: 60, durationSeconds: 60 });
+    for (let i = 0; i < 60; i++) expect((await visitFrom(hammer, `/l/${code}`)).status).toBe(302);
+    expect(await clicks()).toBe(60);
+
+    const refused = await visitFrom(hammer, `/l/${code}`);
+    expect(refused.status).toBe(429);
+    expect(JSON.parse(refused.body)).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(refused.headers.location).toBeUndefined();
+    expect((await visitFrom(hammer, `/l/${code}`, 'HEAD')).status).toBe(429); // a look counts too
+    expect(await clicks()).toBe(60);
+
+    expect((await visitFrom(other, `/l/${code}`)).status).toBe(302);
+    expect(await clicks()).toBe(61);
+  });
 });
+
+/** A request to this server from the local address `from` (the client's address as the server sees it). */
+function visitFrom(
+  from: string,
+  path: string,
+  method = 'GET',
+): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
+  const url = new URL(srv.baseUrl + path);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path: url.pathname, method, localAddress: from }, (res) => {
+      let raw = '';
+      res.on('data', (chunk: Buffer) => (raw += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode!, body: raw, headers: res.headers }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

@@ -1,7 +1,8 @@
-// Conversations section background jobs: dispatch to the provider, the carrier simulator's callbacks, and the
+// Conversations section background jobs: dispatch to the provider, RCS delivery deadlines, the carrier simulator's callbacks, and the
 // hourly purge of expired Idempotency-Key records.
 import { dispatchBatch, DISPATCH_QUEUE, type DispatchJob } from '../domain/messaging/dispatch.ts';
 import { purgeExpiredIdempotencyKeys } from '../domain/idempotency.ts';
+import { expireRcsMessages, RCS_EXPIRY_QUEUE, type RcsExpiryJob } from '../domain/messaging/rcs-expiry.ts';
 import { CarrierSimulator, deliverSimulatorCallbacks, SIMULATOR_CALLBACK_QUEUE, type CallbackJob } from '../providers/simulator.ts';
 import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
@@ -15,6 +16,16 @@ const dispatch: JobDefinition<DispatchJob> = {
   // provider's dedupe key keeps the repeat from reaching the handset.
   queueOptions: { retryLimit: 20, retryDelay: 1, retryBackoff: true, heartbeatSeconds: 10 },
   runBatch: (jobs, app) => dispatchBatch(app, jobs),
+};
+
+// An RCS message's delivery deadline (src/domain/messaging/rcs-expiry.ts): one job per hand-over batch, due then.
+const rcsExpiry: JobDefinition<RcsExpiryJob> = {
+  queue: RCS_EXPIRY_QUEUE,
+  // One hand-over batch (at most a claim's 500 messages) at a time: its revokes go to the carrier together.
+  batchSize: 1,
+  // A revoke the provider could not answer is asked again (what was settled is skipped on the retry).
+  queueOptions: { retryLimit: 10, retryDelay: 5, retryBackoff: true, heartbeatSeconds: 30 },
+  runBatch: (jobs, app) => expireRcsMessages(app, jobs),
 };
 
 const simulatorCallbacks: JobDefinition<CallbackJob> = {
@@ -44,4 +55,4 @@ const idempotencyPurge: JobDefinition = {
   },
 };
 
-export const conversationJobs: JobDefinition[] = [dispatch, simulatorCallbacks, idempotencyPurge] as JobDefinition[];
+export const conversationJobs: JobDefinition[] = [dispatch, rcsExpiry, simulatorCallbacks, idempotencyPurge] as JobDefinition[];

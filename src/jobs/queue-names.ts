@@ -5,6 +5,7 @@ export const QUEUES = {
   contactBulkTag: 'contacts.bulk-tag',
   segmentPurge: 'contacts.segment-purge',
   messageDispatch: 'message.dispatch',
+  messageRcsExpiry: 'message.rcs-expiry',
   simulatorCallback: 'simulator.callback',
   webhookDelivery: 'webhook-delivery',
   webhookPurge: 'webhooks.purge',

@@ -6,6 +6,8 @@
 //   …0777 → refused at send (final failure)
 //   …0503 → the first two send attempts fail with a transient error, the third is accepted
 //   …0333 → an RCS message is not delivered (failed receipt), so the service falls back to SMS/MMS
+//   …0444 → an RCS message is accepted and never delivered (no receipt): the service revokes it at its delivery
+//           deadline and falls back to SMS/MMS (RCS_EXPIRED); the revoke succeeds
 //   and, whatever the number, a share of sends fails transiently while the fault switch is on (simulator-faults.ts)
 // It keeps what it accepted in simulator_messages (one row per dedupe key: a repeated send never reaches
 // the handset twice) and reports receipts and inbound messages through the provider callback route, signed,
@@ -453,6 +455,7 @@ function receiptsFor(message: OutboundMessage, providerMessageId: string): Recei
   if (message.channel === 'RCS' && message.to.endsWith('0333')) {
     return [{ delivery: { ...base, status: 'failed', errorCode: 'UNREACHABLE', errorMessage: 'RCS delivery failed.', at } }];
   }
+  if (message.channel === 'RCS' && message.to.endsWith('0444')) return []; // the handset never confirms it
   const receipts: ReceiptItem[] = [{ delivery: { ...base, status: 'delivered', at } }];
   if (message.channel === 'RCS') receipts.push({ delivery: { ...base, status: 'read', at }, delaySeconds: 1 });
   return receipts;

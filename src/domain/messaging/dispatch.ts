@@ -54,8 +54,9 @@ import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { tenantFor } from '../tenant.ts';
 import { queueOf } from './context.ts';
 import { previewOfRendering } from './conversation.ts';
-import { dropsFallbackOnEnd, fallbackCause, notReadyText } from './fallback.ts';
+import { dedupeKeyOf, dropsFallbackOnEnd, fallbackCause, notReadyText } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
+import { scheduleRcsExpiry } from './rcs-expiry.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type SendContent } from './render.ts';
 import { MMS_CARRIER_MAX_BYTES } from '../assets/images.ts';
 import { CARRIER_VARIANT, linkExpiry, MESSAGE_LINK_TTL_MS, variantLink } from '../assets/links.ts';
@@ -92,11 +93,6 @@ async function admit(app: AppContext, sender: SenderRow, wanted: number): Promis
     if (wanted - allowed > 0) await limiter.reward(sender.id, wanted - allowed); // only the admitted ones count
     return { allowed, retryAfterSeconds: Math.max(0.05, res.msBeforeNext / 1000) }; // the next window, not a rounded second
   }
-}
-
-/** Provider-side dedupe key: the message id, or a distinct key for the SMS/MMS fallback of a failed RCS send. */
-export function dedupeKeyOf(m: MessageRow): string {
-  return m.fallback_reason === 'RCS_DELIVERY_FAILED' ? `${m.id}:fallback` : m.id;
 }
 
 type Claimed = q.ClaimedMessage;
@@ -238,7 +234,7 @@ async function sendClaimed(app: AppContext, claimed: Claimed[], admitted?: Sende
       moved += sent.moved;
     }),
   );
-  await recordAccepted(app, accepted, senders);
+  await recordAccepted(app, accepted, senders, settings);
   return { limited, moved };
 }
 
@@ -508,8 +504,16 @@ async function waitOutOutage(
 const unavailableText = (validitySeconds: number, reason: string) =>
   `The provider could not take the message within its validity period (${validitySeconds} s): ${reason}.`;
 
-/** Records a batch of provider acceptances in one statement and announces them in one go. */
-async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Map<string, SenderRow>): Promise<void> {
+/**
+ * Records a batch of provider acceptances in one statement and announces them in one go; the RCS messages among them
+ * that may fall back get their delivery deadline (rcs-expiry.ts) in the same transaction.
+ */
+async function recordAccepted(
+  app: AppContext,
+  accepted: Accepted[],
+  senders: Map<string, SenderRow>,
+  settings: Map<string, SendSettings>,
+): Promise<void> {
   if (accepted.length === 0) return;
   // The state and its events commit together: a crash between them must not lose `message.sent`.
   await inTransaction(app.db, async (tx) => {
@@ -533,6 +537,7 @@ async function recordAccepted(app: AppContext, accepted: Accepted[], senders: Ma
     }
     const events = sent.filter((m) => m.status === 'sent').map((m) => messageEvent('message.sent', m, senders.get(m.sender_id)!));
     await emitEvents(tx, queueOf(app), events);
+    await scheduleRcsExpiry(app, tx, queueOf(app), sent, senders, settings);
   });
 }
 

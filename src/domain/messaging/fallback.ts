@@ -8,7 +8,7 @@
 //
 // Who carries the fallback: the message's own sender when it carries SMS/MMS, else the fallback sender chosen at
 // acceptance (an RCS agent's: sending-rule.ts fallbackCarrier). A fallback known at acceptance goes from it at
-// once (accept.ts); one found later — the capability lookup at dispatch, a failed RCS delivery — moves the message
+// once (accept.ts); one found later — the capability lookup at dispatch, a failed or expired RCS delivery — moves the message
 // to it at dispatch (dispatch.ts moveToFallbackSenders), which checks then that it may still send, with the same
 // refusal as acceptance's (notReadyText).
 import type { NotReady } from '../sender-ids/sending-rule.ts';
@@ -21,8 +21,22 @@ export function dropsFallbackOnEnd(message: { sent_at: Date | null }): boolean {
 /** A SENDER_NOT_READY refusal's text, at acceptance (the 422) and at a later move to the fallback sender (the message's error). */
 export const notReadyText = (n: NotReady): string => `${n.message} Next: ${n.action.message}`;
 
+/**
+ * The fallback reasons of a retry after the carrier had taken the RCS message: its delivery failed
+ * (`RCS_DELIVERY_FAILED`, a receipt) or did not come in time and the message was withdrawn (`RCS_EXPIRED`,
+ * rcs-expiry.ts). Such a retry is a second hand-over, under its own dedupe key (dedupeKeyOf).
+ */
+const AFTER_RCS = new Set(['RCS_DELIVERY_FAILED', 'RCS_EXPIRED']);
+
+/** Whether the message's fallback is a retry after its RCS attempt had been accepted by the carrier. */
+export const retriedAfterRcs = (m: { fallback_reason: string | null }): boolean =>
+  m.fallback_reason !== null && AFTER_RCS.has(m.fallback_reason);
+
+/** Provider-side dedupe key: the message id, or a distinct key for the SMS/MMS retry of a failed or expired RCS send. */
+export function dedupeKeyOf(m: { id: string; fallback_reason: string | null }): string {
+  return retriedAfterRcs(m) ? `${m.id}:fallback` : m.id;
+}
+
 /** Why the fallback is needed, for a message's error when nobody may carry it. */
 export const fallbackCause = (reason: string | null): string =>
-  reason === 'RCS_DELIVERY_FAILED' || reason === 'RCS_EXPIRED'
-    ? 'The RCS message was not delivered'
-    : "The contact's handset cannot receive RCS";
+  retriedAfterRcs({ fallback_reason: reason }) ? 'The RCS message was not delivered' : "The contact's handset cannot receive RCS";

@@ -1,7 +1,10 @@
 // Delivery and read receipts from the provider. Statuses only move forward (sent → delivered → read);
 // failed, undeliverable and revoked are final. A failed RCS delivery with fallback allowed is sent again as
-// SMS/MMS (fallback reason RCS_DELIVERY_FAILED): the receipt, not the send response, says which channel
-// carried the message. When another sender carries the fallback (an RCS agent's fallback sender, recorded at
+// SMS/MMS (fallback reason RCS_DELIVERY_FAILED), and so is an RCS message withdrawn at its delivery deadline
+// (RCS_EXPIRED, rcs-expiry.ts: applyRcsExpiries below, under the same row locks as receipts, so a receipt racing
+// the deadline is applied before or after it, never beside it): the receipt, not the send response, says which
+// channel carried the message. Once the retry is planned, a late receipt of the withdrawn RCS attempt changes
+// nothing: it is the retry's receipts that say how the message ended. When another sender carries the fallback (an RCS agent's fallback sender, recorded at
 // acceptance), the queued fallback moves to that sender as dispatch claims it (dispatch.ts resolveChannels), so the
 // retry leaves from its number and the message's `senderId` says so. Each change becomes a webhook event.
 //
@@ -12,9 +15,10 @@ import { inTransaction } from '../../db/database.ts';
 import type { MessageRow } from '../../db/queries/messages/messages.ts';
 import * as q from '../../db/queries/messages/receipts.ts';
 import type { ProviderCallback, ProviderName } from '../../providers/provider.ts';
+import { QUEUES } from '../../jobs/queue-names.ts';
 import { emitEvents, type NewEvent } from '../webhooks/events.ts';
 import { queueOf } from './context.ts';
-import { DISPATCH_QUEUE } from './dispatch.ts';
+import { dedupeKeyOf, retriedAfterRcs } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
 import { fallbackChannelFor, render, type SendContent } from './render.ts';
 
@@ -34,21 +38,67 @@ const messageIdOf = (r: Receipt) => r.dedupeKey.split(':')[0]!;
  */
 export async function applyReceipts(app: AppContext, provider: ProviderName, receipts: Receipt[]): Promise<void> {
   const ordered = receipts.map((r, i) => ({ r, i })).sort((a, b) => messageIdOf(a.r).localeCompare(messageIdOf(b.r)) || a.i - b.i);
+  await onLockedMessages(
+    app,
+    ordered.map(({ r }) => ({ id: messageIdOf(r), apply: (m: MessageRow) => applyReceipt(provider, r, m) })),
+  );
+}
+
+/**
+ * RCS messages whose delivery deadline passed and whose carrier withdrew them (rcs-expiry.ts): each one still
+ * waiting for its RCS delivery — no receipt came while it was being revoked — goes back to the queue for its
+ * SMS/MMS fallback, with reason RCS_EXPIRED, exactly as a failed RCS receipt sends it.
+ */
+export async function applyRcsExpiries(app: AppContext, ids: readonly string[], at: Date): Promise<void> {
+  await onLockedMessages(
+    app,
+    ids.map((id) => ({ id, apply: (m: MessageRow) => (awaitsRcsDelivery(m) ? fallbackOutcome(m, 'RCS_EXPIRED', at) : undefined) })),
+  );
+}
+
+/**
+ * An RCS message the carrier took (handed over as RCS: `channel` is set by the first receipt) and has not reported
+ * delivered, read or failed, whose fallback is allowed and unused.
+ */
+export function awaitsRcsDelivery(m: MessageRow): boolean {
+  return (
+    m.direction === 'outbound' &&
+    m.status === 'sent' &&
+    m.planned_channel === 'RCS' &&
+    (m.channel === null || m.channel === 'RCS') &&
+    m.fallback_allowed &&
+    !m.fallback_used
+  );
+}
+
+/** What one step leaves a message as: its row, the event it raises, whether it is due for dispatch again. */
+type Outcome = { row: MessageRow; event?: NewEvent; requeue: boolean };
+
+/**
+ * The one way receipts and deadlines change messages: the rows locked together in id order (FOR UPDATE: a receipt
+ * and a deadline for the same message wait for each other), each step applied in order to its message as the
+ * previous ones left it, the final states written in one statement, the messages due again woken and the events
+ * emitted, in one transaction.
+ */
+async function onLockedMessages(
+  app: AppContext,
+  steps: Array<{ id: string; apply: (m: MessageRow) => Outcome | undefined }>,
+): Promise<void> {
   await inTransaction(app.db, async (tx) => {
     const messages = new Map(
       (
         await q.lockMessages(
           tx,
-          ordered.map(({ r }) => messageIdOf(r)),
+          steps.map((s) => s.id),
         )
       ).map((m) => [m.id, m]),
     );
     const changed = new Map<string, q.ReceiptState>();
     const events: NewEvent[] = [];
-    for (const { r } of ordered) {
-      const message = messages.get(messageIdOf(r));
+    for (const step of steps) {
+      const message = messages.get(step.id);
       if (!message) continue;
-      const outcome = applyReceipt(provider, r, message);
+      const outcome = step.apply(message);
       if (!outcome) continue;
       messages.set(message.id, outcome.row);
       const requeue = outcome.requeue || (changed.get(message.id)?.requeue ?? false);
@@ -57,10 +107,24 @@ export async function applyReceipts(app: AppContext, provider: ProviderName, rec
     }
     await q.writeReceiptStates(tx, [...changed.values()]);
     for (const state of changed.values()) {
-      if (state.requeue) await queueOf(app).send(DISPATCH_QUEUE, { messageId: state.id }, { db: fromKysely(tx) });
+      if (state.requeue) await queueOf(app).send(QUEUES.messageDispatch, { messageId: state.id }, { db: fromKysely(tx) });
     }
     await emitEvents(tx, queueOf(app), events);
   });
+}
+
+/** The message queued again for its SMS/MMS fallback after its RCS attempt (`reason`: RCS_DELIVERY_FAILED, RCS_EXPIRED). */
+function fallbackOutcome(message: MessageRow, reason: 'RCS_DELIVERY_FAILED' | 'RCS_EXPIRED', at: Date): Outcome {
+  const row: MessageRow = {
+    ...message,
+    status: 'queued',
+    planned_channel: fallbackChannelFor(message.content as unknown as SendContent),
+    fallback_used: true,
+    fallback_reason: reason,
+    cost_units: null,
+    receipt_at: at,
+  };
+  return { row, requeue: true };
 }
 
 const stateOf = (m: MessageRow): Omit<q.ReceiptState, 'requeue'> => ({
@@ -87,12 +151,10 @@ const stateOf = (m: MessageRow): Omit<q.ReceiptState, 'requeue'> => ({
  * queued again (its SMS/MMS fallback); undefined when it changes nothing. What a dispatcher that died after the
  * provider accepted the message could not record (provider, its id, sent time, price) the receipt fills in.
  */
-function applyReceipt(
-  provider: ProviderName,
-  receipt: Receipt,
-  message: MessageRow,
-): { row: MessageRow; event?: NewEvent; requeue: boolean } | undefined {
+function applyReceipt(provider: ProviderName, receipt: Receipt, message: MessageRow): Outcome | undefined {
   if (message.direction !== 'outbound' || FINAL.has(message.status)) return undefined;
+  // A receipt of the RCS attempt that failed or was withdrawn, once its SMS/MMS retry is planned (its own dedupe key).
+  if (retriedAfterRcs(message) && receipt.channel === 'RCS' && receipt.dedupeKey !== dedupeKeyOf(message)) return undefined;
   const sender = { id: message.sender_id };
   const at = new Date(receipt.at);
   const accepted = {
@@ -124,19 +186,7 @@ function applyReceipt(
   }
 
   const rcsFailed = receipt.status === 'failed' && receipt.channel === 'RCS';
-  if (rcsFailed && message.fallback_allowed && !message.fallback_used) {
-    const fallback = fallbackChannelFor(message.content as unknown as SendContent);
-    const row: MessageRow = {
-      ...message,
-      status: 'queued',
-      planned_channel: fallback,
-      fallback_used: true,
-      fallback_reason: 'RCS_DELIVERY_FAILED',
-      cost_units: null,
-      receipt_at: at,
-    };
-    return { row, requeue: true };
-  }
+  if (rcsFailed && message.fallback_allowed && !message.fallback_used) return fallbackOutcome(message, 'RCS_DELIVERY_FAILED', at);
 
   // An undeliverable message reached the carrier's network and is billed; a failed one is not.
   const row: MessageRow = {

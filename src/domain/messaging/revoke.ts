@@ -4,11 +4,10 @@ import * as messages from '../../db/queries/messages/messages.ts';
 import { getSender } from '../../db/queries/sender-ids/senders.ts';
 import { conflict, found } from '../errors.ts';
 import { providerOperation } from '../providers.ts';
-import { dedupeKeyOf } from './dispatch.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
-import { dropsFallbackOnEnd } from './fallback.ts';
+import { dedupeKeyOf, dropsFallbackOnEnd } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
 
 export async function revokeMessage(tenant: Tenant, services: Services, id: string): Promise<messages.MessageRow> {
