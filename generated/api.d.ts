@@ -6444,7 +6444,11 @@ export interface components {
              *     once. One found later — the handset's capability looked up at dispatch (`RCS_NOT_SUPPORTED`,
              *     `RCS_CAPABILITY_UNKNOWN`), or an RCS delivery that failed (`RCS_DELIVERY_FAILED`) — moves the message to it
              *     then: `senderId` becomes that sender, `conversationId` the contact's conversation with it (opened when
-             *     there is none; the replies to the SMS arrive there), and that sender's throughput, validity period, quiet
+             *     there is none; the replies to the SMS arrive there). The conversation with the agent the message leaves is
+             *     deleted when the message was its only one (it answers 404 from then on: the contact only ever saw the
+             *     number's), and a bot session a bot blast started there moves with the message to the number's
+             *     conversation, which becomes the bot's (unless a session runs there already or a human holds it), so the
+             *     contact's SMS reply continues the flow. From the move on that sender's throughput, validity period, quiet
              *     hours and readiness apply from then on; its SMS/MMS is billed as SMS/MMS, with that sender's pass-through
              *     fee class. The `message.*` events after the move carry that sender as `senderIdId`. When the fallback
              *     sender may no longer send at that moment, the message fails with error code `SENDER_NOT_READY` naming it
