@@ -371,6 +371,28 @@ describe('a template that may not be sent is refused when the content is saved',
   });
 });
 
+describe('a scheduled chat-app blast whose template is paused before it starts', () => {
+  it('moves to FAILED with failureReason TEMPLATE_NOT_APPROVED', async () => {
+    const org = await chatOrg('Chat template scheduled');
+    const c = await contact(org);
+    const approved = await template(org, 'scheduled_offer');
+    const saved = await createBlast(org, {
+      contentJson: { type: 'template', templateId: approved.id, parameters: PARAMETERS },
+      contactIds: [c.id],
+    });
+    expect(saved.status, saved.text).toBe(201);
+    const scheduled = await call(srv, 'POST', `/v1/blasts/${saved.body.id}/schedule`, {
+      key: org.key,
+      body: { scheduledAt: new Date(Date.now() + 2000).toISOString() },
+    });
+    expect(scheduled.status, scheduled.text).toBe(200);
+    await srv.context.db.updateTable('chatapp_templates').set({ status: 'PAUSED' }).where('id', '=', approved.id).execute();
+    const failed = await waitStatus(org, saved.body.id, ['FAILED', 'SENDING', 'DISPATCHED', 'SENT']);
+    expect(failed.status).toBe('FAILED');
+    expect(failed.failureReason).toMatchObject({ code: 'TEMPLATE_NOT_APPROVED' });
+  });
+});
+
 describe('A/B variants with templates', () => {
   it('each recipient gets its variant’s template, rendered with that variant’s parameters, estimated and sent on CHATAPP', async () => {
     const org = await chatOrg('Chat template variants');
