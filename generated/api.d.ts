@@ -1561,6 +1561,11 @@ export interface paths {
          *     - `messageType` defaults to `MARKETING` (needs marketing consent per recipient and honours quiet hours);
          *       `fallbackToSms` defaults to true.
          *     - `scheduledAt` is only stored: `launch` schedules the blast when it is still in the future then.
+         *     - A chat-app business sender's blast (`CHATAPP_BUSINESS`) sends on `CHATAPP`: a `template` content reaches
+         *       every eligible recipient, free-form content only those inside their 24-hour chat-app session (the others are
+         *       skipped with `CHATAPP_SESSION_CLOSED`). A `template` must be `APPROVED` for `senderId` when the blast is
+         *       created (404 `NOT_FOUND`, 422 `TEMPLATE_NOT_APPROVED` or `TEMPLATE_PARAMETERS_INVALID` naming the field; see
+         *       `BlastMessageContent`, "Chat-app blasts").
          */
         post: operations["createBlast"];
         delete?: never;
@@ -1596,7 +1601,8 @@ export interface paths {
          *       blast) and cannot be null (use `send` to start now or `cancel`); 400 `VALIDATION_ERROR` otherwise. On a
          *       `DRAFT` blast null clears it.
          *     - An unknown `senderId` (another organization's included) answers 404 `NOT_FOUND` with `details` naming
-         *       `body.senderId`.
+         *       `body.senderId`. A blast whose content is a chat-app `template` keeps the sender the template is approved
+         *       for: another `senderId` answers 422 `TEMPLATE_NOT_APPROVED` naming `body.senderId`.
          */
         put: operations["updateBlast"];
         post?: never;
@@ -1628,7 +1634,9 @@ export interface paths {
          *     cleared); none or more than one answers 400 `VALIDATION_ERROR`, as do variants whose keys repeat or whose
          *     weights do not add up to 100. An unknown `botId` (another organization's included) answers 404 `NOT_FOUND`
          *     with `details` naming `body.botId`. A bot's published flow is checked when the blast is estimated, tested or
-         *     starts sending (422 `BOT_NOT_PUBLISHED` or `BOT_NOT_BLASTABLE`; see createBlast).
+         *     starts sending (422 `BOT_NOT_PUBLISHED` or `BOT_NOT_BLASTABLE`; see createBlast). A `template` content is
+         *     checked against the blast's sender now (404 `NOT_FOUND`, 422 `TEMPLATE_NOT_APPROVED` or
+         *     `TEMPLATE_PARAMETERS_INVALID` naming the field; see `BlastMessageContent`, "Chat-app blasts").
          *     Only `DRAFT` and `SCHEDULED` blasts can be changed; any
          *     other state answers 409 `INVALID_STATE`. The state is unchanged.
          */
@@ -1695,6 +1703,10 @@ export interface paths {
          *
          *     A bot blast is estimated with its bot's opening message; a bot without a published flow answers 422
          *     `BOT_NOT_PUBLISHED`, and one that does not open with one message 422 `BOT_NOT_BLASTABLE` (see createBlast).
+         *     A chat-app sender's blast is estimated on `CHATAPP` (a `template` priced as its filled text; recipients outside
+         *     their session with free-form content counted in `excluded.sessionClosed`), and a `template` content whose
+         *     template is no longer `APPROVED` for the blast's sender answers 422 `TEMPLATE_NOT_APPROVED` (see
+         *     `BlastMessageContent`, "Chat-app blasts").
          */
         get: operations["estimateBlast"];
         put?: never;
@@ -1727,7 +1739,8 @@ export interface paths {
          *     compliance checks as `POST /v1/messages/send`, quiet hours included: a MARKETING test to a recipient inside
          *     their quiet hours is `held` (its `status` in `results`) and sent when they end, like the blast's own messages
          *     (checked when it is accepted and again when it is handed to the carrier). A rejected recipient appears in
-         *     `results` with its error code (`DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT`, `NO_CHANNEL_AVAILABLE`) instead of
+         *     `results` with its error code (`DNC_LISTED`, `OPTED_OUT`, `NO_CONSENT`, `NO_CHANNEL_AVAILABLE`, and for a
+         *     chat-app sender's free-form content outside the recipient's session `CHATAPP_SESSION_CLOSED`) instead of
          *     failing the request. Content matching a
          *     blocking content rule answers 422 `CONTENT_BLOCKED`. More than 10 recipients in total or an unknown variant
          *     answers 400 `VALIDATION_ERROR`; an unknown contact id (another organization's included) answers 404
@@ -1764,7 +1777,10 @@ export interface paths {
          *       least one eligible recipient (422 `UNPROCESSABLE`; a launch that starts now stops looking at the first
          *       one, so it answers at once whatever the audience's size); a bot content source has a published flow (422
          *       `BOT_NOT_PUBLISHED`) that opens with one message (422 `BOT_NOT_BLASTABLE`; see createBlast); the content
-         *       passes the content rules (422 `CONTENT_BLOCKED`).
+         *       passes the content rules (422 `CONTENT_BLOCKED`); a `template` content's template is still `APPROVED` for
+         *       the blast's sender (422 `TEMPLATE_NOT_APPROVED`). A chat-app sender's blast goes on `CHATAPP`: a free-form
+         *       content's eligible recipients are those inside their chat-app session now (see `BlastMessageContent`,
+         *       "Chat-app blasts").
          *     - Sending resolves the audience batch by batch (designed, issue 33): each batch takes the next up to 5,000
          *       contacts of the audience (the first batch up to 500, so that the first messages go out at once): the
          *       explicit ids and the segment's contacts as they are at that moment, in contact-id order, sent at once
@@ -1782,7 +1798,9 @@ export interface paths {
          *       channel plan and price — decided set-based (designed; the specification is silent on the mechanics):
          *       recipients are accepted in batches of up to 5,000, so `progress` moves a batch at a time, and a recipient
          *       the send path refuses is skipped with the refusal's code as its reason (`OPTED_OUT`, `DNC_LISTED`,
-         *       `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`). Each recipient reaches the handset at most once,
+         *       `NO_CONSENT`, `CONTENT_BLOCKED`, `NO_CHANNEL_AVAILABLE`; a chat-app sender's free-form content to a
+         *       recipient outside its session `CHATAPP_SESSION_CLOSED`; a template no longer approved
+         *       `TEMPLATE_NOT_APPROVED`). Each recipient reaches the handset at most once,
          *       also when a worker dies mid-blast or several run (the provider call carries the message id as its dedupe
          *       key), and dispatch honours the sender's throughput limit.
          *     - The answer (designed; the specification says only "object") is the transition plus, for a scheduled
@@ -6431,7 +6449,11 @@ export interface components {
              *     `RCS_CAPABILITY_UNKNOWN`), or an RCS delivery that failed (`RCS_DELIVERY_FAILED`) or did not come by its
              *     deadline (`RCS_EXPIRED`) — moves the message to it
              *     then: `senderId` becomes that sender, `conversationId` the contact's conversation with it (opened when
-             *     there is none; the replies to the SMS arrive there), and that sender's throughput, validity period, quiet
+             *     there is none; the replies to the SMS arrive there). The conversation with the agent the message leaves is
+             *     deleted when the message was its only one (it answers 404 from then on: the contact only ever saw the
+             *     number's), and a bot session a bot blast started there moves with the message to the number's
+             *     conversation, which becomes the bot's (unless a session runs there already or a human holds it), so the
+             *     contact's SMS reply continues the flow. From the move on that sender's throughput, validity period, quiet
              *     hours and readiness apply from then on; its SMS/MMS is billed as SMS/MMS, with that sender's pass-through
              *     fee class. The `message.*` events after the move carry that sender as `senderIdId`. When the fallback
              *     sender may no longer send at that moment, the message fails with error code `SENDER_NOT_READY` naming it
@@ -9547,10 +9569,31 @@ export interface components {
          *     (0.0150 USD), on RCS and on the SMS/MMS fallback alike. When a recipient falls back, `text` goes as SMS and the
          *     others as MMS (`fallbackText` plus the first image); without `fallbackText` the server builds it from the text,
          *     card title and description and the `openUrl` links.
+         *
+         *     **Chat-app blasts.** A blast from a chat-app business sender (`CHATAPP_BUSINESS`) goes on `CHATAPP`, the
+         *     sender's own channel (`SendMessageChannelType`), and follows its session window per recipient: a free-form
+         *     content (`text`, `media`, `card`, `carousel`) reaches only the recipients who wrote to the sender in the last
+         *     24 hours; the others are skipped with `CHATAPP_SESSION_CLOSED` (counted in the estimate's
+         *     `excluded.sessionClosed`). `template` sends an approved chat-app template (`templateId`, `parameters`: the
+         *     fields of `SendMessageTemplateContent`, with its rules), which reaches every eligible recipient whatever the
+         *     session. The same `parameters` fill the template for every recipient (a blast has no per-recipient
+         *     placeholders). Checked when the content is saved (create, `PUT …/content`, and `PUT /v1/blasts/{id}` changing
+         *     `senderId`): 404 `NOT_FOUND` naming `<content>.templateId` (`body.contentJson.templateId`,
+         *     `body.variants.1.content.templateId`) for a template not of the organization; 422 `TEMPLATE_NOT_APPROVED`
+         *     naming it when the template is not `APPROVED` or is approved for another sender than the blast's; 422
+         *     `TEMPLATE_PARAMETERS_INVALID` naming `<content>.parameters` (as a send does). A template paused, rejected or
+         *     deleted after that fails the launch with 422 `TEMPLATE_NOT_APPROVED` (a scheduled start: `FAILED`,
+         *     `failureReason.code` `TEMPLATE_NOT_APPROVED`), and recipients of batches sent after it are skipped with that
+         *     code (`NOT_FOUND` for a deleted template). A template is priced as its filled text (text segments, 0.0039 USD
+         *     each), like a chat-app `text`; no other field is allowed with `template`.
          */
         BlastMessageContent: {
             /** @enum {string} */
-            type: "text" | "media" | "card" | "carousel";
+            type: "text" | "media" | "card" | "carousel" | "template";
+            /** @description `template` only: an `APPROVED` template of the blast's sender (`GET /v1/chatapp-templates`). */
+            templateId?: components["schemas"]["Id"];
+            /** @description `template` only: one value per placeholder of the template, the same for every recipient. */
+            parameters?: components["schemas"]["ChatAppTemplateParameter"][];
             /**
              * @description Message text; a caption for `media`.
              * @example Winter sale: 30% off every jacket this weekend. Reply STOP to opt out.
@@ -9568,7 +9611,7 @@ export interface components {
             actions?: components["schemas"]["BlastAction"][];
             /** @description Text used when the message falls back to SMS/MMS. */
             fallbackText?: string;
-        } & (unknown & unknown & components["schemas"]["AtMostOneMediaSource"] & unknown & unknown);
+        } & (unknown & unknown & components["schemas"]["AtMostOneMediaSource"] & unknown & unknown & unknown);
         /**
          * @description One A/B variant. A blast has 2–5 variants with unique `key`s whose `weight`s add up to 100; each recipient is
          *     assigned one variant at random in proportion to its weight (assignment is fixed once sending starts).
@@ -9592,8 +9635,11 @@ export interface components {
         BlastVariants: components["schemas"]["BlastVariant"][];
         /** @description Why a blast went to `FAILED`. */
         BlastFailureReason: {
-            /** @enum {string} */
-            code: "SENDER_NOT_READY" | "NO_ELIGIBLE_RECIPIENTS" | "BOT_NOT_PUBLISHED" | "BOT_NOT_BLASTABLE" | "CONTENT_BLOCKED" | "ALL_MESSAGES_REJECTED" | "INTERNAL_ERROR";
+            /**
+             * @description `TEMPLATE_NOT_APPROVED`: a `template` content's template is no longer `APPROVED` for the blast's sender (or is gone) at the start.
+             * @enum {string}
+             */
+            code: "SENDER_NOT_READY" | "NO_ELIGIBLE_RECIPIENTS" | "BOT_NOT_PUBLISHED" | "BOT_NOT_BLASTABLE" | "CONTENT_BLOCKED" | "ALL_MESSAGES_REJECTED" | "INTERNAL_ERROR" | "TEMPLATE_NOT_APPROVED";
             /** @example Every recipient of the audience is opted out or on the DNC list. */
             message: string;
         };
@@ -10083,7 +10129,7 @@ export interface components {
         BlastEstimateLine: {
             channel: components["schemas"]["Channel"];
             /**
-             * @description `textSegment` (0.0039 USD each) or `richMessage` — card, carousel or media on RCS, or MMS (0.0150 USD each).
+             * @description `textSegment` (0.0039 USD each: `text` and `template` on RCS and CHATAPP, and SMS) or `richMessage` — card, carousel or media on RCS or CHATAPP, or MMS (0.0150 USD each).
              * @enum {string}
              */
             billingUnit: "textSegment" | "richMessage";
@@ -10103,6 +10149,11 @@ export interface components {
          *     same content. Rich content (card, carousel, media, MMS) is one unit per message. A bot content source is
          *     estimated from the first message of its published flow; A/B variants by their weights. Carrier and registry
          *     pass-through fees are not included.
+         *     A chat-app business sender's blast (`CHATAPP_BUSINESS`) is estimated on `CHATAPP`, its own channel, by the rule its
+         *     batches send with (see `BlastMessageContent`, "Chat-app blasts"): a recipient is eligible when the content is a
+         *     `template` or the recipient's chat-app session with the sender is open now; the others are counted in
+         *     `excluded.sessionClosed` (their messages are skipped with `CHATAPP_SESSION_CLOSED`). RCS capability plays no
+         *     part there (`rcsCapabilityUnknown` is 0). The price is the chat-app rendering's, as sent and billed.
          */
         BlastEstimate: {
             blastId: components["schemas"]["Id"];
@@ -10117,8 +10168,14 @@ export interface components {
                     /** @description No marketing consent (MARKETING blasts only). */
                     noConsent: number;
                     invalidPhone: number;
-                    /** @description Not RCS-capable while `fallbackToSms` is false. */
+                    /** @description No channel of the sender reaches them: not RCS-capable while `fallbackToSms` is false (or with nobody to carry the fallback), or the sender's channel is not active. */
                     noChannel: number;
+                    /**
+                     * @description A chat-app sender's blast with free-form content (not `template`): recipients whose chat-app session with the
+                     *     sender is closed now (they have not written to it in the last 24 hours). Sent now, they would be skipped
+                     *     with `CHATAPP_SESSION_CLOSED`. Always 0 for other senders and for a `template`.
+                     */
+                    sessionClosed: number;
                     duplicate: number;
                 };
                 /**
@@ -10151,6 +10208,7 @@ export interface components {
          *             "noConsent": 6,
          *             "invalidPhone": 3,
          *             "noChannel": 0,
+         *             "sessionClosed": 0,
          *             "duplicate": 3
          *           },
          *           "inQuietHours": 30,
@@ -21980,6 +22038,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             default: components["responses"]["Error"];
         };

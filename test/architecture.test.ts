@@ -282,6 +282,7 @@ const CROSS_ORGANIZATION = [
   'messages/dispatch.ts planFallbacks',
   'messages/dispatch.ts recordAccepted',
   'messages/dispatch.ts requeueMessages',
+  'messages/fallback-conversations.ts followMovedMessages',
   'messages/links.ts clickLink',
   'messages/links.ts linkTarget',
   'messages/receipts.ts lockMessages',

@@ -119,7 +119,7 @@ describe('a blast from draft to SENT', () => {
     expect(est.body.data.audience).toEqual({
       total: 6,
       eligible: 4,
-      excluded: { total: 2, optedOut: 1, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, duplicate: 1 },
+      excluded: { total: 2, optedOut: 1, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, sessionClosed: 0, duplicate: 1 },
       inQuietHours: 0,
       heldUntil: null,
     });

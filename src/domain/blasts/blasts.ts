@@ -14,7 +14,14 @@ import { ApiError, badRequest, bodyField, found, invalidField, unknownReference,
 import { parsePhone } from '../phone.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { emitEvent } from '../webhooks/events.ts';
-import { assertVariants, checkContentAssets, toSendContent, type BlastMessageContent, type BlastVariant } from './content.ts';
+import {
+  assertVariants,
+  checkContentAssets,
+  checkContentTemplates,
+  toSendContent,
+  type BlastMessageContent,
+  type BlastVariant,
+} from './content.ts';
 import { assertReady, assertStartable, computeEstimate, contentsOf, type BlastEstimate } from './estimate.ts';
 import type { SendContent } from '../messaging/render.ts';
 import { toProgress } from './mappers.ts';
@@ -29,7 +36,13 @@ const MAX_TEST_RECIPIENTS = 10;
 /** How far ahead a blast may be scheduled (documented on scheduleBlast and updateBlast). */
 const MAX_SCHEDULE_DAYS = 90;
 const DAY_MS = 24 * 3600_000;
-const TEST_REJECTIONS: ReadonlySet<string> = new Set(['DNC_LISTED', 'OPTED_OUT', 'NO_CONSENT', 'NO_CHANNEL_AVAILABLE']);
+const TEST_REJECTIONS: ReadonlySet<string> = new Set([
+  'DNC_LISTED',
+  'OPTED_OUT',
+  'NO_CONSENT',
+  'NO_CHANNEL_AVAILABLE',
+  'CHATAPP_SESSION_CLOSED',
+]);
 
 type ContentFields = { botId?: string; contentJson?: BlastMessageContent; variants?: BlastVariant[] };
 /** The request bodies (the generated types of a schema with oneOf/anyOf are not usable as such). */
@@ -116,6 +129,7 @@ export async function createBlast(tenant: Tenant, services: Services, body: Crea
   return inTenantTransaction(tenant, async (t) => {
     await checkReferences(t, { senderId: body.senderId, botId: body.botId, segmentId: body.segmentId, contactIds: body.contactIds });
     await checkContentAssets(t, body);
+    await checkContentTemplates(t, body, body.senderId);
     const row = await q.insertBlast(t.db, t.organizationId, {
       name: body.name,
       status: 'DRAFT',
@@ -175,7 +189,12 @@ export function updateBlast(tenant: Tenant, services: Services, id: string, body
   return inTenantTransaction(tenant, async (t) => {
     const blast = await lockBlast(t, id);
     assertTransition('update', blast.status);
-    if (body.senderId !== undefined) await checkReferences(t, { senderId: body.senderId });
+    if (body.senderId !== undefined) {
+      await checkReferences(t, { senderId: body.senderId });
+      // A template is sent from the sender it was approved for: the new sender must be that one.
+      const saved = { contentJson: blast.content_json as BlastMessageContent | null, variants: blast.variants as BlastVariant[] | null };
+      if (body.senderId !== blast.sender_id) await checkContentTemplates(t, saved, body.senderId, bodyField('senderId'));
+    }
     let scheduledAt: Date | null | undefined;
     if (body.scheduledAt !== undefined) {
       if (blast.status === 'SCHEDULED') scheduledAt = assertScheduleTime(body.scheduledAt, bodyField('scheduledAt'));
@@ -209,6 +228,7 @@ export function updateBlastContent(tenant: Tenant, id: string, body: S['BlastCon
     const columns = contentColumns(body as ContentFields);
     await checkReferences(t, { botId: columns.bot_id ?? undefined });
     await checkContentAssets(t, body as ContentFields);
+    await checkContentTemplates(t, body as ContentFields, blast.sender_id);
     return q.updateBlast(t.db, t.organizationId, id, columns);
   });
 }

@@ -3,6 +3,7 @@
 import type { components } from '../../../generated/api.d.ts';
 import { assetRefsOf, checkMediaAssets } from '../assets/media.ts';
 import type { SendContent } from '../messaging/render.ts';
+import { assertTemplateSender, resolveTemplateContent } from '../templates/content.ts';
 import { badRequest, bodyField } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
 
@@ -53,7 +54,47 @@ export function toSendContent(content: BlastMessageContent): SendContent {
       return { type: 'card', ...card(content.card as BlastCard) } as SendContent;
     case 'carousel':
       return { type: 'carousel', cards: (content.cards as BlastCard[]).map(card) } as SendContent;
+    case 'template':
+      // The send path fills it (templates/content.ts), for the whole batch: the same parameters for every recipient.
+      return { type: 'template', templateId: content.templateId!, ...(content.parameters ? { parameters: content.parameters } : {}) };
   }
+}
+
+/**
+ * A content's template as the send resolves it (templates/content.ts), for the blast's sender: the approved
+ * template filled with its parameters, or the send's refusal — 404 naming `<field>.templateId`, 422
+ * TEMPLATE_NOT_APPROVED (not APPROVED; approved for another sender: naming `senderField`), 422
+ * TEMPLATE_PARAMETERS_INVALID naming `<field>.parameters`. Other contents come back as they are.
+ */
+export async function resolveBlastTemplate(
+  tenant: Tenant,
+  content: SendContent,
+  senderId: string,
+  field: string,
+  senderField = `${field}.templateId`,
+): Promise<SendContent> {
+  if (content.type !== 'template') return content;
+  const resolved = await resolveTemplateContent(tenant, content, field);
+  assertTemplateSender(resolved.templateSenderId, senderId, senderField);
+  return resolved.content;
+}
+
+/**
+ * The templates a content names, checked when it is saved (create, PUT …/content) or its sender changes (PUT the
+ * blast: `senderField` names `body.senderId` then), as a send of them would be (resolveBlastTemplate).
+ */
+export async function checkContentTemplates(
+  tenant: Tenant,
+  body: { contentJson?: BlastMessageContent | null; variants?: BlastVariant[] | null },
+  senderId: string,
+  senderField?: string,
+): Promise<void> {
+  const contents: Array<[BlastMessageContent, string]> = [
+    ...(body.contentJson ? [[body.contentJson, bodyField('contentJson')] as [BlastMessageContent, string]] : []),
+    ...(body.variants ?? []).map((v, i): [BlastMessageContent, string] => [v.content, bodyField('variants', i, 'content')]),
+  ];
+  for (const [content, field] of contents)
+    if (content.type === 'template') await resolveBlastTemplate(tenant, toSendContent(content), senderId, field, senderField);
 }
 
 /**

@@ -16,10 +16,11 @@ import { getBot } from '../../db/queries/bots/bots.ts';
 import { blastOpening, type BlastOpening } from '../bots/blast-opening.ts';
 import { channelPlanOf } from '../messaging/send.ts';
 import { defaultChannelOf } from '../messaging/senders.ts';
+import { SESSION_HOURS } from '../messaging/conversation.ts';
 import { loadSendFacts } from '../../db/queries/messages/accept.ts';
-import { ApiError } from '../errors.ts';
+import { ApiError, bodyField, type FieldError } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
-import { toSendContent, variantBuckets, type BlastMessageContent, type BlastVariant } from './content.ts';
+import { resolveBlastTemplate, toSendContent, variantBuckets, type BlastMessageContent, type BlastVariant } from './content.ts';
 
 export type BlastEstimate = components['schemas']['BlastEstimate'];
 type Line = components['schemas']['BlastEstimateLine'];
@@ -30,10 +31,17 @@ export class NotReady extends ApiError {
   readonly failureCode: FailureCode;
   constructor(
     failureCode: FailureCode,
-    code: 'UNPROCESSABLE' | 'CONTENT_BLOCKED' | 'BOT_NOT_PUBLISHED' | 'BOT_NOT_BLASTABLE',
+    code:
+      | 'UNPROCESSABLE'
+      | 'CONTENT_BLOCKED'
+      | 'BOT_NOT_PUBLISHED'
+      | 'BOT_NOT_BLASTABLE'
+      | 'TEMPLATE_NOT_APPROVED'
+      | 'TEMPLATE_PARAMETERS_INVALID',
     message: string,
+    details?: FieldError[],
   ) {
-    super(422, code, message);
+    super(422, code, message, details ? { details } : {});
     this.failureCode = failureCode;
   }
 }
@@ -73,6 +81,39 @@ export async function segmentOf(tenant: Tenant, blast: q.BlastRow) {
 
 export type EstimateResult = { estimate: BlastEstimate; eligibleUnits: number; contentBlocked: string | null };
 
+/** Where a content key's content was saved: `body.contentJson`, or the variant's `body.variants.<i>.content`. */
+function contentField(blast: q.BlastRow, key: string): string {
+  if (blast.content_source !== 'variants') return bodyField('contentJson');
+  return bodyField(
+    'variants',
+    Math.max(
+      0,
+      (blast.variants as BlastVariant[]).findIndex((v) => v.key === key),
+    ),
+    'content',
+  );
+}
+
+/**
+ * The contents with their templates filled as the batches' sends fill them (resolveBlastTemplate), so the estimate
+ * prices and the gate judges the text sent. A template no longer APPROVED for the blast's sender (paused, rejected,
+ * deleted since it was saved): NotReady TEMPLATE_NOT_APPROVED, the blast's failure code.
+ */
+async function withTemplates(tenant: Tenant, blast: q.BlastRow, contents: Map<string, SendContent>): Promise<Map<string, SendContent>> {
+  const out = new Map<string, SendContent>();
+  for (const [key, content] of contents) {
+    try {
+      out.set(key, await resolveBlastTemplate(tenant, content, blast.sender_id, contentField(blast, key)));
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status >= 500) throw e;
+      const code = e.code === 'TEMPLATE_PARAMETERS_INVALID' ? e.code : 'TEMPLATE_NOT_APPROVED';
+      const message = e.code === 'NOT_FOUND' ? 'The chat-app template of the blast no longer exists.' : e.message;
+      throw new NotReady('TEMPLATE_NOT_APPROVED', code, message, e.details);
+    }
+  }
+  return out;
+}
+
 const NO_REVIEWS: ReadonlySet<string> = new Set();
 
 const EXCLUDED_BY: Record<string, 'dnc' | 'optedOut' | 'noConsent'> = { DNC_LISTED: 'dnc', OPTED_OUT: 'optedOut', NO_CONSENT: 'noConsent' };
@@ -85,7 +126,7 @@ const EXCLUDED_BY: Record<string, 'dnc' | 'optedOut' | 'noConsent'> = { DNC_LIST
 async function audienceGate(tenant: Tenant, blast: q.BlastRow, now: Date, ignoreQuietHours: boolean) {
   const { db, organizationId } = tenant;
   const predicate = await segmentOf(tenant, blast);
-  const { contents } = await contentsOf(tenant, blast);
+  const contents = await withTemplates(tenant, blast, (await contentsOf(tenant, blast)).contents);
   const buckets = variantBuckets(blast.content_source === 'variants' ? (blast.variants as BlastVariant[]) : null);
   const recipients = q.audienceRecipients(organizationId, blast.id, blast.contact_ids, predicate, buckets);
   const messageType = blast.message_type as MessageType;
@@ -100,13 +141,12 @@ async function audienceGate(tenant: Tenant, blast: q.BlastRow, now: Date, ignore
     quiet: null,
     eventTypes: [],
   });
-  const plan = facts.sender
-    ? channelPlanOf(facts, facts.sender, defaultChannelOf(facts.sender), blast.fallback_to_sms, () => NO_REVIEWS)
-    : null;
+  const requested = defaultChannelOf(facts.sender);
+  const plan = facts.sender ? channelPlanOf(facts, facts.sender, requested, blast.fallback_to_sms, () => NO_REVIEWS) : null;
   const usable = (channel: Channel) => plan?.decision.usable(channel) ?? false;
   const carrier = (content: SendContent) => plan?.carrierOf(fallbackChannelFor(content));
   const settingsFor = (channel: Channel, content: SendContent) => {
-    const c = channel === 'RCS' ? undefined : carrier(content);
+    const c = channel === requested ? undefined : carrier(content);
     return c && c.senderId !== null ? c.settings : plan?.decision.settings;
   };
   const gate = await prepareGate(db, organizationId, {
@@ -116,10 +156,17 @@ async function audienceGate(tenant: Tenant, blast: q.BlastRow, now: Date, ignore
     texts: new Map([...contents].map(([key, content]) => [key, textOf(content)])),
     recipients,
   });
+  // The send's route (accept.ts routeSql): the sender's own channel; on CHATAPP a template needs no open session.
   const routes: q.RoutePlan = {
-    rcsUsable: usable('RCS'),
+    requested,
+    requestedUsable: usable(requested),
     fallbackAllowed: blast.fallback_to_sms,
-    fallbackOk: [...contents].map(([key, content]) => ({ key, ok: blast.fallback_to_sms && carrier(content)?.senderId != null })),
+    byKey: [...contents].map(([key, content]) => ({
+      key,
+      fallbackOk: blast.fallback_to_sms && carrier(content)?.senderId != null,
+      sessionFree: content.type === 'template',
+    })),
+    session: { senderId: blast.sender_id, hours: SESSION_HOURS, now },
   };
   // The rows as the estimate reads them all ('join': the planner's scan), or as the launch's look stops at the first
   // eligible one ('probe': each recipient's contact by primary key, streamed in the audience's order).
@@ -135,10 +182,12 @@ async function audienceGate(tenant: Tenant, blast: q.BlastRow, now: Date, ignore
 export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = new Date()): Promise<EstimateResult> {
   const { db, organizationId } = tenant;
   const { predicate, contents, gate, rows, routes, settingsFor } = await audienceGate(tenant, blast, now, false);
-  const groups = await q.estimateGroups(db, rows('join'), routes);
+  const groups = await q.estimateGroups(db, organizationId, rows('join'), routes);
   const duplicates = await q.audienceDuplicates(db, organizationId, blast.contact_ids, predicate);
 
-  const excluded = { total: 0, optedOut: 0, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, duplicate: duplicates };
+  const excluded = { total: 0, optedOut: 0, dnc: 0, noConsent: 0, invalidPhone: 0, noChannel: 0, sessionClosed: 0, duplicate: duplicates };
+  // No route on a usable CHATAPP is a closed session, as the send's refusal says (send.ts noRouteOf).
+  const noRoute = routes.requested === 'CHATAPP' && routes.requestedUsable ? 'sessionClosed' : 'noChannel';
   const lines = new Map<string, Line & { costUnits: number }>();
   let audience = 0;
   let eligible = 0;
@@ -162,7 +211,7 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
     }
     if (g.capability_unknown) unknown += g.n;
     if (!g.route) {
-      excluded.noChannel += g.n;
+      excluded[noRoute] += g.n;
       excluded.total += g.n;
       continue;
     }
@@ -171,9 +220,11 @@ export async function computeEstimate(tenant: Tenant, blast: q.BlastRow, now = n
       inQuietHours += g.n;
       if (!heldUntil || g.held_until > heldUntil) heldUntil = g.held_until;
     }
-    const channel: Channel = g.route === 'primary' ? 'RCS' : fallbackChannelFor(content);
+    const channel: Channel = g.route === 'primary' ? routes.requested : fallbackChannelFor(content);
     const rendering = render(channel, content, settingsFor(channel, content));
-    const unit: Line['billingUnit'] = channel === 'SMS' || (channel !== 'MMS' && content.type === 'text') ? 'textSegment' : 'richMessage';
+    // Text and a template's filled text are billed by the segment (render.ts), except as MMS.
+    const texty = content.type === 'text' || content.type === 'template';
+    const unit: Line['billingUnit'] = channel === 'SMS' || (channel !== 'MMS' && texty) ? 'textSegment' : 'richMessage';
     const unitPrice = unit === 'textSegment' ? TEXT_SEGMENT_PRICE : CARD_OR_MEDIA_PRICE;
     const key = `${channel}/${unit}`;
     const line = lines.get(key) ?? {
@@ -221,7 +272,7 @@ const noEligibleRecipients = () =>
   new NotReady(
     'NO_ELIGIBLE_RECIPIENTS',
     'UNPROCESSABLE',
-    'The audience has no eligible recipient (every contact is excluded: opted out, DNC, no consent or no channel).',
+    'The audience has no eligible recipient (every contact is excluded: opted out, DNC, no consent, no channel, or outside its chat-app session for free-form content).',
   );
 
 /** The checks before a scheduled launch or a schedule, with the estimate they answer: throws NotReady (422) on failure. */
@@ -244,5 +295,5 @@ export async function assertStartable(tenant: Tenant, blast: q.BlastRow, now = n
   const { gate, rows, routes } = await audienceGate(tenant, blast, now, true);
   const blocked = gate.blockedKeys[0];
   if (blocked !== undefined) throw new NotReady('CONTENT_BLOCKED', 'CONTENT_BLOCKED', refusalMessage(gate, blocked, 'CONTENT_BLOCKED'));
-  if (!(await q.anyEligible(tenant.db, rows('probe'), routes))) throw noEligibleRecipients();
+  if (!(await q.anyEligible(tenant.db, tenant.organizationId, rows('probe'), routes))) throw noEligibleRecipients();
 }

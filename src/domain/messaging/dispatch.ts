@@ -54,7 +54,7 @@ import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { tenantFor } from '../tenant.ts';
 import { queueOf } from './context.ts';
 import { previewOfRendering } from './conversation.ts';
-import { dedupeKeyOf, dropsFallbackOnEnd, fallbackCause, notReadyText } from './fallback.ts';
+import { dedupeKeyOf, dropsFallbackOnEnd, fallbackCause, followFallbackMoves, notReadyText } from './fallback.ts';
 import { messageEvent } from './message-events.ts';
 import { scheduleRcsExpiry } from './rcs-expiry.ts';
 import { fallbackChannelFor, render, type Channel, type Rendering, type SendContent } from './render.ts';
@@ -666,7 +666,9 @@ async function moveToFallbackSenders(app: AppContext, moving: FallbackToMove[], 
       }
     }
   }
-  return (await q.moveToFallbackSender(app.db, moves)).length;
+  const moved = await q.moveToFallbackSender(app.db, moves);
+  await followFallbackMoves(app.db, moved, new Map(moving.map(({ message }) => [message.id, message.conversation_id])));
+  return moved.length;
 }
 
 /**

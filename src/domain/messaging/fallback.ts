@@ -11,6 +11,8 @@
 // once (accept.ts); one found later — the capability lookup at dispatch, a failed or expired RCS delivery — moves the message
 // to it at dispatch (dispatch.ts moveToFallbackSenders), which checks then that it may still send, with the same
 // refusal as acceptance's (notReadyText).
+import { inTransaction, type Db } from '../../db/database.ts';
+import { followMovedMessages } from '../../db/queries/messages/fallback-conversations.ts';
 import type { NotReady } from '../sender-ids/sending-rule.ts';
 
 /** Whether a message ending now, before any further channel carries it, drops its planned fallback. */
@@ -40,3 +42,21 @@ export function dedupeKeyOf(m: { id: string; fallback_reason: string | null }): 
 /** Why the fallback is needed, for a message's error when nobody may carry it. */
 export const fallbackCause = (reason: string | null): string =>
   retriedAfterRcs({ fallback_reason: reason }) ? 'The RCS message was not delivered' : "The contact's handset cannot receive RCS";
+
+/**
+ * After messages moved to their fallback sender (dispatch.ts): the conversation each left (`leftOf`: message id →
+ * its conversation before the move) gives its bot session to the message's new conversation, where the contact's
+ * reply arrives, and is deleted when the move left it empty — the contact saw it never (followMovedMessages). One
+ * transaction of its own, after the move's statement.
+ */
+export async function followFallbackMoves(
+  db: Db,
+  moved: ReadonlyArray<{ id: string; organization_id: string; conversation_id: string }>,
+  leftOf: ReadonlyMap<string, string>,
+): Promise<void> {
+  const moves = moved.flatMap((m) => {
+    const from = leftOf.get(m.id);
+    return from && from !== m.conversation_id ? [{ organizationId: m.organization_id, from, to: m.conversation_id }] : [];
+  });
+  if (moves.length) await inTransaction(db, (tx) => followMovedMessages(tx, moves));
+}

@@ -5,6 +5,7 @@ import type { Db } from '../../database.ts';
 import { listPage, newestFirst, type Page } from '../../paging.ts';
 import type { BlastsTable } from '../../tables/blasts.ts';
 import { tenant, type TenantDb } from '../../tenant.ts';
+import { chatSessionOpen } from '../messages/accept.ts';
 import type { MessageRow } from '../messages/messages.ts';
 import type { BlastStatus } from '../../tables/enums.ts';
 
@@ -119,29 +120,52 @@ export type EstimateGroup = {
   n: number;
 };
 
-export type RoutePlan = { rcsUsable: boolean; fallbackAllowed: boolean; fallbackOk: ReadonlyArray<{ key: string; ok: boolean }> };
+/** How a blast's recipients are routed (the send's channel plan, for a set): see routeOf. */
+export type RoutePlan = {
+  /** The sender's own channel (defaultChannelOf): CHATAPP for a chat-app business sender, else RCS. */
+  requested: 'RCS' | 'CHATAPP';
+  /** Whether the sender may use it now (the sending rule). */
+  requestedUsable: boolean;
+  fallbackAllowed: boolean;
+  /** Per content key: whether its SMS/MMS fallback has a carrier, and whether it needs no chat-app session (a template). */
+  byKey: ReadonlyArray<{ key: string; fallbackOk: boolean; sessionFree: boolean }>;
+  /** The chat-app session window (CHATAPP only): the sender, the send's session hours and the time now. */
+  session: { senderId: string; hours: number; now: Date };
+};
 
 /**
- * A gate row's route: 'primary' (RCS), 'fallback' (SMS/MMS) or null (no channel). As BlastEstimate documents, an
- * unknown capability is placed on the fallback channel when fallback is allowed. `f` is fallbackOf's join.
+ * A gate row's route: 'primary' (the requested channel), 'fallback' (SMS/MMS) or null (no channel), as the send
+ * plans it (accept.ts routeSql). RCS: as BlastEstimate documents, an unknown capability is placed on the fallback
+ * channel when fallback is allowed. CHATAPP: a template (`f.session_free`) or an open chat-app session of the
+ * recipient with the sender (the send's own test, chatSessionOpen), else the fallback when one is carried (a
+ * chat-app sender carries none). `f` is fallbackOf's join; `g.id` the recipient's contact.
  */
-function routeOf(plan: RoutePlan): RawBuilder<string | null> {
-  return sql`case when ${plan.rcsUsable} and (g.rcs_capable or (g.rcs_capable is null and not ${plan.fallbackAllowed})) then 'primary'
+function routeOf(orgId: string, plan: RoutePlan): RawBuilder<string | null> {
+  if (plan.requested === 'CHATAPP') {
+    const open = sql`exists (select 1 from conversations cv where cv.organization_id = ${orgId}::uuid and cv.contact_id = g.id
+      and cv.sender_id = ${plan.session.senderId}::uuid and ${chatSessionOpen({ now: plan.session.now, sessionHours: plan.session.hours })})`;
+    return sql`case when ${plan.requestedUsable} and (f.session_free or ${open}) then 'primary' when f.ok then 'fallback' end`;
+  }
+  return sql`case when ${plan.requestedUsable} and (g.rcs_capable or (g.rcs_capable is null and not ${plan.fallbackAllowed})) then 'primary'
            when f.ok then 'fallback' end`;
 }
 
-/** Whether each content key has a fallback carrier, joined as `f` on the gate row's key. */
+/** Each content key's fallback carrier and session need, joined as `f` on the gate row's key. */
 function fallbackOf(plan: RoutePlan): RawBuilder<unknown> {
-  return sql`left join unnest(${plan.fallbackOk.map((f) => f.key)}::text[], ${plan.fallbackOk.map((f) => f.ok)}::bool[]) as f(key, ok) on f.key = g.key`;
+  const keys = plan.byKey;
+  return sql`left join unnest(${keys.map((k) => k.key)}::text[], ${keys.map((k) => k.fallbackOk)}::bool[], ${keys.map((k) => k.sessionFree)}::bool[])
+    as f(key, ok, session_free) on f.key = g.key`;
 }
 
 /**
  * The estimate's figures in one aggregate over the gate's rows (src/db/queries/compliance/gate.ts): recipients by
  * content key, refusal, route (RCS, its SMS/MMS fallback, or none), unknown RCS capability and quiet hours now.
  */
-export async function estimateGroups(db: TenantDb, gate: RawBuilder<unknown>, plan: RoutePlan): Promise<EstimateGroup[]> {
+export async function estimateGroups(db: TenantDb, orgId: string, gate: RawBuilder<unknown>, plan: RoutePlan): Promise<EstimateGroup[]> {
+  // RCS capability plays no part in a chat-app plan: nobody is counted unknown there.
+  const unknown = plan.requested === 'RCS' ? sql`g.rcs_capable is null` : sql`false`;
   const rows = await sql<EstimateGroup & { n: string }>`
-    select g.key, g.block_code, g.rcs_capable is null as capability_unknown, ${routeOf(plan)} as route,
+    select g.key, g.block_code, ${unknown} as capability_unknown, ${routeOf(orgId, plan)} as route,
       g.held_until is not null as held, max(g.held_until) as held_until,
       count(*) as n
     from (${gate}) g ${fallbackOf(plan)}
@@ -154,10 +178,10 @@ export async function estimateGroups(db: TenantDb, gate: RawBuilder<unknown>, pl
  * at the first such recipient (the rows stream in contact order; only an audience excluded almost entirely is
  * read through).
  */
-export async function anyEligible(db: TenantDb, gate: RawBuilder<unknown>, plan: RoutePlan): Promise<boolean> {
+export async function anyEligible(db: TenantDb, orgId: string, gate: RawBuilder<unknown>, plan: RoutePlan): Promise<boolean> {
   const rows = await sql<{ one: number }>`
     select 1 as one from (${gate}) g ${fallbackOf(plan)}
-    where g.block_code is null and ${routeOf(plan)} is not null
+    where g.block_code is null and ${routeOf(orgId, plan)} is not null
     limit 1`.execute(db);
   return rows.rows.length > 0;
 }

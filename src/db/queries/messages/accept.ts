@@ -101,6 +101,10 @@ const wokenRead = (wake: Wake) => (wake.notify ? sql`(select count(*) from woken
 /** What the channel plan of a send depends on besides the recipient. */
 export type RouteInputs = { requested: string; requestedUsable: boolean; sessionHours: number; now: Date | string };
 
+/** Whether the conversation `cv` has an open chat-app session at `now`: the contact wrote on CHATAPP within `sessionHours` (a blast's estimate asks too). */
+export const chatSessionOpen = (a: Pick<RouteInputs, 'now' | 'sessionHours'>): RawBuilder<boolean> =>
+  sql<boolean>`cv.session_channel = 'CHATAPP' and cv.last_inbound_at > ${a.now}::timestamptz - make_interval(hours => ${a.sessionHours})`;
+
 /**
  * The channel plan, per recipient: 'primary' (the requested channel), 'fallback' (its SMS/MMS fallback, allowed by
  * the request and usable by the sender: `fallbackOk`) or null (none). SMS/MMS go as requested when the sender may
@@ -117,9 +121,7 @@ function routeSql(
   withConversation = true,
 ): RawBuilder<string | null> {
   // Without the conversation (`cv`) at hand, no chat-app session is open (a plan made before the conversation is known).
-  const open = withConversation
-    ? sql`cv.session_channel = 'CHATAPP' and cv.last_inbound_at > ${a.now}::timestamptz - make_interval(hours => ${a.sessionHours})`
-    : sql`false`;
+  const open = withConversation ? chatSessionOpen(a) : sql`false`;
   const session = sql`(${sessionFree} or ${open})`;
   return sql<string | null>`case
           when ${a.requested} in ('SMS', 'MMS') then case when ${a.requestedUsable} then 'primary' end
