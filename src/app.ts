@@ -22,7 +22,7 @@ import { mountTrackedLinks } from './http/links.ts';
 import { mountProviderCallbacks } from './http/provider-callbacks.ts';
 import { mountMcpServer } from './mcp-server/mount.ts';
 import { KeyRateLimiter } from './http/rate-limit.ts';
-import { handlers } from './handlers/index.ts';
+import { handlerSections } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -39,7 +39,7 @@ function redactQuery(url: string): string {
 }
 
 export async function createApp(app: AppContext): Promise<{ express: express.Express; api: Api }> {
-  const api = await createApi(app, handlers, notImplementedOperations);
+  const api = await createApi(app, handlerSections, notImplementedOperations);
   const server = express();
   server.disable('x-powered-by');
   server.set('etag', false);

@@ -4,6 +4,7 @@
 // requests that need them still get full answers (validation of an operation compiled on its first request, the
 // oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
 import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
@@ -22,6 +23,10 @@ const LAZY = [
   'file-type',
   're2-wasm',
 ];
+// Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations).
+const SECTIONS = readdirSync('src/handlers')
+  .filter((file) => !['index.ts', 'health.ts', 'not-implemented.ts'].includes(file))
+  .map((file) => `src/handlers/${file}`);
 
 describe('start-up', () => {
   const env = {
@@ -29,9 +34,11 @@ describe('start-up', () => {
     DATABASE_URL: inject('databaseUrl'),
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
-    RUN_WORKERS: '0',
+    // Workers run, as `npm start` runs them, on a queue schema of their own: no other file's jobs reach them.
+    RUN_WORKERS: '1',
+    QUEUE_SCHEMA: 'pgboss_startup_lazy',
     PORT: '0',
-    MODULE_LOADS_WATCH: LAZY.join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS].join(','),
   };
   let child: ChildProcess;
   let base: string;
@@ -53,6 +60,28 @@ describe('start-up', () => {
   it('answers /health before loading what only later requests need', async () => {
     expect((await fetch(`${base}/health`)).status).toBe(200);
     expect(loaded()).toEqual([]);
+  });
+
+  it("answers a section's first request as before, its module imported then (and no other section's)", async () => {
+    expect(loaded()).not.toContain('src/handlers/api-keys.ts');
+    const res = await fetch(`${base}/v1/api-keys`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: Array<{ name: string; scopes: string[] }> };
+    expect(body.data.map((k) => k.name)).toEqual(['Owner key']);
+    expect(loaded()).toContain('src/handlers/api-keys.ts');
+    expect(loaded().filter((name) => name!.startsWith('src/handlers/'))).toEqual(['src/handlers/api-keys.ts']);
+  });
+
+  it('answers two concurrent first requests of a section, both from the one import of its module', async () => {
+    expect(loaded()).not.toContain('src/handlers/blasts.ts');
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => fetch(`${base}/v1/blasts?limit=5`, { headers: { authorization: `Bearer ${secret}` } })),
+    );
+    expect([a!.status, b!.status]).toEqual([200, 200]);
+    const [bodyA, bodyB] = (await Promise.all([a!.json(), b!.json()])) as Array<{ data: unknown[] }>;
+    expect(bodyA!.data).toEqual([]);
+    expect(bodyB!.data).toEqual([]);
+    expect(loaded()).toContain('src/handlers/blasts.ts');
   });
 
   it("validates an operation's first request (its validators are compiled then)", async () => {
