@@ -1,7 +1,8 @@
 // Start-up builds only what answering /health needs (issue 38, bench part a): the server process answers /health
-// before it has loaded the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of
-// unconfigured providers, or the libraries of assets, mail, QR codes and content-rule regexes; and the first
-// requests that need them still get full answers (validation of an operation compiled on its first request, the
+// before it has loaded any handler section but health's, the modules its workers' jobs run, the MCP SDK (the tool
+// catalogue is built on the first MCP message), the provider SDKs of unconfigured providers, or the libraries of
+// assets, mail, QR codes and content-rule regexes; and the first requests that need them still get full answers
+// (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
 // oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
 import { execFile } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -23,10 +24,20 @@ const LAZY = [
   'file-type',
   're2-wasm',
 ];
-// Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations).
+// Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations),
+// and the modules the busiest jobs run (src/jobs/: imported on their first job).
 const SECTIONS = readdirSync('src/handlers')
   .filter((file) => !['index.ts', 'health.ts', 'not-implemented.ts'].includes(file))
   .map((file) => `src/handlers/${file}`);
+const JOB_MODULES = [
+  'src/domain/blasts/sending.ts',
+  'src/domain/webhooks/attempts.ts',
+  'src/domain/contacts/import-worker.ts',
+  'src/domain/contacts/bulk-tag-worker.ts',
+  'src/domain/assets/processing.ts',
+  'src/domain/analytics/exports.ts',
+  'src/domain/submissions/review.ts',
+];
 
 describe('start-up', () => {
   const env = {
@@ -38,7 +49,7 @@ describe('start-up', () => {
     RUN_WORKERS: '1',
     QUEUE_SCHEMA: 'pgboss_startup_lazy',
     PORT: '0',
-    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS].join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES].join(','),
   };
   let child: ChildProcess;
   let base: string;
