@@ -1,7 +1,9 @@
 // Start-up builds only what answering /health needs (issue 38, bench part a): the server process answers /health
-// before it has loaded any handler section but health's, the modules its workers' jobs run, the MCP SDK (the tool
-// catalogue is built on the first MCP message), the provider SDKs of unconfigured providers, or the libraries of
-// assets, mail, QR codes and content-rule regexes; and the first requests that need them still get full answers
+// before it has loaded any handler section but health's, the modules its workers' jobs run, the routes outside the
+// document (landing pages, tracked links, provider callbacks: the send pipeline and libphonenumber-js behind them),
+// the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of unconfigured providers,
+// or the libraries of assets, mail, QR codes and content-rule regexes; and the first requests that need them still
+// get full answers
 // (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
 // oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
 import { execFile } from 'node:child_process';
@@ -23,6 +25,7 @@ const LAZY = [
   'qrcode',
   'file-type',
   're2-wasm',
+  'libphonenumber-js',
 ];
 // Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations),
 // and the modules the busiest jobs run (src/jobs/: imported on their first job).
@@ -38,6 +41,8 @@ const JOB_MODULES = [
   'src/domain/analytics/exports.ts',
   'src/domain/submissions/review.ts',
 ];
+// The routes outside the API document (src/app.ts: imported on the first request under their prefix).
+const MOUNTS = ['src/http/landing-pages.ts', 'src/http/links.ts', 'src/http/provider-callbacks.ts'];
 
 describe('start-up', () => {
   const env = {
@@ -49,7 +54,7 @@ describe('start-up', () => {
     RUN_WORKERS: '1',
     QUEUE_SCHEMA: 'pgboss_startup_lazy',
     PORT: '0',
-    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES].join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS].join(','),
   };
   let child: ChildProcess;
   let base: string;
@@ -93,6 +98,17 @@ describe('start-up', () => {
     expect(bodyA!.data).toEqual([]);
     expect(bodyB!.data).toEqual([]);
     expect(loaded()).toContain('src/handlers/blasts.ts');
+  });
+
+  it('serves the routes outside the document from their first request (tracked links, landing pages)', async () => {
+    expect(loaded()).not.toContain('src/http/links.ts');
+    const link = await fetch(`${base}/l/notacode`, { redirect: 'manual' });
+    expect([link.status, await link.text()]).toEqual([404, 'Not found']);
+    const page = await fetch(`${base}/p/00000000-0000-0000-0000-000000000000/nothing`);
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(loaded()).toEqual(expect.arrayContaining(['src/http/links.ts', 'src/http/landing-pages.ts']));
+    expect(loaded()).not.toContain('src/http/provider-callbacks.ts');
   });
 
   it("validates an operation's first request (its validators are compiled then)", async () => {
