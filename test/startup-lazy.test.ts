@@ -1,7 +1,7 @@
 // Start-up builds only what answering /health needs (issue 38, bench part a): the server process answers /health
-// before it has loaded any handler section but health's, the modules its workers' jobs run, the routes outside the
-// document (landing pages, tracked links, provider callbacks: the send pipeline and libphonenumber-js behind them),
-// the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of unconfigured providers,
+// before it has loaded any handler section but health's, the modules its workers' jobs run, migrations already
+// run, the routes outside the document (landing pages, tracked links, provider callbacks: the send pipeline and
+// libphonenumber-js behind them), the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of unconfigured providers,
 // or the libraries of assets, mail, QR codes and content-rule regexes; and the first requests that need them still
 // get full answers
 // (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
@@ -43,6 +43,8 @@ const JOB_MODULES = [
 ];
 // The routes outside the API document (src/app.ts: imported on the first request under their prefix).
 const MOUNTS = ['src/http/landing-pages.ts', 'src/http/links.ts', 'src/http/provider-callbacks.ts'];
+// Migrations, on a database that has run them all (src/db/migrations/index.ts: imported when the Migrator runs).
+const MIGRATIONS = ['src/db/migrations/0001_organizations_and_api_keys.ts', 'src/db/migrations/0049_message_carrier.ts'];
 
 describe('start-up', () => {
   const env = {
@@ -54,7 +56,7 @@ describe('start-up', () => {
     RUN_WORKERS: '1',
     QUEUE_SCHEMA: 'pgboss_startup_lazy',
     PORT: '0',
-    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS].join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS].join(','),
   };
   let child: ChildProcess;
   let base: string;
