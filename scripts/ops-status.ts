@@ -1,7 +1,9 @@
 // Lists which documented operations are built and which answer 501 NOT_IMPLEMENTED, per section.
 import { loadDocument, listOperations } from '../src/contract/document.ts';
-import { handlers } from '../src/handlers/index.ts';
+import { loadAllHandlers } from '../src/handlers/index.ts';
 import { notImplementedOperations } from '../src/handlers/not-implemented.ts';
+
+const handlers = await loadAllHandlers();
 
 const doc = loadDocument();
 const pending = new Set(notImplementedOperations);

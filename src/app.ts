@@ -17,12 +17,9 @@ import { clientOf } from './http/client.ts';
 import { isDatabaseUnavailable } from './startup-errors.ts';
 import { deprecationHeadersFor } from './contract/deprecations.ts';
 import { mountDocs } from './http/docs.ts';
-import { mountLandingPages } from './http/landing-pages.ts';
-import { mountTrackedLinks } from './http/links.ts';
-import { mountProviderCallbacks } from './http/provider-callbacks.ts';
 import { mountMcpServer } from './mcp-server/mount.ts';
 import { KeyRateLimiter } from './http/rate-limit.ts';
-import { handlers } from './handlers/index.ts';
+import { handlerSections } from './handlers/index.ts';
 import { notImplementedOperations } from './handlers/not-implemented.ts';
 
 const REQUEST_ID_RE = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -39,7 +36,7 @@ function redactQuery(url: string): string {
 }
 
 export async function createApp(app: AppContext): Promise<{ express: express.Express; api: Api }> {
-  const api = await createApi(app, handlers, notImplementedOperations);
+  const api = await createApi(app, handlerSections, notImplementedOperations);
   const server = express();
   server.disable('x-powered-by');
   server.set('etag', false);
@@ -136,9 +133,13 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   server.use((req: Request, res: Response, next: NextFunction) => (req.path.startsWith('/v1/') ? apiRoutes(req, res, next) : next()));
 
   mountDocs(server, app);
-  mountLandingPages(server, app);
-  mountTrackedLinks(server, app);
-  mountProviderCallbacks(server, app);
+  // Their modules (the send pipeline behind a landing page's form, inbound and receipts behind the callbacks) are
+  // imported on the first request under their prefix: start-up loads none of them (issue 38).
+  server.use(mountedOnFirstUse('/p/', app, async () => (await import('./http/landing-pages.ts')).mountLandingPages));
+  server.use(mountedOnFirstUse('/l/', app, async () => (await import('./http/links.ts')).mountTrackedLinks));
+  server.use(
+    mountedOnFirstUse('/provider-callbacks/', app, async () => (await import('./http/provider-callbacks.ts')).mountProviderCallbacks),
+  );
   mountMcpServer(server, app, api, rateLimit); // the API as MCP tools (src/mcp-server/), same keys, limit and pipeline
 
   server.use(apiRoutes);
@@ -160,6 +161,31 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
   });
 
   return { express: server, api };
+}
+
+/**
+ * A mount (routes outside the API document) whose module is imported on the first request under `prefix`: its
+ * routes are added to a router of their own then, in the place this middleware holds. Concurrent first requests
+ * share the import; a failed one answers 500 through the error handler and is tried again on the next request.
+ */
+function mountedOnFirstUse(
+  prefix: string,
+  app: AppContext,
+  load: () => Promise<(server: express.Express, app: AppContext) => void>,
+): express.RequestHandler {
+  const router = express.Router();
+  let mounted: Promise<void> | undefined;
+  return (req, res, next) => {
+    if (!req.path.startsWith(prefix)) return next();
+    mounted ??= load().then(
+      (mount) => mount(router as unknown as express.Express, app),
+      (error: unknown) => {
+        mounted = undefined;
+        throw error;
+      },
+    );
+    mounted.then(() => router(req, res, next), next);
+  };
 }
 
 function send(res: Response, result: ApiResponse): void {

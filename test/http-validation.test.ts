@@ -9,13 +9,15 @@ import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import fc from 'fast-check';
 import pino from 'pino';
 import { createApi, openApiBackendFor, type Api } from '../src/http/api.ts';
-import { handlers } from '../src/handlers/index.ts';
+import { loadAllHandlers } from '../src/handlers/index.ts';
 import { notImplementedOperations } from '../src/handlers/not-implemented.ts';
 import { definePublicHandlers, isPublicHandler, type HandlerMap } from '../src/http/handler-types.ts';
 import { ApiError } from '../src/domain/errors.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 import { describeOperations, type OpInfo } from './support/fuzz/requests.ts';
 import { paramText, validish, type Doc } from './support/fuzz/schema.ts';
+
+const handlers = await loadAllHandlers();
 
 let srv: TestServer;
 let api: Api;

@@ -1,9 +1,13 @@
 // Start-up builds only what answering /health needs (issue 38, bench part a): the server process answers /health
-// before it has loaded the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of
-// unconfigured providers, or the libraries of assets, mail, QR codes and content-rule regexes; and the first
-// requests that need them still get full answers (validation of an operation compiled on its first request, the
+// before it has loaded any handler section but health's, the modules its workers' jobs run, migrations already
+// run, the routes outside the document (landing pages, tracked links, provider callbacks: the send pipeline and
+// libphonenumber-js behind them), the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of unconfigured providers,
+// or the libraries of assets, mail, QR codes and content-rule regexes; and the first requests that need them still
+// get full answers
+// (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
 // oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
 import { execFile } from 'node:child_process';
+import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
@@ -21,7 +25,26 @@ const LAZY = [
   'qrcode',
   'file-type',
   're2-wasm',
+  'libphonenumber-js',
 ];
+// Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations),
+// and the modules the busiest jobs run (src/jobs/: imported on their first job).
+const SECTIONS = readdirSync('src/handlers')
+  .filter((file) => !['index.ts', 'health.ts', 'not-implemented.ts'].includes(file))
+  .map((file) => `src/handlers/${file}`);
+const JOB_MODULES = [
+  'src/domain/blasts/sending.ts',
+  'src/domain/webhooks/attempts.ts',
+  'src/domain/contacts/import-worker.ts',
+  'src/domain/contacts/bulk-tag-worker.ts',
+  'src/domain/assets/processing.ts',
+  'src/domain/analytics/exports.ts',
+  'src/domain/submissions/review.ts',
+];
+// The routes outside the API document (src/app.ts: imported on the first request under their prefix).
+const MOUNTS = ['src/http/landing-pages.ts', 'src/http/links.ts', 'src/http/provider-callbacks.ts'];
+// Migrations, on a database that has run them all (src/db/migrations/index.ts: imported when the Migrator runs).
+const MIGRATIONS = ['src/db/migrations/0001_organizations_and_api_keys.ts', 'src/db/migrations/0049_message_carrier.ts'];
 
 describe('start-up', () => {
   const env = {
@@ -29,9 +52,11 @@ describe('start-up', () => {
     DATABASE_URL: inject('databaseUrl'),
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
-    RUN_WORKERS: '0',
+    // Workers run, as `npm start` runs them, on a queue schema of their own: no other file's jobs reach them.
+    RUN_WORKERS: '1',
+    QUEUE_SCHEMA: 'pgboss_startup_lazy',
     PORT: '0',
-    MODULE_LOADS_WATCH: LAZY.join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS].join(','),
   };
   let child: ChildProcess;
   let base: string;
@@ -53,6 +78,39 @@ describe('start-up', () => {
   it('answers /health before loading what only later requests need', async () => {
     expect((await fetch(`${base}/health`)).status).toBe(200);
     expect(loaded()).toEqual([]);
+  });
+
+  it("answers a section's first request as before, its module imported then (and no other section's)", async () => {
+    expect(loaded()).not.toContain('src/handlers/api-keys.ts');
+    const res = await fetch(`${base}/v1/api-keys`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { data: Array<{ name: string; scopes: string[] }> };
+    expect(body.data.map((k) => k.name)).toEqual(['Owner key']);
+    expect(loaded()).toContain('src/handlers/api-keys.ts');
+    expect(loaded().filter((name) => name!.startsWith('src/handlers/'))).toEqual(['src/handlers/api-keys.ts']);
+  });
+
+  it('answers two concurrent first requests of a section, both from the one import of its module', async () => {
+    expect(loaded()).not.toContain('src/handlers/blasts.ts');
+    const [a, b] = await Promise.all(
+      [0, 1].map(() => fetch(`${base}/v1/blasts?limit=5`, { headers: { authorization: `Bearer ${secret}` } })),
+    );
+    expect([a!.status, b!.status]).toEqual([200, 200]);
+    const [bodyA, bodyB] = (await Promise.all([a!.json(), b!.json()])) as Array<{ data: unknown[] }>;
+    expect(bodyA!.data).toEqual([]);
+    expect(bodyB!.data).toEqual([]);
+    expect(loaded()).toContain('src/handlers/blasts.ts');
+  });
+
+  it('serves the routes outside the document from their first request (tracked links, landing pages)', async () => {
+    expect(loaded()).not.toContain('src/http/links.ts');
+    const link = await fetch(`${base}/l/notacode`, { redirect: 'manual' });
+    expect([link.status, await link.text()]).toEqual([404, 'Not found']);
+    const page = await fetch(`${base}/p/00000000-0000-0000-0000-000000000000/nothing`);
+    expect(page.status).toBe(404);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(loaded()).toEqual(expect.arrayContaining(['src/http/links.ts', 'src/http/landing-pages.ts']));
+    expect(loaded()).not.toContain('src/http/provider-callbacks.ts');
   });
 
   it("validates an operation's first request (its validators are compiled then)", async () => {

@@ -2,7 +2,7 @@ import type pg from 'pg';
 import { Kysely, PostgresDialect, sql, type Transaction } from 'kysely';
 import { Migrator } from 'kysely/migration';
 import type { Database } from './schema.ts';
-import { migrations } from './migrations/index.ts';
+import { loadMigrations, migrations } from './migrations/index.ts';
 import { withPreparedStatements } from './prepared.ts';
 import { ScopedPool } from './statement-scope.ts';
 
@@ -27,7 +27,7 @@ export function createDb(url: string, poolSize = 10): { db: Db; pool: pg.Pool } 
 
 export async function migrateToLatest(db: Kysely<unknown>): Promise<void> {
   if (await everyMigrationRecorded(db)) return;
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const migrator = new Migrator({ db, provider: { getMigrations: loadMigrations } });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error && !failed) throw error; // no migration ran: the connection itself failed (keep its code for the operator)

@@ -1,52 +1,272 @@
 // Every operation's handler, keyed by operationId, one module per section (the Sender IDs section is split by
 // subject: sender-ids, -numbers, -protocols, -channels; Events has its public enrollment in events-public.ts).
-// An operation without a handler must be listed in not-implemented.ts (it then answers 501); src/http/api.ts
-// refuses to start if this map, that list and the document disagree.
-import type { HandlerMap } from '../http/handler-types.ts';
-import { analyticsHandlers } from './analytics.ts';
-import { apiKeyHandlers } from './api-keys.ts';
-import { complianceHandlers } from './compliance.ts';
-import { contactHandlers } from './contacts.ts';
-import { conversationHandlers } from './conversations.ts';
+// Start-up loads none of them but the health section (issue 38: what /health needs, and nothing else): this
+// manifest names each section's operations, and src/http/api.ts imports a section on the first request of one of
+// them. It checks then that the section has exactly the operations listed here (public handlers exactly on
+// `security: []` operations); test/handler-sections.test.ts loads every section and holds the manifest to the
+// modules and the document, so the two cannot drift. An operation without a handler must be listed in
+// not-implemented.ts (it then answers 501); src/http/api.ts refuses to start if this manifest, that list and the
+// document disagree.
+import type { HandlerMap, OperationId } from '../http/handler-types.ts';
 import { healthHandlers } from './health.ts';
-import { mcpHandlers } from './mcp.ts';
-import { webhookHandlers } from './webhooks.ts';
-import { senderIdsHandlers } from './sender-ids.ts';
-import { senderIdProtocolsHandlers } from './sender-id-protocols.ts';
-import { senderIdNumbersHandlers } from './sender-id-numbers.ts';
-import { submissionHandlers } from './submissions.ts';
-import { programHandlers } from './programs.ts';
-import { senderIdChannelsHandlers } from './sender-id-channels.ts';
-import { dictionaryHandlers } from './dictionaries.ts';
-import { assetHandlers } from './assets.ts';
-import { blastHandlers } from './blasts.ts';
-import { eventHandlers } from './events.ts';
-import { publicEventHandlers } from './events-public.ts';
-import { botHandlers } from './bots.ts';
-import { templateHandlers } from './templates.ts';
-import { landingPageHandlers } from './landing-pages.ts';
 
-export const handlers: HandlerMap = {
-  ...healthHandlers,
-  ...apiKeyHandlers,
-  ...contactHandlers,
-  ...complianceHandlers,
-  ...webhookHandlers,
-  ...conversationHandlers,
-  ...analyticsHandlers,
-  ...mcpHandlers,
-  ...senderIdsHandlers,
-  ...senderIdProtocolsHandlers,
-  ...senderIdNumbersHandlers,
-  ...senderIdChannelsHandlers,
-  ...submissionHandlers,
-  ...programHandlers,
-  ...dictionaryHandlers,
-  ...assetHandlers,
-  ...blastHandlers,
-  ...eventHandlers,
-  ...publicEventHandlers,
-  ...botHandlers,
-  ...templateHandlers,
-  ...landingPageHandlers,
+/** A section of handlers: the operations it serves (known at start), and its module (imported on first use). */
+export type HandlerSection = {
+  readonly module: string;
+  readonly operations: readonly OperationId[];
+  readonly load: () => Promise<HandlerMap>;
 };
+
+/** Every listed operation must be one of the module's handlers (the compiler checks); the reverse is checked on load. */
+function section<T extends HandlerMap>(
+  module: string,
+  load: () => Promise<T>,
+  operations: ReadonlyArray<keyof T & OperationId>,
+): HandlerSection {
+  return { module, load, operations };
+}
+
+export const handlerSections: readonly HandlerSection[] = [
+  // Loaded with the server: /health is what start-up exists to answer.
+  section('health', async () => healthHandlers, ['getHealth', 'getMetrics']),
+  section('analytics', async () => (await import('./analytics.ts')).analyticsHandlers, [
+    'getMessageReport',
+    'getAnalyticsProtocols',
+    'getAnalyticsUsage',
+    'getAnalyticsTrends',
+    'listAnalyticsReports',
+    'createAnalyticsReport',
+    'updateAnalyticsReport',
+    'deleteAnalyticsReport',
+    'getAnalyticsSessions',
+    'getAnalyticsOverview',
+    'listAnalyticsSenderIds',
+    'getAnalyticsBot',
+    'getAnalyticsBotFunnel',
+    'getAnalyticsIntents',
+    'getAnalyticsTop',
+    'getAnalyticsBlast',
+    'exportAnalytics',
+    'downloadAnalyticsExport',
+    'getAnalyticsSenderId',
+  ]),
+  section('api-keys', async () => (await import('./api-keys.ts')).apiKeyHandlers, [
+    'listApiKeys',
+    'createApiKey',
+    'revokeApiKey',
+    'rotateApiKey',
+  ]),
+  section('assets', async () => (await import('./assets.ts')).assetHandlers, [
+    'listAssets',
+    'uploadAsset',
+    'uploadAssetBatch',
+    'getAsset',
+    'updateAsset',
+    'deleteAsset',
+    'cropAsset',
+    'resizeAsset',
+    'downloadAssetVariant',
+    'listAssetFolders',
+    'createAssetFolder',
+    'updateAssetFolder',
+    'deleteAssetFolder',
+  ]),
+  section('blasts', async () => (await import('./blasts.ts')).blastHandlers, [
+    'listBlasts',
+    'createBlast',
+    'getBlast',
+    'updateBlast',
+    'deleteBlast',
+    'updateBlastContent',
+    'updateBlastAudience',
+    'estimateBlast',
+    'testBlast',
+    'launchBlast',
+    'getBlastProgress',
+    'sendBlast',
+    'scheduleBlast',
+    'cancelBlast',
+    'getBlastStats',
+  ]),
+  section('bots', async () => (await import('./bots.ts')).botHandlers, [
+    'listBots',
+    'createBot',
+    'getBot',
+    'updateBot',
+    'deleteBot',
+    'publishBot',
+    'validateBot',
+    'listBotRevisions',
+    'listBotTesters',
+    'addBotTester',
+  ]),
+  section('compliance', async () => (await import('./compliance.ts')).complianceHandlers, [
+    'listDncEntries',
+    'createDncEntry',
+    'createDncEntriesBatch',
+    'deleteDncEntry',
+    'exportComplianceReport',
+    'createComplianceOverride',
+    'updateContactTcpa',
+    'listContentRules',
+    'createContentRule',
+    'updateContentRule',
+    'deleteContentRule',
+    'listKeywordRules',
+    'createKeywordRule',
+    'updateKeywordRule',
+    'deleteKeywordRule',
+  ]),
+  section('contacts', async () => (await import('./contacts.ts')).contactHandlers, [
+    'listContacts',
+    'createContact',
+    'listContactAttributeKeys',
+    'getContact',
+    'replaceContact',
+    'deleteContact',
+    'listContactConsent',
+    'checkContactRcs',
+    'tagContacts',
+    'untagContacts',
+    'getContactBulkTagJob',
+    'importContacts',
+    'getContactImportJob',
+    'listTags',
+    'createTag',
+    'deleteTag',
+    'previewSegment',
+    'resolveSegment',
+  ]),
+  section('conversations', async () => (await import('./conversations.ts')).conversationHandlers, [
+    'sendMessage',
+    'previewMessage',
+    'getMessage',
+    'revokeMessage',
+    'listConversations',
+    'getConversation',
+    'listConversationMessages',
+    'sendConversationMessage',
+    'getConversationSession',
+    'getConversationSource',
+    'handoffConversation',
+  ]),
+  section('dictionaries', async () => (await import('./dictionaries.ts')).dictionaryHandlers, [
+    'listIntents',
+    'createIntent',
+    'updateIntent',
+    'deleteIntent',
+    'getIntentUsage',
+    'rewriteIntent',
+    'listVariableDefinitions',
+    'createVariableDefinition',
+    'updateVariableDefinition',
+    'deleteVariableDefinition',
+    'getVariableDefinitionUsage',
+    'rewriteVariableDefinition',
+    'listDictionaryCategories',
+    'createDictionaryCategory',
+    'updateDictionaryCategory',
+    'deleteDictionaryCategory',
+    'reorderDictionaryCategories',
+  ]),
+  section('events-public', async () => (await import('./events-public.ts')).publicEventHandlers, ['enrollPublicAcquisitionContact']),
+  section('events', async () => (await import('./events.ts')).eventHandlers, [
+    'triggerEvent',
+    'triggerEventBatch',
+    'enrollAcquisitionContact',
+    'listAcquisitionCampaigns',
+    'createAcquisitionCampaign',
+    'getAcquisitionCampaign',
+    'updateAcquisitionCampaign',
+    'deleteAcquisitionCampaign',
+    'generateAcquisitionCampaignQr',
+  ]),
+  section('landing-pages', async () => (await import('./landing-pages.ts')).landingPageHandlers, [
+    'listLandingPageTemplates',
+    'listLandingPages',
+    'createLandingPage',
+    'getLandingPage',
+    'updateLandingPage',
+    'deleteLandingPage',
+    'publishLandingPage',
+    'unpublishLandingPage',
+    'listLandingPageSubmissions',
+  ]),
+  section('mcp', async () => (await import('./mcp.ts')).mcpHandlers, ['getMcpConfig', 'saveMcpConfig', 'testMcpConfig']),
+  section('programs', async () => (await import('./programs.ts')).programHandlers, [
+    'listPrograms',
+    'getProgram',
+    'getProgramStatus',
+    'attachProgramSender',
+    'archiveProgram',
+    'detachProgramSender',
+  ]),
+  section('sender-id-channels', async () => (await import('./sender-id-channels.ts')).senderIdChannelsHandlers, [
+    'listChannels',
+    'createChannel',
+    'getChannel',
+    'replaceChannel',
+    'deleteChannel',
+    'testChannel',
+    'listRcsSenders',
+    'createRcsSender',
+    'getRcsSender',
+    'addRcsTestDevice',
+    'listRcsTestDevices',
+  ]),
+  section('sender-id-numbers', async () => (await import('./sender-id-numbers.ts')).senderIdNumbersHandlers, [
+    'searchSenderIdNumbers',
+    'purchaseSenderIdNumber',
+    'importSenderIdNumber',
+    'releaseSenderIdNumber',
+    'listSenderIdNumbers',
+  ]),
+  section('sender-id-protocols', async () => (await import('./sender-id-protocols.ts')).senderIdProtocolsHandlers, [
+    'listSenderProtocols',
+    'enableSenderProtocol',
+    'updateSenderProtocol',
+    'disableSenderProtocol',
+    'getSenderIdVoiceForwarding',
+    'configureSenderIdVoiceForwarding',
+    'disableSenderIdVoiceForwarding',
+  ]),
+  section('sender-ids', async () => (await import('./sender-ids.ts')).senderIdsHandlers, [
+    'listSenderIds',
+    'createSenderId',
+    'getSenderId',
+    'updateSenderId',
+    'deleteSenderId',
+    'activateSenderId',
+    'suspendSenderId',
+    'reactivateSenderId',
+  ]),
+  section('submissions', async () => (await import('./submissions.ts')).submissionHandlers, [
+    'launchSenderId',
+    'submitSenderId',
+    'refreshSenderIdStatus',
+    'registerSenderBrand',
+    'getSenderBrandStatus',
+    'registerSenderCampaign',
+    'getSenderCampaignStatus',
+  ]),
+  section('templates', async () => (await import('./templates.ts')).templateHandlers, [
+    'listChatAppTemplates',
+    'registerChatAppTemplate',
+    'getChatAppTemplate',
+    'deleteChatAppTemplate',
+  ]),
+  section('webhooks', async () => (await import('./webhooks.ts')).webhookHandlers, [
+    'listWebhookEndpoints',
+    'createWebhookEndpoint',
+    'updateWebhookEndpoint',
+    'deleteWebhookEndpoint',
+    'testWebhookEndpoint',
+    'listWebhookDeliveries',
+  ]),
+];
+
+/** Every section loaded, as one map: for scripts and tests that look at all handlers at once. */
+export async function loadAllHandlers(): Promise<HandlerMap> {
+  const maps = await Promise.all(handlerSections.map((s) => s.load()));
+  return Object.assign({}, ...maps) as HandlerMap;
+}

@@ -26,6 +26,7 @@ import {
   type UploadedFile,
 } from './handler-types.ts';
 import { bindTenant, loadTenantTables, type TenantDb } from '../db/tenant.ts';
+import type { HandlerSection } from '../handlers/index.ts';
 import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
@@ -108,7 +109,13 @@ export type Api = {
   operations: Operation[];
 };
 
-export async function createApi(app: AppContext, handlers: HandlerMap, notImplementedIds: readonly string[]): Promise<Api> {
+/**
+ * The handlers createApi serves: a map, all loaded (tests), or sections (src/handlers/index.ts), each imported on
+ * the first request of one of its operations.
+ */
+export type HandlerSource = HandlerMap | readonly HandlerSection[];
+
+export async function createApi(app: AppContext, handlers: HandlerSource, notImplementedIds: readonly string[]): Promise<Api> {
   const backend = openApiBackendFor(app.document);
   await backend.init();
   const narrowOneOf = createOneOfNarrower(app.document as unknown as Record<string, unknown>);
@@ -137,9 +144,14 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     );
   }
 
-  assertEveryOperationAccounted(operations, handlers, notImplementedIds);
-
-  assertHandlersMatchSecurity(operations, handlers);
+  const sections: readonly HandlerSection[] = isSectionList(handlers)
+    ? handlers
+    : [{ module: 'handlers', operations: Object.keys(handlers) as OperationId[], load: async () => handlers }];
+  assertEveryOperationAccounted(
+    operations,
+    sections.flatMap((s) => s.operations),
+    notImplementedIds,
+  );
 
   // Tenancy by construction: every authenticated handler gets the database bound to its organization.
   const tenantTables = await loadTenantTables(app.db);
@@ -192,19 +204,23 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
     };
   };
 
-  // The operation handlers by operationId, called by dispatch() below (an operation without one answers 501).
+  // The operation handlers by operationId, called by dispatch() below (an operation without one answers 501). A
+  // section's module is imported on the first request of one of its operations (start-up loads none: issue 38).
   const operationHandlers = new Map<string, (c: Context, req: ApiRequest) => Promise<unknown>>();
-  for (const [operationId, handler] of Object.entries(handlers)) {
-    operationHandlers.set(operationId, async (c: Context, req: ApiRequest) => {
-      const input = {
-        path: c.request.params ?? {},
-        query: c.request.query ?? {},
-        headers: c.request.headers ?? {},
-        body: c.request.requestBody,
-        files: req.files,
-      } as unknown as HandlerInput<OperationId>;
-      return run(operationId, handler, input, req);
-    });
+  for (const section of sections) {
+    const handlerOf = sectionLoader(section, operations);
+    for (const operationId of section.operations) {
+      operationHandlers.set(operationId, async (c: Context, req: ApiRequest) => {
+        const input = {
+          path: c.request.params ?? {},
+          query: c.request.query ?? {},
+          headers: c.request.headers ?? {},
+          body: c.request.requestBody,
+          files: req.files,
+        } as unknown as HandlerInput<OperationId>;
+        return run(operationId, await handlerOf(operationId), input, req);
+      });
+    }
   }
 
   /** Errors of the wrapped validators (describeFailuresBounded), already narrowed and bounded. */
@@ -321,8 +337,41 @@ export async function createApi(app: AppContext, handlers: HandlerMap, notImplem
   };
 }
 
+/**
+ * A section's handlers by operationId, its module imported on the first call: concurrent first calls share one
+ * import, and a failed import (or a module out of step with its manifest entry) rejects the calls waiting for it
+ * (the request answers 500 and the error is logged) and is tried again on the next call, never crashing the process.
+ */
+function sectionLoader(section: HandlerSection, operations: Operation[]): (operationId: string) => Promise<unknown> {
+  let loaded: HandlerMap | undefined;
+  let loading: Promise<HandlerMap> | undefined;
+  const load = async (): Promise<HandlerMap> => {
+    try {
+      const map = await section.load();
+      assertSectionMatchesManifest(section, map);
+      assertHandlersMatchSecurity(operations, map);
+      return (loaded = map);
+    } catch (error) {
+      loading = undefined;
+      throw new Error(`handler section ${section.module} failed to load`, { cause: error });
+    }
+  };
+  return async (operationId) => (loaded ?? (await (loading ??= load())))[operationId as OperationId];
+}
+
+/** A section's module has exactly the operations its manifest entry lists (src/handlers/index.ts). */
+export function assertSectionMatchesManifest(section: HandlerSection, map: HandlerMap): void {
+  const listed = new Set<string>(section.operations);
+  const built = Object.keys(map);
+  const problems = [
+    ...built.filter((id) => !listed.has(id)).map((id) => `${id}: handled by the module, not listed in the manifest`),
+    ...[...listed].filter((id) => !built.includes(id)).map((id) => `${id}: listed in the manifest, no handler in the module`),
+  ];
+  if (problems.length) throw new Error(`handler section ${section.module} out of step with its manifest:\n  ${problems.join('\n  ')}`);
+}
+
 /** Public handlers (definePublicHandlers) exactly on `security: []` operations; all others get a tenant. */
-function assertHandlersMatchSecurity(operations: Operation[], handlers: HandlerMap): void {
+export function assertHandlersMatchSecurity(operations: Operation[], handlers: HandlerMap): void {
   const problems: string[] = [];
   for (const op of operations) {
     const handler = handlers[op.operationId as OperationId];
@@ -336,6 +385,8 @@ function assertHandlersMatchSecurity(operations: Operation[], handlers: HandlerM
   }
   if (problems.length) throw new Error(`handlers do not match the document's security:\n  ${problems.join('\n  ')}`);
 }
+
+const isSectionList = (handlers: HandlerSource): handlers is readonly HandlerSection[] => Array.isArray(handlers);
 
 /**
  * Operations declaring Idempotency-Key whose service is atomic on its own (a send is one write statement, or opens
@@ -360,11 +411,19 @@ const declaresIdempotencyKey = (op: Operation): boolean =>
   );
 
 /** Every operation must have a handler or be listed as not implemented (→ 501), never both, never neither. */
-export function assertEveryOperationAccounted(operations: Operation[], handlers: HandlerMap, notImplementedIds: readonly string[]): void {
+export function assertEveryOperationAccounted(
+  operations: Operation[],
+  handled: Iterable<string>,
+  notImplementedIds: readonly string[],
+): void {
   const ids = new Set(operations.map((o) => o.operationId!));
-  const implemented = new Set(Object.keys(handlers));
+  const implemented = new Set<string>();
   const pending = new Set(notImplementedIds);
   const problems: string[] = [];
+  for (const id of handled) {
+    if (implemented.has(id)) problems.push(`${id}: handled twice`);
+    implemented.add(id);
+  }
   for (const id of ids) if (!implemented.has(id) && !pending.has(id)) problems.push(`${id}: no handler and not listed as not implemented`);
   for (const id of implemented) if (!ids.has(id)) problems.push(`${id}: handler for an operation the document does not have`);
   for (const id of pending) if (!ids.has(id)) problems.push(`${id}: listed as not implemented but the document does not have it`);

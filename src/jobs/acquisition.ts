@@ -1,6 +1,5 @@
 // Acquisition background jobs: the hourly purge of public sign-ups whose 24 hours to be confirmed have passed
 // (they are already ignored once expired; this only removes them). Crosses organizations (system handle).
-import { purgeExpiredSignUps } from '../domain/acquisition/pending.ts';
 import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
 
@@ -8,6 +7,7 @@ const pendingPurge: JobDefinition = {
   queue: QUEUES.acquisitionPendingPurge,
   schedule: { cron: '17 * * * *' },
   run: async (_data, app) => {
+    const { purgeExpiredSignUps } = await import('../domain/acquisition/pending.ts');
     await purgeExpiredSignUps(app.db);
   },
 };

@@ -2,11 +2,8 @@
 // runner. Every 5 minutes it looks for active reports whose nextRunAt has come (system handle, across
 // organizations) and runs each for its organization (tenantFor): the report's CSV files go to the object store and
 // its email to the recipients (src/domain/analytics/report-runs.ts).
-import { tenantFor, type Tenant } from '../domain/tenant.ts';
-import { dueScheduledReports } from '../domain/analytics/reports.ts';
-import { recordFailedRun, runScheduledReport } from '../domain/analytics/report-runs.ts';
-import { compactMessageRollup } from '../domain/analytics/figures.ts';
-import { runExport, type ExportJob } from '../domain/analytics/exports.ts';
+import type { Tenant } from '../domain/tenant.ts';
+import type { ExportJob } from '../domain/analytics/exports.ts';
 import type { AppContext } from '../app-context.ts';
 import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
@@ -20,6 +17,11 @@ const REPORTS_PER_TICK = 50;
  * retries it (and the next tick would find it due anyway).
  */
 export async function runDueReports(app: AppContext, now = new Date()): Promise<string[]> {
+  const [{ tenantFor }, { dueScheduledReports }, { recordFailedRun, runScheduledReport }] = await Promise.all([
+    import('../domain/tenant.ts'),
+    import('../domain/analytics/reports.ts'),
+    import('../domain/analytics/report-runs.ts'),
+  ]);
   const keys: string[] = [];
   const failed: unknown[] = [];
   for (const due of await dueScheduledReports(app.db, now, REPORTS_PER_TICK)) {
@@ -63,6 +65,7 @@ const rollupCompact: JobDefinition = {
   schedule: { cron: '* * * * *' },
   queueOptions: { retryLimit: 1, retryDelay: 10, expireInSeconds: 5 * 60 },
   run: async (_data, app) => {
+    const { compactMessageRollup } = await import('../domain/analytics/figures.ts');
     await compactMessageRollup(app.db);
   },
 };
@@ -75,6 +78,7 @@ const exportJob: JobDefinition = {
   queueOptions: { retryLimit: 0, expireInSeconds: 30 * 60 },
   run: async (data, app) => {
     const job = data as ExportJob;
+    const [{ tenantFor }, { runExport }] = await Promise.all([import('../domain/tenant.ts'), import('../domain/analytics/exports.ts')]);
     await runExport(await tenantFor(app, job.organizationId), app, job.exportId);
   },
 };

@@ -2,17 +2,14 @@
 // act for one organization, through a tenant bound to it (tenantFor); both catch their own failures and record
 // them on the job row, and a crashed worker's job is re-delivered by pg-boss and resumes where it stood. The
 // purge crosses organizations (system handle).
-import { runBulkTagJob } from '../domain/contacts/bulk-tag-worker.ts';
-import { BULK_TAG_QUEUE, type BulkTagJobData } from '../domain/contacts/bulk-tag.ts';
-import { runImportJob } from '../domain/contacts/import-worker.ts';
-import { IMPORT_QUEUE, type ImportJobData } from '../domain/contacts/import.ts';
-import { purgeExpiredSegments } from '../domain/contacts/segments.ts';
+import type { BulkTagJobData } from '../domain/contacts/bulk-tag.ts';
+import type { ImportJobData } from '../domain/contacts/import.ts';
 import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
 
 const importJob: JobDefinition<ImportJobData> = {
-  queue: IMPORT_QUEUE,
-  run: (data, app) => runImportJob(app, data),
+  queue: QUEUES.contactImport,
+  run: async (data, app) => (await import('../domain/contacts/import-worker.ts')).runImportJob(app, data),
   // A killed worker's import is run again (resuming where it stood) once its heartbeat is 30 s stale, not after the
   // 15-minute expiry. 30 s, not dispatch's 10: a live import refreshes it between its COPY batches, which hold the
   // event loop for a moment each, and a live import must never be handed to a second worker.
@@ -20,8 +17,8 @@ const importJob: JobDefinition<ImportJobData> = {
 };
 
 const bulkTagJob: JobDefinition<BulkTagJobData> = {
-  queue: BULK_TAG_QUEUE,
-  run: (data, app) => runBulkTagJob(app, data),
+  queue: QUEUES.contactBulkTag,
+  run: async (data, app) => (await import('../domain/contacts/bulk-tag-worker.ts')).runBulkTagJob(app, data),
   queueOptions: { retryLimit: 2, retryDelay: 5, expireInSeconds: 15 * 60 },
 };
 
@@ -30,6 +27,7 @@ const segmentPurge: JobDefinition = {
   // Daily: a saved segment is kept SEGMENT_TTL_DAYS (90) after its last use and gone within the day after.
   schedule: { cron: '41 3 * * *' },
   run: async (_data, app) => {
+    const { purgeExpiredSegments } = await import('../domain/contacts/segments.ts');
     await purgeExpiredSegments(app.db);
   },
 };

@@ -1,5 +1,6 @@
 // What a section declares for each kind of background work (src/jobs/<section>.ts); src/jobs/workers.ts
-// registers them all.
+// registers them all. A section's file imports the domain only inside run/runBatch (`await import(...)`, types
+// aside): the workers are registered at start without loading the work they do.
 import type { AppContext } from '../app-context.ts';
 import type { QueueName } from './queue-names.ts';
 

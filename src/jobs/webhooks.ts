@@ -3,14 +3,13 @@
 // retries, one delivery to a job queued with `startAfter`; src/domain/webhooks/queue.ts). HTTP failures are handled
 // by the job itself (recorded, retried on the documented schedule), so a job throws only when the database fails;
 // pg-boss then runs the batch again, and attempts already recorded are not made twice.
-import { runDeliveryBatch } from '../domain/webhooks/attempts.ts';
-import { DELIVERIES_PER_JOB, DELIVERY_QUEUE, attemptsOf, type DeliveryJobData } from '../domain/webhooks/queue.ts';
-import { purgeExpiredWebhookHistory } from '../domain/webhooks/retention.ts';
+// The queue's constants only (a light module: queries and the job insert); the delivery's work is imported on its first job.
+import { DELIVERIES_PER_JOB, attemptsOf, type DeliveryJobData } from '../domain/webhooks/queue.ts';
 import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
 
 const delivery: JobDefinition<DeliveryJobData> = {
-  queue: DELIVERY_QUEUE,
+  queue: QUEUES.webhookDelivery,
   // A fetched batch holds at most 50 jobs × DELIVERIES_PER_JOB (10) = 500 attempts. They are made 50 at a time
   // (one slow receiver does not hold up the others) and recorded in one transaction. Even if every attempt of a
   // batch timed out (10 waves of 10 s) it ends well before pg-boss's expiry. A full batch is followed by the next
@@ -23,7 +22,8 @@ const delivery: JobDefinition<DeliveryJobData> = {
   // already recorded are not made again), instead of waiting out expireInSeconds. A live worker refreshes the
   // heartbeat while its requests run, so a batch of slow receivers still has the whole expiry.
   queueOptions: { retryLimit: 5, retryDelay: 30, retryBackoff: true, expireInSeconds: 300, heartbeatSeconds: 10 },
-  runBatch: (jobs, app) => runDeliveryBatch(app, attemptsOf(jobs.map((j) => j.data))),
+  runBatch: async (jobs, app) =>
+    (await import('../domain/webhooks/attempts.ts')).runDeliveryBatch(app, attemptsOf(jobs.map((j) => j.data))),
 };
 
 const historyPurge: JobDefinition = {
@@ -31,6 +31,7 @@ const historyPurge: JobDefinition = {
   // Daily: an event's history is kept WEBHOOK_RETENTION_DAYS (30) and gone within the day after.
   schedule: { cron: '23 4 * * *' },
   run: async (_data, app) => {
+    const { purgeExpiredWebhookHistory } = await import('../domain/webhooks/retention.ts');
     const purged = await purgeExpiredWebhookHistory(app.db);
     if (purged.events || purged.testAttempts) app.log.info(purged, 'webhook history past its retention purged');
   },

@@ -1,5 +1,7 @@
 // Background work is declared per section (src/jobs/<section>.ts) and registered here. A worker gets the
-// same AppContext as a request handler. Queues and schedules are created on start (idempotent).
+// same AppContext as a request handler. Queues and schedules are created on start (idempotent). A declaration holds
+// only what registering needs (queue, options, schedule); its run imports the domain module that does the work on
+// its first job, so starting the workers loads none of them (issue 38: start-up to the first /health).
 import type { AppContext } from '../app-context.ts';
 import type { JobDefinition } from './job-definition.ts';
 import type { JobQueue } from './queue.ts';

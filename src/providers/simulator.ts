@@ -47,7 +47,7 @@ import { SimulatorRegistry } from './simulator-registry.ts';
 import { transientFaultRate } from './simulator-faults.ts';
 import type { CallbackEndpoint } from './endpoint.ts';
 
-export const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
+const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 /** The sandbox platform's review answers (submitChatAppTemplate). */
 const TEMPLATE_REJECTION =
   'The template was rejected by the platform review: its content does not meet the messaging policy (sandbox: the name contains "reject").';

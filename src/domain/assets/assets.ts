@@ -22,7 +22,7 @@ import { CARRIER_VARIANT } from './links.ts';
 import { mmsSource } from './media.ts';
 
 export type AssetRow = q.AssetRow;
-export const PROCESS_QUEUE = QUEUES.assetProcess;
+const PROCESS_QUEUE = QUEUES.assetProcess;
 export type ProcessJobData = { organizationId: string; assetId: string };
 
 const MB = 1024 * 1024;

@@ -10,7 +10,7 @@ import { found } from '../errors.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { MAX_TAGS_PER_CONTACT, requireTags } from './tags.ts';
 
-export const BULK_TAG_QUEUE = QUEUES.contactBulkTag;
+const BULK_TAG_QUEUE = QUEUES.contactBulkTag;
 /** Largest request answered synchronously (documented on POST /v1/contacts/bulk/tag). */
 const SYNC_BULK_TAG_MAX = 1000;
 

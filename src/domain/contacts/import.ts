@@ -18,7 +18,7 @@ import { requireTags } from './tags.ts';
 
 export type ImportJobRow = q.ImportJobRow;
 
-export const IMPORT_QUEUE = QUEUES.contactImport;
+const IMPORT_QUEUE = QUEUES.contactImport;
 
 type ImportRequest = components['schemas']['ContactImportRequest'];
 export type ImportJobData = { organizationId: string; jobId: string };
