@@ -20,16 +20,22 @@
 // hour of the run).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { loadDocument } from '../src/contract/document.ts';
 import { createDb, type Db } from '../src/db/database.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
+import { topStatements } from './dispatch-import.ts';
 import type { OwnDataBench } from './own-data.ts';
+import { postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
 
 const RECIPIENTS = Number(process.env.BENCH_BLAST_RECIPIENTS ?? 1_000_000);
 const DRAIN_SAMPLE_SECONDS = 15;
+/** BENCH_STATEMENTS=1: the statements of the run (pg_stat_statements) and the indexes' use, per recipient handed over. */
+const STATEMENTS = process.env.BENCH_STATEMENTS === '1';
+/** BENCH_CPU_PROF=<dir>: the worker process writes a V8 CPU profile there (node --cpu-prof) when it stops. */
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 const goal = (met: boolean, text: string) => (met ? `goal ${text} ✓` : `✗ MISSED goal ${text}`);
@@ -140,9 +146,9 @@ function rssOf(pid: number): number | undefined {
 }
 
 /** A spawned process whose output (logs and V8's --trace-gc lines) goes to `log`. */
-function spawnServer(ctx: OwnDataBench, entry: string, env: Record<string, string>, log: string): ChildProcess {
+function spawnServer(ctx: OwnDataBench, entry: string, env: Record<string, string>, log: string, flags: string[] = []): ChildProcess {
   const out = openSync(log, 'w');
-  const child = spawn(process.execPath, ['--trace-gc', entry], { env: { ...ctx.env, ...env }, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, ['--trace-gc', ...flags, entry], { env: { ...ctx.env, ...env }, stdio: ['ignore', out, out] });
   ctx.children.push(child);
   return child;
 }
@@ -165,6 +171,35 @@ async function api<T>(base: string, key: string, method: string, path: string, b
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   return { status: res.status, body: (await res.json()) as T };
+}
+
+/**
+ * What the database did per message handed over, from launch to the end of the drain sample (BENCH_STATEMENTS=1):
+ * statements and shared buffers (every statement of the run: acceptance, dispatch, jobs, receipts), the top
+ * statements, each table's updates and how many were HOT, and each index's scans (an index no read uses is only
+ * written).
+ */
+async function statementsPerRecipient(db: Db, handed: number): Promise<string[]> {
+  const per = (n: number) => fmt(n / Math.max(1, handed), 2);
+  const total = (
+    await sql<{ calls: string; hit: string; read: string; dirtied: string }>`select sum(calls) as calls, sum(shared_blks_hit) as hit,
+      sum(shared_blks_read) as read, sum(shared_blks_dirtied) as dirtied from pg_stat_statements`.execute(db)
+  ).rows[0]!;
+  const tables = await sql<{ relname: string; upd: string; hot: string; ins: string }>`
+    select relname, n_tup_upd as upd, n_tup_hot_upd as hot, n_tup_ins as ins from pg_stat_user_tables
+    where n_tup_upd + n_tup_ins > 0 order by n_tup_upd + n_tup_ins desc limit 8`.execute(db);
+  const indexes = await sql<{ relname: string; indexrelname: string; idx_scan: string }>`
+    select relname, indexrelname, idx_scan from pg_stat_user_indexes
+    where relname in ('messages', 'blast_recipients', 'contacts', 'conversations', 'simulator_messages') order by relname, indexrelname`.execute(
+    db,
+  );
+  return [
+    `      per message handed over (${fmt(handed)}): ${per(Number(total.calls))} statements, ${per(Number(total.hit) + Number(total.read))} shared buffers (${per(Number(total.dirtied))} dirtied)`,
+    `      rows written per table (inserted, updated, of which HOT): ${tables.rows.map((t) => `${t.relname} ${fmt(Number(t.ins))}/${fmt(Number(t.upd))}/${fmt(Number(t.hot))}`).join(', ')}`,
+    `      index scans: ${indexes.rows.map((i) => `${i.indexrelname} ${fmt(Number(i.idx_scan))}`).join(', ')}`,
+    "      statements that took the database's time:",
+    ...(await topStatements(db, 25)),
+  ];
 }
 
 export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
@@ -191,7 +226,13 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     stop.push(apiProcess);
     const base = `http://127.0.0.1:${port}`;
     await ctx.waitFor(`${base}/health`);
-    const worker = spawnServer(ctx, 'src/worker.ts', { CALLBACK_BASE_URL: base }, workerLog);
+    const worker = spawnServer(
+      ctx,
+      'src/worker.ts',
+      { CALLBACK_BASE_URL: base },
+      workerLog,
+      CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [],
+    );
     stop.push(worker);
 
     const key = org.apiKey.secret;
@@ -219,6 +260,18 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
       if (w !== undefined) rss.worker.push(w);
     }, 500);
 
+    // CPU time of each side from launch to the end of the drain sample (/proc): the API process (acceptance runs in the
+    // worker too: batch jobs), the worker, the PostgreSQL server.
+    const postmaster = await postmasterOf(db);
+    const cpuSeen = { api: new Map<number, number>(), worker: new Map<number, number>(), pg: new Map<number, number>() };
+    const cpuNow = () => ({
+      api: serviceCpu([apiProcess.pid!], null, cpuSeen.api) ?? 0,
+      worker: serviceCpu([worker.pid!], null, cpuSeen.worker) ?? 0,
+      pg: serviceCpu([], postmaster, cpuSeen.pg) ?? 0,
+    });
+    if (STATEMENTS) await sql`select pg_stat_statements_reset(), pg_stat_reset()`.execute(db);
+    const cpu0 = cpuNow();
+    const load0 = loadavg()[0]!;
     // The database's clock at launch: the first hand-over is read from messages.sent_at (the same clock).
     const launchedAt = (await sql<{ at: string }>`select clock_timestamp()::text as at`.execute(db)).rows[0]!.at;
     const t0 = performance.now();
@@ -260,7 +313,10 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     await sleep(DRAIN_SAMPLE_SECONDS * 1000);
     const h1 = await handed();
     const dispatchRate = (h1 - h0) / ((performance.now() - d0) / 1000);
+    const cpu1 = cpuNow();
+    const load1 = loadavg()[0]!;
     clearInterval(sampler);
+    const statements = STATEMENTS ? await statementsPerRecipient(db, h1) : [];
     // From launch to the first and to the latest hand-over so far (a small blast may finish before the sample ends).
     const handedSpan = (
       await sql<{
@@ -328,6 +384,11 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     lines.push(
       `      handed over end to end (launch → the latest hand-over by the end of the drain sample): ${fmt(h1)} messages = ${fmt(endToEndRate)}/s (${goal(endToEndRate >= 5000, '≥ 5,000/s')}); exactly once: ${fmt(Number(once.rows))} carrier rows for ${fmt(h1)} handed, ${fmt(Number(once.repeated))} sent twice`,
     );
+    const cpuSeconds = (k: keyof typeof cpu0) => (cpu1[k] - cpu0[k]) / USER_HZ;
+    lines.push(
+      `      CPU from launch to the end of the drain sample: API ${fmt(cpuSeconds('api'), 1)} s, worker ${fmt(cpuSeconds('worker'), 1)} s, PostgreSQL ${fmt(cpuSeconds('pg'), 1)} s = ${fmt(((cpuSeconds('api') + cpuSeconds('worker') + cpuSeconds('pg')) / Math.max(1, h1)) * 1e6)} µs per message handed over; load average ${fmt(load0, 2)} at launch, ${fmt(load1, 2)} at the end`,
+    );
+    lines.push(...statements);
     lines.push(
       `      attribution trigger on blast batches (${fmt(TRIGGER_BATCHES)} batches of ${fmt(BATCH_ROWS)} rows each way, alternating, sender in a program): with ${fmt(trigger.withTrigger, 2)} s, disabled ${fmt(trigger.without, 2)} s = ${fmt(trigger.withTrigger / trigger.without, 2)}x (${fmt(((trigger.withTrigger - trigger.without) / trigger.rows) * 1e6, 1)} µs per row)`,
     );

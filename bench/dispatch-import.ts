@@ -102,7 +102,7 @@ async function drain(own: OwnDataBench, db: Db, orgId: string): Promise<{ total:
 }
 
 /** The statements that took most of the database's time since the reset, with their buffers per call (BENCH_STATEMENTS=1). */
-export async function topStatements(db: Db): Promise<string[]> {
+export async function topStatements(db: Db, limit = 10): Promise<string[]> {
   const { rows } = await sql<{
     calls: string;
     plans: string;
@@ -116,10 +116,10 @@ export async function topStatements(db: Db): Promise<string[]> {
   }>`
     select calls, plans, total_exec_time as total, mean_exec_time as mean, mean_plan_time as plan, shared_blks_hit::float / calls as hit,
       shared_blks_read::float / calls as read, rows::float / calls as rows, query
-    from pg_stat_statements where calls > 0 order by total_exec_time + total_plan_time desc limit 10`.execute(db);
+    from pg_stat_statements where calls > 0 order by total_exec_time + total_plan_time desc limit ${limit}`.execute(db);
   return rows.map(
     (r) =>
-      `        ${fmt(r.total).padStart(6)} ms ${fmt(Number(r.calls)).padStart(6)} calls (${fmt(Number(r.plans))} planned, ${fmt(r.plan, 2)} ms) ${fmt(r.mean, 2).padStart(7)} ms/call ${fmt(r.hit).padStart(7)} hit ${fmt(r.read).padStart(5)} read ${fmt(r.rows).padStart(5)} rows/call  ${r.query.replace(/\s+/g, ' ').slice(0, 120)}`,
+      `        ${fmt(r.total).padStart(6)} ms ${fmt(Number(r.calls)).padStart(6)} calls (${fmt(Number(r.plans))} planned, ${fmt(r.plan, 2)} ms) ${fmt(r.mean, 2).padStart(7)} ms/call ${fmt(r.hit).padStart(7)} hit ${fmt(r.read).padStart(5)} read ${fmt(r.rows).padStart(5)} rows/call  ${r.query.replace(/\s+/g, ' ').slice(0, 160)}`,
   );
 }
 

@@ -16,7 +16,6 @@
 // generators, from /proc) is measured over each load alone and over the mixed phase, as a share of the machine:
 // a mixed phase that leaves CPU idle is limited by something else (the sampled waits say what).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
@@ -28,6 +27,7 @@ import { startQueue, type JobQueue } from '../src/jobs/queue.ts';
 import { seedContacts } from './blasts.ts';
 import { generateCsv } from './contacts-import.ts';
 import type { OwnDataBench } from './own-data.ts';
+import { postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
 import { startReceiver } from './webhooks-delivery.ts';
 
 const BLAST_RECIPIENTS = Number(process.env.BENCH_MIXED_RECIPIENTS ?? 100_000);
@@ -43,48 +43,6 @@ const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
 };
-
-/**
- * CPU time (jiffies, user + system) used so far by the service: the API and worker processes, this bench process
- * (its load generators) and every process of the PostgreSQL server (the postmaster and its children), read from
- * /proc (Linux). Counting these processes, not the machine, keeps other work on a shared machine out of the figure
- * (though on a busy machine they get less of it). `seen` keeps each process's last reading. Null where /proc is not
- * there.
- */
-function serviceCpu(pids: number[], postmaster: number | null, seen: Map<number, number>): number | null {
-  const read = (pid: number) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from 3 (state) on
-      return { ppid: Number(f[1]), cpu: Number(f[11]) + Number(f[12]) }; // utime, stime
-    } catch {
-      return null;
-    }
-  };
-  try {
-    const note = (pid: number, cpu: number | undefined) => {
-      if (cpu !== undefined) seen.set(pid, cpu);
-    };
-    for (const pid of pids) note(pid, read(pid)?.cpu);
-    if (postmaster !== null) {
-      note(postmaster, read(postmaster)?.cpu);
-      for (const name of readdirSync('/proc')) {
-        if (!/^\d+$/.test(name)) continue;
-        const p = read(Number(name));
-        if (p && p.ppid === postmaster) note(Number(name), p.cpu);
-      }
-    }
-    // A backend that has exited keeps the time it was last seen with, so the total never goes back.
-    let total = 0;
-    for (const cpu of seen.values()) total += cpu;
-    return total;
-  } catch {
-    return null;
-  }
-}
-
-/** Jiffies per second of /proc's CPU times (USER_HZ: 100 on every Linux this bench meets). */
-const USER_HZ = 100;
 
 /** Runs `work` and reports the service's CPU use meanwhile as a share of the whole machine (0–1). */
 async function withCpuShare<T>(measure: () => number | null, work: () => Promise<T>): Promise<{ value: T; share: number | null }> {
@@ -357,15 +315,7 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     await load.sends(2);
     await load.analytics(2);
     const load0 = loadavg()[0]!;
-    // The PostgreSQL server's postmaster: the parent of this connection's backend.
-    const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
-    let postmaster: number | null = null;
-    try {
-      const stat = readFileSync(`/proc/${backend.rows[0]!.pid}/stat`, 'utf8');
-      postmaster = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    } catch {
-      postmaster = null; // not Linux, or the server runs elsewhere: only our own processes are counted
-    }
+    const postmaster = await postmasterOf(db);
     const cpuSeen = new Map<number, number>();
     const measureCpu = () => serviceCpu([apiProcess.pid!, worker.pid!, process.pid], postmaster, cpuSeen);
     const cpuAlone: Partial<Record<keyof Rates, number | null>> = {};

@@ -56,7 +56,8 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   i  dispatch before and after a bulk import
 Options: --seconds N (part x's mixed phase, default 60).
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE,
-  BENCH_STATEMENTS=1 (load pg_stat_statements; part i prints the statements that took the database's time).
+  BENCH_STATEMENTS=1 (load pg_stat_statements; parts i, m2 and l print the statements that took the database's time),
+  BENCH_BLAST_RECIPIENTS (part l, 1,000,000), BENCH_CPU_PROF=<dir> (part l: the worker's V8 CPU profile).
 A figure that misses its goal is marked ✗ MISSED.`;
 
 function selectedParts(argv: string[]): Set<Part> {

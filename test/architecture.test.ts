@@ -263,7 +263,6 @@ const CROSS_ORGANIZATION = [
   'api-keys/api-keys.ts touchApiKey',
   'billing/charges.ts chargeCurrentMonths',
   'blasts/blasts.ts analyzeRecipients',
-  'compliance/gate.ts quietGroupsOfContacts',
   'contacts/imports.ts stageRows',
   'contacts/segments.ts deleteSegmentsUnusedFor',
   'conversations/contacts.ts setRcsCapableMany',

@@ -18,7 +18,6 @@
 // groups and holds. Overrides are checked against `now`, so an expired override stops applying at once. With no
 // time zone at all (non-geographic numbers such as +800), quiet hours are checked in UTC.
 import type { components } from '../../../generated/api.d.ts';
-import type { Db } from '../../db/database.ts';
 import * as q from '../../db/queries/compliance/gate.ts';
 import { matchContentRules, type ContentRuleSpec } from './content-rules.ts';
 import { quietHoursHoldUntil } from './quiet-hours.ts';
@@ -153,12 +152,15 @@ export function gateNeeds(p: GateQuestion): { rules: boolean; quietGroups: boole
 export const QUIET_DEFAULTS = { start: DEFAULT_QUIET_HOURS_START, end: DEFAULT_QUIET_HOURS_END };
 
 /**
- * Until when each contact (of any organizations) is inside its quiet hours at `now`, by contact id; a contact
- * outside them has no entry. The acceptance's hold (quietHoldsOf), for messages about to be handed to a carrier:
- * one read of the contacts' quiet groups, each distinct group's hold computed once.
+ * Until when each contact is inside its quiet hours at `now`, by contact id, from the contacts' quiet groups
+ * (q.quietGroupColumns, which the dispatcher's claim returns with each message); a contact outside them has no entry.
+ * The acceptance's hold (quietHoldsOf), for messages about to be handed to a carrier: each distinct group's hold
+ * computed once.
  */
-export async function quietHoldsOfContacts(db: Db, contacts: readonly q.OrgContact[], now: Date): Promise<Map<string, Date>> {
-  const rows = await q.quietGroupsOfContacts(db, contacts, QUIET_DEFAULTS);
+export async function quietHoldsOfContacts(
+  rows: ReadonlyArray<q.QuietGroup & { contactId: string }>,
+  now: Date,
+): Promise<Map<string, Date>> {
   const groups = new Map(rows.map(({ tz, prefix, start, end }) => [groupKey({ tz, prefix, start, end }), { tz, prefix, start, end }]));
   const { holds } = await quietHoldsOf([...groups.values()], now);
   const until = new Map(holds.map((h) => [groupKey(h), h.heldUntil]));

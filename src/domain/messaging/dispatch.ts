@@ -49,7 +49,7 @@ import {
   type ProviderName,
   type SendOutcome,
 } from '../../providers/provider.ts';
-import { quietHoldsOfContacts, quietHoursApply } from '../compliance/gate.ts';
+import { QUIET_DEFAULTS, quietHoldsOfContacts, quietHoursApply } from '../compliance/gate.ts';
 import { emitEvent, emitEvents } from '../webhooks/events.ts';
 import { tenantFor } from '../tenant.ts';
 import { queueOf } from './context.ts';
@@ -71,8 +71,15 @@ const MAX_ATTEMPTS = 6;
 const OUTAGE_WAIT_SECONDS = 14_400;
 /** Retry backoff base and a claim's lease (a dead worker's rows are claimed again after it); tests shorten them. */
 export const dispatchTuning = { backoffBaseSeconds: 2, leaseSeconds: 10 };
-/** Rows claimed per statement. */
+/** Rows claimed per statement: a send's scope (its messages, any senders). */
 const CLAIM_LIMIT = 500;
+/**
+ * Rows claimed per statement in a blast batch's scope, within its sender's rate (a sender at 100 a second claims 100):
+ * a whole batch (blasts/sending.ts, 5,000) at once. Every claim of a scope reads the whole batch's recipient rows and
+ * their messages to find the due ones, and pays the per-batch work after it (senders, protocols, limiter, the
+ * provider's and the recording statements): claimed 500 at a time, a batch of 5,000 was read ten times over.
+ */
+const BLAST_CLAIM_LIMIT = 5000;
 
 /** A wake job: the messages of one send (by id), or of one blast batch (with the blast's sender: drain). */
 export type DispatchJob = { messageId?: string; messageIds?: string[]; blast?: q.BlastBatchScope };
@@ -104,6 +111,8 @@ type Accepted = {
   segments: number;
   encoding: string | null;
   costUnits: number;
+  /** The fallback's reason when the message went by the fallback dispatch chose for it (resolveChannels). */
+  fallbackReason: string | null;
 };
 
 /** Queues the wake job of a scope, in the caller's transaction when given one: it runs at `at` (now when absent or past). */
@@ -152,10 +161,15 @@ export function nudgeDispatchWorkers(queue: JobQueue, wake: JobInsert): void {
   nudge.timer.unref();
 }
 
-/** Runs fetched wake jobs: each scope drained of its due messages, the rest woken again when due. */
+/**
+ * Runs fetched wake jobs: each scope drained of its due messages, the rest woken again when due. The messages named
+ * by id are drained CLAIM_LIMIT ids at a time: a claim looks up every id of its scope, so one scope of all the jobs'
+ * ids (a fetch holds up to 200 jobs) was looked up in full by each of its claims of CLAIM_LIMIT.
+ */
 export async function dispatchBatch(app: AppContext, jobs: Array<{ data: DispatchJob }>): Promise<void> {
   const ids = [...new Set(jobs.flatMap((j) => j.data.messageIds ?? (j.data.messageId ? [j.data.messageId] : [])))];
-  const scopes: q.DispatchScope[] = ids.length ? [{ messageIds: ids }] : [];
+  const scopes: q.DispatchScope[] = [];
+  for (let i = 0; i < ids.length; i += CLAIM_LIMIT) scopes.push({ messageIds: ids.slice(i, i + CLAIM_LIMIT) });
   for (const j of jobs) if (j.data.blast) scopes.push(j.data.blast);
   for (const scope of scopes) await drain(app, scope);
 }
@@ -169,20 +183,27 @@ export async function dispatchBatch(app: AppContext, jobs: Array<{ data: Dispatc
 async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
   const sender = 'senderId' in scope && scope.senderId ? (await sendersByIds(app.db, [scope.senderId]))[0] : undefined;
   let windowOpens: Date | undefined;
+  const wanted = sender ? BLAST_CLAIM_LIMIT : CLAIM_LIMIT;
   for (;;) {
-    let limit = CLAIM_LIMIT;
+    let limit = wanted;
     if (sender) {
-      const { allowed, retryAfterSeconds } = await admit(app, sender, CLAIM_LIMIT);
-      if (allowed < CLAIM_LIMIT) windowOpens = new Date(Date.now() + retryAfterSeconds * 1000);
+      const { allowed, retryAfterSeconds } = await admit(app, sender, wanted);
+      if (allowed < wanted) windowOpens = new Date(Date.now() + retryAfterSeconds * 1000);
       if (allowed === 0) break;
       limit = allowed;
     }
-    const claimed = await q.claimDue(app.db, scope, limit, dispatchTuning.leaseSeconds);
+    const claimed = await q.claimDue(app.db, scope, limit, dispatchTuning.leaseSeconds, QUIET_DEFAULTS);
     if (sender && claimed.length < limit) await limiterFor(app, sender.throughput_per_second).reward(sender.id, limit - claimed.length);
     const { limited, moved } = claimed.length ? await sendClaimed(app, claimed, sender) : { limited: false, moved: 0 };
     // Over a sender's rate, the rest waits for its window (the wake below) instead of being claimed in vain. Messages
     // moved to their fallback sender are due again at once: claimed again now, with that sender.
     if (limited || windowOpens || (claimed.length < limit && moved === 0)) break;
+    // Every message of the scope claimed: none is left to claim now (one moved to its fallback sender is due again).
+    if ('messageIds' in scope && claimed.length === scope.messageIds.length && moved === 0) break;
+    // A blast batch is claimed whole (BLAST_CLAIM_LIMIT is its size): a full claim does not say whether anything is
+    // left, and claiming again to find out would read the whole batch once more. nextDue below answers it, and a
+    // scope with messages due now (moved to their fallback sender) is woken again at once.
+    if (sender) break;
   }
   const next = await q.nextDue(app.db, scope);
   if (next) {
@@ -276,16 +297,17 @@ async function failOutlived(
  * recipient's quiet hours may have waited into them (behind its sender's throughput, backing off). Such a message
  * goes back to `held` until the period ends, with `message.held` as at acceptance (state and events commit
  * together); drain's wake job at the scope's next due time (nextDue) brings it back then. Answers the messages still
- * to send. A batch with no message quiet hours apply to costs no statement; otherwise one read of the recipients'
- * quiet groups, and for the held ones one update and their events, in one transaction.
+ * to send. The recipients' quiet groups come with the claim: a batch costs no statement here unless some are held
+ * (one update and their events, in one transaction).
  */
 async function holdInQuietHours(app: AppContext, claimed: Claimed[], senders: Map<string, SenderRow>): Promise<Claimed[]> {
   const checked = claimed.filter((m) => quietHoursApply({ messageType: m.message_type }));
   if (checked.length === 0) return claimed;
-  const recipients = [
-    ...new Map(checked.map((m) => [m.contact_id, { organizationId: m.organization_id, contactId: m.contact_id }])).values(),
-  ];
-  const until = await quietHoldsOfContacts(app.db, recipients, new Date());
+  // The recipients' quiet groups came with the claim (claimDue).
+  const until = await quietHoldsOfContacts(
+    checked.map((m) => ({ contactId: m.contact_id, tz: m.tz, prefix: m.prefix, start: m.qs, end: m.qe })),
+    new Date(),
+  );
   const holds = checked.flatMap((m) => {
     const at = until.get(m.contact_id);
     return at ? [{ organizationId: m.organization_id, id: m.id, until: at }] : [];
@@ -316,14 +338,20 @@ const assetIdOf = (content: unknown): string | undefined => {
  * MMS media within the carrier's limit (images.ts MMS_CARRIER_MAX_BYTES, 600 KB): an image or GIF asset whose sent
  * file is larger goes as its `mms_carrier` variant (transcoded to fit; the asset is unchanged) when the sender's
  * MMS protocol sets `mmsTranscoding`, and otherwise the message fails with MEDIA_TOO_LARGE, not sent, not charged.
- * A `mediaUrl` the client gave, and a video, are sent as given: their size is the client's to keep.
+ * A `mediaUrl` the client gave, and a video, are sent as given: their size is the client's to keep. Answers the
+ * messages to send and those to fail (sendBatch fails them).
  */
-async function fitMmsMedia(app: AppContext, ready: Ready[], sender: SenderRow, settings: SendSettings): Promise<Ready[]> {
+async function fitMmsMedia(
+  app: AppContext,
+  ready: Ready[],
+  settings: SendSettings,
+): Promise<{ kept: Ready[]; tooLarge: Array<{ message: Claimed; text: string }> }> {
+  const tooLarge: Array<{ message: Claimed; text: string }> = [];
   const refs = ready.flatMap((r) => {
     const assetId = r.channel === 'MMS' ? assetIdOf(r.message.content) : undefined;
     return assetId ? [{ organizationId: r.message.organization_id, assetId }] : [];
   });
-  if (refs.length === 0) return ready;
+  if (refs.length === 0) return { kept: ready, tooLarge };
   const rows = new Map((await q.mediaAssetsOfBatch(app.db, refs)).map((row) => [row.id, row]));
   const kept: Ready[] = [];
   for (const r of ready) {
@@ -337,10 +365,10 @@ async function fitMmsMedia(app: AppContext, ready: Ready[], sender: SenderRow, s
       kept.push({ ...r, rendering: { ...r.rendering, mediaUrl } });
     } else {
       const text = `The image is ${Math.ceil(source.sizeBytes / 1024)} KB, over the carrier's MMS limit of ${MMS_CARRIER_MAX_BYTES / 1024} KB, and the sender's MMS protocol has mmsTranscoding off.`;
-      await fail(app, r.message, sender, 'MEDIA_TOO_LARGE', text);
+      tooLarge.push({ message: r.message, text });
     }
   }
-  return kept;
+  return { kept, tooLarge };
 }
 
 /** What dispatch knows of a sender's rule (sending-rule.ts): its protocol settings and the channels it may carry. */
@@ -367,12 +395,25 @@ async function sendBatch(
     await waitOutOutage(app, messages, sender, settings, afterSeconds, reason);
     return { accepted: [], moved: 0 };
   }
-  const { channels, moved } = await resolveChannels(app, provider, messages, sender, rule);
+  const { channels, moved, fallbacks } = await resolveChannels(app, provider, messages, sender, rule);
+  // The fallbacks planned now are written with the message's next write: with its acceptance by the provider
+  // (recordAccepted) — one update of the message fewer — or, for one that is not sent or not taken, before its
+  // failure is settled, so that it waits or fails with its plan as before.
+  const plans = new Map(fallbacks.map((f) => [f.id, f]));
+  const writePlans = (unsent: readonly Claimed[]) =>
+    q.planFallbacks(
+      app.db,
+      unsent.flatMap((m) => plans.get(m.id) ?? []),
+    );
   const rendered = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent, settings) }] : [];
   });
-  const ready = await fitMmsMedia(app, rendered, sender, settings);
+  const { kept: ready, tooLarge } = await fitMmsMedia(app, rendered, settings);
+  if (tooLarge.length) {
+    await writePlans(tooLarge.map((t) => t.message));
+    for (const { message, text } of tooLarge) await fail(app, message, sender, 'MEDIA_TOO_LARGE', text);
+  }
   if (ready.length === 0) return { accepted: [], moved };
   const from = { id: sender.id, type: sender.type, name: sender.name, phoneNumber: sender.phone_number, address: sender.address };
   const outcomes = await provider.sendBatch(
@@ -396,6 +437,7 @@ async function sendBatch(
   // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
   if (process.env.MSA_FAULT === 'crash-after-provider-send') process.exit(137);
   recordProviderOutcomes(app, provider, outcomes);
+  await writePlans(ready.flatMap(({ message }, i) => (outcomes[i]!.ok ? [] : [message])));
   const accepted: Accepted[] = [];
   await Promise.all(
     ready.map(async ({ message, channel, rendering }, i) => {
@@ -409,6 +451,7 @@ async function sendBatch(
           segments: rendering.segments,
           encoding: rendering.encoding,
           costUnits: rendering.costUnits,
+          fallbackReason: plans.get(message.id)?.reason ?? null,
         });
       } else {
         await settleFailure(app, message, sender, settings, outcome.error);
@@ -531,6 +574,7 @@ async function recordAccepted(
             segments: a.segments,
             encoding: a.encoding,
             costUnits: a.costUnits,
+            fallbackReason: a.fallbackReason,
           })),
         )),
       );
@@ -545,8 +589,9 @@ async function recordAccepted(
  * The channel to send each message on now. RCS with unknown capability asks the provider (and remembers the answer
  * on the contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails. A
  * provider that carries RCS without a capability lookup (a Twilio Messaging Service) is handed the RCS message and
- * falls back itself; one that carries no RCS sends the fallback. The answers and the fallbacks of a batch are
- * written in one statement each (a blast batch holds thousands). A fallback that another sender carries (an RCS
+ * falls back itself; one that carries no RCS sends the fallback. The answers of a batch are written in one statement
+ * (a blast batch holds thousands); the fallbacks are answered, for sendBatch to write with each message's next
+ * write. A fallback that another sender carries (an RCS
  * agent's, recorded at acceptance: `fallback_sender_id`) is not sent here: the message moves to that sender
  * (moveToFallbackSenders) — found now, or planned by a receipt whose RCS delivery failed.
  */
@@ -556,7 +601,7 @@ async function resolveChannels(
   messages: Claimed[],
   sender: SenderRow,
   rule: SenderRule,
-): Promise<{ channels: Array<Channel | undefined>; moved: number }> {
+): Promise<{ channels: Array<Channel | undefined>; moved: number; fallbacks: q.FallbackPlan[] }> {
   const checkedAt = new Date();
   const lookup = provider.checkRcsCapability?.bind(provider);
   const batched = await batchCapabilities(provider, messages);
@@ -593,7 +638,7 @@ async function resolveChannels(
     ),
     checkedAt,
   );
-  const fallbacks: Array<{ organizationId: string; id: string; channel: Channel; reason: string }> = [];
+  const fallbacks: q.FallbackPlan[] = [];
   const moving: FallbackToMove[] = [];
   const channels = await Promise.all(
     messages.map(async (message, i): Promise<Channel | undefined> => {
@@ -619,9 +664,8 @@ async function resolveChannels(
       return fallback;
     }),
   );
-  await q.planFallbacks(app.db, fallbacks);
   const moved = await moveToFallbackSenders(app, moving, sender, rule);
-  return { channels, moved };
+  return { channels, moved, fallbacks };
 }
 
 /** A claimed message whose fallback its recorded fallback sender carries: the channel and the reason. */

@@ -329,16 +329,16 @@ export async function hasPendingRecipient(db: TenantDb, orgId: string, blastId: 
 }
 
 /**
- * Whether a message of the blast is in one of `statuses`. Batches are accepted, dispatched and settled roughly in
- * order, so the newest batches are looked at first: while such a message exists the look ends early, instead of
- * reading every message of the blast each time the advance job asks.
+ * Whether a message of the blast is in one of `statuses`: the organization's messages in those statuses
+ * (messages_org_status_idx, newest first), the first of the blast's ending the look. Messages waiting to be sent or
+ * settled are few next to a blast's audience, so a look costs about what is still waiting, never the blast's size.
+ * (Read from the blast's recipient rows, newest batch first, it read every recipient and its message each time the
+ * advance job asked: bench part l, 200,000 recipients, about 850,000 buffers and 1.4 s per look, every second.)
  */
 export async function hasMessageIn(db: TenantDb, orgId: string, blastId: string, statuses: string[]): Promise<boolean> {
-  // A limited, ordered select (an EXISTS would drop the order): the batch index read backwards.
-  const row = await sql<{ one: number }>`select 1 as one from blast_recipients r join messages m on m.id = r.message_id
-    where r.organization_id = ${orgId}::uuid and r.blast_id = ${blastId}::uuid and r.message_id is not null
-      and m.status = any(${statuses}::text[])
-    order by r.batch desc limit 1`.execute(db);
+  const row = await sql<{ one: number }>`select 1 as one from messages m
+    where m.organization_id = ${orgId}::uuid and m.status = any(${statuses}::text[]) and m.blast_id = ${blastId}::uuid
+    limit 1`.execute(db);
   return row.rows.length > 0;
 }
 

@@ -3,7 +3,6 @@
 // per distinct input, and joined in: content rules (RE2) once per distinct text, quiet hours once per distinct
 // (time zone, number prefix, quiet period). The decision itself — which refusal wins, whether to hold — is here.
 import { sql, type RawBuilder } from 'kysely';
-import type { Db } from '../../database.ts';
 import { tenant, type TenantDb } from '../../tenant.ts';
 import { rowsOf } from '../../rows.ts';
 
@@ -50,7 +49,11 @@ export function recipientsOf(contactIds: readonly string[], keys: readonly strin
   ])}`;
 }
 
-const groupColumns = (start: string, end: string) => sql`
+/**
+ * The quiet-hours group of contact `c` as columns tz, prefix, qs, qe: the acceptance groups its recipients by them
+ * (quietGroupsSql), and the dispatcher's claim returns them with each message (src/db/queries/messages/dispatch.ts).
+ */
+export const quietGroupColumns = (start: string, end: string) => sql`
   coalesce(c.time_zone, '') as tz,
   case when c.time_zone is null then left(ltrim(c.phone, '+'), ${NUMBER_PREFIX_DIGITS}) else '' end as prefix,
   coalesce(c.quiet_hours_start, ${start}) as qs,
@@ -79,31 +82,8 @@ function contactProbe(recipients: Recipients, org: RawBuilder<unknown>): RawBuil
 
 /** The distinct quiet-hours groups of the recipients (tz, prefix, qs, qe), as SQL (defaults: the TCPA window). */
 export function quietGroupsSql(orgId: string, recipients: Recipients, defaults: { start: string; end: string }): RawBuilder<unknown> {
-  return sql`select distinct ${groupColumns(defaults.start, defaults.end)}
+  return sql`select distinct ${quietGroupColumns(defaults.start, defaults.end)}
     ${recipientContacts(orgId, recipients, 'probe')}`;
-}
-
-/** A contact of an organization, for a worker that crosses organizations (the dispatcher's claimed messages). */
-export type OrgContact = { organizationId: string; contactId: string };
-
-// System handle: contacts of several organizations at once (each row names its own), for the dispatcher.
-/**
- * The quiet-hours group of each contact, of any organizations (defaults: the TCPA window); a contact that is not
- * (or no longer) its organization's has no row. The groups are the acceptance's (quietGroupsSql), per contact.
- */
-export async function quietGroupsOfContacts(
-  db: Db,
-  contacts: readonly OrgContact[],
-  defaults: { start: string; end: string },
-): Promise<Array<QuietGroup & { contactId: string }>> {
-  const recipients = sql`select * from ${rowsOf('x', [
-    { name: 'organization_id', type: 'uuid', values: contacts.map((c) => c.organizationId) },
-    { name: 'contact_id', type: 'uuid', values: contacts.map((c) => c.contactId) },
-  ])}`;
-  const rows = await sql<{ contact_id: string; tz: string; prefix: string; qs: string; qe: string }>`
-    select r.contact_id, ${groupColumns(defaults.start, defaults.end)}
-    ${contactProbe(recipients, sql`r.organization_id`)}`.execute(db);
-  return rows.rows.map((r) => ({ contactId: r.contact_id, tz: r.tz, prefix: r.prefix, start: r.qs, end: r.qe }));
 }
 
 /** The distinct quiet-hours groups of the recipients (defaults: the TCPA window). */
@@ -150,7 +130,7 @@ export function gateRows(orgId: string, recipients: Recipients, g: GateInputs, l
            when f.content_blocked then 'CONTENT_BLOCKED' end as block_code,
       case when ${g.skip} then null else h.held_until end as held_until
     ${recipientContacts(orgId, recipients, lookup)}
-    cross join lateral (select ${groupColumns(g.defaults.start, g.defaults.end)}) k
+    cross join lateral (select ${quietGroupColumns(g.defaults.start, g.defaults.end)}) k
     cross join lateral (select
       exists (select 1 from compliance_overrides o where o.organization_id = ${orgId}::uuid and o.contact_id = c.id and o.expires_at > ${g.now}::timestamptz) as overridden) ov
     cross join lateral (select

@@ -7,9 +7,13 @@ import { tenant } from '../../tenant.ts';
 import type { MessageRow } from './messages.ts';
 import type { AssetRow } from '../assets/assets.ts';
 import { newConversationId } from '../conversations/conversations.ts';
+import { quietGroupColumns } from '../compliance/gate.ts';
 
-/** A claimed message, with the recipient's known RCS capability (null: unknown). */
-export type ClaimedMessage = MessageRow & { contact_rcs_capable: boolean | null };
+/**
+ * A claimed message, with the recipient's known RCS capability (null: unknown) and quiet-hours group (tz, prefix,
+ * qs, qe: quietGroupColumns), read from the contact by the claim itself.
+ */
+export type ClaimedMessage = MessageRow & { contact_rcs_capable: boolean | null; tz: string; prefix: string; qs: string; qe: string };
 
 /** The messages of one blast batch; `senderId`, the blast's sender, is absent from wake jobs queued before it was. */
 export type BlastBatchScope = { organizationId: string; blastId: string; batch: number; senderId?: string };
@@ -27,9 +31,17 @@ function scopeOf(scope: DispatchScope) {
 /**
  * Claims up to `limit` due messages of the scope (queued/held/sending whose `dispatch_at` has come: a `sending`
  * one is due again when its claim's lease ran out, i.e. its worker died) → sending, one more attempt, leased for
- * `leaseSeconds`. Rows another worker holds are skipped (SKIP LOCKED), never waited for.
+ * `leaseSeconds`. Rows another worker holds are skipped (SKIP LOCKED), never waited for. Each comes with what
+ * dispatch asks of its recipient (the contact is joined anyway): its RCS capability and its quiet-hours group
+ * (`quietDefaults`: the TCPA window), so quiet hours are checked again without a second read of the contacts.
  */
-export async function claimDue(db: Db, scope: DispatchScope, limit: number, leaseSeconds: number): Promise<ClaimedMessage[]> {
+export async function claimDue(
+  db: Db,
+  scope: DispatchScope,
+  limit: number,
+  leaseSeconds: number,
+  quietDefaults: { start: string; end: string },
+): Promise<ClaimedMessage[]> {
   return (
     await sql<ClaimedMessage>`
     with due as (
@@ -41,7 +53,7 @@ export async function claimDue(db: Db, scope: DispatchScope, limit: number, leas
     update messages m set status = 'sending', attempts = m.attempts + 1, dispatch_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
     from due, contacts c
     where m.id = due.id and c.id = m.contact_id
-    returning m.*, c.rcs_capable as contact_rcs_capable`.execute(db)
+    returning m.*, c.rcs_capable as contact_rcs_capable, ${quietGroupColumns(quietDefaults.start, quietDefaults.end)}`.execute(db)
   ).rows;
 }
 
@@ -64,13 +76,17 @@ export type AcceptedByProvider = {
   segments: number;
   encoding: string | null;
   costUnits: number;
+  /** Sent by the fallback planned at this dispatch (its reason): the plan is recorded here, not beforehand. */
+  fallbackReason?: string | null;
 };
 
 // System handle: the outbox dispatcher works on the messages of every organization.
 /**
  * Records a batch of provider acceptances in one statement. A message no longer `sending` was moved on by a receipt
  * that came before this record (the carrier answers fast): it keeps its status, and a fallback that receipt queued
- * keeps its plan (channel, segments, encoding, cost), which this send on the first channel must not overwrite.
+ * keeps its plan (channel, segments, encoding, cost), which this send on the first channel must not overwrite. A
+ * message sent by the fallback this dispatch planned (`fallbackReason`) records that plan whatever its status, as
+ * planFallbacks would have before the send: no receipt plans a fallback of a message sent by its fallback.
  */
 export async function recordAccepted(db: Db, provider: string, accepted: AcceptedByProvider[]): Promise<MessageRow[]> {
   if (accepted.length === 0) return [];
@@ -81,7 +97,9 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       status = case when m.status = 'sending' then 'sent' else m.status end,
       provider = ${provider},
       provider_message_id = v.provider_message_id,
-      planned_channel = case when m.status = 'sending' then v.channel else m.planned_channel end,
+      planned_channel = case when m.status = 'sending' or v.fallback_reason is not null then v.channel else m.planned_channel end,
+      fallback_used = m.fallback_used or v.fallback_reason is not null,
+      fallback_reason = coalesce(v.fallback_reason, m.fallback_reason),
       segments = case when m.status = 'sending' then v.segments else m.segments end,
       encoding = case when m.status = 'sending' then v.encoding else m.encoding end,
       cost_units = case when m.status = 'sending' then v.cost_units else m.cost_units end,
@@ -97,6 +115,7 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       { name: 'segments', type: 'int', values: col((a) => a.segments) },
       { name: 'encoding', type: 'text', values: col((a) => a.encoding) },
       { name: 'cost_units', type: 'int', values: col((a) => a.costUnits) },
+      { name: 'fallback_reason', type: 'text', values: col((a) => a.fallbackReason ?? null) },
     ])}
     where m.organization_id = v.organization_id and m.id = v.id
     returning m.*`.execute(db)
@@ -173,12 +192,15 @@ export function failMessage(
 }
 
 // System handle: the outbox dispatcher works on the messages of every organization.
-/** The message goes by its SMS/MMS fallback instead of RCS, for `reason`. */
-/** Plans the fallback channel of messages found without RCS at dispatch, in one statement. */
-export async function planFallbacks(
-  db: Db,
-  rows: ReadonlyArray<{ organizationId: string; id: string; channel: string; reason: string }>,
-): Promise<void> {
+/** A message found without RCS at dispatch: it goes by its SMS/MMS fallback `channel` instead, for `reason`. */
+export type FallbackPlan = { organizationId: string; id: string; channel: string; reason: string };
+
+// System handle: the outbox dispatcher works on the messages of every organization.
+/**
+ * Plans the fallback of messages that were not sent (or not taken) after it was chosen, in one statement; a sent one
+ * records its plan with its acceptance (recordAccepted).
+ */
+export async function planFallbacks(db: Db, rows: readonly FallbackPlan[]): Promise<void> {
   if (rows.length === 0) return;
   await sql`update messages m set planned_channel = v.channel, fallback_used = true, fallback_reason = v.reason
     from unnest(${rows.map((r) => r.organizationId)}::uuid[], ${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.channel)}::text[], ${rows.map((r) => r.reason)}::text[])

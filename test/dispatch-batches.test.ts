@@ -1,0 +1,121 @@
+// What one dispatch of a batch costs the database, and that it still hands each message over once (issue 33/38).
+// A blast batch is claimed whole, in one statement (a claim reads the whole batch to find its due messages: claimed
+// 500 at a time, a batch of 1,200 was read three times); a fallback chosen at dispatch is recorded with the
+// acceptance, not by an update of its own before the send. No workers: each test runs the dispatcher itself.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import { blastTuning, runBatch } from '../src/domain/blasts/sending.ts';
+import { dispatchBatch, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+import { watchingStatements } from './support/statements.ts';
+
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+let key: string;
+const tuning = { ...blastTuning };
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  org = await srv.newOrg('Dispatch batches');
+  key = org.apiKey.secret;
+});
+afterAll(async () => {
+  Object.assign(blastTuning, tuning);
+  await srv.close();
+});
+
+/** Runs the dispatcher for a scope, as its wake job would; answers the statements it sent. */
+async function dispatch(job: DispatchJob): Promise<string[]> {
+  const seen: string[] = [];
+  await watchingStatements(
+    (s) => seen.push(s.text),
+    () => dispatchBatch(srv.context, [{ data: job }]),
+  );
+  return seen;
+}
+
+const claims = (statements: string[]) => statements.filter((t) => t.includes('with due as')).length;
+
+describe('dispatch of a batch', () => {
+  it('claims a blast batch of 1,200 in one statement and hands each recipient over once', async () => {
+    const n = 1200;
+    // Numbers ending in 1: RCS capable in the carrier sandbox, no magic suffix. Quiet hours that never apply.
+    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+      select ${org.organizationId}::uuid, '+1415' || (2000000 + g * 10 + 1)::text, 'US', '{"cohort":"batch"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
+      from generate_series(1, ${n}::int) g`.execute(srv.context.db);
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'batch' }] },
+    });
+    expect(segment.status, segment.text).toBe(200);
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: {
+        name: 'One batch',
+        senderId: org.senderId,
+        contentJson: { type: 'text', text: 'Sale' },
+        segmentId: segment.body.data.segmentId,
+      },
+    });
+    expect(blast.status, blast.text).toBe(201);
+    blastTuning.firstBatchSize = n; // the whole audience in batch 0
+    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
+
+    const statements = await dispatch({
+      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId },
+    });
+
+    expect(claims(statements)).toBe(1);
+    const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blast.body.id}::uuid group by status`.execute(srv.context.db);
+    expect(sent.rows).toEqual([{ status: 'sent', n }]);
+    const carrier = await sql<{
+      rows: number;
+      repeated: number;
+    }>`select count(*)::int as rows, count(*) filter (where send_calls > 1)::int as repeated
+      from simulator_messages where organization_id = ${org.organizationId}::uuid`.execute(srv.context.db);
+    expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
+  });
+
+  it('records a fallback chosen at dispatch with the acceptance, and before the failure of one the carrier refuses', async () => {
+    // Unknown capability; the sandbox's lookup answers no RCS for numbers ending in 5–9. …0777: refused at send.
+    const [taken, refused] = await Promise.all(
+      ['+14155550158', '+14155550777'].map(async (phone) => {
+        const res = await call(srv, 'POST', '/v1/contacts', { key, body: { phone } });
+        expect(res.status, res.text).toBe(201);
+        return res.body.id as string;
+      }),
+    );
+    const ids: string[] = [];
+    for (const contactId of [taken, refused]) {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Your order has shipped' } },
+      });
+      expect(res.status, res.text).toBe(200);
+      ids.push(res.body.data.messageId);
+    }
+
+    const plans = (statements: string[]) => statements.filter((t) => /set planned_channel = v\.channel, fallback_used/.test(t)).length;
+    // No update of its own for the plan of the message the carrier took: its acceptance records it. The refused
+    // one's plan is written before its failure is settled.
+    expect(plans(await dispatch({ messageIds: [ids[0]!] }))).toBe(0);
+    expect(plans(await dispatch({ messageIds: [ids[1]!] }))).toBe(1);
+    const shown = async (id: string) => (await call(srv, 'GET', `/v1/messages/${id}`, { key })).body.data;
+    expect(await shown(ids[0]!)).toMatchObject({
+      status: 'sent', // its channel comes with the carrier's receipt; the plan is SMS (below)
+      fallbackUsed: true,
+      fallbackReason: 'RCS_NOT_SUPPORTED',
+    });
+    // Refused: failed, its fallback dropped as no carrier accepted it (fallback.ts), as when its plan was written first.
+    expect(await shown(ids[1]!)).toMatchObject({ status: 'failed', fallbackUsed: false, fallbackReason: null });
+    const planned = await srv.context.db.selectFrom('messages').select(['id', 'planned_channel']).where('id', 'in', ids).execute();
+    expect(new Map(planned.map((m) => [m.id, m.planned_channel]))).toEqual(
+      new Map([
+        [ids[0], 'SMS'],
+        [ids[1], 'SMS'],
+      ]),
+    );
+  });
+});
