@@ -134,7 +134,9 @@ export async function createApp(app: AppContext): Promise<{ express: express.Exp
         log: req.log,
         operation,
         principal,
-        client: clientOf(req),
+        // Only public handlers read the client (api.ts run()), and only their operations have no principal: express's
+        // req.ip (proxy-addr over TRUST_PROXY) is not worked out for every keyed request.
+        client: principal === undefined ? clientOf(req) : undefined,
       });
       send(res, result);
     } catch (error) {
