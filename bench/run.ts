@@ -54,9 +54,9 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   m  sends per second and dispatch throughput   l  a 1,000,000-recipient blast
   r  analytics over 10,000,000 messages        x  mixed load, each rate next to its figure alone
   i  dispatch before and after a bulk import
-Options: --seconds N (part x's mixed phase, default 60).
+Options: --seconds N (part x's mixed phase, default 60). BENCH_B_COMPARE=<dir>: part b also runs the full stack of
+  another checkout (main's) in the same alternating rounds.
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE,
-  BENCH_B_COMPARE=<dir> (part b also runs the full stack of another checkout, e.g. main's, in the same alternating rounds),
   BENCH_STATEMENTS=1 (load pg_stat_statements; part i prints the statements that took the database's time).
 A figure that misses its goal is marked ✗ MISSED.`;
 
