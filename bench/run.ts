@@ -54,7 +54,8 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   m  sends per second and dispatch throughput   l  a 1,000,000-recipient blast
   r  analytics over 10,000,000 messages        x  mixed load, each rate next to its figure alone
   i  dispatch before and after a bulk import
-Options: --seconds N (part x's mixed phase, default 60).
+Options: --seconds N (part x's mixed phase, default 60). BENCH_B_COMPARE=<dir>: part b also runs the full stack of
+  another checkout (main's) in the same alternating rounds.
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE,
   BENCH_STATEMENTS=1 (load pg_stat_statements; parts i, m2 and l print the statements that took the database's time),
   BENCH_BLAST_RECIPIENTS (part l, 1,000,000), BENCH_CPU_PROF=<dir> (part l: the worker's V8 CPU profile).
@@ -223,26 +224,70 @@ async function main(): Promise<void> {
       const auth = { authorization: `Bearer ${org.apiKey.secret}` };
       const fullUrl = `http://127.0.0.1:${fullPort}/v1/api-keys`;
       const baseUrl = `http://127.0.0.1:${basePort}/v1/api-keys`;
-      await load(fullUrl, auth); // warm-up
-      await load(baseUrl, {});
-      const fullRuns: Array<{ rps: number; p99: number }> = [];
-      const baseRuns: Array<{ rps: number; p99: number }> = [];
-      for (let i = 0; i < ROUNDS; i++) {
-        fullRuns.push(await load(fullUrl, auth));
-        baseRuns.push(await load(baseUrl, {}));
+      // BENCH_B_COMPARE: the same full stack from another checkout (its own src/, this one's database), in the same
+      // rounds, so a change is measured against what it changes on the same machine noise.
+      const compareDir = process.env.BENCH_B_COMPARE;
+      let compareUrl: string | undefined;
+      let compare: ReturnType<typeof spawn> | undefined;
+      if (compareDir) {
+        const comparePort = await freePort();
+        compare = spawn(process.execPath, ['src/main.ts'], {
+          cwd: compareDir,
+          env: { ...env, PORT: String(comparePort) },
+          stdio: 'ignore',
+        });
+        children.push(compare);
+        await waitFor(`http://127.0.0.1:${comparePort}/health`);
+        compareUrl = `http://127.0.0.1:${comparePort}/v1/api-keys`;
       }
-      const fullResult = { rps: median(fullRuns.map((r) => r.rps)), p99: median(fullRuns.map((r) => r.p99)) };
-      const baseResult = { rps: median(baseRuns.map((r) => r.rps)), p99: median(baseRuns.map((r) => r.p99)) };
+      // With the load, each server's CPU time per request (/proc): on a shared machine the rates follow the other
+      // processes, the CPU a request costs much less so.
+      const measured = async (url: string, headers: Record<string, string>, pid: number | undefined) => {
+        const before = pid === undefined ? undefined : cpuMsOf(pid);
+        const result = await load(url, headers);
+        const after = pid === undefined ? undefined : cpuMsOf(pid);
+        const requests = result.rps * DURATION;
+        return { ...result, cpuUs: before === undefined || after === undefined ? NaN : ((after - before) * 1000) / requests };
+      };
+      await load(fullUrl, auth); // warm-up
+      if (compareUrl) await load(compareUrl, auth);
+      await load(baseUrl, {});
+      type Run = { rps: number; p99: number; cpuUs: number };
+      const fullRuns: Run[] = [];
+      const compareRuns: Run[] = [];
+      const baseRuns: Run[] = [];
+      for (let i = 0; i < ROUNDS; i++) {
+        fullRuns.push(await measured(fullUrl, auth, full.pid));
+        if (compareUrl) compareRuns.push(await measured(compareUrl, auth, compare!.pid));
+        baseRuns.push(await measured(baseUrl, {}, base.pid));
+      }
+      const summary = (runs: Run[]) => ({
+        rps: median(runs.map((r) => r.rps)),
+        p99: median(runs.map((r) => r.p99)),
+        cpuUs: median(runs.map((r) => r.cpuUs)),
+      });
+      const fullResult = summary(fullRuns);
+      const baseResult = summary(baseRuns);
       baselineRps = baseResult.rps;
       const ratio = (fullResult.rps / baseResult.rps) * 100;
-      console.log(`(b) GET /v1/api-keys, median of ${ROUNDS} alternating ${DURATION}s rounds`);
+      const cpu = (r: { cpuUs: number }) => (Number.isNaN(r.cpuUs) ? '' : `, ${fmt(r.cpuUs)} µs of CPU per request`);
+      console.log(`(b) GET /v1/api-keys, median of ${ROUNDS} alternating ${DURATION}s rounds (load average ${fmt(loadavg()[0]!, 1)})`);
       console.log(
-        `      full stack (auth, routing, validation, response check off in production, pino): ${fmt(fullResult.rps)} req/s, p99 ${fullResult.p99} ms`,
+        `      full stack (auth, routing, validation, response check off in production, pino): ${fmt(fullResult.rps)} req/s, p99 ${fullResult.p99} ms${cpu(fullResult)}`,
       );
       console.log(
-        `      bare node:http + pg, same SQL:                                                   ${fmt(baseResult.rps)} req/s, p99 ${baseResult.p99} ms`,
+        `      bare node:http + pg, same SQL:                                                   ${fmt(baseResult.rps)} req/s, p99 ${baseResult.p99} ms${cpu(baseResult)}`,
       );
       console.log(`      ratio full/bare: ${fmt(ratio, 1)}% (${goal(ratio >= 60, '≥ 60% (issue 13)')})`);
+      if (compareDir) {
+        const other = summary(compareRuns);
+        console.log(
+          `      full stack of ${compareDir}: ${fmt(other.rps)} req/s, p99 ${other.p99} ms${cpu(other)}; ratio ${fmt((other.rps / baseResult.rps) * 100, 1)}% of bare`,
+        );
+        console.log(
+          `      per round, this checkout / the other / bare: ${fullRuns.map((r, i) => `${fmt(r.rps)} / ${fmt(compareRuns[i]!.rps)} / ${fmt(baseRuns[i]!.rps)}`).join('; ')}`,
+        );
+      }
 
       if (parts.has('h')) {
         const hostile = await benchHostileClients({ baseUrl: `http://127.0.0.1:${fullPort}`, pid: full.pid!, apiKey: org.apiKey.secret });
@@ -291,7 +336,7 @@ async function main(): Promise<void> {
         console.log(`      RSS after: ${fmt(mcp.afterRss)} MB`);
       }
       // The servers above stop before (w): their workers would take those jobs (and refuse the loopback receiver).
-      for (const child of [full, base]) {
+      for (const child of [full, base, ...(compare ? [compare] : [])]) {
         if (child.exitCode !== null || child.signalCode !== null) continue;
         const exited = new Promise((r) => child.once('exit', r));
         child.kill('SIGTERM');
