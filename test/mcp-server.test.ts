@@ -227,8 +227,9 @@ describe('compact, self-contained schemas', () => {
     expect(bytes([...tools.values()].map((t) => t.definition))).toBeLessThan(1_000_000);
     // 20 KB until `to` (issue 37) documented the send by phone beside contactId: 21 KB; `trackLinks` (issue 34)
     // and the carrier's MMS limit (issue 32) documented on the send: 24.3 KB; the `template` content and the
-    // chat-app session window (issue 33 item 10): 27.0 KB.
-    expect(bytes(send)).toBeLessThan(28_000);
+    // chat-app session window (issue 33 item 10): 27.0 KB; the RCS delivery deadline and its `RCS_EXPIRED`
+    // fallback: 28.0 KB.
+    expect(bytes(send)).toBeLessThan(29_000);
   });
 });
 
