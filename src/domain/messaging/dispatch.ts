@@ -34,6 +34,7 @@ import {
   expired,
   fallbackCarrier,
   sendSettingsOf,
+  DEFAULT_VALIDITY_PERIOD_SECONDS,
   type FallbackSenderFacts,
   type SendingDecision,
   type SendSettings,
@@ -66,9 +67,9 @@ export const DISPATCH_QUEUE = QUEUES.messageDispatch;
 const MAX_ATTEMPTS = 6;
 /**
  * How long a message waits out a provider outage when its sender sets no validity period (no protocol rows): the
- * protocols' longest `validityPeriodSeconds` (4 hours), so an outage never keeps a message forever.
+ * setting's default and maximum (4 hours), so an outage never keeps a message forever.
  */
-const OUTAGE_WAIT_SECONDS = 14_400;
+const OUTAGE_WAIT_SECONDS = DEFAULT_VALIDITY_PERIOD_SECONDS;
 /** Retry backoff base and a claim's lease (a dead worker's rows are claimed again after it); tests shorten them. */
 export const dispatchTuning = { backoffBaseSeconds: 2, leaseSeconds: 10 };
 /** Rows claimed per statement: a send's scope (its messages, any senders). */
@@ -710,9 +711,14 @@ async function moveToFallbackSenders(app: AppContext, moving: FallbackToMove[], 
       }
     }
   }
-  const moved = await q.moveToFallbackSender(app.db, moves);
-  await followFallbackMoves(app.db, moved, new Map(moving.map(({ message }) => [message.id, message.conversation_id])));
-  return moved.length;
+  const leftOf = new Map(moving.map(({ message }) => [message.id, message.conversation_id]));
+  // One transaction: a crash between the move and its follow-up would leave the bot session on the conversation
+  // the contact's reply no longer reaches.
+  return inTransaction(app.db, async (tx) => {
+    const moved = await q.moveToFallbackSender(tx, moves);
+    await followFallbackMoves(tx, moved, leftOf);
+    return moved.length;
+  });
 }
 
 /**

@@ -11,7 +11,7 @@
 // once (accept.ts); one found later — the capability lookup at dispatch, a failed or expired RCS delivery — moves the message
 // to it at dispatch (dispatch.ts moveToFallbackSenders), which checks then that it may still send, with the same
 // refusal as acceptance's (notReadyText).
-import { inTransaction, type Db } from '../../db/database.ts';
+import type { Tx } from '../../db/database.ts';
 import { followMovedMessages } from '../../db/queries/messages/fallback-conversations.ts';
 import type { NotReady } from '../sender-ids/sending-rule.ts';
 
@@ -46,11 +46,11 @@ export const fallbackCause = (reason: string | null): string =>
 /**
  * After messages moved to their fallback sender (dispatch.ts): the conversation each left (`leftOf`: message id →
  * its conversation before the move) gives its bot session to the message's new conversation, where the contact's
- * reply arrives, and is deleted when the move left it empty — the contact saw it never (followMovedMessages). One
- * transaction of its own, after the move's statement.
+ * reply arrives, and is deleted when the move left it empty — the contact saw it never (followMovedMessages). In the
+ * move's transaction.
  */
 export async function followFallbackMoves(
-  db: Db,
+  tx: Tx,
   moved: ReadonlyArray<{ id: string; organization_id: string; conversation_id: string }>,
   leftOf: ReadonlyMap<string, string>,
 ): Promise<void> {
@@ -58,5 +58,5 @@ export async function followFallbackMoves(
     const from = leftOf.get(m.id);
     return from && from !== m.conversation_id ? [{ organizationId: m.organization_id, from, to: m.conversation_id }] : [];
   });
-  if (moves.length) await inTransaction(db, (tx) => followMovedMessages(tx, moves));
+  if (moves.length) await followMovedMessages(tx, moves);
 }
