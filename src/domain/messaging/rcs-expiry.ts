@@ -28,7 +28,7 @@ import { sendersByIds, type SenderRow } from '../../db/queries/sender-ids/sender
 import { QUEUES } from '../../jobs/queue-names.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
 import { ProviderRejection } from '../../providers/provider.ts';
-import type { SendSettings } from '../sender-ids/sending-rule.ts';
+import { DEFAULT_VALIDITY_PERIOD_SECONDS, type SendSettings } from '../sender-ids/sending-rule.ts';
 import { dedupeKeyOf } from './fallback.ts';
 import { applyRcsExpiries, awaitsRcsDelivery } from './receipts.ts';
 
@@ -37,12 +37,9 @@ export const RCS_EXPIRY_QUEUE = QUEUES.messageRcsExpiry;
 /** The deadline check of one hand-over batch: the RCS messages it gave the carrier with their fallback allowed. */
 export type RcsExpiryJob = { messageIds: string[] };
 
-/** The RCS validity period of a sender without an RCS protocol: the setting's default (sender-id-protocols.yaml). */
-const DEFAULT_RCS_VALIDITY_SECONDS = 14_400;
-
 /** When an RCS message accepted at `createdAt` must have been delivered: its RCS validity period after acceptance. */
 function rcsDeadline(settings: SendSettings, createdAt: Date): Date {
-  const seconds = settings.validitySeconds('RCS') ?? DEFAULT_RCS_VALIDITY_SECONDS;
+  const seconds = settings.validitySeconds('RCS') ?? DEFAULT_VALIDITY_PERIOD_SECONDS;
   return new Date(Math.ceil((createdAt.getTime() + seconds * 1000) / 1000) * 1000);
 }
 

@@ -14,6 +14,7 @@ import * as q from '../../db/queries/sender-ids/protocols.ts';
 import { getSender, type SenderRow } from '../../db/queries/sender-ids/senders.ts';
 import { badRequest, bodyField, conflict, found, unknownReference, unprocessable } from '../errors.ts';
 import type { Tenant } from '../tenant.ts';
+import { DEFAULT_VALIDITY_PERIOD_SECONDS } from './sending-rule.ts';
 import type { TenantDb } from '../../db/tenant.ts';
 
 export type ProtocolType = components['schemas']['SenderProtocolType'];
@@ -42,7 +43,7 @@ const CONFIG_KEYS: Readonly<Record<ProtocolType, readonly ConfigKey[]>> = {
 const CONFIG_DEFAULTS: Required<ProtocolConfig> = {
   smartEncoding: true,
   mmsTranscoding: true,
-  validityPeriodSeconds: 14400,
+  validityPeriodSeconds: DEFAULT_VALIDITY_PERIOD_SECONDS,
   fallbackToSms: true,
   fallbackSenderIdId: null,
 };

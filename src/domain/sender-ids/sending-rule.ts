@@ -13,6 +13,9 @@ type Channel = 'SMS' | 'MMS' | 'RCS' | 'CHATAPP';
 /** A protocol row as the callers read it (sender_protocols). */
 export type ProtocolFact = { type: string; status: string; config?: StoredProtocolConfig | null };
 
+/** A protocol's `validityPeriodSeconds` when enabling it does not say, also its maximum (sender-id-protocols.yaml): 4 hours. */
+export const DEFAULT_VALIDITY_PERIOD_SECONDS = 14_400;
+
 /** Also what render() takes (its RenderSettings is the part of these a rendering needs). */
 export type SendSettings = {
   /** The SMS protocol's smartEncoding (typographic look-alikes → GSM-7 before segmenting). */
