@@ -9,16 +9,9 @@ import { randomInt } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import { expireRcsMessages, RCS_EXPIRY_QUEUE, type RcsExpiryJob } from '../src/domain/messaging/rcs-expiry.ts';
-import { QUEUES } from '../src/jobs/queue-names.ts';
-import {
-  CarrierSimulator,
-  deliverSimulatorCallbacks,
-  signCallback,
-  simulatorSecret,
-  type CallbackJob,
-} from '../src/providers/simulator.ts';
+import { CarrierSimulator, signCallback, simulatorSecret } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
-import { sandboxNumberSender } from './support/senders.ts';
+import { deliverReceipts, sandboxNumberSender } from './support/senders.ts';
 
 type Org = Awaited<ReturnType<TestServer['newOrg']>>;
 let srv: TestServer;
@@ -72,22 +65,6 @@ const handset = (phone: string) =>
     .orderBy('accepted_at')
     .execute();
 
-/** The simulator's due callbacks (receipts), posted to the service's signed callback route as its worker would. */
-async function deliverReceipts(): Promise<void> {
-  const queue = srv.context.queue!;
-  const jobs = await queue.fetch<CallbackJob>(QUEUES.simulatorCallback, { batchSize: 100 });
-  if (jobs.length === 0) return;
-  await deliverSimulatorCallbacks(
-    srv.context.db,
-    srv.baseUrl,
-    jobs.map((j) => j.data),
-  );
-  await queue.complete(
-    QUEUES.simulatorCallback,
-    jobs.map((j) => j.id),
-  );
-}
-
 /** The deadline checks queued for a message. */
 async function deadlineJobs(messageId: string) {
   const jobs = await srv.context.queue!.findJobs<RcsExpiryJob>(RCS_EXPIRY_QUEUE, { queued: true });
@@ -103,7 +80,7 @@ describe('RCS delivery deadline (RCS_EXPIRED)', () => {
     const to = await contact('0444');
     const id = await sendRcs(rcs.id, to.id);
     await dispatchBatch(srv.context, [{ data: { messageIds: [id] } }]);
-    await deliverReceipts(); // the carrier reports nothing
+    await deliverReceipts(srv); // the carrier reports nothing
     const sent = await getMessage(id);
     expect(sent).toMatchObject({ status: 'sent', requestedChannel: 'RCS', channel: null, senderId: rcs.id });
 
@@ -117,7 +94,7 @@ describe('RCS delivery deadline (RCS_EXPIRED)', () => {
     await runDeadline(id);
     expect(await getMessage(id)).toMatchObject({ status: 'queued', fallbackUsed: true, fallbackReason: 'RCS_EXPIRED' });
     await dispatchBatch(srv.context, [{ data: { messageIds: [id] } }]);
-    await deliverReceipts();
+    await deliverReceipts(srv);
     // A second run of the check (a retried job) changes nothing.
     await runDeadline(id);
     await dispatchBatch(srv.context, [{ data: { messageIds: [id] } }]);
@@ -142,7 +119,7 @@ describe('RCS delivery deadline (RCS_EXPIRED)', () => {
     const id = await sendRcs(rcs.id, to.id);
     await dispatchBatch(srv.context, [{ data: { messageIds: [id] } }]);
     expect(await deadlineJobs(id)).toHaveLength(1);
-    await deliverReceipts();
+    await deliverReceipts(srv);
     expect((await getMessage(id)).status).toBe('delivered');
 
     await runDeadline(id);
@@ -176,7 +153,7 @@ describe('RCS delivery deadline (RCS_EXPIRED)', () => {
     expect(await getMessage(id)).toMatchObject({ status: 'queued', fallbackReason: 'RCS_EXPIRED' });
 
     await dispatchBatch(srv.context, [{ data: { messageIds: [id] } }]);
-    await deliverReceipts();
+    await deliverReceipts(srv);
     expect(await getMessage(id)).toMatchObject({ status: 'delivered', channel: 'SMS', fallbackReason: 'RCS_EXPIRED' });
     expect((await handset(to.phone)).map((m) => m.channel)).toEqual(['RCS', 'SMS']);
   });

@@ -11,10 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBatch } from '../src/domain/blasts/sending.ts';
 import { dispatchBatch } from '../src/domain/messaging/dispatch.ts';
 import type { SenderIdStatus, SenderIdType } from '../src/db/tables/enums.ts';
-import { QUEUES } from '../src/jobs/queue-names.ts';
-import { deliverSimulatorCallbacks, type CallbackJob } from '../src/providers/simulator.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
-import { sandboxNumberSender } from './support/senders.ts';
+import { deliverReceipts, sandboxNumberSender } from './support/senders.ts';
 
 type Org = Awaited<ReturnType<TestServer['newOrg']>>;
 let srv: TestServer;
@@ -57,22 +55,6 @@ const handset = (phone: string) =>
     .where('to_phone', '=', phone)
     .orderBy('accepted_at')
     .execute();
-
-/** The simulator's due callbacks (receipts), posted to the service's signed callback route as its worker would. */
-async function deliverReceipts(): Promise<void> {
-  const queue = srv.context.queue!;
-  const jobs = await queue.fetch<CallbackJob>(QUEUES.simulatorCallback, { batchSize: 100 });
-  if (jobs.length === 0) return;
-  await deliverSimulatorCallbacks(
-    srv.context.db,
-    srv.baseUrl,
-    jobs.map((j) => j.data),
-  );
-  await queue.complete(
-    QUEUES.simulatorCallback,
-    jobs.map((j) => j.id),
-  );
-}
 
 /** An ACTIVE program the agent sends under as PRIMARY, with `fallbackId` attached as its FALLBACK sender. */
 async function program(org: Org, agentId: string, fallbackId: string): Promise<void> {
@@ -123,7 +105,7 @@ describe('fallback found at dispatch', () => {
     expect(message.conversationId).not.toBe(accepted.conversationId);
 
     // Billed as an SMS from a toll-free number: its segment, and the toll-free carrier fee (0.0025 USD).
-    await deliverReceipts();
+    await deliverReceipts(srv);
     expect((await getMessage(org, accepted.messageId)).status).toBe('delivered');
     const today = new Date().toISOString().slice(0, 10);
     const usage = await call(srv, 'GET', `/v1/analytics/usage?startDate=${today}&endDate=${today}`, { key: org.apiKey.secret });
@@ -223,7 +205,7 @@ describe('fallback found at receipt', () => {
 
     await dispatchBatch(srv.context, [{ data: { messageIds: [accepted.messageId] } }]);
     expect((await getMessage(org, accepted.messageId)).status).toBe('sent');
-    await deliverReceipts(); // the RCS delivery failed: the fallback is queued
+    await deliverReceipts(srv); // the RCS delivery failed: the fallback is queued
     expect(await getMessage(org, accepted.messageId)).toMatchObject({ status: 'queued', fallbackReason: 'RCS_DELIVERY_FAILED' });
 
     await dispatchBatch(srv.context, [{ data: { messageIds: [accepted.messageId] } }]);

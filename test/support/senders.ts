@@ -1,9 +1,12 @@
-// Senders for tests that need a sender type the Sender IDs section would take several steps to make ready: stored
-// directly on a carrier-sandbox number (+1500…), ACTIVE at once (an RCS agent LAUNCHED), then given its protocols
-// through the API, so the protocols are validated and stored exactly as a client's would be.
+// Carrier-sandbox fixtures. Senders for tests that need a sender type the Sender IDs section would take several
+// steps to make ready: stored directly on a carrier-sandbox number (+1500…), ACTIVE at once (an RCS agent
+// LAUNCHED), then given its protocols through the API, so the protocols are validated and stored exactly as a
+// client's would be. And the sandbox's receipts, moved on by hand in tests that run without workers.
 import { randomInt } from 'node:crypto';
 import { expect } from 'vitest';
 import type { SenderIdType } from '../../src/db/tables/enums.ts';
+import { QUEUES } from '../../src/jobs/queue-names.ts';
+import { deliverSimulatorCallbacks, type CallbackJob } from '../../src/providers/simulator.ts';
 import { call, type TestServer } from './server.ts';
 
 type Org = Awaited<ReturnType<TestServer['newOrg']>>;
@@ -36,4 +39,23 @@ export async function sandboxNumberSender(
     expect(res.status, res.text).toBe(200);
   }
   return { id: row.id, phone };
+}
+
+/**
+ * The carrier sandbox's due callbacks (receipts), posted to the service's signed callback route as its worker
+ * would: for tests that run without workers and move receipts on by hand.
+ */
+export async function deliverReceipts(srv: TestServer): Promise<void> {
+  const queue = srv.context.queue!;
+  const jobs = await queue.fetch<CallbackJob>(QUEUES.simulatorCallback, { batchSize: 100 });
+  if (jobs.length === 0) return;
+  await deliverSimulatorCallbacks(
+    srv.context.db,
+    srv.baseUrl,
+    jobs.map((j) => j.data),
+  );
+  await queue.complete(
+    QUEUES.simulatorCallback,
+    jobs.map((j) => j.id),
+  );
 }
