@@ -30,7 +30,11 @@ async function contact(phone: string, quiet = false): Promise<string> {
       rcs_capable: null,
       consent_type: 'MARKETING',
       time_zone: 'UTC',
-      ...(quiet ? { quiet_hours_start: hhmm(minute(-60)), quiet_hours_end: hhmm(minute(120)) } : {}),
+      // Quiet now, or a one-minute quiet period three hours away: never the default 21:00–08:00, which
+      // held every MARKETING send of a run after 21:00 UTC.
+      ...(quiet
+        ? { quiet_hours_start: hhmm(minute(-60)), quiet_hours_end: hhmm(minute(120)) }
+        : { quiet_hours_start: hhmm(minute(180)), quiet_hours_end: hhmm(minute(181)) }),
     })
     .returning('id')
     .executeTakeFirstOrThrow();
