@@ -632,7 +632,9 @@ describe('testWebhookEndpoint', () => {
     const p = path('ok');
     const ep = await endpoint(p);
     const foreign = sealSecret(ep.secret, Buffer.alloc(32, 7));
-    await srv.context.db.updateTable('webhook_endpoints').set({ secret: foreign }).where('id', '=', ep.id).execute();
+    // Dated in the past: start-up checks the newest sealed secret against its key, and processes other files start
+    // on this shared database must not find this one.
+    await sql`update webhook_endpoints set secret = ${foreign}, created_at = '2000-01-01Z' where id = ${ep.id}`.execute(srv.context.db);
     const res = await call(srv, 'POST', `/v1/webhook-endpoints/${ep.id}/test`, { key: org.apiKey.secret });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ success: false, statusCode: null, durationMs: null });
