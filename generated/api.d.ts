@@ -9889,7 +9889,11 @@ export interface components {
         /**
          * @description Live progress of a blast. `totalRecipients` = messages created (0 before sending starts); `skipped` counts
          *     audience members excluded before sending (opted out, DNC, no MARKETING consent, invalid phone, duplicate);
-         *     `cancelled` counts recipients withdrawn by a cancel before they reached a carrier.
+         *     `cancelled` counts recipients withdrawn by a cancel before they reached a carrier. `skippedByReason` splits
+         *     `skipped` by the machine-readable code each skipped recipient was refused with, the code a send to that
+         *     recipient would have answered (`OPTED_OUT`, `DNC_LISTED`, `NO_CONSENT`, `CONTENT_BLOCKED`,
+         *     `CHATAPP_SESSION_CLOSED`, `TEMPLATE_NOT_APPROVED`, `SENDER_NOT_READY`, …); only codes with at least one
+         *     recipient appear, and their counts add up to `skipped`.
          *     The audience is resolved batch by batch as the blast sends (designed, issue 33: each recipient meets the
          *     compliance gate when its batch is sent, not at launch): `audienceResolved` is false while batches of the
          *     audience are still to be resolved, and `pendingRecipients` counts the recipients resolved and waiting for their
@@ -9906,6 +9910,10 @@ export interface components {
             status: components["schemas"]["BlastStatus"];
             totalRecipients: number;
             skipped: number;
+            /** @description Skipped recipients per refusal code (only codes with at least one recipient); the counts add up to `skipped`. */
+            skippedByReason: {
+                [key: string]: number;
+            };
             cancelled: number;
             /** @description Recipients resolved whose batch has not been sent yet (no message yet). */
             pendingRecipients: number;
@@ -9972,6 +9980,11 @@ export interface components {
          *         "status": "DISPATCHED",
          *         "totalRecipients": 1250,
          *         "skipped": 42,
+         *         "skippedByReason": {
+         *           "OPTED_OUT": 25,
+         *           "NO_CONSENT": 12,
+         *           "DNC_LISTED": 5
+         *         },
          *         "cancelled": 0,
          *         "pendingRecipients": 0,
          *         "audienceResolved": true,
@@ -10375,6 +10388,11 @@ export interface components {
          *         "status": "SENDING",
          *         "totalRecipients": 1250,
          *         "skipped": 42,
+         *         "skippedByReason": {
+         *           "OPTED_OUT": 25,
+         *           "NO_CONSENT": 12,
+         *           "DNC_LISTED": 5
+         *         },
          *         "cancelled": 0,
          *         "pendingRecipients": 0,
          *         "audienceResolved": true,

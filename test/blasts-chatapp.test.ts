@@ -258,7 +258,7 @@ describe('free-form content from a chat-app sender', () => {
     const done = await waitStatus(org, created.body.id, ['DISPATCHED', 'SENT', 'FAILED']);
     expect(done.recipientCount).toBe(1);
     const progress = await call(srv, 'GET', `/v1/blasts/${created.body.id}/progress`, { key: org.key });
-    expect(progress.body.data).toMatchObject({ totalRecipients: 1, skipped: 2 });
+    expect(progress.body.data).toMatchObject({ totalRecipients: 1, skipped: 2, skippedByReason: { CHATAPP_SESSION_CLOSED: 2 } });
     const rows = await srv.context.db
       .selectFrom('blast_recipients')
       .select(['contact_id', 'status', 'skip_reason'])

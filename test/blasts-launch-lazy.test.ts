@@ -151,7 +151,7 @@ describe('the audience resolved batch by batch', () => {
       message_id: null,
     });
     expect(rows.filter((r) => r.status === 'accepted')).toHaveLength(3);
-    expect(await progress(id)).toMatchObject({ totalRecipients: 3, skipped: 1 });
+    expect(await progress(id)).toMatchObject({ totalRecipients: 3, skipped: 1, skippedByReason: { OPTED_OUT: 1 } });
   });
 
   it('a contact added during the send is reached when its id sorts after the batches already taken (a new id does), not otherwise', async () => {

@@ -243,7 +243,9 @@ describe('a blast from draft to SENT', () => {
         [noConsent.id, 'NO_CONSENT'],
       ].sort(),
     );
-    expect((await call(srv, 'GET', `/v1/blasts/${id}/progress`, { key })).body.data.skipped).toBe(2);
+    const progress = (await call(srv, 'GET', `/v1/blasts/${id}/progress`, { key })).body.data;
+    expect(progress).toMatchObject({ skipped: 2, skippedByReason: { DNC_LISTED: 1, NO_CONSENT: 1 } });
+    expect(Object.keys(progress.skippedByReason)).toHaveLength(2);
   });
 });
 

@@ -50,6 +50,7 @@ export function toProgress(b: BlastRow, recipients: RecipientCounts, groups: Bla
     status: b.status,
     totalRecipients: total,
     skipped: recipients.skipped,
+    skippedByReason: recipients.skippedByReason,
     cancelled: recipients.cancelled,
     pendingRecipients: recipients.pending,
     // Batches of the audience are resolved as the blast sends (sending.ts); a blast stopped before the last one
