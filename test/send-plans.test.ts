@@ -55,10 +55,10 @@ async function scansOf(statement: Captured, relation: string): Promise<string[]>
 }
 
 /** Contacts of the organization (never quiet: the sends are accepted whatever the hour of the run). */
-async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast'): Promise<string[]> {
+async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast' | 'claim'): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     organization_id: org.organizationId,
-    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7' }[cohort]}${String(100000 + i)}`,
+    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7', claim: '9' }[cohort]}${String(100000 + i)}`,
     attributes: JSON.stringify({ cohort }),
     consent_type: 'MARKETING',
     time_zone: 'UTC',
@@ -113,6 +113,25 @@ describe('per-recipient lookups by primary key', () => {
     expect(await scansOf(statement!, 'contacts')).toEqual(['contacts_pkey']);
     // Its conversation's id is derived from its key: a send that plans no chat-app session reads no conversation.
     expect(await scansOf(statement!, 'conversations')).toEqual([]);
+  });
+
+  it('the dispatch claim updates the rows it locked where it found them, not by a second primary-key probe', async () => {
+    const [contactId] = await contacts(1, 'claim');
+    const [statement] = await captured(/with due as/, async () => {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Claimed' } },
+      });
+      expect(res.status).toBe(200);
+      const deadline = Date.now() + 20_000;
+      const claimed = async () =>
+        (await srv.context.db.selectFrom('messages').select('status').where('id', '=', res.body.data.messageId).executeTakeFirstOrThrow())
+          .status !== 'queued';
+      while (!(await claimed()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    });
+    expect(statement).toBeDefined();
+    // The lock's scan finds the message by id; the update reads it by its row address (ctid).
+    expect(await scansOf(statement!, 'messages')).toEqual(['messages_pkey', 'Tid Scan']);
   });
 
   it("a direct send's prepared statement keeps its generic plan (planned once per connection, not per send)", async () => {
