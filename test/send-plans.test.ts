@@ -1,6 +1,7 @@
 // The send path's per-recipient lookups are planned by primary key, whatever the statistics (migration 0035). A
-// contact and a conversation are each found by their id (a lateral probe that is never flattened into a join):
-// planned as joins, on statistics that had not yet seen an organization's new contacts or conversations, a blast
+// contact is found by its id (a lateral probe that is never flattened into a join), and a conversation's id is
+// derived from its key (read, by id, only for a chat-app session); each compliance list is read once per recipient.
+// Planned as joins, on statistics that had not yet seen an organization's new contacts or conversations, a blast
 // batch read every contact of the table, or every conversation of the organization per recipient (quadratic).
 // Checked on the plans PostgreSQL makes for the statements the service really sent: a direct send's and a blast
 // batch's, captured at the driver and explained with their own parameters.
@@ -54,10 +55,10 @@ async function scansOf(statement: Captured, relation: string): Promise<string[]>
 }
 
 /** Contacts of the organization (never quiet: the sends are accepted whatever the hour of the run). */
-async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast'): Promise<string[]> {
+async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast' | 'claim'): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     organization_id: org.organizationId,
-    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7' }[cohort]}${String(100000 + i)}`,
+    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7', claim: '9' }[cohort]}${String(100000 + i)}`,
     attributes: JSON.stringify({ cohort }),
     consent_type: 'MARKETING',
     time_zone: 'UTC',
@@ -100,7 +101,7 @@ describe('conversation ids derived from their key', () => {
 });
 
 describe('per-recipient lookups by primary key', () => {
-  it('a direct send finds its contact and conversation by id', async () => {
+  it('a direct send finds its contact by id and reads no conversation', async () => {
     const [contactId] = await contacts(1, 'direct');
     const [statement] = await captured(/insert into messages/, async () => {
       const res = await call(srv, 'POST', '/v1/messages/send', {
@@ -110,7 +111,27 @@ describe('per-recipient lookups by primary key', () => {
       expect(res.status).toBe(200);
     });
     expect(await scansOf(statement!, 'contacts')).toEqual(['contacts_pkey']);
-    expect(await scansOf(statement!, 'conversations')).toEqual(['conversations_pkey']);
+    // Its conversation's id is derived from its key: a send that plans no chat-app session reads no conversation.
+    expect(await scansOf(statement!, 'conversations')).toEqual([]);
+  });
+
+  it('the dispatch claim updates the rows it locked where it found them, not by a second primary-key probe', async () => {
+    const [contactId] = await contacts(1, 'claim');
+    const [statement] = await captured(/with due as/, async () => {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Claimed' } },
+      });
+      expect(res.status).toBe(200);
+      const deadline = Date.now() + 20_000;
+      const claimed = async () =>
+        (await srv.context.db.selectFrom('messages').select('status').where('id', '=', res.body.data.messageId).executeTakeFirstOrThrow())
+          .status !== 'queued';
+      while (!(await claimed()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    });
+    expect(statement).toBeDefined();
+    // The lock's scan finds the message by id; the update reads it by its row address (ctid).
+    expect(await scansOf(statement!, 'messages')).toEqual(['messages_pkey', 'Tid Scan']);
   });
 
   it("a direct send's prepared statement keeps its generic plan (planned once per connection, not per send)", async () => {
@@ -142,7 +163,7 @@ describe('per-recipient lookups by primary key', () => {
     }
   });
 
-  it("a blast batch finds each recipient's contact and conversation by id", async () => {
+  it("a blast batch finds each recipient's contact by id, reads no conversation, and each compliance list once", async () => {
     await contacts(30, 'blast');
     const segment = await call(srv, 'POST', '/v1/segments/resolve', {
       key: org.apiKey.secret,
@@ -171,6 +192,9 @@ describe('per-recipient lookups by primary key', () => {
     });
     expect(statement).toBeDefined();
     expect(new Set(await scansOf(statement!, 'contacts'))).toEqual(new Set(['contacts_pkey']));
-    expect(await scansOf(statement!, 'conversations')).toEqual(['conversations_pkey']);
+    expect(await scansOf(statement!, 'conversations')).toEqual([]);
+    // Each compliance list is read once per recipient: a gate fact pulled up into the query was read again by every
+    // expression that uses it (the refusal code, the override in two facts).
+    for (const list of ['dnc_entries', 'opt_outs', 'compliance_overrides']) expect((await scansOf(statement!, list)).length, list).toBe(1);
   });
 });

@@ -221,25 +221,35 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
   const fbSenderColumn = carried ? [{ name: 'fb_sender', type: 'uuid', values: col((c) => c.fallbackSenderId) }] : [];
   const route = (withConversation: boolean) =>
     routeSql({ ...a, now: a.gate.now }, sql`v.fb_ok`, sql`g.rcs_capable`, sql`v.session_free`, withConversation);
+  // Where every conversation's id is derived from its key (conversationIdsDerived), the recipient's conversation id
+  // is known without reading it, whether it exists or is opened here: the conversation is read only when the plan
+  // asks for its chat-app session (a CHATAPP request, never a carried fallback: routeSql reads none then). Read for
+  // every recipient, it was 2 of the blast acceptance statement's shared buffers per recipient (bench part l).
+  const probed = (newId: RawBuilder<string>, probe: RawBuilder<unknown>) =>
+    derivedIds ? { id: newId, join: sql`` } : { id: sql`coalesce(cv.id, ${newId})`, join: probe };
   let plan: RawBuilder<unknown>;
   if (carried) {
     const newId = newConversationId(sql`${orgId}::uuid`, sql`r.contact_id`, sql`r.send_sender`);
+    const cv = probed(newId, conversationProbe(orgId, sql`r.contact_id`, sql`r.send_sender`, newId, derivedIds));
     plan = sql`d as materialized (
-      select r.*, coalesce(cv.id, ${newId}) as conversation_id
+      select r.*, ${cv.id} as conversation_id
       from (select r0.*, case when r0.route = 'fallback' then coalesce(r0.fb_sender, ${a.senderId}::uuid) else ${a.senderId}::uuid end as send_sender
         from (select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id, ${linkTokenSql} as link_token,
             ${route(false)} as route
           from g join v on v.key = g.key) r0) r
-      ${conversationProbe(orgId, sql`r.contact_id`, sql`r.send_sender`, newId, derivedIds)}
+      ${cv.join}
     ),`;
   } else {
     const newId = newConversationId(sql`${orgId}::uuid`, sql`g.id`, sql`${a.senderId}::uuid`);
+    const probe = conversationProbe(orgId, sql`g.id`, sql`${a.senderId}::uuid`, newId, derivedIds);
+    const session = a.requested === 'CHATAPP';
+    const cv = session ? { id: sql`coalesce(cv.id, ${newId})`, join: probe } : probed(newId, probe);
     plan = sql`d as materialized (
       select g.id as contact_id, g.phone, g.block_code, g.held_until, v.*, time_ordered_uuid() as message_id,
-        coalesce(cv.id, ${newId}) as conversation_id, ${linkTokenSql} as link_token,
-        ${route(true)} as route
+        ${cv.id} as conversation_id, ${linkTokenSql} as link_token,
+        ${route(session || !derivedIds)} as route
       from g join v on v.key = g.key
-      ${conversationProbe(orgId, sql`g.id`, sql`${a.senderId}::uuid`, newId, derivedIds)}
+      ${cv.join}
     ),`;
   }
   // A direct send's statement has one shape: prepared once per connection (src/db/prepared.ts).

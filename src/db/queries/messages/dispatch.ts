@@ -34,6 +34,10 @@ function scopeOf(scope: DispatchScope) {
  * `leaseSeconds`. Rows another worker holds are skipped (SKIP LOCKED), never waited for. Each comes with what
  * dispatch asks of its recipient (the contact is joined anyway): its RCS capability and its quiet-hours group
  * (`quietDefaults`: the TCPA window), so quiet hours are checked again without a second read of the contacts.
+ * The claimed rows are updated where the lock found them (their ctid: the row version this statement locked, which
+ * no other can change before the update), not found again by primary key: 3 shared buffers fewer per message.
+ * A row another transaction updated after this statement's snapshot is locked in its new version, which the
+ * update cannot see: it stays as it is, unclaimed, and is due again (nextDue) like a row another worker holds.
  */
 export async function claimDue(
   db: Db,
@@ -45,14 +49,14 @@ export async function claimDue(
   return (
     await sql<ClaimedMessage>`
     with due as (
-      select m.id from messages m
+      select m.ctid from messages m
       where ${scopeOf(scope)} and m.dispatch_at <= now() and m.status in ('queued', 'held', 'sending')
       order by m.dispatch_at limit ${limit}
       for update skip locked
     )
     update messages m set status = 'sending', attempts = m.attempts + 1, dispatch_at = now() + make_interval(secs => ${leaseSeconds}), updated_at = now()
     from due, contacts c
-    where m.id = due.id and c.id = m.contact_id
+    where m.ctid = due.ctid and c.id = m.contact_id
     returning m.*, c.rcs_capable as contact_rcs_capable, ${quietGroupColumns(quietDefaults.start, quietDefaults.end)}`.execute(db)
   ).rows;
 }
