@@ -2,6 +2,7 @@
 // before it has loaded any handler section but health's, the modules its workers' jobs run, migrations already
 // run, the routes outside the document (landing pages, tracked links, provider callbacks: the send pipeline and
 // libphonenumber-js behind them), the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of unconfigured providers,
+// rate-limiter-flexible (the per-key limit's shared count, made on the first keyed request),
 // or the libraries of assets, mail, QR codes and content-rule regexes; and the first requests that need them still
 // get full answers
 // (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
@@ -26,6 +27,8 @@ const LAZY = [
   'file-type',
   're2-wasm',
   'libphonenumber-js',
+  // The per-key request limit's shared count (src/http/rate-limit.ts): imported by the first keyed request.
+  'rate-limiter-flexible',
 ];
 // Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations),
 // and the modules the busiest jobs run (src/jobs/: imported on their first job).
@@ -84,6 +87,9 @@ describe('start-up', () => {
     expect(loaded()).not.toContain('src/handlers/api-keys.ts');
     const res = await fetch(`${base}/v1/api-keys`, { headers: { authorization: `Bearer ${secret}` } });
     expect(res.status).toBe(200);
+    // The key's rate limit counts from this first request: the shared count's library was imported for it.
+    expect(res.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
+    expect(loaded()).toContain('rate-limiter-flexible');
     const body = (await res.json()) as { data: Array<{ name: string; scopes: string[] }> };
     expect(body.data.map((k) => k.name)).toEqual(['Owner key']);
     expect(loaded()).toContain('src/handlers/api-keys.ts');
