@@ -30,7 +30,7 @@ import { bindTenant, loadTenantTables, type TenantDb } from '../db/tenant.ts';
 import type { HandlerSection } from '../handlers/index.ts';
 import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
-import { operationsOf } from './operations.ts';
+import { operationsFrom, startupOperationHeads } from './operations.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
 import { createOneOfNarrower } from './one-of-errors.ts';
 import { describeFailure, useLinearUniqueItems, type Narrow, type Validate } from './bounded-validation.ts';
@@ -118,14 +118,18 @@ export type Api = {
 export type HandlerSource = HandlerMap | readonly HandlerSection[];
 
 export async function createApi(app: AppContext, handlers: HandlerSource, notImplementedIds: readonly string[]): Promise<Api> {
-  // The operations come from src/http/operations.ts, each dereferenced where it is first read, not from the
-  // library's dereference of the whole document at init (20–28 ms before the first /health, issue 38): its
+  // The operations come from src/http/operations.ts: their heads from generated/operations.json, and each large
+  // field dereferenced from the document where it is first read, not the library's parse and dereference of the
+  // whole document at init (issue 38, bench part a): the document is parsed on the first such read. The library's
   // definition is the document without paths, and its router hands out these operations (the router and the
   // validators read operations only through getOperations/getOperation: test/library-internals.test.ts).
-  const operations = operationsOf(app.document);
-  const backend = openApiBackendFor({ openapi: app.document.openapi, info: app.document.info, paths: {} });
+  const heads = startupOperationHeads();
+  const operations = operationsFrom(heads.operations, () => app.document);
+  const backend = openApiBackendFor({ openapi: heads.openapi, info: heads.info, paths: {} });
   await backend.init();
-  const narrowOneOf = createOneOfNarrower(app.document as unknown as Record<string, unknown>);
+  let narrower: ReturnType<typeof createOneOfNarrower> | undefined; // made on the first refused body
+  const narrowOneOf: ReturnType<typeof createOneOfNarrower> = (...args) =>
+    (narrower ??= createOneOfNarrower(app.document as unknown as Record<string, unknown>))(...args);
 
   // openapi-backend recomputes these on every call; compute once.
   const byId = new Map(operations.map((op) => [op.operationId!, op]));

@@ -7,8 +7,14 @@
 // its target, one copy per target shared by every reference, cycles kept as cycles) — but its request body,
 // responses and description only when first read, by whoever reads them (the body reader, the validators, the MCP
 // server). test/operations.test.ts compares every operation, field for field, with the library's own.
+//
+// The heads (every field but those) are made by `npm run generate` into generated/operations.json (~KB), which
+// start-up reads instead of parsing the whole document (~1.5 MB: ~20 ms of CPU, and its garbage): the document is
+// parsed on the first read of a large field (src/contract/document.ts, loadOperationHeads).
+import { readFileSync, statSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { Operation } from 'openapi-backend';
-import { resolveRef, type OpenApiDocument } from '../contract/document.ts';
+import { documentPath, loadDocument, resolveRef, type OpenApiDocument } from '../contract/document.ts';
 
 /** The method order of the library's router (its `_.pick` list): operations of one path come in this order. */
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -17,9 +23,9 @@ const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'tr
 const ON_FIRST_READ = new Set(['requestBody', 'responses', 'description']);
 
 /** One operation before its large fields are read: its other fields, dereferenced, and the names of the large ones it has. */
-type OperationHead = { fields: Record<string, unknown>; later: string[] };
+export type OperationHead = { fields: Record<string, unknown>; later: string[] };
 
-/** Every operation's head, in the library's order. */
+/** Every operation's head, in the library's order (generated/operations.json holds them for the bundled document). */
 function operationHeads(document: OpenApiDocument): OperationHead[] {
   const deref = dereferencer(document);
   const heads: OperationHead[] = [];
@@ -50,7 +56,7 @@ function operationHeads(document: OpenApiDocument): OperationHead[] {
  * The operations of `heads`, each large field dereferenced from `document()` on its first read (an enumerable
  * field, so spreads and copies see it; one dereference of the document shared by every operation).
  */
-function operationsFrom(heads: OperationHead[], document: () => OpenApiDocument): Operation[] {
+export function operationsFrom(heads: OperationHead[], document: () => OpenApiDocument): Operation[] {
   let deref: (<T>(node: T) => T) | undefined;
   return heads.map(({ fields, later }) => {
     const op: Record<string, unknown> = { ...fields };
@@ -61,7 +67,10 @@ function operationsFrom(heads: OperationHead[], document: () => OpenApiDocument)
         get() {
           const doc = document();
           deref ??= dereferencer(doc);
-          const raw = doc.paths[fields.path as string]![fields.method as string] as Record<string, unknown>;
+          const raw = doc.paths[fields.path as string]?.[fields.method as string] as Record<string, unknown> | undefined;
+          // Heads made from another document (generated/operations.json older than generated/openapi.json).
+          if (!raw || raw.operationId !== fields.operationId)
+            throw new Error(`${String(fields.operationId)}: the operation heads do not match the document; run \`npm run generate\``);
           const value = deref(raw[key]);
           Object.defineProperty(op, key, { value, enumerable: true, configurable: true, writable: true });
           return value;
@@ -72,9 +81,36 @@ function operationsFrom(heads: OperationHead[], document: () => OpenApiDocument)
   });
 }
 
-/** The document's operations (operationHeads, then operationsFrom). */
-export function operationsOf(document: OpenApiDocument): Operation[] {
-  return operationsFrom(operationHeads(document), () => document);
+export const operationHeadsPath = fileURLToPath(new URL('../../generated/operations.json', import.meta.url));
+
+/** generated/operations.json: the operation heads of generated/openapi.json, and that file's length in bytes. */
+export type OperationHeadsFile = {
+  documentBytes: number;
+  openapi: string;
+  info: { title: string; version: string };
+  operations: OperationHead[];
+};
+
+/** What `npm run generate` writes to generated/operations.json for `document` (its text `documentBytes` long). */
+export function operationHeadsFile(document: OpenApiDocument, documentBytes: number): OperationHeadsFile {
+  const { title, version } = document.info;
+  return { documentBytes, openapi: document.openapi, info: { title, version }, operations: operationHeads(document) };
+}
+
+/**
+ * The heads start-up routes by: generated/operations.json, when it was made from generated/openapi.json as that
+ * file is now (same length); else (missing, or the document bundled again without `npm run generate`) made from
+ * the document, as the generate step makes them: the same operations, for a slower start.
+ */
+export function startupOperationHeads(): OperationHeadsFile {
+  const documentBytes = statSync(documentPath).size;
+  try {
+    const file = JSON.parse(readFileSync(operationHeadsPath, 'utf8')) as OperationHeadsFile;
+    if (file.documentBytes === documentBytes) return file;
+  } catch {
+    // missing or unreadable: made from the document below
+  }
+  return operationHeadsFile(loadDocument(), documentBytes);
 }
 
 /**
