@@ -48,6 +48,9 @@ const JOB_MODULES = [
 const MOUNTS = ['src/http/landing-pages.ts', 'src/http/links.ts', 'src/http/provider-callbacks.ts'];
 // Migrations, on a database that has run them all (src/db/migrations/index.ts: imported when the Migrator runs).
 const MIGRATIONS = ['src/db/migrations/0001_organizations_and_api_keys.ts', 'src/db/migrations/0049_message_carrier.ts'];
+// The bundled document: start-up routes by generated/operations.json (src/http/operations.ts); the document is parsed
+// on its first use (an operation's request body or responses, the MCP catalogue, /openapi.json).
+const DOCUMENT = ['generated/openapi.json'];
 
 describe('start-up', () => {
   const env = {
@@ -58,8 +61,11 @@ describe('start-up', () => {
     // Workers run, as `npm start` runs them, on a queue schema of their own: no other file's jobs reach them.
     RUN_WORKERS: '1',
     QUEUE_SCHEMA: 'pgboss_startup_lazy',
+    // Answers are not checked against the document, as in production (NODE_ENV=production turns it off): checking
+    // one reads its schema from the document.
+    VALIDATE_RESPONSES: '0',
     PORT: '0',
-    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS].join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS, ...DOCUMENT].join(','),
   };
   let child: ChildProcess;
   let base: string;
@@ -129,6 +135,7 @@ describe('start-up', () => {
     const body = (await res.json()) as { code: string; details: Array<{ field: string }> };
     expect(body.code).toBe('VALIDATION_ERROR');
     expect(body.details.map((d) => d.field)).toContain('body.phone');
+    expect(loaded()).toContain('generated/openapi.json'); // its body's schema is read from the document by now
   });
 
   it("narrows a oneOf mistake to the branch its type names on the process's first refused body (that Ajv is built then)", async () => {

@@ -165,7 +165,10 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
 
   // Tenancy by construction: every authenticated handler gets the database bound to its organization.
   const tenantTables = await loadTenantTables(app.db);
-  const { db: _systemDb, pool: _pool, ...services } = app;
+  // The context without its system handles, copied by property descriptor: a spread would read the lazy
+  // `document` (src/runtime.ts) and parse it at start.
+  const { db: _systemDb, pool: _pool, ...rest } = Object.getOwnPropertyDescriptors(app);
+  const services = Object.defineProperties({}, rest) as Omit<AppContext, 'db' | 'pool'>;
   const idempotent = new Set(operations.filter(declaresIdempotencyKey).map((op) => op.operationId!));
 
   const run = async (operationId: string, handler: unknown, input: HandlerInput<OperationId>, req: ApiRequest): Promise<AnyResult> => {
