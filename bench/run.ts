@@ -55,7 +55,8 @@ Every figure next to its baseline, in one run, with the ratios. Parts (default: 
   r  analytics over 10,000,000 messages        x  mixed load, each rate next to its figure alone
   i  dispatch before and after a bulk import
 Options: --seconds N (part x's mixed phase, default 60). BENCH_B_COMPARE=<dir>: part b also runs the full stack of
-  another checkout (main's) in the same alternating rounds.
+  another checkout (main's) in the same alternating rounds. BENCH_A_COMPARE=<dir>: part a also starts another
+  checkout, alternating with this one; BENCH_A_STARTS: starts per side (5, or 11 with BENCH_A_COMPARE).
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE,
   BENCH_STATEMENTS=1 (load pg_stat_statements; parts i, m2 and l print the statements that took the database's time),
   BENCH_BLAST_RECIPIENTS (part l, 1,000,000), BENCH_CPU_PROF=<dir> (part l: the worker's V8 CPU profile).
@@ -181,28 +182,49 @@ async function main(): Promise<void> {
     if (parts.has('a')) {
       // Wall time is what the goal is about; on a shared machine it mostly measures the other processes, so the
       // child's own CPU time to its first 200 (Linux: /proc/<pid>/stat) and the load average are printed with it.
-      const startups: number[] = [];
-      const cpus: number[] = [];
-      const loadBefore = loadavg()[0]!;
-      for (let i = 0; i < 5; i++) {
+      // BENCH_A_COMPARE=<dir>: another checkout (main's) is started in the same alternating rounds, on this database.
+      const compareDir = process.env.BENCH_A_COMPARE;
+      const starts = Number(process.env.BENCH_A_STARTS ?? (compareDir ? 11 : 5));
+      const startOnce = async (cwd: string | undefined) => {
         const port = await freePort();
         const t0 = performance.now();
-        const child = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(port) }, stdio: 'ignore' });
+        const child = spawn(process.execPath, ['src/main.ts'], { cwd, env: { ...env, PORT: String(port) }, stdio: 'ignore' });
         await waitFor(`http://127.0.0.1:${port}/health`);
-        startups.push(performance.now() - t0);
+        const wall = performance.now() - t0;
         const cpu = cpuMsOf(child.pid!);
-        if (cpu !== undefined) cpus.push(cpu);
         child.kill('SIGTERM');
         await new Promise((r) => child.once('exit', r));
+        return { wall, cpu };
+      };
+      const sides = { here: { wall: [] as number[], cpu: [] as number[] }, other: { wall: [] as number[], cpu: [] as number[] } };
+      const loadBefore = loadavg()[0]!;
+      for (let i = 0; i < starts; i++) {
+        const order: Array<['here' | 'other', string | undefined]> = [
+          ['here', undefined],
+          ...(compareDir ? [['other', compareDir] as ['other', string]] : []),
+        ];
+        for (const [side, cwd] of order) {
+          const { wall, cpu } = await startOnce(cwd);
+          sides[side].wall.push(wall);
+          if (cpu !== undefined) sides[side].cpu.push(cpu);
+        }
       }
-      const startup = median(startups);
+      const loadAfter = loadavg()[0]!;
+      const startup = median(sides.here.wall);
       console.log(
-        `(a) start-up to first 200 from /health: median ${fmt(startup)} ms of ${startups.map((s) => fmt(s)).join(', ')} ms (the first start also creates pg-boss's schema; ${goal(startup < 500, '< 500 ms (issue 38)')})`,
+        `(a) start-up to first 200 from /health: median ${fmt(startup)} ms of ${sides.here.wall.map((s) => fmt(s)).join(', ')} ms (the first start also creates pg-boss's schema; ${goal(startup < 500, '< 500 ms (issue 38)')})`,
       );
+      const cpus = sides.here.cpu;
       if (cpus.length > 0)
         console.log(
-          `      CPU time of the server process to that 200: median ${fmt(median(cpus))} ms of ${cpus.map((c) => fmt(c)).join(', ')} ms; load average ${fmt(loadBefore, 1)} → ${fmt(loadavg()[0]!, 1)}`,
+          `      CPU time of the server process to that 200: median ${fmt(median(cpus))} ms of ${cpus.map((c) => fmt(c)).join(', ')} ms; load average ${fmt(loadBefore, 1)} → ${fmt(loadAfter, 1)}`,
         );
+      if (compareDir) {
+        const other = sides.other;
+        console.log(
+          `      ${compareDir}, in the same alternating rounds: median ${fmt(median(other.wall))} ms of ${other.wall.map((s) => fmt(s)).join(', ')} ms${other.cpu.length > 0 ? `; CPU median ${fmt(median(other.cpu))} ms of ${other.cpu.map((c) => fmt(c)).join(', ')} ms` : ''}`,
+        );
+      }
     }
 
     // (b) full stack vs. bare baseline, each in its own process; (h) uses the same full-stack process.

@@ -12,7 +12,11 @@ try {
   execFileSync(bin('openapi-typescript'), [join(dir, 'openapi.json'), '-o', join(dir, 'api.d.ts'), '--default-non-nullable', 'false'], {
     stdio: 'pipe',
   });
-  const stale = ['openapi.json', 'api.d.ts'].filter(
+  // The operation heads start-up routes by (scripts/generate-operations.ts).
+  execFileSync(process.execPath, ['scripts/generate-operations.ts', join(dir, 'openapi.json'), join(dir, 'operations.json')], {
+    stdio: 'pipe',
+  });
+  const stale = ['openapi.json', 'api.d.ts', 'operations.json'].filter(
     (f) => readFileSync(join(dir, f), 'utf8') !== readFileSync(join('generated', f), 'utf8'),
   );
   if (stale.length) {

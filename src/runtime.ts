@@ -74,7 +74,11 @@ export async function startRuntime(config: Config, opts: { log?: Logger; queue?:
       pool,
       log,
       databaseProbe,
-      document: loadDocument(),
+      // Parsed on first use (the MCP catalogue, /openapi.json, an operation's first request body or response check):
+      // start-up routes by generated/operations.json (src/http/operations.ts), /health needs none of it (issue 38).
+      get document() {
+        return loadDocument();
+      },
       startedAt: new Date(),
       apiKeyCache,
       queue,

@@ -2,6 +2,7 @@
 // before it has loaded any handler section but health's, the modules its workers' jobs run, migrations already
 // run, the routes outside the document (landing pages, tracked links, provider callbacks: the send pipeline and
 // libphonenumber-js behind them), the MCP SDK (the tool catalogue is built on the first MCP message), the provider SDKs of unconfigured providers,
+// rate-limiter-flexible (the per-key limit's shared count, made on the first keyed request),
 // or the libraries of assets, mail, QR codes and content-rule regexes; and the first requests that need them still
 // get full answers
 // (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
@@ -26,6 +27,8 @@ const LAZY = [
   'file-type',
   're2-wasm',
   'libphonenumber-js',
+  // The per-key request limit's shared count (src/http/rate-limit.ts): imported by the first keyed request.
+  'rate-limiter-flexible',
 ];
 // Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations),
 // and the modules the busiest jobs run (src/jobs/: imported on their first job).
@@ -45,6 +48,9 @@ const JOB_MODULES = [
 const MOUNTS = ['src/http/landing-pages.ts', 'src/http/links.ts', 'src/http/provider-callbacks.ts'];
 // Migrations, on a database that has run them all (src/db/migrations/index.ts: imported when the Migrator runs).
 const MIGRATIONS = ['src/db/migrations/0001_organizations_and_api_keys.ts', 'src/db/migrations/0049_message_carrier.ts'];
+// The bundled document: start-up routes by generated/operations.json (src/http/operations.ts); the document is parsed
+// on its first use (an operation's request body or responses, the MCP catalogue, /openapi.json).
+const DOCUMENT = ['generated/openapi.json'];
 
 describe('start-up', () => {
   const env = {
@@ -55,8 +61,11 @@ describe('start-up', () => {
     // Workers run, as `npm start` runs them, on a queue schema of their own: no other file's jobs reach them.
     RUN_WORKERS: '1',
     QUEUE_SCHEMA: 'pgboss_startup_lazy',
+    // Answers are not checked against the document, as in production (NODE_ENV=production turns it off): checking
+    // one reads its schema from the document.
+    VALIDATE_RESPONSES: '0',
     PORT: '0',
-    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS].join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS, ...DOCUMENT].join(','),
   };
   let child: ChildProcess;
   let base: string;
@@ -84,6 +93,9 @@ describe('start-up', () => {
     expect(loaded()).not.toContain('src/handlers/api-keys.ts');
     const res = await fetch(`${base}/v1/api-keys`, { headers: { authorization: `Bearer ${secret}` } });
     expect(res.status).toBe(200);
+    // The key's rate limit counts from this first request: the shared count's library was imported for it.
+    expect(res.headers.get('ratelimit-limit')).toMatch(/^\d+$/);
+    expect(loaded()).toContain('rate-limiter-flexible');
     const body = (await res.json()) as { data: Array<{ name: string; scopes: string[] }> };
     expect(body.data.map((k) => k.name)).toEqual(['Owner key']);
     expect(loaded()).toContain('src/handlers/api-keys.ts');
@@ -123,6 +135,7 @@ describe('start-up', () => {
     const body = (await res.json()) as { code: string; details: Array<{ field: string }> };
     expect(body.code).toBe('VALIDATION_ERROR');
     expect(body.details.map((d) => d.field)).toContain('body.phone');
+    expect(loaded()).toContain('generated/openapi.json'); // its body's schema is read from the document by now
   });
 
   it("narrows a oneOf mistake to the branch its type names on the process's first refused body (that Ajv is built then)", async () => {

@@ -1,9 +1,10 @@
 // openapi-backend wired to our conventions: one handler per operationId (strict), the compiled router,
 // bearer API keys with per-operation scopes, ErrorResponse for every failure, response validation in dev/test.
 // Written against openapi-backend 5.21.2, whose internals it leans on: it overrides `loadDocument` (quick init's
-// unused parse), replaces `router.getOperations` and
-// `router.getOperation` on the instance (cached), wraps `validator.getRequestValidatorsForOperation` (bounded
-// errors), builds a second `OpenAPIValidator` on the same router, and calls `router.parseRequest` and the request
+// unused parse), inits it on the document without paths and replaces `router.getOperations` and
+// `router.getOperation` on the instance with the operations of src/http/operations.ts (the library's flattening
+// and dereference, each operation's body and responses dereferenced on first read), wraps
+// `validator.getRequestValidatorsForOperation` (bounded errors), builds a second `OpenAPIValidator` on the same router, and calls `router.parseRequest` and the request
 // validators directly (validated()). test/library-internals.test.ts names each assumption and fails on an upgrade
 // that breaks one; test/http-validation.test.ts compares validated() with the library's own steps.
 import { OpenAPIBackend, OpenAPIValidator, type Context, type Document, type Operation } from 'openapi-backend';
@@ -29,6 +30,7 @@ import { bindTenant, loadTenantTables, type TenantDb } from '../db/tenant.ts';
 import type { HandlerSection } from '../handlers/index.ts';
 import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
+import { operationsFrom, startupOperationHeads } from './operations.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
 import { createOneOfNarrower } from './one-of-errors.ts';
 import { describeFailure, useLinearUniqueItems, type Narrow, type Validate } from './bounded-validation.ts';
@@ -116,12 +118,20 @@ export type Api = {
 export type HandlerSource = HandlerMap | readonly HandlerSection[];
 
 export async function createApi(app: AppContext, handlers: HandlerSource, notImplementedIds: readonly string[]): Promise<Api> {
-  const backend = openApiBackendFor(app.document);
+  // The operations come from src/http/operations.ts: their heads from generated/operations.json, and each large
+  // field dereferenced from the document where it is first read, not the library's parse and dereference of the
+  // whole document at init (issue 38, bench part a): the document is parsed on the first such read. The library's
+  // definition is the document without paths, and its router hands out these operations (the router and the
+  // validators read operations only through getOperations/getOperation: test/library-internals.test.ts).
+  const heads = startupOperationHeads();
+  const operations = operationsFrom(heads.operations, () => app.document);
+  const backend = openApiBackendFor({ openapi: heads.openapi, info: heads.info, paths: {} });
   await backend.init();
-  const narrowOneOf = createOneOfNarrower(app.document as unknown as Record<string, unknown>);
+  let narrower: ReturnType<typeof createOneOfNarrower> | undefined; // made on the first refused body
+  const narrowOneOf: ReturnType<typeof createOneOfNarrower> = (...args) =>
+    (narrower ??= createOneOfNarrower(app.document as unknown as Record<string, unknown>))(...args);
 
   // openapi-backend recomputes these on every call; compute once.
-  const operations = backend.router.getOperations();
   const byId = new Map(operations.map((op) => [op.operationId!, op]));
   backend.router.getOperations = () => operations;
   backend.router.getOperation = (id: string) => byId.get(id);
@@ -155,7 +165,10 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
 
   // Tenancy by construction: every authenticated handler gets the database bound to its organization.
   const tenantTables = await loadTenantTables(app.db);
-  const { db: _systemDb, pool: _pool, ...services } = app;
+  // The context without its system handles, copied by property descriptor: a spread would read the lazy
+  // `document` (src/runtime.ts) and parse it at start.
+  const { db: _systemDb, pool: _pool, ...rest } = Object.getOwnPropertyDescriptors(app);
+  const services = Object.defineProperties({}, rest) as Omit<AppContext, 'db' | 'pool'>;
   const idempotent = new Set(operations.filter(declaresIdempotencyKey).map((op) => op.operationId!));
 
   const run = async (operationId: string, handler: unknown, input: HandlerInput<OperationId>, req: ApiRequest): Promise<AnyResult> => {

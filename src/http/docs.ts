@@ -14,9 +14,10 @@ const page = `<!doctype html>
 <body><redoc spec-url="/openapi.json"></redoc><script src="/docs/redoc.standalone.js"></script></body></html>`;
 
 export function mountDocs(server: express.Express, app: AppContext): void {
-  const json = JSON.stringify(app.document);
+  // Serialised on the first request for it: start-up does not spend the ~1 MB's stringify on it (issue 38).
+  let json: string | undefined;
   server.get('/openapi.json', (_req, res) => {
-    res.type('application/json').send(json);
+    res.type('application/json').send((json ??= JSON.stringify(app.document)));
   });
   server.get('/docs', (_req, res) => {
     res.type('html').send(page);

@@ -11,12 +11,18 @@
 // less), never more than the limit is handed out in a window, and RateLimit-Remaining does not see the points
 // other processes hold. Once the count is spent, the process refuses the key from memory until the window ends.
 // Requests by signed link (no key) and public operations are not counted here.
+//
+// rate-limiter-flexible (36 modules) is imported with the shared count, on the first keyed request: /health and
+// the rest of start-up do not load it (issue 38, bench part a). That request waits for the import, so the limit
+// holds from the first request.
 import type pg from 'pg';
-import { RateLimiterRes, type RateLimiterPostgres } from 'rate-limiter-flexible';
+import type { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible';
 import { SIGNED_URL_PRINCIPAL, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
-import { sharedLimiter } from '../domain/rate-limits.ts';
+
+/** The shared count and rate-limiter-flexible's answer class (what a refused consume() rejects with). */
+type SharedCount = { store: RateLimiterPostgres; Res: typeof RateLimiterRes };
 
 /** A key's points held by this process in the current window. */
 type Slot = {
@@ -39,14 +45,30 @@ export class KeyRateLimiter {
   readonly limit: number;
   readonly windowSeconds: number;
   private readonly chunk: number;
-  private readonly store: RateLimiterPostgres | undefined;
+  private readonly pool: pg.Pool;
+  /** Made by the first take(); concurrent first takes share it, and a failed import is tried again by the next. */
+  private shared: Promise<SharedCount> | undefined;
   private readonly slots = new Map<string, Slot>();
 
   constructor(pool: pg.Pool, config: Config['rateLimit']) {
+    this.pool = pool;
     this.limit = config.perKey;
     this.windowSeconds = config.windowSeconds;
     this.chunk = Math.max(1, Math.min(100, Math.floor(this.limit / 100)));
-    this.store = this.limit > 0 ? sharedLimiter(pool, 'api-key', this.limit, this.windowSeconds) : undefined;
+  }
+
+  private sharedCount(): Promise<SharedCount> {
+    this.shared ??= Promise.all([import('rate-limiter-flexible'), import('../domain/rate-limits.ts')]).then(
+      ([{ RateLimiterRes: Res }, { sharedLimiter }]) => ({
+        store: sharedLimiter(this.pool, 'api-key', this.limit, this.windowSeconds),
+        Res,
+      }),
+      (error: unknown) => {
+        this.shared = undefined;
+        throw error;
+      },
+    );
+    return this.shared;
   }
 
   /**
@@ -54,7 +76,7 @@ export class KeyRateLimiter {
    * (with them and Retry-After). Nothing is counted, and no header given, without a key or with the limit off.
    */
   async take(principal: Principal | undefined, points = 1): Promise<Record<string, string>> {
-    if (!this.store || !principal || principal.apiKeyId === SIGNED_URL_PRINCIPAL) return {};
+    if (this.limit <= 0 || !principal || principal.apiKeyId === SIGNED_URL_PRINCIPAL) return {};
     const key = principal.apiKeyId;
     for (;;) {
       const now = Date.now();
@@ -93,14 +115,15 @@ export class KeyRateLimiter {
   /** Takes at least `needed` points (a chunk) from the shared count into the slot, or blocks the slot. */
   private async takeShared(key: string, slot: Slot, needed: number): Promise<void> {
     const asked = Math.max(needed, this.chunk);
+    const { store, Res } = await this.sharedCount();
     const startedAt = Date.now();
     let res: RateLimiterRes;
     let granted: number;
     try {
-      res = await this.store!.consume(key, asked);
+      res = await store.consume(key, asked);
       granted = asked;
     } catch (error) {
-      if (!(error instanceof RateLimiterRes)) throw error;
+      if (!(error instanceof Res)) throw error;
       // The count went past the limit: it added `asked` anyway, and what was left before it is this process's.
       res = error;
       granted = Math.max(0, this.limit - (res.consumedPoints - asked));
