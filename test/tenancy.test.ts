@@ -50,6 +50,31 @@ describe('the tenant guard', () => {
     // Queries on tables without organization_id are not the guard's business.
     await expect(db.selectFrom('organizations').select('id').where('id', '=', orgA).execute()).resolves.toHaveLength(1);
   });
+  it('reads values as data and never walks them (an upload stored as a 10 MB Buffer was walked byte by byte)', () => {
+    const db = bindTenant(srv.context.db, orgA, tables);
+    // A value that cannot be walked: listing its contents throws. The guard checks the statement, not its data.
+    const unwalkable = new Proxy(
+      {},
+      {
+        ownKeys() {
+          throw new Error('the guard walked a value');
+        },
+      },
+    );
+    expect(() =>
+      db
+        .insertInto('tags')
+        .values({ organization_id: orgA, name: unwalkable as never })
+        .compile(),
+    ).not.toThrow();
+    expect(() =>
+      db
+        .insertInto('tags')
+        .values({ organization_id: orgB, name: unwalkable as never })
+        .compile(),
+    ).toThrow(TenantScopeError);
+  });
+
   it('sees tenant tables named in raw sql: refused without the organization, let through with it', async () => {
     const db = bindTenant(srv.context.db, orgA, tables);
     const refused = [

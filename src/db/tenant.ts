@@ -146,12 +146,15 @@ export function assertScoped(root: RootOperationNode, organizationId: string, ta
       case 'IdentifierNode':
         if (node.name === 'organization_id') column = true;
         break;
+      // A value is data, not query: its contents are never walked. An upload's 10 MB Buffer (the import's stored
+      // file) walked as an object is ten million entries: ~0.2-0.9 s of the API process's CPU per upload, with the
+      // event loop held.
       case 'ValueNode':
         if (node.value === organizationId) value = true;
-        break;
+        continue;
       case 'PrimitiveValueListNode':
         if ((node.values as unknown[]).includes(organizationId)) value = true;
-        break;
+        continue;
       case 'RawNode': {
         const facts = rawFactsOf(node.sqlFragments as readonly string[]);
         if (facts.column) column = true;
