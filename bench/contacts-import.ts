@@ -22,6 +22,7 @@ import { readHeader, resolveColumns } from '../src/domain/contacts/import.ts';
 import { runImportJob as runContactImport } from '../src/domain/contacts/import-worker.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
+import { postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
 
 const FIRST = [
   'Ada',
@@ -94,11 +95,20 @@ export function generateCsv(rows: number): Buffer {
   return Buffer.from(lines.join('\n') + '\n');
 }
 
+/**
+ * What one import cost, beside its wall time: CPU seconds of this process (the worker's parsing and COPY text) and
+ * of the PostgreSQL server (every process of it, /proc; null elsewhere), and the WAL it wrote. On a shared machine
+ * the wall time follows the other processes; these much less.
+ */
+export type ImportCost = { nodeCpuSeconds: number; postgresCpuSeconds: number | null; walBytes: number };
+
 export type ImportBenchResult = {
   bytes: number;
   rows: number;
   importSeconds: number;
   reimportSeconds: number;
+  importCost: ImportCost;
+  reimportCost: ImportCost;
   imported: number;
   errors: number;
   reimportSkipped: number;
@@ -124,7 +134,12 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
     const app = { db, pool, queue, log: pino({ level: 'silent' }) } as unknown as AppContext;
     const csv = generateCsv(rows);
 
+    const postmaster = await postmasterOf(db);
     const runImport = async () => {
+      const wal0 = (await sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(db)).rows[0]!.lsn;
+      const seen = new Map<number, number>();
+      const pg0 = serviceCpu([], postmaster, seen);
+      const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       const columns = resolveColumns(await readHeader(csv), undefined);
       const tenantDb = bindTenant(db, org.organizationId, await loadTenantTables(db));
@@ -138,10 +153,18 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
       });
       await runContactImport(app, { organizationId: org.organizationId, jobId: job.id });
       const seconds = (performance.now() - t0) / 1000;
+      const cpu = process.cpuUsage(cpu0);
+      const pg1 = serviceCpu([], postmaster, seen);
+      const wal = await sql<{ bytes: string }>`select pg_wal_lsn_diff(pg_current_wal_lsn(), ${wal0}::pg_lsn)::text as bytes`.execute(db);
+      const cost: ImportCost = {
+        nodeCpuSeconds: (cpu.user + cpu.system) / 1e6,
+        postgresCpuSeconds: pg0 === null || pg1 === null ? null : (pg1 - pg0) / USER_HZ,
+        walBytes: Number(wal.rows[0]!.bytes),
+      };
       const done = (await getImportJob(tenantDb, org.organizationId, job.id))!;
       if (done.status !== 'completed' || done.processed_rows !== rows)
         throw new Error(`import bench: job ended ${done.status} (${done.error}), ${done.processed_rows}/${rows} rows`);
-      return { seconds, done };
+      return { seconds, done, cost };
     };
     const first = await runImport();
     const again = await runImport(); // the same file: every valid row matches an existing contact
@@ -219,6 +242,8 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
       rows,
       importSeconds: first.seconds,
       reimportSeconds: again.seconds,
+      importCost: first.cost,
+      reimportCost: again.cost,
       imported: first.done.imported_rows,
       errors: first.done.error_count,
       reimportSkipped: again.done.skipped_rows,

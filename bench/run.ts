@@ -427,9 +427,17 @@ async function main(): Promise<void> {
       console.log(
         `      import (stored upload → csv-parse stream → validation → per batch: new contacts, tag links, consent entries COPY'd in; existing ones COPY'd to staging → one merge): ${fmt(imp.importSeconds, 2)} s, ${fmt(imp.rows / imp.importSeconds)} rows/s (${goal(imp.importSeconds < 5, '< 5 s')})`,
       );
+      const cost = (c: typeof imp.importCost) =>
+        `CPU ${fmt(c.nodeCpuSeconds, 2)} s in this process + ${c.postgresCpuSeconds === null ? 'n/a' : fmt(c.postgresCpuSeconds, 2)} s in PostgreSQL, WAL ${fmt(c.walBytes / imp.rows)} B/row`;
+      console.log(
+        `        ${cost(imp.importCost)}; load ${loadavg()
+          .map((l) => fmt(l, 2))
+          .join(' ')}`,
+      );
       console.log(
         `      same file again (every row matches an existing contact, nothing to change):                 ${fmt(imp.reimportSeconds, 2)} s, ${fmt(imp.rows / imp.reimportSeconds)} rows/s`,
       );
+      console.log(`        ${cost(imp.reimportCost)}`);
       console.log(
         `      plain COPY of what the import stored (${fmt(imp.imported)} contacts, ${fmt(imp.links)} tag links, ${fmt(imp.consentEntries)} consent entries; pg-copy-streams, COPY text built beforehand):`,
       );
