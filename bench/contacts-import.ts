@@ -100,7 +100,7 @@ export function generateCsv(rows: number): Buffer {
  * of the PostgreSQL server (every process of it, /proc; null elsewhere), and the WAL it wrote. On a shared machine
  * the wall time follows the other processes; these much less.
  */
-export type ImportCost = { nodeCpuSeconds: number; postgresCpuSeconds: number | null; walBytes: number };
+type ImportCost = { nodeCpuSeconds: number; postgresCpuSeconds: number | null; walBytes: number };
 
 export type ImportBenchResult = {
   bytes: number;
