@@ -26,3 +26,15 @@ export type AppContext = {
   /** The carrier-side providers: one per slot (the built-in simulator unless configured otherwise), src/providers/assemble.ts. */
   providers: ProviderDirectory;
 };
+
+/** What handlers and the domain get as services: the context without its system handles (`db`, `pool`). */
+export type AppServices = Omit<AppContext, 'db' | 'pool'>;
+
+/**
+ * `app` without `db` and `pool`, copied by property descriptor: a spread would read the lazy `document`
+ * (src/runtime.ts) and parse the whole API document in a process or request that never needs it.
+ */
+export function servicesOf(app: AppContext): AppServices {
+  const { db: _db, pool: _pool, ...rest } = Object.getOwnPropertyDescriptors(app);
+  return Object.defineProperties({}, rest) as AppServices;
+}

@@ -10,7 +10,7 @@
 import { OpenAPIBackend, OpenAPIValidator, type Context, type Document, type Operation } from 'openapi-backend';
 import addFormats from 'ajv-formats';
 import type { Ajv, ErrorObject, Options as AjvOptions } from 'ajv';
-import type { AppContext } from '../app-context.ts';
+import { servicesOf, type AppContext } from '../app-context.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import { SIGNED_URL_PRINCIPAL, type Principal } from '../auth/principal.ts';
 import { hasSignature, verifySignedUrl } from '../lib/signed-urls.ts';
@@ -165,10 +165,7 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
 
   // Tenancy by construction: every authenticated handler gets the database bound to its organization.
   const tenantTables = await loadTenantTables(app.db);
-  // The context without its system handles, copied by property descriptor: a spread would read the lazy
-  // `document` (src/runtime.ts) and parse it at start.
-  const { db: _systemDb, pool: _pool, ...rest } = Object.getOwnPropertyDescriptors(app);
-  const services = Object.defineProperties({}, rest) as Omit<AppContext, 'db' | 'pool'>;
+  const services = servicesOf(app);
   const idempotent = new Set(operations.filter(declaresIdempotencyKey).map((op) => op.operationId!));
 
   const run = async (operationId: string, handler: unknown, input: HandlerInput<OperationId>, req: ApiRequest): Promise<AnyResult> => {

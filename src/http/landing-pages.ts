@@ -11,7 +11,7 @@ import { sharp } from '../domain/assets/images.ts';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { AppContext } from '../app-context.ts';
+import { servicesOf, type AppContext } from '../app-context.ts';
 import { clientOf } from './client.ts';
 import { openVariant } from '../domain/assets/assets.ts';
 import { toDownload } from '../domain/assets/mappers.ts';
@@ -179,7 +179,7 @@ export function mountLandingPages(server: express.Express, app: AppContext): voi
     try {
       const found = await findPublishedPage(app, String(req.params.org), String(req.params.slug));
       if (!found?.page.hero_asset_id) return notFoundPage(res);
-      const { db: _db, pool: _pool, ...services } = app;
+      const services = servicesOf(app);
       const download = toDownload(await openVariant(found.tenant, services, found.page.hero_asset_id, 'original'));
       res
         .status(200)

@@ -11,7 +11,7 @@
 //  - the answer is the same whatever became of the number (new, contact, enrolled, waiting, opted out, DNC).
 // Acts for the campaign's organization (tenantFor).
 import type { components } from '../../../generated/api.d.ts';
-import type { AppContext } from '../../app-context.ts';
+import { servicesOf, type AppContext } from '../../app-context.ts';
 import * as q from '../../db/queries/acquisition/campaigns.ts';
 import { campaignOrganization } from '../../db/queries/acquisition/public.ts';
 import { isOptedOut } from '../../db/queries/compliance/consent.ts';
@@ -78,7 +78,7 @@ export async function admitPublicSignUp(app: AppContext, campaignId: string, pho
   const orgId = await campaignOrganization(app.db, campaignId);
   if (!orgId) throw notFound('Acquisition campaign');
   const tenant = await tenantFor(app, orgId);
-  const { db: _db, pool: _pool, ...services } = app;
+  const services = servicesOf(app);
   const campaign = await loadCampaign(tenant, campaignId);
   assertEnrollable(campaign, 'public', new Date());
   const phone = phoneOf(phoneInput);

@@ -10,7 +10,7 @@
 // Keyword replies skip the compliance gate: a STOP confirmation must reach a number that has just opted out.
 // A reply that cannot be sent (the sender is not ACTIVE …) is logged; the inbound message, the consent change
 // and its events still commit: the carrier delivered the message, and the handset's STOP holds regardless.
-import type { AppContext } from '../../app-context.ts';
+import { servicesOf, type AppContext } from '../../app-context.ts';
 import { schemaPattern } from '../../contract/schema-bounds.ts';
 import * as contacts from '../../db/queries/conversations/contacts.ts';
 import * as conversations from '../../db/queries/conversations/conversations.ts';
@@ -54,7 +54,7 @@ export async function ingestInbound(app: AppContext, inbound: Inbound): Promise<
     app.log.warn({ to: inbound.to }, 'inbound message for a number no sender owns; dropped');
     return 'unrouted';
   }
-  const { db: _db, pool: _pool, ...services } = app;
+  const services = servicesOf(app);
   const tenant = await tenantFor(app, sender.organization_id);
   return inTenantTransaction(tenant, (t) => ingest(t, services, sender, inbound));
 }
