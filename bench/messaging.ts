@@ -3,6 +3,8 @@
 //      pricing, persist, dispatch enqueue) in an API process without workers, next to the bare baseline
 //  (m2) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { createDb } from '../src/db/database.ts';
@@ -25,6 +27,16 @@ type Ctx = {
   connections: number;
   rounds: number;
 };
+
+/** User + system CPU time of a running process in ms (Linux /proc, in clock ticks of 10 ms); undefined elsewhere. */
+function cpuMsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}
 
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
@@ -55,11 +67,21 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
       .where('phone', 'like', '+16283%')
       .execute();
 
-    // (d) sends per second, API process without workers
-    const apiPort = await ctx.freePort();
-    const api = spawn(process.execPath, ['src/main.ts'], { env: { ...ctx.env, PORT: String(apiPort), RUN_WORKERS: '0' }, stdio: 'ignore' });
-    ctx.children.push(api);
-    await ctx.waitFor(`http://127.0.0.1:${apiPort}/health`);
+    // (m1) sends per second, API process without workers. BENCH_M_COMPARE=<dir>: the API of another checkout (main's)
+    // runs too, on this database, in the same alternating rounds, so a change is measured against what it changes on
+    // the same machine noise. Each side's API CPU per send is read from /proc (user + system ticks of 10 ms).
+    // BENCH_CPU_PROF=<dir>: this checkout's API writes a V8 CPU profile there when it stops.
+    const compareDir = process.env.BENCH_M_COMPARE;
+    const cpuProf = process.env.BENCH_CPU_PROF;
+    const startApi = async (cwd: string | undefined, prof: boolean) => {
+      const port = await ctx.freePort();
+      const args = [...(prof && cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []), 'src/main.ts'];
+      const child = spawn(process.execPath, args, { cwd, env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0' }, stdio: 'ignore' });
+      ctx.children.push(child);
+      await ctx.waitFor(`http://127.0.0.1:${port}/health`);
+      return { port, child, label: cwd ?? 'this checkout', runs: [] as Array<{ rps: number; p99: number; cpuUs: number | undefined }> };
+    };
+    const sides = [await startApi(undefined, true), ...(compareDir ? [await startApi(compareDir, false)] : [])];
     let n = 0;
     const bodyFor = () =>
       JSON.stringify({
@@ -67,33 +89,49 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
         messageType: 'TRANSACTIONAL',
         content: { type: 'text', text: 'Your order has shipped and arrives Thursday.' },
       });
-    const sends = async (duration: number) => {
+    const sends = async (side: (typeof sides)[number], duration: number) => {
+      const cpuBefore = cpuMsOf(side.child.pid!);
       const result = await autocannon({
-        url: `http://127.0.0.1:${apiPort}/v1/messages/send`,
+        url: `http://127.0.0.1:${side.port}/v1/messages/send`,
         method: 'POST',
         connections: ctx.connections,
         duration,
         headers: { authorization: `Bearer ${ctx.apiKey}`, 'content-type': 'application/json' },
         requests: [{ setupRequest: (req) => ({ ...req, body: bodyFor() }) }],
       });
+      const cpuAfter = cpuMsOf(side.child.pid!);
       if (result.non2xx > 0 || result.errors > 0) throw new Error(`send bench: ${result.non2xx} non-2xx, ${result.errors} errors`);
-      return { rps: result.requests.average, p99: result.latency.p99 };
+      const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / result.requests.total : undefined;
+      return { rps: result.requests.average, p99: result.latency.p99, cpuUs };
     };
-    // A warm-up (as (b) has: connections, prepared statements, JIT), then the median of the rounds.
-    await sends(2);
-    const runs: Array<{ rps: number; p99: number }> = [];
-    for (let i = 0; i < ctx.rounds; i++) runs.push(await sends(ctx.seconds));
+    // A warm-up (as (b) has: connections, prepared statements, JIT), then the median of the rounds, the sides alternating.
+    for (const side of sides) await sends(side, 2);
+    for (let i = 0; i < ctx.rounds; i++) {
+      const order = i % 2 === 0 ? sides : [...sides].reverse();
+      for (const side of order) side.runs.push(await sends(side, ctx.seconds));
+    }
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const result = { rps: median(runs.map((r) => r.rps)), p99: median(runs.map((r) => r.p99)) };
-    api.kill('SIGTERM');
+    const summary = (runs: (typeof sides)[number]['runs']) => {
+      const cpu = runs.flatMap((r) => (r.cpuUs === undefined ? [] : [r.cpuUs]));
+      return { rps: median(runs.map((r) => r.rps)), p99: median(runs.map((r) => r.p99)), cpuUs: cpu.length ? median(cpu) : undefined };
+    };
+    const cpuText = (us: number | undefined) => (us === undefined ? '' : `, API CPU ${fmt(us)} µs per send`);
+    const result = summary(sides[0]!.runs);
+    for (const side of sides) side.child.kill('SIGTERM');
     const met = result.rps >= 1000 && result.p99 < 50;
     lines.push(
-      `(m1) POST /v1/messages/send, full pipeline, API process without workers, median of ${ctx.rounds} ${ctx.seconds}s rounds: ${fmt(result.rps)} sends/s, p99 ${result.p99} ms (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`,
+      `(m1) POST /v1/messages/send, full pipeline, API process without workers, median of ${ctx.rounds} ${ctx.seconds}s rounds (load average ${fmt(loadavg()[0]!, 1)}): ${fmt(result.rps)} sends/s, p99 ${result.p99} ms${cpuText(result.cpuUs)} (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`,
     );
-    lines.push(`      rounds: ${runs.map((r) => `${fmt(r.rps)}/s p99 ${r.p99} ms`).join(', ')}`);
+    for (const side of sides) {
+      const s = summary(side.runs);
+      lines.push(
+        `      ${side.label}: median ${fmt(s.rps)} sends/s, p99 ${s.p99} ms${cpuText(s.cpuUs)}; rounds: ${side.runs.map((r) => `${fmt(r.rps)}/s p99 ${r.p99} ms${r.cpuUs === undefined ? '' : ` ${fmt(r.cpuUs)} µs`}`).join(', ')}`,
+      );
+    }
     lines.push(
       `      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.rps / ctx.baselineRps) * 100, 1)}% — a send is 2 statements, the read and the accepting statement (test/send-statements.test.ts)`,
     );
+    if (process.env.BENCH_M2 === '0') return lines;
 
     // (m2) dispatch throughput: top the accepted backlog up to DISPATCH_BACKLOG queued messages (rows and their
     // wake jobs written directly: acceptance was measured above), then time one worker process from its
