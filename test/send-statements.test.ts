@@ -82,3 +82,28 @@ describe('statements per send, without a transaction of its own', () => {
     }
   });
 });
+
+describe('statements per send, built once', () => {
+  it('builds, guards and compiles no statement with Kysely per send once its shapes are warm (compiledOnce: src/db/compiled-once.ts)', async () => {
+    const { DefaultQueryCompiler } = await import('kysely');
+    const proto = DefaultQueryCompiler.prototype as unknown as { compileQuery: (...args: unknown[]) => unknown };
+    const original = proto.compileQuery;
+    let compiles = 0;
+    proto.compileQuery = function (this: unknown, ...args: unknown[]) {
+      compiles++;
+      return original.apply(this, args);
+    };
+    try {
+      await send(contacts[11]!, { messageType: 'MARKETING' }); // warm: this shape's first execution builds it
+      compiles = 0;
+      const rounds = 4;
+      // Other contacts, other texts: the same shape, each send with its own values.
+      for (let i = 0; i < rounds; i++)
+        await send(contacts[7 + i]!, { messageType: 'MARKETING', content: { type: 'text', text: `Budget ${i}` } });
+      console.log(`Kysely compilations per send: ${compiles / rounds}`);
+      expect(compiles / rounds).toBe(0);
+    } finally {
+      proto.compileQuery = original;
+    }
+  });
+});

@@ -272,7 +272,7 @@ async function prepare(
         // Rendered with the settings of the sender that carries it (its SMS protocol's smartEncoding).
         fallback: billingOf(fallbackChannel, content, carrier.senderId !== null ? carrier.settings : settings),
         fallbackSenderId: fallbackAllowed && carrier.senderId !== sender.id ? plan.fallbackSenderId : null,
-        links: tracked && { placeholder: tracked.placeholder, urls: tracked.urls },
+        links: tracked && { placeholder: tracked.placeholder, urlsJson: JSON.stringify(tracked.urls) },
       };
     }),
     gate,
@@ -405,7 +405,7 @@ export async function send(tenant: Tenant, services: Services, order: OneOrder |
     // In a transaction the wake job's NOTIFY goes with its commit (as pg-boss's own send); on its own, the statement
     // commits at once and the workers are nudged after it, coalesced with other sends (nudgeDispatchWorkers).
     const own = !t.db.isTransaction;
-    const [outcome] = await accept.acceptEach(t.db, t.organizationId, p.set, {
+    const [outcome] = await accept.acceptEach(t.db, t.organizationId, p.set, order.contactId, {
       ...insert,
       ...(own ? { notify: null } : {}),
       scope: 'each',

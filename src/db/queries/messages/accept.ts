@@ -9,6 +9,7 @@ import type { JobInsert } from '../../../jobs/queue.ts';
 import {
   contentRulesQuery,
   gateRows,
+  recipientsOf,
   quietGroupsSql,
   type GateContentRule,
   type GateInputs,
@@ -21,6 +22,7 @@ import type { MessageRow } from './messages.ts';
 import { senderChoice, type SenderRow } from '../sender-ids/senders.ts';
 import type { StoredProtocolConfig } from '../../tables/sender-ids.ts';
 import type { TenantDb } from '../../tenant.ts';
+import { compiledOnce } from '../../compiled-once.ts';
 import { LINK_INDEX_CHARACTERS } from './links.ts';
 
 /** What one rendering of a content costs and shows. */
@@ -45,8 +47,12 @@ export type AcceptContent = {
    * it falls back later (dispatch.ts), which checks then that it may send.
    */
   fallbackSenderId: string | null;
-  /** Tracked links (src/domain/links/rewrite.ts): the placeholder of each message's token in `content`, and the original URLs by index; null when none. */
-  links: { placeholder: string; urls: string[] } | null;
+  /**
+   * Tracked links (src/domain/links/rewrite.ts): the placeholder of each message's token in `content`, and the
+   * original URLs by index as a JSON array (stored as it is: a value of a compiled-once statement is never
+   * transformed); null when none.
+   */
+  links: { placeholder: string; urlsJson: string } | null;
 };
 
 export type AcceptSet = {
@@ -270,7 +276,7 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
         { name: 'f_cost', type: 'int', values: col((c) => c.fallback.costUnits) },
         { name: 'f_preview', type: 'text', values: col((c) => c.fallback.preview) },
         { name: 'link_placeholder', type: 'text', values: col((c) => c.links?.placeholder ?? null) },
-        { name: 'link_urls', type: 'jsonb', values: col((c) => (c.links ? JSON.stringify(c.links.urls) : null)) },
+        { name: 'link_urls', type: 'jsonb', values: col((c) => c.links?.urlsJson ?? null) },
         ...fbSenderColumn,
       ])}
     ),
@@ -322,10 +328,37 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
 
 export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & (({ id: string } & MessageRow) | { id: null });
 
-/** Accepts the set and answers each recipient's outcome: its message, or its skip reason. */
-export async function acceptEach(db: TenantDb, orgId: string, a: AcceptSet, wake: Wake): Promise<Outcome[]> {
-  const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id where ${wokenRead(wake)}`;
-  return (await sql<Outcome>`${acceptStatement(orgId, a, await conversationIdsDerived(db), tail, wake)}`.execute(db)).rows;
+/** What the direct send's accepting statement takes (acceptOne): the set without what is not data. */
+type OneSet = Omit<AcceptSet, 'recipients' | 'gate' | 'blastId'> & { gate: GateInputs };
+
+/**
+ * A direct send's accepting statement, compiled once per shape (src/db/compiled-once.ts): building it with Kysely,
+ * guarding and compiling it was ~15 % of the API's CPU per send (bench part m1). `requested` is branched on (a
+ * CHATAPP request reads the conversation's session) and the wake's job insert is raw SQL: both are the shape's.
+ */
+const acceptOne = compiledOnce(
+  'accept-one',
+  (_db, p: { organizationId: string; contactId: string; derivedIds: boolean; set: OneSet; wake: Wake }) => {
+    const recipients = recipientsOf(
+      [p.contactId],
+      p.set.contents.map((c) => c.key),
+    );
+    const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id where ${wokenRead(p.wake)}`;
+    return sql<Outcome>`${acceptStatement(p.organizationId, { ...p.set, recipients }, p.derivedIds, tail, p.wake)}`;
+  },
+  { keep: ['requested', 'wake'] },
+);
+
+/**
+ * Accepts the set for one contact, `contactId` (the set's `recipients` are that contact), and answers its outcome:
+ * its message, or its skip reason.
+ */
+export async function acceptEach(db: TenantDb, orgId: string, a: AcceptSet, contactId: string, wake: Wake): Promise<Outcome[]> {
+  const { recipients: _recipients, gate, blastId: _blastId, ...set } = a;
+  // The gate's SQL inputs only (a prepared gate also carries the texts of its reasons).
+  const { messageType, now, skip, blockedKeys, holds, defaults } = gate;
+  const oneSet: OneSet = { ...set, gate: { messageType, now, skip, blockedKeys, holds, defaults } };
+  return acceptOne.execute(db, { organizationId: orgId, contactId, derivedIds: await conversationIdsDerived(db), set: oneSet, wake });
 }
 
 /** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */
@@ -413,37 +446,43 @@ export type SendFactsQuery = {
   senderId: string | undefined;
   messageType: string;
   rules: boolean;
-  /** The recipients' quiet groups, when quiet hours apply. */
-  quiet: { recipients: Recipients; defaults: { start: string; end: string } } | null;
+  /** The recipients' quiet groups, when quiet hours apply: a set's `recipients`; with a `contactId`, the contact's. */
+  quiet: { recipients?: Recipients; defaults: { start: string; end: string } } | null;
   eventTypes: string[];
 };
 
-export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQuery): Promise<SendFacts> {
+type FactsRow = SenderRow & {
+  facts_protocols: SendFacts['protocols'];
+  facts_program: SendFacts['program'];
+  facts_test_device: boolean | null;
+  facts_fallback: SendFacts['fallback'];
+  facts_rules: GateContentRule[];
+  facts_quiet: QuietGroup[] | null;
+  facts_subscribed: boolean;
+  facts_contact: boolean;
+};
+
+/** The send's read (loadSendFacts); `recipients`: whose quiet groups it reads, when `f.quiet`. */
+function factsStatement(
+  db: TenantDb,
+  orgId: string,
+  f: Omit<SendFactsQuery, 'quiet'> & { quiet: { defaults: { start: string; end: string } } | null },
+  recipients: Recipients | undefined,
+): RawBuilder<FactsRow> {
   const rules = f.rules
     ? sql`(select coalesce(json_agg(r), '[]'::json) from (${contentRulesQuery(db, orgId, f.messageType)}) r)`
     : sql`'[]'::json`;
+  if (f.quiet && !recipients) throw new Error('loadSendFacts: quiet hours of a set need its recipients');
   const quiet = f.quiet
     ? sql`(select coalesce(json_agg(json_build_object('tz', tz, 'prefix', prefix, 'start', qs, 'end', qe)), '[]'::json)
-        from (${quietGroupsSql(orgId, f.quiet.recipients, f.quiet.defaults)}) x)`
+        from (${quietGroupsSql(orgId, recipients!, f.quiet.defaults)}) x)`
     : sql`null`;
   const contact = f.contactId
     ? sql`exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid)`
     : sql`true`;
   const testDevice = (alias: string) =>
     f.contactId ? sql`exists (${acceptedTestDevices(orgId, sql.ref(`${alias}.id`))} and c.id = ${f.contactId}::uuid)` : sql`null::boolean`;
-  const row = (
-    await sql<
-      SenderRow & {
-        facts_protocols: SendFacts['protocols'];
-        facts_program: SendFacts['program'];
-        facts_test_device: boolean | null;
-        facts_fallback: SendFacts['fallback'];
-        facts_rules: GateContentRule[];
-        facts_quiet: QuietGroup[] | null;
-        facts_subscribed: boolean;
-        facts_contact: boolean;
-      }
-    >`${sql.raw(f.contactId ? '/* prepared:send-facts */' : '')}
+  return sql<FactsRow>`${sql.raw(f.contactId ? '/* prepared:send-facts */' : '')}
       with s as (${senderChoice(db, orgId, f.senderId)})
       select s.*,
         ${protocolsSql(orgId, 's')} as facts_protocols,
@@ -454,8 +493,30 @@ export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQue
         ${quiet} as facts_quiet,
         exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed,
         ${contact} as facts_contact
-      from (select 1) one left join s on true`.execute(db)
-  ).rows[0]!;
+      from (select 1) one left join s on true`;
+}
+
+/**
+ * A direct send's read, compiled once per shape (src/db/compiled-once.ts): building, guarding and compiling it with
+ * Kysely was ~10 % of the API's CPU per send (bench part m1). Its quiet groups are the contact's.
+ */
+const contactFacts = compiledOnce(
+  'send-facts',
+  (
+    db,
+    p: Omit<SendFactsQuery, 'contactId' | 'quiet'> & {
+      organizationId: string;
+      contactId: string;
+      quiet: { defaults: { start: string; end: string } } | null;
+    },
+  ) => factsStatement(db as TenantDb, p.organizationId, p, recipientsOf([p.contactId], [''])),
+);
+
+export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQuery): Promise<SendFacts> {
+  const quiet = f.quiet && { defaults: f.quiet.defaults };
+  const row = f.contactId
+    ? (await contactFacts.execute(db, { ...f, organizationId: orgId, contactId: f.contactId, quiet }))[0]!
+    : (await factsStatement(db, orgId, { ...f, quiet }, f.quiet?.recipients).execute(db)).rows[0]!;
   const {
     facts_protocols,
     facts_program,
