@@ -94,4 +94,36 @@ describe('the tenant guard', () => {
     // Raw SQL on tables without organization_id is not the guard's business.
     await expect(sql`select id from organizations where id = ${orgA}`.execute(db)).resolves.toMatchObject({ rows: [{ id: orgA }] });
   });
+  it('scans the text of a raw fragment once: sql.raw and sql.join make new fragment arrays each time, and are remembered by their text', () => {
+    const db = bindTenant(srv.context.db, orgA, tables);
+    const statement = () =>
+      db
+        .selectFrom('tags')
+        .select('id')
+        .where(
+          sql<boolean>`${sql.raw('organization_id')} = ${orgA} and exists (${sql.raw('select 1 from contacts c where c.organization_id = tags.organization_id')})`,
+        )
+        .where(sql<boolean>`name in (${sql.join(['a', 'b'])})`);
+    statement().compile(); // warm
+    const matchAll = String.prototype.matchAll;
+    let scans = 0;
+    String.prototype.matchAll = function (this: string, ...args: Parameters<typeof matchAll>) {
+      scans++;
+      return matchAll.apply(this, args);
+    };
+    try {
+      statement().compile();
+    } finally {
+      String.prototype.matchAll = matchAll;
+    }
+    expect(scans).toBe(0);
+    // Remembered, and still read: the raw subquery on contacts needs the organization's id, as before.
+    expect(() =>
+      db
+        .selectFrom('organizations')
+        .select('id')
+        .where(sql<boolean>`exists (${sql.raw('select 1 from contacts c where c.organization_id = tags.organization_id')})`)
+        .compile(),
+    ).toThrow(TenantScopeError);
+  });
 });

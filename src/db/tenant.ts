@@ -105,22 +105,32 @@ type Node = { kind?: string; [key: string]: unknown };
 /** A table named after from/join/update/into in raw SQL: `contacts`, `"contacts"`, `public.contacts`, `only x`. */
 const RAW_TABLE = /\b(?:from|join|update|into)\s+(?:only\s+)?(?:"?\w+"?\.)?"?(\w+)"?/gi;
 
+type RawFacts = { names: readonly string[]; column: boolean };
+
 /**
  * What a raw `sql` node's fragments say, read once per fragment list: every table name after from/join/update/into
  * (lowercased), and whether `organization_id` is written. A `sql` template's strings are one frozen array per call
  * site, so the send path's long statements are scanned once per process, not at every execution (the scan was ~4 %
- * of the API process's CPU per send: bench m, issue 38).
+ * of the API process's CPU per send: bench m, issue 38). `sql.raw` and `sql.join` make a new array on each call:
+ * those are remembered by their text too (a bounded memo: their texts are a statement's fixed pieces, few per
+ * process), so the guard does not scan them again on every statement (its memo missed on every send before).
  */
-const rawFacts = new WeakMap<readonly string[], { names: readonly string[]; column: boolean }>();
+const rawFacts = new WeakMap<readonly string[], RawFacts>();
+const rawFactsByText = new Map<string, RawFacts>();
+const MAX_RAW_TEXTS = 5000;
 
-function rawFactsOf(fragments: readonly string[]): { names: readonly string[]; column: boolean } {
+function rawFactsOf(fragments: readonly string[]): RawFacts {
   let facts = rawFacts.get(fragments);
+  if (facts) return facts;
+  const text = fragments.length === 1 ? fragments[0]! : fragments.join('\u0000');
+  facts = rawFactsByText.get(text);
   if (!facts) {
     const names: string[] = [];
     for (const fragment of fragments) for (const m of fragment.matchAll(RAW_TABLE)) names.push(m[1]!.toLowerCase());
     facts = { names, column: fragments.some((f) => f.includes('organization_id')) };
-    rawFacts.set(fragments, facts);
+    if (rawFactsByText.size < MAX_RAW_TEXTS) rawFactsByText.set(text, facts);
   }
+  rawFacts.set(fragments, facts);
   return facts;
 }
 
