@@ -19,8 +19,12 @@ type Params = { readonly [key: string]: Value };
 /** A statement built, compiled and checked once per shape, then executed with new values: see compiledOnce(). */
 export type CompiledOnce<P extends Params, R> = { execute(db: Db, params: P): Promise<R[]> };
 
-/** Shapes kept per statement: a builder whose shapes grow without bound is checked and built on every execution past this. */
-const MAX_SHAPES = 64;
+/**
+ * Shapes kept per statement (each a few kilobytes of SQL, and a prepared statement per connection): the direct send's
+ * accepting statement has one per requested channel, origin, conversation source and flag that occur, tens in
+ * practice. A builder whose shapes grow without bound is built and checked on every execution past this.
+ */
+const MAX_SHAPES = 256;
 
 /**
  * A hot statement, compiled once per process and shape. `build` writes the query with Kysely as any other (and marks
