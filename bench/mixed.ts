@@ -10,12 +10,13 @@
 //   analytics  GET /v1/analytics/overview of the sending organization, autocannon, READ_CONNECTIONS connections
 // First each load alone for ALONE seconds (the blast and the import: their whole run, up to the window), then all
 // five at once for `seconds` (60 by default, `--seconds N`). Each mixed rate is printed next to its figure alone
-// with the ratio (goal ≥ 50 %), and GET /health is polled every 50 ms during the mixed phase (goal p99 < 100 ms).
+// with the ratio (goal ≥ 50 %), and GET /health is polled every 50 ms during the mixed phase (goal p99 < 100 ms) from a
+// process of its own (bench/health-poller.ts), while the API process reports its event-loop delay (bench/loop-delay.ts).
 // pg_stat_activity is sampled every second of the mixed phase: the most frequent wait events of active sessions
 // show where the time goes when a goal is missed. The service's CPU use (API, worker, PostgreSQL and the load
 // generators, from /proc) is measured over each load alone and over the mixed phase, as a share of the machine:
 // a mixed phase that leaves CPU idle is limited by something else (the sampled waits say what).
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
@@ -27,6 +28,8 @@ import { startQueue, type JobQueue } from '../src/jobs/queue.ts';
 import { seedContacts } from './blasts.ts';
 import { generateCsv } from './contacts-import.ts';
 import type { OwnDataBench } from './own-data.ts';
+import type { PollerReport } from './health-poller.ts';
+import type { LoopDelayReport } from './loop-delay.ts';
 import { postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
 import { startReceiver } from './webhooks-delivery.ts';
 
@@ -238,27 +241,31 @@ function sampleActivity(db: Db) {
   };
 }
 
-/** GET /health every 50 ms until stopped; the latencies in ms. */
+/** GET /health every 50 ms from a process of its own (bench/health-poller.ts) until stopped. */
 function pollHealth(base: string) {
-  const times: number[] = [];
-  let running = true;
-  const done = (async () => {
-    while (running) {
-      const t0 = performance.now();
-      // A refused or failed poll counts as the longest wait there is: it must not pass for a fast answer.
-      const ok = await fetch(`${base}/health`)
-        .then(async (r) => (await r.arrayBuffer(), r.status === 200))
-        .catch(() => false);
-      times.push(ok ? performance.now() - t0 : Infinity);
-      await sleep(50);
-    }
-  })();
+  const child = fork(new URL('./health-poller.ts', import.meta.url), [base], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const report = new Promise<PollerReport>((resolve, reject) => {
+    child.once('message', (m) => resolve(m as PollerReport));
+    child.once('exit', (code) => reject(new Error(`the /health poller exited (${code}) without its report`)));
+  });
   return {
+    child,
     stop: async () => {
-      running = false;
-      await done;
-      return times;
+      child.send('stop');
+      return report;
     },
+  };
+}
+
+/** The API process's event-loop delay over a window, read from bench/loop-delay.ts loaded into it. */
+function loopDelayOf(child: ChildProcess) {
+  return {
+    reset: () => child.send('loop-delay:reset'),
+    read: () =>
+      new Promise<LoopDelayReport>((resolve) => {
+        child.once('message', (m) => resolve(m as LoopDelayReport));
+        child.send('loop-delay:read');
+      }),
   };
 }
 
@@ -298,7 +305,12 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     const port = await ctx.freePort();
     const base = `http://127.0.0.1:${port}`;
     const env = { ...ctx.env, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: '1' };
-    const apiProcess = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(port), RUN_WORKERS: '0' }, stdio: 'ignore' });
+    // bench/loop-delay.ts loaded into the API process: its event-loop delay over the mixed phase, read over IPC.
+    const apiProcess = spawn(process.execPath, ['--import', './bench/loop-delay.ts', 'src/main.ts'], {
+      env: { ...env, PORT: String(port), RUN_WORKERS: '0' },
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    });
+    const apiLoop = loopDelayOf(apiProcess);
     stop.push(apiProcess);
     ctx.children.push(apiProcess);
     await ctx.waitFor(`${base}/health`);
@@ -335,6 +347,8 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
 
     // All at once.
     const health = pollHealth(base);
+    ctx.children.push(health.child);
+    apiLoop.reset();
     const activity = sampleActivity(db);
     const t0 = performance.now();
     const {
@@ -350,7 +364,9 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
       ]),
     );
     const mixedSeconds = (performance.now() - t0) / 1000;
-    const healthTimes = await health.stop();
+    const loopMixed = await apiLoop.read();
+    const polled = await health.stop();
+    const healthTimes = polled.times;
     activity.stop();
     await blasted.cancel();
     const mixed: Rates = { sends, analytics, webhooks, import: imported.rate, blast: blasted.rate };
@@ -393,6 +409,12 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     const p99 = percentile(healthTimes, 99);
     lines.push(
       `      GET /health during the mixed phase: p50 ${fmt(percentile(healthTimes, 50), 1)} ms, p99 ${fmt(p99, 1)} ms, max ${fmt(Math.max(...healthTimes), 1)} ms over ${fmt(healthTimes.length)} polls (${p99 < 100 ? 'goal p99 < 100 ms ✓' : '✗ MISSED goal p99 < 100 ms'})`,
+    );
+    lines.push(
+      `      (polled from a process of its own: its own event-loop delay p99 ${fmt(polled.ownLoop.p99, 1)} ms, max ${fmt(polled.ownLoop.max, 1)} ms; the probe query's round trip in the answers p50 ${fmt(percentile(polled.databaseMs, 50))} ms, p99 ${fmt(percentile(polled.databaseMs, 99))} ms, max ${fmt(Math.max(...polled.databaseMs))} ms)`,
+    );
+    lines.push(
+      `      the API process's event loop during the mixed phase: delay p50 ${fmt(loopMixed.p50, 1)} ms, p99 ${fmt(loopMixed.p99, 1)} ms, max ${fmt(loopMixed.max, 1)} ms; garbage collection ${fmt(loopMixed.gcCount)} pauses, ${fmt(loopMixed.gcMs)} ms in all, longest ${fmt(loopMixed.gcMaxMs, 1)} ms`,
     );
     lines.push(`      where the database's time went (active sessions sampled each second of the mixed phase, commonest first):`);
     for (const line of activity.top(worst >= 0.5 && p99 < 100 ? 3 : 8)) lines.push(`        ${line}`);

@@ -12,6 +12,14 @@
 // endpoints in id order), then their deliveries: the order PATCH …/{id} takes too (endpoint, then its pending
 // deliveries), so two workers, or a worker and a PATCH, never wait on each other in a circle.
 //
+// The record commits durably (synchronous_commit stays on; issue 38 asked whether it could be off here, as work that is
+// redone after a crash). Statement by statement: the attempt rows and the deliveries' new status are read back by
+// clients (GET …/deliveries, the delivery's status), and the endpoint's failure streak and disabling by GET and
+// PATCH …/{id}; a crash after an asynchronous commit would take back an attempt a client may have read, and re-enable
+// an endpoint it saw disabled. The retries' jobs are inserted in the same transaction, so they follow its fate.
+// The saving was small anyway: one commit per batch of up to 500 attempts, and PostgreSQL already groups the commits
+// waiting on one WAL flush (7 to 8 per fsync measured with 20 committers on the embedded server).
+//
 // sendTestDelivery (POST …/test): one synchronous attempt, recorded with `test: true`, never retried, and it does
 // not touch the endpoint's state. listDeliveries: the endpoint's attempt log (GET …/deliveries).
 import { randomUUID } from 'node:crypto';
