@@ -2,6 +2,21 @@
 // batch — new contacts COPY'd straight into contacts, tag links and consent entries; rows of existing contacts
 // COPY'd into a temporary staging table, then merged by one set-based statement; never one statement per row.
 // Job records are kept 7 days after they end; older ones are swept when the organization starts a new import.
+//
+// Where a batch's database time goes (issue 38, bench part d, pg_walinspect over a COPY of the bench's rows: 148,501
+// contacts, 184,502 tag links, 99,000 consent entries, ~460 MB of WAL): the indexes and foreign keys, not the rows.
+// B-tree leaf inserts 179 MB (1.94 million: eight B-trees on contacts, two on contact_tags, four on consent_events),
+// B-tree splits 58 MB, the two GIN indexes' pending-list appends (fastupdate) 112 MB and their merges 42 MB, the
+// heap 58 MB, the tag links' key checks' row locks 6 MB; full-page images 16 MB (3.5%): wal_compression, which
+// compresses only those, would save little. The trigram index alone writes ~700 B per contact and costs ~1.5-2 s of
+// the contacts COPY's ~6 s of backend CPU; it serves the list's search. Two batches write at once; sampling
+// pg_stat_activity every 20 ms during the bench's import (2 runs) found 1.55-1.6 of the two backends on CPU on
+// average, ~0.13 waiting for the worker's next statement and ~0.02 on locks: the time is the work itself. Looked at and kept, for whoever looks next (one index or setting at a time, same COPY):
+// - fastupdate off on the trigram index: the COPY's CPU ~3x (6 → 17-21 s). A larger gin_pending_list_limit or
+//   work_mem for the batch, or merging the pending list once per batch (gin_clean_pending_list): within the noise
+//   (±0.5 s); a large pending list left behind would also be read by every search until vacuum merges it.
+// - contacts_org_rcs_idx: see migration 0034 (the lists' index-only counts). The two name indexes: one cannot give
+//   both sorts (unnamed contacts last in both directions).
 import { sql, type Selectable } from 'kysely';
 import { copyField, copyRow, type CopyIn } from '../../copy.ts';
 import { inTransaction, type Db } from '../../database.ts';
@@ -197,18 +212,26 @@ export async function copyNewContacts(
   actor: string | null,
 ): Promise<boolean> {
   if (rows.length === 0) return true;
+  // The consent entries' ids are drawn here too: left to the column's default (time_ordered_uuid(), volatile),
+  // PostgreSQL's COPY inserts the table's rows one by one instead of in multi-row batches (copyfrom.c), which cost
+  // the bench's 99,000 entries a heap WAL record each (96,800 Heap/INSERT records, pg_walinspect).
+  let entries = 0;
+  for (const r of rows) if (r.consentChanged) entries++;
   // One text value rather than a row per id: 150,000 result rows cost Node ~55 ms to parse, one string ~7 ms.
   const { rows: drawn } = await sql<{
     ids: string;
-  }>`select string_agg(time_ordered_uuid()::text, ',') as ids from generate_series(1, ${rows.length})`.execute(db);
+  }>`select string_agg(time_ordered_uuid()::text, ',') as ids from generate_series(1, ${rows.length + entries})`.execute(db);
   const ids = drawn[0]!.ids.split(',');
+  let entryId = rows.length; // contacts take the first ids, entries the rest, in the order they are written
   const links: string[] = [];
   const consent: string[] = [];
   const contacts = rows.map((r, i) => {
     const id = ids[i]!;
     for (const tagId of r.newTagIds) links.push(copyRow([orgId, id, tagId]));
     if (r.consentChanged)
-      consent.push(copyRow([orgId, id, copyField(r.phone), 'CONSENT_UPDATED', 'IMPORT', copyField(r.consentType), copyField(actor)]));
+      consent.push(
+        copyRow([ids[entryId++]!, orgId, id, copyField(r.phone), 'CONSENT_UPDATED', 'IMPORT', copyField(r.consentType), copyField(actor)]),
+      );
     return copyRow([id, orgId, ...contactFields(r)]);
   });
   await sql`savepoint import_new_contacts`.execute(db);
@@ -221,7 +244,7 @@ export async function copyNewContacts(
   }
   if (links.length) await copy('copy contact_tags (organization_id, contact_id, tag_id) from stdin', links);
   if (consent.length)
-    await copy('copy consent_events (organization_id, contact_id, phone, action, source, consent_type, actor) from stdin', consent);
+    await copy('copy consent_events (id, organization_id, contact_id, phone, action, source, consent_type, actor) from stdin', consent);
   await sql`release savepoint import_new_contacts`.execute(db);
   return true;
 }
