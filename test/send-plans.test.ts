@@ -56,10 +56,10 @@ async function scansOf(statement: Captured, relation: string): Promise<string[]>
 }
 
 /** Contacts of the organization (never quiet: the sends are accepted whatever the hour of the run). */
-async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast' | 'claim' | 'hot'): Promise<string[]> {
+async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast' | 'claim' | 'hot' | 'carrier'): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     organization_id: org.organizationId,
-    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7', claim: '9', hot: '4' }[cohort]}${String(100000 + i)}`,
+    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7', claim: '9', hot: '4', carrier: '3' }[cohort]}${String(100000 + i)}`,
     attributes: JSON.stringify({ cohort }),
     consent_type: 'MARKETING',
     time_zone: 'UTC',
@@ -243,5 +243,43 @@ describe('status writes that are HOT (migration 0055)', () => {
     expect(after.upd - before.upd).toBeGreaterThanOrEqual(3 * n);
     // The claims at least (status, attempts, lease): without room on the page or with status indexed, none is HOT.
     expect(after.hot - before.hot).toBeGreaterThanOrEqual(n);
+  });
+});
+
+describe("the recipient's original carrier (migration 0056)", () => {
+  it('is looked up with the prefix lengths the carrier table holds, not every length from 2 to 15', async () => {
+    const [contactId] = await contacts(1, 'carrier');
+    const [statement] = await captured(/insert into messages/, async () => {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Carrier' } },
+      });
+      expect(res.status).toBe(200);
+    });
+    expect(statement).toBeDefined();
+    const client = new pg.Client({
+      connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString,
+    });
+    await client.connect();
+    try {
+      const stored = await client.query<{ lengths: number }>(
+        'select max(length(prefix)) - min(length(prefix)) + 1 as lengths from phone_number_carriers',
+      );
+      // The statement inserts: explained with ANALYZE in a transaction that is rolled back.
+      await client.query('begin');
+      const res = await client.query(`explain (analyze, format json) ${statement!.text}`, statement!.values);
+      await client.query('rollback');
+      type Node = PlanNode & { 'Function Name'?: string; Alias?: string; 'Actual Rows'?: number };
+      const probes: number[] = [];
+      const walk = (n: Node) => {
+        if (n['Function Name'] === 'generate_series' && n.Alias === 'n') probes.push(n['Actual Rows']!);
+        for (const child of (n.Plans ?? []) as Node[]) walk(child);
+      };
+      walk((res.rows[0] as { 'QUERY PLAN': Array<{ Plan: Node }> })['QUERY PLAN'][0]!.Plan);
+      // One recipient: the prefixes tried are one per stored length (3 to 9 digits: 7), where 14 were tried.
+      expect(probes).toEqual([stored.rows[0]!.lengths]);
+    } finally {
+      await client.end();
+    }
   });
 });
