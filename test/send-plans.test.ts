@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newConversationId } from '../src/db/queries/conversations/conversations.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { watchingStatements } from './support/statements.ts';
+import { until } from './support/wait.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -55,10 +56,10 @@ async function scansOf(statement: Captured, relation: string): Promise<string[]>
 }
 
 /** Contacts of the organization (never quiet: the sends are accepted whatever the hour of the run). */
-async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast' | 'claim'): Promise<string[]> {
+async function contacts(n: number, cohort: 'derived' | 'direct' | 'generic' | 'blast' | 'claim' | 'hot' | 'carrier'): Promise<string[]> {
   const rows = Array.from({ length: n }, (_, i) => ({
     organization_id: org.organizationId,
-    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7', claim: '9' }[cohort]}${String(100000 + i)}`,
+    phone: `+1415${{ derived: '5', direct: '6', generic: '8', blast: '7', claim: '9', hot: '4', carrier: '3' }[cohort]}${String(100000 + i)}`,
     attributes: JSON.stringify({ cohort }),
     consent_type: 'MARKETING',
     time_zone: 'UTC',
@@ -196,5 +197,90 @@ describe('per-recipient lookups by primary key', () => {
     // Each compliance list is read once per recipient: a gate fact pulled up into the query was read again by every
     // expression that uses it (the refusal code, the override in two facts).
     for (const list of ['dnc_entries', 'opt_outs', 'compliance_overrides']) expect((await scansOf(statement!, list)).length, list).toBe(1);
+  });
+});
+
+describe('status writes that are HOT (migration 0055)', () => {
+  /** The table's updates so far, and how many of them were HOT (a new version on the same page, no index entry). */
+  async function messageUpdates(): Promise<{ upd: number; hot: number }> {
+    const row = (
+      await sql<{ upd: string; hot: string }>`select n_tup_upd as upd, n_tup_hot_upd as hot from pg_stat_user_tables
+        where relname = 'messages'`.execute(srv.context.db)
+    ).rows[0]!;
+    return { upd: Number(row.upd), hot: Number(row.hot) };
+  }
+
+  it("a blast's messages are claimed by HOT updates (no index holds their status), and the blast still settles", async () => {
+    const n = 30;
+    await contacts(n, 'hot');
+    const before = await messageUpdates();
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key: org.apiKey.secret,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'hot' }] },
+    });
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key: org.apiKey.secret,
+      body: {
+        name: 'Hot',
+        senderId: org.senderId,
+        messageType: 'MARKETING',
+        contentJson: { type: 'text', text: 'Hot' },
+        segmentId: segment.body.data.segmentId,
+      },
+    });
+    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/launch`, { key: org.apiKey.secret })).status).toBe(200);
+    // SENT: every message settled (the advance job's looks read the blast's recipients, not a status index).
+    await until(
+      async () => (await call(srv, 'GET', `/v1/blasts/${blast.body.id}`, { key: org.apiKey.secret })).body.status,
+      (s) => s === 'SENT',
+      'the blast SENT',
+      30_000,
+    );
+    // Each message was updated at least three times (claim, provider acceptance, receipt); the counters reach
+    // pg_stat_user_tables when the writing connections flush them (within seconds of going idle).
+    const counted = (u: { upd: number; hot: number }) => u.upd - before.upd >= 3 * n && u.hot - before.hot >= 2 * n;
+    const after = await until(messageUpdates, counted, 'the updates counted', 30_000).catch(messageUpdates);
+    expect(after.upd - before.upd).toBeGreaterThanOrEqual(3 * n);
+    // The claims (status, attempts, lease: HOT without status indexed and with room on the page) and the records
+    // of the provider's acceptance (provider and its message id: HOT since they are no longer a unique key, 0057).
+    expect(after.hot - before.hot).toBeGreaterThanOrEqual(2 * n);
+  });
+});
+
+describe("the recipient's original carrier (migration 0056)", () => {
+  it('is looked up with the prefix lengths the carrier table holds, not every length from 2 to 15', async () => {
+    const [contactId] = await contacts(1, 'carrier');
+    const [statement] = await captured(/insert into messages/, async () => {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'Carrier' } },
+      });
+      expect(res.status).toBe(200);
+    });
+    expect(statement).toBeDefined();
+    const client = new pg.Client({
+      connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString,
+    });
+    await client.connect();
+    try {
+      const stored = await client.query<{ lengths: number }>(
+        'select max(length(prefix)) - min(length(prefix)) + 1 as lengths from phone_number_carriers',
+      );
+      // The statement inserts: explained with ANALYZE in a transaction that is rolled back.
+      await client.query('begin');
+      const res = await client.query(`explain (analyze, format json) ${statement!.text}`, statement!.values);
+      await client.query('rollback');
+      type Node = PlanNode & { 'Function Name'?: string; Alias?: string; 'Actual Rows'?: number };
+      const probes: number[] = [];
+      const walk = (n: Node) => {
+        if (n['Function Name'] === 'generate_series' && n.Alias === 'n') probes.push(n['Actual Rows']!);
+        for (const child of (n.Plans ?? []) as Node[]) walk(child);
+      };
+      walk((res.rows[0] as { 'QUERY PLAN': Array<{ Plan: Node }> })['QUERY PLAN'][0]!.Plan);
+      // One recipient: the prefixes tried are one per stored length (3 to 9 digits: 7), where 14 were tried.
+      expect(probes).toEqual([stored.rows[0]!.lengths]);
+    } finally {
+      await client.end();
+    }
   });
 });

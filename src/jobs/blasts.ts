@@ -1,6 +1,6 @@
 // Blasts section background jobs (src/domain/blasts/sending.ts): the scheduled start, one job per batch of
 // recipients, and the advance job that follows a running blast to DISPATCHED and SENT.
-import type { BatchJob, StartJob } from '../domain/blasts/sending.ts';
+import type { AdvanceJob, BatchJob, StartJob } from '../domain/blasts/sending.ts';
 import type { JobDefinition } from './job-definition.ts';
 import { QUEUES } from './queue-names.ts';
 
@@ -18,7 +18,7 @@ const sendBatch: JobDefinition<BatchJob> = {
   run: async (data, app) => (await import('../domain/blasts/sending.ts')).runBatch(app, data),
 };
 
-const advance: JobDefinition<StartJob> = {
+const advance: JobDefinition<AdvanceJob> = {
   queue: QUEUES.blastAdvance,
   queueOptions: { retryLimit: 10, retryDelay: 2 },
   run: async (data, app) => (await import('../domain/blasts/sending.ts')).runAdvance(app, data),

@@ -60,6 +60,9 @@ export const migrations: Record<string, () => Promise<Migration>> = {
   '0052_pass_through_charges': () => import('./0052_pass_through_charges.ts'),
   '0053_chatapp_templates': () => import('./0053_chatapp_templates.ts'),
   '0054_blast_audience_by_slice': () => import('./0054_blast_audience_by_slice.ts'),
+  '0055_message_status_writes_hot': () => import('./0055_message_status_writes_hot.ts'),
+  '0056_carrier_prefix_lengths': () => import('./0056_carrier_prefix_lengths.ts'),
+  '0057_inbound_message_key': () => import('./0057_inbound_message_key.ts'),
 };
 
 /** Every registered migration, imported: what Kysely's Migrator is given when it runs. */

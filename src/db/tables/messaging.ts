@@ -78,6 +78,8 @@ export interface MessagesTable {
   /** Internal: which provider carried it and its id there. Never exposed through the API. */
   provider: string | null;
   provider_message_id: string | null;
+  /** An inbound message's `provider provider_message_id`, unique (migration 0057): a repeated callback stores nothing. */
+  inbound_key: string | null;
   origin: MessageOrigin;
   /** The blast this message was sent for (migration 0043). */
   blast_id: Generated<string | null>;

@@ -44,6 +44,11 @@ const COMPLETE_AFTER_MS = 72 * 3600_000;
 const NOT_FINAL_MESSAGE = ['queued', 'held', 'sending', 'sent'];
 
 export type StartJob = { organizationId: string; blastId: string };
+/**
+ * The advance job: `fromBatch`, where its previous look found the first message still waiting (the batches before it
+ * were settled then), for the blast's status at that look; absent in jobs queued before it was, and read as 0.
+ */
+export type AdvanceJob = StartJob & { fromBatch?: number };
 export type BatchJob = { organizationId: string; blastId: string; batch: number };
 
 /** Stores the new state and emits `blast.status_changed`, in the caller's transaction. */
@@ -85,7 +90,7 @@ export async function startSending(tenant: Tenant, services: Pick<Services, 'que
     audience_done_at: null,
   });
   await queueBatch(tenant, services, blast.id, 0);
-  await queueAdvance(tenant, services, blast.id);
+  await queueAdvance(tenant, services, blast.id, null, 0);
   return row;
 }
 
@@ -99,11 +104,12 @@ async function queueAdvance(
   tenant: Tenant,
   services: Pick<Services, 'queue'>,
   blastId: string,
-  dispatchedAt: Date | null = null,
+  dispatchedAt: Date | null,
+  fromBatch: number,
 ): Promise<void> {
   const elapsed = dispatchedAt ? (Date.now() - dispatchedAt.getTime()) / 1000 : 0;
   const delay = Math.min(ADVANCE_MAX_SECONDS, ADVANCE_EVERY_SECONDS + Math.floor(elapsed / 30));
-  await queueOf(services).send(QUEUES.blastAdvance, { organizationId: tenant.organizationId, blastId } satisfies StartJob, {
+  await queueOf(services).send(QUEUES.blastAdvance, { organizationId: tenant.organizationId, blastId, fromBatch } satisfies AdvanceJob, {
     db: fromKysely(tenant.db),
     startAfter: delay,
   });
@@ -219,8 +225,20 @@ async function takeSlice(t: Tenant, services: Pick<Services, 'queue'>, job: Batc
   if (job.batch === 0) await q.analyzeRecipients(t.db);
 }
 
+/**
+ * The first batch of the blast, from `from` on, with a message in `statuses`. Found none: looked for again from the
+ * first batch, since a message of a batch found settled before may have moved back since (a retry requeues it, a
+ * receipt queues its fallback), so that the blast moves on what every one of its messages is now. That whole read
+ * happens once per move, the looks before it read from where the last one ended.
+ */
+async function firstWaitingBatch(t: Tenant, blastId: string, statuses: readonly string[], from: number): Promise<number | null> {
+  const found = await q.firstBatchWithMessageIn(t.db, t.organizationId, blastId, statuses, from);
+  if (found !== null || from === 0) return found;
+  return q.firstBatchWithMessageIn(t.db, t.organizationId, blastId, statuses, 0);
+}
+
 /** SENDING → DISPATCHED → SENT (or FAILED when every recipient was refused); looks again until final. */
-export async function runAdvance(app: AppContext, job: StartJob): Promise<void> {
+export async function runAdvance(app: AppContext, job: AdvanceJob): Promise<void> {
   const tenant = await tenantFor(app, job.organizationId);
   await inTenantTransaction(tenant, async (t) => {
     // Batches hold the blast FOR SHARE while they run: waiting for them would queue every later batch behind this
@@ -228,17 +246,21 @@ export async function runAdvance(app: AppContext, job: StartJob): Promise<void> 
     const blast = await q.getBlast(t.db, t.organizationId, job.blastId, { forUpdate: true, skipLocked: true });
     if (!blast) {
       const busy = await q.getBlast(t.db, t.organizationId, job.blastId);
-      if (busy && (busy.status === 'SENDING' || busy.status === 'DISPATCHED')) await queueAdvance(t, app, busy.id, busy.dispatched_at);
+      if (busy && (busy.status === 'SENDING' || busy.status === 'DISPATCHED'))
+        await queueAdvance(t, app, busy.id, busy.dispatched_at, job.fromBatch ?? 0);
       return;
     }
     if (blast.status !== 'SENDING' && blast.status !== 'DISPATCHED') return;
     // Each look asks only whether something is left (cheap while it is); the blast is counted once, when it moves.
     const now = new Date();
+    let from = job.fromBatch ?? 0;
     if (blast.status === 'SENDING') {
-      const left =
-        blast.audience_done_at === null ||
-        (await q.hasPendingRecipient(t.db, t.organizationId, blast.id)) ||
-        (await q.hasMessageIn(t.db, t.organizationId, blast.id, ['queued']));
+      let left = blast.audience_done_at === null || (await q.hasPendingRecipient(t.db, t.organizationId, blast.id));
+      if (!left) {
+        const waiting = await firstWaitingBatch(t, blast.id, ['queued'], from);
+        left = waiting !== null;
+        from = waiting ?? 0;
+      }
       if (!left) {
         const recipients = await q.recipientCounts(t.db, t.organizationId, blast.id);
         if (recipients.accepted === 0) {
@@ -254,16 +276,21 @@ export async function runAdvance(app: AppContext, job: StartJob): Promise<void> 
         }
         assertTransition('dispatched', blast.status);
         await moveTo(t, app, blast, 'DISPATCHED', { dispatched_at: now, recipient_count: recipients.accepted });
+        // The next look asks another question (a message not final yet), from the first batch.
+        await queueAdvance(t, app, blast.id, now, 0);
+        return;
       }
     } else {
       const timedOut = blast.dispatched_at !== null && now.getTime() - blast.dispatched_at.getTime() >= COMPLETE_AFTER_MS;
-      if (timedOut || !(await q.hasMessageIn(t.db, t.organizationId, blast.id, NOT_FINAL_MESSAGE))) {
+      const waiting = timedOut ? null : await firstWaitingBatch(t, blast.id, NOT_FINAL_MESSAGE, from);
+      if (waiting === null) {
         assertTransition('complete', blast.status);
         await moveTo(t, app, blast, 'SENT', { completed_at: now });
         return;
       }
+      from = waiting;
     }
-    await queueAdvance(t, app, blast.id, blast.dispatched_at);
+    await queueAdvance(t, app, blast.id, blast.dispatched_at, from);
   });
 }
 

@@ -195,10 +195,13 @@ const linked = (text: RawBuilder<unknown>) =>
 
 /**
  * The network the recipient's number was originally allocated to (migration 0049): the longest prefix of its E.164
- * digits in phone_number_carriers, one probe of the primary key for all of them; null when none matches.
+ * digits in phone_number_carriers, one probe of the primary key for all of them; null when none matches. Only the
+ * lengths the table holds are tried: its shortest and longest prefix, read once per statement (uncorrelated, so
+ * InitPlans; two probes of phone_number_carriers_length_idx, migration 0056).
  */
 const ORIGINAL_CARRIER = sql`(select pc.carrier from phone_number_carriers pc
-          where pc.prefix = any(array(select left(ltrim(s.phone, '+'), n) from generate_series(2, 15) n))
+          where pc.prefix = any(array(select left(ltrim(s.phone, '+'), n) from generate_series(
+            (select min(length(l.prefix)) from phone_number_carriers l), (select max(length(l.prefix)) from phone_number_carriers l)) n))
           order by length(pc.prefix) desc limit 1)`;
 
 function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail: RawBuilder<unknown>, wake: Wake): RawBuilder<unknown> {

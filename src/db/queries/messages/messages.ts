@@ -16,8 +16,8 @@ export function insertInboundMessage(
 ): Promise<MessageRow | undefined> {
   return db
     .insertInto('messages')
-    .values({ ...message, organization_id: orgId })
-    .onConflict((oc) => oc.columns(['provider', 'provider_message_id']).where('provider_message_id', 'is not', null).doNothing())
+    .values({ ...message, organization_id: orgId, inbound_key: `${message.provider} ${message.provider_message_id}` })
+    .onConflict((oc) => oc.column('inbound_key').where('inbound_key', 'is not', null).doNothing())
     .returningAll()
     .executeTakeFirst();
 }
