@@ -29,6 +29,9 @@ const LAZY = [
   'libphonenumber-js',
   // The per-key request limit's shared count (src/http/rate-limit.ts): imported by the first keyed request.
   'rate-limiter-flexible',
+  // Request validation's library (src/http/openapi-backend.ts): imported by the first request that validates;
+  // /health, with no parameters and no body, is answered without it.
+  'openapi-backend',
 ];
 // Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations),
 // and the modules the busiest jobs run (src/jobs/: imported on their first job).
@@ -90,6 +93,15 @@ describe('start-up', () => {
   it('answers /health before loading what only later requests need', async () => {
     expect((await fetch(`${base}/health`)).status).toBe(200);
     expect(loaded()).toEqual([]);
+  });
+
+  it('refuses a query parameter /health does not declare, as before (that request validates)', async () => {
+    const res = await fetch(`${base}/health?verbose=1`);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; details: Array<{ field: string }> };
+    expect([body.code, body.details.map((d) => d.field)]).toEqual(['VALIDATION_ERROR', ['query.verbose']]);
+    expect(loaded()).toContain('openapi-backend');
+    expect((await fetch(`${base}/health`)).status).toBe(200);
   });
 
   it("answers a section's first request as before, its module imported then (and no other section's)", async () => {
