@@ -27,7 +27,6 @@ import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
 import { operationsFrom, startupOperationHeads } from './operations.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
-import { createOneOfNarrower } from './one-of-errors.ts';
 
 /** What the HTTP adapter hands to the API for one request. */
 export type ApiRequest = {
@@ -76,9 +75,6 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
   // validators read operations only through getOperations/getOperation: test/library-internals.test.ts).
   const heads = startupOperationHeads();
   const operations = operationsFrom(heads.operations, () => app.document);
-  let narrower: ReturnType<typeof createOneOfNarrower> | undefined; // made on the first refused body
-  const narrowOneOf: ReturnType<typeof createOneOfNarrower> = (...args) =>
-    (narrower ??= createOneOfNarrower(app.document as unknown as Record<string, unknown>))(...args);
   // openapi-backend, made on the first request that validates: concurrent first requests share one import, and a
   // failed one is tried again by the next request (that request answers 500), as a handler section's.
   let backend: OpenAPIBackend | undefined;
@@ -86,19 +82,13 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
   const loadBackend = async (): Promise<OpenAPIBackend> => {
     try {
       const { apiBackend } = await import('./openapi-backend.ts');
-      return (backend = await apiBackend(heads, operations, (id) => {
-        const content = (byId.get(id)?.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)
-          ?.content;
-        const schema = content?.['application/json']?.schema;
-        return (errors, body) => narrowOneOf(errors, body, schema);
-      }));
+      return (backend = await apiBackend(heads, operations, () => app.document as unknown as Record<string, unknown>));
     } catch (error) {
       backendLoading = undefined;
       throw error;
     }
   };
   const backendReady = async () => backend ?? (await (backendLoading ??= loadBackend()));
-  const byId = new Map(operations.map((op) => [op.operationId!, op]));
   // Operations with nothing to validate: no parameters and no request body (read without dereferencing it). Asked
   // without a query string, the library's steps would pass them and hand the handler the parse below; with one,
   // they take the library's steps (its query schema refuses every name: 400).

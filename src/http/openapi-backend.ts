@@ -1,6 +1,6 @@
 // openapi-backend as src/http/api.ts uses it, in a module of its own: api.ts imports it on the first request that
 // validates (issue 38, bench part a: openapi-backend, its lodash, json-schema-ref-parser and OpenAPI schema
-// validator, ~60 ms of CPU, are not loaded before the first /health).
+// validator, ~60 ms of CPU, are not loaded before the first /health; nor is Ajv, by the oneOf narrower).
 // Written against openapi-backend 5.21.2, whose internals it leans on: it overrides `loadDocument` (quick init's
 // unused parse), inits it on the document without paths and replaces `router.getOperations` and
 // `router.getOperation` on the instance with the operations of src/http/operations.ts (the library's flattening
@@ -13,6 +13,7 @@ import addFormats from 'ajv-formats';
 import type { Ajv, Options as AjvOptions } from 'ajv';
 import type { OperationHeadsFile } from './operations.ts';
 import { describeFailure, useLinearUniqueItems, type Narrow, type Validate } from './bounded-validation.ts';
+import { createOneOfNarrower } from './one-of-errors.ts';
 
 // validateSchema off: openapi-backend makes an Ajv instance per operation (at its first request), and each one
 // compiled the draft-07 meta-schema to check the operation's schemas before compiling them — most of that first
@@ -65,7 +66,7 @@ class QuickOpenApiBackend extends OpenAPIBackend {
 export async function apiBackend(
   heads: Pick<OperationHeadsFile, 'openapi' | 'info'>,
   operations: Operation[],
-  narrowFor: (operationId: string) => Narrow,
+  document: () => Record<string, unknown>,
 ): Promise<OpenAPIBackend> {
   const backend = openApiBackendFor({ openapi: heads.openapi, info: heads.info, paths: {} });
   await backend.init();
@@ -73,7 +74,13 @@ export async function apiBackend(
   const byId = new Map(operations.map((op) => [op.operationId!, op]));
   backend.router.getOperations = () => operations;
   backend.router.getOperation = (id: string) => byId.get(id);
-  describeFailuresBounded(backend, narrowFor);
+  // The oneOf narrower (and its Ajv instance) is made on the first refused body.
+  let narrower: ReturnType<typeof createOneOfNarrower> | undefined;
+  describeFailuresBounded(backend, (id) => {
+    const content = (byId.get(id)?.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
+    const schema = content?.['application/json']?.schema;
+    return (errors, body) => (narrower ??= createOneOfNarrower(document()))(errors, body, schema);
+  });
   return backend;
 }
 
