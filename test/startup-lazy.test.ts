@@ -7,7 +7,7 @@
 // get full answers
 // (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
 // oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -181,5 +181,31 @@ describe('start-up', () => {
 
   it("ran every query above through Kysely's bundle, never loading Kysely's own modules", () => {
     expect(loaded()).not.toContain('kysely');
+  });
+
+  it("starts `npm run worker` (src/worker.ts) on Kysely's bundle too", async () => {
+    const worker = spawn(process.execPath, ['--import', './test/support/module-loads.ts', 'src/worker.ts'], {
+      env: { ...env, MODULE_LOADS_WATCH: 'kysely' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 30_000);
+        const onData = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes('worker started')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        worker.stdout.on('data', onData);
+        worker.stderr.on('data', onData);
+        worker.once('exit', (code) => reject(new Error(`worker exited ${code}:\n${output}`)));
+      });
+      expect(output).not.toContain('module-loaded kysely');
+    } finally {
+      worker.kill('SIGTERM');
+    }
   });
 });
