@@ -4,6 +4,8 @@
 import { enableCompileCache } from 'node:module';
 
 enableCompileCache?.();
+// Kysely from its bundle, as the server loads it (src/bundled-kysely.ts).
+(await import('./bundled-kysely.ts')).useBundledKysely();
 const { loadConfigOrExit } = await import('./config.ts');
 const { startRuntime } = await import('./runtime.ts');
 const { exitOnUncaughtErrors } = await import('./process-guard.ts');

@@ -12,9 +12,9 @@ import {
   assertHandlersMatchSecurity,
   assertSectionMatchesManifest,
   createApi,
-  openApiBackendFor,
   type ApiRequest,
 } from '../src/http/api.ts';
+import { openApiBackendFor } from '../src/http/openapi-backend.ts';
 import type { HandlerMap } from '../src/http/handler-types.ts';
 import { healthHandlers } from '../src/handlers/health.ts';
 import { startTestServer, type TestServer } from './support/server.ts';

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUES } from '../src/jobs/queue-names.ts';
 import type { JobDefinition } from '../src/jobs/job-definition.ts';
 import type { QueueName } from '../src/jobs/queue-names.ts';
-import { jobDefinitions, workOn } from '../src/jobs/workers.ts';
+import { createQueues, jobDefinitions, workOn } from '../src/jobs/workers.ts';
 import { startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -20,6 +20,23 @@ describe('scheduled jobs', () => {
     const declared = jobDefinitions.filter((d) => d.schedule).map((d) => ({ name: d.queue, cron: d.schedule!.cron }));
     expect(declared).toContainEqual({ name: QUEUES.idempotencyPurge, cron: expect.any(String) });
     for (const d of declared) expect(schedules).toContainEqual(expect.objectContaining(d));
+  });
+
+  it('a start rewrites only the schedules that differ from their declaration (createQueues)', async () => {
+    const boss = srv.context.queue!;
+    const updatedOn = async () => new Map((await boss.getSchedules()).map((s) => [s.name, s.updatedOn.getTime()]));
+    const before = await updatedOn();
+    await new Promise((r) => setTimeout(r, 10));
+    await createQueues(boss); // as the next start does
+    expect(await updatedOn()).toEqual(before);
+    // A schedule that differs (a release changed its cron) is written back to what its definition declares.
+    const purge = jobDefinitions.find((d) => d.queue === QUEUES.idempotencyPurge)!;
+    await boss.schedule(purge.queue, '0 0 1 1 *', {}, { tz: 'UTC' });
+    await createQueues(boss);
+    const schedules = await boss.getSchedules();
+    expect(schedules.find((s) => s.name === purge.queue)?.cron).toBe(purge.schedule!.cron);
+    const after = await updatedOn();
+    for (const [name, time] of before) if (name !== purge.queue) expect(after.get(name)).toBe(time);
   });
 
   it('every queue name is declared once in QUEUES', () => {

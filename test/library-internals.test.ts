@@ -4,7 +4,7 @@
 //   statement built from `jobInsertOf`'s head and tail queues a job pg-boss itself finds, with its NOTIFY.
 // - pg 8.23 (src/db/prepared.ts): a pool client's `query(text, values)` can be replaced per client, and a config
 //   object with `name` makes a named prepared statement (pg_prepared_statements shows it).
-// - openapi-backend 5.21.2 (src/http/api.ts): `quick` init loads our OpenAPI 3.1 document dereferenced; the router's
+// - openapi-backend 5.21.2 (src/http/openapi-backend.ts, src/http/api.ts): `quick` init loads our OpenAPI 3.1 document dereferenced; the router's
 //   `getOperations()` flattens operations as api.ts reads them, and its `getOperations`/`getOperation` can be
 //   replaced on the instance the validator shares; the validator reaches its validators through
 //   `this.getRequestValidatorsForOperation` (so api.ts's wrapper is used by `validateRequest` too), each validator
@@ -22,7 +22,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '../src/db/database.ts';
 import { withPreparedStatements } from '../src/db/prepared.ts';
 import { jobInsertOf } from '../src/jobs/queue.ts';
-import { openApiBackendFor } from '../src/http/api.ts';
+import { openApiBackendFor } from '../src/http/openapi-backend.ts';
 import { listOperations, loadDocument } from '../src/contract/document.ts';
 
 const url = inject('databaseUrl');
@@ -109,7 +109,7 @@ describe('pg internals (src/db/prepared.ts)', () => {
   });
 });
 
-describe('openapi-backend internals (src/http/api.ts)', () => {
+describe('openapi-backend internals (src/http/openapi-backend.ts)', () => {
   type Validate = ((data: unknown) => boolean) & { errors?: ErrorObject[] | null };
   const document = loadDocument();
   /** openapi-backend exactly as createApi configures it (openApiBackendFor), initialised. */

@@ -6,7 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { documentPath, loadDocument } from '../src/contract/document.ts';
-import { openApiBackendFor } from '../src/http/api.ts';
+import { openApiBackendFor } from '../src/http/openapi-backend.ts';
 import { operationHeadsFile, operationHeadsPath, operationsFrom, startupOperationHeads } from '../src/http/operations.ts';
 
 const document = loadDocument();

@@ -7,7 +7,7 @@
 // get full answers
 // (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
 // oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -29,6 +29,12 @@ const LAZY = [
   'libphonenumber-js',
   // The per-key request limit's shared count (src/http/rate-limit.ts): imported by the first keyed request.
   'rate-limiter-flexible',
+  // Request validation's library (src/http/openapi-backend.ts): imported by the first request that validates;
+  // /health, with no parameters and no body, is answered without it.
+  'openapi-backend',
+  // Ajv: the oneOf narrower's (made with openapi-backend's validators) and the provider-callback checks' (required
+  // on the first callback, src/providers/callback-shape.ts).
+  'ajv',
 ];
 // Every handler section but health's (src/handlers/index.ts: imported on a first request of one of its operations),
 // and the modules the busiest jobs run (src/jobs/: imported on their first job).
@@ -51,6 +57,9 @@ const MIGRATIONS = ['src/db/migrations/0001_organizations_and_api_keys.ts', 'src
 // The bundled document: start-up routes by generated/operations.json (src/http/operations.ts); the document is parsed
 // on its first use (an operation's request body or responses, the MCP catalogue, /openapi.json).
 const DOCUMENT = ['generated/openapi.json'];
+// Kysely's own 257 modules: the server imports its bundle, generated/kysely/ (src/bundled-kysely.ts), at start and
+// for every later request.
+const BUNDLED = ['kysely'];
 
 describe('start-up', () => {
   const env = {
@@ -65,7 +74,7 @@ describe('start-up', () => {
     // one reads its schema from the document.
     VALIDATE_RESPONSES: '0',
     PORT: '0',
-    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS, ...DOCUMENT].join(','),
+    MODULE_LOADS_WATCH: [...LAZY, ...SECTIONS, ...JOB_MODULES, ...MOUNTS, ...MIGRATIONS, ...DOCUMENT, ...BUNDLED].join(','),
   };
   let child: ChildProcess;
   let base: string;
@@ -87,6 +96,15 @@ describe('start-up', () => {
   it('answers /health before loading what only later requests need', async () => {
     expect((await fetch(`${base}/health`)).status).toBe(200);
     expect(loaded()).toEqual([]);
+  });
+
+  it('refuses a query parameter /health does not declare, as before (that request validates)', async () => {
+    const res = await fetch(`${base}/health?verbose=1`);
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; details: Array<{ field: string }> };
+    expect([body.code, body.details.map((d) => d.field)]).toEqual(['VALIDATION_ERROR', ['query.verbose']]);
+    expect(loaded()).toEqual(expect.arrayContaining(['openapi-backend', 'ajv']));
+    expect((await fetch(`${base}/health`)).status).toBe(200);
   });
 
   it("answers a section's first request as before, its module imported then (and no other section's)", async () => {
@@ -159,5 +177,35 @@ describe('start-up', () => {
     const body = (await res.json()) as { result: { tools: Array<{ name: string }> } };
     expect(body.result.tools.map((t) => t.name)).toContain('sendMessage');
     expect(loaded()).toContain('@modelcontextprotocol/sdk');
+  });
+
+  it("ran every query above through Kysely's bundle, never loading Kysely's own modules", () => {
+    expect(loaded()).not.toContain('kysely');
+  });
+
+  it("starts `npm run worker` (src/worker.ts) on Kysely's bundle too", async () => {
+    const worker = spawn(process.execPath, ['--import', './test/support/module-loads.ts', 'src/worker.ts'], {
+      env: { ...env, MODULE_LOADS_WATCH: 'kysely' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`worker did not start:\n${output}`)), 30_000);
+        const onData = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (output.includes('worker started')) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        worker.stdout.on('data', onData);
+        worker.stderr.on('data', onData);
+        worker.once('exit', (code) => reject(new Error(`worker exited ${code}:\n${output}`)));
+      });
+      expect(output).not.toContain('module-loaded kysely');
+    } finally {
+      worker.kill('SIGTERM');
+    }
   });
 });

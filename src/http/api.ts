@@ -1,15 +1,10 @@
 // openapi-backend wired to our conventions: one handler per operationId (strict), the compiled router,
 // bearer API keys with per-operation scopes, ErrorResponse for every failure, response validation in dev/test.
-// Written against openapi-backend 5.21.2, whose internals it leans on: it overrides `loadDocument` (quick init's
-// unused parse), inits it on the document without paths and replaces `router.getOperations` and
-// `router.getOperation` on the instance with the operations of src/http/operations.ts (the library's flattening
-// and dereference, each operation's body and responses dereferenced on first read), wraps
-// `validator.getRequestValidatorsForOperation` (bounded errors), builds a second `OpenAPIValidator` on the same router, and calls `router.parseRequest` and the request
-// validators directly (validated()). test/library-internals.test.ts names each assumption and fails on an upgrade
-// that breaks one; test/http-validation.test.ts compares validated() with the library's own steps.
-import { OpenAPIBackend, OpenAPIValidator, type Context, type Document, type Operation } from 'openapi-backend';
-import addFormats from 'ajv-formats';
-import type { Ajv, ErrorObject, Options as AjvOptions } from 'ajv';
+// The library itself is wired in src/http/openapi-backend.ts (which names the internals it leans on), imported on
+// the first request that needs validating: an operation without parameters or request body, asked without a query
+// string (/health), is served without it (issue 38, bench part a).
+import type { Context, OpenAPIBackend, Operation } from 'openapi-backend';
+import type { ErrorObject } from 'ajv';
 import { servicesOf, type AppContext } from '../app-context.ts';
 import { authenticate } from '../auth/authenticate.ts';
 import { SIGNED_URL_PRINCIPAL, type Principal } from '../auth/principal.ts';
@@ -32,51 +27,6 @@ import { withIdempotency } from '../domain/idempotency.ts';
 import { CompiledRouter, type MatchResult } from './router.ts';
 import { operationsFrom, startupOperationHeads } from './operations.ts';
 import { MAX_REPORTED_ERRORS } from './request-guards.ts';
-import { createOneOfNarrower } from './one-of-errors.ts';
-import { describeFailure, useLinearUniqueItems, type Narrow, type Validate } from './bounded-validation.ts';
-
-// validateSchema off: openapi-backend makes an Ajv instance per operation (at its first request), and each one
-// compiled the draft-07 meta-schema to check the operation's schemas before compiling them — most of that first
-// request's time (/health's included: issue 38, bench part a). The document's schemas are checked once, by
-// `npm run spec:lint`, not at run time.
-const AJV_OPTIONS: AjvOptions = { strict: false, useDefaults: true, validateSchema: false };
-
-function customizeAjv(ajv: Ajv): Ajv {
-  addFormats.default(ajv);
-  ajv.addFormat('binary', true);
-  return useLinearUniqueItems(ajv);
-}
-
-/**
- * openapi-backend as the API configures it (its validators coerce and fill defaults); not yet initialised. Its
- * validators stop at the first error (linear in the request: src/http/bounded-validation.ts); `allErrors` is for
- * comparisons (test/http-validation.test.ts).
- */
-export function openApiBackendFor(document: unknown, { allErrors = false } = {}): OpenAPIBackend {
-  return new QuickOpenApiBackend({
-    // A new top-level object, so each backend gets its own copy: quick init's dereferenceSync clones its input
-    // deeply and caches by the input's identity (a structuredClone here was a second full copy, ~20 ms at start).
-    definition: { ...(document as Document) },
-    strict: true,
-    quick: true, // openapi-backend's full init rejects valid 3.1; `npm run spec:lint` validates the document
-    validate: true,
-    coerceTypes: true,
-    ajvOpts: { ...AJV_OPTIONS, allErrors },
-    customizeAjv,
-  });
-}
-
-/**
- * init() in quick mode still parses the document with json-schema-ref-parser (loadDocument) and never reads the
- * result: it is only validated when not quick, and the definition is dereferenced from the input. That parse was
- * ~30 ms of CPU before the first /health (issue 38, bench part a); here the input stands for it.
- */
-class QuickOpenApiBackend extends OpenAPIBackend {
-  override async loadDocument(): Promise<Document> {
-    this.document = this.inputDocument as Document;
-    return this.document;
-  }
-}
 
 /** What the HTTP adapter hands to the API for one request. */
 export type ApiRequest = {
@@ -125,21 +75,26 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
   // validators read operations only through getOperations/getOperation: test/library-internals.test.ts).
   const heads = startupOperationHeads();
   const operations = operationsFrom(heads.operations, () => app.document);
-  const backend = openApiBackendFor({ openapi: heads.openapi, info: heads.info, paths: {} });
-  await backend.init();
-  let narrower: ReturnType<typeof createOneOfNarrower> | undefined; // made on the first refused body
-  const narrowOneOf: ReturnType<typeof createOneOfNarrower> = (...args) =>
-    (narrower ??= createOneOfNarrower(app.document as unknown as Record<string, unknown>))(...args);
-
-  // openapi-backend recomputes these on every call; compute once.
-  const byId = new Map(operations.map((op) => [op.operationId!, op]));
-  backend.router.getOperations = () => operations;
-  backend.router.getOperation = (id: string) => byId.get(id);
-  describeFailuresBounded(backend, (id) => {
-    const content = (byId.get(id)?.requestBody as { content?: Record<string, { schema?: Record<string, unknown> }> } | undefined)?.content;
-    const schema = content?.['application/json']?.schema;
-    return (errors, body) => narrowOneOf(errors, body, schema);
-  });
+  // openapi-backend, made on the first request that validates: concurrent first requests share one import, and a
+  // failed one is tried again by the next request (that request answers 500), as a handler section's.
+  let backend: OpenAPIBackend | undefined;
+  let backendLoading: Promise<OpenAPIBackend> | undefined;
+  const loadBackend = async (): Promise<OpenAPIBackend> => {
+    try {
+      const { apiBackend } = await import('./openapi-backend.ts');
+      return (backend = await apiBackend(heads, operations, () => app.document as unknown as Record<string, unknown>));
+    } catch (error) {
+      backendLoading = undefined;
+      throw error;
+    }
+  };
+  const backendReady = async () => backend ?? (await (backendLoading ??= loadBackend()));
+  // Operations with nothing to validate: no parameters and no request body (read without dereferencing it). Asked
+  // without a query string, the library's steps would pass them and hand the handler the parse below; with one,
+  // they take the library's steps (its query schema refuses every name: 400).
+  const bare = new Set(
+    operations.filter((op) => (op.parameters ?? []).length === 0 && !('requestBody' in op)).map((op) => op.operationId!),
+  );
   const router = new CompiledRouter(operations);
   // Per operation, its array-typed query parameters (a single value is validated as a one-item array), or
   // undefined when validated() leaves the operation to openapi-backend's own steps.
@@ -239,7 +194,7 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
   }
 
   /** openapi-backend's validateRequest, then its parse of the request again from the coerced values (see validated()). */
-  function validatedByLibrary(req: ApiRequest, operation: Operation): ParsedRequest {
+  function validatedByLibrary(backend: OpenAPIBackend, req: ApiRequest, operation: Operation): ParsedRequest {
     const validation = backend.validator.validateRequest(req as never, operation);
     if (validation.errors) validationFailed(validation.errors);
     return backend.router.parseRequest(validation.coerced as never, operation) as ParsedRequest;
@@ -255,13 +210,13 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
    * parameters in JSON or not exploded, referenced parameters, no validator) and bodies not parsed yet take the
    * library's own steps.
    */
-  function validated(req: ApiRequest, operation: Operation): ParsedRequest {
+  function validated(backend: OpenAPIBackend, req: ApiRequest, operation: Operation): ParsedRequest {
     const arrayQuery = leanQuery.get(operation.operationId!);
     const validators = (backend.validator.getRequestValidatorsForOperation(operation.operationId!) ?? []) as Array<
       ((data: unknown) => boolean) & { errors?: ErrorObject[] | null }
     >;
     if (!arrayQuery || validators.length === 0 || (typeof req.body !== 'object' && req.body !== undefined))
-      return validatedByLibrary(req, operation);
+      return validatedByLibrary(backend, req, operation);
     const parsed = parsedLean(req, operation) ?? (backend.router.parseRequest(req as never, operation) as ParsedRequest);
     const request: ParsedRequest = { ...parsed, params: { ...parsed.params }, headers: { ...parsed.headers } };
     const { params, query, headers, cookies, requestBody } = parsed;
@@ -295,7 +250,8 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
   async function dispatch(req: ApiRequest): Promise<unknown> {
     const operation = req.operation;
     if (!operation?.operationId) throw new ApiError(404, 'ROUTE_NOT_FOUND', 'No such route.');
-    const request = validated(req, operation);
+    const lean = bare.has(operation.operationId) && Object.keys(req.query).length === 0 ? parsedLean(req, operation) : undefined;
+    const request = lean ?? validated(await backendReady(), req, operation);
     const handler = operationHandlers.get(operation.operationId);
     if (!handler) throw notImplemented(operation.operationId);
     return handler({ api: backend, operation, request, security: { authorized: true } } as unknown as Context, req);
@@ -332,7 +288,7 @@ export async function createApi(app: AppContext, handlers: HandlerSource, notImp
     async handle(req) {
       const result = (await dispatch(req)) as ApiResponse;
       if (validateResponses && req.operation && (result.contentType ?? 'application/json') === 'application/json') {
-        const check = backend.validateResponse(result.body, req.operation.operationId!, result.status);
+        const check = (await backendReady()).validateResponse(result.body, req.operation.operationId!, result.status);
         if (check.errors) {
           // The log gets Ajv's errors; the client a plain 500: schema paths are the server's internals.
           req.log.error(
@@ -481,49 +437,6 @@ export function assertEveryOperationAccounted(
   for (const id of pending) if (!ids.has(id)) problems.push(`${id}: listed as not implemented but the document does not have it`);
   for (const id of implemented) if (pending.has(id)) problems.push(`${id}: has a handler and is listed as not implemented`);
   if (problems.length) throw new Error(`operation registry out of step with the document:\n  ${problems.join('\n  ')}`);
-}
-
-/**
- * The request validators of `backend` stop at the first error; wrapped here, a refused request is described by
- * the same schemas with all errors on a bounded copy of it (describeFailure): linear in the request, and a few
- * thousand errors at most, so openapi-backend's `push(...errors)` cannot overflow the stack either. The
- * all-errors validators are compiled the first time an operation refuses a request.
- */
-function describeFailuresBounded(backend: OpenAPIBackend, narrowFor: (operationId: string) => Narrow): void {
-  const validator = backend.validator as unknown as { getRequestValidatorsForOperation(id: string): Validate[] | undefined };
-  // Made on the first refused request: its Ajv instance (meta-schemas compiled) is start-up time /health need not wait for.
-  let detailed: typeof validator | undefined;
-  const detailedValidator = () =>
-    (detailed ??= new OpenAPIValidator({
-      definition: backend.definition,
-      ajvOpts: { ...AJV_OPTIONS, allErrors: true },
-      customizeAjv,
-      router: backend.router,
-      lazyCompileValidators: true,
-      coerceTypes: true,
-    }) as unknown as typeof validator);
-  const original = validator.getRequestValidatorsForOperation.bind(validator);
-  const wrappedById = new Map<string, Validate[]>();
-  validator.getRequestValidatorsForOperation = (id: string) => {
-    let wrapped = wrappedById.get(id);
-    if (!wrapped) {
-      const narrow = narrowFor(id);
-      wrapped = (original(id) ?? []).map((validate, index) => {
-        const bounded: Validate = (data: unknown) => {
-          if (validate(data)) {
-            bounded.errors = null;
-            return true;
-          }
-          const all = detailedValidator().getRequestValidatorsForOperation(id)![index]!;
-          bounded.errors = describeFailure(data, validate.errors ?? [], all, narrow);
-          return false;
-        };
-        return bounded;
-      });
-      wrappedById.set(id, wrapped);
-    }
-    return wrapped;
-  };
 }
 
 const LOCATION: Record<string, string> = { requestBody: 'body', query: 'query', path: 'path', header: 'header', cookie: 'cookie' };

@@ -2,6 +2,7 @@
 // same AppContext as a request handler. Queues and schedules are created on start (idempotent). A declaration holds
 // only what registering needs (queue, options, schedule); its run imports the domain module that does the work on
 // its first job, so starting the workers loads none of them (issue 38: start-up to the first /health).
+import { isDeepStrictEqual } from 'node:util';
 import type { AppContext } from '../app-context.ts';
 import type { JobDefinition } from './job-definition.ts';
 import type { JobQueue } from './queue.ts';
@@ -32,18 +33,32 @@ export const jobDefinitions: JobDefinition[] = [
 /**
  * Creates the queues, and brings an existing queue's options to what its definition says now: pg-boss's createQueue
  * leaves a queue that exists untouched (ON CONFLICT DO NOTHING), so an option added later (a heartbeat) never reached
- * a database whose queue was created before it. One read of every queue; a statement only for a queue missing or
- * differing.
+ * a database whose queue was created before it. One read of every queue and one of every schedule; a statement only
+ * for a queue or schedule missing or differing.
  */
 export async function createQueues(boss: JobQueue): Promise<void> {
-  const existing = new Map((await boss.getQueues()).map((q) => [q.name, q as unknown as Record<string, unknown>]));
+  const [queues, schedules] = await Promise.all([boss.getQueues(), boss.getSchedules()]);
+  const existing = new Map(queues.map((q) => [q.name, q as unknown as Record<string, unknown>]));
+  // Schedules the same way: written only when missing or differing. Upserting each one at every start cost one
+  // statement per schedule (7) on pg-boss's 4 connections, 120-200 ms of the start-up's wall time at a load of 8
+  // (issue 38, bench part a), and moved each row's updated_on, which is meant to track edits to the definition.
+  const stored = new Map(schedules.filter((s) => (s.key ?? '') === '').map((s) => [s.name, s]));
   const create = async (def: JobDefinition) => {
     const options = { notify: true, ...def.queueOptions };
     const queue = existing.get(def.queue);
     if (!queue) await boss.createQueue(def.queue, options);
     else if (Object.entries(options).some(([key, value]) => queue[key] !== value)) await boss.updateQueue(def.queue, options);
-    // Idempotent (an upsert by queue name); pg-boss queues the job on each tick in the processes that run workers.
-    if (def.schedule) await boss.schedule(def.queue, def.schedule.cron, def.schedule.data ?? {}, { tz: 'UTC' });
+    // pg-boss queues the job on each tick in the processes that run workers.
+    if (def.schedule) {
+      const [data, scheduleOptions] = [def.schedule.data ?? {}, { tz: 'UTC' }];
+      const row = stored.get(def.queue);
+      const same =
+        row?.cron === def.schedule.cron &&
+        row.timezone === scheduleOptions.tz &&
+        isDeepStrictEqual(row.data ?? {}, data) &&
+        isDeepStrictEqual(row.options ?? {}, scheduleOptions);
+      if (!same) await boss.schedule(def.queue, def.schedule.cron, data, scheduleOptions);
+    }
   };
   // Queues are created at once on pg-boss's connections, not one round trip after another at every start (issue
   // 38, bench part a); pg-boss serialises its own DDL with an advisory lock. A queue that names a dead-letter queue

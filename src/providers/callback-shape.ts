@@ -2,8 +2,9 @@
 // stores or reads back is of the type and size it needs, so a malformed callback is refused (400, which the provider
 // does not retry for ever) instead of throwing a 500 (retried for ever) or storing a value that breaks every later
 // read of the conversation (an inbound `mediaUrl` that is not a URI: Message.content.mediaUrl is `format: uri`).
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormats from 'ajv-formats';
+import { createRequire } from 'node:module';
+import type { Ajv as AjvClass, ValidateFunction } from 'ajv';
+import type addFormatsPlugin from 'ajv-formats';
 import type { ProviderCallback } from './provider.ts';
 
 const id = { type: 'string', minLength: 1, maxLength: 256 };
@@ -70,9 +71,14 @@ const template = {
 
 // Compiled on the first callback, not when the module loads: the server imports this module at start, and the
 // compilation (an Ajv instance with its formats) was ~85 ms of CPU before the first /health (issue 38, bench part a).
+// Ajv itself (63 modules, 26-39 ms of CPU) is required then too: checkCallbacks is synchronous, and both packages
+// are CommonJS.
 let compiled: Record<'receipt' | 'inbound' | 'tester' | 'template', ValidateFunction> | undefined;
 function validators(): NonNullable<typeof compiled> {
   if (!compiled) {
+    const require = createRequire(import.meta.url);
+    const { Ajv } = require('ajv') as { Ajv: typeof AjvClass };
+    const addFormats = require('ajv-formats') as typeof addFormatsPlugin;
     const ajv = new Ajv({ strict: false, allErrors: false });
     addFormats.default(ajv);
     compiled = {
