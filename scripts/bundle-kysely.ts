@@ -5,7 +5,7 @@
 // imports at these files when they were made from the installed version (the first line names it); types still come
 // from node_modules/kysely. The code is Kysely's, unminified, in its module order (rolldown, vite's bundler).
 // Usage: node scripts/bundle-kysely.ts [output directory]   (generated/kysely)
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { build } from 'rolldown';
 import { KYSELY_BANNER } from '../src/bundled-kysely.ts';
 
@@ -16,3 +16,5 @@ await build({
   output: { dir, format: 'esm', entryFileNames: '[name].js', chunkFileNames: '[name].js', banner: KYSELY_BANNER(version) },
   logLevel: 'warn',
 });
+// Kysely is MIT-licensed: its notice travels with every copy of its code.
+copyFileSync('node_modules/kysely/LICENSE', `${dir}/LICENSE`);

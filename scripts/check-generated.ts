@@ -22,7 +22,7 @@ try {
     'openapi.json',
     'api.d.ts',
     'operations.json',
-    ...['index.js', 'migration.js', 'migrator.js'].map((f) => join('kysely', f)),
+    ...['index.js', 'migration.js', 'migrator.js', 'LICENSE'].map((f) => join('kysely', f)),
   ].filter((f) => readFileSync(join(dir, f), 'utf8') !== readFileSync(join('generated', f), 'utf8'));
   if (stale.length) {
     console.error(`generated/ is stale (${stale.join(', ')}): run \`npm run generate\` and commit the result.`);
