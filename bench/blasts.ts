@@ -367,7 +367,7 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
       `      first message handed to the carrier ${first === null ? 'never (within the run)' : `${fmt(first, 2)} s after launch`} (${goal(first !== null && first < 2, '< 2 s')})`,
     );
     lines.push(
-      `      launch → every recipient accepted: ${fmt(acceptSeconds, 2)} s for ${fmt(total)} recipients = ${fmt(total / acceptSeconds)} recipients/s (${goal(acceptSeconds < 10, '< 10 s')})`,
+      `      launch → every recipient accepted: ${fmt(acceptSeconds, 2)} s for ${fmt(total)} recipients = ${fmt(total / acceptSeconds)} recipients/s (no goal of its own: each batch is accepted when it is dispatched, so this follows the hand-over below)`,
     );
     lines.push(
       `        ${counts.rows.map((r) => `${r.status}${r.skip_reason ? ` ${r.skip_reason}` : ''} ${fmt(Number(r.n))}`).join(', ')}`,
@@ -376,7 +376,7 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
       `      plain INSERT … SELECT of the same ${fmt(RECIPIENTS)} message rows into a scratch copy of messages: ${fmt(plainSeconds, 2)} s`,
     );
     lines.push(
-      `      ratio plain/ours: ${fmt(ratio, 2)}x of its speed (${goal(ratio >= 0.5, '≥ 0.5x')}) — ours also runs the gate, the plan, the price, a conversation per recipient and the recipient rows`,
+      `      ratio plain/ours: ${fmt(ratio, 2)}x of its speed (for scale, no goal: paced by the hand-over) — ours also runs the gate, the plan, the price, a conversation per recipient and the recipient rows`,
     );
     lines.push(
       `      dispatch while it drains: ${fmt(dispatchRate)} messages/s to the carrier simulator over ${DRAIN_SAMPLE_SECONDS} s (sender limit ${fmt(sender.throughput_per_second)}/s; compare with (m2))`,
