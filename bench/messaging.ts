@@ -2,8 +2,8 @@
 //  (m1) POST /v1/messages/send through the full pipeline (auth, validation, compliance gate, channel plan,
 //      pricing, persist, dispatch enqueue) in an API process without workers, next to the bare baseline
 //  (m2) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
+import { cpuMsOf } from './process-cpu.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
@@ -27,16 +27,6 @@ type Ctx = {
   connections: number;
   rounds: number;
 };
-
-/** User + system CPU time of a running process in ms (Linux /proc, in clock ticks of 10 ms); undefined elsewhere. */
-function cpuMsOf(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
-}
 
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 

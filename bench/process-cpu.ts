@@ -57,3 +57,13 @@ export async function postmasterOf(db: Db): Promise<number | null> {
     return null; // not Linux, or the server runs elsewhere: only our own processes are counted
   }
 }
+
+/** User + system CPU time of a running process in ms (Linux /proc, in clock ticks of 10 ms); undefined elsewhere. */
+export function cpuMsOf(pid: number): number | undefined {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
+}

@@ -16,9 +16,10 @@
 //  (r) analytics over 10,000,000 messages: rollup answers vs. the raw table; a 1,000,000-row export (bench/analytics.ts)
 //  (x) mixed load: sends, a blast draining, an import, webhook deliveries and analytics reads at once, each rate next
 //      to its figure alone; /health p99 meanwhile (bench/mixed.ts; `--seconds N` for the mixed phase, default 60)
+import { cpuMsOf } from './process-cpu.ts';
 import { sql } from 'kysely';
 import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -118,16 +119,6 @@ async function load(url: string, headers: Record<string, string>) {
   const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
   if (result.non2xx > 0 || result.errors > 0) throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   return { rps: result.requests.average, p99: result.latency.p99 };
-}
-
-/** User + system CPU time of a running process in ms (Linux /proc, in clock ticks of 10 ms); undefined elsewhere. */
-function cpuMsOf(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
 }
 
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
