@@ -29,16 +29,25 @@ async function captured(pattern: RegExp, work: () => Promise<void>): Promise<Cap
 
 type PlanNode = { 'Node Type': string; 'Relation Name'?: string; 'Index Name'?: string; Plans?: PlanNode[] };
 
-/**
- * Every scan of `relation` in the statement's plan, as "Seq Scan" or the index it uses (a Bitmap Heap Scan by the
- * indexes of its Bitmap Index Scans: on a few pages PostgreSQL may probe the primary key that way too).
- */
-async function scansOf(statement: Captured, relation: string): Promise<string[]> {
+/** Runs `work` on a connection of its own to the test database (its session: prepared statements, a transaction). */
+async function withClient<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({
     connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString,
   });
   await client.connect();
   try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Every scan of `relation` in the statement's plan, as "Seq Scan" or the index it uses (a Bitmap Heap Scan by the
+ * indexes of its Bitmap Index Scans: on a few pages PostgreSQL may probe the primary key that way too).
+ */
+async function scansOf(statement: Captured, relation: string): Promise<string[]> {
+  return withClient(async (client) => {
     const res = await client.query(`explain (format json) ${statement.text}`, statement.values);
     const scans: string[] = [];
     const walk = (n: PlanNode) => {
@@ -50,9 +59,7 @@ async function scansOf(statement: Captured, relation: string): Promise<string[]>
     };
     walk((res.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan);
     return scans;
-  } finally {
-    await client.end();
-  }
+  });
 }
 
 /** Contacts of the organization (never quiet: the sends are accepted whatever the hour of the run). */
@@ -145,11 +152,7 @@ describe('per-recipient lookups by primary key', () => {
       expect(res.status).toBe(200);
     });
     expect(statement).toBeDefined();
-    const client = new pg.Client({
-      connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString,
-    });
-    await client.connect();
-    try {
+    await withClient(async (client) => {
       // PostgreSQL plans the first five executions with their parameters, then keeps the generic plan unless it
       // looks costlier; an unnest of a parameter counted as ten rows made it look ten times its cost.
       await client.query('begin');
@@ -159,9 +162,7 @@ describe('per-recipient lookups by primary key', () => {
       );
       await client.query('rollback');
       expect(Number(plans.rows[0]!.generic_plans)).toBeGreaterThanOrEqual(3);
-    } finally {
-      await client.end();
-    }
+    });
   });
 
   it("a blast batch finds each recipient's contact by id, reads no conversation, and each compliance list once", async () => {
@@ -258,11 +259,7 @@ describe("the recipient's original carrier (migration 0056)", () => {
       expect(res.status).toBe(200);
     });
     expect(statement).toBeDefined();
-    const client = new pg.Client({
-      connectionString: (srv.context.pool as unknown as { options: { connectionString: string } }).options.connectionString,
-    });
-    await client.connect();
-    try {
+    await withClient(async (client) => {
       const stored = await client.query<{ lengths: number }>(
         'select max(length(prefix)) - min(length(prefix)) + 1 as lengths from phone_number_carriers',
       );
@@ -279,8 +276,6 @@ describe("the recipient's original carrier (migration 0056)", () => {
       walk((res.rows[0] as { 'QUERY PLAN': Array<{ Plan: Node }> })['QUERY PLAN'][0]!.Plan);
       // One recipient: the prefixes tried are one per stored length (3 to 9 digits: 7), where 14 were tried.
       expect(probes).toEqual([stored.rows[0]!.lengths]);
-    } finally {
-      await client.end();
-    }
+    });
   });
 });
