@@ -356,6 +356,66 @@ describe('listContacts', () => {
   });
 });
 
+describe('listContacts sorted by name, page by page', () => {
+  // The descending order is read from the ascending name index in two parts (named backward, unnamed by id):
+  // unnamed contacts must still come last, ties (same name but for case) by id, and pages must join up.
+  let k: string;
+  let tag: string;
+  const made: Array<{ id: string; name: string | null; tagged: boolean }> = [];
+
+  beforeAll(async () => {
+    k = (await srv.newOrg('Name sort org')).apiKey.secret;
+    tag = await newTag('Sorted', k);
+    const names = ['delta', null, 'Alpha', 'charlie', null, 'alpha', 'Bravo', null, 'echo', null];
+    for (const [i, name] of names.entries()) {
+      const tagged = i % 2 === 0;
+      const c = await create({ phone: phone(), ...(name ? { name } : {}), ...(tagged ? { tags: [tag] } : {}) }, k);
+      made.push({ id: c.id, name, tagged });
+    }
+  });
+
+  /** Every page of the list at `limit`, joined: ids in the order the API gave them. */
+  const walk = async (qs: string, limit: number) => {
+    const out: string[] = [];
+    for (let page = 1; ; page++) {
+      const res = await call(srv, 'GET', `/v1/contacts?${qs}&limit=${limit}&page=${page}`, { key: k });
+      expect(res.status, res.text).toBe(200);
+      out.push(...res.body.data.map((c: { id: string }) => c.id));
+      if (!res.body.pagination.hasMore) return { ids: out, total: res.body.pagination.total };
+    }
+  };
+  /** The list's documented order: by name without case (ties by id), contacts without a name last (by id). */
+  const expected = (order: 'asc' | 'desc', only: (c: (typeof made)[number]) => boolean = () => true) => {
+    const sign = order === 'asc' ? 1 : -1;
+    const cmp = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+    return made
+      .filter(only)
+      .sort((a, b) => {
+        if ((a.name === null) !== (b.name === null)) return a.name === null ? 1 : -1;
+        return sign * (cmp(a.name?.toLowerCase() ?? '', b.name?.toLowerCase() ?? '') || cmp(a.id, b.id));
+      })
+      .map((c) => c.id);
+  };
+
+  it('gives every contact once, in order, unnamed last, in both directions and at every page size', async () => {
+    for (const order of ['desc', 'asc'] as const) {
+      for (const limit of [1, 3, 4, 100]) {
+        const { ids, total } = await walk(`sortBy=name&sortOrder=${order}`, limit);
+        expect(ids, `${order}, limit ${limit}`).toEqual(expected(order));
+        expect(total).toBe(made.length);
+      }
+    }
+  });
+
+  it('keeps that order under a filter (tag), and a page past the end is empty', async () => {
+    const { ids, total } = await walk(`sortBy=name&sortOrder=desc&tag=${tag}`, 2);
+    expect(ids).toEqual(expected('desc', (c) => c.tagged));
+    expect(total).toBe(made.filter((c) => c.tagged).length);
+    const past = await call(srv, 'GET', '/v1/contacts?sortBy=name&sortOrder=desc&limit=4&page=4', { key: k });
+    expect(past.body.data).toEqual([]);
+  });
+});
+
 describe('listContactAttributeKeys', () => {
   it('lists the distinct keys in code-point order', async () => {
     const o = await srv.newOrg('Keys org');

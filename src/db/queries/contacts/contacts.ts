@@ -39,14 +39,59 @@ function carriersOf(db: TenantDb, orgId: string, tagId: string) {
 
 /** One page of contacts; every sort matches an index (see migrations 0002/0003), ties broken by id. */
 export function contactPageQuery(db: TenantDb, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }) {
+  if (f.sortBy === 'name' && f.sortOrder === 'desc') return byNameDescending(db, orgId, f, page);
   let q = filtered(db, orgId, f).selectAll();
   const dir = f.sortOrder;
   if (f.sortBy === 'createdAt') q = q.orderBy('created_at', dir).orderBy('id', dir);
-  // Contacts without a name come last in both orders.
-  else if (f.sortBy === 'name')
-    q = q.orderBy(sql`lower(name)`, (ob) => (dir === 'asc' ? ob.asc() : ob.desc()).nullsLast()).orderBy('id', dir);
+  // Contacts without a name come last (nulls last: the forward scan of contacts_org_name_idx).
+  else if (f.sortBy === 'name') q = q.orderBy(sql`lower(name)`, (ob) => ob.asc().nullsLast()).orderBy('id', 'asc');
   else q = q.orderBy('phone', dir); // unique within the organization
   return q.limit(page.limit).offset(page.offset);
+}
+
+/**
+ * Name descending, contacts without a name still last, from the one ascending name index (migration 0060 dropped
+ * the descending one, which cost every imported contact a B-tree insert): its backward scan gives the named
+ * contacts in order but would put the unnamed ones first, so the page is read in two parts. The named contacts'
+ * share is their backward scan at the page's offset, as one index gave it before. The unnamed ones
+ * (`lower(name) is null`, by id descending, the same index) fill what is left of the page, and are not read at
+ * all while the named ones fill it (so a search never reads them before its last named page); their offset is
+ * the page's minus the named contacts before it, counted only when the page is not all named.
+ */
+function byNameDescending(db: TenantDb, orgId: string, f: ContactListFilters, page: { limit: number; offset: number }) {
+  const named = () => filtered(db, orgId, f).where(sql<string>`lower(name)`, 'is not', null);
+  const pageNamed = named()
+    .selectAll()
+    .orderBy(sql`lower(name)`, 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit)
+    .offset(page.offset);
+  const namedShown = sql<number>`(select count(*) from page_named)`;
+  const namedBefore = named()
+    .select(sql<number>`1`.as('one'))
+    .limit(page.offset);
+  const unnamed = filtered(db, orgId, f)
+    .selectAll()
+    .where(sql<string>`lower(name)`, 'is', null)
+    .orderBy(sql`lower(name)`, 'desc') // all null: it only steers the planner to the name index, read backward
+    .orderBy('id', 'desc')
+    .offset(
+      sql<number>`case when ${namedShown} = ${page.limit} then 0
+      else greatest(0, ${page.offset} - (select count(*) from ${namedBefore.as('before')})) end`,
+    )
+    .limit(sql<number>`${page.limit} - ${namedShown}`);
+  return db
+    .with('page_named', () => pageNamed)
+    .selectFrom((qb) =>
+      qb
+        .selectFrom('page_named')
+        .selectAll()
+        .unionAll(qb.selectFrom(unnamed.as('unnamed')).selectAll())
+        .as('c'),
+    )
+    .selectAll()
+    .orderBy(sql`lower(name)`, (ob) => ob.desc().nullsLast())
+    .orderBy('id', 'desc');
 }
 
 export function contactCountQuery(db: TenantDb, orgId: string, f: Omit<ContactListFilters, 'sortBy' | 'sortOrder'>) {

@@ -15,8 +15,8 @@
 // - fastupdate off on the trigram index: the COPY's CPU ~3x (6 → 17-21 s). A larger gin_pending_list_limit or
 //   work_mem for the batch, or merging the pending list once per batch (gin_clean_pending_list): within the noise
 //   (±0.5 s); a large pending list left behind would also be read by every search until vacuum merges it.
-// - contacts_org_rcs_idx: see migration 0034 (the lists' index-only counts). The two name indexes: one cannot give
-//   both sorts (unnamed contacts last in both directions).
+// - contacts_org_rcs_idx: see migration 0034 (the lists' index-only counts). The descending name index is gone
+//   (migration 0060): the ascending one gives both sorts (contacts.ts, byNameDescending).
 import { sql, type Selectable } from 'kysely';
 import { copyField, copyRow, type CopyIn } from '../../copy.ts';
 import { inTransaction, type Db } from '../../database.ts';
