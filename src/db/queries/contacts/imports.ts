@@ -15,8 +15,23 @@
 // - fastupdate off on the trigram index: the COPY's CPU ~3x (6 → 17-21 s). A larger gin_pending_list_limit or
 //   work_mem for the batch, or merging the pending list once per batch (gin_clean_pending_list): within the noise
 //   (±0.5 s); a large pending list left behind would also be read by every search until vacuum merges it.
-// - contacts_org_rcs_idx: see migration 0034 (the lists' index-only counts). The descending name index is gone
-//   (migration 0060): the ascending one gives both sorts (contacts.ts, byNameDescending).
+// - What each index and key costs (issue 38; the same COPY of the bench's rows with one index or key dropped in a
+//   rolled-back transaction, backend CPU, median of 3 alternating rounds at load 3-9, so ±0.3 s): contacts
+//   ~6 s in all, of which the trigram index ~1.6 s, the attributes GIN ~0.8 s, each B-tree ~0.3-0.5 s, the key
+//   to organizations ~0.6 s; tag links ~2.3-2.6 s, of which the key to contacts ~0.8 s and to tags ~0.7 s (one
+//   SPI lookup and row lock per link, whatever the order: links COPY'd sorted by tag cost the same); consent
+//   entries ~1.4 s, the key to organizations ~0.2 s. With the worker's ~2.5 s (csv-parse ~0.4 s, the rest spread
+//   over validation, the COPY text and the garbage collector) an import costs ~11.5 s of CPU: on two cores no
+//   less than ~5.8 s while these indexes and keys stay.
+// - Dropped: the descending name index (migration 0060); the ascending one gives both sorts (contacts.ts,
+//   byNameDescending).
+// - Kept: contacts_org_rcs_idx (see migration 0034). Measured again with contacts_org_id_idx (0054) present, at
+//   1,000,000 contacts: the list's total count 98 → 215 ms without it (797 → 17,778 buffers: a sequential scan),
+//   with rcsCap 49 → 176 ms. contacts_org_id_idx serves the blast audience's slices (keyset by id within one
+//   organization; the primary key alone walks every organization's contacts). The trigram index serves the
+//   documented search (any substring of the name or the phone). consent_events' four B-trees: the key, the
+//   contact's and the phone's history, and the date ranges of the compliance reports and analytics.
+//   contact_tags' two: by contact (the key) and by tag (filters, counts).
 import { sql, type Selectable } from 'kysely';
 import { copyField, copyRow, type CopyIn } from '../../copy.ts';
 import { inTransaction, type Db } from '../../database.ts';
