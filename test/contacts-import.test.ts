@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getImportJob, insertImportJob } from '../src/db/queries/contacts/imports.ts';
 import { runImportJob } from '../src/domain/contacts/import-worker.ts';
 import { resolveColumns } from '../src/domain/contacts/import.ts';
+import { MAX_TAG_NAME_CHARACTERS } from '../src/domain/contacts/attribute-limits.ts';
 import { tenantFor } from '../src/domain/tenant.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
@@ -169,6 +170,38 @@ describe('importContacts', () => {
     ]);
     const noCountry = await importCsv(key, 'phone\n(415) 555-0503\n');
     expect(noCountry.errors).toEqual([expect.objectContaining({ row: 2, code: 'INVALID_PHONE' })]);
+  });
+
+  it('reads a tags cell: one name, names repeated without case (first spelling kept), a name too long, a job tag named again', async () => {
+    const o = await srv.newOrg('Tags cell org');
+    const key = o.apiKey.secret;
+    const imported = (await call(srv, 'POST', '/v1/tags', { key, body: { name: 'Imported' } })).body.data.id;
+    const long = 'x'.repeat(MAX_TAG_NAME_CHARACTERS + 1);
+    const csv = [
+      'phone,tags',
+      '+14155550701,Solo',
+      '+14155550702,"  vip ; VIP;Vip;beta "',
+      `+14155550703,${long}`,
+      `+14155550704,"ok;${long}"`,
+      '+14155550705,imported',
+      '+14155550706,',
+    ].join('\n');
+    const job = await importCsv(key, csv, { tagIds: imported });
+    expect(job).toMatchObject({ importedRows: 4, errorCount: 2 });
+    expect(job.errors).toEqual([
+      expect.objectContaining({ row: 4, column: 'tags', code: 'INVALID_VALUE' }),
+      expect.objectContaining({ row: 5, column: 'tags', code: 'INVALID_VALUE' }),
+    ]);
+    const names = new Map(
+      (await call(srv, 'GET', '/v1/tags?limit=100', { key })).body.data.map((t: { id: string; name: string }) => [t.id, t.name]),
+    );
+    const { data } = await contactsOf(key);
+    expect(data.map((c: { phone: string; tags: string[] }) => [c.phone, c.tags.map((t) => names.get(t)).sort()])).toEqual([
+      ['+14155550701', ['Imported', 'Solo']],
+      ['+14155550702', ['Imported', 'beta', 'vip']],
+      ['+14155550705', ['Imported']],
+      ['+14155550706', ['Imported']],
+    ]);
   });
 
   it('rejects a row whose contact would carry more than 50 tags', async () => {

@@ -32,7 +32,7 @@ export type AttributeProblem = { key: string | null; message: string };
 export function attributeProblem(key: string, value: unknown): AttributeProblem | undefined {
   if (!ATTRIBUTE_KEY.test(key))
     return { key, message: `"${key.slice(0, 80)}" is not an attribute key (1-64 letters, digits, _ . -, starting with a letter or _).` };
-  if (value !== null && !['string', 'number', 'boolean'].includes(typeof value))
+  if (value !== null && typeof value !== 'string' && typeof value !== 'number' && typeof value !== 'boolean')
     return { key, message: `Attribute ${key} must be a string, number, boolean or null.` };
   if (typeof value === 'number' && !Number.isFinite(value)) return { key, message: `Attribute ${key} must be a finite number.` };
   if (typeof value === 'string' && characters(value) > MAX_ATTRIBUTE_VALUE_CHARACTERS) {
