@@ -78,6 +78,56 @@ describe('dispatch of a batch', () => {
     expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
   });
 
+  it('drains two blast batches fetched together side by side, each recipient handed over once', async () => {
+    // Two wake jobs in one fetch (the queue fetches every one queued): the second batch is claimed while the first
+    // is still with the carrier, not after its acceptance is recorded.
+    const n = 6;
+    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+      select ${org.organizationId}::uuid, '+1415' || (3000000 + g * 10 + 1)::text, 'US', '{"cohort":"lanes"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
+      from generate_series(1, ${n}::int) g`.execute(srv.context.db);
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'lanes' }] },
+    });
+    expect(segment.status, segment.text).toBe(200);
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: {
+        name: 'Two batches',
+        senderId: org.senderId,
+        contentJson: { type: 'text', text: 'Sale' },
+        segmentId: segment.body.data.segmentId,
+      },
+    });
+    expect(blast.status, blast.text).toBe(201);
+    Object.assign(blastTuning, { firstBatchSize: n / 2, batchSize: n / 2 });
+    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
+    for (const batch of [0, 1]) await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch });
+
+    const scope = (batch: number) => ({
+      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch, senderId: org.senderId },
+    });
+    const seen: string[] = [];
+    await watchingStatements(
+      (s) => seen.push(s.text),
+      () => dispatchBatch(srv.context, [{ data: scope(0) }, { data: scope(1) }]),
+    );
+    const claimsAt = seen.flatMap((t, i) => (t.includes('with due as') ? [i] : []));
+    const firstRecord = seen.findIndex((t) => /update messages m set\s+status = case when m\.status/.test(t));
+    expect(claimsAt).toHaveLength(2);
+    expect(firstRecord).toBeGreaterThan(claimsAt[1]!);
+    const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blast.body.id}::uuid group by status`.execute(srv.context.db);
+    expect(sent.rows).toEqual([{ status: 'sent', n }]);
+    const carrier = await sql<{
+      rows: number;
+      repeated: number;
+    }>`select count(*)::int as rows, count(*) filter (where send_calls > 1)::int as repeated
+      from simulator_messages s join messages m on m.id::text = split_part(s.dedupe_key, ':', 1)
+      where m.blast_id = ${blast.body.id}::uuid`.execute(srv.context.db);
+    expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
+  });
+
   it('records a fallback chosen at dispatch with the acceptance, and before the failure of one the carrier refuses', async () => {
     // Unknown capability; the sandbox's lookup answers no RCS for numbers ending in 5–9. …0777: refused at send.
     const [taken, refused] = await Promise.all(

@@ -81,6 +81,15 @@ const CLAIM_LIMIT = 500;
  * provider's and the recording statements): claimed 500 at a time, a batch of 5,000 was read ten times over.
  */
 const BLAST_CLAIM_LIMIT = 5000;
+/**
+ * Blast batches drained side by side within one fetch of wake jobs. A fetch takes every wake job queued (up to the
+ * queue's batch size, 200), and a blast queues one per batch as it accepts them, faster than one batch is handed
+ * over: drained one after another, a 1,000,000-recipient blast's backlog went through one batch at a time in one
+ * worker while the queue's other worker found nothing left to fetch, and the database and the carrier waited on
+ * each other's round trips (bench part l: 1.35 of 2 cores busy). Each batch is its own scope (its own rows, claimed
+ * with SKIP LOCKED and leased), so two at once hand each message over once, as two workers do.
+ */
+const BLAST_SCOPES_AT_ONCE = 2;
 
 /** A wake job: the messages of one send (by id), or of one blast batch (with the blast's sender: drain). */
 export type DispatchJob = { messageId?: string; messageIds?: string[]; blast?: q.BlastBatchScope };
@@ -169,10 +178,16 @@ export function nudgeDispatchWorkers(queue: JobQueue, wake: JobInsert): void {
  */
 export async function dispatchBatch(app: AppContext, jobs: Array<{ data: DispatchJob }>): Promise<void> {
   const ids = [...new Set(jobs.flatMap((j) => j.data.messageIds ?? (j.data.messageId ? [j.data.messageId] : [])))];
-  const scopes: q.DispatchScope[] = [];
-  for (let i = 0; i < ids.length; i += CLAIM_LIMIT) scopes.push({ messageIds: ids.slice(i, i + CLAIM_LIMIT) });
-  for (const j of jobs) if (j.data.blast) scopes.push(j.data.blast);
-  for (const scope of scopes) await drain(app, scope);
+  for (let i = 0; i < ids.length; i += CLAIM_LIMIT) await drain(app, { messageIds: ids.slice(i, i + CLAIM_LIMIT) });
+  const blasts = jobs.flatMap((j) => (j.data.blast ? [j.data.blast] : []));
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(BLAST_SCOPES_AT_ONCE, blasts.length) }, async () => {
+    while (next < blasts.length) await drain(app, blasts[next++]!);
+  });
+  // Every lane runs to its end before the jobs are settled: a failed one must not leave the other draining while
+  // pg-boss already retries the fetch.
+  const failed = (await Promise.allSettled(lanes)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
 }
 
 /**
