@@ -18,6 +18,7 @@
 // fallback.ts).
 //
 // A worker across organizations: it uses the system handle (AppContext.db).
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fromKysely } from 'pg-boss';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { sharedLimiter } from '../rate-limits.ts';
@@ -90,6 +91,15 @@ const BLAST_CLAIM_LIMIT = 5000;
  * with SKIP LOCKED and leased), so two at once hand each message over once, as two workers do.
  */
 const BLAST_SCOPES_AT_ONCE = 2;
+/**
+ * How many of its sender's rate windows a blast batch waits for in its drain when other batches took the window and
+ * the sender's rate covers the whole batch (throughput ≥ BLAST_CLAIM_LIMIT). Every claim of a batch reads all of it
+ * (nextDue after it too): with two batches drained side by side in each of two workers, a sender at 10,000 a second
+ * saw four claims of 5,000 in a window, and a batch claimed in part and woken again for the rest was read twice —
+ * 397 claims and 447 nextDue reads for 200 batches of a 1,000,000-recipient blast (bench part l), 585 job inserts
+ * instead of 325. A slower sender's batch takes what its window allows and wakes for the rest, as before.
+ */
+const WINDOW_WAITS = 5;
 
 /** A wake job: the messages of one send (by id), or of one blast batch (with the blast's sender: drain). */
 export type DispatchJob = { messageId?: string; messageIds?: string[]; blast?: q.BlastBatchScope };
@@ -200,10 +210,19 @@ async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
   const sender = 'senderId' in scope && scope.senderId ? (await sendersByIds(app.db, [scope.senderId]))[0] : undefined;
   let windowOpens: Date | undefined;
   const wanted = sender ? BLAST_CLAIM_LIMIT : CLAIM_LIMIT;
+  let waits = 0;
   for (;;) {
     let limit = wanted;
     if (sender) {
       const { allowed, retryAfterSeconds } = await admit(app, sender, wanted);
+      if (allowed < wanted && sender.throughput_per_second >= wanted && waits < WINDOW_WAITS) {
+        // The sender's rate covers the whole batch: other batches took this window. Its next one is at most a second
+        // away; waited for here, the batch is claimed whole then, not partly now and the rest after a wake job.
+        if (allowed > 0) await limiterFor(app, sender.throughput_per_second).reward(sender.id, allowed);
+        waits++;
+        await sleep(retryAfterSeconds * 1000);
+        continue;
+      }
       if (allowed < wanted) windowOpens = new Date(Date.now() + retryAfterSeconds * 1000);
       if (allowed === 0) break;
       limit = allowed;
