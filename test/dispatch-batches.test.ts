@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { blastTuning, runBatch } from '../src/domain/blasts/sending.ts';
-import { dispatchBatch, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
+import { DISPATCH_QUEUE, dispatchBatch, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
 import { sharedLimiter } from '../src/domain/rate-limits.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { watchingStatements } from './support/statements.ts';
@@ -213,5 +213,46 @@ describe('dispatch of a batch', () => {
         [ids[1], 'SMS'],
       ]),
     );
+  });
+  it("wakes a blast batch's few messages left by id, not the whole batch again", async () => {
+    // …0503: the carrier simulator answers 503 twice, so that message waits out the outage and is sent later. Its
+    // wake job names it: its next claim reads it alone, not the batch's recipients and messages.
+    const phones = ['+14155610011', '+14155610021', '+14155610503'];
+    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+      select ${org.organizationId}::uuid, p, 'US', '{"cohort":"straggler"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
+      from unnest(${phones}::text[]) p`.execute(srv.context.db);
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'straggler' }] },
+    });
+    expect(segment.status, segment.text).toBe(200);
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: {
+        name: 'Straggler',
+        senderId: org.senderId,
+        contentJson: { type: 'text', text: 'Sale' },
+        segmentId: segment.body.data.segmentId,
+      },
+    });
+    expect(blast.status, blast.text).toBe(201);
+    Object.assign(blastTuning, { firstBatchSize: phones.length, batchSize: phones.length });
+    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
+    await senderLimiter(10_000).delete(org.senderId);
+
+    await dispatch({ blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId } });
+    const left = await sql<{ id: string; status: string }>`select id, status from messages
+      where blast_id = ${blast.body.id}::uuid and contact_phone = ${phones[2]}`.execute(srv.context.db);
+    expect(left.rows).toEqual([{ id: expect.any(String), status: 'queued' }]);
+    const ofThisBlast = (data: DispatchJob) => data.blast?.blastId === blast.body.id || data.messageIds?.includes(left.rows[0]!.id);
+    const wakes = (await srv.context.queue!.findJobs<DispatchJob>(DISPATCH_QUEUE, { queued: true }))
+      .filter((j) => ofThisBlast(j.data))
+      .sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
+    // The batch's own wake job (queued by its acceptance), then the one for the message left, by id.
+    expect(wakes.map((j) => j.data)).toEqual([
+      { blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId } },
+      { messageIds: [left.rows[0]!.id] },
+    ]);
   });
 });

@@ -240,10 +240,16 @@ async function drain(app: AppContext, scope: q.DispatchScope): Promise<void> {
     // scope with messages due now (moved to their fallback sender) is woken again at once.
     if (sender) break;
   }
-  const next = await q.nextDue(app.db, scope);
+  // A blast batch with only a few messages left (a carrier's 503 to retry, a quiet hour) is woken for them by id:
+  // their claim then reads them alone, not the batch's 5,000 recipients and messages again. Only as many as its
+  // sender may send in one window, and not while its rate holds the batch back: a claim by id admits after claiming,
+  // and what a window cannot take would be claimed and put back.
+  const few = sender && !windowOpens ? Math.min(CLAIM_LIMIT, sender.throughput_per_second) : 0;
+  const next = await q.nextDue(app.db, scope, few);
   if (next) {
-    const at = windowOpens && windowOpens > next ? windowOpens : next;
-    await wakeDispatch(queueOf(app), 'messageIds' in scope ? { messageIds: scope.messageIds } : { blast: scope }, { at });
+    const at = windowOpens && windowOpens > next.at ? windowOpens : next.at;
+    const wake = 'messageIds' in scope ? { messageIds: scope.messageIds } : next.ids ? { messageIds: next.ids } : { blast: scope };
+    await wakeDispatch(queueOf(app), wake, { at });
   }
 }
 
