@@ -202,6 +202,80 @@ async function statementsPerRecipient(db: Db, handed: number): Promise<string[]>
   ];
 }
 
+/**
+ * What every backend of the database waits on, sampled every 100 ms from launch to the end of the drain sample
+ * (BENCH_STATEMENTS=1): pg_stat_activity's wait_event_type/wait_event of each active backend ("CPU" when it waits on
+ * nothing: running or runnable), client backends idle in a transaction (the service holds a transaction open while it
+ * works), and the server's own processes (checkpointer, autovacuum, WAL writer) apart. Answers the mean number of
+ * backends in each state per sample, split between the first and the last third of the run: what grows as the tables
+ * grow.
+ */
+function sampleWaits(db: Db): { stop: () => Promise<string[]> } {
+  const samples: Array<Map<string, number>> = [];
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const t = Date.now();
+      const { rows } = await sql<{ kind: string }>`
+        select case when backend_type = 'client backend' then '' else backend_type || ': ' end
+          || case when state = 'idle in transaction' then 'idle in transaction (' || coalesce(wait_event, '') || ')'
+                  else coalesce(wait_event_type || '/' || wait_event, 'CPU') end as kind
+        from pg_stat_activity
+        where pid <> pg_backend_pid() and (state in ('active', 'idle in transaction') or backend_type <> 'client backend')
+          and coalesce(wait_event_type, '') not in ('Activity', 'Extension')`.execute(db);
+      const counts = new Map<string, number>();
+      for (const r of rows) counts.set(r.kind, (counts.get(r.kind) ?? 0) + 1);
+      samples.push(counts);
+      await sleep(Math.max(0, 100 - (Date.now() - t)));
+    }
+  })();
+  const mean = (part: Array<Map<string, number>>) => {
+    const total = new Map<string, number>();
+    for (const counts of part) for (const [k, v] of counts) total.set(k, (total.get(k) ?? 0) + v);
+    return [...total]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 8)
+      .map(([k, v]) => `${k} ${fmt(v / Math.max(1, part.length), 2)}`)
+      .join(', ');
+  };
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      const third = Math.max(1, Math.floor(samples.length / 3));
+      return [
+        `      backends per wait (mean of ${fmt(samples.length)} samples, 100 ms apart): first third ${mean(samples.slice(0, third))}`,
+        `        last third ${mean(samples.slice(-third))}`,
+      ];
+    },
+  };
+}
+
+/**
+ * The server's WAL, checkpoints and buffer writes from launch to the end of the drain sample (BENCH_STATEMENTS=1; the
+ * shared counters are reset at launch): WAL bytes and full-page images per message handed over (a page's first change
+ * after a checkpoint logs the whole page), how often WAL buffers were full, checkpoints timed or requested (by WAL
+ * volume: max_wal_size), and who wrote data pages out — the checkpointer, the background writer, or the client
+ * backends themselves (shared buffers too small for the tables the run touches).
+ */
+async function serverWrites(db: Db, handed: number): Promise<string[]> {
+  const wal = (
+    await sql<{ bytes: string; fpi: string; full: string }>`select wal_bytes::bigint::text as bytes, wal_fpi::text as fpi,
+      wal_buffers_full::text as full from pg_stat_wal`.execute(db)
+  ).rows[0]!;
+  const ck = (
+    await sql<{ timed: string; requested: string; written: string }>`select num_timed::text as timed, num_requested::text as requested,
+      buffers_written::text as written from pg_stat_checkpointer`.execute(db)
+  ).rows[0]!;
+  const io = await sql<{ backend_type: string; writes: string }>`select backend_type, sum(writes)::bigint::text as writes from pg_stat_io
+    where object = 'relation' and writes > 0 group by 1 order by 2 desc`.execute(db);
+  const per = (n: number) => fmt(n / Math.max(1, handed), 2);
+  return [
+    `      WAL per message handed over: ${fmt(Number(wal.bytes) / Math.max(1, handed) / 1024, 1)} KB (${fmt(Number(wal.bytes) / 1e9, 2)} GB), ${per(Number(wal.fpi))} full-page images; WAL buffers full ${fmt(Number(wal.full))} times; checkpoints ${ck.timed} timed, ${ck.requested} requested (${fmt(Number(ck.written))} buffers)`,
+    `      data pages written by: ${io.rows.map((r) => `${r.backend_type} ${fmt(Number(r.writes))}`).join(', ') || 'nobody (every page still in shared buffers)'}`,
+  ];
+}
+
 export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
   const { db } = createDb(ctx.databaseUrl, 4);
   const lines: string[] = [];
@@ -269,7 +343,10 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
       worker: serviceCpu([worker.pid!], null, cpuSeen.worker) ?? 0,
       pg: serviceCpu([], postmaster, cpuSeen.pg) ?? 0,
     });
-    if (STATEMENTS) await sql`select pg_stat_statements_reset(), pg_stat_reset()`.execute(db);
+    if (STATEMENTS)
+      await sql`select pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal'), pg_stat_reset_shared('io'),
+        pg_stat_reset_shared('checkpointer')`.execute(db);
+    const waits = STATEMENTS ? sampleWaits(db) : undefined;
     const cpu0 = cpuNow();
     const load0 = loadavg()[0]!;
     // The database's clock at launch: the first hand-over is read from messages.sent_at (the same clock).
@@ -316,7 +393,9 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     const cpu1 = cpuNow();
     const load1 = loadavg()[0]!;
     clearInterval(sampler);
-    const statements = STATEMENTS ? await statementsPerRecipient(db, h1) : [];
+    const statements = STATEMENTS
+      ? [...(await statementsPerRecipient(db, h1)), ...(await serverWrites(db, h1)), ...(await waits!.stop())]
+      : [];
     // From launch to the first and to the latest hand-over so far (a small blast may finish before the sample ends).
     const handedSpan = (
       await sql<{

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { blastTuning, runBatch } from '../src/domain/blasts/sending.ts';
-import { dispatchBatch, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
+import { DISPATCH_QUEUE, dispatchBatch, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
+import { sharedLimiter } from '../src/domain/rate-limits.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 import { watchingStatements } from './support/statements.ts';
 
@@ -23,6 +24,9 @@ afterAll(async () => {
   Object.assign(blastTuning, tuning);
   await srv.close();
 });
+
+/** The limiter dispatch asks for a sender's rate (src/domain/messaging/dispatch.ts limiterFor). */
+const senderLimiter = (perSecond: number) => sharedLimiter(srv.context.pool, `sender-mps-${perSecond}`, perSecond, 1);
 
 /** Runs the dispatcher for a scope, as its wake job would; answers the statements it sent. */
 async function dispatch(job: DispatchJob): Promise<string[]> {
@@ -78,6 +82,98 @@ describe('dispatch of a batch', () => {
     expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
   });
 
+  it('drains two blast batches fetched together side by side, each recipient handed over once', async () => {
+    // Two wake jobs in one fetch (the queue fetches every one queued): the second batch is claimed while the first
+    // is still with the carrier, not after its acceptance is recorded.
+    const n = 6;
+    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+      select ${org.organizationId}::uuid, '+1415' || (3000000 + g * 10 + 1)::text, 'US', '{"cohort":"lanes"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
+      from generate_series(1, ${n}::int) g`.execute(srv.context.db);
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'lanes' }] },
+    });
+    expect(segment.status, segment.text).toBe(200);
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: {
+        name: 'Two batches',
+        senderId: org.senderId,
+        contentJson: { type: 'text', text: 'Sale' },
+        segmentId: segment.body.data.segmentId,
+      },
+    });
+    expect(blast.status, blast.text).toBe(201);
+    Object.assign(blastTuning, { firstBatchSize: n / 2, batchSize: n / 2 });
+    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
+    for (const batch of [0, 1]) await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch });
+
+    // Both batches fit in the sender's window (10,000 a second): none of it used by the tests before.
+    await senderLimiter(10_000).delete(org.senderId);
+    const scope = (batch: number) => ({
+      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch, senderId: org.senderId },
+    });
+    const seen: string[] = [];
+    await watchingStatements(
+      (s) => seen.push(s.text),
+      () => dispatchBatch(srv.context, [{ data: scope(0) }, { data: scope(1) }]),
+    );
+    const claimsAt = seen.flatMap((t, i) => (t.includes('with due as') ? [i] : []));
+    const firstRecord = seen.findIndex((t) => /update messages m set\s+status = case when m\.status/.test(t));
+    expect(claimsAt).toHaveLength(2);
+    expect(firstRecord).toBeGreaterThan(claimsAt[1]!);
+    const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blast.body.id}::uuid group by status`.execute(srv.context.db);
+    expect(sent.rows).toEqual([{ status: 'sent', n }]);
+    const carrier = await sql<{
+      rows: number;
+      repeated: number;
+    }>`select count(*)::int as rows, count(*) filter (where send_calls > 1)::int as repeated
+      from simulator_messages s join messages m on m.id::text = split_part(s.dedupe_key, ':', 1)
+      where m.blast_id = ${blast.body.id}::uuid`.execute(srv.context.db);
+    expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
+  });
+
+  it("claims a blast batch whole in its sender's next window when other batches took this one", async () => {
+    // The sandbox sender takes 10,000 a second, more than a batch: a window another batch used up is waited for (at
+    // most a second), and the batch is claimed once, whole — not claimed in part and woken again for the rest.
+    const n = 4;
+    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+      select ${org.organizationId}::uuid, '+1415' || (4000000 + g * 10 + 1)::text, 'US', '{"cohort":"window"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
+      from generate_series(1, ${n}::int) g`.execute(srv.context.db);
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'window' }] },
+    });
+    expect(segment.status, segment.text).toBe(200);
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: { name: 'Window', senderId: org.senderId, contentJson: { type: 'text', text: 'Sale' }, segmentId: segment.body.data.segmentId },
+    });
+    expect(blast.status, blast.text).toBe(201);
+    Object.assign(blastTuning, { firstBatchSize: n, batchSize: n });
+    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
+    const sender = await srv.context.db
+      .selectFrom('sender_ids')
+      .select('throughput_per_second')
+      .where('id', '=', org.senderId)
+      .executeTakeFirstOrThrow();
+    // This second's window, used up by other batches (the limiter dispatch asks: src/domain/messaging/dispatch.ts).
+    const limiter = senderLimiter(sender.throughput_per_second);
+    await limiter.delete(org.senderId);
+    await limiter.consume(org.senderId, sender.throughput_per_second);
+
+    const statements = await dispatch({
+      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId },
+    });
+    await limiter.delete(org.senderId); // the tests after this one start with a window of their own
+    expect(claims(statements)).toBe(1);
+    const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blast.body.id}::uuid group by status`.execute(srv.context.db);
+    expect(sent.rows).toEqual([{ status: 'sent', n }]);
+  });
+
   it('records a fallback chosen at dispatch with the acceptance, and before the failure of one the carrier refuses', async () => {
     // Unknown capability; the sandbox's lookup answers no RCS for numbers ending in 5–9. …0777: refused at send.
     const [taken, refused] = await Promise.all(
@@ -117,5 +213,46 @@ describe('dispatch of a batch', () => {
         [ids[1], 'SMS'],
       ]),
     );
+  });
+  it("wakes a blast batch's few messages left by id, not the whole batch again", async () => {
+    // …0503: the carrier simulator answers 503 twice, so that message waits out the outage and is sent later. Its
+    // wake job names it: its next claim reads it alone, not the batch's recipients and messages.
+    const phones = ['+14155610011', '+14155610021', '+14155610503'];
+    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+      select ${org.organizationId}::uuid, p, 'US', '{"cohort":"straggler"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
+      from unnest(${phones}::text[]) p`.execute(srv.context.db);
+    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+      key,
+      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'straggler' }] },
+    });
+    expect(segment.status, segment.text).toBe(200);
+    const blast = await call(srv, 'POST', '/v1/blasts', {
+      key,
+      body: {
+        name: 'Straggler',
+        senderId: org.senderId,
+        contentJson: { type: 'text', text: 'Sale' },
+        segmentId: segment.body.data.segmentId,
+      },
+    });
+    expect(blast.status, blast.text).toBe(201);
+    Object.assign(blastTuning, { firstBatchSize: phones.length, batchSize: phones.length });
+    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
+    await senderLimiter(10_000).delete(org.senderId);
+
+    await dispatch({ blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId } });
+    const left = await sql<{ id: string; status: string }>`select id, status from messages
+      where blast_id = ${blast.body.id}::uuid and contact_phone = ${phones[2]}`.execute(srv.context.db);
+    expect(left.rows).toEqual([{ id: expect.any(String), status: 'queued' }]);
+    const ofThisBlast = (data: DispatchJob) => data.blast?.blastId === blast.body.id || data.messageIds?.includes(left.rows[0]!.id);
+    const wakes = (await srv.context.queue!.findJobs<DispatchJob>(DISPATCH_QUEUE, { queued: true }))
+      .filter((j) => ofThisBlast(j.data))
+      .sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
+    // The batch's own wake job (queued by its acceptance), then the one for the message left, by id.
+    expect(wakes.map((j) => j.data)).toEqual([
+      { blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId } },
+      { messageIds: [left.rows[0]!.id] },
+    ]);
   });
 });

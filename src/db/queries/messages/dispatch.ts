@@ -62,14 +62,18 @@ export async function claimDue(
 }
 
 // System handle: the outbox dispatcher works on the messages of every organization.
-/** When the scope's next message falls due (held, backing off, rate-limited, or leased to a worker); null when none. */
-export async function nextDue(db: Db, scope: DispatchScope): Promise<Date | null> {
+/**
+ * When the scope's next message falls due (held, backing off, rate-limited, or leased to a worker); null when none.
+ * With the ids of the messages left when there are at most `few` of them (else null), read in the same pass.
+ */
+export async function nextDue(db: Db, scope: DispatchScope, few = 0): Promise<{ at: Date; ids: string[] | null } | null> {
   const row = (
-    await sql<{ at: Date | null }>`
-    select min(m.dispatch_at) as at from messages m
+    await sql<{ at: Date | null; n: number; ids: string[] | null }>`
+    select min(m.dispatch_at) as at, count(*)::int as n, (array_agg(m.id))[1:${few}::int] as ids from messages m
     where ${scopeOf(scope)} and m.dispatch_at is not null and m.status in ('queued', 'held', 'sending')`.execute(db)
   ).rows[0];
-  return row?.at ?? null;
+  if (!row?.at) return null;
+  return { at: row.at, ids: row.n <= few ? (row.ids ?? []) : null };
 }
 
 export type AcceptedByProvider = {
