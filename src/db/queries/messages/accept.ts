@@ -261,6 +261,17 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
       ${cv.join}
     ),`;
   }
+  // The tracked links' rows, when a content has links: without them the statement has no insert into message_links
+  // (its plan, opened and initialised at each execution, is the cost of a direct send's statement: issue 38, m1).
+  const links = a.contents.some((c) => c.links !== null)
+    ? sql`,
+    links as (
+      insert into message_links (code, organization_id, message_id, contact_id, blast_id, url)
+      select s.link_token || substr(${LINK_INDEX_CHARACTERS}, u.n::int, 1), ${orgId}::uuid, s.message_id, s.contact_id, ${a.blastId ?? null}::uuid, u.url
+      from s cross join lateral jsonb_array_elements_text(s.link_urls) with ordinality u(url, n)
+      where s.skip_reason is null and s.link_token is not null
+    )`
+    : sql``;
   // Each message's program, brand and campaign registration (migration 0059): its sender's attribution, read once
   // for the set's sender, or per message when a fallback is carried by another sender.
   const attribution = carried
@@ -328,13 +339,7 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
         ${fallbackSenderCol}, attribution.program_id, attribution.brand_registration_id, attribution.campaign_registration_id
       from s ${attribution} where s.skip_reason is null
       returning *
-    ),
-    links as (
-      insert into message_links (code, organization_id, message_id, contact_id, blast_id, url)
-      select s.link_token || substr(${LINK_INDEX_CHARACTERS}, u.n::int, 1), ${orgId}::uuid, s.message_id, s.contact_id, ${a.blastId ?? null}::uuid, u.url
-      from s cross join lateral jsonb_array_elements_text(s.link_urls) with ordinality u(url, n)
-      where s.skip_reason is null and s.link_token is not null
-    )${marked}${wakeCtes(wake)}
+    )${links}${marked}${wakeCtes(wake)}
     ${tail}`;
 }
 
