@@ -2,7 +2,7 @@
 //  (m1) POST /v1/messages/send through the full pipeline (auth, validation, compliance gate, channel plan,
 //      pricing, persist, dispatch enqueue) in an API process without workers, next to the bare baseline
 //  (m2) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
-import { cpuMsOf } from './process-cpu.ts';
+import { cpuMsOf, postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import autocannon from 'autocannon';
@@ -59,8 +59,11 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
 
     // (m1) sends per second, API process without workers. BENCH_M_COMPARE=<dir>: the API of another checkout (main's)
     // runs too, on this database, in the same alternating rounds, so a change is measured against what it changes on
-    // the same machine noise. Each side's API CPU per send is read from /proc (user + system ticks of 10 ms).
-    // BENCH_CPU_PROF=<dir>: this checkout's API writes a V8 CPU profile there when it stops.
+    // the same machine noise. Each side's API CPU per send is read from /proc (user + system ticks of 10 ms), and so
+    // is PostgreSQL's: every process of the server (its backends, WAL writer, checkpointer…), which spent about twice
+    // the API's time per send (issue 38). BENCH_CPU_PROF=<dir>: this checkout's API writes a V8 CPU profile there
+    // when it stops. BENCH_STATEMENTS=1: the statements of this checkout's last round, with their plan and execution
+    // time and buffers per call (pg_stat_statements).
     const compareDir = process.env.BENCH_M_COMPARE;
     const cpuProf = process.env.BENCH_CPU_PROF;
     const startApi = async (cwd: string | undefined, prof: boolean) => {
@@ -69,7 +72,12 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
       const child = spawn(process.execPath, args, { cwd, env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0' }, stdio: 'ignore' });
       ctx.children.push(child);
       await ctx.waitFor(`http://127.0.0.1:${port}/health`);
-      return { port, child, label: cwd ?? 'this checkout', runs: [] as Array<{ rps: number; p99: number; cpuUs: number | undefined }> };
+      return {
+        port,
+        child,
+        label: cwd ?? 'this checkout',
+        runs: [] as Array<{ rps: number; p99: number; cpuUs: number | undefined; pgUs: number | undefined }>,
+      };
     };
     const sides = [await startApi(undefined, true), ...(compareDir ? [await startApi(compareDir, false)] : [])];
     let n = 0;
@@ -79,7 +87,13 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
         messageType: 'TRANSACTIONAL',
         content: { type: 'text', text: 'Your order has shipped and arrives Thursday.' },
       });
+    const postmaster = await postmasterOf(db);
+    const pgSeen = new Map<number, number>();
+    const m1Statements = process.env.BENCH_STATEMENTS === '1';
+    let lastStatements: string[] = [];
     const sends = async (side: (typeof sides)[number], duration: number) => {
+      if (m1Statements && side === sides[0]) await sql`select pg_stat_statements_reset()`.execute(db);
+      const pgBefore = serviceCpu([], postmaster, pgSeen);
       const cpuBefore = cpuMsOf(side.child.pid!);
       const result = await autocannon({
         url: `http://127.0.0.1:${side.port}/v1/messages/send`,
@@ -90,9 +104,16 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
         requests: [{ setupRequest: (req) => ({ ...req, body: bodyFor() }) }],
       });
       const cpuAfter = cpuMsOf(side.child.pid!);
-      if (result.non2xx > 0 || result.errors > 0) throw new Error(`send bench: ${result.non2xx} non-2xx, ${result.errors} errors`);
+      const pgAfter = serviceCpu([], postmaster, pgSeen);
+      if (m1Statements && side === sides[0]) lastStatements = await topStatements(db, 6);
+      if (result.non2xx > 0 || result.errors > 0)
+        throw new Error(`send bench: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors`);
       const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / result.requests.total : undefined;
-      return { rps: result.requests.average, p99: result.latency.p99, cpuUs };
+      const pgUs =
+        pgBefore !== null && pgAfter !== null && postmaster !== null
+          ? ((pgAfter - pgBefore) * 1e6) / USER_HZ / result.requests.total
+          : undefined;
+      return { rps: result.requests.average, p99: result.latency.p99, cpuUs, pgUs };
     };
     // A warm-up (as (b) has: connections, prepared statements, JIT), then the median of the rounds, the sides alternating.
     for (const side of sides) await sends(side, 2);
@@ -103,21 +124,29 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     const summary = (runs: (typeof sides)[number]['runs']) => {
       const cpu = runs.flatMap((r) => (r.cpuUs === undefined ? [] : [r.cpuUs]));
-      return { rps: median(runs.map((r) => r.rps)), p99: median(runs.map((r) => r.p99)), cpuUs: cpu.length ? median(cpu) : undefined };
+      const pg = runs.flatMap((r) => (r.pgUs === undefined ? [] : [r.pgUs]));
+      return {
+        rps: median(runs.map((r) => r.rps)),
+        p99: median(runs.map((r) => r.p99)),
+        cpuUs: cpu.length ? median(cpu) : undefined,
+        pgUs: pg.length ? median(pg) : undefined,
+      };
     };
-    const cpuText = (us: number | undefined) => (us === undefined ? '' : `, API CPU ${fmt(us)} µs per send`);
+    const cpuText = (us: number | undefined, pgUs: number | undefined) =>
+      `${us === undefined ? '' : `, API CPU ${fmt(us)} µs per send`}${pgUs === undefined ? '' : `, PostgreSQL CPU ${fmt(pgUs)} µs per send`}`;
     const result = summary(sides[0]!.runs);
     for (const side of sides) side.child.kill('SIGTERM');
     const met = result.rps >= 1000 && result.p99 < 50;
     lines.push(
-      `(m1) POST /v1/messages/send, full pipeline, API process without workers, median of ${ctx.rounds} ${ctx.seconds}s rounds (load average ${fmt(loadavg()[0]!, 1)}): ${fmt(result.rps)} sends/s, p99 ${result.p99} ms${cpuText(result.cpuUs)} (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`,
+      `(m1) POST /v1/messages/send, full pipeline, API process without workers, median of ${ctx.rounds} ${ctx.seconds}s rounds (load average ${fmt(loadavg()[0]!, 1)}): ${fmt(result.rps)} sends/s, p99 ${result.p99} ms${cpuText(result.cpuUs, result.pgUs)} (${met ? 'goal ≥ 1,000/s with p99 < 50 ms ✓' : '✗ MISSED goal ≥ 1,000/s with p99 < 50 ms'})`,
     );
     for (const side of sides) {
       const s = summary(side.runs);
       lines.push(
-        `      ${side.label}: median ${fmt(s.rps)} sends/s, p99 ${s.p99} ms${cpuText(s.cpuUs)}; rounds: ${side.runs.map((r) => `${fmt(r.rps)}/s p99 ${r.p99} ms${r.cpuUs === undefined ? '' : ` ${fmt(r.cpuUs)} µs`}`).join(', ')}`,
+        `      ${side.label}: median ${fmt(s.rps)} sends/s, p99 ${s.p99} ms${cpuText(s.cpuUs, s.pgUs)}; rounds: ${side.runs.map((r) => `${fmt(r.rps)}/s p99 ${r.p99} ms${r.cpuUs === undefined ? '' : ` API ${fmt(r.cpuUs)} µs`}${r.pgUs === undefined ? '' : ` PostgreSQL ${fmt(r.pgUs)} µs`}`).join(', ')}`,
       );
     }
+    if (lastStatements.length) lines.push(`      statements of this checkout's last round (pg_stat_statements):`, ...lastStatements);
     lines.push(
       `      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.rps / ctx.baselineRps) * 100, 1)}% — a send is 2 statements, the read and the accepting statement (test/send-statements.test.ts)`,
     );

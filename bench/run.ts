@@ -59,9 +59,10 @@ Options: --seconds N (part x's mixed phase, default 60). BENCH_B_COMPARE=<dir>: 
   another checkout (main's) in the same alternating rounds. BENCH_A_COMPARE=<dir>: part a also starts another
   checkout, alternating with this one; BENCH_A_STARTS: starts per side (5, or 11 with BENCH_A_COMPARE).
 Environment: BENCH_SECONDS (5), BENCH_CONNECTIONS (20), BENCH_ROUNDS (3), BENCH_NOTE,
-  BENCH_STATEMENTS=1 (load pg_stat_statements; parts i, m2 and l print the statements that took the database's time),
+  BENCH_STATEMENTS=1 (load pg_stat_statements; parts i, m1, m2 and l print the statements that took the database's time),
   BENCH_BLAST_RECIPIENTS (part l, 1,000,000), BENCH_CPU_PROF=<dir> (part l: the worker's V8 CPU profile; part m1: the API's).
-  BENCH_M_COMPARE=<dir>: part m1 also runs the API of another checkout (main's) in the same alternating rounds.
+  BENCH_M_COMPARE=<dir>: part m1 also runs the API of another checkout (main's) in the same alternating rounds (it
+  must accept this checkout's migrations: a branch with a migration main lacks is compared in separate runs).
   BENCH_M2=0: part m stops after m1.
 A figure that misses its goal is marked ✗ MISSED.`;
 

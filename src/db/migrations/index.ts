@@ -63,6 +63,7 @@ export const migrations: Record<string, () => Promise<Migration>> = {
   '0055_message_status_writes_hot': () => import('./0055_message_status_writes_hot.ts'),
   '0056_carrier_prefix_lengths': () => import('./0056_carrier_prefix_lengths.ts'),
   '0057_inbound_message_key': () => import('./0057_inbound_message_key.ts'),
+  '0059_message_attribution_per_statement': () => import('./0059_message_attribution_per_statement.ts'),
   '0060_contacts_import_indexes': () => import('./0060_contacts_import_indexes.ts'),
 };
 

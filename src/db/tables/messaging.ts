@@ -84,8 +84,9 @@ export interface MessagesTable {
   /** The blast this message was sent for (migration 0043). */
   blast_id: Generated<string | null>;
   /**
-   * The sender's program and its brand and campaign registrations when the message was stored: set by the
-   * messages_attribute trigger (migration 0043), never rewritten by later program changes.
+   * The sender's program and its brand and campaign registrations when the message was stored (sender_attribution,
+   * migration 0059): written by the acceptance statement for an outbound message, by the messages_attribute trigger
+   * for an inbound one; never rewritten by later program changes.
    */
   program_id: Generated<string | null>;
   brand_registration_id: Generated<string | null>;

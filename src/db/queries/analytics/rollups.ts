@@ -16,7 +16,7 @@ export type RollupFilter = {
   senderId?: string;
   /**
    * Brand / campaign registration filters: the registrations of the sender's program when each message was stored
-   * (messages_attribute, migration 0043), a dimension of every rollup level. An unknown id matches no message.
+   * (sender_attribution, migration 0059), a dimension of every rollup level. An unknown id matches no message.
    */
   brandId?: string;
   campaignId?: string;

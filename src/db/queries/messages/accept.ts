@@ -261,6 +261,25 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
       ${cv.join}
     ),`;
   }
+  // The tracked links' rows, when a content has links: without them the statement has no insert into message_links
+  // (its plan, opened and initialised at each execution, is the cost of a direct send's statement: issue 38, m1).
+  const links = a.contents.some((c) => c.links !== null)
+    ? sql`,
+    links as (
+      insert into message_links (code, organization_id, message_id, contact_id, blast_id, url)
+      select s.link_token || substr(${LINK_INDEX_CHARACTERS}, u.n::int, 1), ${orgId}::uuid, s.message_id, s.contact_id, ${a.blastId ?? null}::uuid, u.url
+      from s cross join lateral jsonb_array_elements_text(s.link_urls) with ordinality u(url, n)
+      where s.skip_reason is null and s.link_token is not null
+    )`
+    : sql``;
+  // Each message's program, brand and campaign registration (migration 0059): its sender's attribution, read once
+  // for the set's sender, or per message when a fallback is carried by another sender.
+  const attribution = carried
+    ? sql`left join lateral sender_attribution(${orgId}::uuid, s.send_sender) attribution on true`
+    : sql`left join attribution on true`;
+  const attributionCte = carried
+    ? sql``
+    : sql`attribution as materialized (select * from sender_attribution(${orgId}::uuid, ${a.senderId}::uuid)),`;
   // A direct send's statement has one shape: prepared once per connection (src/db/prepared.ts).
   return sql`${sql.raw(a.blastId ? '' : '/* prepared:accept-one */')}
     with v as (
@@ -285,6 +304,7 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ),
     g as materialized (${gateRows(orgId, a.recipients, a.gate)}),
     ${plan}
+    ${attributionCte}
     s as materialized (
       select d.*, coalesce(d.block_code, case when d.route is null then ${a.noRoute}::text end) as skip_reason,
         case when d.route = 'fallback' then d.fb_channel else ${a.requested} end as planned_channel,
@@ -310,22 +330,16 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
       insert into messages (id, organization_id, conversation_id, contact_id, contact_phone, sender_id, direction, requested_channel,
         planned_channel, fallback_used, fallback_reason, fallback_allowed, message_type, status, content, segments, encoding,
         estimated_cost_units, held_until, origin, dispatch_at, blast_id, carrier, bot_id, event_trigger_id, acquisition_campaign_id,
-        fallback_sender_id)
+        fallback_sender_id, program_id, brand_registration_id, campaign_registration_id)
       select s.message_id, ${orgId}::uuid, s.conversation_id, s.contact_id, s.phone, ${senderCol}, 'outbound', ${a.requested},
         s.planned_channel, s.route = 'fallback', case when s.route = 'fallback' then 'RCS_NOT_SUPPORTED' end, ${fallbackAllowedCol}, ${a.messageType},
         case when s.held_until is null then 'queued' else 'held' end, s.sent_content, s.segments, s.encoding,
         s.cost_units, s.held_until, ${a.origin}, coalesce(s.held_until, now()), ${a.blastId ?? null}::uuid, ${ORIGINAL_CARRIER},
         ${a.origins.botId}::uuid, ${a.origins.eventTriggerId}::text, ${a.origins.acquisitionCampaignId}::uuid,
-        ${fallbackSenderCol}
-      from s where s.skip_reason is null
+        ${fallbackSenderCol}, attribution.program_id, attribution.brand_registration_id, attribution.campaign_registration_id
+      from s ${attribution} where s.skip_reason is null
       returning *
-    ),
-    links as (
-      insert into message_links (code, organization_id, message_id, contact_id, blast_id, url)
-      select s.link_token || substr(${LINK_INDEX_CHARACTERS}, u.n::int, 1), ${orgId}::uuid, s.message_id, s.contact_id, ${a.blastId ?? null}::uuid, u.url
-      from s cross join lateral jsonb_array_elements_text(s.link_urls) with ordinality u(url, n)
-      where s.skip_reason is null and s.link_token is not null
-    )${marked}${wakeCtes(wake)}
+    )${links}${marked}${wakeCtes(wake)}
     ${tail}`;
 }
 
