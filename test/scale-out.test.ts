@@ -227,4 +227,43 @@ describe('exactly once to the handset', () => {
     for (const m of await blastMessages())
       expect(m.provider_message_id).toBe(handset.find((h) => h.dedupe_key === m.id)!.provider_message_id);
   }, 120_000);
+
+  it('a message found without RCS at dispatch carries its fallback plan before it is handed over', async () => {
+    // A carrier's receipt can come back before the dispatcher records the provider's acceptance (the simulator's
+    // and Twilio's callbacks can): the message it finds must already say that its SMS fallback carries it, and
+    // why, or `message.delivered` announces `fallbackUsed: false`. A worker killed between the send and the record
+    // leaves the message as such a receipt finds it.
+    // The workers the tests above left running would dispatch these messages themselves: only the crashing one may.
+    for (const c of children) c.kill('SIGKILL');
+    const org = await srv.newOrg('Plan before send org');
+    const rows = Array.from({ length: 4 }, (_, i) => ({
+      organization_id: org.organizationId,
+      phone: `+1628301${String(i).padStart(3, '0')}7`, // last digit 7: no RCS on the simulator
+      attributes: '{}',
+      rcs_capable: null, // unknown: dispatch asks the carrier
+      consent_type: 'MARKETING',
+    }));
+    const list = await srv.context.db.insertInto('contacts').values(rows).returning('id').execute();
+    const ids: string[] = [];
+    for (const c of list) {
+      const res = await call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId: c.id, messageType: 'TRANSACTIONAL', content: { type: 'text', text: 'plan test' } },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.data.fallbackReason).toBeNull(); // planned on RCS: the capability is not known yet
+      ids.push(res.body.data.messageId);
+    }
+    const crashing = await start('src/worker.ts', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
+    expect(await new Promise((r) => crashing.child.on('exit', r))).toBe(137);
+    const unrecorded = await srv.context.db
+      .selectFrom('messages')
+      .select(['status', 'planned_channel', 'fallback_used', 'fallback_reason'])
+      .where('id', 'in', ids)
+      .where('status', '=', 'sending')
+      .execute();
+    expect(unrecorded.length).toBeGreaterThan(0);
+    for (const m of unrecorded)
+      expect(m).toMatchObject({ planned_channel: 'SMS', fallback_used: true, fallback_reason: 'RCS_NOT_SUPPORTED' });
+  }, 120_000);
 });

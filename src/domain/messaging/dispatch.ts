@@ -437,22 +437,18 @@ async function sendBatch(
     return { accepted: [], moved: 0 };
   }
   const { channels, moved, fallbacks } = await resolveChannels(app, provider, messages, sender, rule);
-  // The fallbacks planned now are written with the message's next write: with its acceptance by the provider
-  // (recordAccepted) — one update of the message fewer — or, for one that is not sent or not taken, before its
-  // failure is settled, so that it waits or fails with its plan as before.
+  // The fallbacks planned now are written before the provider is called, not with the acceptance's record: a
+  // carrier's receipt may come back before that record (the simulator's and Twilio's status callbacks can), and the
+  // message it finds must already say that it goes by its fallback and why, or its `message.delivered` would
+  // announce `fallbackUsed: false`. One statement, only for a batch with such fallbacks.
+  await q.planFallbacks(app.db, fallbacks);
   const plans = new Map(fallbacks.map((f) => [f.id, f]));
-  const writePlans = (unsent: readonly Claimed[]) =>
-    q.planFallbacks(
-      app.db,
-      unsent.flatMap((m) => plans.get(m.id) ?? []),
-    );
   const rendered = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent, settings) }] : [];
   });
   const { kept: ready, tooLarge } = await fitMmsMedia(app, rendered, settings);
   if (tooLarge.length) {
-    await writePlans(tooLarge.map((t) => t.message));
     for (const { message, text } of tooLarge) await fail(app, message, sender, 'MEDIA_TOO_LARGE', text);
   }
   if (ready.length === 0) return { accepted: [], moved };
@@ -478,7 +474,6 @@ async function sendBatch(
   // Fault injection for the crash test (test/scale-out.test.ts): die between "sent" and "recorded".
   if (process.env.MSA_FAULT === 'crash-after-provider-send') process.exit(137);
   recordProviderOutcomes(app, provider, outcomes);
-  await writePlans(ready.flatMap(({ message }, i) => (outcomes[i]!.ok ? [] : [message])));
   const accepted: Accepted[] = [];
   await Promise.all(
     ready.map(async ({ message, channel, rendering }, i) => {
@@ -631,8 +626,8 @@ async function recordAccepted(
  * on the contact); a handset without RCS gets the SMS/MMS fallback when allowed, otherwise the message fails. A
  * provider that carries RCS without a capability lookup (a Twilio Messaging Service) is handed the RCS message and
  * falls back itself; one that carries no RCS sends the fallback. The answers of a batch are written in one statement
- * (a blast batch holds thousands); the fallbacks are answered, for sendBatch to write with each message's next
- * write. A fallback that another sender carries (an RCS
+ * (a blast batch holds thousands); the fallbacks are answered, for sendBatch to write before it calls the provider.
+ * A fallback that another sender carries (an RCS
  * agent's, recorded at acceptance: `fallback_sender_id`) is not sent here: the message moves to that sender
  * (moveToFallbackSenders) — found now, or planned by a receipt whose RCS delivery failed.
  */

@@ -94,7 +94,7 @@ export type AcceptedByProvider = {
  * that came before this record (the carrier answers fast): it keeps its status, and a fallback that receipt queued
  * keeps its plan (channel, segments, encoding, cost), which this send on the first channel must not overwrite. A
  * message sent by the fallback this dispatch planned (`fallbackReason`) records that plan whatever its status, as
- * planFallbacks would have before the send: no receipt plans a fallback of a message sent by its fallback.
+ * planFallbacks wrote before the send: no receipt plans a fallback of a message sent by its fallback.
  */
 export async function recordAccepted(db: Db, provider: string, accepted: AcceptedByProvider[]): Promise<MessageRow[]> {
   if (accepted.length === 0) return [];
@@ -205,8 +205,8 @@ export type FallbackPlan = { organizationId: string; id: string; channel: string
 
 // System handle: the outbox dispatcher works on the messages of every organization.
 /**
- * Plans the fallback of messages that were not sent (or not taken) after it was chosen, in one statement; a sent one
- * records its plan with its acceptance (recordAccepted).
+ * Plans the fallback chosen at dispatch of claimed messages, in one statement, before they are handed to the
+ * provider (a receipt may come back before their acceptance is recorded: it must find the plan).
  */
 export async function planFallbacks(db: Db, rows: readonly FallbackPlan[]): Promise<void> {
   if (rows.length === 0) return;
