@@ -40,39 +40,45 @@ async function dispatch(job: DispatchJob): Promise<string[]> {
 
 const claims = (statements: string[]) => statements.filter((t) => t.includes('with due as')).length;
 
+/**
+ * A blast to `phones` (new contacts of cohort `cohort`, RCS capable, marketing consent, quiet hours that never apply),
+ * created through the API; answers its id.
+ */
+async function blastTo(cohort: string, phones: string[]): Promise<string> {
+  await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
+    select ${org.organizationId}::uuid, p, 'US', jsonb_build_object('cohort', ${cohort}::text), true, 'MARKETING', 'UTC', '00:00', '00:00'
+    from unnest(${phones}::text[]) p`.execute(srv.context.db);
+  const segment = await call(srv, 'POST', '/v1/segments/resolve', {
+    key,
+    body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: cohort }] },
+  });
+  expect(segment.status, segment.text).toBe(200);
+  const blast = await call(srv, 'POST', '/v1/blasts', {
+    key,
+    body: { name: cohort, senderId: org.senderId, contentJson: { type: 'text', text: 'Sale' }, segmentId: segment.body.data.segmentId },
+  });
+  expect(blast.status, blast.text).toBe(201);
+  return blast.body.id as string;
+}
+
+/** `n` numbers ending in 1 (RCS capable in the carrier sandbox, no magic suffix) from `base`. */
+const numbers = (base: number, n: number) => Array.from({ length: n }, (_, g) => `+1415${base + (g + 1) * 10 + 1}`);
+
 describe('dispatch of a batch', () => {
   it('claims a blast batch of 1,200 in one statement and hands each recipient over once', async () => {
     const n = 1200;
-    // Numbers ending in 1: RCS capable in the carrier sandbox, no magic suffix. Quiet hours that never apply.
-    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
-      select ${org.organizationId}::uuid, '+1415' || (2000000 + g * 10 + 1)::text, 'US', '{"cohort":"batch"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
-      from generate_series(1, ${n}::int) g`.execute(srv.context.db);
-    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
-      key,
-      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'batch' }] },
-    });
-    expect(segment.status, segment.text).toBe(200);
-    const blast = await call(srv, 'POST', '/v1/blasts', {
-      key,
-      body: {
-        name: 'One batch',
-        senderId: org.senderId,
-        contentJson: { type: 'text', text: 'Sale' },
-        segmentId: segment.body.data.segmentId,
-      },
-    });
-    expect(blast.status, blast.text).toBe(201);
+    const blastId = await blastTo('batch', numbers(2000000, n));
     blastTuning.firstBatchSize = n; // the whole audience in batch 0
-    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
-    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
+    expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch: 0 });
 
     const statements = await dispatch({
-      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId },
+      blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId },
     });
 
     expect(claims(statements)).toBe(1);
     const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
-      where organization_id = ${org.organizationId}::uuid and blast_id = ${blast.body.id}::uuid group by status`.execute(srv.context.db);
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blastId}::uuid group by status`.execute(srv.context.db);
     expect(sent.rows).toEqual([{ status: 'sent', n }]);
     const carrier = await sql<{
       rows: number;
@@ -86,32 +92,15 @@ describe('dispatch of a batch', () => {
     // Two wake jobs in one fetch (the queue fetches every one queued): the second batch is claimed while the first
     // is still with the carrier, not after its acceptance is recorded.
     const n = 6;
-    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
-      select ${org.organizationId}::uuid, '+1415' || (3000000 + g * 10 + 1)::text, 'US', '{"cohort":"lanes"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
-      from generate_series(1, ${n}::int) g`.execute(srv.context.db);
-    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
-      key,
-      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'lanes' }] },
-    });
-    expect(segment.status, segment.text).toBe(200);
-    const blast = await call(srv, 'POST', '/v1/blasts', {
-      key,
-      body: {
-        name: 'Two batches',
-        senderId: org.senderId,
-        contentJson: { type: 'text', text: 'Sale' },
-        segmentId: segment.body.data.segmentId,
-      },
-    });
-    expect(blast.status, blast.text).toBe(201);
+    const blastId = await blastTo('lanes', numbers(3000000, n));
     Object.assign(blastTuning, { firstBatchSize: n / 2, batchSize: n / 2 });
-    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
-    for (const batch of [0, 1]) await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch });
+    expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
+    for (const batch of [0, 1]) await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch });
 
     // Both batches fit in the sender's window (10,000 a second): none of it used by the tests before.
     await senderLimiter(10_000).delete(org.senderId);
     const scope = (batch: number) => ({
-      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch, senderId: org.senderId },
+      blast: { organizationId: org.organizationId, blastId: blastId, batch, senderId: org.senderId },
     });
     const seen: string[] = [];
     await watchingStatements(
@@ -123,14 +112,14 @@ describe('dispatch of a batch', () => {
     expect(claimsAt).toHaveLength(2);
     expect(firstRecord).toBeGreaterThan(claimsAt[1]!);
     const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
-      where organization_id = ${org.organizationId}::uuid and blast_id = ${blast.body.id}::uuid group by status`.execute(srv.context.db);
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blastId}::uuid group by status`.execute(srv.context.db);
     expect(sent.rows).toEqual([{ status: 'sent', n }]);
     const carrier = await sql<{
       rows: number;
       repeated: number;
     }>`select count(*)::int as rows, count(*) filter (where send_calls > 1)::int as repeated
       from simulator_messages s join messages m on m.id::text = split_part(s.dedupe_key, ':', 1)
-      where m.blast_id = ${blast.body.id}::uuid`.execute(srv.context.db);
+      where m.blast_id = ${blastId}::uuid`.execute(srv.context.db);
     expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
   });
 
@@ -138,22 +127,10 @@ describe('dispatch of a batch', () => {
     // The sandbox sender takes 10,000 a second, more than a batch: a window another batch used up is waited for (at
     // most a second), and the batch is claimed once, whole — not claimed in part and woken again for the rest.
     const n = 4;
-    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
-      select ${org.organizationId}::uuid, '+1415' || (4000000 + g * 10 + 1)::text, 'US', '{"cohort":"window"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
-      from generate_series(1, ${n}::int) g`.execute(srv.context.db);
-    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
-      key,
-      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'window' }] },
-    });
-    expect(segment.status, segment.text).toBe(200);
-    const blast = await call(srv, 'POST', '/v1/blasts', {
-      key,
-      body: { name: 'Window', senderId: org.senderId, contentJson: { type: 'text', text: 'Sale' }, segmentId: segment.body.data.segmentId },
-    });
-    expect(blast.status, blast.text).toBe(201);
+    const blastId = await blastTo('window', numbers(4000000, n));
     Object.assign(blastTuning, { firstBatchSize: n, batchSize: n });
-    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
-    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
+    expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch: 0 });
     const sender = await srv.context.db
       .selectFrom('sender_ids')
       .select('throughput_per_second')
@@ -165,12 +142,12 @@ describe('dispatch of a batch', () => {
     await limiter.consume(org.senderId, sender.throughput_per_second);
 
     const statements = await dispatch({
-      blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId },
+      blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId },
     });
     await limiter.delete(org.senderId); // the tests after this one start with a window of their own
     expect(claims(statements)).toBe(1);
     const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
-      where organization_id = ${org.organizationId}::uuid and blast_id = ${blast.body.id}::uuid group by status`.execute(srv.context.db);
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blastId}::uuid group by status`.execute(srv.context.db);
     expect(sent.rows).toEqual([{ status: 'sent', n }]);
   });
 
@@ -218,40 +195,23 @@ describe('dispatch of a batch', () => {
     // …0503: the carrier simulator answers 503 twice, so that message waits out the outage and is sent later. Its
     // wake job names it: its next claim reads it alone, not the batch's recipients and messages.
     const phones = ['+14155610011', '+14155610021', '+14155610503'];
-    await sql`insert into contacts (organization_id, phone, phone_country, attributes, rcs_capable, consent_type, time_zone, quiet_hours_start, quiet_hours_end)
-      select ${org.organizationId}::uuid, p, 'US', '{"cohort":"straggler"}'::jsonb, true, 'MARKETING', 'UTC', '00:00', '00:00'
-      from unnest(${phones}::text[]) p`.execute(srv.context.db);
-    const segment = await call(srv, 'POST', '/v1/segments/resolve', {
-      key,
-      body: { conditions: [{ type: 'attribute', attribute: 'cohort', op: 'eq', value: 'straggler' }] },
-    });
-    expect(segment.status, segment.text).toBe(200);
-    const blast = await call(srv, 'POST', '/v1/blasts', {
-      key,
-      body: {
-        name: 'Straggler',
-        senderId: org.senderId,
-        contentJson: { type: 'text', text: 'Sale' },
-        segmentId: segment.body.data.segmentId,
-      },
-    });
-    expect(blast.status, blast.text).toBe(201);
+    const blastId = await blastTo('straggler', phones);
     Object.assign(blastTuning, { firstBatchSize: phones.length, batchSize: phones.length });
-    expect((await call(srv, 'POST', `/v1/blasts/${blast.body.id}/send`, { key })).status).toBe(200);
-    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blast.body.id, batch: 0 });
+    expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch: 0 });
     await senderLimiter(10_000).delete(org.senderId);
 
-    await dispatch({ blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId } });
+    await dispatch({ blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId } });
     const left = await sql<{ id: string; status: string }>`select id, status from messages
-      where blast_id = ${blast.body.id}::uuid and contact_phone = ${phones[2]}`.execute(srv.context.db);
+      where blast_id = ${blastId}::uuid and contact_phone = ${phones[2]}`.execute(srv.context.db);
     expect(left.rows).toEqual([{ id: expect.any(String), status: 'queued' }]);
-    const ofThisBlast = (data: DispatchJob) => data.blast?.blastId === blast.body.id || data.messageIds?.includes(left.rows[0]!.id);
+    const ofThisBlast = (data: DispatchJob) => data.blast?.blastId === blastId || data.messageIds?.includes(left.rows[0]!.id);
     const wakes = (await srv.context.queue!.findJobs<DispatchJob>(DISPATCH_QUEUE, { queued: true }))
       .filter((j) => ofThisBlast(j.data))
       .sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
     // The batch's own wake job (queued by its acceptance), then the one for the message left, by id.
     expect(wakes.map((j) => j.data)).toEqual([
-      { blast: { organizationId: org.organizationId, blastId: blast.body.id, batch: 0, senderId: org.senderId } },
+      { blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId } },
       { messageIds: [left.rows[0]!.id] },
     ]);
   });
