@@ -4,7 +4,9 @@
 //  (m2) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
 import { cpuMsOf, postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { loadavg } from 'node:os';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadavg, tmpdir } from 'node:os';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { createDb } from '../src/db/database.ts';
@@ -27,6 +29,14 @@ type Ctx = {
   connections: number;
   rounds: number;
 };
+
+/** The last error lines (pino level ≥ 50) of an API's log, for a round that failed. */
+const apiErrors = (log: string) =>
+  readFileSync(log, 'utf8')
+    .split('\n')
+    .filter((line) => /"level":(5|6)0/.test(line))
+    .slice(-5)
+    .join('\n') || '(none logged)';
 
 const fmt = (n: number, d = 0) => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d });
 
@@ -69,13 +79,22 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     const startApi = async (cwd: string | undefined, prof: boolean) => {
       const port = await ctx.freePort();
       const args = [...(prof && cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []), 'src/main.ts'];
-      const child = spawn(process.execPath, args, { cwd, env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0' }, stdio: 'ignore' });
+      // Its log goes to a file: a round that fails names the API's errors (a 5xx is a defect whatever the load).
+      const log = join(tmpdir(), `bench-m1-api-${port}.log`);
+      const out = openSync(log, 'w');
+      const child = spawn(process.execPath, args, {
+        cwd,
+        env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0' },
+        stdio: ['ignore', out, out],
+      });
+      closeSync(out);
       ctx.children.push(child);
       await ctx.waitFor(`http://127.0.0.1:${port}/health`);
       return {
         port,
         child,
         label: cwd ?? 'this checkout',
+        log,
         runs: [] as Array<{ rps: number; p99: number; cpuUs: number | undefined; pgUs: number | undefined }>,
       };
     };
@@ -107,7 +126,9 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
       const pgAfter = serviceCpu([], postmaster, pgSeen);
       if (m1Statements && side === sides[0]) lastStatements = await topStatements(db, 6);
       if (result.non2xx > 0 || result.errors > 0)
-        throw new Error(`send bench: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors`);
+        throw new Error(
+          `send bench: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors; the API's errors (${side.log}):\n${apiErrors(side.log)}`,
+        );
       const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / result.requests.total : undefined;
       const pgUs =
         pgBefore !== null && pgAfter !== null && postmaster !== null
