@@ -61,6 +61,23 @@ async function blastTo(cohort: string, phones: string[]): Promise<string> {
   return blast.body.id as string;
 }
 
+/** The blast's messages counted by status. */
+async function statusesOf(blastId: string) {
+  return (
+    await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
+      where organization_id = ${org.organizationId}::uuid and blast_id = ${blastId}::uuid group by status`.execute(srv.context.db)
+  ).rows;
+}
+
+/** The carrier simulator's rows for the blast's messages, and how many of them were sent more than once. */
+async function carrierRowsOf(blastId: string) {
+  return (
+    await sql<{ rows: number; repeated: number }>`select count(*)::int as rows, count(*) filter (where send_calls > 1)::int as repeated
+      from simulator_messages s join messages m on m.id::text = split_part(s.dedupe_key, ':', 1)
+      where m.blast_id = ${blastId}::uuid`.execute(srv.context.db)
+  ).rows[0];
+}
+
 /** `n` numbers ending in 1 (RCS capable in the carrier sandbox, no magic suffix) from `base`. */
 const numbers = (base: number, n: number) => Array.from({ length: n }, (_, g) => `+1415${base + (g + 1) * 10 + 1}`);
 
@@ -70,22 +87,15 @@ describe('dispatch of a batch', () => {
     const blastId = await blastTo('batch', numbers(2000000, n));
     blastTuning.firstBatchSize = n; // the whole audience in batch 0
     expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
-    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch: 0 });
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId, batch: 0 });
 
     const statements = await dispatch({
-      blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId },
+      blast: { organizationId: org.organizationId, blastId, batch: 0, senderId: org.senderId },
     });
 
     expect(claims(statements)).toBe(1);
-    const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
-      where organization_id = ${org.organizationId}::uuid and blast_id = ${blastId}::uuid group by status`.execute(srv.context.db);
-    expect(sent.rows).toEqual([{ status: 'sent', n }]);
-    const carrier = await sql<{
-      rows: number;
-      repeated: number;
-    }>`select count(*)::int as rows, count(*) filter (where send_calls > 1)::int as repeated
-      from simulator_messages where organization_id = ${org.organizationId}::uuid`.execute(srv.context.db);
-    expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
+    expect(await statusesOf(blastId)).toEqual([{ status: 'sent', n }]);
+    expect(await carrierRowsOf(blastId)).toEqual({ rows: n, repeated: 0 });
   });
 
   it('drains two blast batches fetched together side by side, each recipient handed over once', async () => {
@@ -95,12 +105,12 @@ describe('dispatch of a batch', () => {
     const blastId = await blastTo('lanes', numbers(3000000, n));
     Object.assign(blastTuning, { firstBatchSize: n / 2, batchSize: n / 2 });
     expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
-    for (const batch of [0, 1]) await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch });
+    for (const batch of [0, 1]) await runBatch(srv.context, { organizationId: org.organizationId, blastId, batch });
 
     // Both batches fit in the sender's window (10,000 a second): none of it used by the tests before.
     await senderLimiter(10_000).delete(org.senderId);
     const scope = (batch: number) => ({
-      blast: { organizationId: org.organizationId, blastId: blastId, batch, senderId: org.senderId },
+      blast: { organizationId: org.organizationId, blastId, batch, senderId: org.senderId },
     });
     const seen: string[] = [];
     await watchingStatements(
@@ -111,16 +121,8 @@ describe('dispatch of a batch', () => {
     const firstRecord = seen.findIndex((t) => /update messages m set\s+status = case when m\.status/.test(t));
     expect(claimsAt).toHaveLength(2);
     expect(firstRecord).toBeGreaterThan(claimsAt[1]!);
-    const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
-      where organization_id = ${org.organizationId}::uuid and blast_id = ${blastId}::uuid group by status`.execute(srv.context.db);
-    expect(sent.rows).toEqual([{ status: 'sent', n }]);
-    const carrier = await sql<{
-      rows: number;
-      repeated: number;
-    }>`select count(*)::int as rows, count(*) filter (where send_calls > 1)::int as repeated
-      from simulator_messages s join messages m on m.id::text = split_part(s.dedupe_key, ':', 1)
-      where m.blast_id = ${blastId}::uuid`.execute(srv.context.db);
-    expect(carrier.rows[0]).toEqual({ rows: n, repeated: 0 });
+    expect(await statusesOf(blastId)).toEqual([{ status: 'sent', n }]);
+    expect(await carrierRowsOf(blastId)).toEqual({ rows: n, repeated: 0 });
   });
 
   it("claims a blast batch whole in its sender's next window when other batches took this one", async () => {
@@ -130,7 +132,7 @@ describe('dispatch of a batch', () => {
     const blastId = await blastTo('window', numbers(4000000, n));
     Object.assign(blastTuning, { firstBatchSize: n, batchSize: n });
     expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
-    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch: 0 });
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId, batch: 0 });
     const sender = await srv.context.db
       .selectFrom('sender_ids')
       .select('throughput_per_second')
@@ -142,13 +144,11 @@ describe('dispatch of a batch', () => {
     await limiter.consume(org.senderId, sender.throughput_per_second);
 
     const statements = await dispatch({
-      blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId },
+      blast: { organizationId: org.organizationId, blastId, batch: 0, senderId: org.senderId },
     });
     await limiter.delete(org.senderId); // the tests after this one start with a window of their own
     expect(claims(statements)).toBe(1);
-    const sent = await sql<{ status: string; n: number }>`select status, count(*)::int as n from messages
-      where organization_id = ${org.organizationId}::uuid and blast_id = ${blastId}::uuid group by status`.execute(srv.context.db);
-    expect(sent.rows).toEqual([{ status: 'sent', n }]);
+    expect(await statusesOf(blastId)).toEqual([{ status: 'sent', n }]);
   });
 
   it('records a fallback chosen at dispatch before the hand-over, and drops it when the carrier refuses', async () => {
@@ -198,10 +198,10 @@ describe('dispatch of a batch', () => {
     const blastId = await blastTo('straggler', phones);
     Object.assign(blastTuning, { firstBatchSize: phones.length, batchSize: phones.length });
     expect((await call(srv, 'POST', `/v1/blasts/${blastId}/send`, { key })).status).toBe(200);
-    await runBatch(srv.context, { organizationId: org.organizationId, blastId: blastId, batch: 0 });
+    await runBatch(srv.context, { organizationId: org.organizationId, blastId, batch: 0 });
     await senderLimiter(10_000).delete(org.senderId);
 
-    await dispatch({ blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId } });
+    await dispatch({ blast: { organizationId: org.organizationId, blastId, batch: 0, senderId: org.senderId } });
     const left = await sql<{ id: string; status: string }>`select id, status from messages
       where blast_id = ${blastId}::uuid and contact_phone = ${phones[2]}`.execute(srv.context.db);
     expect(left.rows).toEqual([{ id: expect.any(String), status: 'queued' }]);
@@ -211,7 +211,7 @@ describe('dispatch of a batch', () => {
       .sort((a, b) => a.createdOn.getTime() - b.createdOn.getTime());
     // The batch's own wake job (queued by its acceptance), then the one for the message left, by id.
     expect(wakes.map((j) => j.data)).toEqual([
-      { blast: { organizationId: org.organizationId, blastId: blastId, batch: 0, senderId: org.senderId } },
+      { blast: { organizationId: org.organizationId, blastId, batch: 0, senderId: org.senderId } },
       { messageIds: [left.rows[0]!.id] },
     ]);
   });
