@@ -35,6 +35,18 @@ export function currentStatementScope(): StatementScope | undefined {
   return scopes.getStore();
 }
 
+/**
+ * Runs work that other requests may wait for (a single-flight read cached for the process, a take from the key's
+ * shared rate count) under the caller's statement limit but without its client's signal: the first request starts
+ * the work and the others await the same promise, so if the first one's client went away the work was refused a
+ * connection (ClientGoneError) and every request waiting on it answered 500 with it (bench part m1: 20 sends at
+ * once, as one round's clients closed while the next round's requests waited on the take a closing one started).
+ */
+export function runShared<T>(work: () => T): T {
+  const scope = scopes.getStore();
+  return scope ? scopes.run(new StatementScope(scope.timeoutMs), work) : work();
+}
+
 /** Thrown instead of handing a connection to a scope whose client has gone. */
 class ClientGoneError extends Error {
   constructor() {

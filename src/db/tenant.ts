@@ -36,6 +36,7 @@ import {
   type UnknownRow,
 } from 'kysely';
 import type { Db, TenantDb } from './database.ts';
+import { runShared } from './statement-scope.ts';
 
 interface Whereable {
   where(lhs: never, op: never, rhs: never): unknown;
@@ -55,10 +56,12 @@ let tenantTables: Promise<ReadonlySet<string>> | undefined;
 
 /** Tables with an `organization_id` column (every tenant table has one), read from the database once per process. */
 export function loadTenantTables(db: Db): Promise<ReadonlySet<string>> {
-  tenantTables ??= sql<{ table_name: string }>`
+  // Every request waits on the first one's read: runShared, so that request's client going away cancels nothing.
+  tenantTables ??= runShared(() =>
+    sql<{ table_name: string }>`
     select distinct table_name from information_schema.columns
-    where table_schema = current_schema() and column_name = 'organization_id'`
-    .execute(db)
+    where table_schema = current_schema() and column_name = 'organization_id'`.execute(db),
+  )
     .then((r) => new Set(r.rows.map((row) => row.table_name)))
     .catch((error: unknown) => {
       tenantTables = undefined;

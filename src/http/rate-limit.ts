@@ -20,6 +20,7 @@ import type { RateLimiterPostgres, RateLimiterRes } from 'rate-limiter-flexible'
 import { SIGNED_URL_PRINCIPAL, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
+import { runShared } from '../db/statement-scope.ts';
 
 /** The shared count and rate-limiter-flexible's answer class (what a refused consume() rejects with). */
 type SharedCount = { store: RateLimiterPostgres; Res: typeof RateLimiterRes };
@@ -87,7 +88,8 @@ export class KeyRateLimiter {
         return this.headers(slot, now);
       }
       if (!slot.taking) {
-        slot.taking = this.takeShared(key, slot, points - slot.held).finally(() => {
+        // Shared by the key's requests that arrive meanwhile: not cancelled by the client of the one that started it.
+        slot.taking = runShared(() => this.takeShared(key, slot, points - slot.held)).finally(() => {
           slot.taking = undefined;
         });
       }

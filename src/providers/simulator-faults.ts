@@ -4,6 +4,7 @@
 // processes run on while it changes: an environment variable is read once at start. Not in the public API: it is
 // an operator's tool for rehearsing a carrier's bad minutes (the soak, scripts/soak.ts), not a tenant's setting.
 import type { Db } from '../db/database.ts';
+import { runShared } from '../db/statement-scope.ts';
 
 const SETTING = 'simulator_transient_fault_rate';
 /** How long a process trusts the rate it read: a switch reaches every process within a second, at one read per second. */
@@ -26,12 +27,10 @@ export async function setSimulatorFaults(db: Db, transient: number): Promise<voi
 export function transientFaultRate(db: Db): Promise<number> {
   const hit = cache.get(db);
   if (hit && hit.until > Date.now()) return hit.rate;
-  const rate = db
-    .selectFrom('service_settings')
-    .select('value')
-    .where('key', '=', SETTING)
-    .executeTakeFirst()
-    .then((row) => Number(row?.value ?? 0) || 0);
+  // Shared by every caller within the TTL (runShared: not cancelled by the first one's client).
+  const rate = runShared(() => db.selectFrom('service_settings').select('value').where('key', '=', SETTING).executeTakeFirst()).then(
+    (row) => Number(row?.value ?? 0) || 0,
+  );
   cache.set(db, { until: Date.now() + TTL_MS, rate });
   rate.catch(() => cache.delete(db));
   return rate;

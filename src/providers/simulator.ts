@@ -46,6 +46,7 @@ import { inventoryRow, isInventoryNumber, matchInventory, orderOutcomeOf } from 
 import { SimulatorRegistry } from './simulator-registry.ts';
 import { transientFaultRate } from './simulator-faults.ts';
 import type { CallbackEndpoint } from './endpoint.ts';
+import { runShared } from '../db/statement-scope.ts';
 
 const SIMULATOR_CALLBACK_QUEUE = QUEUES.simulatorCallback;
 /** The sandbox platform's review answers (submitChatAppTemplate). */
@@ -65,7 +66,7 @@ const secrets = new WeakMap<Db, Promise<string>>();
 export function simulatorSecret(db: Db): Promise<string> {
   let secret = secrets.get(db);
   if (!secret) {
-    secret = loadSecret(db);
+    secret = runShared(() => loadSecret(db)); // shared by every later caller: not cancelled by the first one's client
     secrets.set(db, secret);
     secret.catch(() => secrets.delete(db));
   }

@@ -6,6 +6,7 @@ import { listPage, type Page } from '../../paging.ts';
 import type { Channel, ConversationHandledBy, ConversationSourceType, ConversationStatus } from '../../tables/enums.ts';
 import type { ConversationsTable } from '../../tables/messaging.ts';
 import { tenant, type TenantDb } from '../../tenant.ts';
+import { runShared } from '../../statement-scope.ts';
 
 export type ConversationRow = Selectable<ConversationsTable>;
 /** A conversation as the API shows it: with the contact's phone and the unread count. */
@@ -76,16 +77,17 @@ let derivedIds: Promise<boolean> | undefined;
  * conversation from before the derivation exists. Asked once per process (the answer only changes by a migration).
  */
 export function conversationIdsDerived(db: Db): Promise<boolean> {
-  derivedIds ??= sql<{ validated: boolean }>`select coalesce((select convalidated from pg_constraint
-      where conrelid = 'conversations'::regclass and conname = 'conversations_id_from_key'), false) as validated`
-    .execute(db)
-    .then(
-      (r) => r.rows[0]!.validated,
-      (error: unknown) => {
-        derivedIds = undefined; // asked again next time
-        throw error;
-      },
-    );
+  // Shared by the requests that ask meanwhile (runShared: not cancelled by the first one's client).
+  derivedIds ??= runShared(() =>
+    sql<{ validated: boolean }>`select coalesce((select convalidated from pg_constraint
+      where conrelid = 'conversations'::regclass and conname = 'conversations_id_from_key'), false) as validated`.execute(db),
+  ).then(
+    (r) => r.rows[0]!.validated,
+    (error: unknown) => {
+      derivedIds = undefined; // asked again next time
+      throw error;
+    },
+  );
   return derivedIds;
 }
 
