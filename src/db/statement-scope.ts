@@ -80,17 +80,27 @@ export class ScopedPool extends pg.Pool {
       return;
     }
     if (!callback) return super.connect().then((client) => this.checkout(client, scope));
-    super.connect((err, client, done) =>
-      err || !client ? callback(err, client, done) : callback(undefined, this.checkout(client, scope), client.release),
-    );
+    super.connect((err, client, done) => {
+      if (err || !client) return callback(err, client, done);
+      this.checkout(client, scope).then(
+        (scoped) => callback(undefined, scoped, scoped.release),
+        (error: Error) => callback(error, undefined, () => {}),
+      );
+    });
   }
 
-  private checkout(client: pg.PoolClient, scope: StatementScope | undefined): pg.PoolClient {
+  private async checkout(client: pg.PoolClient, scope: StatementScope | undefined): Promise<pg.PoolClient> {
     const timeoutMs = scope?.timeoutMs ?? 0;
     if ((applied.get(client) ?? 0) !== timeoutMs) {
-      // Not awaited: pg sends a connection's queries in order, so this runs before the caller's first statement.
-      // If it fails the connection is broken, and that statement fails too.
-      client.query(timeoutMs ? `set statement_timeout = ${Math.floor(timeoutMs)}` : 'reset statement_timeout').catch(() => {});
+      // Awaited, though pg would send it ahead of the caller's first statement: queuing a query on a connection
+      // that is running one is deprecated in pg 8 (a warning at every start) and removed in pg 9. One round trip,
+      // only when the connection's limit changes (a pool shared by requests and background jobs).
+      try {
+        await client.query(timeoutMs ? `set statement_timeout = ${Math.floor(timeoutMs)}` : 'reset statement_timeout');
+      } catch (error) {
+        client.release(error as Error); // a connection that cannot take a setting is broken: discarded
+        throw error;
+      }
       applied.set(client, timeoutMs);
     }
     const release = client.release;
