@@ -30,4 +30,12 @@ describe('the embedded server settings', () => {
     expect(embeddedDefaults(24 * 1024 ** 3).shared_buffers).toBe('4096MB');
     expect(embeddedDefaults(8 * 1024 ** 3).shared_buffers).toBe('2048MB');
   });
+
+  it.skipIf(!embedded)(
+    'has autovacuum come back every 10 s, so a queue backlog is analyzed soon (issue 38, bench parts d then m)',
+    async () => {
+      const { rows } = await sql<{ v: string }>`select current_setting('autovacuum_naptime') as v`.execute(srv.context.db);
+      expect(rows[0]!.v).toBe('10s'); // stock: 1min (test/job-table-statistics.test.ts shows what it changes)
+    },
+  );
 });
