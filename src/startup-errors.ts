@@ -11,7 +11,10 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   if (e.code && DB_UNREACHABLE.has(e.code)) return true;
   // 57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now, 08xxx connection exceptions
   if (e.code && (/^08/.test(e.code) || ['57P01', '57P02', '57P03'].includes(e.code))) return true;
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect/i.test(e.message ?? '');
+  // pg's own words for a connection that broke ('… is not queryable': a statement on a connection the server ended
+  // while it was checked out, src/db/statement-scope.ts); a wrapped error is judged by its cause.
+  if (/Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable/i.test(e.message ?? '')) return true;
+  return 'cause' in e && e.cause !== error && isDatabaseUnavailable(e.cause);
 }
 
 export function describeStartupError(error: unknown, config: Pick<Config, 'port' | 'host' | 'databaseUrl'>): string {

@@ -60,6 +60,8 @@ type Callback = (err: Error | undefined, client: pg.PoolClient | undefined, done
 const applied = new WeakMap<pg.PoolClient, number>();
 /** Connections whose backend was asked to cancel: closed on release. */
 const cancelling = new WeakSet<pg.PoolClient>();
+/** The error listener of a checked-out connection (see checkout). */
+const ignoreWhileCheckedOut = () => {};
 /** Scopes whose abort is already wired to cancellation. */
 const watched = new WeakSet<StatementScope>();
 
@@ -90,6 +92,22 @@ export class ScopedPool extends pg.Pool {
   }
 
   private async checkout(client: pg.PoolClient, scope: StatementScope | undefined): Promise<pg.PoolClient> {
+    // pg-pool takes its error listener off a connection it hands out, and Kysely adds none: a connection the server
+    // ended while it was checked out between statements (a restart, a failover, pg_terminate_backend) emitted
+    // 'error' with no listener, and the process exited on it (seen stopping the database under load). The error
+    // needs no handling here: the connection's next statement fails with it, and pg-pool discards the connection
+    // at its release (it is no longer queryable).
+    client.on('error', ignoreWhileCheckedOut);
+    const release = client.release;
+    let released = false;
+    client.release = (err?: Error | boolean) => {
+      if (!released) {
+        scope?.held.delete(client);
+        client.removeListener('error', ignoreWhileCheckedOut);
+      }
+      released = true;
+      release(err || (cancelling.has(client) ? new Error('connection retired after a cancellation') : undefined));
+    };
     const timeoutMs = scope?.timeoutMs ?? 0;
     if ((applied.get(client) ?? 0) !== timeoutMs) {
       // Awaited, though pg would send it ahead of the caller's first statement: queuing a query on a connection
@@ -103,13 +121,6 @@ export class ScopedPool extends pg.Pool {
       }
       applied.set(client, timeoutMs);
     }
-    const release = client.release;
-    let released = false;
-    client.release = (err?: Error | boolean) => {
-      if (!released) scope?.held.delete(client);
-      released = true;
-      release(err || (cancelling.has(client) ? new Error('connection retired after a cancellation') : undefined));
-    };
     if (scope?.signal) {
       scope.held.add(client);
       if (!watched.has(scope)) {
