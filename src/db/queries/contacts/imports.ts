@@ -24,7 +24,8 @@
 //   over validation, the COPY text and the garbage collector) an import costs ~11.5 s of CPU: on two cores no
 //   less than ~5.8 s while these indexes and keys stay.
 // - Dropped: the descending name index (migration 0060); the ascending one gives both sorts (contacts.ts,
-//   byNameDescending).
+//   byNameDescending). Made partial: contacts_org_rcs_created_idx holds only known RCS capabilities (migration 0065),
+//   which an imported contact never has.
 // - Kept: contacts_org_rcs_idx (see migration 0034). Measured again with contacts_org_id_idx (0054) present, at
 //   1,000,000 contacts: the list's total count 98 → 215 ms without it (797 → 17,778 buffers: a sequential scan),
 //   with rcsCap 49 → 176 ms. contacts_org_id_idx serves the blast audience's slices (keyset by id within one
