@@ -171,7 +171,7 @@ export async function lockContactsByPhone(db: TenantDb, orgId: string, phones: s
   return rows;
 }
 
-export type UpsertRow = {
+type UpsertRow = {
   phone: string;
   country: string | null;
   name: string | null;
