@@ -11,10 +11,19 @@
 // compresses only those, would save little. The trigram index alone writes ~700 B per contact and costs ~1.5-2 s of
 // the contacts COPY's ~6 s of backend CPU; it serves the list's search. Two batches write at once; sampling
 // pg_stat_activity every 20 ms during the bench's import (2 runs) found 1.55-1.6 of the two backends on CPU on
-// average, ~0.13 waiting for the worker's next statement and ~0.02 on locks: the time is the work itself. Looked at and kept, for whoever looks next (one index or setting at a time, same COPY):
+// average, ~0.13 waiting for the worker's next statement and ~0.02 on locks: the time is the work itself.
+// perf over the two batch backends (DWARF call graphs, 2026-11-29, ids drawn by the worker): COPY is 97% of their CPU;
+// index inserts 58% (the B-trees 34%, the GINs 21%, of which merging their pending lists 10.5%), the foreign keys'
+// per-row checks 29% (one SPI query each, its executor start-up ~10% and row lock ~9%: ~616,000 checks, contacts and
+// consent entries → organizations, links → contacts and → tags), reading the COPY text 7%, extending the files 7%.
+// Drawing the ids with time_ordered_uuid() had been ~5% more (OpenSSL per id): timeOrderedIds, in the worker.
+// Looked at and kept, for whoever looks next (one index or setting at a time, same COPY):
 // - fastupdate off on the trigram index: the COPY's CPU ~3x (6 → 17-21 s). A larger gin_pending_list_limit or
 //   work_mem for the batch, or merging the pending list once per batch (gin_clean_pending_list): within the noise
-//   (±0.5 s); a large pending list left behind would also be read by every search until vacuum merges it.
+//   (±0.5 s); a large pending list left behind would also be read by every search until vacuum merges it, and the
+//   next ordinary insert past the limit (an API request) would merge all of it. Measured again 2026-11-29 (both GINs
+//   at a 2 GB limit, one gin_clean_pending_list after the import, 3 alternating imports each): WAL 2,906 → 2,865
+//   B/row, CPU within the noise.
 // - What each index and key costs (issue 38; the same COPY of the bench's rows with one index or key dropped in a
 //   rolled-back transaction, backend CPU, median of 3 alternating rounds at load 3-9, so ±0.3 s): contacts
 //   ~6 s in all, of which the trigram index ~1.6 s, the attributes GIN ~0.8 s, each B-tree ~0.3-0.5 s, the key
