@@ -86,6 +86,10 @@ describe('importContacts', () => {
     const { data } = await contactsOf(key);
     expect(data.map((c: { phone: string }) => c.phone)).toEqual(['+14155550301', '+14155550302', '+14155550303', '+447400123456']);
     const [ada, king, multi, brit] = data;
+    // Ids drawn by the worker (timeOrderedIds), time-ordered like the column's default, in the file's order.
+    const ids = data.map((c: { id: string }) => c.id);
+    expect(ids.map((i: string) => i[14])).toEqual(['7', '7', '7', '7']);
+    expect([...ids].sort()).toEqual(ids);
     const tags = (await call(srv, 'GET', '/v1/tags', { key })).body.data;
     expect(tags.map((t: { name: string }) => t.name)).toEqual(['newsletter', 'VIP']); // created by name, 'vip' matched 'VIP'
     const id = (name: string) => tags.find((t: { name: string }) => t.name === name).id;

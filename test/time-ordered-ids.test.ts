@@ -1,8 +1,13 @@
 // Message and contact ids are time-ordered uuids (migration 0029): big batches append to the indexes instead of
-// scattering over them. On PostgreSQL 18 they come from uuidv7(); older servers get the same layout from SQL.
+// scattering over them. On PostgreSQL 18 they come from uuidv7(); older servers get the same layout from SQL. A
+// contact import draws its ids in its own process (timeOrderedIds, src/lib/time-ordered-ids.ts): they must be what
+// time_ordered_uuid() makes, read the same by PostgreSQL, and strictly increasing in the order drawn, within a call
+// and across calls, so rows written in that order keep it among ties of their other sort keys (a consent history's
+// created_at).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { UUID_V7_SQL } from '../src/db/migrations/0029_bulk_writes.ts';
+import { timeOrderedIds } from '../src/lib/time-ordered-ids.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
@@ -53,5 +58,30 @@ describe('time-ordered ids', () => {
     }
     expect(sent[0]![14]).toBe('7');
     expect(sent[1]! > sent[0]!).toBe(true);
+  });
+
+  it('timeOrderedIds: distinct version-7 uuids of the current millisecond, strictly increasing within and across calls', () => {
+    const before = Date.now();
+    const ids = [...timeOrderedIds(20_000), ...timeOrderedIds(1), ...timeOrderedIds(3)];
+    const after = Date.now();
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (let i = 1; i < ids.length; i++) expect(ids[i - 1]! < ids[i]!, `${ids[i - 1]} < ${ids[i]}`).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(msOf(ids[0]!)).toBeGreaterThanOrEqual(before);
+    expect(msOf(ids.at(-1)!)).toBeLessThanOrEqual(after + 1);
+    expect(timeOrderedIds(0)).toEqual([]);
+  });
+
+  it('timeOrderedIds: PostgreSQL reads them as its own: version 7, the same clock, the order of the text', async () => {
+    const ids = timeOrderedIds(1000);
+    const { rows } = await sql<{ versions: number[]; inOrder: boolean; skewMs: number }>`
+      with given as (select id::uuid as id, n from unnest(${ids}::text[]) with ordinality as t(id, n)),
+           theirs as (select time_ordered_uuid() as id)
+      select array(select distinct uuid_extract_version(id) from given) as versions,
+             (select bool_and(ordered) from (select n = 1 or id > lag(id) over (order by n) as ordered from given) o) as "inOrder",
+             (select abs(extract(epoch from uuid_extract_timestamp(g.id) - uuid_extract_timestamp(theirs.id)) * 1000)
+                from given g, theirs where g.n = 1)::float8 as "skewMs"`.execute(srv.context.db);
+    expect(rows[0]).toMatchObject({ versions: [7], inOrder: true });
+    expect(rows[0]!.skewMs).toBeLessThan(5_000);
   });
 });

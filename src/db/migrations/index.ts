@@ -65,6 +65,7 @@ export const migrations: Record<string, () => Promise<Migration>> = {
   '0057_inbound_message_key': () => import('./0057_inbound_message_key.ts'),
   '0059_message_attribution_per_statement': () => import('./0059_message_attribution_per_statement.ts'),
   '0060_contacts_import_indexes': () => import('./0060_contacts_import_indexes.ts'),
+  '0065_contacts_rcs_created_known_only': () => import('./0065_contacts_rcs_created_known_only.ts'),
 };
 
 /** Every registered migration, imported: what Kysely's Migrator is given when it runs. */

@@ -28,6 +28,8 @@ const BATCH_ROWS = 10_000;
 const MIN_BATCH_ROWS = 1_000;
 const MAX_ERRORS_KEPT = 1000;
 const CONSENT_TYPES = new Set(['NONE', 'TRANSACTIONAL', 'MARKETING']);
+/** The tag names of a row without tags, shared (never changed). */
+const NO_TAGS: readonly string[] = [];
 
 type Row = {
   row: number;
@@ -38,7 +40,7 @@ type Row = {
   consentType?: string;
   attributes: Record<string, string>;
   /** Tag names of the `tags` cell, distinct case-insensitively. */
-  tagNames: string[];
+  tagNames: readonly string[];
 };
 
 type Batch = { rows: Row[]; errors: ImportRowError[]; lastLine: number };
@@ -230,27 +232,33 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
   /** Columns whose cells are read (ignored ones are never stored, so what they hold does not matter). */
   const used = columns.flatMap((c, i) => (c.target === 'ignore' ? [] : [i]));
 
-  return (record: string[], row: number): Row | ImportRowError => {
-    const fail = (code: ImportRowError['code'], column: number | null, message: string): ImportRowError => ({
-      row,
-      column: column === null ? null : columns[column]!.header,
-      value: column === null ? null : storable((record[column] ?? '').slice(0, 200)),
-      code,
-      message,
-    });
-    if (record.length !== columns.length) return fail('MALFORMED_ROW', null, `Expected ${columns.length} columns, got ${record.length}.`);
-    // PostgreSQL text and jsonb cannot hold U+0000 (22021 / 22P05): such a row would fail the whole batch.
-    const nul = used.find((i) => record[i]!.includes('\0'));
-    if (nul !== undefined) return fail('INVALID_VALUE', nul, 'The cell contains a NUL character (U+0000), which cannot be stored.');
-    const cell = (i: number) => (i < 0 ? '' : record[i]!.trim());
-    const tooLong = (tag: string) =>
-      fail('INVALID_VALUE', tagsAt, `Tag names are at most ${MAX_TAG_NAME_CHARACTERS} characters ("${tag.slice(0, 60)}").`);
+  // Helpers of every row, made once (made per row, as closures over it, they were garbage of every row).
+  const fail = (record: string[], row: number, code: ImportRowError['code'], column: number | null, message: string): ImportRowError => ({
+    row,
+    column: column === null ? null : columns[column]!.header,
+    value: column === null ? null : storable((record[column] ?? '').slice(0, 200)),
+    code,
+    message,
+  });
+  const tooLong = (record: string[], row: number, tag: string) =>
+    fail(record, row, 'INVALID_VALUE', tagsAt, `Tag names are at most ${MAX_TAG_NAME_CHARACTERS} characters ("${tag.slice(0, 60)}").`);
+  const cellOf = (record: string[], i: number) => (i < 0 ? '' : record[i]!.trim());
 
-    const rawPhone = cell(phoneAt);
-    if (!rawPhone) return fail('MISSING_PHONE', phoneAt, `The ${phoneHeader} cell is empty.`);
+  return (record: string[], row: number): Row | ImportRowError => {
+    if (record.length !== columns.length)
+      return fail(record, row, 'MALFORMED_ROW', null, `Expected ${columns.length} columns, got ${record.length}.`);
+    // PostgreSQL text and jsonb cannot hold U+0000 (22021 / 22P05): such a row would fail the whole batch.
+    for (const i of used) {
+      if (record[i]!.includes('\0'))
+        return fail(record, row, 'INVALID_VALUE', i, 'The cell contains a NUL character (U+0000), which cannot be stored.');
+    }
+    const rawPhone = cellOf(record, phoneAt);
+    if (!rawPhone) return fail(record, row, 'MISSING_PHONE', phoneAt, `The ${phoneHeader} cell is empty.`);
     const phone = parsePhone(rawPhone, defaultCountry ?? undefined);
     if (!phone) {
       return fail(
+        record,
+        row,
         'INVALID_PHONE',
         phoneAt,
         defaultCountry
@@ -259,48 +267,59 @@ function rowReader(columns: ImportColumn[], defaultCountry: string | null) {
       );
     }
 
-    const out: Row = { row, phone: phone.e164, country: phone.country, attributes: {}, tagNames: [] };
-    const name = cell(nameAt);
+    // Every field set here, in one order: rows of one shape (properties added later made several).
+    const out: Row = {
+      row,
+      phone: phone.e164,
+      country: phone.country,
+      name: undefined,
+      timeZone: undefined,
+      consentType: undefined,
+      attributes: {},
+      tagNames: NO_TAGS,
+    };
+    const name = cellOf(record, nameAt);
     // The document's bounds, in its characters (code points): a cell over one is a rejected row, never a cut value.
     if (characters(name) > MAX_NAME_CHARACTERS)
-      return fail('INVALID_VALUE', nameAt, `Names are at most ${MAX_NAME_CHARACTERS} characters.`);
+      return fail(record, row, 'INVALID_VALUE', nameAt, `Names are at most ${MAX_NAME_CHARACTERS} characters.`);
     if (name) out.name = name;
-    const zone = cell(zoneAt);
+    const zone = cellOf(record, zoneAt);
     if (zone) {
       if (!zones.has(zone)) zones.set(zone, /^[A-Za-z_]+(\/[A-Za-z0-9_+-]+)*$/.test(zone) && zone.length <= 64 && isKnownTimeZone(zone));
-      if (!zones.get(zone)) return fail('INVALID_VALUE', zoneAt, `Unknown IANA time zone "${zone}".`);
+      if (!zones.get(zone)) return fail(record, row, 'INVALID_VALUE', zoneAt, `Unknown IANA time zone "${zone}".`);
       out.timeZone = zone;
     }
-    const consent = cell(consentAt).toUpperCase();
+    const consent = cellOf(record, consentAt).toUpperCase();
     if (consent) {
-      if (!CONSENT_TYPES.has(consent)) return fail('INVALID_VALUE', consentAt, 'consentType must be NONE, TRANSACTIONAL or MARKETING.');
+      if (!CONSENT_TYPES.has(consent))
+        return fail(record, row, 'INVALID_VALUE', consentAt, 'consentType must be NONE, TRANSACTIONAL or MARKETING.');
       out.consentType = consent;
     }
     for (const { i, key } of attributes) {
-      const value = cell(i);
+      const value = cellOf(record, i);
       const problem = attributeProblem(key, value);
-      if (problem) return fail('INVALID_VALUE', i, problem.message);
+      if (problem) return fail(record, row, 'INVALID_VALUE', i, problem.message);
       if (value) out.attributes[key] = value;
     }
-    const tags = cell(tagsAt);
+    const tags = cellOf(record, tagsAt);
     // Most cells hold no tag or one (no split, no map: an import allocates ~1 KB per row, and the garbage
     // collector's time follows it).
     if (tags && !tags.includes(';')) {
-      if (characters(tags) > MAX_TAG_NAME_CHARACTERS) return tooLong(tags);
+      if (characters(tags) > MAX_TAG_NAME_CHARACTERS) return tooLong(record, row, tags);
       out.tagNames = [tags];
     } else if (tags) {
       const names = new Map<string, string>();
       for (const part of tags.split(';')) {
         const tag = part.trim();
         if (!tag) continue;
-        if (characters(tag) > MAX_TAG_NAME_CHARACTERS) return tooLong(tag);
+        if (characters(tag) > MAX_TAG_NAME_CHARACTERS) return tooLong(record, row, tag);
         if (!names.has(tag.toLowerCase())) names.set(tag.toLowerCase(), tag);
       }
       out.tagNames = [...names.values()];
     }
 
     const first = seen.get(out.phone);
-    if (first !== undefined) return fail('DUPLICATE_IN_FILE', phoneAt, `Same phone as row ${first}.`);
+    if (first !== undefined) return fail(record, row, 'DUPLICATE_IN_FILE', phoneAt, `Same phone as row ${first}.`);
     seen.set(out.phone, row);
     return out;
   };
@@ -389,10 +408,15 @@ async function writeRows(
   // either proves them new, which is what the lookup would have found, or refuses the COPY (nothing of it kept),
   // and then this batch and the job's next ones take the lookup path.
   if (phones.allNew && pending.length > 0) {
-    const planned = pending.map(({ row, tagIds }) => planRow(row, tagIds, undefined));
-    const fresh = planned.flatMap((p) => ('code' in p ? [] : [staged(p)]));
+    const fresh: q.StagedRow[] = [];
+    const rejected: ImportRowError[] = [];
+    for (const { row, tagIds } of pending) {
+      const plan = planRow(row, tagIds, undefined);
+      if ('code' in plan) rejected.push(plan);
+      else fresh.push(plan);
+    }
     if (await q.copyNewContacts(tx, copy, orgId, fresh, job.actor)) {
-      for (const p of planned) if ('code' in p) errors.push(p);
+      errors.push(...rejected);
       counts.imported += fresh.length;
       pending = [];
     } else {
@@ -413,24 +437,24 @@ async function writeRows(
       ).map((c) => [c.phone, c]),
     );
     if (existing.size > 0) phones.allNew = false;
-    let writes: Array<{ row: Row; values: q.UpsertRow; newTags: string[]; consentChanged: boolean }> = [];
+    let writes: q.StagedRow[] = [];
     for (const { row, tagIds } of pending) {
       const current = existing.get(row.phone);
       const plan = planRow(row, tagIds, current);
       if ('code' in plan) errors.push(plan);
       else if (plan.unchanged) counts.skipped++;
-      else writes.push({ row, ...plan });
+      else writes.push(plan);
     }
     if (writes.length === 0) break;
     // Contacts new at the lock go in by plain COPY; only if one of their phones appeared since then do they join
     // the merge, which sorts that out row by row.
-    const fresh = writes.filter((w) => !existing.has(w.row.phone));
-    if (await q.copyNewContacts(tx, copy, orgId, fresh.map(staged), job.actor)) {
+    const fresh = writes.filter((w) => !existing.has(w.phone));
+    if (await q.copyNewContacts(tx, copy, orgId, fresh, job.actor)) {
       counts.imported += fresh.length;
-      writes = writes.filter((w) => existing.has(w.row.phone));
+      writes = writes.filter((w) => existing.has(w.phone));
       if (writes.length === 0) break;
     }
-    await q.stageRows(tx, copy, writes.map(staged));
+    await q.stageRows(tx, copy, writes);
     const merged = await q.mergeStagedRows(
       tx,
       orgId,
@@ -453,13 +477,16 @@ async function writeRows(
   });
 }
 
-/** A planned row as the batch's statements take it. */
-function staged(plan: { values: q.UpsertRow; newTags: string[]; consentChanged: boolean }): q.StagedRow {
-  return { ...plan.values, newTagIds: plan.newTags, consentChanged: plan.consentChanged };
-}
-
-/** The row's effect on the contact with its phone (or a new one): merged values, tags to add, or a rejection. */
-function planRow(row: Row, tagIds: string[], current: q.ExistingContact | undefined) {
+/**
+ * The row's effect on the contact with its phone (or a new one): its merged values and tags to add, as the batch's
+ * statements take them (one object a row: an import allocates per row, and the garbage collector's time follows
+ * it), and whether nothing changes; or a rejection.
+ */
+function planRow(
+  row: Row,
+  tagIds: string[],
+  current: q.ExistingContact | undefined,
+): (q.StagedRow & { unchanged: boolean }) | ImportRowError {
   const carried = current && current.tag_ids.length > 0 ? new Set(current.tag_ids) : undefined;
   const newTags = carried ? tagIds.filter((t) => !carried.has(t)) : tagIds;
   const carriedCount = carried?.size ?? 0;
@@ -474,23 +501,18 @@ function planRow(row: Row, tagIds: string[], current: q.ExistingContact | undefi
   }
   const { attributes, problems } = mergeAttributes(current?.attributes ?? {}, row.attributes);
   if (problems.length > 0) return rowError(row, 'INVALID_VALUE', null, null, problems[0]!.message);
-  const values: q.UpsertRow = {
-    phone: row.phone,
-    country: row.country,
-    name: row.name ?? current?.name ?? null,
-    timeZone: row.timeZone ?? current?.time_zone ?? null,
-    consentType: row.consentType ?? current?.consent_type ?? 'NONE',
-    attributes,
-  };
-  const consentChanged = values.consentType !== (current?.consent_type ?? 'NONE');
+  const name = row.name ?? current?.name ?? null;
+  const timeZone = row.timeZone ?? current?.time_zone ?? null;
+  const consentType = row.consentType ?? current?.consent_type ?? 'NONE';
+  const consentChanged = consentType !== (current?.consent_type ?? 'NONE');
   const unchanged =
     current !== undefined &&
     newTags.length === 0 &&
     !consentChanged &&
-    values.name === current.name &&
-    values.timeZone === current.time_zone &&
+    name === current.name &&
+    timeZone === current.time_zone &&
     Object.entries(row.attributes).every(([k, v]) => current.attributes[k] === v);
-  return { values, newTags, consentChanged, unchanged };
+  return { phone: row.phone, country: row.country, name, timeZone, consentType, attributes, newTagIds: newTags, consentChanged, unchanged };
 }
 
 function rowError(row: Row, code: ImportRowError['code'], column: string | null, value: string | null, message: string): ImportRowError {

@@ -11,10 +11,19 @@
 // compresses only those, would save little. The trigram index alone writes ~700 B per contact and costs ~1.5-2 s of
 // the contacts COPY's ~6 s of backend CPU; it serves the list's search. Two batches write at once; sampling
 // pg_stat_activity every 20 ms during the bench's import (2 runs) found 1.55-1.6 of the two backends on CPU on
-// average, ~0.13 waiting for the worker's next statement and ~0.02 on locks: the time is the work itself. Looked at and kept, for whoever looks next (one index or setting at a time, same COPY):
+// average, ~0.13 waiting for the worker's next statement and ~0.02 on locks: the time is the work itself.
+// perf over the two batch backends (DWARF call graphs, 2026-11-29, ids drawn by the worker): COPY is 97% of their CPU;
+// index inserts 58% (the B-trees 34%, the GINs 21%, of which merging their pending lists 10.5%), the foreign keys'
+// per-row checks 29% (one SPI query each, its executor start-up ~10% and row lock ~9%: ~616,000 checks, contacts and
+// consent entries → organizations, links → contacts and → tags), reading the COPY text 7%, extending the files 7%.
+// Drawing the ids with time_ordered_uuid() had been ~5% more (OpenSSL per id): timeOrderedIds, in the worker.
+// Looked at and kept, for whoever looks next (one index or setting at a time, same COPY):
 // - fastupdate off on the trigram index: the COPY's CPU ~3x (6 → 17-21 s). A larger gin_pending_list_limit or
 //   work_mem for the batch, or merging the pending list once per batch (gin_clean_pending_list): within the noise
-//   (±0.5 s); a large pending list left behind would also be read by every search until vacuum merges it.
+//   (±0.5 s); a large pending list left behind would also be read by every search until vacuum merges it, and the
+//   next ordinary insert past the limit (an API request) would merge all of it. Measured again 2026-11-29 (both GINs
+//   at a 2 GB limit, one gin_clean_pending_list after the import, 3 alternating imports each): WAL 2,906 → 2,865
+//   B/row, CPU within the noise.
 // - What each index and key costs (issue 38; the same COPY of the bench's rows with one index or key dropped in a
 //   rolled-back transaction, backend CPU, median of 3 alternating rounds at load 3-9, so ±0.3 s): contacts
 //   ~6 s in all, of which the trigram index ~1.6 s, the attributes GIN ~0.8 s, each B-tree ~0.3-0.5 s, the key
@@ -24,7 +33,8 @@
 //   over validation, the COPY text and the garbage collector) an import costs ~11.5 s of CPU: on two cores no
 //   less than ~5.8 s while these indexes and keys stay.
 // - Dropped: the descending name index (migration 0060); the ascending one gives both sorts (contacts.ts,
-//   byNameDescending).
+//   byNameDescending). Made partial: contacts_org_rcs_created_idx holds only known RCS capabilities (migration 0065),
+//   which an imported contact never has.
 // - Kept: contacts_org_rcs_idx (see migration 0034). Measured again with contacts_org_id_idx (0054) present, at
 //   1,000,000 contacts: the list's total count 98 → 215 ms without it (797 → 17,778 buffers: a sequential scan),
 //   with rcsCap 49 → 176 ms. contacts_org_id_idx serves the blast audience's slices (keyset by id within one
@@ -39,6 +49,7 @@ import type { AttributeValue, ContactImportJobsTable, ImportColumn, ImportRowErr
 import { tenant, type TenantDb } from '../../tenant.ts';
 import { isUniqueViolation } from '../../errors.ts';
 import { CONTACT_PHONE_UNIQUE } from './contacts.ts';
+import { timeOrderedIds } from '../../../lib/time-ordered-ids.ts';
 
 export type ImportJobRow = Selectable<ContactImportJobsTable>;
 
@@ -169,7 +180,7 @@ export async function lockContactsByPhone(db: TenantDb, orgId: string, phones: s
   return rows;
 }
 
-export type UpsertRow = {
+type UpsertRow = {
   phone: string;
   country: string | null;
   name: string | null;
@@ -209,8 +220,8 @@ function contactFields(r: StagedRow): string {
 
 /**
  * Contacts that did not exist when the batch locked its phones, written straight into their tables: the contacts
- * with ids drawn beforehand (time_ordered_uuid(), the column's default), their tag links and their CONSENT_UPDATED
- * entries (source IMPORT), one COPY each. The same rows as mergeStagedRows stores for new contacts, without its
+ * with ids drawn beforehand (timeOrderedIds, in the layout of time_ordered_uuid(), the column's default), their tag
+ * links and their CONSENT_UPDATED entries (source IMPORT), one COPY each. The same rows as mergeStagedRows stores for new contacts, without its
  * staging table, conflict checks and joins (7.8 → 6.9 s of database CPU for the bench's 150,000 rows). Under a
  * savepoint: when someone else has inserted one of the phones since the lock (a unique violation), nothing of it
  * is kept and false is returned, so the caller merges these rows instead. Must run on the connection of `copy`.
@@ -225,14 +236,11 @@ export async function copyNewContacts(
   if (rows.length === 0) return true;
   // The consent entries' ids are drawn here too: left to the column's default (time_ordered_uuid(), volatile),
   // PostgreSQL's COPY inserts the table's rows one by one instead of in multi-row batches (copyfrom.c), which cost
-  // the bench's 99,000 entries a heap WAL record each (96,800 Heap/INSERT records, pg_walinspect).
+  // the bench's 99,000 entries a heap WAL record each (96,800 Heap/INSERT records, pg_walinspect). Drawn in this
+  // process, in the same layout: PostgreSQL's time_ordered_uuid() costs ~5 µs of backend CPU an id.
   let entries = 0;
   for (const r of rows) if (r.consentChanged) entries++;
-  // One text value rather than a row per id: 150,000 result rows cost Node ~55 ms to parse, one string ~7 ms.
-  const { rows: drawn } = await sql<{
-    ids: string;
-  }>`select string_agg(time_ordered_uuid()::text, ',') as ids from generate_series(1, ${rows.length + entries})`.execute(db);
-  const ids = drawn[0]!.ids.split(',');
+  const ids = timeOrderedIds(rows.length + entries);
   let entryId = rows.length; // contacts take the first ids, entries the rest, in the order they are written
   const links: string[] = [];
   const consent: string[] = [];
