@@ -1,0 +1,85 @@
+// Direct sends accepted together (src/domain/messaging/direct-batches.ts): sends that are ready while others are
+// being accepted go in one statement, and each request is still answered with its own message or its own refusal.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DISPATCH_QUEUE, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
+import { call, startTestServer, type TestServer } from './support/server.ts';
+
+let srv: TestServer;
+let org: Awaited<ReturnType<TestServer['newOrg']>>;
+let contacts: Array<{ id: string; phone: string }>;
+
+beforeAll(async () => {
+  srv = await startTestServer();
+  org = await srv.newOrg('Sends together');
+  const rows = Array.from({ length: 24 }, (_, i) => ({
+    organization_id: org.organizationId,
+    phone: `+1415556${String(3000 + i)}`,
+    attributes: '{}',
+    consent_type: 'MARKETING',
+  }));
+  contacts = await srv.context.db.insertInto('contacts').values(rows).returning(['id', 'phone']).execute();
+  // The last contact is on the do-not-contact list: its sends are refused, whoever they go with.
+  await srv.context.db
+    .insertInto('dnc_entries')
+    .values({ organization_id: org.organizationId, phone: contacts.at(-1)!.phone, source: 'test' })
+    .execute();
+});
+afterAll(() => srv.close());
+
+const send = (contactId: string, text: string) =>
+  call(srv, 'POST', '/v1/messages/send', {
+    key: org.apiKey.secret,
+    body: { contactId, messageType: 'TRANSACTIONAL', content: { type: 'text', text } },
+  });
+
+describe('direct sends accepted together', () => {
+  it('answers each of many concurrent sends with its own message or refusal, fewer statements than sends', async () => {
+    // Warm: the first send of a process compiles the statements.
+    expect((await send(contacts[0]!.id, 'warm')).status).toBe(200);
+    // Two contents, one contact twice (its second send waits for the next statement), one refused contact.
+    const asked = [
+      ...contacts.map((c, i) => ({ contactId: c.id, text: i % 2 ? 'Odd one' : 'Even one' })),
+      { contactId: contacts[0]!.id, text: 'Twice' },
+    ];
+    const answers = await Promise.all(asked.map((a) => send(a.contactId, a.text)));
+
+    const refused = contacts.at(-1)!.id;
+    asked.forEach((a, i) => {
+      const res = answers[i]!;
+      if (a.contactId === refused) {
+        expect(res.status).toBe(422);
+        expect(res.body.code).toBe('DNC_LISTED');
+      } else {
+        expect(res.status).toBe(200);
+        expect(res.body.data.status).toBe('queued');
+      }
+    });
+    const ids = answers.filter((r) => r.status === 200).map((r) => r.body.data.messageId as string);
+    expect(new Set(ids).size).toBe(asked.length - 1);
+    const stored = await srv.context.db
+      .selectFrom('messages')
+      .select(['id', 'contact_id', 'content', sql<string>`xmin::text`.as('xid')])
+      .where('id', 'in', ids)
+      .execute();
+    // Each message is its own request's: its contact and its content.
+    const byId = new Map(stored.map((m) => [m.id, m]));
+    answers.forEach((res, i) => {
+      if (res.status !== 200) return;
+      const m = byId.get(res.body.data.messageId)!;
+      expect(m.contact_id).toBe(asked[i]!.contactId);
+      expect((m.content as { text: string }).text).toBe(asked[i]!.text);
+    });
+    // Accepted together: messages written by one statement share its transaction.
+    expect(new Set(stored.map((m) => m.xid)).size).toBeLessThan(ids.length);
+    // Every accepted message has its wake job and its conversation.
+    const woken = (await srv.context.queue!.findJobs<DispatchJob>(DISPATCH_QUEUE, { queued: true })).flatMap((j) => j.data.messageId ?? []);
+    expect(ids.filter((id) => !woken.includes(id))).toEqual([]);
+    const conversations = await srv.context.db
+      .selectFrom('conversations')
+      .select(['contact_id', 'last_message_preview'])
+      .where('organization_id', '=', org.organizationId)
+      .execute();
+    expect(conversations.length).toBe(contacts.length - 1);
+  });
+});
