@@ -72,9 +72,12 @@ describe('direct sends accepted together', () => {
     });
     // Accepted together: messages written by one statement share its transaction.
     expect(new Set(stored.map((m) => m.xid)).size).toBeLessThan(ids.length);
-    // Every accepted message has its wake job and its conversation.
-    const woken = (await srv.context.queue!.findJobs<DispatchJob>(DISPATCH_QUEUE, { queued: true })).flatMap((j) => j.data.messageId ?? []);
+    // Every accepted message has its wake job; the messages of one statement share one.
+    const jobs = (await srv.context.queue!.findJobs<DispatchJob>(DISPATCH_QUEUE, { queued: true })).map((j) => j.data);
+    const woken = jobs.flatMap((d) => d.messageIds ?? d.messageId ?? []);
     expect(ids.filter((id) => !woken.includes(id))).toEqual([]);
+    expect(jobs.filter((d) => d.messageIds?.some((id) => ids.includes(id))).length).toBeGreaterThan(0);
+    // And its conversation.
     const conversations = await srv.context.db
       .selectFrom('conversations')
       .select(['contact_id', 'last_message_preview'])

@@ -80,9 +80,9 @@ export type AcceptSet = {
 
 /**
  * How the accepted messages wake the dispatcher, inserted by the accepting statement itself: the dispatch queue's
- * job insert (jobInsertOf), and the scope of its jobs — one job per message (`{ messageId }`, due when the message
- * is: a held one at its `held_until`), or one job for a blast batch (`{ blast }`: the dispatcher drains the batch at
- * its sender's rate and wakes again for the held ones). `notify` null: the caller nudges the workers after its
+ * job insert (jobInsertOf), and the scope of its jobs — `each`: one job for the messages due now (`{ messageIds }`,
+ * `{ messageId }` for one) and one per held message, due at its `held_until` —, or one job for a blast batch
+ * (`{ blast }`: the dispatcher drains the batch at its sender's rate and wakes again for the held ones). `notify` null: the caller nudges the workers after its
  * commit instead (a NOTIFY holds a database-wide lock until its transaction's commit is flushed).
  */
 export type Wake = JobInsert & { scope: 'each' | { blast: BlastBatchScope } };
@@ -90,8 +90,15 @@ export type Wake = JobInsert & { scope: 'each' | { blast: BlastBatchScope } };
 function wakeCtes(wake: Wake): RawBuilder<unknown> {
   const jobs =
     wake.scope === 'each'
-      ? sql`(select coalesce(json_agg(json_build_object('data', json_build_object('messageId', i.id),
-      'startAfter', case when i.held_until > now() then i.held_until end)), '[]'::json)::text from ins i)`
+      ? // The messages due now share one job (`{ messageIds }`, `{ messageId }` for one): the direct sends accepted
+        // together (direct-batches.ts) insert one job row, not one each (a row, its indexes, its queue's key lock).
+        sql`(select coalesce(json_agg(j.job), '[]'::json)::text from (
+        select json_build_object('data', case when count(*) = 1 then json_build_object('messageId', min(i.id::text))
+          else json_build_object('messageIds', json_agg(i.id)) end) as job
+        from ins i where i.held_until is null or i.held_until <= now() having count(*) > 0
+        union all
+        select json_build_object('data', json_build_object('messageId', i.id), 'startAfter', i.held_until)
+        from ins i where i.held_until > now()) j)`
       : sql`(select case when exists (select 1 from ins) then ${JSON.stringify([{ data: { blast: wake.scope.blast } }])} else '[]' end)`;
   const notify = wake.notify
     ? sql`,
