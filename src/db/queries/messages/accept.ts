@@ -391,6 +391,9 @@ export async function acceptEach(db: TenantDb, orgId: string, a: AcceptSet, cont
   return acceptDirect(db, orgId, set, [contactId], wake);
 }
 
+/** A contact id no contact has (ids are random or time-ordered UUIDs): padding of acceptDirect's recipients. */
+const NO_CONTACT = '00000000-0000-0000-0000-000000000000';
+
 /**
  * Accepts direct sends of one set in one statement: `contactIds[i]` gets the content of the set's i-th key when
  * `keys` is absent (one send: the set's one content), else of key `keys[i]`. One outcome per contact found, with
@@ -406,7 +409,13 @@ export async function acceptDirect(
 ): Promise<Outcome[]> {
   // The gate's SQL inputs only: a statement's values are plain data (compiled-once.ts).
   const data: DirectSet = { ...set, gate: gateInputsOf(set.gate) };
-  return acceptOne.execute(db, { organizationId: orgId, contactIds, keys, derivedIds: await conversationIdsDerived(db), set: data, wake });
+  // The number of recipients is the statement's shape, each planned on each connection: padded up to a power of two
+  // with a contact id no contact has (the gate finds no row for it), a process has 6 shapes of 1 to 32, not 32.
+  const padded = 2 ** Math.ceil(Math.log2(contactIds.length)) - contactIds.length;
+  const ids = [...contactIds, ...Array<string>(padded).fill(NO_CONTACT)];
+  const recipientKeys = [...keys, ...Array<string>(padded).fill(keys[0]!)];
+  const derivedIds = await conversationIdsDerived(db);
+  return acceptOne.execute(db, { organizationId: orgId, contactIds: ids, keys: recipientKeys, derivedIds, set: data, wake });
 }
 
 /** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */
