@@ -85,4 +85,27 @@ describe('direct sends accepted together', () => {
       .execute();
     expect(conversations.length).toBe(contacts.length - 1);
   });
+
+  it('fails only the send PostgreSQL refuses: the others of its statement are accepted one by one', async () => {
+    // A trigger of this test refuses one content of this organization only (test files share the database).
+    const refuse = sql.lit(`refused-${org.organizationId}`);
+    await sql`create function send_together_refuse() returns trigger language plpgsql as $$
+      begin
+        if new.organization_id = ${sql.lit(org.organizationId)}::uuid and new.content->>'text' = ${refuse} then
+          raise exception 'refused by the test';
+        end if;
+        return new;
+      end $$`.execute(srv.context.db);
+    await sql`create trigger send_together_refuse before insert on messages for each row execute function send_together_refuse()`.execute(
+      srv.context.db,
+    );
+    try {
+      const texts = contacts.slice(0, 20).map((_, i) => (i === 7 ? `refused-${org.organizationId}` : `Fine ${i}`));
+      const answers = await Promise.all(contacts.slice(0, 20).map((c, i) => send(c.id, texts[i]!)));
+      expect(answers.map((r) => r.status)).toEqual(texts.map((t) => (t.startsWith('refused') ? 500 : 200)));
+    } finally {
+      await sql`drop trigger send_together_refuse on messages`.execute(srv.context.db);
+      await sql`drop function send_together_refuse()`.execute(srv.context.db);
+    }
+  });
 });

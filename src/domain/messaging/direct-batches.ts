@@ -86,10 +86,12 @@ function run(lanes: Map<string, Lane>, key: string, lane: Lane, organizationId: 
   }
   lane.running++;
   // Not under one send's client: the others wait on the same statement (runShared).
-  void runShared(() => acceptBatch(organizationId, batch, wake)).finally(() => {
-    lane.running--;
-    run(lanes, key, lane, organizationId, wake);
-  });
+  void runShared(() => acceptBatch(organizationId, batch, wake))
+    .catch((error: unknown) => batch.forEach((w) => w.failed(error))) // a defect of ours: every send still answered
+    .finally(() => {
+      lane.running--;
+      run(lanes, key, lane, organizationId, wake);
+    });
 }
 
 /** The first waiting sends, one per contact (its conversation is upserted once per statement): a contact's second send waits for the next. */
@@ -111,6 +113,8 @@ async function acceptBatch(organizationId: string, batch: Waiting[], wake: accep
     const [one] = batch as [Waiting];
     return accept.acceptDirect(one.db, organizationId, one.set, [one.contactId], wake).then(([o]) => one.done(o), one.failed);
   }
+  // In contact order: batches of two lanes lock their conversations in one order (a deadlock would be retried, below).
+  batch.sort((a, b) => (a.contactId < b.contactId ? -1 : a.contactId > b.contactId ? 1 : 0));
   const { set, keys } = mergedSet(batch);
   let outcomes: accept.Outcome[];
   try {
