@@ -46,8 +46,8 @@ const lanesOf = new WeakMap<JobQueue, Map<string, Lane>>();
 
 /**
  * What sends must share to go in one statement: everything of the set but its contents and the gate's time and
- * blocked contents (per content: merged by key). The gate's `now` of a batch is its first send's, a few
- * milliseconds before the others' (quiet-hours holds are the set's, computed from each send's time: equal ones only).
+ * blocked contents (per content: merged by key). The gate's `now` of a batch is one of its sends', milliseconds from
+ * the others' (the quiet-hours holds, computed from each send's time, are part of the key: equal ones only).
  */
 function laneKey(organizationId: string, set: accept.DirectSet, wake: accept.Wake): string {
   const { contents: _contents, gate, ...rest } = set;
