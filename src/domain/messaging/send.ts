@@ -35,6 +35,7 @@ import type { Services, Tenant } from '../tenant.ts';
 import { emitEvents } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { handledByOf, previewOfRendering, SESSION_HOURS, type ConversationSource } from './conversation.ts';
+import { acceptDirectSend } from './direct-batches.ts';
 import { nudgeDispatchWorkers, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { notReadyText } from './fallback.ts';
@@ -405,11 +406,11 @@ export async function send(tenant: Tenant, services: Services, order: OneOrder |
     // In a transaction the wake job's NOTIFY goes with its commit (as pg-boss's own send); on its own, the statement
     // commits at once and the workers are nudged after it, coalesced with other sends (nudgeDispatchWorkers).
     const own = !t.db.isTransaction;
-    const [outcome] = await accept.acceptEach(t.db, t.organizationId, p.set, order.contactId, {
-      ...insert,
-      ...(own ? { notify: null } : {}),
-      scope: 'each',
-    });
+    const wake = { ...insert, ...(own ? { notify: null } : {}), scope: 'each' as const };
+    // On its own, the statement is shared with the direct sends ready meanwhile (direct-batches.ts).
+    const outcome = own
+      ? await acceptDirectSend(queueOf(services), t.db, t.organizationId, p.set, order.contactId, wake)
+      : (await accept.acceptEach(t.db, t.organizationId, p.set, order.contactId, wake))[0];
     if (own && outcome?.id) nudgeDispatchWorkers(queueOf(services), insert);
     if (!outcome) throw contactNotFound(order); // deleted meanwhile
     const refusal = outcome.recipient_skip_reason;

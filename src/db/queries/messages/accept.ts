@@ -80,9 +80,9 @@ export type AcceptSet = {
 
 /**
  * How the accepted messages wake the dispatcher, inserted by the accepting statement itself: the dispatch queue's
- * job insert (jobInsertOf), and the scope of its jobs — one job per message (`{ messageId }`, due when the message
- * is: a held one at its `held_until`), or one job for a blast batch (`{ blast }`: the dispatcher drains the batch at
- * its sender's rate and wakes again for the held ones). `notify` null: the caller nudges the workers after its
+ * job insert (jobInsertOf), and the scope of its jobs — `each`: one job for the messages due now (`{ messageIds }`,
+ * `{ messageId }` for one) and one per held message, due at its `held_until` —, or one job for a blast batch
+ * (`{ blast }`: the dispatcher drains the batch at its sender's rate and wakes again for the held ones). `notify` null: the caller nudges the workers after its
  * commit instead (a NOTIFY holds a database-wide lock until its transaction's commit is flushed).
  */
 export type Wake = JobInsert & { scope: 'each' | { blast: BlastBatchScope } };
@@ -90,8 +90,15 @@ export type Wake = JobInsert & { scope: 'each' | { blast: BlastBatchScope } };
 function wakeCtes(wake: Wake): RawBuilder<unknown> {
   const jobs =
     wake.scope === 'each'
-      ? sql`(select coalesce(json_agg(json_build_object('data', json_build_object('messageId', i.id),
-      'startAfter', case when i.held_until > now() then i.held_until end)), '[]'::json)::text from ins i)`
+      ? // The messages due now share one job (`{ messageIds }`, `{ messageId }` for one): the direct sends accepted
+        // together (direct-batches.ts) insert one job row, not one each (a row, its indexes, its queue's key lock).
+        sql`(select coalesce(json_agg(j.job), '[]'::json)::text from (
+        select json_build_object('data', case when count(*) = 1 then json_build_object('messageId', min(i.id::text))
+          else json_build_object('messageIds', json_agg(i.id)) end) as job
+        from ins i where i.held_until is null or i.held_until <= now() having count(*) > 0
+        union all
+        select json_build_object('data', json_build_object('messageId', i.id), 'startAfter', i.held_until)
+        from ins i where i.held_until > now()) j)`
       : sql`(select case when exists (select 1 from ins) then ${JSON.stringify([{ data: { blast: wake.scope.blast } }])} else '[]' end)`;
   const notify = wake.notify
     ? sql`,
@@ -343,39 +350,72 @@ function acceptStatement(orgId: string, a: AcceptSet, derivedIds: boolean, tail:
     ${tail}`;
 }
 
-export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & (({ id: string } & MessageRow) | { id: null });
+/** A direct send's set, without its recipients (the statement's `contactIds` and `keys`): what acceptOne takes. */
+export type DirectSet = Omit<AcceptSet, 'recipients' | 'blastId'>;
 
-/** What the direct send's accepting statement takes (acceptOne): the set without what is not data. */
-type OneSet = Omit<AcceptSet, 'recipients' | 'gate' | 'blastId'> & { gate: GateInputs };
+export type Outcome = { recipient_id: string; recipient_skip_reason: string | null } & (({ id: string } & MessageRow) | { id: null });
 
 /**
  * A direct send's accepting statement, compiled once per shape (src/db/compiled-once.ts): building it with Kysely,
  * guarding and compiling it was ~15 % of the API's CPU per send (bench part m1). `requested` is branched on (a
  * CHATAPP request reads the conversation's session) and the wake's job insert is raw SQL: both are the shape's.
+ * Its recipients are `contactIds[i]` with the content of key `keys[i]`: one direct send, or the direct sends
+ * accepted together (acceptDirect); the number of them is the shape's (one goes as scalars: rows.ts).
  */
 const acceptOne = compiledOnce(
   'accept-one',
-  (_db, p: { organizationId: string; contactId: string; derivedIds: boolean; set: OneSet; wake: Wake }) => {
-    const recipients = recipientsOf(
-      [p.contactId],
-      p.set.contents.map((c) => c.key),
-    );
+  (_db, p: { organizationId: string; contactIds: string[]; keys: string[]; derivedIds: boolean; set: DirectSet; wake: Wake }) => {
+    const recipients = recipientsOf(p.contactIds, p.keys);
     const tail = sql`select s.contact_id as recipient_id, s.skip_reason as recipient_skip_reason, m.* from s left join ins m on m.id = s.message_id where ${wokenRead(p.wake)}`;
     return sql<Outcome>`${acceptStatement(p.organizationId, { ...p.set, recipients }, p.derivedIds, tail, p.wake)}`;
   },
   { keep: ['requested', 'wake'] },
 );
 
+/** The gate's SQL inputs only (a prepared gate also carries the texts of its reasons). */
+const gateInputsOf = ({ messageType, now, skip, blockedKeys, holds, defaults }: GateInputs): GateInputs => ({
+  messageType,
+  now,
+  skip,
+  blockedKeys,
+  holds,
+  defaults,
+});
+
 /**
  * Accepts the set for one contact, `contactId` (the set's `recipients` are that contact), and answers its outcome:
  * its message, or its skip reason.
  */
 export async function acceptEach(db: TenantDb, orgId: string, a: AcceptSet, contactId: string, wake: Wake): Promise<Outcome[]> {
-  const { recipients: _recipients, gate, blastId: _blastId, ...set } = a;
-  // The gate's SQL inputs only (a prepared gate also carries the texts of its reasons).
-  const { messageType, now, skip, blockedKeys, holds, defaults } = gate;
-  const oneSet: OneSet = { ...set, gate: { messageType, now, skip, blockedKeys, holds, defaults } };
-  return acceptOne.execute(db, { organizationId: orgId, contactId, derivedIds: await conversationIdsDerived(db), set: oneSet, wake });
+  const { recipients: _recipients, blastId: _blastId, ...set } = a;
+  return acceptDirect(db, orgId, set, [contactId], wake);
+}
+
+/** A contact id no contact has (ids are random or time-ordered UUIDs): padding of acceptDirect's recipients. */
+const NO_CONTACT = '00000000-0000-0000-0000-000000000000';
+
+/**
+ * Accepts direct sends of one set in one statement: `contactIds[i]` gets the content of the set's i-th key when
+ * `keys` is absent (one send: the set's one content), else of key `keys[i]`. One outcome per contact found, with
+ * `recipient_id` its contact; a contact may appear once (its conversation is upserted once per statement).
+ */
+export async function acceptDirect(
+  db: TenantDb,
+  orgId: string,
+  set: DirectSet,
+  contactIds: string[],
+  wake: Wake,
+  keys: string[] = set.contents.map((c) => c.key),
+): Promise<Outcome[]> {
+  // The gate's SQL inputs only: a statement's values are plain data (compiled-once.ts).
+  const data: DirectSet = { ...set, gate: gateInputsOf(set.gate) };
+  // The number of recipients is the statement's shape, each planned on each connection: padded up to a power of two
+  // with a contact id no contact has (the gate finds no row for it), a process has 6 shapes of 1 to 32, not 32.
+  const padded = 2 ** Math.ceil(Math.log2(contactIds.length)) - contactIds.length;
+  const ids = [...contactIds, ...Array<string>(padded).fill(NO_CONTACT)];
+  const recipientKeys = [...keys, ...Array<string>(padded).fill(keys[0]!)];
+  const derivedIds = await conversationIdsDerived(db);
+  return acceptOne.execute(db, { organizationId: orgId, contactIds: ids, keys: recipientKeys, derivedIds, set: data, wake });
 }
 
 /** Accepts the set and answers the counts, and the messages when `withMessages` (for their events). */
