@@ -131,8 +131,6 @@ type Accepted = {
   segments: number;
   encoding: string | null;
   costUnits: number;
-  /** The fallback's reason when the message went by the fallback dispatch chose for it (resolveChannels). */
-  fallbackReason: string | null;
 };
 
 /** Queues the wake job of a scope, in the caller's transaction when given one: it runs at `at` (now when absent or past). */
@@ -442,7 +440,6 @@ async function sendBatch(
   // message it finds must already say that it goes by its fallback and why, or its `message.delivered` would
   // announce `fallbackUsed: false`. One statement, only for a batch with such fallbacks.
   await q.planFallbacks(app.db, fallbacks);
-  const plans = new Map(fallbacks.map((f) => [f.id, f]));
   const rendered = messages.flatMap((message, i) => {
     const channel = channels[i];
     return channel ? [{ message, channel, rendering: render(channel, message.content as unknown as SendContent, settings) }] : [];
@@ -487,7 +484,6 @@ async function sendBatch(
           segments: rendering.segments,
           encoding: rendering.encoding,
           costUnits: rendering.costUnits,
-          fallbackReason: plans.get(message.id)?.reason ?? null,
         });
       } else {
         await settleFailure(app, message, sender, settings, outcome.error);
@@ -610,7 +606,6 @@ async function recordAccepted(
             segments: a.segments,
             encoding: a.encoding,
             costUnits: a.costUnits,
-            fallbackReason: a.fallbackReason,
           })),
         )),
       );

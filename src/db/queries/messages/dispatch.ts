@@ -84,8 +84,6 @@ export type AcceptedByProvider = {
   segments: number;
   encoding: string | null;
   costUnits: number;
-  /** Sent by the fallback planned at this dispatch (its reason): the plan is recorded here, not beforehand. */
-  fallbackReason?: string | null;
 };
 
 // System handle: the outbox dispatcher works on the messages of every organization.
@@ -93,8 +91,8 @@ export type AcceptedByProvider = {
  * Records a batch of provider acceptances in one statement. A message no longer `sending` was moved on by a receipt
  * that came before this record (the carrier answers fast): it keeps its status, and a fallback that receipt queued
  * keeps its plan (channel, segments, encoding, cost), which this send on the first channel must not overwrite. A
- * message sent by the fallback this dispatch planned (`fallbackReason`) records that plan whatever its status, as
- * planFallbacks wrote before the send: no receipt plans a fallback of a message sent by its fallback.
+ * message sent by the fallback this dispatch chose already carries that plan (planFallbacks, before the send), and
+ * no receipt plans a fallback of a message sent by its fallback.
  */
 export async function recordAccepted(db: Db, provider: string, accepted: AcceptedByProvider[]): Promise<MessageRow[]> {
   if (accepted.length === 0) return [];
@@ -105,9 +103,7 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       status = case when m.status = 'sending' then 'sent' else m.status end,
       provider = ${provider},
       provider_message_id = v.provider_message_id,
-      planned_channel = case when m.status = 'sending' or v.fallback_reason is not null then v.channel else m.planned_channel end,
-      fallback_used = m.fallback_used or v.fallback_reason is not null,
-      fallback_reason = coalesce(v.fallback_reason, m.fallback_reason),
+      planned_channel = case when m.status = 'sending' then v.channel else m.planned_channel end,
       segments = case when m.status = 'sending' then v.segments else m.segments end,
       encoding = case when m.status = 'sending' then v.encoding else m.encoding end,
       cost_units = case when m.status = 'sending' then v.cost_units else m.cost_units end,
@@ -123,7 +119,6 @@ export async function recordAccepted(db: Db, provider: string, accepted: Accepte
       { name: 'segments', type: 'int', values: col((a) => a.segments) },
       { name: 'encoding', type: 'text', values: col((a) => a.encoding) },
       { name: 'cost_units', type: 'int', values: col((a) => a.costUnits) },
-      { name: 'fallback_reason', type: 'text', values: col((a) => a.fallbackReason ?? null) },
     ])}
     where m.organization_id = v.organization_id and m.id = v.id
     returning m.*`.execute(db)
