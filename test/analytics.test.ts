@@ -273,18 +273,28 @@ describe('the rollup', () => {
     await rollupEqualsMessages(orgB.organizationId);
   });
 
+  /** Deltas not yet folded, of this file's two organizations (other test files write their own at the same time). */
+  const pending = async () =>
+    Number(
+      (
+        await sql<{ n: string }>`select count(*) as n from analytics_message_deltas
+          where organization_id in (${orgA.organizationId}, ${orgB.organizationId})`.execute(srv.context.db)
+      ).rows[0]!.n,
+    );
+
   it('compaction folds every delta into the rollup exactly, and a second run folds nothing', async () => {
-    const pending = async () =>
-      Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
-    expect(await pending()).toBeGreaterThan(0);
-    // Two compactions at once: the second waits for the first and finds nothing left (no delta counted twice).
+    const before = await pending();
+    expect(before).toBeGreaterThan(0);
+    // Two compactions at once: the second waits for the first and finds nothing of ours left (no delta counted
+    // twice: the rollup alone equals the messages). Other test files write deltas of their own meanwhile, so the
+    // counts are of these organizations' deltas, not the table's.
     const [a, b] = await Promise.all([compactRollup(srv.context.db), compactRollup(srv.context.db)]);
-    expect(a + b).toBeGreaterThan(0);
-    expect(Math.min(a, b)).toBe(0);
+    expect(a + b).toBeGreaterThanOrEqual(before);
     expect(await pending()).toBe(0);
     await rollupEqualsMessages(orgA.organizationId, 'rollup');
     await rollupEqualsMessages(orgB.organizationId, 'rollup');
-    expect(await compactRollup(srv.context.db)).toBe(0);
+    await compactRollup(srv.context.db);
+    await rollupEqualsMessages(orgA.organizationId, 'rollup');
     // Later changes are deltas again until the next run; answers add them (every test below mixes both).
     const [id] = await seed(orgA, orgA.senderId, [
       { direction: 'outbound', requested_channel: 'SMS', channel: 'SMS', status: 'sent', cost_units: 39, created_at: dayAt(6) },
@@ -296,8 +306,6 @@ describe('the rollup', () => {
 
   it('appends one delta per rollup key and statement, not one per message (a blast batch writes thousands at once)', async () => {
     await compactRollup(srv.context.db);
-    const pending = async () =>
-      Number((await sql<{ n: string }>`select count(*) as n from analytics_message_deltas`.execute(srv.context.db)).rows[0]!.n);
     const same = {
       direction: 'outbound' as const,
       requested_channel: 'SMS' as const,

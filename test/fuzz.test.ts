@@ -225,9 +225,10 @@ describe.skipIf(SKIP.has('protocol'))('fuzz: broken HTTP framing over raw socket
 
 describe.skipIf(SKIP.has('huge'))('fuzz: the largest arrays the body limit allows', () => {
   // Validation that grew faster than the body held the event loop for minutes on one 300 KB request (issue 31).
-  // Caps are generous (a shared CI machine): bounded, not fast. Figures: `npm run bench -- --only h`.
+  // Caps are generous (a shared CI machine, other test files running at once): bounded, not fast. Figures:
+  // `npm run bench -- --only h`.
   const ANSWER_CAP_MS = 5_000;
-  const HEALTH_CAP_MS = 1_000;
+  const HEALTH_CAP_MS = 3_000;
   it(
     'in every array of every JSON request body: each answered honestly in bounded time, /health answering beside it',
     { timeout: 600_000 },

@@ -68,8 +68,10 @@ it('fails sends transiently while the switch is on; the retry after it is off is
     throw new Error(`message ${id}: ${JSON.stringify(await row())}`);
   };
 
-  // Two attempts refused by the carrier: still waiting for a retry, not failed, nothing reached the handset.
-  const retrying = await wait((r) => r.attempts >= 2);
+  // Two attempts refused by the carrier: still waiting for a retry, not failed, nothing reached the handset. Waits
+  // for the second refusal itself (queued again), not its claim: an attempt still in flight when the switch goes
+  // off may read the rate after it and succeed.
+  const retrying = await wait((r) => r.attempts >= 2 && r.status === 'queued');
   // (queued between attempts, sending while one is made)
   expect(['queued', 'sending']).toContain(retrying.status);
   const api = await call(srv, 'GET', `/v1/messages/${id}`, { key });
