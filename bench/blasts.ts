@@ -29,7 +29,7 @@ import { createDb, type Db } from '../src/db/database.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { topStatements } from './dispatch-import.ts';
 import type { OwnDataBench } from './own-data.ts';
-import { postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
+import { postmasterOf, USER_HZ, watchCpu } from './process-cpu.ts';
 
 const RECIPIENTS = Number(process.env.BENCH_BLAST_RECIPIENTS ?? 1_000_000);
 const DRAIN_SAMPLE_SECONDS = 15;
@@ -338,17 +338,11 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     // CPU time of each side from launch to the end of the drain sample (/proc): the API process (acceptance runs in the
     // worker too: batch jobs), the worker, the PostgreSQL server.
     const postmaster = await postmasterOf(db);
-    const cpuSeen = { api: new Map<number, number>(), worker: new Map<number, number>(), pg: new Map<number, number>() };
-    const cpuNow = () => ({
-      api: serviceCpu([apiProcess.pid!], null, cpuSeen.api) ?? 0,
-      worker: serviceCpu([worker.pid!], null, cpuSeen.worker) ?? 0,
-      pg: serviceCpu([], postmaster, cpuSeen.pg) ?? 0,
-    });
     if (STATEMENTS)
       await sql`select pg_stat_statements_reset(), pg_stat_reset(), pg_stat_reset_shared('wal'), pg_stat_reset_shared('io'),
         pg_stat_reset_shared('checkpointer')`.execute(db);
     const waits = STATEMENTS ? sampleWaits(db) : undefined;
-    const cpu0 = cpuNow();
+    const cpuWatch = watchCpu({ api: apiProcess.pid!, worker: worker.pid! }, postmaster);
     const load0 = loadavg()[0]!;
     // The database's clock at launch: the first hand-over is read from messages.sent_at (the same clock).
     const launchedAt = (await sql<{ at: string }>`select clock_timestamp()::text as at`.execute(db)).rows[0]!.at;
@@ -391,7 +385,8 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     await sleep(DRAIN_SAMPLE_SECONDS * 1000);
     const h1 = await handed();
     const dispatchRate = (h1 - h0) / ((performance.now() - d0) / 1000);
-    const cpu1 = cpuNow();
+    const cpuUsed = cpuWatch.read() ?? new Map<string, number>();
+    cpuWatch.stop();
     const load1 = loadavg()[0]!;
     clearInterval(sampler);
     const statements = STATEMENTS
@@ -464,7 +459,7 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     lines.push(
       `      handed over end to end (launch → the latest hand-over by the end of the drain sample): ${fmt(h1)} messages = ${fmt(endToEndRate)}/s (${goal(endToEndRate >= 5000, '≥ 5,000/s')}); exactly once: ${fmt(Number(once.rows))} carrier rows for ${fmt(h1)} handed, ${fmt(Number(once.repeated))} sent twice`,
     );
-    const cpuSeconds = (k: keyof typeof cpu0) => (cpu1[k] - cpu0[k]) / USER_HZ;
+    const cpuSeconds = (k: 'api' | 'worker' | 'pg') => (cpuUsed.get(k === 'pg' ? 'PostgreSQL' : k) ?? 0) / USER_HZ;
     lines.push(
       `      CPU from launch to the end of the drain sample: API ${fmt(cpuSeconds('api'), 1)} s, worker ${fmt(cpuSeconds('worker'), 1)} s, PostgreSQL ${fmt(cpuSeconds('pg'), 1)} s = ${fmt(((cpuSeconds('api') + cpuSeconds('worker') + cpuSeconds('pg')) / Math.max(1, h1)) * 1e6)} µs per message handed over; load average ${fmt(load0, 2)} at launch, ${fmt(load1, 2)} at the end`,
     );

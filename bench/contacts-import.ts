@@ -22,7 +22,7 @@ import { readHeader, resolveColumns } from '../src/domain/contacts/import.ts';
 import { runImportJob as runContactImport } from '../src/domain/contacts/import-worker.ts';
 import { createOrganization } from '../src/domain/organizations.ts';
 import { loadDocument } from '../src/contract/document.ts';
-import { postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
+import { postmasterOf, USER_HZ, watchCpu } from './process-cpu.ts';
 
 const FIRST = [
   'Ada',
@@ -137,8 +137,7 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
     const postmaster = await postmasterOf(db);
     const runImport = async () => {
       const wal0 = (await sql<{ lsn: string }>`select pg_current_wal_lsn()::text as lsn`.execute(db)).rows[0]!.lsn;
-      const seen = new Map<number, number>();
-      const pg0 = serviceCpu([], postmaster, seen);
+      const pg = watchCpu({}, postmaster);
       const cpu0 = process.cpuUsage();
       const t0 = performance.now();
       const columns = resolveColumns(await readHeader(csv), undefined);
@@ -154,11 +153,12 @@ export async function benchContactImport(url: string, rows = 150_000): Promise<I
       await runContactImport(app, { organizationId: org.organizationId, jobId: job.id });
       const seconds = (performance.now() - t0) / 1000;
       const cpu = process.cpuUsage(cpu0);
-      const pg1 = serviceCpu([], postmaster, seen);
+      const pgUsed = pg.read()?.get('PostgreSQL') ?? null;
+      pg.stop();
       const wal = await sql<{ bytes: string }>`select pg_wal_lsn_diff(pg_current_wal_lsn(), ${wal0}::pg_lsn)::text as bytes`.execute(db);
       const cost: ImportCost = {
         nodeCpuSeconds: (cpu.user + cpu.system) / 1e6,
-        postgresCpuSeconds: pg0 === null || pg1 === null ? null : (pg1 - pg0) / USER_HZ,
+        postgresCpuSeconds: pgUsed === null ? null : pgUsed / USER_HZ,
         walBytes: Number(wal.rows[0]!.bytes),
       };
       const done = (await getImportJob(tenantDb, org.organizationId, job.id))!;

@@ -2,7 +2,7 @@
 //  (m1) POST /v1/messages/send through the full pipeline (auth, validation, compliance gate, channel plan,
 //      pricing, persist, dispatch enqueue) in an API process without workers, next to the bare baseline
 //  (m2) dispatch throughput: N accepted messages handed to the carrier simulator by one worker process
-import { cpuMsOf, postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
+import { cpuMsOf, postmasterOf, USER_HZ, watchCpu } from './process-cpu.ts';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -107,12 +107,11 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
         content: { type: 'text', text: 'Your order has shipped and arrives Thursday.' },
       });
     const postmaster = await postmasterOf(db);
-    const pgSeen = new Map<number, number>();
     const m1Statements = process.env.BENCH_STATEMENTS === '1';
     let lastStatements: string[] = [];
     const sends = async (side: (typeof sides)[number], duration: number) => {
       if (m1Statements && side === sides[0]) await sql`select pg_stat_statements_reset()`.execute(db);
-      const pgBefore = serviceCpu([], postmaster, pgSeen);
+      const pg = watchCpu({}, postmaster);
       const cpuBefore = cpuMsOf(side.child.pid!);
       const result = await autocannon({
         url: `http://127.0.0.1:${side.port}/v1/messages/send`,
@@ -123,17 +122,15 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
         requests: [{ setupRequest: (req) => ({ ...req, body: bodyFor() }) }],
       });
       const cpuAfter = cpuMsOf(side.child.pid!);
-      const pgAfter = serviceCpu([], postmaster, pgSeen);
+      const pgUsed = pg.read()?.get('PostgreSQL') ?? null;
+      pg.stop();
       if (m1Statements && side === sides[0]) lastStatements = await topStatements(db, 6);
       if (result.non2xx > 0 || result.errors > 0)
         throw new Error(
           `send bench: ${result.non2xx} non-2xx (${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors; the API's errors (${side.log}):\n${apiErrors(side.log)}`,
         );
       const cpuUs = cpuBefore !== undefined && cpuAfter !== undefined ? ((cpuAfter - cpuBefore) * 1000) / result.requests.total : undefined;
-      const pgUs =
-        pgBefore !== null && pgAfter !== null && postmaster !== null
-          ? ((pgAfter - pgBefore) * 1e6) / USER_HZ / result.requests.total
-          : undefined;
+      const pgUs = pgUsed !== null && postmaster !== null ? (pgUsed * 1e6) / USER_HZ / result.requests.total : undefined;
       return { rps: result.requests.average, p99: result.latency.p99, cpuUs, pgUs };
     };
     // A warm-up (as (b) has: connections, prepared statements, JIT), then the median of the rounds, the sides alternating.

@@ -30,7 +30,8 @@ import { generateCsv } from './contacts-import.ts';
 import type { OwnDataBench } from './own-data.ts';
 import type { PollerReport } from './health-poller.ts';
 import type { LoopDelayReport } from './loop-delay.ts';
-import { postmasterOf, serviceCpu, USER_HZ } from './process-cpu.ts';
+import { watchMachine } from './machine-pressure.ts';
+import { postmasterOf } from './process-cpu.ts';
 import { startReceiver } from './webhooks-delivery.ts';
 
 const BLAST_RECIPIENTS = Number(process.env.BENCH_MIXED_RECIPIENTS ?? 100_000);
@@ -46,17 +47,6 @@ const percentile = (xs: number[], p: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
 };
-
-/** Runs `work` and reports the service's CPU use meanwhile as a share of the whole machine (0–1). */
-async function withCpuShare<T>(measure: () => number | null, work: () => Promise<T>): Promise<{ value: T; share: number | null }> {
-  const before = measure();
-  const t0 = performance.now();
-  const value = await work();
-  const after = measure();
-  const seconds = (performance.now() - t0) / 1000;
-  const share = before !== null && after !== null && seconds > 0 ? (after - before) / USER_HZ / seconds / cpus().length : null;
-  return { value, share };
-}
 
 type Org = Awaited<ReturnType<typeof createOrganization>>;
 type Rates = { sends: number; blast: number; import: number; webhooks: number; analytics: number };
@@ -328,11 +318,14 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     await load.analytics(2);
     const load0 = loadavg()[0]!;
     const postmaster = await postmasterOf(db);
-    const cpuSeen = new Map<number, number>();
-    const measureCpu = () => serviceCpu([apiProcess.pid!, worker.pid!, process.pid], postmaster, cpuSeen);
+    const roles = { API: apiProcess.pid!, worker: worker.pid!, bench: process.pid };
     const cpuAlone: Partial<Record<keyof Rates, number | null>> = {};
+    const machineAlone: Partial<Record<keyof Rates, string[]>> = {};
     const measured = async (k: keyof Rates, work: () => Promise<number>) => {
-      const { value, share } = await withCpuShare(measureCpu, work);
+      const machine = watchMachine(roles, postmaster, cpus().length);
+      const value = await work();
+      const { share, lines: watched } = machine.report();
+      machineAlone[k] = watched;
       cpuAlone[k] = share;
       return value;
     };
@@ -350,24 +343,21 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     ctx.children.push(health.child);
     apiLoop.reset();
     const activity = sampleActivity(db);
+    const machine = watchMachine(roles, postmaster, cpus().length);
     const t0 = performance.now();
-    const {
-      value: [sends, analytics, webhooks, imported, blasted],
-      share: cpuMixed,
-    } = await withCpuShare(measureCpu, () =>
-      Promise.all([
-        load.sends(seconds),
-        load.analytics(seconds),
-        load.webhooks(seconds, receiver.count),
-        load.importRows(importMixed, files, seconds),
-        load.blast(blastMixed, seconds),
-      ]),
-    );
+    const [sends, analytics, webhooks, imported, blasted] = await Promise.all([
+      load.sends(seconds),
+      load.analytics(seconds),
+      load.webhooks(seconds, receiver.count),
+      load.importRows(importMixed, files, seconds),
+      load.blast(blastMixed, seconds),
+    ]);
     const mixedSeconds = (performance.now() - t0) / 1000;
     const loopMixed = await apiLoop.read();
     const polled = await health.stop();
     const healthTimes = polled.times;
     activity.stop();
+    const { share: cpuMixed, lines: machineLines } = machine.report();
     await blasted.cancel();
     const mixed: Rates = { sends, analytics, webhooks, import: imported.rate, blast: blasted.rate };
     const load1 = loadavg()[0]!;
@@ -394,6 +384,7 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
       lines.push(
         `      ${label.padEnd(72)} mixed ${fmt(mixed[k]).padStart(7)} ${unit}, alone ${fmt(single[k]).padStart(7)} → ${fmt(ratio * 100, 1).padStart(5)}% (${ratio >= 0.5 ? 'goal ≥ 50% ✓' : '✗ MISSED goal ≥ 50%'})${share == null ? '' : `; alone it used ${fmt(share * 100)}% of the machine`}`,
       );
+      for (const line of machineAlone[k] ?? []) lines.push(`          alone: ${line}`);
     }
     const shares = Object.values(cpuAlone).filter((v): v is number => typeof v === 'number');
     if (shares.length === rows.length && cpuMixed != null) {
@@ -416,6 +407,7 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     lines.push(
       `      the API process's event loop during the mixed phase: delay p50 ${fmt(loopMixed.p50, 1)} ms, p99 ${fmt(loopMixed.p99, 1)} ms, max ${fmt(loopMixed.max, 1)} ms; garbage collection ${fmt(loopMixed.gcCount)} pauses, ${fmt(loopMixed.gcMs)} ms in all, longest ${fmt(loopMixed.gcMaxMs, 1)} ms`,
     );
+    for (const line of machineLines) lines.push(`      ${line}`);
     lines.push(`      where the database's time went (active sessions sampled each second of the mixed phase, commonest first):`);
     for (const line of activity.top(worst >= 0.5 && p99 < 100 ? 3 : 8)) lines.push(`        ${line}`);
     return lines;
