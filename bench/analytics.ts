@@ -265,7 +265,7 @@ async function measureAnalytics(
 ): Promise<void> {
   const out = { push: (line: string) => console.log(line) };
   const port = await ctx.freePort();
-  const child = spawn(process.execPath, ['src/main.ts'], {
+  const child = spawn(process.execPath, ['src/main.js'], {
     env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });

@@ -297,13 +297,13 @@ export async function benchBlasts(ctx: OwnDataBench): Promise<string[]> {
     const seedSeconds = (performance.now() - seedStart) / 1000;
 
     const port = await ctx.freePort();
-    const apiProcess = spawnServer(ctx, 'src/main.ts', { PORT: String(port), RUN_WORKERS: '0' }, apiLog);
+    const apiProcess = spawnServer(ctx, 'src/main.js', { PORT: String(port), RUN_WORKERS: '0' }, apiLog);
     stop.push(apiProcess);
     const base = `http://127.0.0.1:${port}`;
     await ctx.waitFor(`${base}/health`);
     const worker = spawnServer(
       ctx,
-      'src/worker.ts',
+      'src/worker.js',
       { CALLBACK_BASE_URL: base },
       workerLog,
       CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : [],

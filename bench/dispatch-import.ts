@@ -29,7 +29,7 @@ type Org = Awaited<ReturnType<typeof createOrganization>>;
 /** `n` direct sends through an API process without workers: queued messages, each with its wake job. */
 async function queueSends(own: OwnDataBench, org: Org, contactIds: string[], n: number): Promise<void> {
   const port = await own.freePort();
-  const api = spawn(process.execPath, ['src/main.ts'], { env: { ...own.env, PORT: String(port), RUN_WORKERS: '0' }, stdio: 'ignore' });
+  const api = spawn(process.execPath, ['src/main.js'], { env: { ...own.env, PORT: String(port), RUN_WORKERS: '0' }, stdio: 'ignore' });
   own.children.push(api);
   try {
     await own.waitFor(`http://127.0.0.1:${port}/health`);
@@ -73,13 +73,13 @@ async function drain(own: OwnDataBench, db: Db, orgId: string): Promise<{ total:
   const total = await unsent(db, orgId);
   if (STATEMENTS) await sql`select pg_stat_statements_reset()`.execute(db);
   const receiverPort = await own.freePort();
-  const receiver = spawn(process.execPath, ['src/main.ts'], {
+  const receiver = spawn(process.execPath, ['src/main.js'], {
     env: { ...own.env, PORT: String(receiverPort), RUN_WORKERS: '0' },
     stdio: 'ignore',
   });
   own.children.push(receiver);
   await own.waitFor(`http://127.0.0.1:${receiverPort}/health`);
-  const worker = spawn(process.execPath, ['src/worker.ts'], {
+  const worker = spawn(process.execPath, ['src/worker.js'], {
     env: { ...own.env, CALLBACK_BASE_URL: `http://127.0.0.1:${receiverPort}` },
     stdio: 'ignore',
   });

@@ -1,4 +1,4 @@
-// Loaded into part (x)'s API process with `node --import ./bench/loop-delay.ts src/main.ts` (bench/mixed.ts), never
+// Loaded into part (x)'s API process with `node --import ./bench/loop-delay.ts src/main.js` (bench/mixed.ts), never
 // by the service itself: the API's event-loop delay (perf_hooks.monitorEventLoopDelay) and its garbage collector's
 // pauses, read over the IPC channel the bench opens. 'loop-delay:reset' starts a window (the mixed phase);
 // 'loop-delay:read' answers with the window's figures. No endpoint and no setting of the service is involved.

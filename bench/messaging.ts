@@ -78,7 +78,7 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     const cpuProf = process.env.BENCH_CPU_PROF;
     const startApi = async (cwd: string | undefined, prof: boolean) => {
       const port = await ctx.freePort();
-      const args = [...(prof && cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []), 'src/main.ts'];
+      const args = [...(prof && cpuProf ? ['--cpu-prof', `--cpu-prof-dir=${cpuProf}`] : []), 'src/main.js'];
       // Its log goes to a file: a round that fails names the API's errors (a 5xx is a defect whatever the load).
       const log = join(tmpdir(), `bench-m1-api-${port}.log`);
       const out = openSync(log, 'w');
@@ -208,7 +208,7 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     await queue.stop({ graceful: false });
     const total = await queued();
     const receiverPort = await ctx.freePort();
-    const receiver = spawn(process.execPath, ['src/main.ts'], {
+    const receiver = spawn(process.execPath, ['src/main.js'], {
       env: { ...ctx.env, PORT: String(receiverPort), RUN_WORKERS: '0' },
       stdio: 'ignore',
     });
@@ -216,7 +216,7 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     await ctx.waitFor(`http://127.0.0.1:${receiverPort}/health`);
     const statements = process.env.BENCH_STATEMENTS === '1';
     if (statements) await sql`select pg_stat_statements_reset()`.execute(db);
-    const worker: ChildProcess = spawn(process.execPath, ['src/worker.ts'], {
+    const worker: ChildProcess = spawn(process.execPath, ['src/worker.js'], {
       env: { ...ctx.env, CALLBACK_BASE_URL: `http://127.0.0.1:${receiverPort}` },
       stdio: 'ignore',
     });

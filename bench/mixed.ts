@@ -204,6 +204,14 @@ function loads(base: string, db: Db, queue: JobQueue, orgs: { sends: Org; webhoo
   return { sends, analytics, webhooks, blast, importRows };
 }
 
+/** Sessions the database has opened so far (pg_stat_database.sessions, PostgreSQL 14 and later). */
+async function sessionsOpened(db: Db): Promise<number> {
+  const { rows } = await sql<{ n: string }>`select sessions::text as n from pg_stat_database where datname = current_database()`.execute(
+    db,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
 /** The commonest (state, wait event) of active sessions other than this sampler, over the samples. */
 function sampleActivity(db: Db) {
   const seen = new Map<string, number>();
@@ -296,7 +304,7 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     const base = `http://127.0.0.1:${port}`;
     const env = { ...ctx.env, LOG_LEVEL: 'warn', WEBHOOK_ALLOW_PRIVATE: '1' };
     // bench/loop-delay.ts loaded into the API process: its event-loop delay over the mixed phase, read over IPC.
-    const apiProcess = spawn(process.execPath, ['--import', './bench/loop-delay.ts', 'src/main.ts'], {
+    const apiProcess = spawn(process.execPath, ['--import', './bench/loop-delay.ts', 'src/main.js'], {
       env: { ...env, PORT: String(port), RUN_WORKERS: '0' },
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     });
@@ -304,7 +312,7 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     stop.push(apiProcess);
     ctx.children.push(apiProcess);
     await ctx.waitFor(`${base}/health`);
-    const worker = spawn(process.execPath, ['src/worker.ts'], { env: { ...env, CALLBACK_BASE_URL: base }, stdio: 'ignore' });
+    const worker = spawn(process.execPath, ['src/worker.js'], { env: { ...env, CALLBACK_BASE_URL: base }, stdio: 'ignore' });
     stop.push(worker);
     ctx.children.push(worker);
     await api(base, webhooksOrg.apiKey.secret, 'POST', '/v1/webhook-endpoints', { url: receiver.url, events: ['message.delivered'] });
@@ -343,6 +351,7 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     ctx.children.push(health.child);
     apiLoop.reset();
     const activity = sampleActivity(db);
+    const sessions0 = await sessionsOpened(db);
     const machine = watchMachine(roles, postmaster, cpus().length);
     const t0 = performance.now();
     const [sends, analytics, webhooks, imported, blasted] = await Promise.all([
@@ -357,6 +366,7 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
     const polled = await health.stop();
     const healthTimes = polled.times;
     activity.stop();
+    const sessionsMixed = (await sessionsOpened(db)) - sessions0;
     const { share: cpuMixed, lines: machineLines } = machine.report();
     await blasted.cancel();
     const mixed: Rates = { sends, analytics, webhooks, import: imported.rate, blast: blasted.rate };
@@ -408,6 +418,9 @@ export async function benchMixed(ctx: OwnDataBench, seconds: number): Promise<st
       `      the API process's event loop during the mixed phase: delay p50 ${fmt(loopMixed.p50, 1)} ms, p99 ${fmt(loopMixed.p99, 1)} ms, max ${fmt(loopMixed.max, 1)} ms; garbage collection ${fmt(loopMixed.gcCount)} pauses, ${fmt(loopMixed.gcMs)} ms in all, longest ${fmt(loopMixed.gcMaxMs, 1)} ms`,
     );
     for (const line of machineLines) lines.push(`      ${line}`);
+    lines.push(
+      `      database sessions opened during the mixed phase: ${fmt(sessionsMixed)} (a new session forks a backend and authenticates)`,
+    );
     lines.push(`      where the database's time went (active sessions sampled each second of the mixed phase, commonest first):`);
     for (const line of activity.top(worst >= 0.5 && p99 < 100 ? 3 : 8)) lines.push(`        ${line}`);
     return lines;

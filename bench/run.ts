@@ -1,5 +1,5 @@
 // `npm run bench`: every figure next to its baseline, in one run, with the ratios.
-//  (a) start-up: spawn `node src/main.ts` → first 200 from GET /health
+//  (a) start-up: spawn `node src/main.js` → first 200 from GET /health
 //  (b) GET /v1/api-keys through the full stack vs. a bare node:http + pg server running the same SQL
 //  (c) router matching cost with all operations loaded vs. one; ours (compiled) vs. openapi-backend's
 //  (h) server RSS under stalled unauthenticated uploads, /health latency under polynomial-regex previews (bench/hostile-clients.ts),
@@ -182,7 +182,7 @@ async function main(): Promise<void> {
       const startOnce = async (cwd: string | undefined) => {
         const port = await freePort();
         const t0 = performance.now();
-        const child = spawn(process.execPath, ['src/main.ts'], { cwd, env: { ...env, PORT: String(port) }, stdio: 'ignore' });
+        const child = spawn(process.execPath, ['src/main.js'], { cwd, env: { ...env, PORT: String(port) }, stdio: 'ignore' });
         await waitFor(`http://127.0.0.1:${port}/health`);
         const wall = performance.now() - t0;
         const cpu = cpuMsOf(child.pid!);
@@ -225,7 +225,7 @@ async function main(): Promise<void> {
     let baselineRps: number | undefined;
     if (parts.has('b')) {
       const fullPort = await freePort();
-      const full = spawn(process.execPath, ['src/main.ts'], { env: { ...env, PORT: String(fullPort) }, stdio: 'ignore' });
+      const full = spawn(process.execPath, ['src/main.js'], { env: { ...env, PORT: String(fullPort) }, stdio: 'ignore' });
       children.push(full);
       await waitFor(`http://127.0.0.1:${fullPort}/health`);
       const basePort = await freePort();
@@ -247,7 +247,7 @@ async function main(): Promise<void> {
       let compare: ReturnType<typeof spawn> | undefined;
       if (compareDir) {
         const comparePort = await freePort();
-        compare = spawn(process.execPath, ['src/main.ts'], {
+        compare = spawn(process.execPath, ['src/main.js'], {
           cwd: compareDir,
           env: { ...env, PORT: String(comparePort) },
           stdio: 'ignore',

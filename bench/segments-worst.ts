@@ -79,7 +79,7 @@ export async function benchWorstSegment(ctx: OwnDataBench): Promise<string[]> {
 
     const port = await ctx.freePort();
     const log = join(tmpdir(), `bench-segments-${port}.log`);
-    server = spawn(process.execPath, ['src/main.ts'], {
+    server = spawn(process.execPath, ['src/main.js'], {
       env: { ...ctx.env, PORT: String(port), RUN_WORKERS: '0', LOG_LEVEL: 'warn' },
       stdio: ['ignore', openSync(log, 'w'), openSync(log, 'a')],
     });

@@ -2,8 +2,8 @@
 // mixed load and faults, for N minutes (10 by default), then checks that nothing was lost or doubled.
 //
 // It starts the embedded PostgreSQL (a temporary cluster, removed at the end) and, on its one DATABASE_URL, two API
-// processes (`src/main.ts`, RUN_WORKERS=0 as the README deploys API processes next to workers), two worker processes
-// (`src/worker.ts`, callbacks to the first API process), and a webhook receiver in this process. Load, smaller than
+// processes (`src/main.js`, RUN_WORKERS=0 as the README deploys API processes next to workers), two worker processes
+// (`src/worker.js`, callbacks to the first API process), and a webhook receiver in this process. Load, smaller than
 // bench part x: direct sends spread over both API processes, a blast draining, contact imports, webhook deliveries
 // (every message event of the sending organization) and analytics reads. Faults, on a schedule scaled to the run
 // (at 10 minutes: exactly the issue's):
@@ -239,7 +239,7 @@ async function main(): Promise<number> {
     const bases = apiPorts.map((p) => `http://127.0.0.1:${p}`);
     // The first start creates pg-boss's schema: one API process first, then the rest.
     for (const [i, port] of apiPorts.entries()) {
-      procs.push(startProcess(`api${i + 1}`, 'src/main.ts', { ...env, PORT: String(port), RUN_WORKERS: '0' }, logs));
+      procs.push(startProcess(`api${i + 1}`, 'src/main.js', { ...env, PORT: String(port), RUN_WORKERS: '0' }, logs));
       for (let t = 0; ; t++) {
         if ((await fetch(`${bases[i]}/health`).catch(() => undefined))?.status === 200) break;
         if (t > 600) throw new Error(`api${i + 1} did not start`);
@@ -247,7 +247,7 @@ async function main(): Promise<number> {
       }
     }
     const workerEnv = { ...env, CALLBACK_BASE_URL: bases[0] };
-    const workers = [0, 1].map((i) => startProcess(`worker${i + 1}`, 'src/worker.ts', workerEnv, logs));
+    const workers = [0, 1].map((i) => startProcess(`worker${i + 1}`, 'src/worker.js', workerEnv, logs));
     procs.push(...workers);
     await Promise.all(workers.map((w) => w.inspector));
 
@@ -388,7 +388,7 @@ async function main(): Promise<number> {
           kills++;
           say(`worker${i + 1} killed with SIGKILL (pid ${victim.child.pid})`);
           await sleep(2_000);
-          workers[i] = startProcess(`worker${i + 1}`, 'src/worker.ts', workerEnv, logs);
+          workers[i] = startProcess(`worker${i + 1}`, 'src/worker.js', workerEnv, logs);
           restarted.add(`worker${i + 1}`);
           procs.push(workers[i]!);
           say(`worker${i + 1} restarted (pid ${workers[i]!.child.pid})`);

@@ -373,8 +373,8 @@ describe('enrollPublicAcquisitionContact', () => {
       TRUST_PROXY: 'loopback',
     };
     const apis = await Promise.all([
-      startServing(process.execPath, ['src/main.ts'], env),
-      startServing(process.execPath, ['src/main.ts'], env),
+      startServing(process.execPath, ['src/main.js'], env),
+      startServing(process.execPath, ['src/main.js'], env),
     ]);
     try {
       const headers = { 'content-type': 'application/json', 'x-forwarded-for': ip() };

@@ -21,7 +21,7 @@ function listenOn(): Promise<{ server: Server; port: number }> {
 }
 
 async function startFailure(extraEnv: Record<string, string>): Promise<{ code: number; stderr: string }> {
-  const err = await run(process.execPath, ['src/main.ts'], { env: { ...env(), ...extraEnv }, timeout: 30_000 }).catch(
+  const err = await run(process.execPath, ['src/main.js'], { env: { ...env(), ...extraEnv }, timeout: 30_000 }).catch(
     (e: { code: number; stderr: string }) => e,
   );
   return err as { code: number; stderr: string };
@@ -42,7 +42,7 @@ describe('start-up failures are one line with the fix', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'msa-busy-pg-'));
     try {
       const { DATABASE_URL: _unused, ...noDatabaseUrl } = env();
-      const err = await run(process.execPath, ['src/main.ts'], {
+      const err = await run(process.execPath, ['src/main.js'], {
         env: { ...noDatabaseUrl, DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(busy.port), PORT: '0' },
         timeout: 60_000,
       }).catch((e: { code: number; stderr: string }) => e);
@@ -60,7 +60,7 @@ describe('start-up failures are one line with the fix', () => {
       const parent = mkdtempSync(join(tmpdir(), 'msa-private-')); // 0700, owned by root
       try {
         const { DATABASE_URL: _unused, ...noDatabaseUrl } = env();
-        const err = await run(process.execPath, ['src/main.ts'], {
+        const err = await run(process.execPath, ['src/main.js'], {
           env: { ...noDatabaseUrl, DATA_DIR: join(parent, 'data'), PORT: '0' },
           timeout: 60_000,
         }).catch((e: { code: number; stderr: string }) => e);

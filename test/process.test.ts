@@ -12,7 +12,7 @@ const env = () => ({ ...process.env, DATABASE_URL: inject('databaseUrl'), NODE_E
 
 describe('server process', () => {
   it('refuses a bad configuration with a clear message and exit code 2', async () => {
-    const err = await run(process.execPath, ['src/main.ts'], { env: { ...env(), PORT: 'eighty' } }).catch(
+    const err = await run(process.execPath, ['src/main.js'], { env: { ...env(), PORT: 'eighty' } }).catch(
       (e: { code: number; stderr: string }) => e,
     );
     expect((err as { code: number }).code).toBe(2);
@@ -20,7 +20,7 @@ describe('server process', () => {
   });
 
   it('serves, then shuts down gracefully on SIGTERM with exit code 0', async () => {
-    const { child, port, log: output } = await startServing(process.execPath, ['src/main.ts'], { ...env(), PORT: '0' });
+    const { child, port, log: output } = await startServing(process.execPath, ['src/main.js'], { ...env(), PORT: '0' });
     const health = await fetch(`http://127.0.0.1:${port}/health`);
     expect(health.status).toBe(200);
     const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
@@ -38,7 +38,7 @@ describe('server process shutdown with a slow client', () => {
       child,
       port,
       log: output,
-    } = await startServing(process.execPath, ['src/main.ts'], { ...env(), PORT: '0', SHUTDOWN_GRACE_SECONDS: '1' });
+    } = await startServing(process.execPath, ['src/main.js'], { ...env(), PORT: '0', SHUTDOWN_GRACE_SECONDS: '1' });
     // An authenticated request whose body arrives one byte at a time, for longer than the grace period.
     const socket = connect(port, '127.0.0.1');
     socket.on('error', () => {});

@@ -64,7 +64,7 @@ describe('provider configuration', () => {
   });
 
   it('stops the server at start with that one line and exit code 2, never printing the credentials', async () => {
-    const err = (await run(process.execPath, ['src/main.ts'], {
+    const err = (await run(process.execPath, ['src/main.js'], {
       env: { ...env(), PROVIDER_A: 'twilio', TWILIO_ACCOUNT_SID: SID, CALLBACK_BASE_URL: 'https://api.example.com' },
     }).catch((e: unknown) => e)) as { code: number; stderr: string; stdout: string };
     expect(err.code).toBe(2);
@@ -76,7 +76,7 @@ describe('provider configuration', () => {
     const token = 'f00dfeedf00dfeedf00dfeedf00dfeed';
     const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'create-org', '--name', 'Configured Twilio org'], { env: env() });
     const secret = JSON.parse(stdout).apiKey.secret as string;
-    const { child, port, log } = await startServing(process.execPath, ['src/main.ts'], {
+    const { child, port, log } = await startServing(process.execPath, ['src/main.js'], {
       ...env(),
       PORT: '0',
       LOG_LEVEL: 'debug',

@@ -16,7 +16,7 @@ afterAll(async () => {
   await srv.close();
 });
 
-function start(entry: 'src/main.ts' | 'src/worker.ts', env: Record<string, string>): Promise<{ child: ChildProcess; port?: number }> {
+function start(entry: 'src/main.js' | 'src/worker.js', env: Record<string, string>): Promise<{ child: ChildProcess; port?: number }> {
   const child = spawn(process.execPath, [entry], {
     env: {
       ...process.env,
@@ -85,7 +85,7 @@ describe('exactly once to the handset', () => {
       ids.push(res.body.data.messageId);
     }
 
-    const crashing = await start('src/worker.ts', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
+    const crashing = await start('src/worker.js', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
     const code = await new Promise((r) => crashing.child.on('exit', r));
     expect(code).toBe(137);
     const reachedHandset = await srv.context.db
@@ -102,7 +102,7 @@ describe('exactly once to the handset', () => {
       .execute();
     expect(unrecorded.length).toBeGreaterThan(0); // … without recording them
 
-    await start('src/worker.ts', { CALLBACK_BASE_URL: srv.baseUrl });
+    await start('src/worker.js', { CALLBACK_BASE_URL: srv.baseUrl });
     await waitFor('every message sent', async () => {
       const pending = await srv.context.db
         .selectFrom('messages')
@@ -125,9 +125,9 @@ describe('exactly once to the handset', () => {
   }, 120_000);
 
   it('two API processes and two workers: idempotent retries spread across both APIs send each message once', async () => {
-    const [api1, api2] = await Promise.all([start('src/main.ts', { RUN_WORKERS: '0' }), start('src/main.ts', { RUN_WORKERS: '0' })]);
+    const [api1, api2] = await Promise.all([start('src/main.js', { RUN_WORKERS: '0' }), start('src/main.js', { RUN_WORKERS: '0' })]);
     const callback = `http://127.0.0.1:${api1.port}`;
-    await Promise.all([start('src/worker.ts', { CALLBACK_BASE_URL: callback }), start('src/worker.ts', { CALLBACK_BASE_URL: callback })]);
+    await Promise.all([start('src/worker.js', { CALLBACK_BASE_URL: callback }), start('src/worker.js', { CALLBACK_BASE_URL: callback })]);
     const org = await srv.newOrg('Scale-out org');
     const list = await contacts(org.organizationId, 20, '20');
     const apis = [api1.port!, api2.port!];
@@ -200,7 +200,7 @@ describe('exactly once to the handset', () => {
     expect(created.status).toBe(201);
     expect((await call(srv, 'POST', `/v1/blasts/${created.body.id}/launch`, { key: org.apiKey.secret, body: {} })).status).toBe(200);
 
-    const crashing = await start('src/worker.ts', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
+    const crashing = await start('src/worker.js', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
     expect(await new Promise((r) => crashing.child.on('exit', r))).toBe(137);
     const blastMessages = () =>
       srv.context.db
@@ -213,7 +213,7 @@ describe('exactly once to the handset', () => {
     expect(accepted).toHaveLength(list.length); // the batch was accepted before the crash …
     expect(accepted.filter((m) => m.status === 'sending').length).toBeGreaterThan(0); // … and handed over unrecorded
 
-    await start('src/worker.ts', { CALLBACK_BASE_URL: srv.baseUrl });
+    await start('src/worker.js', { CALLBACK_BASE_URL: srv.baseUrl });
     await waitFor('every blast message sent', async () =>
       (await blastMessages()).every((m) => !['queued', 'sending'].includes(m.status)) ? true : undefined,
     );
@@ -254,7 +254,7 @@ describe('exactly once to the handset', () => {
       expect(res.body.data.fallbackReason).toBeNull(); // planned on RCS: the capability is not known yet
       ids.push(res.body.data.messageId);
     }
-    const crashing = await start('src/worker.ts', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
+    const crashing = await start('src/worker.js', { MSA_FAULT: 'crash-after-provider-send', CALLBACK_BASE_URL: srv.baseUrl });
     expect(await new Promise((r) => crashing.child.on('exit', r))).toBe(137);
     const unrecorded = await srv.context.db
       .selectFrom('messages')

@@ -8,11 +8,14 @@
 // (a section's first requests, concurrent ones too, validation of an operation compiled on its first request, the
 // oneOf narrowing of a refused body, whose Ajv instance is built on the first one, the MCP tool list).
 import { execFile, spawn } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { startServing } from './support/processes.ts';
+import { until } from './support/wait.ts';
 
 const run = promisify(execFile);
 const LAZY = [
@@ -85,7 +88,7 @@ describe('start-up', () => {
   beforeAll(async () => {
     const { stdout } = await run(process.execPath, ['src/cli/admin.ts', 'create-org', '--name', 'Lazy start org'], { env });
     secret = (JSON.parse(stdout) as { apiKey: { secret: string } }).apiKey.secret;
-    const serving = await startServing(process.execPath, ['--import', './test/support/module-loads.ts', 'src/main.ts'], env);
+    const serving = await startServing(process.execPath, ['--import', './test/support/module-loads.ts', 'src/main.js'], env);
     ({ child, log } = serving);
     base = `http://127.0.0.1:${serving.port}`;
   });
@@ -183,8 +186,40 @@ describe('start-up', () => {
     expect(loaded()).not.toContain('kysely');
   });
 
-  it("starts `npm run worker` (src/worker.ts) on Kysely's bundle too", async () => {
-    const worker = spawn(process.execPath, ['--import', './test/support/module-loads.ts', 'src/worker.ts'], {
+  it("a start after the first on the same compile cache never loads Node's type stripper (src/main.js is JavaScript)", async () => {
+    const cache = mkdtempSync(join(tmpdir(), 'msa-compile-cache-'));
+    const stripperLoaded = async () => {
+      const serving = await startServing(process.execPath, ['--import', './test/support/type-stripper.mjs', 'src/main.js'], {
+        ...env,
+        NODE_COMPILE_CACHE: cache,
+        MODULE_LOADS_WATCH: '',
+      });
+      try {
+        expect((await fetch(`http://127.0.0.1:${serving.port}/health`)).status).toBe(200);
+        serving.child.kill('SIGUSR2');
+        const line = await until(
+          async () => /^type-stripper-loaded (\w+)$/m.exec(serving.log())?.[1],
+          (v) => v !== undefined,
+          'the type-stripper line',
+        );
+        return line;
+      } finally {
+        // A graceful stop: Node writes the compile cache as the process exits.
+        const exited = new Promise((resolve) => serving.child.once('exit', resolve));
+        serving.child.kill('SIGTERM');
+        await exited;
+      }
+    };
+    try {
+      expect(await stripperLoaded()).toBe('true'); // an empty cache: every .ts file is stripped once, and kept
+      expect(await stripperLoaded()).toBe('false');
+    } finally {
+      rmSync(cache, { recursive: true, force: true });
+    }
+  });
+
+  it("starts `npm run worker` (src/worker.js) on Kysely's bundle too", async () => {
+    const worker = spawn(process.execPath, ['--import', './test/support/module-loads.ts', 'src/worker.js'], {
       env: { ...env, MODULE_LOADS_WATCH: 'kysely' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

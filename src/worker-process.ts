@@ -1,16 +1,10 @@
-// `npm run worker`: background workers only (dispatch, receipts, webhooks, imports …), no HTTP. Run as many as
+// `npm run worker` (src/worker.js): background workers only (dispatch, receipts, webhooks, imports …), no HTTP. Run as many as
 // you like next to the API processes (RUN_WORKERS=0 on those). Callbacks from the carrier simulator go to
 // CALLBACK_BASE_URL (an API process). Stops gracefully on SIGTERM/SIGINT.
-import { enableCompileCache } from 'node:module';
-
-enableCompileCache?.();
-// Kysely from its bundle, as the server loads it (src/bundled-kysely.ts).
-(await import('./bundled-kysely.ts')).useBundledKysely();
-const { loadConfigOrExit } = await import('./config.ts');
-const { startRuntime } = await import('./runtime.ts');
-const { exitOnUncaughtErrors } = await import('./process-guard.ts');
-
-const { describeStartupError } = await import('./startup-errors.ts');
+import { loadConfigOrExit } from './config.ts';
+import { exitOnUncaughtErrors } from './process-guard.ts';
+import { startRuntime } from './runtime.ts';
+import { describeStartupError } from './startup-errors.ts';
 
 const config = { ...loadConfigOrExit(), runWorkers: true };
 const runtime = await startRuntime(config).catch((error: unknown) => {
