@@ -19,7 +19,7 @@
 import { cpuMsOf } from './process-cpu.ts';
 import { sql } from 'kysely';
 import { fork, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -182,7 +182,9 @@ async function main(): Promise<void> {
       const startOnce = async (cwd: string | undefined) => {
         const port = await freePort();
         const t0 = performance.now();
-        const child = spawn(process.execPath, ['src/main.js'], { cwd, env: { ...env, PORT: String(port) }, stdio: 'ignore' });
+        // A checkout from before the entry was JavaScript starts from src/main.ts.
+        const entry = cwd && !existsSync(join(cwd, 'src/main.js')) ? 'src/main.ts' : 'src/main.js';
+        const child = spawn(process.execPath, [entry], { cwd, env: { ...env, PORT: String(port) }, stdio: 'ignore' });
         await waitFor(`http://127.0.0.1:${port}/health`);
         const wall = performance.now() - t0;
         const cpu = cpuMsOf(child.pid!);
