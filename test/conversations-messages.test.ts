@@ -435,6 +435,37 @@ describe('revokeMessage', () => {
   });
 });
 
+describe('revokeMessage at the carrier simulator', () => {
+  it('answers 409 once the carrier has delivered an RCS message whose receipt has not reached the service yet', async () => {
+    const c = await contact('1', { rcs_capable: true });
+    // The simulator's receipts cannot reach the service: it has delivered, the service still says sent.
+    const endpoint = srv.providers.endpoint;
+    const own = endpoint.baseUrl;
+    endpoint.baseUrl = 'http://127.0.0.1:9';
+    let id: string;
+    try {
+      const res = await send({ contactId: c.id, content: text() });
+      id = res.body.data.messageId;
+      const reported = async () =>
+        srv.context.db.selectFrom('simulator_messages').select(['reported_at', 'revoked']).where('dedupe_key', '=', id).executeTakeFirst();
+      for (let i = 0; !(await reported())?.reported_at; i++) {
+        if (i > 300) throw new Error(`the simulator never reported message ${id}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((await messageRow(id)).status).toBe('sent');
+      const late = await call(srv, 'POST', `/v1/messages/${id}/revoke`, { key });
+      expect(late.status, late.text).toBe(409);
+      expect(late.body).toMatchObject({ code: 'INVALID_STATE', message: 'The carrier has already delivered this message.' });
+      expect((await reported())?.revoked).toBe(false);
+      expect((await messageRow(id)).status).toBe('sent');
+    } finally {
+      endpoint.baseUrl = own;
+    }
+    // The receipt was kept: its retry reaches the service.
+    await until(id, ['delivered', 'read'], 30_000);
+  });
+});
+
 describe('tenant isolation', () => {
   it("cannot send to, preview for or revoke another organization's contact or message", async () => {
     const other = await srv.newOrg('Other messaging org');

@@ -8,6 +8,7 @@
 //   …0333 → an RCS message is not delivered (failed receipt), so the service falls back to SMS/MMS
 //   …0444 → an RCS message is accepted and never delivered (no receipt): the service revokes it at its delivery
 //           deadline and falls back to SMS/MMS (RCS_EXPIRED); the revoke succeeds
+//   a revoke of an RCS message is too late once its final status has been reported (reported_at), as at a carrier
 //   and, whatever the number, a share of sends fails transiently while the fault switch is on (simulator-faults.ts)
 // It keeps what it accepted in simulator_messages (one row per dedupe key: a repeated send never reaches
 // the handset twice) and reports receipts and inbound messages through the provider callback route, signed,
@@ -186,12 +187,14 @@ export class CarrierSimulator implements MessagingProvider {
 
   async revoke({ providerMessageId }: SentMessageRef): Promise<boolean> {
     const db = this.requireDb();
-    // Too late once a delivered receipt has been scheduled and sent: the simulator decides by its own log.
+    // Too late once the simulator has reported its final status (deliverSimulatorCallbacks sets reported_at in the
+    // same row first): whichever of the two takes the row first decides, as at a carrier.
     const res = await db
       .updateTable('simulator_messages')
       .set({ revoked: true })
       .where('provider_message_id', '=', providerMessageId)
       .where('channel', '=', 'RCS')
+      .where('reported_at', 'is', null)
       .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
   }
@@ -472,20 +475,23 @@ export async function deliverSimulatorCallbacks(db: Db, baseUrl: string, jobs: C
     (j.deliveries ?? (j.delivery ? [j.delivery] : [])).map((delivery) => ({ provider: j.provider, delivery })),
   );
   const receiptIds = callbacks.flatMap((c) => (c.delivery.type === 'receipt' ? [c.delivery.providerMessageId] : []));
-  // A revoked message was withdrawn before delivery: the carrier reports nothing more for it.
-  const revoked = receiptIds.length
+  // A revoked message was withdrawn before delivery: the carrier reports nothing more for it. The others are marked
+  // reported before their receipts go out (kept when a post fails and is retried: the handset has it), so a revoke
+  // from then on is too late (revoke above); the row lock orders the two.
+  const reported = receiptIds.length
     ? new Set(
         (
           await db
-            .selectFrom('simulator_messages')
-            .select('provider_message_id')
-            .where('provider_message_id', 'in', receiptIds)
-            .where('revoked', '=', true)
+            .updateTable('simulator_messages')
+            .set({ reported_at: sql`coalesce(reported_at, now())` })
+            .where('provider_message_id', 'in', [...new Set(receiptIds)])
+            .where('revoked', '=', false)
+            .returning('provider_message_id')
             .execute()
         ).map((r) => r.provider_message_id),
       )
     : new Set<string>();
-  const live = callbacks.filter((c) => !(c.delivery.type === 'receipt' && revoked.has(c.delivery.providerMessageId)));
+  const live = callbacks.filter((c) => c.delivery.type !== 'receipt' || reported.has(c.delivery.providerMessageId));
   const secret = await simulatorSecret(db);
   for (const [provider, ofProvider] of Map.groupBy(live, (c) => c.provider)) {
     for (let i = 0; i < ofProvider.length; i += CALLBACKS_PER_POST) {

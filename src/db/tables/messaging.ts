@@ -139,6 +139,8 @@ interface SimulatorMessagesTable {
   send_calls: Generated<number>;
   revoked: Generated<boolean>;
   accepted_at: CreatedAt;
+  /** When the simulator reported the message's final status (migration 0066): a revoke is too late from then. */
+  reported_at: Date | null;
 }
 
 /** Tracked links (migration 0048): a code of a message's rewritten URL, its original URL and its clicks. */
