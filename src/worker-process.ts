@@ -1,6 +1,6 @@
-// `npm run worker` (src/worker.js): background workers only (dispatch, receipts, webhooks, imports …), no HTTP. Run as many as
-// you like next to the API processes (RUN_WORKERS=0 on those). Callbacks from the carrier simulator go to
-// CALLBACK_BASE_URL (an API process). Stops gracefully on SIGTERM/SIGINT.
+// `npm run worker` (entry src/worker.js): background workers only (dispatch, receipts, webhooks, imports …), no
+// HTTP. Run as many as you like next to the API processes (RUN_WORKERS=0 on those). Callbacks from the carrier
+// simulator go to CALLBACK_BASE_URL (an API process). Stops gracefully on SIGTERM/SIGINT.
 import { loadConfigOrExit } from './config.ts';
 import { exitOnUncaughtErrors } from './process-guard.ts';
 import { startRuntime } from './runtime.ts';
