@@ -448,11 +448,11 @@ describe('revokeMessage at the carrier simulator', () => {
       id = res.body.data.messageId;
       const reported = async () =>
         srv.context.db.selectFrom('simulator_messages').select(['reported_at', 'revoked']).where('dedupe_key', '=', id).executeTakeFirst();
-      for (let i = 0; !(await reported())?.reported_at; i++) {
-        if (i > 300) throw new Error(`the simulator never reported message ${id}`);
+      // Reported by the simulator, and recorded sent by the dispatcher (the two race: the report may come first).
+      for (let i = 0; !(await reported())?.reported_at || (await messageRow(id)).status !== 'sent'; i++) {
+        if (i > 300) throw new Error(`message ${id} was not both reported by the simulator and sent: ${(await messageRow(id)).status}`);
         await new Promise((r) => setTimeout(r, 50));
       }
-      expect((await messageRow(id)).status).toBe('sent');
       const late = await call(srv, 'POST', `/v1/messages/${id}/revoke`, { key });
       expect(late.status, late.text).toBe(409);
       expect(late.body).toMatchObject({ code: 'INVALID_STATE', message: 'The carrier has already delivered this message.' });
