@@ -91,20 +91,12 @@ export const USER_HZ = 100;
 /** The PostgreSQL server's postmaster: the parent of this connection's backend; null when not on this machine's /proc. */
 export async function postmasterOf(db: Db): Promise<number | null> {
   const backend = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db);
-  try {
-    const stat = readFileSync(`/proc/${backend.rows[0]!.pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return null; // not Linux, or the server runs elsewhere: only our own processes are counted
-  }
+  // Null when not Linux, or the server runs elsewhere: only our own processes are counted.
+  return procStat(backend.rows[0]!.pid)?.ppid ?? null;
 }
 
 /** User + system CPU time of a running process in ms (Linux /proc, in clock ticks of 10 ms); undefined elsewhere. */
 export function cpuMsOf(pid: number): number | undefined {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
+  const stat = procStat(pid);
+  return stat ? (stat.cpu * 1000) / USER_HZ : undefined;
 }
