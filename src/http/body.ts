@@ -6,6 +6,7 @@ import express, { type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
+import { containerCap, holdsMoreContainers } from './container-bound.ts';
 import type { UploadedFile } from './handler-types.ts';
 import { sendContinue, waitsForContinue } from './http-server.ts';
 import { parseMultipart, payloadTooLarge } from './multipart.ts';
@@ -31,14 +32,36 @@ const DISCARD = {
 const DISCARD_CAP = Symbol('discardCap');
 const UPLOAD_IDLE_MS = 15_000;
 
-type BodyRequest = Request & { [DISCARD_CAP]?: number };
+/** Set by readBody before a JSON body is read: how many objects and arrays it may hold (container-bound.ts). */
+const CONTAINER_CAP = Symbol('containerCap');
+
+type BodyRequest = Request & { [DISCARD_CAP]?: number; [CONTAINER_CAP]?: number };
+
+/** body-parser's `verify`: called with the raw bytes before JSON.parse, which a body of far too many containers skips. */
+function refuseTooManyContainers(req: Request, _res: unknown, bytes: Buffer): void {
+  const cap = (req as BodyRequest)[CONTAINER_CAP];
+  if (cap !== undefined && holdsMoreContainers(bytes, cap)) {
+    const most = cap.toLocaleString('en-US');
+    throw new ApiError(
+      400,
+      'VALIDATION_ERROR',
+      `Request body holds more than ${most} objects and arrays, far more than a valid request here can.`,
+      {
+        details: [{ field: 'body', message: `holds more than ${most} objects and arrays`, code: 'maxContainers' }],
+      },
+    );
+  }
+}
 
 export function createBodyReader(config: Pick<Config, 'bodyLimitBytes' | 'uploadMemoryLimitBytes'>) {
   // One JSON parser per body limit: BODY_LIMIT_BYTES, or the operation's own `x-max-request-bytes`.
   const jsonParsers = new Map<number, express.RequestHandler>();
   const jsonParser = (limit: number) => {
     let parser = jsonParsers.get(limit);
-    if (!parser) jsonParsers.set(limit, (parser = express.json({ limit, type: ['application/json', 'application/*+json'] })));
+    if (!parser) {
+      const options = { limit, type: ['application/json', 'application/*+json'], verify: refuseTooManyContainers };
+      jsonParsers.set(limit, (parser = express.json(options)));
+    }
     return parser;
   };
 
@@ -66,6 +89,8 @@ export function createBodyReader(config: Pick<Config, 'bodyLimitBytes' | 'upload
       assertStorableValue(parsed.body);
       return parsed;
     }
+    const cap = containerCap((content[mediaType] as { schema?: unknown }).schema ?? true);
+    if (Number.isFinite(cap)) (req as BodyRequest)[CONTAINER_CAP] = cap;
     await new Promise<void>((resolve, reject) =>
       jsonParser(limit)(req, res, (err?: unknown) => (err ? reject(toBodyError(err)) : resolve())),
     );
