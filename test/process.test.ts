@@ -98,9 +98,11 @@ describe('admin CLI', () => {
 });
 
 describe('admin CLI simulate-inbound', () => {
+  // The CLI enqueues into this schema, which this file's workers take from (and no other file's).
+  const CLI_QUEUE_SCHEMA = 'pgboss_process_cli';
   let srv: TestServer;
   beforeAll(async () => {
-    srv = await startTestServer({ workers: true, sharedQueue: true });
+    srv = await startTestServer({ workers: true, queueSchema: CLI_QUEUE_SCHEMA });
   });
   afterAll(() => srv.close());
 
@@ -109,7 +111,7 @@ describe('admin CLI simulate-inbound', () => {
     const { stdout } = await run(
       process.execPath,
       ['src/cli/admin.ts', 'simulate-inbound', '--org', org.organizationId, '--from', '+14155550142', '--text', 'Hello there'],
-      { env: env() },
+      { env: { ...env(), QUEUE_SCHEMA: CLI_QUEUE_SCHEMA } },
     );
     expect(JSON.parse(stdout)).toMatchObject({ providerMessageId: expect.any(String), from: '+14155550142' });
     const deadline = Date.now() + 15_000;

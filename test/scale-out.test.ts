@@ -6,10 +6,12 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { call, startTestServer, type TestServer } from './support/server.ts';
 
 let srv: TestServer;
+/** This file's job queue, shared by its server and the processes it starts (and by no other test file). */
+const QUEUE_SCHEMA = 'pgboss_scale_out';
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  srv = await startTestServer({ workers: false, sharedQueue: true });
+  srv = await startTestServer({ workers: false, queueSchema: QUEUE_SCHEMA });
 });
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
@@ -25,6 +27,7 @@ function start(entry: 'src/main.js' | 'src/worker.js', env: Record<string, strin
       LOG_LEVEL: 'info',
       QUEUE_SUPERVISE_SECONDS: '1',
       PORT: '0',
+      QUEUE_SCHEMA,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

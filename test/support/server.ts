@@ -29,14 +29,15 @@ export type TestServer = {
 
 /**
  * `workers: true` also runs the background jobs (pg-boss) in this test file's process. Each test server has a
- * job queue schema of its own, so test files never take each other's jobs; `sharedQueue: true` uses the
- * default schema, for tests that hand work to other processes (CLI, spawned API and worker processes).
+ * job queue schema of its own, so test files never take each other's jobs (they run three at once); a test that
+ * hands work to other processes (CLI, spawned API and worker processes) names the schema (`queueSchema`) and
+ * starts them with `QUEUE_SCHEMA` set to it. Never the default schema: another file's processes may use it.
  */
 export async function startTestServer(
   opts: {
     workers?: boolean;
     config?: Partial<Config>;
-    sharedQueue?: boolean;
+    queueSchema?: string;
     databaseUrl?: string;
     /** Builds the providers (a real adapter against its fake); the simulators by default. */
     providers?: (parts: { db: Db; queue: JobQueue }) => Providers;
@@ -50,7 +51,7 @@ export async function startTestServer(
   // Always a queue (accepting a message enqueues its dispatch); workers only when asked.
   const queue = await startQueue(url, {
     workers: Boolean(opts.workers),
-    schema: opts.sharedQueue ? 'pgboss' : `pgboss_t${randomBytes(4).toString('hex')}`,
+    schema: opts.queueSchema ?? `pgboss_t${randomBytes(4).toString('hex')}`,
   });
   await createQueues(queue);
   const providers = opts.providers ? opts.providers({ db, queue }) : simulatorProviders({ db, queue, endpoint: { baseUrl: undefined } });
