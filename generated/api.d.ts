@@ -1193,6 +1193,8 @@ export interface paths {
          *     - The sandbox sender is a shared test identity that sends through the carrier sandbox and cannot be attached
          *       to a program: registering a brand for it answers 422 `UNPROCESSABLE` (detail code `sandbox_sender` on
          *       `path.id`), as `POST /v1/programs/{id}/senders` does; nothing is stored.
+         *     - The registry's brand registration fee, 4.00 USD at cost, is charged the day of the request whatever the
+         *       outcome, for each registration sent (a resubmission included; usage line `brand_fee`).
          *     - `requestVetting: true` orders external vetting: the score (`vettingScore`, `identityStatus:
          *       VETTED_VERIFIED`) is set when the brand is `REGISTERED` and raises the 10DLC throughput class of the
          *       program's senders (`SenderId.throughputPerSecond`: 75 from a score of 75, 40 from 50, else 4). Its fee,
@@ -1274,9 +1276,11 @@ export interface paths {
          *     - Sets the campaign of the sender's program. When it is `REGISTERED`, the sender's number leases start
          *       billing, and a `PENDING` sender attached to the program becomes `ACTIVE` and send-ready; a rejection moves
          *       a `PENDING` sender to `REJECTED`.
-         *     - Fees (usage lines `campaign_fee`, `number_fee`; README, "Prices"): the campaign's `monthlyFee` and the
-         *       `monthlyCost` of the sender's purchased numbers are charged the day it is `REGISTERED`, then on each
-         *       monthly anniversary while it stays `REGISTERED` (numbers: until released).
+         *     - Fees (usage lines `campaign_vetting_fee`, `campaign_fee`, `number_fee`; README, "Prices"): the registry's
+         *       campaign vetting fee, 15.00 USD at cost, is charged the day of the request whatever the outcome (each
+         *       registration sent, a resubmission included). The campaign's `monthlyFee` and the `monthlyCost` of the
+         *       sender's purchased numbers are charged the day it is `REGISTERED`, then on each monthly anniversary while it
+         *       stays `REGISTERED` (numbers: until released).
          *     - The sandbox sender cannot be registered (it has no brand): 422 `UNPROCESSABLE`, detail code
          *       `sandbox_sender` on `path.id`.
          *     - `SUSPENDED` (by the registry or a carrier, reasons in `rejectionReasons`) stops the program's 10DLC senders:
@@ -14772,13 +14776,19 @@ export interface components {
          *     - `vetting_fee`: external brand vetting, 40.00 USD once per brand registration sent with `requestVetting: true`
          *       (The Campaign Registry's standard vetting fee), charged the day it is requested whatever the outcome.
          *       `quantity` counts vettings.
+         *     - `brand_fee`: The Campaign Registry's brand registration fee, 4.00 USD once per brand registration sent
+         *       (`POST /v1/sender-ids/{id}/brand/register`, a resubmission included), charged the day it is sent whatever the
+         *       outcome. `quantity` counts brand registrations.
+         *     - `campaign_vetting_fee`: The Campaign Registry's campaign vetting fee, 15.00 USD once per campaign registration
+         *       sent (`POST /v1/sender-ids/{id}/campaign/register`, a resubmission included), charged the day it is sent
+         *       whatever the outcome. `quantity` counts campaign registrations.
          *
          *     A monthly fee is counted on the day its month starts (an anniversary on the 31st falls on the last day of
          *     shorter months); the timeline's `cost` includes every fee.
          */
         AnalyticsUsageLine: {
             /** @enum {string} */
-            item: "text_segment" | "rich_message" | "capability_check" | "pass_through_fee" | "campaign_fee" | "number_fee" | "vetting_fee";
+            item: "text_segment" | "rich_message" | "capability_check" | "pass_through_fee" | "campaign_fee" | "number_fee" | "vetting_fee" | "brand_fee" | "campaign_vetting_fee";
             quantity: number;
             unitPrice: components["schemas"]["Money"] | null;
             cost: components["schemas"]["Money"];
@@ -14795,8 +14805,8 @@ export interface components {
         /**
          * @description Billable usage. `brandId`/`campaignId` restrict text segments, rich messages and carrier fees to messages sent
          *     under that brand or campaign, and the registry and number fees to those belonging to it (a campaign's fee to its
-         *     campaign and brand, a number's fee to its sender's latest campaign and that campaign's brand, a vetting fee to
-         *     its brand only); capability checks are always organization-wide. `total` is the sum of the lines.
+         *     campaign and brand, a number's fee to its sender's latest campaign and that campaign's brand, a campaign
+         *     vetting fee to its campaign and brand, a brand vetting or registration fee to its brand only); capability checks are always organization-wide. `total` is the sum of the lines.
          */
         AnalyticsUsage: {
             period: components["schemas"]["AnalyticsPeriod"];
@@ -14806,7 +14816,7 @@ export interface components {
             campaignId: string | null;
             /**
              * @description One line per item, in the order text_segment, rich_message, capability_check, pass_through_fee, campaign_fee,
-             *     number_fee, vetting_fee (a line with nothing to bill has quantity 0).
+             *     number_fee, vetting_fee, brand_fee, campaign_vetting_fee (a line with nothing to bill has quantity 0).
              */
             lines: components["schemas"]["AnalyticsUsageLine"][];
             total: components["schemas"]["Money"];
@@ -14888,6 +14898,24 @@ export interface components {
          *           },
          *           {
          *             "item": "vetting_fee",
+         *             "quantity": 0,
+         *             "unitPrice": null,
+         *             "cost": {
+         *               "amount": "0.0000",
+         *               "currency": "USD"
+         *             }
+         *           },
+         *           {
+         *             "item": "brand_fee",
+         *             "quantity": 0,
+         *             "unitPrice": null,
+         *             "cost": {
+         *               "amount": "0.0000",
+         *               "currency": "USD"
+         *             }
+         *           },
+         *           {
+         *             "item": "campaign_vetting_fee",
          *             "quantity": 0,
          *             "unitPrice": null,
          *             "cost": {

@@ -445,6 +445,8 @@ describe('getAnalyticsUsage', () => {
       ['campaign_fee', 0],
       ['number_fee', 0],
       ['vetting_fee', 0],
+      ['brand_fee', 0],
+      ['campaign_vetting_fee', 0],
     ]);
     expect(d.lines[2]).toMatchObject({ unitPrice: { amount: '0.0000' }, cost: { amount: '0.0000' } });
     expect(d.total.amount).toBe(toMoney(Number(ref.cost)).amount);

@@ -128,13 +128,15 @@ describe('monthly fees: campaign and purchased number', () => {
     anniversary = nextAnniversary(today);
   });
 
-  it('a campaign REGISTERED: usage the same day shows its 10.00 USD monthly fee and its number’s 1.15 USD', async () => {
+  it('a campaign REGISTERED: usage the same day shows its 10.00 USD monthly fee, its number’s 1.15 USD and its 15.00 USD vetting', async () => {
     const lease = await call(srv, 'GET', '/v1/sender-ids/numbers?limit=100', { key });
     expect(lease.body.data.find((n: { id: string }) => n.id === kept.numberId)).toMatchObject({ status: 'ACTIVE' });
     const { data, fee } = await usage(`startDate=${iso(today)}&endDate=${iso(today)}&campaignId=${kept.campaignId}`);
     expect(fee('campaign_fee')).toEqual([1, '10.0000']);
     expect(fee('number_fee')).toEqual([1, '1.1500']);
     expect(fee('vetting_fee')).toEqual([0, '0.0000']);
+    expect(fee('campaign_vetting_fee')).toEqual([1, '15.0000']);
+    expect(fee('brand_fee')).toEqual([0, '0.0000']); // the brand's own: not the campaign's
     expect(data.lines.map((l: Line) => l.item)).toEqual([
       'text_segment',
       'rich_message',
@@ -143,12 +145,17 @@ describe('monthly fees: campaign and purchased number', () => {
       'campaign_fee',
       'number_fee',
       'vetting_fee',
+      'brand_fee',
+      'campaign_vetting_fee',
     ]);
     expect(data.lines.find((l: Line) => l.item === 'campaign_fee').unitPrice).toBeNull();
-    expect(data.total.amount).toBe('11.1500');
-    expect(data.timeline).toEqual([expect.objectContaining({ date: iso(today), cost: { amount: '11.1500', currency: 'USD' } })]);
-    // Both campaigns and both numbers, organization-wide.
-    expect((await usage(`startDate=${iso(today)}&endDate=${iso(today)}`)).fee('campaign_fee')).toEqual([2, '20.0000']);
+    expect(data.total.amount).toBe('26.1500');
+    expect(data.timeline).toEqual([expect.objectContaining({ date: iso(today), cost: { amount: '26.1500', currency: 'USD' } })]);
+    // Both campaigns, both numbers and both brands, organization-wide.
+    const orgWide = await usage(`startDate=${iso(today)}&endDate=${iso(today)}`);
+    expect(orgWide.fee('campaign_fee')).toEqual([2, '20.0000']);
+    expect(orgWide.fee('brand_fee')).toEqual([2, '8.0000']);
+    expect(orgWide.fee('campaign_vetting_fee')).toEqual([2, '30.0000']);
   });
 
   it('the monthly job charges the next month on the anniversary, once however often it runs; a released number and its deactivated sender’s campaign are not charged', async () => {
@@ -183,19 +190,22 @@ describe('monthly fees: campaign and purchased number', () => {
     const releasedUsage = await usage(`${range}&campaignId=${released.campaignId}`);
     expect(releasedUsage.fee('campaign_fee')).toEqual([1, '10.0000']);
     expect(releasedUsage.fee('number_fee')).toEqual([1, '1.1500']);
-    // The whole range for the organization: the total is the sum of the lines, the timeline sums to it.
+    // The whole range for the organization: the total is the sum of the lines, the timeline sums to it. The
+    // one-time fees (two brands, two campaigns) are not charged again on the anniversary.
     const all = await usage(range);
     expect(all.fee('campaign_fee')).toEqual([3, '30.0000']);
     expect(all.fee('number_fee')).toEqual([3, '3.4500']);
-    expect(all.data.total.amount).toBe('33.4500');
+    expect(all.fee('brand_fee')).toEqual([2, '8.0000']);
+    expect(all.fee('campaign_vetting_fee')).toEqual([2, '30.0000']);
+    expect(all.data.total.amount).toBe('71.4500');
     const units = all.data.timeline.reduce(
       (n: number, p: { cost: { amount: string } }) => n + Math.round(Number(p.cost.amount) * 10_000),
       0,
     );
-    expect(units).toBe(334_500);
+    expect(units).toBe(714_500);
     // Monthly granularity: each fee in the month its period starts.
     const monthly = await usage(`${range}&granularity=month`);
-    expect(monthly.data.timeline.map((p: { cost: { amount: string } }) => p.cost.amount)).toEqual(['22.3000', '11.1500']);
+    expect(monthly.data.timeline.map((p: { cost: { amount: string } }) => p.cost.amount)).toEqual(['60.3000', '11.1500']);
   });
 
   it('the brand filter keeps its own campaign’s and number’s fees; another organization sees none of it', async () => {
@@ -203,9 +213,12 @@ describe('monthly fees: campaign and purchased number', () => {
     const byBrand = await usage(`${range}&brandId=${kept.brandId}`);
     expect(byBrand.fee('campaign_fee')).toEqual([2, '20.0000']);
     expect(byBrand.fee('number_fee')).toEqual([2, '2.3000']);
+    expect(byBrand.fee('brand_fee')).toEqual([1, '4.0000']);
+    expect(byBrand.fee('campaign_vetting_fee')).toEqual([1, '15.0000']);
     expect((await usage(`${range}&brandId=${kept.brandId}&campaignId=${released.campaignId}`)).fee('campaign_fee')).toEqual([0, '0.0000']);
     const theirs = await usage(range, other.apiKey.secret);
-    for (const item of ['campaign_fee', 'number_fee', 'vetting_fee']) expect(theirs.fee(item)).toEqual([0, '0.0000']);
+    for (const item of ['campaign_fee', 'number_fee', 'vetting_fee', 'brand_fee', 'campaign_vetting_fee'])
+      expect(theirs.fee(item)).toEqual([0, '0.0000']);
     expect(theirs.data.total.amount).toBe('0.0000');
     expect((await usage(`${range}&campaignId=${kept.campaignId}`, other.apiKey.secret)).fee('campaign_fee')).toEqual([0, '0.0000']);
   });
@@ -219,7 +232,7 @@ describe('monthly fees: campaign and purchased number', () => {
     expect(res.status, res.text).toBe(200);
     const rows = res.text.trimEnd().split('\r\n');
     expect(rows[0]).toBe('date,textSegments,richMessages,capabilityChecks,cost,currency');
-    expect(rows[1]).toBe(`${iso(today)},0,0,0,11.1500,USD`);
+    expect(rows[1]).toBe(`${iso(today)},0,0,0,26.1500,USD`);
   });
 });
 
@@ -233,11 +246,42 @@ describe('vetting fee', () => {
     const day = iso(new Date());
     expect((await usage(`startDate=${day}&endDate=${day}&brandId=${brandId}`)).fee('vetting_fee')).toEqual([1, '40.0000']);
     expect((await usage(`startDate=${day}&endDate=${day}&brandId=${plainBrand}`)).fee('vetting_fee')).toEqual([0, '0.0000']);
+    // Each brand registration bears the registry's 4.00 USD, vetted or not.
+    expect((await usage(`startDate=${day}&endDate=${day}&brandId=${brandId}`)).fee('brand_fee')).toEqual([1, '4.0000']);
+    expect((await usage(`startDate=${day}&endDate=${day}&brandId=${plainBrand}`)).fee('brand_fee')).toEqual([1, '4.0000']);
     expect((await usage(`startDate=${day}&endDate=${day}`)).fee('vetting_fee')).toEqual([1, '40.0000']);
     // Not a monthly fee: the monthly job does not charge it again.
     await chargeMonthlyFees(srv.context.db, nextAnniversary(new Date()));
     expect((await usage(`startDate=${day}&endDate=${iso(nextAnniversary(new Date()))}`)).fee('vetting_fee')).toEqual([1, '40.0000']);
     expect((await usage(`startDate=${day}&endDate=${day}`, other.apiKey.secret)).fee('vetting_fee')).toEqual([0, '0.0000']);
+  });
+});
+
+describe('registration fees', () => {
+  it('a brand registration rejected, then sent again, bears the registry’s 4.00 USD for each time it was sent', async () => {
+    const sender = await call(srv, 'POST', '/v1/sender-ids', { key, body: { type: 'LONG_CODE', name: 'Rejected brand' } });
+    expect(sender.status, sender.text).toBe(201);
+    const id = sender.body.data.id;
+    const first = await call(srv, 'POST', `/v1/sender-ids/${id}/brand/register`, { key, body: { ...BRAND, displayName: 'Brand REJECT' } });
+    expect(first.status, first.text).toBe(200);
+    await until(
+      () => call(srv, 'GET', `/v1/sender-ids/${id}/brand/status`, { key }),
+      (r) => r.body.data?.status === 'REJECTED',
+      'brand REJECTED',
+    );
+    const day = iso(new Date());
+    expect((await usage(`startDate=${day}&endDate=${day}&brandId=${first.body.data.id}`)).fee('brand_fee')).toEqual([1, '4.0000']);
+    const again = await registerBrand(id, { ...BRAND, displayName: 'Brand accepted' });
+    expect((await usage(`startDate=${day}&endDate=${day}&brandId=${again}`)).fee('brand_fee')).toEqual([1, '4.0000']);
+    // Organization-wide, each registration sent once: two brand fees of this sender among the organization's.
+    const rows = await srv.context.db
+      .selectFrom('pass_through_charges')
+      .select(['brand_id', 'amount_units'])
+      .where('organization_id', '=', org.organizationId)
+      .where('kind', '=', 'brand_registration')
+      .where('brand_id', 'in', [first.body.data.id, again])
+      .execute();
+    expect(rows.map((r) => Number(r.amount_units))).toEqual([40_000, 40_000]);
   });
 });
 

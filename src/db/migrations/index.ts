@@ -67,6 +67,7 @@ export const migrations: Record<string, () => Promise<Migration>> = {
   '0060_contacts_import_indexes': () => import('./0060_contacts_import_indexes.ts'),
   '0065_contacts_rcs_created_known_only': () => import('./0065_contacts_rcs_created_known_only.ts'),
   '0066_simulator_reported': () => import('./0066_simulator_reported.ts'),
+  '0067_registration_fees': () => import('./0067_registration_fees.ts'),
 };
 
 /** Every registered migration, imported: what Kysely's Migrator is given when it runs. */

@@ -2,7 +2,7 @@
 import type { ColumnType, Generated } from 'kysely';
 import type { TimestampDefault } from './columns.ts';
 
-export type ChargeKind = 'campaign_monthly' | 'number_monthly' | 'vetting';
+export type ChargeKind = 'campaign_monthly' | 'number_monthly' | 'vetting' | 'brand_registration' | 'campaign_vetting';
 
 interface PassThroughChargesTable {
   id: Generated<string>;

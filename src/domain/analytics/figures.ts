@@ -171,7 +171,7 @@ export async function getSenderFigures(tenant: Tenant, senderId: string, query: 
  * capability checks are counted at a unit price of 0 — and the carriers' per-message pass-through fees by sender
  * class (passThroughFee) on the SMS/MMS messages a carrier took: the pass-through line counts those messages, at
  * cost. The registry's and number fees come from the charges ledger (src/domain/submissions/fees.ts), one line per
- * kind counting charges (campaign-months, number-months, vettings), each in the bucket of the day its period
+ * kind counting charges (campaign-months, number-months, vettings, brand registrations, campaign vettings), each in the bucket of the day its period
  * starts. The total is the sum of the lines.
  */
 const CAPABILITY_CHECK_PRICE = 0;
@@ -180,6 +180,8 @@ const CHARGE_LINES = [
   ['campaign_fee', 'campaign_monthly'],
   ['number_fee', 'number_monthly'],
   ['vetting_fee', 'vetting'],
+  ['brand_fee', 'brand_registration'],
+  ['campaign_vetting_fee', 'campaign_vetting'],
 ] as const satisfies ReadonlyArray<readonly [string, ChargeKind]>;
 
 export async function getUsage(tenant: Tenant, query: RangeQuery & Filters & { granularity?: 'day' | 'month' }) {

@@ -13,7 +13,7 @@ import { ApiError, badRequest, conflict, found, type FieldError } from '../error
 import { invalidState } from '../sender-ids/senders.ts';
 import { programForBrand, sandboxSenderRefused, setProgramCampaign } from '../programs/programs.ts';
 import { registryFor } from '../providers.ts';
-import { chargeVettingFee } from './fees.ts';
+import { chargeBrandRegistration, chargeCampaignVetting } from './fees.ts';
 import { toSubmission } from './mappers.ts';
 import type { Services, Tenant } from '../tenant.ts';
 import { applyRegistryEvent, emitSubmissionChanged } from './sender-status.ts';
@@ -264,9 +264,9 @@ export async function registerBrand(
       updated_at: now,
     });
     await programForBrand(db, organizationId, sender, brand);
-    // Vetting is ordered with the registration: its fee is due now, whatever the vetting's outcome. A registry that
-    // does not take the order (Telnyx: vetting is bought in its portal) charges nothing here.
-    if (body.requestVetting === true && submitted.vetsBrands) await chargeVettingFee(db, organizationId, brand.id, now);
+    // The registration's fee, and its vetting's when ordered with it, are due now whatever the outcome. A registry
+    // that does not take the vetting order (Telnyx: vetting is bought in its portal) charges nothing here for it.
+    await chargeBrandRegistration(db, organizationId, brand.id, body.requestVetting === true && submitted.vetsBrands, now);
     await emitSubmissionChanged(
       db,
       services,
@@ -397,6 +397,7 @@ export async function registerCampaign(
       updated_at: now,
     });
     await setProgramCampaign(db, organizationId, id, campaign.id);
+    await chargeCampaignVetting(db, organizationId, { id: campaign.id, brandId: brand.id }, now); // due whatever the outcome
     await emitSubmissionChanged(
       db,
       services,

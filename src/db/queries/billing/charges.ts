@@ -1,5 +1,6 @@
 // SQL for the pass-through charges ledger (migration 0052): the monthly fees of what is billable (a REGISTERED
-// campaign with a monthly fee, an ACTIVE number lease with a monthly cost), the one-time vetting fee, and the
+// campaign with a monthly fee, an ACTIVE number lease with a monthly cost), the one-time fees (vetting, brand
+// registration, campaign vetting), and the
 // charges per usage bucket. Writes never double-charge: the ledger is unique on (kind, reference_id, period_start)
 // and every insert is `on conflict do nothing`.
 import { sql, type RawBuilder } from 'kysely';
@@ -89,11 +90,19 @@ export function chargeNumberMonths(db: TenantDb, organizationId: string, senderI
   );
 }
 
-/** A brand's one-time vetting fee, charged on `now`'s UTC day (once per brand registration). */
-export async function chargeVetting(db: TenantDb, organizationId: string, brandId: string, amountUnits: number, now: Date): Promise<void> {
+/** A one-time fee of a registration (`reference_id`), charged on `now`'s UTC day: once, however often it is written. */
+export type OneTimeCharge = {
+  kind: Extract<ChargeKind, 'vetting' | 'brand_registration' | 'campaign_vetting'>;
+  referenceId: string;
+  brandId: string;
+  campaignId: string | null;
+  amountUnits: number;
+};
+
+export async function chargeOnce(db: TenantDb, organizationId: string, charge: OneTimeCharge, now: Date): Promise<void> {
   await sql`
     insert into pass_through_charges (organization_id, kind, reference_id, brand_id, campaign_id, amount_units, period_start, period_end, charged_at)
-    values (${organizationId}, ${'vetting' satisfies ChargeKind}, ${brandId}, ${brandId}, null, ${amountUnits}, ${dayOf(now)}, ${dayOf(now)} + 1, ${now})
+    values (${organizationId}, ${charge.kind}, ${charge.referenceId}, ${charge.brandId}, ${charge.campaignId}, ${charge.amountUnits}, ${dayOf(now)}, ${dayOf(now)} + 1, ${now})
     on conflict (kind, reference_id, period_start) do nothing`.execute(db);
 }
 
