@@ -1,4 +1,4 @@
-// Pass-through charges ledger (migration 0052): one row per carrier, registry or vetting fee charged at cost.
+// Pass-through charges ledger (migrations 0052, 0067): one row per carrier, registry or vetting fee charged at cost.
 import type { ColumnType, Generated } from 'kysely';
 import type { TimestampDefault } from './columns.ts';
 

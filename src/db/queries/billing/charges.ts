@@ -1,8 +1,7 @@
 // SQL for the pass-through charges ledger (migration 0052): the monthly fees of what is billable (a REGISTERED
 // campaign with a monthly fee, an ACTIVE number lease with a monthly cost), the one-time fees (vetting, brand
-// registration, campaign vetting), and the
-// charges per usage bucket. Writes never double-charge: the ledger is unique on (kind, reference_id, period_start)
-// and every insert is `on conflict do nothing`.
+// registration, campaign vetting), and the charges per usage bucket. Writes never double-charge: the ledger is
+// unique on (kind, reference_id, period_start) and every insert is `on conflict do nothing`.
 import { sql, type RawBuilder } from 'kysely';
 import type { Db } from '../../database.ts';
 import type { ChargeKind } from '../../tables/billing.ts';
