@@ -6,7 +6,7 @@ import express, { type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
 import type { Config } from '../config.ts';
 import { ApiError } from '../domain/errors.ts';
-import { containerCap, holdsMoreContainers } from './container-bound.ts';
+import { nodeCaps, nodesOverCap, type Nodes } from './json-node-bound.ts';
 import type { UploadedFile } from './handler-types.ts';
 import { sendContinue, waitsForContinue } from './http-server.ts';
 import { parseMultipart, payloadTooLarge } from './multipart.ts';
@@ -32,24 +32,22 @@ const DISCARD = {
 const DISCARD_CAP = Symbol('discardCap');
 const UPLOAD_IDLE_MS = 15_000;
 
-/** Set by readBody before a JSON body is read: how many objects and arrays it may hold (container-bound.ts). */
-const CONTAINER_CAP = Symbol('containerCap');
+/** Set by readBody before a JSON body is read: how many objects and arrays, and keys, it may hold (json-node-bound.ts). */
+const NODE_CAPS = Symbol('nodeCaps');
 
-type BodyRequest = Request & { [DISCARD_CAP]?: number; [CONTAINER_CAP]?: number };
+type BodyRequest = Request & { [DISCARD_CAP]?: number; [NODE_CAPS]?: Nodes };
 
-/** body-parser's `verify`: called with the raw bytes before JSON.parse, which a body of far too many containers skips. */
-function refuseTooManyContainers(req: Request, _res: unknown, bytes: Buffer): void {
-  const cap = (req as BodyRequest)[CONTAINER_CAP];
-  if (cap !== undefined && holdsMoreContainers(bytes, cap)) {
-    const most = cap.toLocaleString('en-US');
-    throw new ApiError(
-      400,
-      'VALIDATION_ERROR',
-      `Request body holds more than ${most} objects and arrays, far more than a valid request here can.`,
-      {
-        details: [{ field: 'body', message: `holds more than ${most} objects and arrays`, code: 'maxContainers' }],
-      },
-    );
+const NODE_NAMES: Record<keyof Nodes, string> = { containers: 'objects and arrays', keys: 'keys' };
+
+/** body-parser's `verify`: called with the raw bytes before JSON.parse, which a body of far too many nodes skips. */
+function refuseTooManyNodes(req: Request, _res: unknown, bytes: Buffer): void {
+  const caps = (req as BodyRequest)[NODE_CAPS];
+  const over = caps && nodesOverCap(bytes, caps);
+  if (over) {
+    const what = `more than ${caps[over].toLocaleString('en-US')} ${NODE_NAMES[over]}`;
+    throw new ApiError(400, 'VALIDATION_ERROR', `Request body holds ${what}, far more than a valid request here can.`, {
+      details: [{ field: 'body', message: `holds ${what}`, code: 'maxNodes' }],
+    });
   }
 }
 
@@ -59,7 +57,7 @@ export function createBodyReader(config: Pick<Config, 'bodyLimitBytes' | 'upload
   const jsonParser = (limit: number) => {
     let parser = jsonParsers.get(limit);
     if (!parser) {
-      const options = { limit, type: ['application/json', 'application/*+json'], verify: refuseTooManyContainers };
+      const options = { limit, type: ['application/json', 'application/*+json'], verify: refuseTooManyNodes };
       jsonParsers.set(limit, (parser = express.json(options)));
     }
     return parser;
@@ -89,8 +87,7 @@ export function createBodyReader(config: Pick<Config, 'bodyLimitBytes' | 'upload
       assertStorableValue(parsed.body);
       return parsed;
     }
-    const cap = containerCap((content[mediaType] as { schema?: unknown }).schema ?? true);
-    if (Number.isFinite(cap)) (req as BodyRequest)[CONTAINER_CAP] = cap;
+    (req as BodyRequest)[NODE_CAPS] = nodeCaps((content[mediaType] as { schema?: unknown }).schema ?? true);
     await new Promise<void>((resolve, reject) =>
       jsonParser(limit)(req, res, (err?: unknown) => (err ? reject(toBodyError(err)) : resolve())),
     );
