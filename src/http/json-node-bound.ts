@@ -98,9 +98,14 @@ function nodesIn(value: unknown): Nodes {
   return Object.values(value).reduce<Nodes>((n, v) => plus(n, plus(ONE_KEY, nodesIn(v))), { containers: 1, keys: 0 });
 }
 
+/** The bound itself (boundOf): most objects and arrays, and most keys, of a value valid against `schema`. */
+export function nodeBound(schema: unknown): Nodes {
+  return boundOf(schema as Schema, new Set());
+}
+
 /** How many of each a body may hold before the scan refuses it; Infinity where its schema does not bound them. */
 export function nodeCaps(schema: unknown): Nodes {
-  const bound = boundOf(schema as Schema, new Set());
+  const bound = nodeBound(schema);
   const cap = (n: number) => (Number.isFinite(n) ? Math.max(2 * n, PARSED_NODES) : Infinity);
   return { containers: cap(bound.containers), keys: cap(bound.keys) };
 }
