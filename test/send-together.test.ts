@@ -1,9 +1,11 @@
 // Direct sends accepted together (src/domain/messaging/direct-batches.ts): sends that are ready while others are
 // being accepted go in one statement, and each request is still answered with its own message or its own refusal.
+// So are their reads (src/domain/messaging/send-reads.ts): each still gets its own contact's facts.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DISPATCH_QUEUE, type DispatchJob } from '../src/domain/messaging/dispatch.ts';
 import { call, startTestServer, type TestServer } from './support/server.ts';
+import { watchingStatements } from './support/statements.ts';
 
 let srv: TestServer;
 let org: Awaited<ReturnType<TestServer['newOrg']>>;
@@ -107,5 +109,48 @@ describe('direct sends accepted together', () => {
       await sql`drop trigger send_together_refuse on messages`.execute(srv.context.db);
       await sql`drop function send_together_refuse()`.execute(srv.context.db);
     }
+  });
+
+  it('reads sends of one sender together, each with its own contact: its quiet hours, or a 404 for an unknown one', async () => {
+    // Quiet hours around now (UTC) for half of the contacts, never for the others: a MARKETING send is held or queued
+    // by its own contact's group, whichever sends it is read with.
+    const hhmm = (d: Date) => d.toISOString().slice(11, 16);
+    const now = Date.now();
+    const rows = Array.from({ length: 16 }, (_, i) => ({
+      organization_id: org.organizationId,
+      phone: `+1415557${String(4000 + i)}`,
+      attributes: '{}',
+      consent_type: 'MARKETING',
+      time_zone: 'UTC',
+      quiet_hours_start: i % 2 ? hhmm(new Date(now - 3_600_000)) : '00:00',
+      quiet_hours_end: i % 2 ? hhmm(new Date(now + 3_600_000)) : '00:00',
+    }));
+    const quietTest = await srv.context.db.insertInto('contacts').values(rows).returning('id').execute();
+    const marketing = (contactId: string) =>
+      call(srv, 'POST', '/v1/messages/send', {
+        key: org.apiKey.secret,
+        body: { contactId, messageType: 'MARKETING', content: { type: 'text', text: 'Read together' } },
+      });
+    expect((await marketing(quietTest[0]!.id)).status).toBe(200); // warm: compiled statements
+    const unknown = '3f2b8c1e-6d4a-4f7e-9b1a-2c5d8e9f0a1b';
+    const asked = [...quietTest.map((c) => c.id), unknown];
+    let reads = 0;
+    let answers: Awaited<ReturnType<typeof marketing>>[] = [];
+    await watchingStatements(
+      (s) => void (s.text.includes('prepared:send-facts') && reads++),
+      async () => void (answers = await Promise.all(asked.map(marketing))),
+    );
+    asked.forEach((id, i) => {
+      const res = answers[i]!;
+      if (id === unknown) {
+        expect(res.status).toBe(404);
+        expect(res.body.details).toEqual([expect.objectContaining({ field: 'body.contactId' })]);
+      } else {
+        expect(res.status, res.text).toBe(200);
+        expect(res.body.data.status).toBe(i % 2 ? 'held' : 'queued');
+      }
+    });
+    expect(reads).toBeGreaterThan(0);
+    expect(reads).toBeLessThan(asked.length); // read together: fewer reads than sends
   });
 });

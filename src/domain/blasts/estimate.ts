@@ -134,7 +134,6 @@ async function audienceGate(tenant: Tenant, blast: q.BlastRow, now: Date, ignore
   // agent's fallback sender), the settings each rendering uses. Registrations are taken as the provider's to check
   // (no services here): the launch and each batch's send still refuse a fallback sender that may not send.
   const facts = await loadSendFacts(db, organizationId, {
-    contactId: undefined,
     senderId: blast.sender_id,
     messageType,
     rules: false,

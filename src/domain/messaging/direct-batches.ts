@@ -6,10 +6,10 @@
 //
 // So the sends of one process that are ready while earlier ones are being accepted wait for one of those to end,
 // and then go together, in one execution of the same statement (accept.ts acceptDirect: one recipient per send,
-// each with its own content key). A lane holds the sends that can share a statement: same organization (the
-// statement names one: tenant walls hold as for one send), and the same set but for the content (sender, channel
-// plan, gate inputs, origin; see laneKey). At most IN_FLIGHT statements of a lane run at once; a send arriving
-// while fewer run starts its own at once, so a send alone waits for nothing (group commit).
+// each with its own content key): a lane (src/lib/lanes.ts) holds the sends that can share a statement: same
+// organization (the statement names one: tenant walls hold as for one send), and the same set but for the content
+// (sender, channel plan, gate inputs, origin; see laneKey). At most IN_FLIGHT statements of a lane run at once; a
+// send arriving while fewer run starts its own at once, so a send alone waits for nothing (group commit).
 //
 // Each send is still answered with its own outcome: its message, its skip reason (DNC_LISTED, NO_CONSENT … as the
 // caller turns it into its 422), or no row when its contact was deleted meanwhile. The statement is atomic: when it
@@ -20,6 +20,7 @@ import * as accept from '../../db/queries/messages/accept.ts';
 import { runShared } from '../../db/statement-scope.ts';
 import type { TenantDb } from '../../db/tenant.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
+import { Lanes } from '../../lib/lanes.ts';
 
 /**
  * Statements of a lane running at once. One: the statement's fixed cost is most of it (bench part m1: 1.9 ms for one
@@ -33,16 +34,16 @@ const MAX_BATCH = 32;
 
 type Waiting = {
   db: TenantDb;
+  organizationId: string;
+  wake: accept.Wake;
   contactId: string;
   set: accept.DirectSet;
   done: (outcome: accept.Outcome | undefined) => void;
   failed: (error: unknown) => void;
 };
 
-type Lane = { running: number; waiting: Waiting[] };
-
 /** Lanes per job queue (one per app: test files run several apps in one process, each with its own database). */
-const lanesOf = new WeakMap<JobQueue, Map<string, Lane>>();
+const lanesOf = new WeakMap<JobQueue, Lanes<Waiting>>();
 
 /**
  * What sends must share to go in one statement: everything of the set but its contents and the gate's time and
@@ -68,43 +69,29 @@ export function acceptDirectSend(
   wake: accept.Wake,
 ): Promise<accept.Outcome | undefined> {
   let lanes = lanesOf.get(queue);
-  if (!lanes) lanesOf.set(queue, (lanes = new Map()));
+  if (!lanes) lanesOf.set(queue, (lanes = new Lanes({ inFlight: IN_FLIGHT, take: takeBatch, run: runBatch })));
   const key = laneKey(organizationId, set, wake);
-  let lane = lanes.get(key);
-  if (!lane) lanes.set(key, (lane = { running: 0, waiting: [] }));
-  const promise = new Promise<accept.Outcome | undefined>((done, failed) => lane.waiting.push({ db, contactId, set, done, failed }));
-  if (lane.running < IN_FLIGHT) run(lanes, key, lane, organizationId, wake);
-  return promise;
+  return new Promise((done, failed) => lanes.add(key, { db, organizationId, wake, contactId, set, done, failed }));
 }
 
-/** Runs the lane's waiting sends as one statement, then the next batch, until none waits. */
-function run(lanes: Map<string, Lane>, key: string, lane: Lane, organizationId: string, wake: accept.Wake): void {
-  const batch = takeBatch(lane);
-  if (batch.length === 0) {
-    if (lane.running === 0) lanes.delete(key);
-    return;
-  }
-  lane.running++;
-  // Not under one send's client: the others wait on the same statement (runShared).
-  void runShared(() => acceptBatch(organizationId, batch, wake))
-    .catch((error: unknown) => batch.forEach((w) => w.failed(error))) // a defect of ours: every send still answered
-    .finally(() => {
-      lane.running--;
-      run(lanes, key, lane, organizationId, wake);
-    });
+/** Runs a batch of one lane: not under one send's client, as the others wait on the same statement (runShared). */
+function runBatch(batch: Waiting[]): Promise<void> {
+  return runShared(() => acceptBatch(batch[0]!.organizationId, batch, batch[0]!.wake)).catch(
+    (error: unknown) => batch.forEach((w) => w.failed(error)), // a defect of ours: every send still answered
+  );
 }
 
 /** The first waiting sends, one per contact (its conversation is upserted once per statement): a contact's second send waits for the next. */
-function takeBatch(lane: Lane): Waiting[] {
+function takeBatch(waiting: Waiting[]): { batch: Waiting[]; rest: Waiting[] } {
   const batch: Waiting[] = [];
   const contacts = new Set<string>();
-  lane.waiting = lane.waiting.filter((w) => {
+  const rest = waiting.filter((w) => {
     if (batch.length >= MAX_BATCH || contacts.has(w.contactId)) return true;
     contacts.add(w.contactId);
     batch.push(w);
     return false;
   });
-  return batch;
+  return { batch, rest };
 }
 
 /** Accepts the batch in one statement, each send answered with its own outcome; one by one if PostgreSQL refused the statement. */

@@ -42,7 +42,6 @@ export async function previewMessage(
   // The send's own read and channel plan (loadSendFacts, channelPlanOf): the sender, the channels it may carry, who
   // carries its fallback, the settings each rendering uses (smartEncoding). Its readiness is the send's to refuse.
   const facts = await loadSendFacts(tenant.db, tenant.organizationId, {
-    contactId: undefined,
     senderId: body.senderId,
     messageType: body.messageType ?? 'MARKETING',
     rules: false,

@@ -4,8 +4,9 @@
 // variant's, '' for one content), its sender (named, or the organization's default), the message type, the
 // requested channel and whether the SMS/MMS fallback is allowed, its origin and the source a conversation it opens
 // records. send() resolves the contents' assets, reads everything the send depends on in one round trip
-// (loadSendFacts: the sender, its protocols, the content rules, the recipients' quiet-hours groups, whether an
-// endpoint subscribes to the message events, the contact), and writes with one statement over the set of
+// (loadSendFacts; a direct send's loadDirectSendFacts, shared with the direct sends ready meanwhile: send-reads.ts —
+// the sender, its protocols, the content rules, the recipients' quiet-hours groups, whether an endpoint subscribes
+// to the message events, the contact), and writes with one statement over the set of
 // recipients: gate → channel plan → price → conversation → message (its own dispatch outbox) → the dispatcher's
 // wake job, and for a blast batch its recipient rows marked (src/db/queries/messages/accept.ts). Everything runs in
 // the tenant's transaction when it is in one (an Idempotency-Key's, a blast batch's), so an accepted message is
@@ -36,6 +37,7 @@ import { emitEvents } from '../webhooks/events.ts';
 import { inTenantTransaction, queueOf } from './context.ts';
 import { handledByOf, previewOfRendering, SESSION_HOURS, type ConversationSource } from './conversation.ts';
 import { acceptDirectSend } from './direct-batches.ts';
+import { readDirectSendFacts } from './send-reads.ts';
 import { nudgeDispatchWorkers, wakeInsertOf } from './dispatch.ts';
 import { messageEvent } from './message-events.ts';
 import { notReadyText } from './fallback.ts';
@@ -192,7 +194,8 @@ type Prepared = {
 };
 
 /**
- * The one loader: reads everything the send depends on in one round trip (loadSendFacts) and checks the order
+ * The one loader: reads everything the send depends on in one round trip (loadSendFacts, or a direct send's shared
+ * read: send-reads.ts) and checks the order
  * against it — the contact (one contact only), the sender (chosenSender), the channel's content (one contact) — then
  * makes the gate ready (content rules matched once per distinct text, quiet-hours holds once per distinct group)
  * and the set statement's inputs: what does not depend on the recipient, computed once — each content rendered on
@@ -215,15 +218,20 @@ async function prepare(
     texts: new Map([...contents].map(([key, content]) => [key, textOf(content)])),
   };
   const needs = gateNeeds(question);
-  const facts = await accept.loadSendFacts(tenant.db, tenant.organizationId, {
-    contactId: one?.contactId,
-    senderId: order.senderId,
-    messageType: question.messageType,
-    rules: needs.rules,
-    quiet: needs.quietGroups ? { recipients, defaults: QUIET_DEFAULTS } : null,
-    eventTypes: MESSAGE_EVENTS,
-  });
-  if (!facts.contactFound) throw contactNotFound(one!);
+  const query = { senderId: order.senderId, messageType: question.messageType, rules: needs.rules, eventTypes: MESSAGE_EVENTS };
+  const facts = one
+    ? await readDirectSendFacts(
+        queueOf(services),
+        tenant.db,
+        tenant.organizationId,
+        { ...query, quiet: needs.quietGroups ? { defaults: QUIET_DEFAULTS } : null },
+        one.contactId,
+      )
+    : await accept.loadSendFacts(tenant.db, tenant.organizationId, {
+        ...query,
+        quiet: needs.quietGroups ? { recipients, defaults: QUIET_DEFAULTS } : null,
+      });
+  if (!facts) throw contactNotFound(one!);
   const sender = chosenSender(facts.sender, order.senderId, one?.fields?.senderId);
   const requested = order.channelType ?? defaultChannelOf(sender);
   if (one) assertChannelAccepts(requested, one.content);

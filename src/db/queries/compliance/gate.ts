@@ -67,7 +67,7 @@ export const quietGroupColumns = (start: string, end: string) => sql`
  */
 export type ContactLookup = 'probe' | 'join';
 
-function recipientContacts(orgId: string, recipients: Recipients, lookup: ContactLookup): RawBuilder<unknown> {
+export function recipientContacts(orgId: string, recipients: Recipients, lookup: ContactLookup): RawBuilder<unknown> {
   return lookup === 'probe'
     ? contactProbe(recipients, sql`${orgId}::uuid`)
     : sql`from (${recipients}) r join contacts c on c.organization_id = ${orgId}::uuid and c.id = r.contact_id`;

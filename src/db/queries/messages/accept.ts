@@ -10,7 +10,9 @@ import {
   contentRulesQuery,
   gateRows,
   recipientsOf,
+  quietGroupColumns,
   quietGroupsSql,
+  recipientContacts,
   type GateContentRule,
   type GateInputs,
   type QuietGroup,
@@ -493,17 +495,13 @@ export type SendFacts = {
   quietGroups: QuietGroup[] | null;
   /** Whether an active endpoint subscribes to one of `eventTypes`. */
   subscribed: boolean;
-  /** Whether `contactId` is a contact of the organization (a set's recipients are found by the statement: true). */
-  contactFound: boolean;
 };
 
 export type SendFactsQuery = {
-  /** The one recipient of a direct send, checked to exist; absent for a set. */
-  contactId: string | undefined;
   senderId: string | undefined;
   messageType: string;
   rules: boolean;
-  /** The recipients' quiet groups, when quiet hours apply: a set's `recipients`; with a `contactId`, the contact's. */
+  /** The recipients' quiet groups, when quiet hours apply: a set's `recipients` (a direct send's: each contact's). */
   quiet: { recipients?: Recipients; defaults: { start: string; end: string } } | null;
   eventTypes: string[];
 };
@@ -516,85 +514,131 @@ type FactsRow = SenderRow & {
   facts_rules: GateContentRule[];
   facts_quiet: QuietGroup[] | null;
   facts_subscribed: boolean;
-  facts_contact: boolean;
 };
 
-/** The send's read (loadSendFacts); `recipients`: whose quiet groups it reads, when `f.quiet`. */
+/** The send's read of a set (loadSendFacts); `recipients`: whose quiet groups it reads, when `f.quiet`. */
 function factsStatement(
   db: TenantDb,
   orgId: string,
   f: Omit<SendFactsQuery, 'quiet'> & { quiet: { defaults: { start: string; end: string } } | null },
   recipients: Recipients | undefined,
 ): RawBuilder<FactsRow> {
-  const rules = f.rules
-    ? sql`(select coalesce(json_agg(r), '[]'::json) from (${contentRulesQuery(db, orgId, f.messageType)}) r)`
-    : sql`'[]'::json`;
   if (f.quiet && !recipients) throw new Error('loadSendFacts: quiet hours of a set need its recipients');
   const quiet = f.quiet
     ? sql`(select coalesce(json_agg(json_build_object('tz', tz, 'prefix', prefix, 'start', qs, 'end', qe)), '[]'::json)
         from (${quietGroupsSql(orgId, recipients!, f.quiet.defaults)}) x)`
     : sql`null`;
-  const contact = f.contactId
-    ? sql`exists (select 1 from contacts c where c.organization_id = ${orgId}::uuid and c.id = ${f.contactId}::uuid)`
-    : sql`true`;
-  const testDevice = (alias: string) =>
-    f.contactId ? sql`exists (${acceptedTestDevices(orgId, sql.ref(`${alias}.id`))} and c.id = ${f.contactId}::uuid)` : sql`null::boolean`;
-  return sql<FactsRow>`${sql.raw(f.contactId ? '/* prepared:send-facts */' : '')}
+  return sql<FactsRow>`
       with s as (${senderChoice(db, orgId, f.senderId)})
-      select s.*,
-        ${protocolsSql(orgId, 's')} as facts_protocols,
-        ${senderProgramSql(orgId, 's')} as facts_program,
-        ${testDevice('s')} as facts_test_device,
-        (select ${senderFactsJson(orgId, 'fb', testDevice('fb'))} from (${fallbackSenderSql(orgId)}) fb) as facts_fallback,
-        ${rules} as facts_rules,
-        ${quiet} as facts_quiet,
-        exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed,
-        ${contact} as facts_contact
+      select s.*, ${senderFactsColumns(db, orgId, f, sql`null::boolean`)},
+        null::boolean as facts_test_device,
+        ${quiet} as facts_quiet
       from (select 1) one left join s on true`;
 }
 
-/**
- * A direct send's read, compiled once per shape (src/db/compiled-once.ts): building, guarding and compiling it with
- * Kysely was ~10 % of the API's CPU per send (bench part m1). Its quiet groups are the contact's.
- */
-const contactFacts = compiledOnce(
-  'send-facts',
-  (
-    db,
-    p: Omit<SendFactsQuery, 'contactId' | 'quiet'> & {
-      organizationId: string;
-      contactId: string;
-      quiet: { defaults: { start: string; end: string } } | null;
-    },
-  ) => factsStatement(db as TenantDb, p.organizationId, p, recipientsOf([p.contactId], [''])),
-);
+/** The columns of the send's read that concern its sender, not its recipients; `fallbackTestDevice` goes in the fallback's facts. */
+function senderFactsColumns(
+  db: TenantDb,
+  orgId: string,
+  f: Pick<SendFactsQuery, 'messageType' | 'rules' | 'eventTypes'>,
+  fallbackTestDevice: RawBuilder<unknown>,
+) {
+  const rules = f.rules
+    ? sql`(select coalesce(json_agg(r), '[]'::json) from (${contentRulesQuery(db, orgId, f.messageType)}) r)`
+    : sql`'[]'::json`;
+  return sql`${protocolsSql(orgId, 's')} as facts_protocols,
+        ${senderProgramSql(orgId, 's')} as facts_program,
+        (select ${senderFactsJson(orgId, 'fb', fallbackTestDevice)} from (${fallbackSenderSql(orgId)}) fb) as facts_fallback,
+        ${rules} as facts_rules,
+        exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed`;
+}
 
+/** What the direct sends' read answers of each contact found (contactFacts). */
+type ContactFactsJson = {
+  id: string;
+  testDevice: boolean;
+  fallbackTestDevice: boolean | null;
+  quiet: { tz: string; prefix: string; qs: string; qe: string } | null;
+};
+
+/** The row of the send's read, less what concerns its recipients. */
+type SenderFactsRow = Omit<FactsRow, 'facts_test_device' | 'facts_quiet'>;
+
+/** The query of direct sends that share their sender question (src/domain/messaging/send-reads.ts): one statement for all. */
+export type DirectFactsQuery = Omit<SendFactsQuery, 'quiet'> & { quiet: { defaults: { start: string; end: string } } | null };
+
+/**
+ * The read of direct sends to `contactIds` (one, or the sends of one read lane: send-reads.ts), compiled once per
+ * shape (src/db/compiled-once.ts): building, guarding and compiling it with Kysely was ~10 % of the API's CPU per
+ * send (bench part m1). The sender's facts once; then, for each contact found, whether it is an ACCEPTED test
+ * device of the sender and of its fallback sender, and its quiet-hours group. The ids travel as one JSON text, so
+ * the statement has one shape whatever their number.
+ */
+const contactFacts = compiledOnce('send-facts', (db, p: DirectFactsQuery & { organizationId: string; contactIdsJson: string }) => {
+  const orgId = p.organizationId;
+  const recipients = sql`select value::uuid as contact_id, '' as key from json_array_elements_text(${p.contactIdsJson}::json)`;
+  const fallbackId = sql`(select fb.id from (${fallbackSenderSql(orgId)}) fb)`;
+  const quiet = p.quiet
+    ? sql`(select row_to_json(q) from (select ${quietGroupColumns(p.quiet.defaults.start, p.quiet.defaults.end)}) q)`
+    : sql`null::json`;
+  const contacts = sql`(select coalesce(json_agg(json_build_object(
+          'id', c.id,
+          'testDevice', exists (${acceptedTestDevices(orgId, sql.ref('s.id'))} and c.id = r.contact_id),
+          'fallbackTestDevice', case when ${fallbackId} is null then null
+            else exists (${acceptedTestDevices(orgId, fallbackId)} and c.id = r.contact_id) end,
+          'quiet', ${quiet})), '[]'::json)
+        ${recipientContacts(orgId, recipients, 'probe')})`;
+  return sql<SenderFactsRow & { facts_contacts: ContactFactsJson[] }>`/* prepared:send-facts */
+      with s as (${senderChoice(db as TenantDb, orgId, p.senderId)})
+      select s.*, ${senderFactsColumns(db as TenantDb, orgId, p, sql`null::boolean`)},
+        ${contacts} as facts_contacts
+      from (select 1) one left join s on true`;
+});
+
+/** The facts of a set's send (a blast batch): no contact of its own; quiet groups of its recipients. */
 export async function loadSendFacts(db: TenantDb, orgId: string, f: SendFactsQuery): Promise<SendFacts> {
   const quiet = f.quiet && { defaults: f.quiet.defaults };
-  const row = f.contactId
-    ? (await contactFacts.execute(db, { ...f, organizationId: orgId, contactId: f.contactId, quiet }))[0]!
-    : (await factsStatement(db, orgId, { ...f, quiet }, f.quiet?.recipients).execute(db)).rows[0]!;
-  const {
-    facts_protocols,
-    facts_program,
-    facts_test_device,
-    facts_fallback,
-    facts_rules,
-    facts_quiet,
-    facts_subscribed,
-    facts_contact,
-    ...sender
-  } = row;
+  const row = (await factsStatement(db, orgId, { ...f, quiet }, f.quiet?.recipients).execute(db)).rows[0]!;
+  const { facts_test_device, facts_quiet, ...rest } = row;
+  return { ...senderFacts(rest), testDevice: facts_test_device, quietGroups: facts_quiet };
+}
+
+/**
+ * The facts of direct sends to `contactIds` (the same sender question), in one statement: each contact's, by its
+ * id; a contact not of the organization is absent.
+ */
+export async function loadDirectSendFacts(
+  db: TenantDb,
+  orgId: string,
+  f: DirectFactsQuery,
+  contactIds: readonly string[],
+): Promise<Map<string, SendFacts>> {
+  const [row] = await contactFacts.execute(db, { ...f, organizationId: orgId, contactIdsJson: JSON.stringify(contactIds) });
+  const { facts_contacts, ...rest } = row!;
+  const shared = senderFacts(rest);
+  return new Map(
+    facts_contacts.map((c) => [
+      c.id,
+      {
+        ...shared,
+        fallback: shared.fallback && { ...shared.fallback, recipientIsTestDevice: c.fallbackTestDevice },
+        testDevice: c.testDevice,
+        quietGroups: f.quiet ? [{ tz: c.quiet!.tz, prefix: c.quiet!.prefix, start: c.quiet!.qs, end: c.quiet!.qe }] : null,
+      },
+    ]),
+  );
+}
+
+/** The sender's part of a read's row. */
+function senderFacts(row: SenderFactsRow): Omit<SendFacts, 'testDevice' | 'quietGroups'> {
+  const { facts_protocols, facts_program, facts_fallback, facts_rules, facts_subscribed, ...sender } = row;
   return {
     sender: sender.id ? (sender as SenderRow) : undefined,
     protocols: facts_protocols,
     program: facts_program,
-    testDevice: facts_test_device,
     fallback: facts_fallback,
     rules: facts_rules,
-    quietGroups: facts_quiet,
     subscribed: facts_subscribed,
-    contactFound: facts_contact,
   };
 }
 
