@@ -166,7 +166,7 @@ export async function runMessagingBench(ctx: Ctx): Promise<string[]> {
     }
     if (lastStatements.length) lines.push(`      statements of this checkout's last round (pg_stat_statements):`, ...lastStatements);
     lines.push(
-      `      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.rps / ctx.baselineRps) * 100, 1)}% — a send is 2 statements, the read and the accepting statement (test/send-statements.test.ts), the latter shared by the sends ready together (src/domain/messaging/direct-batches.ts)`,
+      `      ratio to the bare GET baseline (${fmt(ctx.baselineRps)} req/s): ${fmt((result.rps / ctx.baselineRps) * 100, 1)}% — a send is 2 statements, the read and the accepting statement (test/send-statements.test.ts), each shared by the sends ready together (src/domain/messaging/send-reads.ts, direct-batches.ts)`,
     );
     if (process.env.BENCH_M2 === '0') return lines;
 
