@@ -6,6 +6,9 @@
 
 type Lane<W> = { running: number; waiting: W[] };
 
+/** What an item of a lane waits on: its own result, or the batch's error. */
+export type Waiter<R> = { done: (result: R) => void; failed: (error: unknown) => void };
+
 export type LaneOptions<W> = {
   /** Batches of one lane running at once. */
   inFlight: number;

@@ -20,26 +20,24 @@ import * as accept from '../../db/queries/messages/accept.ts';
 import { runShared } from '../../db/statement-scope.ts';
 import type { TenantDb } from '../../db/tenant.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { Lanes } from '../../lib/lanes.ts';
+import { Lanes, type Waiter } from '../../lib/lanes.ts';
 
 /**
  * Statements of a lane running at once. One: the statement's fixed cost is most of it (bench part m1: 1.9 ms for one
  * recipient, 3.4 ms for seven, loaded machine), so the larger batches of one at a time cost PostgreSQL less than two
  * at a time (same run against main: PostgreSQL CPU per send 0.44-0.50 of main's with one, 0.47-0.68 with two, as
- * two ran a third of their statements for one send); the sends' reads still run side by side.
+ * two ran a third of their statements for one send). The sends' reads have lanes of their own (send-reads.ts).
  */
 const IN_FLIGHT = 1;
 /** Sends per statement at most (the rest wait for the next): bounds the statement's size and its shapes (compiled-once.ts). */
 const MAX_BATCH = 32;
 
-type Waiting = {
+type Waiting = Waiter<accept.Outcome | undefined> & {
   db: TenantDb;
   organizationId: string;
   wake: accept.Wake;
   contactId: string;
   set: accept.DirectSet;
-  done: (outcome: accept.Outcome | undefined) => void;
-  failed: (error: unknown) => void;
 };
 
 /** Lanes per job queue (one per app: test files run several apps in one process, each with its own database). */

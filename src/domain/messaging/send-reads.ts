@@ -10,20 +10,18 @@ import * as accept from '../../db/queries/messages/accept.ts';
 import { runShared } from '../../db/statement-scope.ts';
 import type { TenantDb } from '../../db/tenant.ts';
 import type { JobQueue } from '../../jobs/queue.ts';
-import { Lanes } from '../../lib/lanes.ts';
+import { Lanes, type Waiter } from '../../lib/lanes.ts';
 
 /** Reads of a lane running at once: one, so that the sends arriving meanwhile are read together. */
 const IN_FLIGHT = 1;
 /** Contacts per read at most (the rest wait for the next). */
 const MAX_BATCH = 32;
 
-type Waiting = {
+type Waiting = Waiter<accept.SendFacts | undefined> & {
   db: TenantDb;
   organizationId: string;
   query: accept.DirectFactsQuery;
   contactId: string;
-  done: (facts: accept.SendFacts | undefined) => void;
-  failed: (error: unknown) => void;
 };
 
 /** Lanes per job queue (one per app: test files run several apps in one process, each with its own database). */
