@@ -530,25 +530,23 @@ function factsStatement(
     : sql`null`;
   return sql<FactsRow>`
       with s as (${senderChoice(db, orgId, f.senderId)})
-      select s.*, ${senderFactsColumns(db, orgId, f, sql`null::boolean`)},
+      select s.*, ${senderFactsColumns(db, orgId, f)},
         null::boolean as facts_test_device,
         ${quiet} as facts_quiet
       from (select 1) one left join s on true`;
 }
 
-/** The columns of the send's read that concern its sender, not its recipients; `fallbackTestDevice` goes in the fallback's facts. */
-function senderFactsColumns(
-  db: TenantDb,
-  orgId: string,
-  f: Pick<SendFactsQuery, 'messageType' | 'rules' | 'eventTypes'>,
-  fallbackTestDevice: RawBuilder<unknown>,
-) {
+/**
+ * The columns of the send's read that concern its sender, not its recipients: the fallback's facts leave
+ * `recipientIsTestDevice` null (a direct send's read fills it in per contact).
+ */
+function senderFactsColumns(db: TenantDb, orgId: string, f: Pick<SendFactsQuery, 'messageType' | 'rules' | 'eventTypes'>) {
   const rules = f.rules
     ? sql`(select coalesce(json_agg(r), '[]'::json) from (${contentRulesQuery(db, orgId, f.messageType)}) r)`
     : sql`'[]'::json`;
   return sql`${protocolsSql(orgId, 's')} as facts_protocols,
         ${senderProgramSql(orgId, 's')} as facts_program,
-        (select ${senderFactsJson(orgId, 'fb', fallbackTestDevice)} from (${fallbackSenderSql(orgId)}) fb) as facts_fallback,
+        (select ${senderFactsJson(orgId, 'fb', sql`null::boolean`)} from (${fallbackSenderSql(orgId)}) fb) as facts_fallback,
         ${rules} as facts_rules,
         exists (select 1 from webhook_endpoints w where w.organization_id = ${orgId}::uuid and w.is_active and w.events && ${f.eventTypes}::text[]) as facts_subscribed`;
 }
@@ -590,7 +588,7 @@ const contactFacts = compiledOnce('send-facts', (db, p: DirectFactsQuery & { org
         ${recipientContacts(orgId, recipients, 'probe')})`;
   return sql<SenderFactsRow & { facts_contacts: ContactFactsJson[] }>`/* prepared:send-facts */
       with s as (${senderChoice(db as TenantDb, orgId, p.senderId)})
-      select s.*, ${senderFactsColumns(db as TenantDb, orgId, p, sql`null::boolean`)},
+      select s.*, ${senderFactsColumns(db as TenantDb, orgId, p)},
         ${contacts} as facts_contacts
       from (select 1) one left join s on true`;
 });
